@@ -1,0 +1,33 @@
+"""The top-level `evolve` app: command groups live in sibling modules and are mounted here."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.console import Console
+
+from evolve.cli import archive, bench, config, sandbox
+from evolve.errors import EvolveError
+
+app = typer.Typer(
+    name="evolve",
+    help="Grow a tree of self-modifying coding agents, chosen by clade metaproductivity (HGM).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+archive.register(app)
+for group in (config, sandbox, bench):
+    if group.app.registered_commands or group.app.registered_groups:
+        app.add_typer(group.app)
+
+
+def main() -> None:
+    """Console entry point: user errors become one line on stderr and exit status 1."""
+    try:
+        app()
+    except EvolveError as exc:
+        Console(stderr=True, highlight=False, soft_wrap=True).print(f"error: {exc}", markup=False)
+        sys.exit(1)

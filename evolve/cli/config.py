@@ -1,0 +1,21 @@
+"""`evolve config ...`: check a run configuration."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from evolve.config import load_config
+
+app = typer.Typer(name="config", help="Check run configurations.", no_args_is_help=True)
+
+
+@app.command("check")
+def check(file: Path = typer.Argument(..., help="A run configuration (TOML).")) -> None:
+    """Validate FILE; print one line naming the bad key and exit non-zero when it is wrong."""
+    config = load_config(file)
+    typer.echo(
+        f"{file}: ok (run {config.run.name}, seed {config.run.seed}, policy {config.policy.name}, "
+        f"suite {config.tasks.suite}/{config.tasks.split}, sandbox {config.sandbox.backend})"
+    )

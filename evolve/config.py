@@ -1,0 +1,227 @@
+"""The run configuration: one typed tree (pydantic), loaded from TOML.
+
+Every section forbids unknown keys, so a typo is an error, not a silently ignored setting.
+`load_config` turns every failure (missing file, bad TOML, unknown key, wrong type) into one
+`ConfigError` whose message is a single line naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from evolve.errors import EvolveError
+
+
+class ConfigError(EvolveError, ValueError):
+    """A configuration that cannot be used; the message names the file and the key."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ModelConfig(_Section):
+    """Which model serves one role (diagnose, modify or solve)."""
+
+    provider: Literal["embedded", "openai-compatible", "openai", "anthropic", "scripted", "replay"] = (
+        "embedded"
+    )
+    """`embedded`: the bundled Qwen2.5-Coder-0.5B on llama.cpp (CPU, no key). `openai-compatible`:
+    any OpenAI-style server (vLLM, SGLang, llama.cpp, Ollama) at `base_url`. `openai`/`anthropic`:
+    hosted APIs, key from `api_key_env`. `scripted`/`replay`: for tests and re-runs only."""
+    model: str = "qwen2.5-coder-0.5b-instruct"
+    """The model name sent to the server."""
+    base_url: str | None = None
+    """Server address for `openai-compatible` (e.g. http://gpu-node:8000/v1)."""
+    api_key_env: str | None = None
+    """Name of the host environment variable holding the API key; the key never enters a sandbox."""
+    temperature: float = Field(0.2, ge=0.0, le=2.0)
+    """Sampling temperature."""
+    max_tokens: int = Field(1024, gt=0)
+    """Cap on tokens generated per request."""
+    timeout_s: float = Field(120.0, gt=0)
+    """Per-request timeout."""
+
+
+class ModelsConfig(_Section):
+    """One model per role; the roles are configured separately."""
+
+    diagnose: ModelConfig = ModelConfig()
+    """Reads a node's failures and writes improvement instructions."""
+    modify: ModelConfig = ModelConfig()
+    """Drives the agent while it edits its own code."""
+    solve: ModelConfig = ModelConfig()
+    """Drives the agent while it solves benchmark tasks."""
+
+
+class SandboxConfig(_Section):
+    """Where and under which limits agent code runs."""
+
+    backend: Literal["docker", "process"] = "docker"
+    """`docker` isolates; `process` runs local subprocesses and isolates nothing (development only)."""
+    image: str = "evolve-base:latest"
+    """The base image agents run in."""
+    cpus: float = Field(1.0, gt=0)
+    """CPU quota per sandbox, in cores."""
+    memory: str = Field("2g", pattern=r"^[0-9]+[kmgKMG]?$")
+    """Memory limit per sandbox (docker syntax: 512m, 2g)."""
+    pids: int = Field(256, gt=0)
+    """Process/thread limit per sandbox (stops fork bombs)."""
+    timeout_s: float = Field(900.0, gt=0)
+    """Wall-clock limit of one agent job; the container is killed at it."""
+    output_limit_bytes: int = Field(1_000_000, gt=0)
+    """Cap on captured stdout/stderr per command."""
+
+
+class TasksConfig(_Section):
+    """The benchmark the search runs on."""
+
+    suite: str = "builtin"
+    """Task suite name (builtin, humaneval, polyglot, swebench-verified, ...)."""
+    split: str = "dev"
+    """Split used by the search."""
+    heldout_split: str = "heldout"
+    """Split used only to score the final agent."""
+    limit: int | None = Field(None, gt=0)
+    """Use only the first N tasks of the split (after the seeded shuffle)."""
+    polyglot_dir: Path | None = None
+    """Checkout of the polyglot benchmark (suite `polyglot`)."""
+
+
+class HGMParams(_Section):
+    """Huxley-Gödel Machine policy parameters (DESIGN.md §5)."""
+
+    alpha: float = Field(0.6, gt=0.0, le=1.0)
+    """Widening exponent: expand iff N^alpha >= |T|."""
+    cooldown: bool = True
+    """Use the temperature tau = B / max(B - n, 1) in Thompson sampling."""
+    epsilon: float = Field(0.25, gt=0.0, lt=1.0)
+    """Quantile of Beta(1+s, 1+f) used to choose the final agent."""
+    min_evals: int = Field(5, ge=1)
+    """A node needs this many evaluations to be chosen as the final agent."""
+
+
+class DGMParams(_Section):
+    """Darwin Gödel Machine parent selection and staged evaluation."""
+
+    lam: float = Field(10.0, gt=0.0)
+    """Sigmoid steepness lambda."""
+    alpha0: float = Field(0.5, ge=0.0, le=1.0)
+    """Sigmoid midpoint alpha_0."""
+    stages: tuple[int, ...] = (10, 50)
+    """Tasks per evaluation stage before the rest."""
+    stage_threshold: float = Field(0.4, ge=0.0, le=1.0)
+    """Fraction solved in stage 1 needed to run stage 2."""
+    top_k_full: int = Field(2, ge=1)
+    """After stage 2, nodes among the top k get the remaining tasks."""
+
+
+class PolicyConfig(_Section):
+    """Which node to grow next."""
+
+    name: Literal["hgm", "dgm", "greedy", "random"] = "hgm"
+    """The selection policy."""
+    hgm: HGMParams = HGMParams()
+    dgm: DGMParams = DGMParams()
+
+
+class BudgetConfig(_Section):
+    """Whichever budget ends first stops new work."""
+
+    evaluations: int = Field(800, gt=0)
+    """Task evaluations (the policy's B)."""
+    expansions: int | None = Field(None, gt=0)
+    """Self-modification steps."""
+    tokens: int | None = Field(None, gt=0)
+    """Model tokens across all roles."""
+    dollars: float | None = Field(None, gt=0)
+    """Spend on hosted APIs."""
+    wall_clock_s: float | None = Field(None, gt=0)
+    """Wall-clock time of the run."""
+    job_tokens: int = Field(200_000, gt=0)
+    """Token budget of one job, enforced by the gateway."""
+    agent_steps: int = Field(30, gt=0)
+    """Step cap of one agent run."""
+
+
+class ExecutorConfig(_Section):
+    """Where jobs run."""
+
+    kind: Literal["local", "ray"] = "local"
+    """`local`: a thread pool on this machine; `ray`: Ray tasks on a cluster."""
+    concurrency: int = Field(2, ge=1)
+    """Jobs in flight at once."""
+    ray_address: str | None = None
+    """Ray cluster address (kind = "ray"), e.g. ray://head:10001 or auto."""
+
+
+class RunSection(_Section):
+    """Identity of the run."""
+
+    name: str = Field("run", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    """Directory name under `archive_dir`."""
+    seed: int = 0
+    """Seed of every random choice in the run."""
+    archive_dir: Path = Path("archive")
+    """Where runs live."""
+
+
+class RunConfig(_Section):
+    """The whole configuration of one evolution run."""
+
+    run: RunSection = RunSection()
+    models: ModelsConfig = ModelsConfig()
+    sandbox: SandboxConfig = SandboxConfig()
+    tasks: TasksConfig = TasksConfig()
+    policy: PolicyConfig = PolicyConfig()
+    budget: BudgetConfig = BudgetConfig()
+    executor: ExecutorConfig = ExecutorConfig()
+
+
+def _describe(error: dict, path: Path) -> str:
+    key = ".".join(str(part) for part in error["loc"]) or "(top level)"
+    if error["type"] == "extra_forbidden":
+        return f"{path}: unknown key `{key}`"
+    if error["type"] == "missing":
+        return f"{path}: missing key `{key}`"
+    got = error.get("input")
+    got_text = f" (got {got!r})" if not isinstance(got, dict) else ""
+    return f"{path}: key `{key}`: {error['msg']}{got_text}"
+
+
+def parse_config(text: str, path: Path | str = "<config>") -> RunConfig:
+    """Parse TOML text into a `RunConfig`; every failure is a one-line `ConfigError`."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as exc:
+        errors = exc.errors()
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise ConfigError(_describe(errors[0], path) + more) from None
+
+
+def load_config(path: Path | str) -> RunConfig:
+    """Load and validate a TOML run configuration."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file") from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    return parse_config(text, path)
+
+
+def dump_config(config: RunConfig) -> str:
+    """The TOML text of a config (what a run freezes into its run.toml)."""
+    import tomli_w
+
+    return tomli_w.dumps(config.model_dump(mode="json", exclude_none=True))

@@ -1,0 +1,65 @@
+"""Test tiers: `unit` (no Docker, no model), `docker` (a real engine), `e2e` (engine + embedded model).
+
+Tests are marked by the directory they live in. Without a Docker engine the docker tier skips,
+unless EVOLVE_REQUIRE_DOCKER=1 (set by .ci/run), where a missing engine is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+_TIER_BY_DIR = {"unit": "unit", "integration": "docker", "e2e": "e2e"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        parts = Path(str(item.fspath)).parts
+        for directory, marker in _TIER_BY_DIR.items():
+            if directory in parts:
+                item.add_marker(getattr(pytest.mark, marker))
+
+
+def _docker_problem() -> str | None:
+    try:
+        import docker
+
+        client = docker.from_env(timeout=10)
+        client.ping()
+        client.close()
+    except Exception as exc:  # any failure to reach the engine means "no engine here"
+        return f"no Docker engine answers: {exc}"
+    return None
+
+
+@pytest.fixture(scope="session")
+def docker_client():
+    """A docker SDK client to a live engine; skips (or fails under EVOLVE_REQUIRE_DOCKER=1) without one."""
+    problem = _docker_problem()
+    if problem is not None:
+        if os.environ.get("EVOLVE_REQUIRE_DOCKER") == "1":
+            pytest.fail(f"EVOLVE_REQUIRE_DOCKER=1 but {problem}")
+        pytest.skip(problem)
+    import docker
+
+    client = docker.from_env(timeout=120)
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="session")
+def base_image(docker_client) -> str:
+    """The evolve base image, which .ci/run builds offline (sandboxes/base/build-offline.sh)."""
+    import docker.errors
+
+    name = os.environ.get("EVOLVE_BASE_IMAGE", "evolve-base:latest")
+    try:
+        docker_client.images.get(name)
+    except docker.errors.ImageNotFound:
+        message = f"image {name} is missing; build it with sandboxes/base/build-offline.sh"
+        if os.environ.get("EVOLVE_REQUIRE_DOCKER") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    return name
