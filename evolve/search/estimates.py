@@ -1,0 +1,94 @@
+"""The formulas of DESIGN.md §5 as pure functions on numpy arrays; each one cites its equation.
+
+Nothing here mutates its inputs: clade counts are fresh arrays, never an alias of a node's own
+counts (the public HGM code extends a node's own result list with its descendants' results, so
+repeated estimates inflate it; tests/unit/search pins this).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from scipy.special import betaincinv, expit
+
+
+def clade_counts(
+    parent: Sequence[int] | np.ndarray, own_successes: np.ndarray, own_failures: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """`S(a) = Σ s(a')`, `F(a) = Σ f(a')` over `a' ∈ C(a)`, a and all its descendants.
+
+    (DESIGN.md §5; HGM's clade-metaproductivity estimate.)
+
+    `parent[i]` is the index of node i's parent (-1 for a root) and parents come before their
+    children, so one reverse pass adds every node's clade into its parent's: O(nodes).
+    Returns new arrays; the inputs are left as they were.
+    """
+    parents = np.asarray(parent, dtype=np.int64).tolist()
+    clade_s = np.asarray(own_successes, dtype=np.int64).tolist()
+    clade_f = np.asarray(own_failures, dtype=np.int64).tolist()
+    for child in range(len(parents) - 1, 0, -1):
+        up = parents[child]
+        if up >= 0:
+            clade_s[up] += clade_s[child]
+            clade_f[up] += clade_f[child]
+    return np.array(clade_s, dtype=np.int64), np.array(clade_f, dtype=np.int64)
+
+
+def should_expand(evaluations: int, tree_size: int, alpha: float) -> bool:
+    """The widening rule (DESIGN.md §5; HGM's expansion/evaluation decision): expand iff `N^α ≥ |T|`.
+
+    `evaluations` is N (finished plus in flight), `tree_size` is |T| (nodes plus pending expansions).
+    """
+    return float(evaluations) ** alpha >= tree_size
+
+
+def temperature(budget: int, used: int) -> float:
+    """The cool-down `τ = B / max(B − n, 1)`: 1 at the start, B at the end.
+
+    (DESIGN.md §5; the HGM paper uses it, the public code has it off.)
+    """
+    return budget / max(budget - used, 1)
+
+
+def thompson_argmax(
+    rng: np.random.Generator, successes: np.ndarray, failures: np.ndarray, tau: float, mask: np.ndarray
+) -> int:
+    """Index of `argmax θ_a`, `θ_a ~ Beta(τ(1+S_a), τ(1+F_a))`, over the nodes where `mask` holds.
+
+    (DESIGN.md §5; HGM's Thompson sampling.) One vectorised draw over the candidates; `mask` must
+    select at least one node.
+    """
+    candidates = np.flatnonzero(mask)
+    if candidates.size == 0:
+        raise ValueError("thompson_argmax needs at least one candidate")
+    a = tau * (1.0 + successes[candidates])
+    b = tau * (1.0 + failures[candidates])
+    theta = rng.beta(a, b)
+    return int(candidates[int(np.argmax(theta))])
+
+
+def beta_quantile(successes: np.ndarray, failures: np.ndarray, epsilon: float) -> np.ndarray:
+    """The ε-quantile of `Beta(1+s, 1+f)` per node (DESIGN.md §5, HGM's "best belief" final agent)."""
+    return betaincinv(1.0 + np.asarray(successes, float), 1.0 + np.asarray(failures, float), epsilon)
+
+
+def dgm_parent_weights(
+    accuracy: np.ndarray, valid_children: np.ndarray, lam: float, alpha0: float
+) -> np.ndarray:
+    """DGM parent probabilities `p_i ∝ sigmoid(λ(α_i − α0)) / (1 + n_i)`, with `α_i = 1` excluded
+    (DESIGN.md §5, the DGM baseline).
+
+    Returns the normalised probabilities (all zero when no node is eligible).
+    """
+    accuracy = np.asarray(accuracy, dtype=float)
+    weights = expit(lam * (accuracy - alpha0)) / (1.0 + np.asarray(valid_children, dtype=float))
+    weights = np.where(accuracy >= 1.0, 0.0, weights)
+    total = weights.sum()
+    return weights / total if total > 0 else weights
+
+
+def mean_accuracy(successes: np.ndarray, failures: np.ndarray) -> np.ndarray:
+    """`α_i = s_i / (s_i + f_i)`, 0 for a node without evaluations."""
+    done = successes + failures
+    return np.divide(successes, done, out=np.zeros(len(done), dtype=float), where=done > 0)

@@ -1,0 +1,99 @@
+"""The Huxley-Gödel Machine policy (DESIGN.md §5; Wang et al., arXiv 2510.21614).
+
+Expansion is guided by the clade-metaproductivity estimate `Beta(τ(1+S), τ(1+F))`; evaluation by the
+node's own `Beta(τ(1+s), τ(1+f))`; the two are interleaved by the widening rule `N^α ≥ |T|`.
+Departures from the public HGM code, as DESIGN.md asks: clade counts never alias own counts, the
+cool-down τ is on, and tasks come in one run-wide order so nodes are compared on the same tasks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from evolve.search.estimates import beta_quantile, should_expand, temperature, thompson_argmax
+from evolve.search.types import Action, Evaluate, Expand, NodeId, Stop
+from evolve.search.view import SearchView
+
+
+@dataclass(frozen=True)
+class HGMParams:
+    """HGM parameters (the run config's `policy.hgm` section has the same names)."""
+
+    alpha: float = 0.6
+    """Widening exponent: expand iff N^alpha >= |T|."""
+    cooldown: bool = True
+    """Use the temperature tau = B / max(B - n, 1) in Thompson sampling."""
+    epsilon: float = 0.25
+    """Quantile of Beta(1+s, 1+f) used to choose the final agent."""
+    min_evals: int = 5
+    """A node needs this many evaluations to be chosen as the final agent."""
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.alpha <= 1.0:
+            raise ValueError(f"HGMParams.alpha must be in (0, 1], got {self.alpha}")
+        if not 0.0 < self.epsilon < 1.0:
+            raise ValueError(f"HGMParams.epsilon must be in (0, 1), got {self.epsilon}")
+        if self.min_evals < 1:
+            raise ValueError(f"HGMParams.min_evals must be >= 1, got {self.min_evals}")
+
+
+@dataclass(frozen=True)
+class HGMPolicy:
+    """CMP-guided search: Thompson sampling on clade counts to expand, on own counts to evaluate."""
+
+    params: HGMParams = HGMParams()
+    name: str = "hgm"
+
+    def tau(self, view: SearchView) -> float:
+        """`τ = B / max(B − n, 1)` with the cool-down on, else 1 (DESIGN.md §5)."""
+        return temperature(view.budget, view.used) if self.params.cooldown else 1.0
+
+    def wants_expansion(self, view: SearchView) -> bool:
+        """The widening rule `N^α ≥ |T|` (DESIGN.md §5): N counts evaluations finished and in flight,
+        |T| counts nodes and expansions in flight."""
+        evaluations = view.used + view.in_flight_evaluations
+        tree_size = view.size + len(view.pending_expansions)
+        return should_expand(evaluations, tree_size, self.params.alpha)
+
+    def next_action(self, view: SearchView, rng: np.random.Generator) -> Action:
+        """Expand or evaluate per the widening rule; each choice by Thompson sampling (DESIGN.md §5)."""
+        if view.budget_left == 0:
+            return Stop("evaluation budget spent")
+        expandable = view.valid
+        evaluable = view.valid & (view.tasks_left > 0)
+        can_expand, can_evaluate = bool(expandable.any()), bool(evaluable.any())
+        if can_expand and (self.wants_expansion(view) or not can_evaluate):
+            return Expand(view.ids[self.choose_expansion(view, rng)])
+        if can_evaluate:
+            node = self.choose_evaluation(view, rng)
+            task = view.next_task(node)
+            if task is None:  # evaluated sets disagree with task_order: a caller's bug
+                raise ValueError(f"node {view.ids[node]!r} has tasks left but no next task")
+            return Evaluate(view.ids[node], task)
+        return Stop("no valid node" if view.size else "empty tree")
+
+    def choose_expansion(self, view: SearchView, rng: np.random.Generator) -> int:
+        """`argmax θ_a`, `θ_a ~ Beta(τ(1+S(a)), τ(1+F(a)))` over valid nodes (DESIGN.md §5)."""
+        return thompson_argmax(rng, view.clade_successes, view.clade_failures, self.tau(view), view.valid)
+
+    def choose_evaluation(self, view: SearchView, rng: np.random.Generator) -> int:
+        """`argmax θ_a`, `θ_a ~ Beta(τ(1+s(a)), τ(1+f(a)))` over valid nodes with tasks left (§5)."""
+        mask = view.valid & (view.tasks_left > 0)
+        return thompson_argmax(rng, view.successes, view.failures, self.tau(view), mask)
+
+    def best(self, view: SearchView) -> NodeId | None:
+        """Best belief: argmax of the ε-quantile of `Beta(1+s, 1+f)` over valid nodes with ≥ k
+        evaluations (DESIGN.md §5). With no such node, over valid evaluated nodes; then the first
+        valid node; None when there is none."""
+        for needed in (self.params.min_evals, 1):
+            mask = view.valid & (view.done >= needed)
+            if mask.any():
+                candidates = np.flatnonzero(mask)
+                scores = beta_quantile(
+                    view.successes[candidates], view.failures[candidates], self.params.epsilon
+                )
+                return view.ids[int(candidates[int(np.argmax(scores))])]
+        valid = np.flatnonzero(view.valid)
+        return view.ids[int(valid[0])] if valid.size else None

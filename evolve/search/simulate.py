@@ -1,0 +1,203 @@
+"""A synthetic self-improvement world with known ground truth, to compare policies without models.
+
+Each node has a hidden skill `q` (logit scale); each task a difficulty `d_j`; the node passes task j
+with probability `sigmoid(q − d_j)`, and its true quality is the mean of those over the tasks. An
+evaluation is one Bernoulli draw. A child's skill is its parent's plus the child's hidden heritable
+productivity `π` plus a non-heritable step: `q_c = q_p + π_c + step`, `π_c = π_p + δ`. So lineages
+improve (π > 0), stagnate or decay (π < 0), and with `tradeoff < 0` a lucky big step comes with a
+productivity loss: early high scorers need not be the productive ones (the metaproductivity-
+performance mismatch of the HGM paper). Some children fail validation (`invalid_rate`).
+
+`run_episode` drives one policy on one seeded world for a budget of evaluations, one job at a time,
+with incremental clade counts (as the archive's `CladeTree` keeps them), and records the true
+quality of the policy's final agent after every evaluation.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import expit
+
+from evolve.search.types import Evaluate, Expand, Policy, Stop
+from evolve.search.view import SearchView
+
+
+@dataclass(frozen=True)
+class WorldParams:
+    """The default world; chosen before any policy was run on it, not tuned to a policy."""
+
+    n_tasks: int = 100
+    """Tasks in the benchmark."""
+    difficulty_sd: float = 1.5
+    """Spread of task difficulties (logit scale, mean 0)."""
+    root_skill: float = -0.8
+    """Skill of the root agent (true quality about 0.34 with the default difficulties)."""
+    step_mean: float = -0.2
+    """Mean non-heritable change of a child's skill: most edits hurt a little."""
+    step_sd: float = 0.4
+    """Spread of the non-heritable change."""
+    productivity_sd: float = 0.15
+    """Spread of the heritable change of productivity per generation."""
+    tradeoff: float = -0.5
+    """Correlation of a child's step with its productivity change (< 0: the mismatch)."""
+    invalid_rate: float = 0.2
+    """Chance that a child fails validation."""
+
+
+class SyntheticWorld:
+    """One seeded world: task difficulties and the hidden skill/productivity of every node born."""
+
+    def __init__(self, params: WorldParams, rng: np.random.Generator) -> None:
+        self.params = params
+        self._rng = rng
+        self.difficulty = rng.normal(0.0, params.difficulty_sd, params.n_tasks)
+        self.skill: list[float] = [params.root_skill]
+        self.productivity: list[float] = [0.0]
+        self.valid: list[bool] = [True]
+
+    def spawn(self, parent: int) -> int:
+        """A child of `parent`; returns its index (the world's nodes grow in creation order)."""
+        p = self.params
+        z1, z2 = self._rng.standard_normal(2)
+        step = p.step_mean + p.step_sd * z1
+        delta = p.productivity_sd * (p.tradeoff * z1 + np.sqrt(1.0 - p.tradeoff**2) * z2)
+        productivity = self.productivity[parent] + delta
+        self.productivity.append(productivity)
+        self.skill.append(self.skill[parent] + productivity + step)
+        self.valid.append(bool(self._rng.random() >= p.invalid_rate))
+        return len(self.skill) - 1
+
+    def pass_probability(self, node: int, task: int) -> float:
+        return float(expit(self.skill[node] - self.difficulty[task]))
+
+    def evaluate(self, node: int, task: int) -> bool:
+        """One graded run: a Bernoulli draw with the node's hidden pass probability on the task."""
+        return bool(self._rng.random() < self.pass_probability(node, task))
+
+    def true_quality(self, node: int) -> float:
+        """Mean pass probability over all tasks: the ground truth the bench scores agents by."""
+        return float(expit(self.skill[node] - self.difficulty).mean())
+
+
+@dataclass(frozen=True)
+class EpisodeResult:
+    """One policy on one world."""
+
+    final_quality: float
+    """True quality of `policy.best` at the end."""
+    best_quality: float
+    """True quality of the best valid node in the tree."""
+    quality_by_evals: np.ndarray
+    """`[n]`: true quality of the final agent the policy would name after n evaluations."""
+    nodes: int
+    evaluations: int
+    decisions: int
+    decision_seconds: float
+    """Time spent inside `next_action`."""
+
+
+class _Tree:
+    """The episode's bookkeeping, as the runner keeps it: own and incremental clade counts."""
+
+    def __init__(self) -> None:
+        self.parent: list[int] = [-1]
+        self.valid: list[bool] = [True]
+        self.s: list[int] = [0]
+        self.f: list[int] = [0]
+        self.clade_s: list[int] = [0]
+        self.clade_f: list[int] = [0]
+        self.evaluated: list[set[int]] = [set()]
+
+    def add(self, parent: int, valid: bool) -> None:
+        for column, value in (
+            (self.parent, parent),
+            (self.valid, valid),
+            (self.s, 0),
+            (self.f, 0),
+            (self.clade_s, 0),
+            (self.clade_f, 0),
+        ):
+            column.append(value)
+        self.evaluated.append(set())
+
+    def record(self, node: int, task: int, success: bool) -> None:
+        own, clade = (self.s, self.clade_s) if success else (self.f, self.clade_f)
+        own[node] += 1
+        self.evaluated[node].add(task)
+        current = node
+        while current >= 0:  # O(depth): the node and each ancestor
+            clade[current] += 1
+            current = self.parent[current]
+
+    def view(self, task_order: tuple[int, ...], budget: int, used: int) -> SearchView:
+        return SearchView(
+            ids=range(len(self.parent)),
+            parent=self.parent,
+            valid=self.valid,
+            successes=self.s,
+            failures=self.f,
+            evaluated=self.evaluated,
+            task_order=task_order,
+            budget=budget,
+            used=used,
+            clade_successes=self.clade_s,
+            clade_failures=self.clade_f,
+        )
+
+
+def run_episode(policy: Policy, params: WorldParams, budget: int, seed: int) -> EpisodeResult:
+    """Drive `policy` on the world of `seed` until it stops or spends `budget` evaluations."""
+    world_seq, order_seq, policy_seq = np.random.SeedSequence(seed).spawn(3)
+    world = SyntheticWorld(params, np.random.default_rng(world_seq))
+    task_order = tuple(int(t) for t in np.random.default_rng(order_seq).permutation(params.n_tasks))
+    rng = np.random.default_rng(policy_seq)
+    tree, used, decisions, seconds = _Tree(), 0, 0, 0.0
+    quality_by_evals = np.full(budget + 1, np.nan)
+    quality_by_evals[0] = world.true_quality(0)
+    max_decisions = 20 * budget + 1000  # guards against a policy that never evaluates
+    while decisions < max_decisions:
+        view = tree.view(task_order, budget, used)
+        start = time.perf_counter()
+        action = policy.next_action(view, rng)
+        seconds += time.perf_counter() - start
+        decisions += 1
+        if isinstance(action, Stop):
+            break
+        if isinstance(action, Expand):
+            child = world.spawn(action.node)
+            tree.add(action.node, world.valid[child])
+        elif isinstance(action, Evaluate):
+            tree.record(action.node, action.task, world.evaluate(action.node, action.task))
+            used += 1
+            final = policy.best(tree.view(task_order, budget, used))
+            quality_by_evals[used] = world.true_quality(final)
+    final_view = tree.view(task_order, budget, used)
+    final = policy.best(final_view)
+    final_quality = world.true_quality(final) if final is not None else float("nan")
+    # a policy that stopped early keeps its last final agent for the rest of the budget
+    filled = np.maximum.accumulate(np.where(np.isnan(quality_by_evals), -np.inf, np.arange(budget + 1)))
+    quality_by_evals = quality_by_evals[filled.astype(int)]
+    valid_nodes = [i for i, ok in enumerate(world.valid) if ok]
+    return EpisodeResult(
+        final_quality=final_quality,
+        best_quality=max(world.true_quality(i) for i in valid_nodes),
+        quality_by_evals=quality_by_evals,
+        nodes=len(world.valid),
+        evaluations=used,
+        decisions=decisions,
+        decision_seconds=seconds,
+    )
+
+
+def compare_policies(
+    policies: Mapping[str, Policy], params: WorldParams, budget: int, seeds: Sequence[int]
+) -> dict[str, list[EpisodeResult]]:
+    """Each policy on the same worlds (same seeds), on equal evaluation budgets."""
+    return {
+        name: [run_episode(policy, params, budget, seed) for seed in seeds]
+        for name, policy in policies.items()
+    }

@@ -1,0 +1,60 @@
+"""The policy's vocabulary: actions and the `Policy` protocol (DESIGN.md §5).
+
+A policy maps `(view, rng)` to one action: `Expand(node)` (let the node's agent modify itself; the
+child becomes a new node), `Evaluate(node, task)` (run the node's agent on one task) or `Stop`
+(nothing to start now). `best(view)` names the final agent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from evolve.search.view import SearchView
+
+NodeId: TypeAlias = Hashable
+TaskId: TypeAlias = Hashable
+
+
+@dataclass(frozen=True)
+class Expand:
+    """Let `node`'s agent modify its own code; the result is a new child of `node`."""
+
+    node: NodeId
+
+
+@dataclass(frozen=True)
+class Evaluate:
+    """Run `node`'s agent on `task` and grade it (one unit of the evaluation budget B)."""
+
+    node: NodeId
+    task: TaskId
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Nothing to start now. With jobs in flight the runner waits and asks again; else the run ends."""
+
+    reason: str
+
+
+Action: TypeAlias = Expand | Evaluate | Stop
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """A selection policy: pure, no I/O, every random choice from the `rng` passed in."""
+
+    name: str
+
+    def next_action(self, view: SearchView, rng: np.random.Generator) -> Action:
+        """The next job to start on the tree snapshot `view`."""
+        ...
+
+    def best(self, view: SearchView) -> NodeId | None:
+        """The final agent on `view` (None only for a tree without a valid node)."""
+        ...
