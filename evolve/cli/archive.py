@@ -2,8 +2,73 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import typer
+
+from evolve.archive import Run, export_lineage, import_bundle
+from evolve.archive.summary import render_node, render_summary, render_tree, run_summary
+
+
+def status(
+    run: Path = typer.Argument(..., help="Run directory."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Nodes, evaluations, jobs and usage of a run."""
+    with Run.open(run) as opened:
+        summary = run_summary(opened)
+    typer.echo(json.dumps(summary, indent=2) if as_json else render_summary(summary))
+
+
+def tree(run: Path = typer.Argument(..., help="Run directory.")) -> None:
+    """The clade tree, indented, with each node's own pass count and clade estimate."""
+    with Run.open(run) as opened:
+        typer.echo(render_tree(opened.nodes(), opened.tree()))
+
+
+def show(
+    run: Path = typer.Argument(..., help="Run directory."),
+    node: str = typer.Argument(..., help="Node id."),
+) -> None:
+    """One node: its record, counts, instructions and evaluations."""
+    with Run.open(run) as opened:
+        typer.echo(render_node(opened, node))
+
+
+def diff(
+    run: Path = typer.Argument(..., help="Run directory."),
+    node: str = typer.Argument(..., help="Node id."),
+    against: str = typer.Option("parent", "--against", help="parent, root, or another node id."),
+) -> None:
+    """The unified diff of a node's code."""
+    with Run.open(run) as opened:
+        typer.echo(opened.diff(node, against=against), nl=False)
+
+
+def export(
+    run: Path = typer.Argument(..., help="Run directory."),
+    node: str | None = typer.Argument(None, help="Export only this node's lineage (root to node)."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Bundle file to write."),
+) -> None:
+    """Write a lineage bundle (git bundle + nodes, evaluations, jobs, exchanges)."""
+    with Run.open(run) as opened:
+        dest = output or Path(f"{run.name}{'-' + node if node else ''}.evolve.tar.gz")
+        export_lineage(opened, dest, node)
+    typer.echo(f"wrote {dest}")
+
+
+def import_(
+    bundle: Path = typer.Argument(..., help="A bundle written by `evolve export`."),
+    dest: Path = typer.Option(..., "--dest", help="Run directory to create."),
+) -> None:
+    """Create a run from a lineage bundle (same node ids, tree hashes and results)."""
+    with import_bundle(bundle, dest) as run:
+        typer.echo(f"imported {len(run.nodes())} nodes into {run.path}")
 
 
 def register(app: typer.Typer) -> None:
     """Mount the archive commands on the top-level app."""
+    for command in (status, tree, show, diff, export):
+        app.command()(command)
+    app.command("import")(import_)

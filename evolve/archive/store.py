@@ -1,0 +1,321 @@
+"""One run on disk (DESIGN.md §7): the git repo of agent code, the SQLite metadata, the logs.
+
+Crash safety: a node's git commit and its ref are written before its row, and the row is the
+commit point. Opening a run deletes refs that have no row (a writer died between the two), so an
+opened run never holds half a node. Every state change is one SQLite transaction (WAL mode).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from evolve.archive import schema
+from evolve.archive.code import NODE_ID, CodeStore
+from evolve.archive.records import JOB_STATES, OUTCOMES, Evaluation, Job, Node
+from evolve.archive.tree import CladeTree
+from evolve.config import RunConfig, dump_config, parse_config
+from evolve.errors import EvolveError
+
+
+class RunNotFound(EvolveError):
+    """No run directory at the given path."""
+
+
+class NodeNotFound(EvolveError):
+    """The run has no node with the given id."""
+
+
+class Run:
+    """A run directory: `run.toml`, `code.git/`, `run.sqlite`, `logs/`, `exchanges/`."""
+
+    def __init__(self, path: Path, connection: sqlite3.Connection) -> None:
+        self.path = Path(path)
+        self.code = CodeStore(self.path / "code.git")
+        self._db = connection
+        self._lock = threading.RLock()
+
+    # -- opening -------------------------------------------------------------------------
+
+    @classmethod
+    def create(cls, path: Path | str, config: RunConfig | None = None, *, run_id: str | None = None) -> Run:
+        """Create an empty run directory at `path` (which must not hold a run already)."""
+        path = Path(path)
+        if (path / "run.sqlite").exists():
+            raise EvolveError(f"{path} already holds a run")
+        path.mkdir(parents=True, exist_ok=True)
+        config = config or RunConfig()
+        (path / "run.toml").write_text(dump_config(config))
+        for sub in ("logs", "exchanges"):
+            (path / sub).mkdir(exist_ok=True)
+        CodeStore.init(path / "code.git")
+        connection = schema.connect(path / "run.sqlite")
+        schema.create(connection, run_id=run_id or uuid.uuid4().hex[:12], name=config.run.name)
+        return cls(path, connection)
+
+    @classmethod
+    def open(cls, path: Path | str) -> Run:
+        """Open an existing run, repairing what a crashed writer may have left half-done."""
+        path = Path(path)
+        if not (path / "run.sqlite").is_file() or not (path / "code.git").is_dir():
+            raise RunNotFound(f"no run at {path} (expected run.sqlite and code.git/ there)")
+        run = cls(path, schema.connect(path / "run.sqlite"))
+        schema.migrate(run._db)
+        run._repair()
+        return run
+
+    def _repair(self) -> None:
+        refs = self.code.refs()
+        rows = {node.id: node for node in self.nodes()}
+        for node_id in refs.keys() - rows.keys():
+            self.code.delete_ref(node_id)  # commit written, row never was: discard
+        for node_id in rows.keys() - refs.keys():
+            node = rows[node_id]
+            if not self.code.has_commit(node.commit):
+                raise EvolveError(f"{self.path}: node {node_id} refers to missing commit {node.commit}")
+            self.code.create_ref(node_id, node.commit)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> Run:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def _query(self, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            return self._db.execute(sql, params).fetchall()
+
+    # -- identity and config -------------------------------------------------------------
+
+    @property
+    def id(self) -> str:
+        return self.meta("run_id")
+
+    @property
+    def config(self) -> RunConfig:
+        return parse_config((self.path / "run.toml").read_text(), self.path / "run.toml")
+
+    def meta(self, key: str) -> str:
+        rows = self._query("SELECT value FROM meta WHERE key = ?", (key,))
+        if not rows:
+            raise KeyError(key)
+        return rows[0]["value"]
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Record a run-wide fact (e.g. `image:evolve-base` → its image id)."""
+        with self._transaction() as db:
+            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    # -- nodes ---------------------------------------------------------------------------
+
+    def add_node(
+        self,
+        code_dir: Path,
+        *,
+        parent: str | None = None,
+        origin: str = "seed",
+        status: str = "valid",
+        reason: str | None = None,
+        instructions: str | None = None,
+        node_id: str | None = None,
+    ) -> Node:
+        """Commit `code_dir` as a new node, child of `parent` (None: a root)."""
+        if status not in ("valid", "invalid"):
+            raise ValueError(f"node status must be valid or invalid, not {status!r}")
+        parent_commit = self.node(parent).commit if parent is not None else None
+        node_id = node_id if node_id is not None else self._next_node_id()
+        if not NODE_ID.match(node_id):
+            raise EvolveError(f"node id {node_id!r} must match {NODE_ID.pattern}")
+        created = time.time()
+        message = f"node {node_id}" + (f" (child of {parent}, {origin})" if parent else f" ({origin})")
+        commit = self.code.commit_dir(code_dir, parent_commit, message, created)
+        self.code.create_ref(node_id, commit)
+        node = Node(node_id, parent, commit, created, origin, status, reason, instructions)
+        try:
+            self.adopt_node(node)
+        except BaseException:
+            self.code.delete_ref(node_id)
+            raise
+        return node
+
+    def adopt_node(self, node: Node) -> None:
+        """Insert the row of a node whose commit and ref already exist (importers, `add_node`)."""
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO nodes (id, parent, commit_sha, created, origin, status, reason,"
+                " instructions, tokens, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (node.id, node.parent, node.commit, node.created, node.origin, node.status,
+                 node.reason, node.instructions, node.tokens, node.cost_usd),
+            )
+            if node.id.isdigit():
+                db.execute(
+                    "UPDATE counters SET value = MAX(value, ?) WHERE name = 'node'", (int(node.id) + 1,)
+                )
+
+    def _next_node_id(self) -> str:
+        with self._transaction() as db:
+            (value,) = db.execute(
+                "UPDATE counters SET value = value + 1 WHERE name = 'node' RETURNING value - 1"
+            ).fetchone()
+        return str(value)
+
+    def node(self, node_id: str | None) -> Node:
+        rows = self._query("SELECT * FROM nodes WHERE id = ?", (node_id,))
+        if not rows:
+            raise NodeNotFound(f"run {self.path} has no node {node_id!r}")
+        return schema.node_from_row(rows[0])
+
+    def nodes(self) -> list[Node]:
+        """All nodes in creation order (parents before children)."""
+        return [schema.node_from_row(r) for r in self._query("SELECT * FROM nodes ORDER BY rowid")]
+
+    def add_usage(self, node_id: str, *, tokens: int = 0, cost_usd: float = 0.0) -> None:
+        """Add model usage (tokens, dollars) to a node's totals."""
+        with self._transaction() as db:
+            changed = db.execute(
+                "UPDATE nodes SET tokens = tokens + ?, cost_usd = cost_usd + ? WHERE id = ?",
+                (tokens, cost_usd, node_id),
+            ).rowcount
+        if not changed:
+            raise NodeNotFound(f"run {self.path} has no node {node_id!r}")
+
+    # -- code ----------------------------------------------------------------------------
+
+    def checkout(self, node_id: str, dest: Path) -> Path:
+        """Materialise a node's code in `dest`."""
+        return self.code.checkout(self.node(node_id).commit, dest)
+
+    def diff(self, node_id: str, against: str = "parent") -> str:
+        """Unified diff of a node's code against its parent, the root, or another node."""
+        node = self.node(node_id)
+        if against == "parent":
+            base = self.node(node.parent).commit if node.parent is not None else None
+        elif against == "root":
+            root = node
+            while root.parent is not None:
+                root = self.node(root.parent)
+            base = root.commit
+        else:
+            base = self.node(against).commit
+        return self.code.diff(base, node.commit)
+
+    # -- evaluations ---------------------------------------------------------------------
+
+    def record_evaluation(
+        self,
+        node_id: str,
+        task: str,
+        outcome: str,
+        *,
+        duration_s: float | None = None,
+        tokens: int = 0,
+        log_path: str | None = None,
+    ) -> Evaluation:
+        """Record one graded attempt; the attempt number is the next for (node, task)."""
+        if outcome not in OUTCOMES:
+            raise ValueError(f"unknown outcome {outcome!r}; expected one of {', '.join(OUTCOMES)}")
+        created = time.time()
+        with self._transaction() as db:
+            if db.execute("SELECT 1 FROM nodes WHERE id = ?", (node_id,)).fetchone() is None:
+                raise NodeNotFound(f"run {self.path} has no node {node_id!r}")
+            (attempt,) = db.execute(
+                "SELECT COUNT(*) + 1 FROM evaluations WHERE node = ? AND task = ?", (node_id, task)
+            ).fetchone()
+            cursor = db.execute(
+                "INSERT INTO evaluations (node, task, attempt, outcome, duration_s, tokens, log_path,"
+                " created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (node_id, task, attempt, outcome, duration_s, tokens, log_path, created),
+            )
+        return Evaluation(node_id, task, attempt, outcome, duration_s, tokens, log_path, created,
+                          cursor.lastrowid)
+
+    def adopt_evaluation(self, evaluation: Evaluation) -> None:
+        """Insert an evaluation exactly as given (importers)."""
+        e = evaluation
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO evaluations (node, task, attempt, outcome, duration_s, tokens, log_path,"
+                " created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (e.node, e.task, e.attempt, e.outcome, e.duration_s, e.tokens, e.log_path, e.created),
+            )
+
+    def evaluations(self, node_id: str | None = None) -> list[Evaluation]:
+        if node_id is None:
+            rows = self._query("SELECT * FROM evaluations ORDER BY id")
+        else:
+            rows = self._query("SELECT * FROM evaluations WHERE node = ? ORDER BY id", (node_id,))
+        return [schema.evaluation_from_row(r) for r in rows]
+
+    def tree(self) -> CladeTree:
+        """The clade tree rebuilt from the rows."""
+        return CladeTree.from_records(self.nodes(), self.evaluations())
+
+    # -- jobs ----------------------------------------------------------------------------
+
+    def start_job(self, kind: str, node_id: str, task: str | None = None) -> Job:
+        """Write `started` before the work, so a crash leaves a row that resume can find."""
+        started = time.time()
+        with self._transaction() as db:
+            cursor = db.execute(
+                "INSERT INTO jobs (kind, node, task, state, started) VALUES (?, ?, ?, 'started', ?)",
+                (kind, node_id, task, started),
+            )
+        return Job(cursor.lastrowid, kind, node_id, task, "started", started)
+
+    def finish_job(self, job_id: int, state: str, detail: str | None = None) -> None:
+        """Move a started job to `finished`, `failed` or `cancelled`."""
+        if state not in JOB_STATES or state == "started":
+            raise ValueError(f"a job ends as finished, failed or cancelled, not {state!r}")
+        with self._transaction() as db:
+            changed = db.execute(
+                "UPDATE jobs SET state = ?, finished = ?, detail = ? WHERE id = ? AND state = 'started'",
+                (state, time.time(), detail, job_id),
+            ).rowcount
+        if not changed:
+            raise EvolveError(f"job {job_id} is not a started job of run {self.path}")
+
+    def adopt_job(self, job: Job) -> None:
+        """Insert a job exactly as given, id included (importers)."""
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO jobs (id, kind, node, task, state, started, finished, detail)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (job.id, job.kind, job.node, job.task, job.state, job.started, job.finished, job.detail),
+            )
+
+    def jobs(self, state: str | None = None) -> list[Job]:
+        if state is None:
+            rows = self._query("SELECT * FROM jobs ORDER BY id")
+        else:
+            rows = self._query("SELECT * FROM jobs WHERE state = ? ORDER BY id", (state,))
+        return [schema.job_from_row(r) for r in rows]
+
+    def log_dir(self, job_id: int) -> Path:
+        """The directory for one job's transcripts, outputs and diffs."""
+        directory = self.path / "logs" / f"job-{job_id}"
+        directory.mkdir(parents=True, exist_ok=True)
+        return directory
+
+    def exchanges_file(self, job_id: int) -> Path:
+        """Where the gateway records one job's model exchanges (JSONL)."""
+        return self.path / "exchanges" / f"job-{job_id}.jsonl"

@@ -1,0 +1,102 @@
+"""Plain-data and plain-text summaries of a run, for the CLI and for tests."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from evolve.archive.records import OUTCOMES, Node
+from evolve.archive.store import Run
+from evolve.archive.tree import CladeTree, Counts
+
+
+def _rate(counts: Counts) -> str:
+    return f"{counts.successes}/{counts.total}" + (f" ({counts.mean:.2f})" if counts.total else "")
+
+
+def run_summary(run: Run) -> dict:
+    """Counts of nodes, evaluations and jobs, usage totals, and the best node by own pass rate."""
+    nodes = run.nodes()
+    evaluations = run.evaluations()
+    jobs = run.jobs()
+    tree = CladeTree.from_records(nodes, evaluations)
+    outcomes = Counter(e.outcome for e in evaluations)
+    states = Counter(j.state for j in jobs)
+    evaluated = [n for n in nodes if tree.own_counts(n.id).total]
+    best = max(evaluated, key=lambda n: (tree.own_counts(n.id).mean, tree.own_counts(n.id).total), default=None)
+    return {
+        "run_id": run.id,
+        "name": run.meta("name"),
+        "path": str(run.path),
+        "nodes": {
+            "total": len(nodes),
+            "valid": sum(n.valid for n in nodes),
+            "invalid": sum(not n.valid for n in nodes),
+        },
+        "evaluations": {"total": len(evaluations), **{o: outcomes.get(o, 0) for o in OUTCOMES}},
+        "jobs": {"total": len(jobs), **{s: states.get(s, 0) for s in ("started", "finished", "failed", "cancelled")}},
+        "tokens": sum(n.tokens for n in nodes),
+        "cost_usd": round(sum(n.cost_usd for n in nodes), 6),
+        "best_node": None
+        if best is None
+        else {"id": best.id, "passed": tree.own_counts(best.id).successes, "evaluated": tree.own_counts(best.id).total},
+    }
+
+
+def render_summary(summary: dict) -> str:
+    e, n, j = summary["evaluations"], summary["nodes"], summary["jobs"]
+    best = summary["best_node"]
+    lines = [
+        f"run {summary['name']} ({summary['run_id']}) at {summary['path']}",
+        f"nodes: {n['total']} ({n['valid']} valid, {n['invalid']} invalid)",
+        "evaluations: " + f"{e['total']} (" + ", ".join(f"{o} {e[o]}" for o in OUTCOMES) + ")",
+        "jobs: " + f"{j['total']} (" + ", ".join(f"{s} {j[s]}" for s in ("started", "finished", "failed", "cancelled")) + ")",
+        f"usage: {summary['tokens']} tokens, ${summary['cost_usd']:.4f}",
+        "best node by pass rate: "
+        + ("none evaluated yet" if best is None else f"{best['id']} ({best['passed']}/{best['evaluated']})"),
+    ]
+    return "\n".join(lines)
+
+
+def render_tree(nodes: list[Node], tree: CladeTree) -> str:
+    """An indented tree: per node its own pass count and its clade estimate S/(S+F)."""
+    by_id = {node.id: node for node in nodes}
+    lines: list[str] = []
+
+    def walk(node_id: str, prefix: str, last: bool, top: bool) -> None:
+        node = by_id[node_id]
+        branch = "" if top else ("└── " if last else "├── ")
+        mark = "" if node.valid else f"  [invalid: {node.reason or 'no reason recorded'}]"
+        lines.append(
+            f"{prefix}{branch}{node_id}  own {_rate(tree.own_counts(node_id))}"
+            f"  clade {_rate(tree.clade_counts(node_id))}{mark}"
+        )
+        children = tree.children(node_id)
+        child_prefix = prefix if top else prefix + ("    " if last else "│   ")
+        for index, child in enumerate(children):
+            walk(child, child_prefix, index == len(children) - 1, False)
+
+    for root in tree.roots:
+        walk(root, "", True, True)
+    return "\n".join(lines)
+
+
+def render_node(run: Run, node_id: str) -> str:
+    """A node's record, its own and clade counts, children, and per-task outcomes."""
+    node = run.node(node_id)
+    tree = run.tree()
+    per_task: dict[str, list[str]] = {}
+    for evaluation in run.evaluations(node_id):
+        per_task.setdefault(evaluation.task, []).append(evaluation.outcome)
+    lines = [
+        f"node {node.id}  ({node.status}{': ' + node.reason if node.reason else ''})",
+        f"parent: {node.parent or '-'}   origin: {node.origin}   commit: {node.commit}",
+        f"children: {', '.join(tree.children(node.id)) or '-'}",
+        f"own: {_rate(tree.own_counts(node.id))}   clade: {_rate(tree.clade_counts(node.id))}",
+        f"usage: {node.tokens} tokens, ${node.cost_usd:.4f}",
+    ]
+    if node.instructions:
+        lines += ["instructions:", *("  " + line for line in node.instructions.splitlines())]
+    if per_task:
+        lines.append("evaluations:")
+        lines += [f"  {task}: {' '.join(outcomes)}" for task, outcomes in sorted(per_task.items())]
+    return "\n".join(lines)
