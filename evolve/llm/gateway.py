@@ -1,0 +1,260 @@
+"""The host-side gateway: the only way sandboxed agent code reaches a model (DESIGN.md §4).
+
+Each job gets its own Unix socket (mounted into its sandbox), or a bearer token on a shared TCP
+port for the process sandbox. The gateway speaks the OpenAI chat-completions schema, forwards to the
+job's role model (keys stay here), counts tokens per job/node/role into a `UsageSink` (the run
+archive), refuses requests once the job's token budget is spent, and records every exchange as
+JSONL. Built with `replay_from`, it answers from recorded exchanges instead of a model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from pydantic import ValidationError
+
+from evolve.errors import EvolveError
+from evolve.llm.client import ChatModel, ModelError
+from evolve.llm.exchanges import (
+    Exchange,
+    ExchangeLog,
+    ReplayBook,
+    ReplayMiss,
+    exchanges_file,
+    read_exchanges,
+    request_digest,
+)
+from evolve.llm.gateway_http import Listener, error_body, listen_tcp, listen_unix
+from evolve.llm.types import ChatRequest, Role, Usage, request_from_openai, response_to_openai
+
+SANDBOX_SOCKET_PATH = "/run/evolve/llm.sock"
+"""Where sandboxes mount the job's socket; agents find it in `EVOLVE_LLM_SOCKET`."""
+
+
+class GatewayError(EvolveError):
+    """A gateway used wrongly (unknown job, a job opened twice, no model for a role)."""
+
+
+class UsageSink(Protocol):
+    """Where token counts go (the run archive's `Run` is one)."""
+
+    def add_usage(self, node_id: str, *, tokens: int, cost_usd: float) -> None: ...
+
+
+@dataclass(frozen=True)
+class JobChannel:
+    """How one job's sandbox reaches the gateway."""
+
+    job_id: str
+    node_id: str
+    role: Role
+    token_budget: int
+    socket_path: Path
+    """The host socket to mount into the sandbox (world-writable: sandboxes run as uid 1000)."""
+    token: str
+    """Bearer token identifying the job on the TCP listener (`Gateway.start_tcp`)."""
+    tcp_url: str | None = None
+
+    def sandbox_env(self, mounted_at: str = SANDBOX_SOCKET_PATH) -> dict[str, str]:
+        """Environment for a container that mounts `socket_path` at `mounted_at`."""
+        return {"EVOLVE_LLM_SOCKET": mounted_at}
+
+    def process_env(self) -> dict[str, str]:
+        """Environment for an unisolated process sandbox on this host (TCP when started, else the socket)."""
+        if self.tcp_url is not None:
+            return {"EVOLVE_LLM_URL": self.tcp_url, "EVOLVE_LLM_TOKEN": self.token}
+        return {"EVOLVE_LLM_SOCKET": str(self.socket_path)}
+
+
+@dataclass
+class _Job:
+    channel: JobChannel
+    model: ChatModel | None
+    replay: ReplayBook | None
+    log: ExchangeLog | None
+    listener: Listener | None = None
+    usage: Usage = Usage()
+    seq: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class Gateway:
+    """Serves jobs' model requests; use as a context manager so every socket is closed."""
+
+    def __init__(
+        self,
+        models: Mapping[str, ChatModel] | None = None,
+        *,
+        exchanges_dir: Path | None = None,
+        usage_sink: UsageSink | None = None,
+        replay_from: Path | None = None,
+        socket_dir: Path | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if models is None and replay_from is None:
+            raise GatewayError("a gateway needs models, or a recording to replay (replay_from)")
+        self._models = dict(models or {})
+        self._exchanges_dir = exchanges_dir
+        self._sink = usage_sink
+        self._replay_from = replay_from
+        self._socket_dir = socket_dir or Path(tempfile.mkdtemp(prefix="evolve-gw-"))
+        os.chmod(self._socket_dir, 0o711)  # sandboxes (uid 1000) may reach a socket they are given
+        self._clock = clock
+        self._jobs: dict[str, _Job] = {}
+        self._tokens: dict[str, str] = {}
+        self._lock = threading.Lock()
+        self._tcp: Listener | None = None
+
+    def __enter__(self) -> Gateway:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def start_tcp(self, host: str = "127.0.0.1", port: int = 0) -> str:
+        """Also serve on TCP, jobs told apart by their bearer token; returns the base URL."""
+        if self._tcp is None:
+            self._tcp = listen_tcp(host, port, self._job_of_headers, self.handle)
+        bound_host, bound_port = self._tcp.address[:2]
+        return f"http://{bound_host}:{bound_port}/v1"
+
+    def _job_of_headers(self, headers: dict[str, str]) -> str | None:
+        auth = headers.get("authorization", "")
+        token = auth[7:].strip() if auth.lower().startswith("bearer ") else ""
+        return self._tokens.get(token)
+
+    def open_job(self, job_id: str | int, node_id: str, role: Role, token_budget: int) -> JobChannel:
+        """Start serving one job on its own socket; its usage counts toward `node_id` and `role`.
+
+        Exchanges go to `<exchanges_dir>/job-<job_id>.jsonl` (the run's `exchanges/`)."""
+        job_id = str(job_id)
+        model = None if self._replay_from else self._models.get(role)
+        if model is None and self._replay_from is None:
+            raise GatewayError(f"no model configured for role {role!r}")
+        replay = None
+        if self._replay_from is not None:
+            replay = ReplayBook(read_exchanges(exchanges_file(self._replay_from, job_id)), job_id)
+        socket_path = self._socket_dir / f"job-{hashlib.sha256(job_id.encode()).hexdigest()[:16]}.sock"
+        token = secrets.token_urlsafe(24)
+        tcp_url = self.start_tcp() if self._tcp is not None else None
+        channel = JobChannel(job_id, node_id, role, token_budget, socket_path, token, tcp_url)
+        log = ExchangeLog(exchanges_file(self._exchanges_dir, job_id)) if self._exchanges_dir else None
+        with self._lock:
+            if job_id in self._jobs:
+                raise GatewayError(f"job {job_id} is already open")
+            job = _Job(channel, model, replay, log)
+            self._jobs[job_id] = job
+            self._tokens[token] = job_id
+        socket_path.unlink(missing_ok=True)
+        job.listener = listen_unix(str(socket_path), job_id, self.handle)
+        os.chmod(socket_path, 0o666)
+        return channel
+
+    def usage(self, job_id: str | int) -> Usage:
+        """Tokens and cost of one open job so far."""
+        return self._job(str(job_id)).usage
+
+    def close_job(self, job_id: str | int) -> Usage:
+        """Stop serving a job, remove its socket, and return its usage."""
+        job_id = str(job_id)
+        with self._lock:
+            job = self._jobs.pop(job_id, None)
+            if job is not None:
+                self._tokens.pop(job.channel.token, None)
+        if job is None:
+            raise GatewayError(f"job {job_id} is not open")
+        if job.listener is not None:
+            job.listener.close()
+        job.channel.socket_path.unlink(missing_ok=True)
+        return job.usage
+
+    def close(self) -> None:
+        """Close every job and the TCP listener."""
+        for job_id in list(self._jobs):
+            self.close_job(job_id)
+        if self._tcp is not None:
+            self._tcp.close()
+            self._tcp = None
+
+    def _job(self, job_id: str) -> _Job:
+        job = self._jobs.get(job_id)
+        if job is None:
+            raise GatewayError(f"job {job_id} is not open")
+        return job
+
+    def handle(self, job_id: str, method: str, path: str, body: bytes) -> tuple[int, bytes]:
+        """Answer one HTTP request of a job: (status, JSON body)."""
+        job = self._jobs.get(job_id)
+        if job is None:
+            return 404, error_body(f"job {job_id} is closed", "invalid_request_error")
+        route = path.split("?", 1)[0].rstrip("/")
+        if method == "GET" and route in ("/v1/models", "/models", "/health"):
+            name = job.model.name if job.model else "replay"
+            return 200, json.dumps({"object": "list", "data": [{"id": name, "object": "model"}]}).encode()
+        if method != "POST" or route not in ("/v1/chat/completions", "/chat/completions"):
+            return 404, error_body(f"no route {method} {route}", "invalid_request_error")
+        try:
+            raw = json.loads(body or b"{}")
+            if raw.get("stream"):
+                return 400, error_body("streaming is not supported by the gateway", "invalid_request_error")
+            request = request_from_openai(raw)
+        except (ValueError, KeyError, TypeError, AttributeError, ValidationError) as exc:
+            return 400, error_body(f"not a chat-completions request: {exc}", "invalid_request_error")
+        return self._complete(job, request)
+
+    def _complete(self, job: _Job, request: ChatRequest) -> tuple[int, bytes]:
+        channel = job.channel
+        with job.lock:
+            used = job.usage.total_tokens
+            if used >= channel.token_budget:
+                message = (
+                    f"token budget exhausted for job {channel.job_id}: used {used} of "
+                    f"{channel.token_budget} tokens; no further model calls are allowed"
+                )
+                return 403, error_body(message, "budget_exceeded", "token_budget_exceeded")
+            seq = job.seq
+            job.seq += 1
+        try:
+            exchange = self._exchange(job, request, seq)
+        except ReplayMiss as exc:
+            return 409, error_body(str(exc), "replay_miss", "replay_miss")
+        except ModelError as exc:
+            return 502, error_body(f"model unavailable: {exc}", "model_error", "model_error")
+        with job.lock:
+            job.usage = job.usage + exchange.response.usage
+        if job.log is not None:
+            job.log.append(exchange)
+        if self._sink is not None:
+            usage = exchange.response.usage
+            self._sink.add_usage(channel.node_id, tokens=usage.total_tokens, cost_usd=usage.cost_usd)
+        wire = response_to_openai(exchange.response, exchange.response_id, exchange.created)
+        return 200, json.dumps(wire, sort_keys=True).encode()
+
+    def _exchange(self, job: _Job, request: ChatRequest, seq: int) -> Exchange:
+        channel = job.channel
+        if job.replay is not None:
+            recorded = job.replay.answer(request)
+            return recorded.model_copy(update={"seq": seq, "node_id": channel.node_id})
+        assert job.model is not None
+        response = job.model.complete(request)
+        return Exchange(
+            seq=seq,
+            job_id=channel.job_id,
+            node_id=channel.node_id,
+            role=channel.role,
+            request_sha256=request_digest(request),
+            request=request,
+            response=response,
+            response_id=f"chatcmpl-{secrets.token_hex(12)}",
+            created=int(self._clock()),
+        )

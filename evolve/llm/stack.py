@@ -1,0 +1,108 @@
+"""From the `[models]` config to running servers and one `ChatModel` per role.
+
+Roles that name the same local server share it (one embedded llama.cpp process, one set of vLLM
+replicas per model). `ModelStack` is a context manager: servers stop when it closes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import ExitStack
+
+from evolve.config import ModelConfig, ModelsConfig
+from evolve.llm.client import (
+    AnthropicModel,
+    ChatModel,
+    ModelError,
+    OpenAICompatible,
+    OpenAIModel,
+    RetryPolicy,
+    RoundRobin,
+    host_key,
+)
+from evolve.llm.fake import ScriptedModel
+from evolve.llm.servers import LlamaCppServer, ModelServer, VLLMServer
+from evolve.llm.types import ROLES, Role
+
+ServerFactory = Callable[[ModelConfig], ModelServer]
+
+
+def default_server(config: ModelConfig) -> ModelServer:
+    """The local server a role needs (embedded llama.cpp or vLLM on this machine's GPUs)."""
+    if config.provider == "embedded":
+        return LlamaCppServer()
+    return VLLMServer(
+        config.model,
+        replicas=config.replicas,
+        tensor_parallel=config.tensor_parallel,
+        gpu_memory_fraction=config.gpu_memory_fraction,
+        gpus=config.gpus,
+    )
+
+
+def _server_key(config: ModelConfig) -> tuple[object, ...]:
+    if config.provider == "embedded":
+        return ("embedded",)
+    return ("vllm", config.model, config.replicas, config.tensor_parallel, config.gpu_memory_fraction, config.gpus)
+
+
+def client_for(config: ModelConfig, base_urls: tuple[str, ...] = ()) -> ChatModel:
+    """The client of one role; `base_urls` are the replicas of a server the stack started."""
+    retry = RetryPolicy(attempts=config.max_retries + 1)
+    common = {"temperature": config.temperature, "max_tokens": config.max_tokens,
+              "timeout_s": config.timeout_s, "retry": retry}
+    if config.provider in ("embedded", "vllm"):
+        gpus = config.tensor_parallel if config.provider == "vllm" else 0
+        replicas = [OpenAICompatible(url, config.model, gpus=gpus, **common) for url in base_urls]
+        return replicas[0] if len(replicas) == 1 else RoundRobin(replicas)
+    if config.provider == "openai-compatible":
+        if not config.base_url:
+            raise ModelError("provider openai-compatible needs base_url")
+        return OpenAICompatible(config.base_url, config.model, api_key=host_key(config.api_key_env), **common)
+    if config.provider == "openai":
+        return OpenAIModel(config.model, api_key_env=config.api_key_env or "OPENAI_API_KEY", **common)
+    if config.provider == "anthropic":
+        return AnthropicModel(config.model, api_key_env=config.api_key_env or "ANTHROPIC_API_KEY", **common)
+    if config.provider == "scripted":
+        return ScriptedModel(["ok"], name=config.model)
+    raise ModelError("provider replay is a gateway mode: Gateway(replay_from=<run>/exchanges), not a model")
+
+
+class ModelStack:
+    """Running servers plus `models[role]`; close it (or leave its `with`) to stop the servers."""
+
+    def __init__(self, config: ModelsConfig, server_factory: ServerFactory = default_server) -> None:
+        self._config = config
+        self._factory = server_factory
+        self._exit = ExitStack()
+        self.servers: dict[tuple[object, ...], ModelServer] = {}
+        self.models: dict[Role, ChatModel] = {}
+
+    def start(self) -> ModelStack:
+        try:
+            for role in ROLES:
+                config: ModelConfig = getattr(self._config, role)
+                urls: tuple[str, ...] = ()
+                if config.provider in ("embedded", "vllm"):
+                    key = _server_key(config)
+                    if key not in self.servers:
+                        server = self._factory(config)
+                        server.start()
+                        self._exit.callback(server.stop)
+                        self.servers[key] = server
+                    urls = self.servers[key].base_urls
+                self.models[role] = client_for(config, urls)
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def close(self) -> None:
+        self._exit.close()
+        self.servers.clear()
+
+    def __enter__(self) -> ModelStack:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

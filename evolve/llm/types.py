@@ -1,0 +1,141 @@
+"""Typed chat values shared by clients, the gateway and the recorder (OpenAI schema in and out)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Role = Literal["diagnose", "modify", "solve"]
+ROLES: tuple[Role, ...] = ("diagnose", "modify", "solve")
+
+
+class _Value(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ToolCall(_Value):
+    """One function call the model asks for; `arguments` is the JSON text the model wrote."""
+
+    id: str
+    name: str
+    arguments: str = "{}"
+
+
+class Message(_Value):
+    """One chat message in the OpenAI shape (system, user, assistant or tool)."""
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+
+
+class ChatRequest(_Value):
+    """What a caller asks: messages, optional tools (OpenAI function schemas), sampling limits."""
+
+    messages: tuple[Message, ...]
+    tools: tuple[dict[str, Any], ...] = ()
+    tool_choice: str | dict[str, Any] | None = None
+    temperature: float | None = None
+    max_tokens: int | None = Field(None, gt=0)
+    stop: tuple[str, ...] = ()
+
+
+class Usage(_Value):
+    """Tokens of one exchange, its dollar cost (hosted APIs) and GPU-seconds (local servers)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    gpu_seconds: float = 0.0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            cost_usd=self.cost_usd + other.cost_usd,
+            gpu_seconds=self.gpu_seconds + other.gpu_seconds,
+        )
+
+
+class ChatResponse(_Value):
+    """The model's answer: one assistant message, why it stopped, and what it cost."""
+
+    message: Message
+    finish_reason: str = "stop"
+    model: str
+    usage: Usage = Usage()
+
+
+def request_from_openai(body: dict[str, Any]) -> ChatRequest:
+    """Parse an OpenAI chat-completions request body (extra keys such as `model` are ignored)."""
+    messages = []
+    for raw in body.get("messages") or ():
+        calls = tuple(
+            ToolCall(
+                id=call.get("id", ""),
+                name=call["function"]["name"],
+                arguments=call["function"].get("arguments") or "{}",
+            )
+            for call in raw.get("tool_calls") or ()
+        )
+        content = raw.get("content")
+        if isinstance(content, list):  # content parts: keep the text ones
+            content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
+        messages.append(
+            Message(
+                role=raw["role"],
+                content=content,
+                tool_calls=calls,
+                tool_call_id=raw.get("tool_call_id"),
+                name=raw.get("name"),
+            )
+        )
+    stop = body.get("stop") or ()
+    return ChatRequest(
+        messages=tuple(messages),
+        tools=tuple(body.get("tools") or ()),
+        tool_choice=body.get("tool_choice"),
+        temperature=body.get("temperature"),
+        max_tokens=body.get("max_tokens") or body.get("max_completion_tokens"),
+        stop=(stop,) if isinstance(stop, str) else tuple(stop),
+    )
+
+
+def message_to_openai(message: Message) -> dict[str, Any]:
+    """The OpenAI wire form of one message."""
+    out: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        out["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in message.tool_calls
+        ]
+    if message.tool_call_id is not None:
+        out["tool_call_id"] = message.tool_call_id
+    if message.name is not None:
+        out["name"] = message.name
+    return out
+
+
+def response_to_openai(response: ChatResponse, response_id: str, created: int) -> dict[str, Any]:
+    """The OpenAI chat-completions response body of one answer."""
+    return {
+        "id": response_id,
+        "object": "chat.completion",
+        "created": created,
+        "model": response.model,
+        "choices": [
+            {"index": 0, "message": message_to_openai(response.message), "finish_reason": response.finish_reason}
+        ],
+        "usage": {
+            "prompt_tokens": response.usage.prompt_tokens,
+            "completion_tokens": response.usage.completion_tokens,
+            "total_tokens": response.usage.total_tokens,
+        },
+    }
