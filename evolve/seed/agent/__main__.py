@@ -1,0 +1,50 @@
+"""`python -m agent solve|improve ...`: the contract between the engine and the agent (DESIGN.md §3)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from agent import prompts
+from agent.loop import Agent, AgentConfig
+from agent.model import GatewayModel, ModelError
+from agent.tools import Workspace
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="agent")
+    sub = parser.add_subparsers(dest="command", required=True)
+    solve = sub.add_parser("solve", help="edit the repository in --workdir to solve the problem")
+    solve.add_argument("--workdir", type=Path, required=True)
+    solve.add_argument("--problem", type=Path, required=True)
+    solve.add_argument("--budget-steps", type=int, default=20)
+    improve = sub.add_parser("improve", help="edit the agent's own code following the instructions")
+    improve.add_argument("--workdir", type=Path, required=True)
+    improve.add_argument("--instructions", type=Path, required=True)
+    improve.add_argument("--budget-steps", type=int, default=30)
+    for p in (solve, improve):
+        p.add_argument("--transcript", type=Path, default=os.environ.get("EVOLVE_TRANSCRIPT"))
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        model = GatewayModel.from_env()
+    except ModelError as exc:
+        print(f"agent: {exc}", file=sys.stderr)
+        return 2
+    native = os.environ.get("EVOLVE_TOOL_PROTOCOL", "text") == "native"
+    config = AgentConfig(max_steps=args.budget_steps, native_tools=native)
+    text_file = args.problem if args.command == "solve" else args.instructions
+    template = prompts.SOLVE if args.command == "solve" else prompts.IMPROVE
+    agent = Agent(model, Workspace(args.workdir.resolve()), config, transcript=args.transcript)
+    status = agent.run(text_file.read_text(), template)
+    print(f"agent: {status} after {agent.steps} steps, {agent.workspace.edits} edits")
+    return 0 if status in {"submitted", "limits"} else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

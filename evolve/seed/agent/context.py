@@ -1,0 +1,84 @@
+"""What the model sees up front: the repository's files, the relevant ones in full, and how to check work."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+SKIP_DIRS = {".git", "__pycache__", ".pytest_cache", "node_modules", ".venv", "venv"}
+SOURCE_SUFFIXES = {".py", ".toml", ".cfg", ".txt", ".md", ".json", ".ini", ".yaml", ".yml", ".sh"}
+
+
+@dataclass(frozen=True)
+class RepoView:
+    files: list[str]  # every file, relative
+    shown: list[str]  # files whose content goes into the first prompt, most relevant first
+    check_command: str  # how to check work: visible tests, doctests, or a compile
+
+
+def list_files(root: Path, limit: int = 400) -> list[str]:
+    found: list[str] = []
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if any(part in SKIP_DIRS or part.startswith(".") for part in rel.parts) or not path.is_file():
+            continue
+        found.append(rel.as_posix())
+        if len(found) >= limit:
+            break
+    return found
+
+
+def is_test(name: str) -> bool:
+    base = name.rsplit("/", 1)[-1]
+    return name.startswith("tests/") or "/tests/" in name or base.startswith("test_") or base == "conftest.py"
+
+
+def relevance(name: str, text: str, problem: str) -> int:
+    base = name.rsplit("/", 1)[-1]
+    stem = base.rsplit(".", 1)[0]
+    score = 0
+    if name in problem or base in problem:
+        score += 10
+    if re.search(rf"\b{re.escape(stem)}\b", problem):
+        score += 4
+    if "NotImplementedError" in text or "TODO" in text:
+        score += 6
+    idents = set(re.findall(r"`?([A-Za-z_][A-Za-z0-9_]{3,})`?\(", problem))
+    score += sum(2 for ident in idents if f"def {ident}" in text or f"class {ident}" in text)
+    if is_test(name):
+        score -= 3
+    return score
+
+
+def view_repo(root: Path, problem: str, budget_chars: int = 6000) -> RepoView:
+    files = list_files(root)
+    texts = {f: (root / f).read_text(errors="replace") for f in files if Path(f).suffix in SOURCE_SUFFIXES
+             and (root / f).stat().st_size < 50_000}
+    ranked = sorted(texts, key=lambda f: (-relevance(f, texts[f], problem), f))
+    shown: list[str] = []
+    used = 0
+    for name in ranked:
+        if not name.endswith(".py") and relevance(name, texts[name], problem) < 10:
+            continue
+        if used + len(texts[name]) > budget_chars and shown:
+            continue
+        shown.append(name)
+        used += len(texts[name])
+    return RepoView(files=files, shown=shown, check_command=check_command(files, texts))
+
+
+def check_command(files: list[str], texts: dict[str, str]) -> str:
+    if any(is_test(f) and f.endswith(".py") for f in files):
+        return "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python3 -m pytest -q -x -p no:cacheprovider"
+    doctested = [f for f in files if f.endswith(".py") and ">>>" in texts.get(f, "")]
+    if doctested:
+        return "python3 -m doctest " + " ".join(doctested[:5])
+    return "python3 -m compileall -q ."
+
+
+def render_files(root: Path, view: RepoView) -> str:
+    parts = [f"Files in the repository:\n{chr(10).join(view.files[:80])}"]
+    for name in view.shown:
+        parts.append(f"--- {name} ---\n{(root / name).read_text(errors='replace').rstrip()}")
+    return "\n\n".join(parts)

@@ -1,0 +1,149 @@
+"""The step loop: ask the model, do one action, show the result; stop on done, solved, or the step cap."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agent import prompts
+from agent.actions import TOOL_SCHEMAS, Action, FormatError, parse_reply
+from agent.context import RepoView, render_files, view_repo
+from agent.model import Message, Model, ModelError, Reply
+from agent.tools import ToolError, Workspace, cap
+
+
+class Submitted(Exception):
+    """The agent is finished (the model said done, or the checks went from failing to passing)."""
+
+
+class LimitsExceeded(Exception):
+    """The step cap is reached."""
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    max_steps: int = 20
+    native_tools: bool = False  # OpenAI tool calls; otherwise the fenced-block text protocol
+    keep_last: int = 8  # messages kept verbatim after the task; older ones are shortened
+    trimmed_chars: int = 300  # what an old message is shortened to
+    done_refusals: int = 2  # how often "done" without any edit is refused
+
+
+@dataclass
+class Agent:
+    model: Model
+    workspace: Workspace
+    config: AgentConfig
+    transcript: Path | None = None
+    messages: list[Message] = field(default_factory=list)
+    steps: int = 0
+    refusals: int = 0
+    warned_failing: bool = False
+    baseline_ok: bool = True
+
+    def run(self, problem: str, template: str = prompts.SOLVE) -> str:
+        """Work on `problem`; returns the exit status: submitted | limits | model_error."""
+        view = view_repo(self.workspace.root, problem)
+        self.baseline_ok, baseline = self.check(view)
+        system = prompts.SYSTEM_TOOLS if self.config.native_tools else prompts.SYSTEM_TEXT
+        first = template.format(problem=problem.strip(), files=render_files(self.workspace.root, view),
+                                check=view.check_command, baseline=baseline)
+        self.add(Message("system", system))
+        self.add(Message("user", first))
+        try:
+            while True:
+                self.step(view)
+        except Submitted:
+            status = "submitted"
+        except LimitsExceeded:
+            status = "limits"
+        except ModelError as exc:
+            self.log({"event": "model_error", "detail": str(exc)})
+            status = "model_error"
+        self.log({"event": "exit", "status": status, "steps": self.steps, "edits": self.workspace.edits})
+        return status
+
+    def step(self, view: RepoView) -> None:
+        if self.steps >= self.config.max_steps:
+            raise LimitsExceeded()
+        self.steps += 1
+        tools = TOOL_SCHEMAS if self.config.native_tools else None
+        reply = self.model.query(self.trimmed(), tools)
+        self.add(Message("assistant", reply.content, reply.tool_calls))
+        try:
+            action = parse_reply(reply)
+            observation = self.execute(action, view)
+        except (FormatError, ToolError) as exc:
+            action, observation = Action("error", call_id=_first_call(reply)), str(exc)
+        self.observe(reply, action, observation)
+
+    def execute(self, action: Action, view: RepoView) -> str:
+        ws = self.workspace
+        if action.kind == "done":
+            return self.finish(view)
+        if action.kind == "bash":
+            return ws.bash(action.text)
+        if action.kind == "view":
+            return ws.view(action.path)
+        if action.kind == "undo":
+            return ws.undo(action.path)
+        if action.kind == "write":
+            result = ws.write(action.path, action.text)
+        elif action.kind == "replace":
+            result = ws.replace(action.path, action.old, action.new)
+        else:
+            result = ws.merge_python(action.text, action.path, view.shown)
+        ok, output = self.check(view)
+        if ok and not self.baseline_ok:
+            self.log({"event": "solved", "detail": "checks pass after the edit"})
+            raise Submitted()
+        return prompts.EDIT_RESULT.format(result=result, check=view.check_command, output=output)
+
+    def finish(self, view: RepoView) -> str:
+        if self.workspace.edits == 0 and self.refusals < self.config.done_refusals:
+            self.refusals += 1
+            return prompts.NO_EDIT_YET
+        ok, output = self.check(view)
+        if not ok and not self.warned_failing:
+            self.warned_failing = True
+            return prompts.CHECKS_FAIL.format(output=output)
+        raise Submitted()
+
+    def check(self, view: RepoView) -> tuple[bool, str]:
+        output = self.workspace.bash(view.check_command, timeout=120)
+        return output.rstrip().endswith("[exit code 0]"), cap(output, 1500)
+
+    def observe(self, reply: Reply, action: Action, observation: str) -> None:
+        if reply.tool_calls:
+            for i, call in enumerate(reply.tool_calls):
+                text = observation if i == 0 else "Ignored: one tool call per step."
+                self.add(Message("tool", text, tool_call_id=call.id))
+        else:
+            self.add(Message("user", observation))
+
+    def trimmed(self) -> list[Message]:
+        """System + task verbatim, the last few messages verbatim, older ones shortened."""
+        head, tail = self.messages[:2], self.messages[2:]
+        cut = max(len(tail) - self.config.keep_last, 0)
+        n = self.config.trimmed_chars
+        old = [Message(m.role, m.content if len(m.content) <= n else m.content[:n] + " [...]", m.tool_calls,
+                       m.tool_call_id) for m in tail[:cut]]
+        return head + old + tail[cut:]
+
+    def add(self, message: Message) -> None:
+        self.messages.append(message)
+        self.log({"role": message.role, "content": message.content,
+                  "tool_calls": [c.__dict__ for c in message.tool_calls] or None})
+
+    def log(self, record: dict) -> None:
+        if self.transcript is None:
+            return
+        record = {"time": round(time.time(), 3), "step": self.steps, **record}
+        with self.transcript.open("a") as handle:
+            handle.write(json.dumps(record) + "\n")
+
+
+def _first_call(reply: Reply) -> str | None:
+    return reply.tool_calls[0].id if reply.tool_calls else None

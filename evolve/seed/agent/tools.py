@@ -1,0 +1,164 @@
+"""The agent's hands: a shell with a timeout and an output cap, and a file editor with undo."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+OUTPUT_CAP = 4000
+
+
+class ToolError(Exception):
+    """A tool could not do what was asked; the message is shown to the model."""
+
+
+def cap(text: str, limit: int = OUTPUT_CAP) -> str:
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n... [{len(text) - limit} characters cut] ...\n{text[-half:]}"
+
+
+@dataclass
+class Workspace:
+    root: Path
+    timeout: float = 60.0
+    history: dict[str, list[str | None]] = field(default_factory=dict)
+    edits: int = 0
+
+    def path(self, name: str) -> Path:
+        name = name.strip().strip("'\"`")
+        if not name:
+            raise ToolError("No file path given.")
+        target = (self.root / name).resolve()
+        if self.root.resolve() not in (target, *target.parents):
+            raise ToolError(f"{name} is outside the repository.")
+        return target
+
+    def bash(self, command: str, timeout: float | None = None) -> str:
+        try:
+            done = subprocess.run(["bash", "-c", command], cwd=self.root, capture_output=True, text=True,
+                                  timeout=timeout or self.timeout, errors="replace")
+        except subprocess.TimeoutExpired as exc:
+            out = (exc.stdout or b"").decode(errors="replace") if isinstance(exc.stdout, bytes) else exc.stdout or ""
+            return cap(f"{out}\n[timed out after {timeout or self.timeout:.0f} s]")
+        return cap(f"{done.stdout}{done.stderr}\n[exit code {done.returncode}]".lstrip("\n"))
+
+    def view(self, name: str, limit: int = 400) -> str:
+        target = self.path(name)
+        if target.is_dir():
+            return "\n".join(sorted(p.name + ("/" if p.is_dir() else "") for p in target.iterdir()))
+        if not target.exists():
+            raise ToolError(f"{name} does not exist.")
+        lines = target.read_text(errors="replace").splitlines()
+        shown = "\n".join(f"{i:4d}  {line}" for i, line in enumerate(lines[:limit], 1))
+        return shown + (f"\n... [{len(lines) - limit} more lines]" if len(lines) > limit else "")
+
+    def write(self, name: str, content: str) -> str:
+        target = self.path(name)
+        self._remember(name, target)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content if content.endswith("\n") else content + "\n")
+        self.edits += 1
+        return f"Wrote {name} ({len(content.splitlines())} lines)."
+
+    def replace(self, name: str, old: str, new: str) -> str:
+        target = self.path(name)
+        if not target.exists():
+            raise ToolError(f"{name} does not exist.")
+        text = target.read_text()
+        count = text.count(old) if old else 0
+        if count == 0:
+            stripped = old.strip()
+            if stripped and text.count(stripped) == 1:
+                old, count = stripped, 1
+                new = new.strip()
+            else:
+                raise ToolError(f"The SEARCH text was not found in {name}; copy it exactly from the file.")
+        if count > 1:
+            raise ToolError(f"The SEARCH text occurs {count} times in {name}; include more lines to make it unique.")
+        self._remember(name, target)
+        target.write_text(text.replace(old, new, 1))
+        self.edits += 1
+        return f"Replaced 1 occurrence in {name}."
+
+    def undo(self, name: str) -> str:
+        target = self.path(name)
+        stack = self.history.get(str(target))
+        if not stack:
+            raise ToolError(f"No edit of {name} to undo.")
+        previous = stack.pop()
+        if previous is None:
+            target.unlink(missing_ok=True)
+        else:
+            target.write_text(previous)
+        return f"Undid the last edit of {name}."
+
+    def merge_python(self, code: str, name: str, candidates: list[str]) -> str:
+        """Put the functions/classes of `code` into a file: replace same-named definitions, add new ones."""
+        try:
+            tree = ast.parse(code)
+        except SyntaxError as exc:
+            raise ToolError(f"Your python block does not parse: {exc.msg} (line {exc.lineno}).") from exc
+        defs = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+        if name and (not self.path(name).exists() or not defs):
+            return self.write(name, code)
+        for candidate in ([name] if name else candidates):
+            target = self.path(candidate)
+            if target.exists() and defs & _defined(target.read_text()):
+                return self.write(candidate, merge_definitions(target.read_text(), code))
+        if name:
+            return self.write(name, merge_definitions(self.path(name).read_text(), code))
+        raise ToolError("I could not tell which file this code belongs to; start the block with ```python path/to/file.py")
+
+    def _remember(self, name: str, target: Path) -> None:
+        self.history.setdefault(str(target), []).append(target.read_text() if target.exists() else None)
+
+
+def _defined(source: str) -> set[str]:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+
+
+def merge_definitions(source: str, code: str) -> str:
+    """Replace each top-level def/class of `source` that `code` redefines; append the others; add imports."""
+    new_tree = ast.parse(code)
+    new_lines = code.splitlines()
+    old_lines = source.splitlines()
+    try:
+        old_tree = ast.parse(source)
+    except SyntaxError:
+        return code
+    spans = {n.name: (_start(n), n.end_lineno) for n in old_tree.body
+             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    replacements: list[tuple[int, int, list[str]]] = []
+    appended: list[str] = []
+    imports: list[str] = []
+    for node in new_tree.body:
+        text = new_lines[_start(node) - 1: node.end_lineno]
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            imports += [line for line in text if line.strip() not in {x.strip() for x in old_lines}]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in spans:
+            start, end = spans[node.name]
+            replacements.append((start, end, text))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            appended += ["", ""] + text
+    for start, end, text in sorted(replacements, reverse=True):
+        old_lines[start - 1: end] = text
+    # new imports go after the file's own imports (or its docstring), never above `from __future__`
+    header = [n.end_lineno for n in old_tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    docstring = old_tree.body[:1] if old_tree.body and isinstance(old_tree.body[0], ast.Expr) else []
+    at = max(header) if header else (docstring[0].end_lineno if docstring else 0)
+    if imports:
+        old_lines[at:at] = imports
+    return "\n".join(old_lines + appended) + "\n"
+
+
+def _start(node: ast.stmt) -> int:
+    decorators = getattr(node, "decorator_list", [])
+    return min([node.lineno] + [d.lineno for d in decorators])

@@ -1,0 +1,88 @@
+import json
+
+import pytest
+
+from agent.loop import Agent, AgentConfig
+from agent.model import Reply, ScriptedModel, ToolCall
+from agent.tools import Workspace
+
+
+@pytest.fixture
+def repo(tmp_path):
+    (tmp_path / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests/test_calc.py").write_text(
+        "import sys, os\nsys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))\n"
+        "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n")
+    return tmp_path
+
+
+def make(repo, replies, **config):
+    model = ScriptedModel([Reply(r) if isinstance(r, str) else r for r in replies])
+    agent = Agent(model, Workspace(repo, timeout=60), AgentConfig(**config), transcript=repo.parent / "t.jsonl")
+    return agent, model
+
+
+def test_fix_with_a_python_block_stops_when_checks_pass(repo):
+    agent, model = make(repo, ["Fix add.\n```python\ndef add(a, b):\n    return a + b\n```"])
+    assert agent.run("add() in calc.py subtracts instead of adding.") == "submitted"
+    assert "return a + b" in (repo / "calc.py").read_text()
+    first_prompt = model.seen[0][1].content
+    assert "--- calc.py ---" in first_prompt and "return a - b" in first_prompt  # relevant file shown up front
+    assert "1 failed" in first_prompt  # the baseline check result is shown
+
+
+def test_format_errors_are_explained_and_the_agent_goes_on(repo):
+    agent, model = make(repo, ["The bug is the minus sign.", "```replace calc.py\n<<<<<<< SEARCH\nreturn a - b\n"
+                               "=======\nreturn a + b\n>>>>>>> REPLACE\n```"])
+    assert agent.run("Fix add in calc.py") == "submitted"
+    assert "no fenced block" in model.seen[1][-1].content
+    assert agent.steps == 2
+
+
+def test_done_without_an_edit_is_refused_then_accepted(repo):
+    agent, model = make(repo, ["```done\n```", "DONE", "done", "done"], done_refusals=2)
+    assert agent.run("Fix add in calc.py") == "submitted"
+    assert "not changed any file" in model.seen[1][-1].content
+    assert "still fail" in model.seen[3][-1].content  # warned once that checks fail, then accepted
+    assert agent.steps == 4
+
+
+def test_step_cap(repo):
+    agent, _ = make(repo, ["```bash\nls\n```"] * 5, max_steps=3)
+    assert agent.run("Fix add in calc.py") == "limits"
+    assert agent.steps == 3
+
+
+def test_failed_edit_shows_check_output_then_retry(repo):
+    agent, model = make(repo, ["```python calc.py\ndef add(a, b):\n    return a * b\n```",
+                               "```python calc.py\ndef add(a, b):\n    return a + b\n```"])
+    assert agent.run("Fix add in calc.py") == "submitted"
+    assert "assert 6 == 5" in model.seen[1][-1].content or "failed" in model.seen[1][-1].content
+
+
+def test_transcript_is_written_as_it_goes(repo):
+    agent, _ = make(repo, ["```bash\necho hello-from-bash\n```"], max_steps=1)
+    agent.run("Fix add in calc.py")
+    records = [json.loads(line) for line in (repo.parent / "t.jsonl").read_text().splitlines()]
+    assert any("hello-from-bash" in (r.get("content") or "") for r in records)
+    assert records[-1]["event"] == "exit" and records[-1]["status"] == "limits"
+
+
+def test_native_tool_calls_get_tool_messages(repo):
+    call = ToolCall("c1", "replace", json.dumps({"path": "calc.py", "old": "a - b", "new": "a + b"}))
+    agent, model = make(repo, [Reply("", (ToolCall("c0", "bash", '{"command": "cat calc.py"}'),)),
+                               Reply("", (call,))], native_tools=True)
+    assert agent.run("Fix add in calc.py") == "submitted"
+    tool_message = model.seen[1][-1]
+    assert tool_message.role == "tool" and tool_message.tool_call_id == "c0" and "a - b" in tool_message.content
+
+
+def test_old_messages_are_trimmed(repo):
+    agent, model = make(repo, ["```bash\npython3 -c 'print(\"x\" * 2000)'\n```"] * 6, max_steps=6, keep_last=2,
+                        trimmed_chars=50)
+    agent.run("Fix add in calc.py")
+    last_prompt = model.seen[-1]
+    assert len(last_prompt) == len(agent.messages) - 2
+    assert all(len(m.content) <= 60 for m in last_prompt[2:-2])
+    assert len(last_prompt[-1].content) > 1000

@@ -1,0 +1,81 @@
+import pytest
+
+from agent.tools import ToolError, Workspace, cap, merge_definitions
+
+
+@pytest.fixture
+def ws(tmp_path):
+    (tmp_path / "m.py").write_text("import os\n\n\ndef f(x):\n    return x - 1\n\n\ndef g():\n    return 2\n")
+    return Workspace(tmp_path, timeout=5)
+
+
+def test_bash_reports_exit_code_and_times_out(ws):
+    assert ws.bash("echo hi; exit 3").endswith("[exit code 3]")
+    assert "timed out" in ws.bash("sleep 5", timeout=0.5)
+
+
+def test_cap_keeps_head_and_tail():
+    text = "a" * 5000 + "b" * 5000
+    capped = cap(text, 100)
+    assert capped.startswith("a" * 50) and capped.endswith("b" * 50) and "cut" in capped
+
+
+def test_view_numbers_lines(ws):
+    assert "   5      return x - 1" in ws.view("m.py")
+
+
+def test_replace_exact_and_undo(ws):
+    ws.replace("m.py", "return x - 1", "return x + 1")
+    assert "x + 1" in (ws.root / "m.py").read_text()
+    ws.undo("m.py")
+    assert "x - 1" in (ws.root / "m.py").read_text()
+
+
+def test_replace_requires_a_unique_match(ws):
+    with pytest.raises(ToolError, match="not found"):
+        ws.replace("m.py", "return 7", "return 8")
+    with pytest.raises(ToolError, match="2 times"):
+        ws.replace("m.py", "    return", "    return")
+
+
+def test_paths_outside_the_repository_are_refused(ws):
+    with pytest.raises(ToolError, match="outside"):
+        ws.write("../evil.py", "x = 1")
+
+
+def test_write_creates_and_undo_removes(ws):
+    ws.write("pkg/new.py", "X = 1")
+    assert (ws.root / "pkg/new.py").read_text() == "X = 1\n"
+    ws.undo("pkg/new.py")
+    assert not (ws.root / "pkg/new.py").exists()
+
+
+def test_merge_replaces_only_the_named_function(ws):
+    ws.merge_python("import math\n\ndef f(x):\n    return math.floor(x) + 1\n", "", ["m.py"])
+    text = (ws.root / "m.py").read_text()
+    assert "math.floor(x) + 1" in text and "return x - 1" not in text
+    assert "def g():\n    return 2" in text and text.count("import math") == 1
+    import ast
+    ast.parse(text)
+
+
+def test_merge_appends_new_functions():
+    merged = merge_definitions("def a():\n    return 1\n", "def b():\n    return 2\n")
+    assert "def a()" in merged and "def b()" in merged
+
+
+def test_merge_without_a_target_asks_for_a_path(ws):
+    with pytest.raises(ToolError, match="which file"):
+        ws.merge_python("def unknown():\n    pass\n", "", ["m.py"])
+
+
+def test_merge_reports_syntax_errors(ws):
+    with pytest.raises(ToolError, match="does not parse"):
+        ws.merge_python("def f(:\n", "", ["m.py"])
+
+
+def test_merged_imports_go_below_the_docstring_and_future_import():
+    source = '"""Doc."""\nfrom __future__ import annotations\n\ndef f():\n    return 1\n'
+    merged = merge_definitions(source, "import re\n\ndef f():\n    return re.escape('x')\n")
+    lines = merged.splitlines()
+    assert lines[:3] == ['"""Doc."""', "from __future__ import annotations", "import re"]
