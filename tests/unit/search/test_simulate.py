@@ -1,0 +1,77 @@
+"""The synthetic world: seeded, with the ground truth its docstring promises."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import expit
+
+from evolve.search import HGMPolicy, RandomPolicy
+from evolve.search.estimates import clade_counts
+from evolve.search.simulate import SyntheticWorld, WorldParams, _Tree, compare_policies, run_episode
+
+
+def test_world_is_seeded_and_quality_is_the_mean_pass_probability():
+    first = SyntheticWorld(WorldParams(), np.random.default_rng(1))
+    second = SyntheticWorld(WorldParams(), np.random.default_rng(1))
+    assert np.array_equal(first.difficulty, second.difficulty)
+    for _ in range(5):
+        assert first.spawn(0) == second.spawn(0)
+    assert first.skill == second.skill and first.valid == second.valid
+    expected = expit(first.skill[3] - first.difficulty).mean()
+    assert first.true_quality(3) == pytest.approx(expected)
+    assert first.pass_probability(3, 7) == pytest.approx(expit(first.skill[3] - first.difficulty[7]))
+
+
+def test_productivity_is_heritable_and_the_step_trades_off_against_it():
+    params = WorldParams(productivity_sd=0.2, step_sd=0.4, tradeoff=-0.5, invalid_rate=0.0)
+    world = SyntheticWorld(params, np.random.default_rng(0))
+    children = [world.spawn(0) for _ in range(4000)]
+    steps = np.array([world.skill[c] - world.skill[0] - world.productivity[c] for c in children])
+    deltas = np.array([world.productivity[c] for c in children])
+    assert np.corrcoef(steps, deltas)[0, 1] == pytest.approx(-0.5, abs=0.05)
+    grandchild = world.spawn(children[0])
+    assert world.productivity[grandchild] != 0.0
+    # a child's productivity is its parent's plus a fresh change: children inherit it on average
+    lineage = [0]
+    for _ in range(50):
+        lineage.append(world.spawn(lineage[-1]))
+    parent = lineage[-1]
+    offspring = [world.productivity[world.spawn(parent)] for _ in range(2000)]
+    assert np.mean(offspring) == pytest.approx(world.productivity[parent], abs=0.02)
+    assert abs(world.productivity[parent]) > 0.05  # the lineage has drifted away from the root's 0
+
+
+def test_evaluations_are_bernoulli_draws_at_the_hidden_rate():
+    world = SyntheticWorld(WorldParams(), np.random.default_rng(2))
+    rate = np.mean([world.evaluate(0, 4) for _ in range(20_000)])
+    assert rate == pytest.approx(world.pass_probability(0, 4), abs=0.015)
+
+
+def test_incremental_clade_counts_match_the_reverse_pass():
+    tree, rng = _Tree(), np.random.default_rng(0)
+    for i in range(1, 60):
+        tree.add(int(rng.integers(0, i)), bool(rng.random() < 0.8))
+    for _ in range(300):
+        tree.record(int(rng.integers(0, 60)), int(rng.integers(0, 1000)), bool(rng.random() < 0.5))
+    clade_s, clade_f = clade_counts(tree.parent, np.array(tree.s), np.array(tree.f))
+    assert clade_s.tolist() == tree.clade_s and clade_f.tolist() == tree.clade_f
+
+
+def test_run_episode_spends_the_budget_and_tracks_the_final_agent():
+    result = run_episode(HGMPolicy(), WorldParams(n_tasks=30), budget=120, seed=0)
+    assert result.evaluations == 120
+    assert result.quality_by_evals.shape == (121,) and not np.isnan(result.quality_by_evals).any()
+    assert result.quality_by_evals[-1] == pytest.approx(result.final_quality)
+    assert result.best_quality >= result.final_quality
+    assert result.nodes >= 2 and result.decisions >= 120
+
+
+def test_compare_policies_uses_the_same_worlds_for_every_policy():
+    results = compare_policies(
+        {"hgm": HGMPolicy(), "random": RandomPolicy()}, WorldParams(n_tasks=20), 40, [0, 1]
+    )
+    # before any evaluation every policy's final agent is the same root of the same world
+    for seed in (0, 1):
+        assert results["hgm"][seed].quality_by_evals[0] == results["random"][seed].quality_by_evals[0]
+    assert results["hgm"][0].quality_by_evals[0] != results["hgm"][1].quality_by_evals[0]
