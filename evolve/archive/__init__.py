@@ -1,6 +1,5 @@
 """The clade archive: agent code in git, results in SQLite, the in-memory clade tree, frames, bundles."""
 
-from evolve.archive.frames import evaluations_frame, nodes_frame
 from evolve.archive.lineage import export_lineage, import_bundle
 from evolve.archive.records import OUTCOMES, Evaluation, Job, Node, Outcome
 from evolve.archive.store import NodeNotFound, Run, RunNotFound
@@ -22,3 +21,12 @@ __all__ = [
     "import_bundle",
     "nodes_frame",
 ]
+
+
+def __getattr__(name: str):
+    # pandas is slow to import; load the frames module only when a frame is asked for.
+    if name in ("nodes_frame", "evaluations_frame"):
+        from evolve.archive import frames
+
+        return getattr(frames, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,61 @@
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+def evolve(*args):
+    return subprocess.run([sys.executable, "-m", "evolve", *map(str, args)], capture_output=True, text=True)
+
+
+@pytest.fixture
+def populated(run, build_run):
+    build_run()
+    return run
+
+
+def test_help_lists_the_commands():
+    out = evolve("--help")
+    assert out.returncode == 0
+    for command in ("config", "status", "tree", "show", "diff", "export", "import"):
+        assert command in out.stdout
+
+
+def test_status_tree_show_diff(populated):
+    path = populated.path
+    summary = json.loads(evolve("status", path, "--json").stdout)
+    assert summary["nodes"] == {"total": 4, "valid": 3, "invalid": 1}
+    assert summary["evaluations"]["pass"] == 3 and summary["evaluations"]["infra"] == 1
+    assert summary["best_node"]["id"] == "1"
+    assert "nodes: 4 (3 valid, 1 invalid)" in evolve("status", path).stdout
+    tree = evolve("tree", path).stdout.splitlines()
+    assert tree[0].startswith("0  own 1/2 (0.50)  clade 3/6 (0.50)")
+    assert any("3  own 0/0" in line and "[invalid: tests fail]" in line for line in tree)
+    shown = evolve("show", path, "1").stdout
+    assert "instructions:" in shown and "one" in shown and "t0: pass" in shown
+    assert "-v = 1\n+v = 3\n" in evolve("diff", path, "3").stdout
+    assert "-v = 0\n+v = 3\n" in evolve("diff", path, "3", "--against", "root").stdout
+
+
+def test_export_then_import(populated, tmp_path):
+    bundle = tmp_path / "run.evolve.tar.gz"
+    assert evolve("export", populated.path, "-o", bundle).returncode == 0
+    imported = evolve("import", bundle, "--dest", tmp_path / "copy")
+    assert imported.returncode == 0 and "imported 4 nodes" in imported.stdout
+    assert evolve("tree", tmp_path / "copy").stdout == evolve("tree", populated.path).stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("status", "/nonexistent/run"), "no run at /nonexistent/run"),
+        (("show", "{run}", "99"), "has no node '99'"),
+        (("diff", "{run}", "1", "--against", "77"), "has no node '77'"),
+        (("import", "/nonexistent.tar.gz", "--dest", "/tmp/x"), "no such bundle"),
+    ],
+)
+def test_errors_are_one_line_and_nonzero(populated, args, message):
+    out = evolve(*[a.format(run=populated.path) for a in args])
+    assert out.returncode == 1
+    assert out.stderr.strip().count("\n") == 0 and message in out.stderr

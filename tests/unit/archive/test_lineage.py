@@ -1,0 +1,61 @@
+import json
+import tarfile
+
+import pytest
+
+from evolve.archive import Run, export_lineage, import_bundle
+from evolve.errors import EvolveError
+
+
+def results(run):
+    return sorted((e.node, e.task, e.attempt, e.outcome, e.duration_s, e.tokens) for e in run.evaluations())
+
+
+def test_export_import_reproduces_ids_trees_and_results(run, build_run, tmp_path):
+    build_run()
+    bundle = export_lineage(run, tmp_path / "all.evolve.tar.gz")
+    with import_bundle(bundle, tmp_path / "copy") as copy:
+        assert copy.nodes() == run.nodes()
+        for node in copy.nodes():
+            assert copy.code.tree_hash(node.commit) == run.code.tree_hash(node.commit)
+        assert results(copy) == results(run)
+        assert copy.jobs() == run.jobs()
+        assert copy.exchanges_file(1).read_text() == '{"request": 1}\n'
+        assert copy.diff("3", against="root") == run.diff("3", against="root")
+        for node in run.nodes():
+            assert copy.tree().clade_counts(node.id) == run.tree().clade_counts(node.id)
+
+
+def test_export_of_one_lineage_holds_root_to_node(run, build_run, tmp_path):
+    root, a, b, c = build_run()
+    bundle = export_lineage(run, tmp_path / "c.evolve.tar.gz", c.id)
+    with import_bundle(bundle, tmp_path / "copy") as copy:
+        assert [n.id for n in copy.nodes()] == [root.id, a.id, c.id]
+        assert all(e.node in {root.id, a.id, c.id} for e in copy.evaluations())
+        # A new node added after import continues the id sequence.
+        (tmp_path / "more").mkdir()
+        (tmp_path / "more" / "agent.py").write_text("v = 9\n")
+        assert copy.add_node(tmp_path / "more", parent=c.id).id == "4"
+
+
+def test_bad_bundles_are_refused(run, build_run, tmp_path):
+    with pytest.raises(EvolveError, match="no such bundle"):
+        import_bundle(tmp_path / "absent.tar.gz", tmp_path / "x")
+    junk = tmp_path / "junk.tar.gz"
+    junk.write_bytes(b"not a tarball")
+    with pytest.raises(EvolveError, match="not an evolve bundle"):
+        import_bundle(junk, tmp_path / "y")
+    build_run()
+    bundle = export_lineage(run, tmp_path / "b.tar.gz")
+    tampered = tmp_path / "tampered.tar.gz"
+    staging = tmp_path / "staging"
+    with tarfile.open(bundle) as tar:
+        tar.extractall(staging, filter="data")
+    rows = [json.loads(line) for line in (staging / "nodes.jsonl").read_text().splitlines()]
+    rows[1]["tree"] = "0" * 40
+    (staging / "nodes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with tarfile.open(tampered, "w:gz") as tar:
+        for item in staging.iterdir():
+            tar.add(item, arcname=item.name)
+    with pytest.raises(EvolveError, match="has tree"):
+        import_bundle(tampered, tmp_path / "z")
