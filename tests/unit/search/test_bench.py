@@ -75,3 +75,17 @@ def test_cli_bench_search_table_and_bad_policy():
     assert outcome.exit_code == 0, outcome.output
     assert "hgm" in outcome.output and "10,000-node" in outcome.output
     assert runner.invoke(app, ["bench", "search", "--policies", "nope"]).exit_code != 0
+
+
+def test_cli_takes_policy_parameters_from_a_run_config(tmp_path):
+    from evolve.cli.bench import _policies_from_config
+
+    config = tmp_path / "run.toml"
+    config.write_text(
+        "[policy.hgm]\nalpha = 0.5\nmin_evals = 3\n\n[policy.dgm]\nlam = 4.0\nstages = [5, 20]\n"
+    )
+    policies = _policies_from_config(config)
+    assert policies["hgm"].params.alpha == 0.5 and policies["hgm"].params.min_evals == 3
+    assert policies["dgm"].params.lam == 4.0 and policies["greedy"].params.stages == (5, 20)
+    args = ["bench", "search", "--budget", "30", "--seeds", "1", "--json", "--config", str(config)]
+    assert CliRunner().invoke(app, args).exit_code == 0
