@@ -12,11 +12,13 @@ import typer
 from evolve.config import load_config
 from evolve.llm.embedded import ensure_embedded_model
 from evolve.llm.servers import LlamaCppServer, VLLMServer
-from evolve.llm.speed import measure_speed, round_trip
+from evolve.llm.speed import round_trip
 from evolve.llm.stack import ModelStack
 from evolve.llm.types import ROLES
 
-app = typer.Typer(name="models", help="Model endpoints: check them, fetch the embedded model.", no_args_is_help=True)
+app = typer.Typer(
+    name="models", help="Model endpoints: check them, fetch the embedded model.", no_args_is_help=True
+)
 
 
 @app.command("check")
@@ -32,12 +34,23 @@ def check(
             trip = round_trip(model)
             endpoint = getattr(model, "base_url", None) or getattr(config.models, role).provider
             if as_json:
-                typer.echo(json.dumps({"role": role, "model": model.name, "endpoint": endpoint, "reply": trip.reply,
-                                       "seconds": round(trip.seconds, 3),
-                                       "tokens_per_s": round(trip.tokens_per_s, 2)}))
+                typer.echo(
+                    json.dumps(
+                        {
+                            "role": role,
+                            "model": model.name,
+                            "endpoint": endpoint,
+                            "reply": trip.reply,
+                            "seconds": round(trip.seconds, 3),
+                            "tokens_per_s": round(trip.tokens_per_s, 2),
+                        }
+                    )
+                )
             else:
-                typer.echo(f"{role:8} {model.name} @ {endpoint}: {trip.reply!r} in {trip.seconds:.2f}s "
-                           f"({trip.tokens_per_s:.1f} tokens/s)")
+                typer.echo(
+                    f"{role:8} {model.name} @ {endpoint}: {trip.reply!r} in {trip.seconds:.2f}s "
+                    f"({trip.tokens_per_s:.1f} tokens/s)"
+                )
 
 
 @app.command("fetch-embedded")
@@ -65,8 +78,13 @@ def serve(
     if embedded and vllm:
         raise typer.BadParameter("choose --embedded or --vllm, not both")
     server = (
-        VLLMServer(vllm, replicas=replicas, tensor_parallel=tensor_parallel,
-                   gpu_memory_fraction=gpu_memory_fraction, base_port=port)
+        VLLMServer(
+            vllm,
+            replicas=replicas,
+            tensor_parallel=tensor_parallel,
+            gpu_memory_fraction=gpu_memory_fraction,
+            base_port=port,
+        )
         if vllm
         else LlamaCppServer(port=port)
     )

@@ -22,7 +22,13 @@ def _tool(schema: dict[str, Any]) -> dict[str, Any]:
 
 def _blocks(message: Message) -> list[dict[str, Any]]:
     if message.role == "tool":
-        return [{"type": "tool_result", "tool_use_id": message.tool_call_id or "", "content": message.content or ""}]
+        return [
+            {
+                "type": "tool_result",
+                "tool_use_id": message.tool_call_id or "",
+                "content": message.content or "",
+            }
+        ]
     blocks: list[dict[str, Any]] = []
     if message.content:
         blocks.append({"type": "text", "text": message.content})
@@ -35,7 +41,9 @@ def _blocks(message: Message) -> list[dict[str, Any]]:
     return blocks
 
 
-def anthropic_payload(request: ChatRequest, model: str, temperature: float, max_tokens: int) -> dict[str, Any]:
+def anthropic_payload(
+    request: ChatRequest, model: str, temperature: float, max_tokens: int
+) -> dict[str, Any]:
     """The `messages.create` arguments for an OpenAI-style request (system text lifted out,
     tool results sent as user turns, consecutive same-role turns merged)."""
     system = "\n\n".join(m.content or "" for m in request.messages if m.role == "system")
@@ -77,5 +85,7 @@ def anthropic_response(raw: Any, model: str, price: Price) -> ChatResponse:
         message=Message(role="assistant", content=text or None, tool_calls=calls),
         finish_reason=_FINISH.get(raw.stop_reason or "end_turn", "stop"),
         model=model,
-        usage=Usage(prompt_tokens=prompt, completion_tokens=completion, cost_usd=price.cost(prompt, completion)),
+        usage=Usage(
+            prompt_tokens=prompt, completion_tokens=completion, cost_usd=price.cost(prompt, completion)
+        ),
     )

@@ -171,9 +171,7 @@ class AnthropicModel:
         self._defaults = (temperature, max_tokens)
         self._retry = retry
         self._price = price_of(model)
-        self._client = anthropic.Anthropic(
-            api_key=host_key(api_key_env), timeout=timeout_s, max_retries=0
-        )
+        self._client = anthropic.Anthropic(api_key=host_key(api_key_env), timeout=timeout_s, max_retries=0)
 
     def complete(self, request: ChatRequest) -> ChatResponse:
         payload = anthropic_payload(request, self.name, *self._defaults)

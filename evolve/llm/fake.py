@@ -11,7 +11,7 @@ import json
 import threading
 from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 from evolve.llm.types import ChatRequest, ChatResponse, Message, Usage
 
@@ -27,7 +27,9 @@ class ScriptedModel:
         if not replies:
             raise ValueError("ScriptedModel needs at least one reply")
         self.name = name
-        self._replies = [r if isinstance(r, Message) else Message(role="assistant", content=r) for r in replies]
+        self._replies = [
+            r if isinstance(r, Message) else Message(role="assistant", content=r) for r in replies
+        ]
         self._lock = threading.Lock()
         self.requests: list[ChatRequest] = []
 
@@ -80,32 +82,43 @@ class FakeOpenAIServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+            def do_GET(self) -> None:
                 if self.path.rstrip("/") in ("/v1/models", "/health"):
                     self._send(200, {"object": "list", "data": [{"id": owner.model, "object": "model"}]})
                 else:
                     self._send(404, {"error": {"message": "not found"}})
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 status = owner._next_status()
                 if status != 200:
                     self._send(status, {"error": {"message": f"scripted failure {status}", "type": "fake"}})
                     return
                 words = sum(len(str(m.get("content") or "").split()) for m in body.get("messages", []))
-                self._send(200, {
-                    "id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": owner.model,
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"},
-                                 "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": words, "completion_tokens": 1, "total_tokens": words + 1},
-                })
+                self._send(
+                    200,
+                    {
+                        "id": "chatcmpl-fake",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": owner.model,
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": {"role": "assistant", "content": "ok"},
+                                "finish_reason": "stop",
+                            }
+                        ],
+                        "usage": {"prompt_tokens": words, "completion_tokens": 1, "total_tokens": words + 1},
+                    },
+                )
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: Any) -> None:
                 return
 
         return Handler
 
-    def start(self) -> FakeOpenAIServer:
+    def start(self) -> Self:
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
         return self
@@ -114,7 +127,7 @@ class FakeOpenAIServer:
         self._server.shutdown()
         self._server.server_close()
 
-    def __enter__(self) -> FakeOpenAIServer:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -13,13 +13,14 @@ import hashlib
 import json
 import os
 import secrets
+import shutil
 import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, Self
 
 from pydantic import ValidationError
 
@@ -83,7 +84,7 @@ class _Job:
     replay: ReplayBook | None
     log: ExchangeLog | None
     listener: Listener | None = None
-    usage: Usage = Usage()
+    usage: Usage = field(default_factory=Usage)
     seq: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -107,7 +108,9 @@ class Gateway:
         self._exchanges_dir = exchanges_dir
         self._sink = usage_sink
         self._replay_from = replay_from
+        self._own_socket_dir = socket_dir is None
         self._socket_dir = socket_dir or Path(tempfile.mkdtemp(prefix="evolve-gw-"))
+        self._socket_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(self._socket_dir, 0o711)  # sandboxes (uid 1000) may reach a socket they are given
         self._clock = clock
         self._jobs: dict[str, _Job] = {}
@@ -115,7 +118,7 @@ class Gateway:
         self._lock = threading.Lock()
         self._tcp: Listener | None = None
 
-    def __enter__(self) -> Gateway:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -185,6 +188,8 @@ class Gateway:
         if self._tcp is not None:
             self._tcp.close()
             self._tcp = None
+        if self._own_socket_dir:
+            shutil.rmtree(self._socket_dir, ignore_errors=True)
 
     def _job(self, job_id: str) -> _Job:
         job = self._jobs.get(job_id)

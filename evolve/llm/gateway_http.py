@@ -51,16 +51,16 @@ def _handler_class(handle: Handler, resolve: JobResolver) -> type[BaseHTTPReques
             self.end_headers()
             self.wfile.write(data)
 
-        def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+        def do_GET(self) -> None:
             self._serve("GET")
 
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             self._serve("POST")
 
         def address_string(self) -> str:  # a Unix socket peer has no address
             return "local"
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: Any) -> None:
             return  # exchanges are recorded as JSONL; per-request access logs would only add noise
 
     return RequestHandler

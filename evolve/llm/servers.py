@@ -18,7 +18,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, Self
 
 from evolve.errors import EvolveError
 from evolve.llm.embedded import QWEN_CODER_05B, ensure_embedded_model
@@ -68,7 +68,9 @@ def _die_with_parent() -> None:
 class ManagedProcess:
     """One server process: its own process group, output to a log file, health-checked."""
 
-    def __init__(self, command: Sequence[str], base_url: str, log_path: Path, env: Mapping[str, str] | None = None):
+    def __init__(
+        self, command: Sequence[str], base_url: str, log_path: Path, env: Mapping[str, str] | None = None
+    ):
         self.command = list(command)
         self.base_url = base_url
         self.log_path = log_path
@@ -80,8 +82,13 @@ class ManagedProcess:
         with self.log_path.open("ab") as log:
             try:
                 self._process = subprocess.Popen(
-                    self.command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                    env=self._env, start_new_session=True, preexec_fn=_die_with_parent,
+                    self.command,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    env=self._env,
+                    start_new_session=True,
+                    preexec_fn=_die_with_parent,  # noqa: PLW1509 (only calls prctl, async-signal-safe)
                 )
             except OSError as exc:
                 raise ServerError(f"cannot start {self.command[0]}: {exc}") from exc
@@ -97,7 +104,9 @@ class ManagedProcess:
         while time.monotonic() < deadline:
             if self._process is None or self._process.poll() is not None:
                 code = None if self._process is None else self._process.returncode
-                raise ServerError(f"{self.command[0]} exited ({code}) before it was healthy:\n{self._log_tail()}")
+                raise ServerError(
+                    f"{self.command[0]} exited ({code}) before it was healthy:\n{self._log_tail()}"
+                )
             if healthy(self.base_url):
                 return
             time.sleep(0.5)
@@ -146,7 +155,7 @@ class _ProcessServer:
             self.stop()
             raise
 
-    def __enter__(self):  # noqa: ANN204 (returns the concrete server)
+    def __enter__(self):
         self.start()  # type: ignore[attr-defined]
         return self
 
@@ -180,11 +189,23 @@ class LlamaCppServer(_ProcessServer):
     def command(self, model_path: Path, port: int) -> list[str]:
         """The server command line (prompt caching on, so a growing transcript is not re-read)."""
         return [
-            sys.executable, "-m", "llama_cpp.server",
-            "--model", str(model_path), "--model_alias", self.model,
-            "--host", self.host, "--port", str(port),
-            "--n_ctx", str(self.context_tokens), "--n_threads", str(self.threads),
-            "--cache", "true",
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(model_path),
+            "--model_alias",
+            self.model,
+            "--host",
+            self.host,
+            "--port",
+            str(port),
+            "--n_ctx",
+            str(self.context_tokens),
+            "--n_threads",
+            str(self.threads),
+            "--cache",
+            "true",
         ]
 
     def start(self) -> None:
@@ -223,9 +244,13 @@ class VLLMServer(_ProcessServer):
         needed = replicas * tensor_parallel
         gpu_list = list(gpus) if gpus is not None else list(range(needed))
         if len(gpu_list) != needed:
-            raise ServerError(f"{replicas} replicas x tensor parallel {tensor_parallel} need {needed} GPUs, got {gpu_list}")
+            raise ServerError(
+                f"{replicas} replicas x tensor parallel {tensor_parallel} need {needed} GPUs, got {gpu_list}"
+            )
         self.model = model
-        self.replica_gpus = [gpu_list[i * tensor_parallel:(i + 1) * tensor_parallel] for i in range(replicas)]
+        self.replica_gpus = [
+            gpu_list[i * tensor_parallel : (i + 1) * tensor_parallel] for i in range(replicas)
+        ]
         self.tensor_parallel = tensor_parallel
         self.gpu_memory_fraction = gpu_memory_fraction
         self.host, self.base_port = host, base_port
@@ -238,11 +263,20 @@ class VLLMServer(_ProcessServer):
     def command(self, port: int) -> list[str]:
         """One replica's command line; tool calls are parsed server-side (hermes format)."""
         return [
-            *self.executable, "serve", self.model,
-            "--host", self.host, "--port", str(port),
-            "--tensor-parallel-size", str(self.tensor_parallel),
-            "--gpu-memory-utilization", str(self.gpu_memory_fraction),
-            "--enable-auto-tool-choice", "--tool-call-parser", "hermes",
+            *self.executable,
+            "serve",
+            self.model,
+            "--host",
+            self.host,
+            "--port",
+            str(port),
+            "--tensor-parallel-size",
+            str(self.tensor_parallel),
+            "--gpu-memory-utilization",
+            str(self.gpu_memory_fraction),
+            "--enable-auto-tool-choice",
+            "--tool-call-parser",
+            "hermes",
             *self.extra_args,
         ]
 
@@ -274,7 +308,7 @@ class ExternalServer:
     def stop(self) -> None:
         return
 
-    def __enter__(self) -> ExternalServer:
+    def __enter__(self) -> Self:
         self.start()
         return self
 

@@ -44,7 +44,9 @@ class SpeedReport:
 
 
 def _ask(model: ChatModel, text: str, max_tokens: int, clock: Callable[[], float]) -> RoundTrip:
-    request = ChatRequest(messages=(Message(role="user", content=text),), temperature=0.0, max_tokens=max_tokens)
+    request = ChatRequest(
+        messages=(Message(role="user", content=text),), temperature=0.0, max_tokens=max_tokens
+    )
     started = clock()
     response = model.complete(request)
     return RoundTrip(
@@ -74,7 +76,9 @@ def measure_speed(
     nonce = nonce or str(time.time_ns())
     prefill = _ask(model, f"[{nonce}] Read this code.\n\n{_FILLER * 24}Reply with: ok", 1, clock)
     prompt_rate = prefill.prompt_tokens / prefill.seconds if prefill.seconds > 0 else 0.0
-    story = _ask(model, f"[{nonce}b] Write a long Python function that parses CSV text.", generate_tokens, clock)
+    story = _ask(
+        model, f"[{nonce}b] Write a long Python function that parses CSV text.", generate_tokens, clock
+    )
     prompt_time = story.prompt_tokens / prompt_rate if prompt_rate > 0 else 0.0
     generating = max(story.seconds - prompt_time, 1e-6)
     return SpeedReport(model.name, prompt_rate, story.completion_tokens / generating)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import ExitStack
+from typing import Self
 
 from evolve.config import ModelConfig, ModelsConfig
 from evolve.llm.client import (
@@ -43,14 +44,25 @@ def default_server(config: ModelConfig) -> ModelServer:
 def _server_key(config: ModelConfig) -> tuple[object, ...]:
     if config.provider == "embedded":
         return ("embedded",)
-    return ("vllm", config.model, config.replicas, config.tensor_parallel, config.gpu_memory_fraction, config.gpus)
+    return (
+        "vllm",
+        config.model,
+        config.replicas,
+        config.tensor_parallel,
+        config.gpu_memory_fraction,
+        config.gpus,
+    )
 
 
 def client_for(config: ModelConfig, base_urls: tuple[str, ...] = ()) -> ChatModel:
     """The client of one role; `base_urls` are the replicas of a server the stack started."""
     retry = RetryPolicy(attempts=config.max_retries + 1)
-    common = {"temperature": config.temperature, "max_tokens": config.max_tokens,
-              "timeout_s": config.timeout_s, "retry": retry}
+    common = {
+        "temperature": config.temperature,
+        "max_tokens": config.max_tokens,
+        "timeout_s": config.timeout_s,
+        "retry": retry,
+    }
     if config.provider in ("embedded", "vllm"):
         gpus = config.tensor_parallel if config.provider == "vllm" else 0
         replicas = [OpenAICompatible(url, config.model, gpus=gpus, **common) for url in base_urls]
@@ -78,7 +90,7 @@ class ModelStack:
         self.servers: dict[tuple[object, ...], ModelServer] = {}
         self.models: dict[Role, ChatModel] = {}
 
-    def start(self) -> ModelStack:
+    def start(self) -> Self:
         try:
             for role in ROLES:
                 config: ModelConfig = getattr(self._config, role)
@@ -101,7 +113,7 @@ class ModelStack:
         self._exit.close()
         self.servers.clear()
 
-    def __enter__(self) -> ModelStack:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

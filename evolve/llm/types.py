@@ -131,7 +131,11 @@ def response_to_openai(response: ChatResponse, response_id: str, created: int) -
         "created": created,
         "model": response.model,
         "choices": [
-            {"index": 0, "message": message_to_openai(response.message), "finish_reason": response.finish_reason}
+            {
+                "index": 0,
+                "message": message_to_openai(response.message),
+                "finish_reason": response.finish_reason,
+            }
         ],
         "usage": {
             "prompt_tokens": response.usage.prompt_tokens,

@@ -78,7 +78,9 @@ def test_anthropic_translation_of_system_tools_and_tool_results():
         messages=(
             Message(role="system", content="be brief"),
             Message(role="user", content="list files"),
-            Message(role="assistant", tool_calls=(ToolCall(id="t1", name="bash", arguments='{"cmd": "ls"}'),)),
+            Message(
+                role="assistant", tool_calls=(ToolCall(id="t1", name="bash", arguments='{"cmd": "ls"}'),)
+            ),
             Message(role="tool", tool_call_id="t1", content="a.py"),
         ),
         tools=({"type": "function", "function": {"name": "bash", "parameters": {"type": "object"}}},),
@@ -86,14 +88,20 @@ def test_anthropic_translation_of_system_tools_and_tool_results():
     payload = anthropic_payload(request, "claude-sonnet-4", 0.2, 100)
     assert payload["system"] == "be brief"
     assert [turn["role"] for turn in payload["messages"]] == ["user", "assistant", "user"]
-    assert payload["messages"][1]["content"][0] == {"type": "tool_use", "id": "t1", "name": "bash",
-                                                   "input": {"cmd": "ls"}}
+    assert payload["messages"][1]["content"][0] == {
+        "type": "tool_use",
+        "id": "t1",
+        "name": "bash",
+        "input": {"cmd": "ls"},
+    }
     assert payload["messages"][2]["content"][0]["type"] == "tool_result"
     assert payload["tools"][0]["input_schema"] == {"type": "object"}
 
     raw = SimpleNamespace(
-        content=[SimpleNamespace(type="text", text="running"),
-                 SimpleNamespace(type="tool_use", id="t2", name="bash", input={"cmd": "pwd"})],
+        content=[
+            SimpleNamespace(type="text", text="running"),
+            SimpleNamespace(type="tool_use", id="t2", name="bash", input={"cmd": "pwd"}),
+        ],
         usage=SimpleNamespace(input_tokens=1000, output_tokens=10),
         stop_reason="tool_use",
     )
