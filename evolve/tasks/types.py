@@ -1,0 +1,111 @@
+"""One task type for every benchmark: a repository, a problem statement, hidden tests, a reference fix."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from evolve.errors import EvolveError
+
+Split = Literal["dev", "heldout"]
+SPLITS: tuple[Split, ...] = ("dev", "heldout")
+
+DEFAULT_PROTECTED = ("conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml",
+                     "sitecustomize.py", "usercustomize.py")
+"""File names the agent's diff may not touch anywhere (they change how tests run), beside the tests dir."""
+
+
+class TaskError(EvolveError):
+    """A suite or task is missing or malformed."""
+
+
+@dataclass(frozen=True)
+class Task:
+    """A benchmark task. Files are held in memory: the suites are small (SWE-bench images carry their repo)."""
+
+    id: str
+    suite: str
+    split: Split
+    statement: str
+    """The problem the agent is given (markdown)."""
+    repo: Mapping[str, bytes]
+    """What the agent gets: relative path -> content."""
+    hidden_tests: Mapping[str, bytes]
+    """Copied into the repo (at their relative paths) only when grading; never shown to the agent."""
+    reference_patch: str
+    """A unified diff (git format) that solves the task; never shown to the agent."""
+    test_command: str
+    """Shell command run in the repo root at grading; exit 0 (and `pass_regex`, if set) means pass."""
+    tests_dir: str = "tests"
+    """Where the tests live; the agent's changes under it are dropped at grading."""
+    pass_regex: str | None = None
+    """A pattern the test output must contain to pass, beside exit status 0."""
+    image: str = "evolve-base:latest"
+    language: str = "python"
+    difficulty: str = "medium"
+    agent_timeout_s: float = 600.0
+    test_timeout_s: float = 60.0
+    protected: tuple[str, ...] = DEFAULT_PROTECTED
+    tags: tuple[str, ...] = field(default=())
+
+    def is_protected(self, path: str) -> bool:
+        """True when a change of `path` by the agent must not reach grading (tests, test configuration)."""
+        parts = path.split("/")
+        base = parts[-1]
+        tests = self.tests_dir.strip("/")
+        return (
+            path == tests or path.startswith(tests + "/") or base in self.protected
+            or base.startswith("test_") or base.endswith("_test.py") or base.endswith(".pth")
+            or path in self.hidden_tests or ".git" in parts
+        )
+
+
+def write_files(files: Mapping[str, bytes], dest: Path) -> Path:
+    """Materialise a file mapping under `dest` (created)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for rel, content in files.items():
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(content)
+    return dest
+
+
+def read_files(root: Path) -> dict[str, bytes]:
+    """Every file under `root` by relative POSIX path (skipping caches)."""
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts and ".pytest_cache" not in p.parts
+    }
+
+
+@dataclass(frozen=True)
+class TaskSuite:
+    name: str
+    tasks: tuple[Task, ...]
+
+    def __iter__(self) -> Iterator[Task]:
+        return iter(self.tasks)
+
+    def __len__(self) -> int:
+        return len(self.tasks)
+
+    def get(self, task_id: str) -> Task:
+        for task in self.tasks:
+            if task.id == task_id:
+                return task
+        raise TaskError(f"suite {self.name} has no task {task_id}")
+
+    def split(self, split: Split | None) -> TaskSuite:
+        """The tasks of one split (`None`: all)."""
+        if split is None:
+            return self
+        if split not in SPLITS:
+            raise TaskError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
+        return TaskSuite(self.name, tuple(t for t in self.tasks if t.split == split))
+
+    def select(self, ids: list[str] | None = None, limit: int | None = None) -> TaskSuite:
+        chosen = [self.get(i) for i in ids] if ids else list(self.tasks)
+        return TaskSuite(self.name, tuple(chosen[:limit] if limit is not None else chosen))

@@ -1,0 +1,1 @@
+"""shop: inventory, carts, pricing and checkout in integer cents."""

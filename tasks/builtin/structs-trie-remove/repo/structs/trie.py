@@ -1,0 +1,42 @@
+"""A prefix tree of words."""
+
+
+class Trie:
+    def __init__(self) -> None:
+        self._root: dict = {}
+
+    def insert(self, word: str) -> None:
+        node = self._root
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node["$"] = True
+
+    def __contains__(self, word: str) -> bool:
+        node = self._find(word)
+        return node is not None and "$" in node
+
+    def starts_with(self, prefix: str) -> bool:
+        return self._find(prefix) is not None
+
+    def words_with_prefix(self, prefix: str) -> list[str]:
+        """All stored words that start with `prefix`, sorted."""
+        node = self._find(prefix)
+        found: list[str] = []
+        if node is not None:
+            self._collect(node, prefix, found)
+        return sorted(found)
+
+    def _find(self, prefix: str) -> dict | None:
+        node = self._root
+        for ch in prefix:
+            if ch not in node:
+                return None
+            node = node[ch]
+        return node
+
+    def _collect(self, node: dict, prefix: str, found: list[str]) -> None:
+        for key, child in node.items():
+            if key == "$":
+                found.append(prefix)
+            else:
+                self._collect(child, prefix + key, found)

@@ -1,0 +1,1 @@
+"""todo: a command-line to-do list."""

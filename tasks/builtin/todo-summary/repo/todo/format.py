@@ -1,0 +1,16 @@
+"""How items look on the terminal."""
+
+from todo.models import Item
+
+
+def format_item(item: Item) -> str:
+    """One line: '[x] 3 (p1) Buy milk #home #shop' -- '[x]' when done, '[ ]' when not, then the id,
+    the priority as 'p<N>' in parentheses, the title, and each tag prefixed with '#'."""
+    mark = "[x]" if item.done else "[ ]"
+    tags = "".join(f" #{tag}" for tag in item.tags)
+    return f"{mark} {item.id} (p{item.priority}) {item.title}{tags}"
+
+
+def format_summary(items: list[Item]) -> str:
+    """'N items, M done'."""
+    raise NotImplementedError
