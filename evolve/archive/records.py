@@ -59,6 +59,8 @@ class Evaluation:
     log_path: str | None = None
     created: float = 0.0
     id: int | None = None
+    split: str = "dev"
+    """The task split: the search counts `dev` results; `heldout` only scores the final agent."""
 
 
 @dataclass(frozen=True)

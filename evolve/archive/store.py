@@ -138,8 +138,12 @@ class Run:
         reason: str | None = None,
         instructions: str | None = None,
         node_id: str | None = None,
+        job_id: int | None = None,
     ) -> Node:
-        """Commit `code_dir` as a new node, child of `parent` (None: a root)."""
+        """Commit `code_dir` as a new node, child of `parent` (None: a root).
+
+        With `job_id`, the expansion job that produced the node is finished in the same transaction.
+        """
         if status not in ("valid", "invalid"):
             raise ValueError(f"node status must be valid or invalid, not {status!r}")
         parent_commit = self.node(parent).commit if parent is not None else None
@@ -152,15 +156,17 @@ class Run:
         self.code.create_ref(node_id, commit)
         node = Node(node_id, parent, commit, created, origin, status, reason, instructions)
         try:
-            self.adopt_node(node)
+            self.adopt_node(node, job_id=job_id)
         except BaseException:
             self.code.delete_ref(node_id)
             raise
         return node
 
-    def adopt_node(self, node: Node) -> None:
+    def adopt_node(self, node: Node, *, job_id: int | None = None) -> None:
         """Insert the row of a node whose commit and ref already exist (importers, `add_node`)."""
         with self._transaction() as db:
+            if job_id is not None:
+                self._finish_job(db, job_id, "finished", f"node {node.id}")
             db.execute(
                 "INSERT INTO nodes (id, parent, commit_sha, created, origin, status, reason,"
                 " instructions, tokens, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -230,8 +236,14 @@ class Run:
         duration_s: float | None = None,
         tokens: int = 0,
         log_path: str | None = None,
+        split: str = "dev",
+        job_id: int | None = None,
     ) -> Evaluation:
-        """Record one graded attempt; the attempt number is the next for (node, task)."""
+        """Record one graded attempt; the attempt number is the next for (node, task).
+
+        With `job_id`, the evaluation job is finished in the same transaction, so a crash leaves
+        either both the result and the finished job or neither.
+        """
         if outcome not in OUTCOMES:
             raise ValueError(f"unknown outcome {outcome!r}; expected one of {', '.join(OUTCOMES)}")
         created = time.time()
@@ -242,33 +254,42 @@ class Run:
                 "SELECT COUNT(*) + 1 FROM evaluations WHERE node = ? AND task = ?", (node_id, task)
             ).fetchone()
             cursor = db.execute(
-                "INSERT INTO evaluations (node, task, attempt, outcome, duration_s, tokens, log_path,"
-                " created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (node_id, task, attempt, outcome, duration_s, tokens, log_path, created),
+                "INSERT INTO evaluations (node, task, split, attempt, outcome, duration_s, tokens,"
+                " log_path, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (node_id, task, split, attempt, outcome, duration_s, tokens, log_path, created),
             )
+            if job_id is not None:
+                self._finish_job(db, job_id, "finished", outcome)
         return Evaluation(node_id, task, attempt, outcome, duration_s, tokens, log_path, created,
-                          cursor.lastrowid)
+                          cursor.lastrowid, split)
 
     def adopt_evaluation(self, evaluation: Evaluation) -> None:
         """Insert an evaluation exactly as given (importers)."""
         e = evaluation
         with self._transaction() as db:
             db.execute(
-                "INSERT INTO evaluations (node, task, attempt, outcome, duration_s, tokens, log_path,"
-                " created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (e.node, e.task, e.attempt, e.outcome, e.duration_s, e.tokens, e.log_path, e.created),
+                "INSERT INTO evaluations (node, task, split, attempt, outcome, duration_s, tokens,"
+                " log_path, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (e.node, e.task, e.split, e.attempt, e.outcome, e.duration_s, e.tokens, e.log_path,
+                 e.created),
             )
 
-    def evaluations(self, node_id: str | None = None) -> list[Evaluation]:
-        if node_id is None:
-            rows = self._query("SELECT * FROM evaluations ORDER BY id")
-        else:
-            rows = self._query("SELECT * FROM evaluations WHERE node = ? ORDER BY id", (node_id,))
+    def evaluations(self, node_id: str | None = None, *, split: str | None = None) -> list[Evaluation]:
+        """Evaluations in recording order, optionally of one node and/or one split."""
+        where, params = [], []
+        if node_id is not None:
+            where.append("node = ?")
+            params.append(node_id)
+        if split is not None:
+            where.append("split = ?")
+            params.append(split)
+        clause = f" WHERE {' AND '.join(where)}" if where else ""
+        rows = self._query(f"SELECT * FROM evaluations{clause} ORDER BY id", tuple(params))
         return [schema.evaluation_from_row(r) for r in rows]
 
-    def tree(self) -> CladeTree:
-        """The clade tree rebuilt from the rows."""
-        return CladeTree.from_records(self.nodes(), self.evaluations())
+    def tree(self, split: str | None = "dev") -> CladeTree:
+        """The clade tree rebuilt from the rows, counting results of `split` (None: all)."""
+        return CladeTree.from_records(self.nodes(), self.evaluations(split=split))
 
     # -- jobs ----------------------------------------------------------------------------
 
@@ -284,13 +305,16 @@ class Run:
 
     def finish_job(self, job_id: int, state: str, detail: str | None = None) -> None:
         """Move a started job to `finished`, `failed` or `cancelled`."""
+        with self._transaction() as db:
+            self._finish_job(db, job_id, state, detail)
+
+    def _finish_job(self, db: sqlite3.Connection, job_id: int, state: str, detail: str | None) -> None:
         if state not in JOB_STATES or state == "started":
             raise ValueError(f"a job ends as finished, failed or cancelled, not {state!r}")
-        with self._transaction() as db:
-            changed = db.execute(
-                "UPDATE jobs SET state = ?, finished = ?, detail = ? WHERE id = ? AND state = 'started'",
-                (state, time.time(), detail, job_id),
-            ).rowcount
+        changed = db.execute(
+            "UPDATE jobs SET state = ?, finished = ?, detail = ? WHERE id = ? AND state = 'started'",
+            (state, time.time(), detail, job_id),
+        ).rowcount
         if not changed:
             raise EvolveError(f"job {job_id} is not a started job of run {self.path}")
 

@@ -100,3 +100,30 @@ def test_reopen_repairs_half_written_nodes(run, code):
     with Run.open(run.path) as reopened:
         assert reopened.code.refs() == {root.id: root.commit}
         assert [n.id for n in reopened.nodes()] == [root.id]
+
+
+def test_results_and_job_completion_are_one_transaction(run, code):
+    node = run.add_node(code({"a.py": "x\n"}))
+    job = run.start_job("evaluate", node.id, "t1")
+    run.record_evaluation(node.id, "t1", "pass", job_id=job.id)
+    assert run.jobs()[0].state == "finished" and run.jobs()[0].detail == "pass"
+    # A second result for the same job is refused and nothing of it is kept.
+    with pytest.raises(EvolveError):
+        run.record_evaluation(node.id, "t1", "fail", job_id=job.id)
+    assert [e.outcome for e in run.evaluations()] == ["pass"]
+    expansion = run.start_job("expand", node.id)
+    child = run.add_node(code({"a.py": "y\n"}), parent=node.id, origin="self_modify", job_id=expansion.id)
+    assert run.jobs()[1].state == "finished" and run.jobs()[1].detail == f"node {child.id}"
+    with pytest.raises(EvolveError):
+        run.add_node(code({"a.py": "z\n"}), parent=node.id, job_id=expansion.id)
+    assert [n.id for n in run.nodes()] == [node.id, child.id]
+    assert run.code.refs().keys() == {node.id, child.id}
+
+
+def test_heldout_results_do_not_feed_the_search_tree(run, code):
+    node = run.add_node(code({"a.py": "x\n"}))
+    run.record_evaluation(node.id, "t1", "pass")
+    run.record_evaluation(node.id, "h1", "fail", split="heldout")
+    assert run.tree().own_counts(node.id).total == 1
+    assert run.tree(split=None).own_counts(node.id).total == 2
+    assert [e.task for e in run.evaluations(split="heldout")] == ["h1"]
