@@ -128,6 +128,7 @@ def assemble(parts: Sequence[Path], dest: Path, spec: EmbeddedModelSpec = QWEN_C
                     while chunk := source.read(4 << 20):
                         handle.write(chunk)
         verify_model(partial, spec)
+        partial.chmod(0o644)  # readable by servers running as other users
         partial.replace(dest)
     finally:
         partial.unlink(missing_ok=True)
