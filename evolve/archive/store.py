@@ -205,6 +205,11 @@ class Run:
         if not changed:
             raise NodeNotFound(f"run {self.path} has no node {node_id!r}")
 
+    def usage_totals(self) -> tuple[int, float]:
+        """Tokens and dollars summed over all nodes."""
+        (row,) = self._query("SELECT COALESCE(SUM(tokens), 0), COALESCE(SUM(cost_usd), 0) FROM nodes")
+        return int(row[0]), float(row[1])
+
     # -- code ----------------------------------------------------------------------------
 
     def checkout(self, node_id: str, dest: Path) -> Path:
@@ -293,14 +298,23 @@ class Run:
 
     # -- jobs ----------------------------------------------------------------------------
 
-    def start_job(self, kind: str, node_id: str, task: str | None = None) -> Job:
-        """Write `started` before the work, so a crash leaves a row that resume can find."""
+    def start_job(self, kind: str, node_id: str, task: str | None = None, *, requeues: int | None = None) -> Job:
+        """Write `started` before the work, so a crash leaves a row that resume can find.
+
+        `requeues` names an interrupted (cancelled) job this one re-runs; it is marked in the same
+        transaction, so it is re-queued exactly once.
+        """
         started = time.time()
         with self._transaction() as db:
             cursor = db.execute(
                 "INSERT INTO jobs (kind, node, task, state, started) VALUES (?, ?, ?, 'started', ?)",
                 (kind, node_id, task, started),
             )
+            if requeues is not None:
+                db.execute(
+                    "UPDATE jobs SET detail = ? WHERE id = ? AND state = 'cancelled'",
+                    (f"requeued as job {cursor.lastrowid}", requeues),
+                )
         return Job(cursor.lastrowid, kind, node_id, task, "started", started)
 
     def finish_job(self, job_id: int, state: str, detail: str | None = None) -> None:

@@ -1,0 +1,73 @@
+"""A scripted worker for tests and engine benchmarks: no model, no sandbox, deterministic.
+
+It is never the default; the runner gets it only where a test or `evolve bench` passes it in.
+Each node has a pass probability derived from its id and the seed; an expansion copies the
+parent's code and appends one line; an outcome is a seeded draw per (node, task).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import zlib
+
+import numpy as np
+
+from evolve.archive.records import Job, Node
+from evolve.archive.store import Run
+from evolve.jobs import EvaluationResult, ExpansionResult
+
+
+class ScriptedWorker:
+    """Deterministic stand-in for the real worker (sandboxes + model)."""
+
+    def __init__(self, run: Run, *, seed: int = 0, delay_s: float = 0.0, invalid_every: int = 0,
+                 outcomes: dict[tuple[str, str], str] | None = None, tokens_per_job: int = 0) -> None:
+        self.run = run
+        self.seed = seed
+        self.delay_s = delay_s
+        self.invalid_every = invalid_every
+        self.outcomes = outcomes or {}
+        self.tokens_per_job = tokens_per_job
+        self.cancelled = threading.Event()
+        self._lock = threading.Lock()
+        self._expansions = 0
+
+    def _draw(self, *keys: str) -> float:
+        key = zlib.crc32("/".join((str(self.seed), *keys)).encode())
+        return float(np.random.default_rng(key).random())
+
+    def pass_probability(self, node_id: str) -> float:
+        return 0.2 + 0.6 * self._draw("quality", node_id)
+
+    def _wait(self) -> bool:
+        """Sleep the job's delay; False when cancelled meanwhile."""
+        return not self.cancelled.wait(self.delay_s) if self.delay_s else not self.cancelled.is_set()
+
+    def evaluate(self, job: Job, node: Node, task: str, split: str) -> EvaluationResult:
+        if not self._wait():
+            return EvaluationResult("infra", detail="cancelled")
+        outcome = self.outcomes.get((node.id, task))
+        if outcome is None:
+            outcome = "pass" if self._draw("eval", node.id, task) < self.pass_probability(node.id) else "fail"
+        if self.tokens_per_job:
+            self.run.add_usage(node.id, tokens=self.tokens_per_job, cost_usd=self.tokens_per_job * 1e-6)
+        return EvaluationResult(outcome, duration_s=self.delay_s, tokens=self.tokens_per_job)
+
+    def expand(self, job: Job, node: Node) -> ExpansionResult:
+        if not self._wait():
+            return ExpansionResult(None, valid=False, reason="cancelled")
+        with self._lock:
+            self._expansions += 1
+            count = self._expansions
+        child = self.run.checkout(node.id, self.run.log_dir(job.id) / "child")
+        with (child / "CHANGES").open("a") as changes:
+            changes.write(f"job {job.id}: child of {node.id}\n")
+        valid = not (self.invalid_every and count % self.invalid_every == 0)
+        if self.tokens_per_job:
+            self.run.add_usage(node.id, tokens=self.tokens_per_job, cost_usd=self.tokens_per_job * 1e-6)
+        return ExpansionResult(child, valid=valid, reason=None if valid else "scripted invalid child",
+                               instructions=f"scripted instructions {count}", tokens=self.tokens_per_job)
+
+    def cancel(self) -> None:
+        self.cancelled.set()

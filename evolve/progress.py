@@ -1,0 +1,119 @@
+"""Progress of a run: a live rich display on a terminal, a plain line log elsewhere."""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+from scipy.stats import beta
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What the runner shows after each change."""
+
+    in_flight: list[tuple[str, str, str | None]] = field(default_factory=list)
+    evaluations_used: int = 0
+    evaluations_budget: int = 0
+    nodes_valid: int = 0
+    nodes_invalid: int = 0
+    best_node: str | None = None
+    best_successes: int = 0
+    best_failures: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+    elapsed_s: float = 0.0
+    final: bool = False
+
+    @property
+    def best_interval(self) -> tuple[float, float]:
+        """The 95 % interval of the best node's pass rate under Beta(1+s, 1+f)."""
+        a, b = 1 + self.best_successes, 1 + self.best_failures
+        return float(beta.ppf(0.025, a, b)), float(beta.ppf(0.975, a, b))
+
+    @property
+    def eta_s(self) -> float | None:
+        if not self.evaluations_used:
+            return None
+        rate = self.elapsed_s / self.evaluations_used
+        return rate * max(self.evaluations_budget - self.evaluations_used, 0)
+
+    def line(self) -> str:
+        best = "-"
+        if self.best_node is not None:
+            low, high = self.best_interval
+            best = f"{self.best_node} {self.best_successes}/{self.best_successes + self.best_failures} [{low:.2f}, {high:.2f}]"
+        eta = "-" if self.eta_s is None else f"{self.eta_s / 60:.1f} min"
+        jobs = ", ".join(f"{k} {n}" + (f":{t}" if t else "") for k, n, t in self.in_flight) or "none"
+        return (
+            f"evals {self.evaluations_used}/{self.evaluations_budget}  nodes {self.nodes_valid} valid"
+            f" {self.nodes_invalid} invalid  best {best}  tokens {self.tokens}  ${self.cost_usd:.2f}"
+            f"  elapsed {self.elapsed_s / 60:.1f} min  eta {eta}  in flight: {jobs}"
+        )
+
+
+class ProgressSink(Protocol):
+    def update(self, snapshot: Snapshot) -> None: ...
+
+
+class LineProgress:
+    """One plain line per change (at most one every `min_interval_s`), for logs and pipes."""
+
+    def __init__(self, stream=None, min_interval_s: float = 5.0, clock=time.monotonic) -> None:
+        self._stream = stream or sys.stderr
+        self._interval = min_interval_s
+        self._clock = clock
+        self._last_time: float | None = None
+        self._last_line = ""
+
+    def update(self, snapshot: Snapshot) -> None:
+        line = snapshot.line()
+        now = self._clock()
+        due = self._last_time is None or now - self._last_time >= self._interval
+        if snapshot.final or (line != self._last_line and due):
+            print(line, file=self._stream, flush=True)
+            self._last_time, self._last_line = now, line
+
+
+class RichProgress:
+    """A live table for a terminal; use as a context manager around the run."""
+
+    def __init__(self, console: Console | None = None) -> None:
+        self._console = console or Console(stderr=True)
+        self._live = Live(console=self._console, refresh_per_second=2, transient=False)
+
+    def __enter__(self) -> RichProgress:
+        self._live.__enter__()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._live.__exit__(*exc_info)
+
+    def update(self, snapshot: Snapshot) -> None:
+        table = Table(show_header=False, box=None, pad_edge=False)
+        low, high = snapshot.best_interval
+        done = snapshot.best_successes + snapshot.best_failures
+        eta = "-" if snapshot.eta_s is None else f"{snapshot.eta_s / 60:.1f} min"
+        rows = [
+            ("evaluations", f"{snapshot.evaluations_used} / {snapshot.evaluations_budget}"),
+            ("nodes", f"{snapshot.nodes_valid} valid, {snapshot.nodes_invalid} invalid"),
+            ("best belief", "-" if snapshot.best_node is None else
+             f"node {snapshot.best_node}: {snapshot.best_successes}/{done} passed, 95% [{low:.2f}, {high:.2f}]"),
+            ("usage", f"{snapshot.tokens} tokens, ${snapshot.cost_usd:.2f}"),
+            ("time", f"{snapshot.elapsed_s / 60:.1f} min elapsed, eta {eta}"),
+            ("in flight", "\n".join(f"{k} node {n}" + (f" on {t}" if t else "") for k, n, t in snapshot.in_flight) or "-"),
+        ]
+        for name, value in rows:
+            table.add_row(f"[bold]{name}[/]", value)
+        self._live.update(table)
+
+
+def make_progress(console: Console | None = None) -> LineProgress | RichProgress:
+    """The live display on a terminal, a line log otherwise."""
+    console = console or Console(stderr=True)
+    return RichProgress(console) if console.is_terminal else LineProgress()

@@ -1,0 +1,289 @@
+"""The asynchronous scheduler: ask the policy, dispatch jobs, record results, enforce budgets, resume.
+
+There is no generation barrier: whenever a slot frees, the policy decides on a fresh snapshot of
+the tree. Every state change is written to the archive as it happens (`started` before the work,
+the result and the end of its job in one transaction after it), so a crash loses nothing and
+resume is a query: jobs left `started` are marked interrupted and run again, finished ones never.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass
+
+import numpy as np
+
+from evolve.archive.records import Job
+from evolve.archive.store import Run
+from evolve.config import BudgetConfig
+from evolve.executors import Executor
+from evolve.jobs import EvaluationResult, ExpansionResult, Worker
+from evolve.progress import ProgressSink, Snapshot
+from evolve.search import Evaluate, Expand, Policy, Stop
+from evolve.state import SearchState
+
+# After this many infra outcomes in a row the engine, not the agents, is broken: stop the run.
+MAX_CONSECUTIVE_INFRA = 8
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """How a run (or one session of it) ended."""
+
+    stop_reason: str
+    best_node: str | None
+    heldout_passed: int
+    heldout_total: int
+    evaluations_used: int
+    nodes: int
+
+
+def task_order(tasks: Sequence[str], seed: int) -> list[str]:
+    """The run-wide fixed random order of the search tasks (paired comparisons across nodes)."""
+    rng = np.random.default_rng([seed, 0x7A5C])
+    ordered = sorted(tasks)
+    return [ordered[i] for i in rng.permutation(len(ordered))]
+
+
+class Runner:
+    """Keeps up to `concurrency` jobs in flight until a budget or the policy stops the run."""
+
+    def __init__(
+        self,
+        run: Run,
+        policy: Policy,
+        worker: Worker,
+        executor: Executor,
+        *,
+        search_tasks: Sequence[str],
+        heldout_tasks: Sequence[str] = (),
+        budget: BudgetConfig,
+        concurrency: int,
+        seed: int,
+        progress: ProgressSink | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.run = run
+        self.policy = policy
+        self.worker = worker
+        self.executor = executor
+        self.budget = budget
+        self.concurrency = concurrency
+        self.seed = seed
+        self.progress = progress
+        self.clock = clock
+        self.heldout_tasks = list(heldout_tasks)
+        self.state = SearchState.from_run(run, task_order(search_tasks, seed))
+        self._stop = threading.Event()
+        self._cancel = threading.Event()
+        self._in_flight: dict[Future, Job] = {}
+        self._infra_streak = 0
+        self._expansions = sum(1 for j in run.jobs() if j.kind == "expand" and j.state == "finished")
+        self._jobs_started = len(run.jobs())
+        self._started_at = clock()
+
+    # -- control (safe from a signal handler) ----------------------------------------------
+
+    def request_stop(self) -> None:
+        """Start no new work; let the jobs in flight finish (first Ctrl-C)."""
+        self._stop.set()
+
+    def cancel(self) -> None:
+        """Stop now: kill the work in flight and mark its jobs cancelled (second Ctrl-C)."""
+        self._stop.set()
+        self._cancel.set()
+        self.worker.cancel()
+
+    # -- the loop --------------------------------------------------------------------------
+
+    def execute(self) -> RunOutcome:
+        """Run until a budget, the policy or the user stops it; then score the final agent."""
+        requeue = self._recover_interrupted()
+        stop_reason: str | None = None
+        while True:
+            # Interrupted jobs were admitted under the budgets before the crash: they run again
+            # even when a budget is now spent, unless the user stops the run.
+            while requeue and not self._stop.is_set() and len(self._in_flight) < self.concurrency:
+                self._dispatch(*requeue.pop(0))
+            stop_reason = stop_reason or self._budget_spent()
+            while stop_reason is None and len(self._in_flight) < self.concurrency:
+                action = self.policy.next_action(self.state.view(self.budget.evaluations), self._rng())
+                if isinstance(action, Stop):
+                    if not self._in_flight:
+                        stop_reason = action.reason
+                    break
+                self._dispatch_action(action)
+            if not self._in_flight:
+                break
+            self._collect(timeout=0.5)
+            self._report()
+            if self._cancel.is_set():
+                stop_reason = "cancelled"
+        if stop_reason != "cancelled":
+            stop_reason = stop_reason or "stopped"
+        return self._finish(stop_reason)
+
+    def _rng(self) -> np.random.Generator:
+        # One generator per decision, seeded by (run seed, jobs so far): a resumed run draws the
+        # same numbers a run that never stopped would have drawn at that point.
+        return np.random.default_rng([self.seed, self._jobs_started])
+
+    def _budget_spent(self) -> str | None:
+        budget = self.budget
+        if self._stop.is_set():
+            return "stop requested"
+        if self.state.used >= budget.evaluations:
+            return f"evaluation budget spent ({self.state.used}/{budget.evaluations})"
+        if budget.expansions is not None and self._expansions_started() >= budget.expansions:
+            return f"expansion budget spent ({budget.expansions})"
+        tokens, dollars = self.run.usage_totals()
+        if budget.tokens is not None and tokens >= budget.tokens:
+            return f"token budget spent ({tokens}/{budget.tokens})"
+        if budget.dollars is not None and dollars >= budget.dollars:
+            return f"dollar budget spent (${dollars:.2f}/${budget.dollars:.2f})"
+        if budget.wall_clock_s is not None and self.clock() - self._started_at >= budget.wall_clock_s:
+            return f"wall-clock budget spent ({budget.wall_clock_s:.0f} s)"
+        if self._infra_streak >= MAX_CONSECUTIVE_INFRA:
+            return f"{self._infra_streak} infrastructure failures in a row (Docker or the model server)"
+        return None
+
+    def _expansions_started(self) -> int:
+        return self._expansions + len(self.state.pending_expansions)
+
+    def _recover_interrupted(self) -> list[tuple[str, str, str | None, int | None]]:
+        """Mark jobs a dead process left `started` as interrupted; return what must run again."""
+        for job in self.run.jobs("started"):
+            self.run.finish_job(job.id, "cancelled", "interrupted")
+        queue = []
+        for job in self.run.jobs("cancelled"):
+            if (job.detail or "").startswith("requeued"):
+                continue
+            if job.kind == "evaluate" and job.task in self.state.evaluated(job.node):
+                continue
+            queue.append((job.kind, job.node, job.task, job.id))
+        return queue
+
+    def _dispatch_action(self, action: Evaluate | Expand) -> None:
+        if isinstance(action, Evaluate):
+            self._dispatch("evaluate", str(action.node), str(action.task), None)
+        else:
+            self._dispatch("expand", str(action.node), None, None)
+
+    def _dispatch(self, kind: str, node_id: str, task: str | None, requeues: int | None) -> None:
+        job = self.run.start_job(kind, node_id, task, requeues=requeues)
+        self._jobs_started += 1
+        node = self.run.node(node_id)
+        if kind == "evaluate":
+            self.state.pending_evaluations[job.id] = (node_id, task)
+            future = self.executor.submit(self.worker.evaluate, job, node, task, "dev")
+        else:
+            self.state.pending_expansions[job.id] = node_id
+            future = self.executor.submit(self.worker.expand, job, node)
+        self._in_flight[future] = job
+
+    def _collect(self, timeout: float) -> None:
+        done, _ = wait(list(self._in_flight), timeout=timeout, return_when=FIRST_COMPLETED)
+        for future in done:
+            job = self._in_flight.pop(future)
+            self.state.pending_evaluations.pop(job.id, None)
+            self.state.pending_expansions.pop(job.id, None)
+            if self._cancel.is_set():
+                self.run.finish_job(job.id, "cancelled", "cancelled by the user")
+                continue
+            error = future.exception()
+            if error is not None:
+                # A worker bug or an unexpected failure: the job failed, the run goes on.
+                self.run.finish_job(job.id, "failed", f"{type(error).__name__}: {error}")
+                self._infra_streak += 1
+                continue
+            result = future.result()
+            if isinstance(result, EvaluationResult):
+                self._record_evaluation(job, result)
+            else:
+                self._record_expansion(job, result)
+
+    def _record_evaluation(self, job: Job, result: EvaluationResult) -> None:
+        self.run.record_evaluation(
+            job.node, job.task, result.outcome, duration_s=result.duration_s, tokens=result.tokens,
+            log_path=result.log_path, split="dev", job_id=job.id,
+        )
+        self.state.add_result(job.node, job.task, result.outcome)
+        self._infra_streak = self._infra_streak + 1 if result.outcome == "infra" else 0
+
+    def _record_expansion(self, job: Job, result: ExpansionResult) -> None:
+        valid = result.valid and result.code_dir is not None
+        code_dir = result.code_dir
+        if code_dir is None:
+            code_dir = self.run.checkout(job.node, self.run.log_dir(job.id) / "parent-code")
+        node = self.run.add_node(
+            code_dir, parent=job.node, origin="self_modify", status="valid" if valid else "invalid",
+            reason=None if valid else (result.reason or "no child code"),
+            instructions=result.instructions, job_id=job.id,
+        )
+        self.state.add_node(node)
+        self._expansions += 1
+        self._infra_streak = 0
+
+    # -- the end ---------------------------------------------------------------------------
+
+    def _finish(self, stop_reason: str) -> RunOutcome:
+        view = self.state.view(self.budget.evaluations)
+        best = self.policy.best(view)
+        passed = total = 0
+        # A user's stop skips the held-out scoring too; `evolve run --resume` does it.
+        if best is not None and self.heldout_tasks and not self._stop.is_set():
+            passed, total = self._score_heldout(str(best))
+        self._report(final=True)
+        return RunOutcome(stop_reason, None if best is None else str(best), passed, total,
+                          self.state.used, len(self.state.tree))
+
+    def _score_heldout(self, node_id: str) -> tuple[int, int]:
+        """Evaluate the final agent on every held-out task it has no counted result for yet."""
+        done = {e.task: e.outcome for e in self.run.evaluations(node_id, split="heldout") if e.outcome != "infra"}
+        node = self.run.node(node_id)
+        pending: dict[Future, Job] = {}
+        for task in self.heldout_tasks:
+            if task in done:
+                continue
+            job = self.run.start_job("evaluate", node_id, task)
+            pending[self.executor.submit(self.worker.evaluate, job, node, task, "heldout")] = job
+        for future, job in pending.items():
+            error = future.exception()
+            if error is not None:
+                self.run.finish_job(job.id, "failed", f"{type(error).__name__}: {error}")
+                continue
+            result = future.result()
+            self.run.record_evaluation(
+                node_id, job.task, result.outcome, duration_s=result.duration_s, tokens=result.tokens,
+                log_path=result.log_path, split="heldout", job_id=job.id,
+            )
+            if result.outcome != "infra":
+                done[job.task] = result.outcome
+        return sum(outcome == "pass" for outcome in done.values()), len(self.heldout_tasks)
+
+    def _report(self, final: bool = False) -> None:
+        if self.progress is None:
+            return
+        view = self.state.view(self.budget.evaluations)
+        tokens, dollars = self.run.usage_totals()
+        best = self.policy.best(view)
+        best_counts = self.state.tree.own_counts(str(best)) if best is not None else None
+        self.progress.update(
+            Snapshot(
+                in_flight=[(job.kind, job.node, job.task) for job in self._in_flight.values()],
+                evaluations_used=self.state.used,
+                evaluations_budget=self.budget.evaluations,
+                nodes_valid=int(view.valid.sum()),
+                nodes_invalid=int((~view.valid).sum()),
+                best_node=None if best is None else str(best),
+                best_successes=best_counts.successes if best_counts else 0,
+                best_failures=best_counts.failures if best_counts else 0,
+                tokens=tokens,
+                cost_usd=dollars,
+                elapsed_s=self.clock() - self._started_at,
+                final=final,
+            )
+        )
