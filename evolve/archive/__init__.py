@@ -1,6 +1,13 @@
 """The clade archive: agent code in git, results in SQLite, the in-memory clade tree, frames, bundles."""
 
-from evolve.archive.lineage import export_lineage, import_bundle
+from evolve.archive.lineage import (
+    ImportProblem,
+    ImportReport,
+    export_lineage,
+    import_bundle,
+    import_dgm_run,
+    import_hgm_run,
+)
 from evolve.archive.records import OUTCOMES, Evaluation, Job, Node, Outcome
 from evolve.archive.store import NodeNotFound, Run, RunNotFound
 from evolve.archive.tree import CladeTree, Counts
@@ -10,6 +17,8 @@ __all__ = [
     "CladeTree",
     "Counts",
     "Evaluation",
+    "ImportProblem",
+    "ImportReport",
     "Job",
     "Node",
     "NodeNotFound",
@@ -19,6 +28,8 @@ __all__ = [
     "evaluations_frame",
     "export_lineage",
     "import_bundle",
+    "import_dgm_run",
+    "import_hgm_run",
     "nodes_frame",
 ]
 

@@ -15,10 +15,20 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from evolve.archive.importers import ImportProblem, ImportReport, import_dgm_run, import_hgm_run
 from evolve.archive.records import Evaluation, Job, Node
 from evolve.archive.store import Run
 from evolve.config import parse_config
 from evolve.errors import EvolveError
+
+__all__ = [
+    "ImportProblem",
+    "ImportReport",
+    "export_lineage",
+    "import_bundle",
+    "import_dgm_run",
+    "import_hgm_run",
+]
 
 BUNDLE_FORMAT = "evolve-bundle"
 BUNDLE_VERSION = 1

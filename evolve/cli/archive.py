@@ -59,12 +59,21 @@ def export(
 
 
 def import_(
-    bundle: Path = typer.Argument(..., help="A bundle written by `evolve export`."),
+    bundle: Path = typer.Argument(..., help="A bundle written by `evolve export`, or a DGM/HGM run directory."),
     dest: Path = typer.Option(..., "--dest", help="Run directory to create."),
+    source: str = typer.Option("bundle", "--from", help="bundle, dgm or hgm (a published run directory)."),
+    initial_code: Path | None = typer.Option(
+        None, "--initial-code", help="The code a DGM/HGM run started from (HGM default: RUN_DIR/initial/src)."
+    ),
 ) -> None:
-    """Create a run from a lineage bundle (same node ids, tree hashes and results)."""
-    with import_bundle(bundle, dest) as run:
-        typer.echo(f"imported {len(run.nodes())} nodes into {run.path}")
+    """Create a run from a lineage bundle, or from a DGM or HGM run directory (`--from dgm|hgm`)."""
+    if source == "bundle":
+        with import_bundle(bundle, dest) as run:
+            typer.echo(f"imported {len(run.nodes())} nodes into {run.path}")
+        return
+    from evolve.cli.imports import import_published
+
+    import_published(source, bundle, dest, initial_code)
 
 
 def register(app: typer.Typer) -> None:
