@@ -124,7 +124,11 @@ def _apply(code: Path, patch: str, scratch: Path) -> str | None:
     patch_file = scratch / "model_patch.diff"
     patch_file.write_text(patch, encoding="utf-8")
     done = subprocess.run(
-        ["git", "apply", "--whitespace=nowarn", str(patch_file)], check=False, cwd=code, capture_output=True, text=True
+        ["git", "apply", "--whitespace=nowarn", str(patch_file)],
+        check=False,
+        cwd=code,
+        capture_output=True,
+        text=True,
     )
     shutil.rmtree(code / ".git")
     if done.returncode == 0:
@@ -159,7 +163,9 @@ def _import(sources: dict[str, _Source], initial_code: Path, dest: Path, kind: s
     children: dict[str | None, list[str]] = {}
     for source in sources.values():
         if source.parent is not None and source.parent not in sources:
-            problems.append(ImportProblem(source.id, f"parent {source.parent!r} has no node directory; not imported"))
+            problems.append(
+                ImportProblem(source.id, f"parent {source.parent!r} has no node directory; not imported")
+            )
             continue
         children.setdefault(source.parent, []).append(source.id)
     name = re.sub(r"[^A-Za-z0-9._-]", "-", dest.name).lstrip("._-") or f"{kind}-import"
@@ -196,9 +202,18 @@ def _import(sources: dict[str, _Source], initial_code: Path, dest: Path, kind: s
                         problems.append(ImportProblem(source.id, reason))
                 instructions = source.metadata.get("problem_statement") or None
                 parent = ids[source.parent] if source.parent is not None else None
-                run.add_node(code, parent=parent, origin=source.origin, status=status, reason=reason,
-                             instructions=instructions, node_id=ids[source.id])
-                evaluations += _record_performance(run, ids[source.id], source.metadata.get("overall_performance") or {})
+                run.add_node(
+                    code,
+                    parent=parent,
+                    origin=source.origin,
+                    status=status,
+                    reason=reason,
+                    instructions=instructions,
+                    node_id=ids[source.id],
+                )
+                evaluations += _record_performance(
+                    run, ids[source.id], source.metadata.get("overall_performance") or {}
+                )
     except BaseException:
         run.close()
         raise
@@ -215,7 +230,9 @@ def import_dgm_run(run_dir: Path | str, initial_code: Path | str, dest: Path | s
     """
     run_dir = Path(run_dir)
     generations = (
-        load_concatenated_json(run_dir / "dgm_metadata.jsonl") if (run_dir / "dgm_metadata.jsonl").is_file() else []
+        load_concatenated_json(run_dir / "dgm_metadata.jsonl")
+        if (run_dir / "dgm_metadata.jsonl").is_file()
+        else []
     )
     children = {c for g in generations for c in g.get("children", [])}
     compiled = {c for g in generations for c in g.get("children_compiled", [])}
@@ -257,7 +274,8 @@ def import_hgm_run(run_dir: Path | str, initial_code: Path | str | None, dest: P
             rejected = "not in HGM's tree (sample_child failed)"
         elif node_id in tree_parent and tree_parent[node_id] != parent:
             raise EvolveError(
-                f"{directory}: parent_commit {parent!r} but hgm_metadata.jsonl says parent {tree_parent[node_id]!r}"
+                f"{directory}: parent_commit {parent!r} but hgm_metadata.jsonl says "
+                f"parent {tree_parent[node_id]!r}"
             )
         origin = f"hgm:{node_id}" + (f"#{hgm_id[node_id]}" if node_id in hgm_id else "")
         sources[node_id] = _Source(node_id, parent, metadata, patch, origin, rejected)
