@@ -1,6 +1,9 @@
-"""Fresh Docker sandboxes for grading (no model channel, trusted code only until the diff is applied)."""
+"""Fresh Docker sandboxes for grading and for agent jobs (evolve.sandbox's DockerSandbox, with limits)."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
 
 from evolve.sandbox.docker_backend import DockerSandbox
 from evolve.sandbox.types import SandboxLimits
@@ -10,3 +13,15 @@ GRADING_LIMITS = SandboxLimits(cpus=2.0, memory="4g", pids=1024, wall_clock_s=36
 
 def grading_sandbox(image: str, job: str, *, run_id: str = "tasks", limits: SandboxLimits = GRADING_LIMITS) -> DockerSandbox:
     return DockerSandbox.create(image, run_id=run_id, job_id=job, limits=limits)
+
+
+@dataclass(frozen=True)
+class DockerSandboxes:
+    """A `SandboxMaker` (evolve.evaluate): one fresh labelled container per call."""
+
+    run_id: str
+    limits: SandboxLimits = SandboxLimits()
+
+    def __call__(self, image: str, job: str, *, gateway_socket: Path | None = None) -> DockerSandbox:
+        return DockerSandbox.create(image, run_id=self.run_id, job_id=job, limits=self.limits,
+                                    gateway_socket=gateway_socket)

@@ -71,9 +71,13 @@ class Agent:
         self.steps += 1
         tools = TOOL_SCHEMAS if self.config.native_tools else None
         reply = self.model.query(self.trimmed(), tools)
+        repeated = any(m.role == "assistant" and m.content == reply.content and m.tool_calls == reply.tool_calls
+                       for m in self.messages[-4:])
         self.add(Message("assistant", reply.content, reply.tool_calls))
         try:
             action = parse_reply(reply)
+            if repeated and action.kind != "done":
+                raise FormatError(prompts.REPEATED)
             observation = self.execute(action, view)
         except (FormatError, ToolError) as exc:
             action, observation = Action("error", call_id=_first_call(reply)), str(exc)
@@ -99,7 +103,8 @@ class Agent:
         if ok and not self.baseline_ok:
             self.log({"event": "solved", "detail": "checks pass after the edit"})
             raise Submitted()
-        return prompts.EDIT_RESULT.format(result=result, check=view.check_command, output=output)
+        hint = prompts.CHECKS_PASS if ok else ""
+        return prompts.EDIT_RESULT.format(result=result, check=view.check_command, output=output) + hint
 
     def finish(self, view: RepoView) -> str:
         if self.workspace.edits == 0 and self.refusals < self.config.done_refusals:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import subprocess
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -98,6 +99,7 @@ class Workspace:
 
     def merge_python(self, code: str, name: str, candidates: list[str]) -> str:
         """Put the functions/classes of `code` into a file: replace same-named definitions, add new ones."""
+        code = textwrap.dedent(code)
         try:
             tree = ast.parse(code)
         except SyntaxError as exc:
@@ -109,6 +111,11 @@ class Workspace:
             target = self.path(candidate)
             if target.exists() and defs & _defined(target.read_text()):
                 return self.write(candidate, merge_definitions(target.read_text(), code))
+        for candidate in ([name] if name else candidates):
+            target = self.path(candidate)
+            merged = merge_methods(target.read_text(), tree, code) if target.exists() else None
+            if merged is not None:
+                return self.write(candidate, merged)
         if name:
             return self.write(name, merge_definitions(self.path(name).read_text(), code))
         raise ToolError("I could not tell which file this code belongs to; start the block with ```python path/to/file.py")
@@ -162,3 +169,26 @@ def merge_definitions(source: str, code: str) -> str:
 def _start(node: ast.stmt) -> int:
     decorators = getattr(node, "decorator_list", [])
     return min([node.lineno] + [d.lineno for d in decorators])
+
+
+def merge_methods(source: str, tree: ast.Module, code: str) -> str | None:
+    """Replace methods of one class by the functions in `code` (re-indented); None when they match no class."""
+    funcs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    try:
+        old_tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    if not funcs:
+        return None
+    new_lines, lines = code.splitlines(), source.splitlines()
+    for cls in (n for n in old_tree.body if isinstance(n, ast.ClassDef)):
+        methods = {m.name: m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        if not all(f.name in methods for f in funcs):
+            continue
+        for func in sorted(funcs, key=lambda f: methods[f.name].lineno, reverse=True):
+            method = methods[func.name]
+            indent = " " * method.col_offset
+            text = [indent + line if line.strip() else "" for line in new_lines[_start(func) - 1: func.end_lineno]]
+            lines[_start(method) - 1: method.end_lineno] = text
+        return "\n".join(lines) + "\n"
+    return None

@@ -79,10 +79,24 @@ def test_native_tool_calls_get_tool_messages(repo):
 
 
 def test_old_messages_are_trimmed(repo):
-    agent, model = make(repo, ["```bash\npython3 -c 'print(\"x\" * 2000)'\n```"] * 6, max_steps=6, keep_last=2,
-                        trimmed_chars=50)
+    agent, model = make(repo, [f"```bash\npython3 -c 'print(\"x\" * 2000)' # {i}\n```" for i in range(6)],
+                        max_steps=6, keep_last=2, trimmed_chars=50)
     agent.run("Fix add in calc.py")
     last_prompt = model.seen[-1]
     assert len(last_prompt) == len(agent.messages) - 2
     assert all(len(m.content) <= 60 for m in last_prompt[2:-2])
     assert len(last_prompt[-1].content) > 1000
+
+
+def test_a_repeated_reply_is_pointed_out_and_not_run_again(repo):
+    agent, model = make(repo, ["```bash\necho hi >> log.txt\n```"] * 3, max_steps=3)
+    agent.run("Fix add in calc.py")
+    assert "same reply" in model.seen[2][-1].content
+    assert (repo / "log.txt").read_text() == "hi\n"
+
+
+def test_checks_passing_after_an_edit_invite_done(tmp_path):
+    (tmp_path / "m.py").write_text("def f():\n    return 1\n")
+    agent, model = make(tmp_path, ["```python m.py\ndef f():\n    return 2\n```", "```done\n```"])
+    assert agent.run("f in m.py should return 2") == "submitted"
+    assert "reply ```done" in model.seen[1][-1].content

@@ -79,3 +79,12 @@ def test_merged_imports_go_below_the_docstring_and_future_import():
     merged = merge_definitions(source, "import re\n\ndef f():\n    return re.escape('x')\n")
     lines = merged.splitlines()
     assert lines[:3] == ['"""Doc."""', "from __future__ import annotations", "import re"]
+
+
+def test_merge_replaces_a_method_and_reindents(tmp_path):
+    (tmp_path / "c.py").write_text("class C:\n    def a(self):\n        return 1\n\n    def b(self):\n        raise NotImplementedError\n")
+    ws = Workspace(tmp_path)
+    ws.merge_python("    def b(self):\n        return self.a() + 1\n", "", ["c.py"])
+    namespace = {}
+    exec((tmp_path / "c.py").read_text(), namespace)
+    assert namespace["C"]().b() == 2

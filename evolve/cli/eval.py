@@ -1,0 +1,87 @@
+"""`evolve eval`: evaluate one agent (the seed, or RUN:NODE) on a suite; print a per-task table and the pass rate."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from evolve.errors import EvolveError
+
+
+def register(app: typer.Typer) -> None:
+    app.command("eval")(eval_command)
+
+
+def open_agent(agent: str, archive: Path, config) -> tuple[object, str]:
+    """(run, node id) for `seed` (a fresh run holding only the seed) or `RUN:NODE` (an existing run)."""
+    from evolve.archive.store import Run
+    from evolve.seed import copy_seed
+
+    if agent == "seed":
+        run = Run.create(archive / time.strftime("eval-seed-%Y%m%d-%H%M%S"), config)
+        with tempfile.TemporaryDirectory() as tmp:
+            node = run.add_node(copy_seed(Path(tmp) / "seed"), origin="seed")
+        return run, node.id
+    run_path, sep, node_id = agent.rpartition(":")
+    if not sep or not run_path or not node_id:
+        raise EvolveError(f"--agent must be 'seed' or RUN:NODE, not {agent!r}")
+    run = Run.open(run_path)
+    run.node(node_id)
+    return run, node_id
+
+
+def eval_command(
+    agent: Annotated[str, typer.Option(help="'seed', or RUN:NODE (a run directory and a node id)")] = "seed",
+    suite: Annotated[str, typer.Option(help="task suite")] = "builtin",
+    split: Annotated[Optional[str], typer.Option(help="dev or heldout (default: all)")] = None,
+    limit: Annotated[Optional[int], typer.Option(help="evaluate only the first N tasks")] = None,
+    task: Annotated[Optional[list[str]], typer.Option(help="evaluate only these task ids")] = None,
+    config: Annotated[Optional[Path], typer.Option(help="run config TOML (models, sandbox limits)")] = None,
+    steps: Annotated[int, typer.Option(help="the agent's step cap")] = 20,
+    archive: Annotated[Path, typer.Option(help="where a seed evaluation run is created")] = Path("archive"),
+    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object at the end")] = False,
+) -> None:
+    """Evaluate one agent on a suite (Docker sandboxes, the configured models through the gateway)."""
+    from evolve.config import RunConfig, load_config
+    from evolve.evaluate import EvalSettings, evaluate_all
+    from evolve.llm.gateway import Gateway
+    from evolve.llm.stack import ModelStack
+    from evolve.sandbox.types import SandboxLimits
+    from evolve.tasks import load_suite
+    from evolve.tasks.docker import DockerSandboxes
+
+    cfg = load_config(config) if config else RunConfig()
+    tasks = list(load_suite(suite).split(split).select(task, limit))  # type: ignore[arg-type]
+    run, node_id = open_agent(agent, archive, cfg)
+    console = Console(highlight=False, stderr=as_json)
+    console.print(f"evaluating {agent} (run {run.path}, node {node_id}) on {len(tasks)} tasks of {suite}")
+    limits = SandboxLimits(cpus=cfg.sandbox.cpus, memory=cfg.sandbox.memory, pids=cfg.sandbox.pids,
+                           wall_clock_s=cfg.sandbox.timeout_s, output_limit_bytes=cfg.sandbox.output_limit_bytes)
+    table = Table("task", "outcome", "s", "tokens", "detail")
+
+    def show(result) -> None:
+        console.print(f"  {result.task_id}: {result.outcome} ({result.duration_s:.0f} s, {result.tokens} tokens)")
+        table.add_row(result.task_id, result.outcome, f"{result.duration_s:.0f}", str(result.tokens),
+                      result.detail[:60])
+
+    with ModelStack(cfg.models) as stack, Gateway(stack.models, exchanges_dir=run.path / "exchanges",
+                                                  usage_sink=run) as gateway:
+        results = evaluate_all(run, node_id, tasks, sandboxes=DockerSandboxes(run.id, limits), gateway=gateway,
+                               settings=EvalSettings(budget_steps=steps), on_result=show)
+    counted = [r for r in results if r.outcome != "infra"]
+    passed = sum(r.outcome == "pass" for r in counted)
+    rate = passed / len(counted) if counted else 0.0
+    console.print(table)
+    console.print(f"pass rate {passed}/{len(counted)} = {rate:.0%} (infra: {len(results) - len(counted)}); "
+                  f"logs under {run.path / 'logs'}")
+    if as_json:
+        typer.echo(json.dumps({"run": str(run.path), "node": node_id, "suite": suite, "tasks": len(results),
+                               "passed": passed, "infra": len(results) - len(counted), "pass_rate": rate,
+                               "outcomes": {r.task_id: r.outcome for r in results}}))

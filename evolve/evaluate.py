@@ -1,0 +1,176 @@
+"""Evaluate one agent (a node) on one task: solve in a fresh sandbox, grade in a second one (DESIGN.md §4).
+
+The agent sandbox gets the node's code at /work/agent, the task repo at /work/repo (a git repo, so
+the diff can be taken), the statement at /work/problem.md and the gateway channel; it never sees the
+hidden tests. Grading (evolve.tasks.grading) applies the filtered diff to a clean repo elsewhere.
+Every attempt is a job in the archive; an `infra` failure is retried and never counts against the agent.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from evolve.archive.store import Run
+from evolve.sandbox.types import Sandbox, SandboxLimits, SandboxUnavailable
+from evolve.tasks.grading import GradeItem, grade_in
+from evolve.tasks.types import Task, write_files
+
+AGENT_DIR, REPO_DIR, PROBLEM, TRANSCRIPT = "/work/agent", "/work/repo", "/work/problem.md", "/work/transcript.jsonl"
+_GIT = ["git", "-c", "user.name=evolve", "-c", "user.email=evolve@localhost", "-c", "core.autocrlf=false"]
+
+
+class SandboxMaker(Protocol):
+    """Makes a fresh sandbox from `image`, labelled with `job`, optionally with the model channel mounted."""
+
+    def __call__(self, image: str, job: str, *, gateway_socket: Path | None = None) -> Sandbox: ...
+
+
+class Channel(Protocol):
+    socket_path: Path
+
+    def sandbox_env(self) -> dict[str, str]: ...
+
+
+class Usage(Protocol):
+    prompt_tokens: int
+    completion_tokens: int
+
+
+class Channels(Protocol):
+    """The model gateway as evaluation uses it (`evolve.llm.gateway.Gateway` fits)."""
+
+    def open_job(self, job_id: str | int, node_id: str, role: str, token_budget: int) -> Channel: ...
+
+    def close_job(self, job_id: str | int) -> Usage: ...
+
+
+@dataclass(frozen=True)
+class EvalSettings:
+    budget_steps: int = 20
+    """Step cap passed to the agent (`--budget-steps`)."""
+    token_budget: int = 300_000
+    """Tokens the gateway serves to one solve job."""
+    infra_retries: int = 2
+    """Extra attempts after an `infra` outcome."""
+    tool_protocol: str = "text"
+    """`text` (fenced blocks, small models) or `native` (OpenAI tool calls); `EVOLVE_TOOL_PROTOCOL`."""
+
+
+@dataclass(frozen=True)
+class EvalResult:
+    task_id: str
+    outcome: str
+    detail: str
+    duration_s: float
+    tokens: int
+    log_dir: Path | None
+
+
+@dataclass(frozen=True)
+class _Attempt:
+    outcome: str
+    detail: str
+    tokens: int
+
+
+def evaluate(run: Run, node_id: str, task: Task, *, sandboxes: SandboxMaker, gateway: Channels,
+             settings: EvalSettings = EvalSettings()) -> EvalResult:
+    """Run `node_id`'s agent on `task`, grade it, record the evaluation; retries `infra` attempts."""
+    for attempt in range(settings.infra_retries + 1):
+        job = run.start_job("evaluate", node_id, task=task.id)
+        log_dir = run.log_dir(job.id)
+        start = time.monotonic()
+        try:
+            result = _attempt(run, node_id, task, str(job.id), log_dir, sandboxes, gateway, settings)
+        except SandboxUnavailable as exc:
+            result = _Attempt("infra", f"sandbox failed: {exc}", 0)
+        duration = time.monotonic() - start
+        (log_dir / "outcome.json").write_text(json.dumps({"outcome": result.outcome, "detail": result.detail,
+                                                          "tokens": result.tokens, "duration_s": duration}))
+        if result.outcome == "infra" and attempt < settings.infra_retries:
+            run.finish_job(job.id, "failed", result.detail)
+            continue
+        run.record_evaluation(node_id, task.id, result.outcome, duration_s=duration, tokens=result.tokens,
+                              log_path=str(log_dir), split=task.split, job_id=job.id)
+        return EvalResult(task.id, result.outcome, result.detail, duration, result.tokens, log_dir)
+    raise AssertionError("unreachable: the last attempt always records")
+
+
+def _attempt(run: Run, node_id: str, task: Task, job: str, log_dir: Path, sandboxes: SandboxMaker,
+             gateway: Channels, settings: EvalSettings) -> _Attempt:
+    with tempfile.TemporaryDirectory(prefix="evolve-eval-") as tmp:
+        code = run.checkout(node_id, Path(tmp) / "agent")
+        repo = write_files(task.repo, Path(tmp) / "repo")
+        channel = gateway.open_job(job, node_id, "solve", settings.token_budget)
+        try:
+            solved = _solve(task, job, code, repo, log_dir, sandboxes, channel, settings)
+        finally:
+            usage = gateway.close_job(job)
+    tokens = usage.prompt_tokens + usage.completion_tokens
+    if solved.outcome == "infra":
+        return _Attempt("infra", solved.detail, tokens)
+    if tokens == 0 and "model_error" in solved.detail:
+        return _Attempt("infra", "the model never answered: " + solved.detail, tokens)
+    patch = (log_dir / "diff.patch").read_text()
+    with sandboxes(task.image, f"{job}-grade") as grader:
+        (grade,) = grade_in(grader, [GradeItem(task.id, task, patch)])
+    (log_dir / "grade.log").write_text(f"{grade.outcome}: {grade.detail}\ndropped: {list(grade.dropped)}\n\n"
+                                       f"{grade.output}")
+    if grade.outcome == "pass":
+        return _Attempt("pass", grade.detail, tokens)
+    if solved.outcome in {"timeout", "error"}:
+        return _Attempt(solved.outcome, solved.detail, tokens)
+    return _Attempt(grade.outcome, grade.detail, tokens)
+
+
+def _solve(task: Task, job: str, code: Path, repo: Path, log_dir: Path, sandboxes: SandboxMaker,
+           channel: Channel, settings: EvalSettings) -> _Attempt:
+    """Run the agent; leaves diff.patch, agent.log and transcript.jsonl in `log_dir`."""
+    with sandboxes(task.image, job, gateway_socket=channel.socket_path) as box:
+        box.put_dir(code, AGENT_DIR)
+        box.put_dir(repo, REPO_DIR)
+        box.write_file(PROBLEM, task.statement)
+        init = box.exec(["bash", "-c", f"{' '.join(_GIT)} init -q && {' '.join(_GIT)} add -A && "
+                         f"{' '.join(_GIT)} commit -qm task && git rev-parse HEAD"], cwd=REPO_DIR, timeout=60)
+        if not init.ok:
+            return _Attempt("infra", f"cannot set up the task repo: {init.stderr[-500:]}", 0)
+        base = init.stdout.strip()
+        env = {**channel.sandbox_env(), "EVOLVE_TRANSCRIPT": TRANSCRIPT, "EVOLVE_TOOL_PROTOCOL": settings.tool_protocol,
+               "PYTHONDONTWRITEBYTECODE": "1"}
+        ran = box.exec(["python3", "-m", "agent", "solve", "--workdir", REPO_DIR, "--problem", PROBLEM,
+                        "--budget-steps", str(settings.budget_steps)], cwd=AGENT_DIR, env=env,
+                       timeout=task.agent_timeout_s)
+        (log_dir / "agent.log").write_text(f"exit {ran.returncode}, {ran.duration:.1f} s, timed out {ran.timed_out}\n"
+                                           f"--- stdout\n{ran.stdout}\n--- stderr\n{ran.stderr}")
+        try:
+            (log_dir / "transcript.jsonl").write_bytes(box.read_file(TRANSCRIPT))
+        except FileNotFoundError:
+            pass  # the agent wrote none; agent.log says what happened
+        diff = box.exec(["bash", "-c", f"{' '.join(_GIT)} add -A && {' '.join(_GIT)} diff --cached --binary {base}"],
+                        cwd=REPO_DIR, timeout=120)
+    (log_dir / "diff.patch").write_text(diff.stdout if diff.ok else "")
+    summary = (ran.stdout.strip().splitlines() or [""])[-1]
+    if ran.timed_out:
+        return _Attempt("timeout", f"the agent ran past {task.agent_timeout_s:.0f} s", 0)
+    if ran.returncode != 0:
+        return _Attempt("error", f"the agent exited with {ran.returncode}: {summary or ran.stderr[-300:]}", 0)
+    if not diff.ok:
+        return _Attempt("error", f"no diff could be taken (the agent broke the repo's git): {diff.stderr[-300:]}", 0)
+    return _Attempt("fail", summary, 0)
+
+
+def evaluate_all(run: Run, node_id: str, tasks: list[Task], *, sandboxes: SandboxMaker, gateway: Channels,
+                 settings: EvalSettings = EvalSettings(), on_result=None) -> list[EvalResult]:
+    """Evaluate one node on several tasks, one after another; `on_result(result)` after each."""
+    results = []
+    for task in tasks:
+        result = evaluate(run, node_id, task, sandboxes=sandboxes, gateway=gateway, settings=settings)
+        results.append(result)
+        if on_result is not None:
+            on_result(result)
+    return results
