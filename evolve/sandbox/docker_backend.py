@@ -1,0 +1,297 @@
+"""`DockerSandbox`: one fresh container per job, with hard limits and no network.
+
+The container's main process is `sleep <wall clock>`, so it stops by itself at its wall clock
+even if the engine dies; every command runs under `timeout -k` in its own process group, and the
+host kills that group (or the whole container) when a command outlives its deadline or its output
+cap. The only channel out is the model gateway's Unix socket, bind-mounted when given.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import posixpath
+import re
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Self
+
+import docker
+import docker.errors
+from docker.types import Mount
+
+from evolve.sandbox.engine import INFRA_ERRORS, infra, oom_kill_count
+from evolve.sandbox.output import OutputCollector
+from evolve.sandbox.tarballs import extract_dir, single_file, tar_of_bytes, tar_of_dir, tar_of_dirs
+from evolve.sandbox.types import (
+    GATEWAY_SOCKET_PATH,
+    JOB_LABEL,
+    RUN_LABEL,
+    ExecResult,
+    SandboxLimits,
+    SandboxUnavailable,
+)
+
+log = logging.getLogger(__name__)
+
+_WRAPPER = (
+    'p=$0; i=$1; d=$2; t=$3; g=$4; shift 4; echo $$ > "$p"; '
+    'cd "$d" 2>/dev/null || { echo "no such directory: $d" >&2; exit 126; }; '
+    'if [ -n "$i" ]; then exec 0<"$i"; rm -f "$i"; else exec 0</dev/null; fi; '
+    'exec timeout -k "$g" "$t" "$@"'
+)
+
+
+def _container_name(run_id: str, job_id: str) -> str:
+    slug = re.sub(r"[^a-zA-Z0-9_.-]+", "-", f"{run_id}-{job_id}")[:80]
+    return f"evolve-{slug}-{uuid.uuid4().hex[:6]}"
+
+
+class DockerSandbox:
+    """A running container; create it with `DockerSandbox.create(...)`, use it as a context manager."""
+
+    def __init__(self, client: docker.DockerClient, container, *, limits: SandboxLimits, user: str,
+                 workdir: str, owns_client: bool) -> None:
+        self._client = client
+        self._container = container
+        self._limits = limits
+        self._user = user
+        self._workdir = workdir
+        self._owns_client = owns_client
+        self._deadline = time.monotonic() + limits.wall_clock_s
+        self._exec_count = 0
+        self._oom_kills_seen = 0
+        self._closed = False
+
+    @classmethod
+    def create(
+        cls,
+        image: str = "evolve-base:latest",
+        *,
+        run_id: str,
+        job_id: str,
+        limits: SandboxLimits | None = None,
+        gateway_socket: Path | None = None,
+        user: str = "agent",
+        workdir: str = "/work",
+        client: docker.DockerClient | None = None,
+    ) -> DockerSandbox:
+        """Start a fresh container labelled `evolve.run=run_id`, `evolve.job=job_id`."""
+        limits = limits or SandboxLimits()
+        environment = {}
+        mounts = []
+        if gateway_socket is not None:
+            if not gateway_socket.is_socket():
+                raise SandboxUnavailable(f"gateway socket {gateway_socket} is not a Unix socket")
+            mounts.append(Mount(GATEWAY_SOCKET_PATH, str(gateway_socket), type="bind"))
+            environment["EVOLVE_LLM_SOCKET"] = GATEWAY_SOCKET_PATH
+        owns_client = client is None
+        with infra("cannot reach the Docker engine"):
+            client = client or docker.from_env(timeout=120)
+        container = None
+        try:
+            with infra(f"cannot start a container from {image}"):
+                container = client.containers.create(
+                    image,
+                    ["sleep", str(math.ceil(limits.wall_clock_s))],
+                    name=_container_name(run_id, job_id),
+                    labels={RUN_LABEL: run_id, JOB_LABEL: job_id},
+                    environment=environment,
+                    mounts=mounts,
+                    user=user,
+                    working_dir=workdir,
+                    init=True,
+                    network_mode="none",
+                    nano_cpus=int(limits.cpus * 1e9),
+                    mem_limit=limits.memory,
+                    memswap_limit=limits.memory,
+                    pids_limit=limits.pids,
+                    cap_drop=["ALL"],
+                    security_opt=["no-new-privileges"],
+                )
+                # The work dir belongs to the agent user; docker would create it as root.
+                container.put_archive("/", tar_of_dirs([workdir.strip("/")]))
+                container.start()
+        except BaseException:
+            if container is not None:
+                with contextlib.suppress(*INFRA_ERRORS):
+                    container.remove(force=True)
+            if owns_client:
+                client.close()
+            raise
+        return cls(client, container, limits=limits, user=user, workdir=workdir, owns_client=owns_client)
+
+    # -- the Sandbox protocol ------------------------------------------------------------------
+
+    @property
+    def workdir(self) -> str:
+        return self._workdir
+
+    @property
+    def container_id(self) -> str:
+        return self._container.id
+
+    def exec(self, cmd: list[str], *, input: str | bytes | None = None, cwd: str | None = None,
+             env: dict[str, str] | None = None, timeout: float | None = None) -> ExecResult:
+        if not cmd:
+            raise ValueError("exec needs a command")
+        started = time.monotonic()
+        remaining = self._deadline - started
+        if remaining <= 0:
+            self._kill_container()
+            return ExecResult(-1, "", "sandbox wall clock exhausted", 0.0, timed_out=True)
+        limit = remaining if timeout is None else min(timeout, remaining)
+        self._exec_count += 1
+        pidfile = f"/tmp/.evolve-exec-{self._exec_count}.pid"
+        stdin_file = ""
+        if input is not None:
+            stdin_file = f"/tmp/.evolve-stdin-{self._exec_count}"
+            self.write_file(stdin_file, input)
+        wrapper = ["sh", "-c", _WRAPPER, pidfile, stdin_file, self._path(cwd or "."),
+                   f"{limit:.3f}", f"{self._limits.kill_grace_s:g}", *cmd]
+        collector = OutputCollector(self._limits.output_limit_bytes)
+        with infra("exec failed"):
+            exec_id = self._client.api.exec_create(
+                self._container.id, wrapper, user=self._user, environment=env or {}
+            )["Id"]
+            stream = self._client.api.exec_start(exec_id, stream=True, demux=True)
+        reader = threading.Thread(target=_drain, args=(stream, collector), daemon=True)
+        reader.start()
+        finished = collector.finished.wait(limit + self._limits.kill_grace_s + 3.0)
+        host_killed = False
+        if not finished or collector.over_limit.is_set():
+            host_killed = not finished
+            self._kill_group(pidfile)
+            reader.join(3.0)
+            if reader.is_alive():
+                self._kill_container()
+                reader.join(3.0)
+        duration = time.monotonic() - started
+        returncode = self._exit_code(exec_id)
+        timed_out = host_killed or (returncode in (124, 137) and duration >= limit)
+        oom = returncode == 137 and not timed_out and self._new_oom_kill()
+        stdout, stderr = collector.texts()
+        return ExecResult(returncode, stdout, stderr, duration, timed_out=timed_out, oom_killed=oom,
+                          truncated=collector.over_limit.is_set())
+
+    def write_file(self, path: str, content: str | bytes) -> None:
+        data = content.encode() if isinstance(content, str) else content
+        target = self._path(path)
+        parent, name = posixpath.split(target)
+        with infra(f"cannot write {target}"):
+            try:
+                self._container.put_archive(parent, tar_of_bytes(name, data))
+            except docker.errors.NotFound:
+                self._mkdir(parent)
+                self._container.put_archive(parent, tar_of_bytes(name, data))
+
+    def read_file(self, path: str) -> bytes:
+        target = self._path(path)
+        with infra(f"cannot read {target}"):
+            try:
+                chunks, _stat = self._container.get_archive(target)
+                data = single_file(b"".join(chunks))
+            except docker.errors.NotFound:
+                raise FileNotFoundError(target) from None
+        if data is None:
+            raise IsADirectoryError(target)
+        return data
+
+    def put_dir(self, host_dir: Path, path: str) -> None:
+        target = self._path(path)
+        archive = tar_of_dir(host_dir)
+        with infra(f"cannot copy {host_dir} to {target}"):
+            self._mkdir(target)
+            self._container.put_archive(target, archive)
+
+    def get_dir(self, path: str, host_dir: Path) -> None:
+        target = self._path(path)
+        with infra(f"cannot copy {target} out"):
+            try:
+                chunks, _stat = self._container.get_archive(target.rstrip("/") + "/.")
+                data = b"".join(chunks)
+            except docker.errors.NotFound:
+                raise FileNotFoundError(target) from None
+        extract_dir(data, host_dir, strip=".")
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._container.remove(force=True)
+        except docker.errors.NotFound:
+            pass  # already gone (killed engine, reaped): nothing left to remove
+        except INFRA_ERRORS as exc:
+            log.warning("could not remove container %s (the next reap removes it): %s",
+                        self._container.id[:12], exc)
+        finally:
+            if self._owns_client:
+                self._client.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _path(self, path: str) -> str:
+        return posixpath.normpath(posixpath.join(self._workdir, path))
+
+    def _mkdir(self, path: str) -> None:
+        result = self._client.api.exec_create(self._container.id, ["mkdir", "-p", path], user=self._user)
+        output = self._client.api.exec_start(result["Id"])
+        if self._exit_code(result["Id"]) != 0:
+            raise SandboxUnavailable(f"cannot create {path}: {output.decode(errors='replace').strip()}")
+
+    def _exit_code(self, exec_id: str) -> int:
+        with infra("cannot inspect exec"):
+            for _ in range(50):
+                info = self._client.api.exec_inspect(exec_id)
+                if not info["Running"]:
+                    return info["ExitCode"] if info["ExitCode"] is not None else -1
+                time.sleep(0.02)
+        return -1
+
+    def _kill_group(self, pidfile: str) -> None:
+        """Kill the command's process group (timeout made it the group leader)."""
+        script = f'kill -KILL "-$(cat {pidfile})" 2>/dev/null'
+        with contextlib.suppress(*INFRA_ERRORS):
+            exec_id = self._client.api.exec_create(self._container.id, ["sh", "-c", script], user=self._user)
+            self._client.api.exec_start(exec_id["Id"])
+
+    def _kill_container(self) -> None:
+        with contextlib.suppress(*INFRA_ERRORS):
+            self._container.kill()
+
+    def _new_oom_kill(self) -> bool:
+        """Whether the cgroup's OOM-kill counter grew since the last look (cgroup v1 or v2)."""
+        script = "cat /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null || cat /sys/fs/cgroup/memory.events"
+        with infra("cannot read the memory cgroup"):
+            exec_id = self._client.api.exec_create(self._container.id, ["sh", "-c", script], user=self._user)
+            text = self._client.api.exec_start(exec_id["Id"]).decode(errors="replace")
+        count = oom_kill_count(text)
+        if count is None:
+            with infra("cannot inspect the container"):
+                self._container.reload()
+            return bool(self._container.attrs["State"].get("OOMKilled"))
+        grew, self._oom_kills_seen = count > self._oom_kills_seen, count
+        return grew
+
+
+def _drain(stream: Iterator[tuple[bytes | None, bytes | None]], collector: OutputCollector) -> None:
+    # Keep reading past the cap (the collector drops the excess): an undrained exec stream
+    # stalls the engine's handling of this container's later execs.
+    try:
+        for stdout, stderr in stream:
+            collector.feed(stdout, stderr)
+    except INFRA_ERRORS as exc:  # the container was killed under the stream: partial output stands
+        log.debug("exec stream ended early: %s", exc)
+    finally:
+        collector.finished.set()
