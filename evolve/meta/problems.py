@@ -1,0 +1,113 @@
+"""Choose what to improve from a node's failed evaluations (DGM's diagnosis input).
+
+Only what the agent itself saw is used: the task statement, its transcript and its own output.
+The grader's log (which holds hidden-test output) is never read here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from evolve.archive.records import Evaluation
+
+# Systematic problems: when one of these explains most failures, it is the thing to fix.
+SYSTEMATIC = {
+    "empty_diff": "In most failed tasks the agent changed no file at all (an empty diff).",
+    "timeout": "In most failed tasks the agent ran out of time before finishing.",
+    "context": "In most failed tasks the conversation overflowed the model's context window.",
+}
+_CONTEXT_MARKERS = ("context length", "context window", "maximum context", "too many tokens", "n_ctx")
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One failed evaluation and what the agent saw during it."""
+
+    task: str
+    outcome: str
+    empty_diff: bool
+    transcript_tail: str
+    agent_output: str
+
+    @property
+    def signature(self) -> str:
+        """empty_diff | timeout | context | wrong (a diff was made, the tests failed) | error."""
+        text = (self.transcript_tail + self.agent_output).lower()
+        if any(marker in text for marker in _CONTEXT_MARKERS):
+            return "context"
+        if self.outcome == "timeout":
+            return "timeout"
+        if self.empty_diff:
+            return "empty_diff"
+        return "error" if self.outcome == "error" else "wrong"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What the diagnosis is about: one failed task, or a systematic problem across tasks."""
+
+    kind: str
+    summary: str
+    task: str | None = None
+    statement: str | None = None
+    transcript_tail: str = ""
+    agent_output: str = ""
+
+
+def _tail(text: str, limit: int) -> str:
+    return text if len(text) <= limit else "[...]\n" + text[-limit:]
+
+
+def read_failure(evaluation: Evaluation, limit: int = 2500) -> Failure:
+    """What the agent saw in one evaluation, from its log directory (transcript, own output, diff)."""
+    log_dir = Path(evaluation.log_path) if evaluation.log_path else None
+
+    def read(name: str) -> str:
+        if log_dir is None or not (log_dir / name).is_file():
+            return ""
+        return (log_dir / name).read_text(errors="replace")
+
+    lines = []
+    for raw in read("transcript.jsonl").splitlines():
+        try:
+            record = json.loads(raw)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(record, dict) and record.get("role") in ("assistant", "user", "tool"):
+            lines.append(f"[{record['role']}] {record.get('content') or ''}".strip())
+    return Failure(
+        task=evaluation.task,
+        outcome=evaluation.outcome,
+        empty_diff=not read("diff.patch").strip(),
+        transcript_tail=_tail("\n".join(lines), limit),
+        agent_output=_tail(read("agent.log"), limit // 2),
+    )
+
+
+def choose_problem(
+    failures: Sequence[Failure], statements: Mapping[str, str], rng: np.random.Generator, *,
+    min_failures: int = 3, dominance: float = 0.6,
+) -> Problem:
+    """A systematic problem when one explains ≥ `dominance` of ≥ `min_failures` failures, else a
+    random failed task; with no failures, a general robustness problem."""
+    if not failures:
+        return Problem("general", "The agent solved every task it was given. Make it more reliable "
+                       "on harder tasks: check its work by running the tests before finishing.")
+    signatures = Counter(f.signature for f in failures)
+    signature, count = signatures.most_common(1)[0]
+    if signature in SYSTEMATIC and len(failures) >= min_failures and count / len(failures) >= dominance:
+        example = next(f for f in failures if f.signature == signature)
+        return Problem(signature, f"{SYSTEMATIC[signature]} ({count} of {len(failures)} failures.)",
+                       example.task, statements.get(example.task), example.transcript_tail, example.agent_output)
+    chosen = failures[int(rng.integers(len(failures)))]
+    what = {"wrong": "The agent changed the code but the task's tests still fail.",
+            "error": "The agent crashed.", "empty_diff": "The agent changed no file.",
+            "timeout": "The agent ran out of time.", "context": "The conversation overflowed the context."}
+    return Problem("task", what[chosen.signature], chosen.task, statements.get(chosen.task),
+                   chosen.transcript_tail, chosen.agent_output)
