@@ -1,0 +1,200 @@
+"""Archive browsing for notebooks: a run as DataFrames and a graph, lineages, diffs and plots.
+
+from evolve.notebook import load_run, lineage, show_diff, plot_tree
+run = load_run("archive/my-run")          # a run directory, or a bundle from `evolve export`
+run.nodes, run.evaluations, run.tree      # pandas, pandas, networkx
+lineage(run, run.best)                    # root → best node: instructions and scores per step
+show_diff(run, run.best)                  # rendered as a diff block in Jupyter
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+
+from evolve.archive import CladeTree, Run, evaluations_frame, import_bundle, nodes_frame
+from evolve.errors import EvolveError
+from evolve.notebook.example import build_example_run
+from evolve.notebook.plots import plot_outcomes, plot_progress, plot_tree, plot_usage
+from evolve.search.estimates import beta_quantile
+
+__all__ = [
+    "Diff",
+    "LoadedRun",
+    "best_belief",
+    "build_example_run",
+    "improvements",
+    "lineage",
+    "load_run",
+    "plot_outcomes",
+    "plot_progress",
+    "plot_tree",
+    "plot_usage",
+    "show_diff",
+]
+
+
+@dataclass(frozen=True)
+class LoadedRun:
+    """An open run with its nodes and evaluations as frames and its clade tree as a graph."""
+
+    run: Run
+    nodes: pd.DataFrame
+    """One row per node (index: node id): record, depth, own and clade pass counts and rates."""
+    evaluations: pd.DataFrame
+    """One row per graded attempt: node, task, split, attempt, outcome, duration, tokens."""
+    tree: nx.DiGraph
+    """Parent → child edges; node attributes: valid, own and clade successes/failures."""
+    clade: CladeTree
+    best: str | None
+    """The best-belief node (DESIGN.md §5), None before any node has enough evaluations."""
+    _scratch: tempfile.TemporaryDirectory | None = field(default=None, repr=False)
+
+    @property
+    def path(self) -> Path:
+        return self.run.path
+
+    def close(self) -> None:
+        self.run.close()
+        if self._scratch is not None:
+            self._scratch.cleanup()
+
+    def __enter__(self) -> LoadedRun:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def best_belief(clade: CladeTree, epsilon: float = 0.25, min_evals: int = 5) -> str | None:
+    """argmax over nodes with ≥ `min_evals` evaluations of the ε-quantile of Beta(1+s, 1+f).
+
+    When no node has `min_evals` evaluations yet, every evaluated node is a candidate.
+    """
+    evaluated = [n for n in clade if clade.own_counts(n).total > 0]
+    candidates = [n for n in evaluated if clade.own_counts(n).total >= min_evals] or evaluated
+    if not candidates:
+        return None
+    s = np.array([clade.own_counts(n).successes for n in candidates])
+    f = np.array([clade.own_counts(n).failures for n in candidates])
+    return candidates[int(np.argmax(beta_quantile(s, f, epsilon)))]
+
+
+def load_run(path: Path | str) -> LoadedRun:
+    """Open a run directory, or import a bundle (`*.evolve.tar.gz`) into a scratch directory."""
+    path = Path(path)
+    scratch = None
+    if path.is_file():
+        scratch = tempfile.TemporaryDirectory(prefix="evolve-notebook-")
+        run = import_bundle(path, Path(scratch.name) / "run")
+    elif path.is_dir():
+        run = Run.open(path)
+    else:
+        raise EvolveError(f"{path}: neither a run directory nor a bundle file")
+    params = run.config.policy.hgm
+    clade = run.tree()
+    return LoadedRun(
+        run=run,
+        nodes=nodes_frame(run),
+        evaluations=evaluations_frame(run),
+        tree=clade.to_networkx(),
+        clade=clade,
+        best=best_belief(clade, params.epsilon, params.min_evals),
+        _scratch=scratch,
+    )
+
+
+def _as_run(run: LoadedRun | Run) -> Run:
+    return run.run if isinstance(run, LoadedRun) else run
+
+
+def _changed_files(diff: str) -> list[str]:
+    return [line.split(" b/", 1)[-1] for line in diff.splitlines() if line.startswith("diff --git ")]
+
+
+def lineage(run: LoadedRun | Run, node: str) -> pd.DataFrame:
+    """Root → `node`, one row per step: what produced it (origin, instructions), files it changed,
+    its own and clade scores, and the change of its own pass rate against its parent."""
+    opened = _as_run(run)
+    clade = run.clade if isinstance(run, LoadedRun) else opened.tree()
+    chain = [opened.node(node)]
+    while chain[-1].parent is not None:
+        chain.append(opened.node(chain[-1].parent))
+    rows = []
+    for step in reversed(chain):
+        own, total = clade.own_counts(step.id), clade.clade_counts(step.id)
+        rows.append(
+            {
+                "node": step.id,
+                "parent": step.parent,
+                "origin": step.origin,
+                "status": step.status,
+                "instructions": step.instructions or "",
+                "files_changed": ", ".join(_changed_files(opened.diff(step.id))) if step.parent else "",
+                "successes": own.successes,
+                "failures": own.failures,
+                "pass_rate": own.mean,
+                "clade_rate": total.mean,
+            }
+        )
+    frame = pd.DataFrame(rows).set_index("node")
+    frame["pass_rate"] = frame["pass_rate"].astype("float64")
+    frame["clade_rate"] = frame["clade_rate"].astype("float64")
+    frame["delta"] = frame["pass_rate"].diff()
+    return frame
+
+
+def improvements(run: LoadedRun, min_evals: int = 1) -> pd.DataFrame:
+    """Every parent → child edit with both ends evaluated `min_evals` times, by pass-rate change.
+
+    A large positive `delta` marks an edit that mattered; `clade_rate` shows whether it kept paying
+    off below the child.
+    """
+    nodes = run.nodes
+    evaluated = nodes[(nodes["successes"] + nodes["failures"]) >= min_evals]
+    rows = [
+        {
+            "node": child,
+            "parent": row["parent"],
+            "instructions": row["instructions"] or "",
+            "parent_rate": evaluated.at[row["parent"], "pass_rate"],
+            "pass_rate": row["pass_rate"],
+            "delta": row["pass_rate"] - evaluated.at[row["parent"], "pass_rate"],
+            "clade_rate": row["clade_rate"],
+        }
+        for child, row in evaluated.iterrows()
+        if pd.notna(row["parent"]) and row["parent"] in evaluated.index
+    ]
+    columns = ["node", "parent", "instructions", "parent_rate", "pass_rate", "delta", "clade_rate"]
+    frame = pd.DataFrame(rows, columns=columns)
+    return frame.sort_values("delta", ascending=False).set_index("node")
+
+
+@dataclass(frozen=True)
+class Diff:
+    """A unified diff that Jupyter renders as a highlighted block (and `print` shows as text)."""
+
+    node: str
+    against: str
+    text: str
+
+    @property
+    def files(self) -> list[str]:
+        return _changed_files(self.text)
+
+    def __str__(self) -> str:
+        return self.text
+
+    def _repr_markdown_(self) -> str:
+        body = self.text or "(no change)\n"
+        return f"**{self.node}** against {self.against}: {len(self.files)} file(s)\n\n```diff\n{body}```\n"
+
+
+def show_diff(run: LoadedRun | Run, node: str, against: str = "parent") -> Diff:
+    """The diff of `node` against its parent, the root (`"root"`) or another node id."""
+    return Diff(node, against, _as_run(run).diff(node, against=against))

@@ -1,0 +1,204 @@
+"""matplotlib plots of a loaded run: the clade tree, progress curves, outcomes, usage.
+
+Each function takes a `LoadedRun` and an optional `Axes` and returns the `Axes` it drew on.
+matplotlib is imported inside the functions, so importing this module stays cheap.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from evolve.archive.records import counts_as
+from evolve.archive.tree import CladeTree
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from evolve.notebook import LoadedRun
+
+
+def _axes(ax: Axes | None, size: tuple[float, float]) -> Axes:
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(figsize=size)[1]
+
+
+def tree_layout(clade: CladeTree) -> dict[str, tuple[float, float]]:
+    """Leaves spread evenly on x in depth-first order, each parent centred over its children; y = -depth."""
+    positions: dict[str, tuple[float, float]] = {}
+    next_leaf = [0.0]
+
+    def place(node: str, depth: int) -> float:
+        children = clade.children(node)
+        if children:
+            x = float(np.mean([place(child, depth + 1) for child in children]))
+        else:
+            x, next_leaf[0] = next_leaf[0], next_leaf[0] + 1.0
+        positions[node] = (x, -float(depth))
+        return x
+
+    for root in clade.roots:
+        place(root, 0)
+    return positions
+
+
+def plot_tree(run: LoadedRun, ax: Axes | None = None, labels: bool | None = None) -> Axes:
+    """The clade tree: colour = own pass rate (grey: not evaluated), size = evaluations,
+    invalid nodes as red crosses, the best-belief node ringed in gold."""
+    import matplotlib.pyplot as plt
+
+    ax = _axes(ax, (10, 6))
+    positions = tree_layout(run.clade)
+    for parent, child in run.tree.edges:
+        (x0, y0), (x1, y1) = positions[parent], positions[child]
+        ax.plot([x0, x1], [y0, y1], color="0.7", linewidth=1, zorder=1)
+    nodes = run.nodes
+    evaluated = nodes["successes"] + nodes["failures"]
+    valid = nodes[nodes["status"] == "valid"]
+    xy = np.array([positions[n] for n in valid.index]).reshape(-1, 2)
+    rates = valid["pass_rate"].to_numpy(dtype=float)
+    sizes = 40 + 25 * evaluated[valid.index].to_numpy(dtype=float)
+    cmap = plt.get_cmap("viridis").with_extremes(bad="lightgrey")
+    points = ax.scatter(
+        xy[:, 0],
+        xy[:, 1],
+        c=np.ma.masked_invalid(rates),
+        cmap=cmap,
+        vmin=0,
+        vmax=1,
+        s=sizes,
+        edgecolors="black",
+        linewidths=0.5,
+        zorder=2,
+    )
+    invalid = [positions[n] for n in nodes.index[nodes["status"] != "valid"]]
+    if invalid:
+        ix = np.array(invalid)
+        ax.scatter(ix[:, 0], ix[:, 1], marker="x", color="red", s=60, zorder=3, label="invalid")
+    if run.best is not None:
+        bx, by = positions[run.best]
+        ax.scatter(
+            [bx],
+            [by],
+            s=400,
+            facecolors="none",
+            edgecolors="gold",
+            linewidths=2.5,
+            zorder=4,
+            label=f"best belief ({run.best})",
+        )
+    if labels if labels is not None else len(nodes) <= 40:
+        for node, (x, y) in positions.items():
+            ax.annotate(node, (x, y), textcoords="offset points", xytext=(0, 8), ha="center", fontsize=7)
+    ax.figure.colorbar(points, ax=ax, label="own pass rate")
+    ax.set_ylabel("depth")
+    ax.set_yticks(sorted({y for _, y in positions.values()}))
+    ax.set_yticklabels([str(int(-y)) for y in sorted({y for _, y in positions.values()})])
+    ax.set_xticks([])
+    ax.set_title(f"clade tree: {len(nodes)} nodes, {int(evaluated.sum())} evaluations")
+    if invalid or run.best is not None:
+        ax.legend(loc="upper right", fontsize=8)
+    return ax
+
+
+def _or_nan(value: float | None) -> float:
+    return np.nan if value is None else value
+
+
+def progress_curves(run: LoadedRun, min_evals: int = 3, points: int = 200) -> pd.DataFrame:
+    """After each of the first n dev evaluations: the best own pass rate among nodes with
+    ≥ `min_evals` evaluations, the best clade estimate S/(S+F) among nodes whose clade has that many,
+    and the root's clade estimate (the whole tree's pass rate)."""
+    replay = CladeTree.from_records(run.run.nodes(), [])
+    evaluations = run.evaluations[run.evaluations["split"] == "dev"]
+    counted = [
+        (node, outcome)
+        for node, outcome in zip(evaluations["node"], evaluations["outcome"], strict=True)
+        if counts_as(str(outcome)) is not None
+    ]
+    checkpoints = set(np.unique(np.linspace(1, len(counted), min(points, len(counted)), dtype=int)).tolist())
+    rows = []
+    for index, (node, outcome) in enumerate(counted, start=1):
+        replay.record(node, str(outcome))
+        if index not in checkpoints:
+            continue
+        own = [replay.own_counts(n) for n in replay]
+        clade = [replay.clade_counts(n) for n in replay]
+        rows.append(
+            {
+                "evaluations": index,
+                "best_so_far": max((c.mean for c in own if c.total >= min_evals), default=np.nan),
+                "best_clade_estimate": max((c.mean for c in clade if c.total >= min_evals), default=np.nan),
+                "tree_pass_rate": np.nanmean([_or_nan(replay.clade_counts(r).mean) for r in replay.roots]),
+            }
+        )
+    return pd.DataFrame(rows, columns=["evaluations", "best_so_far", "best_clade_estimate", "tree_pass_rate"])
+
+
+def plot_progress(run: LoadedRun, ax: Axes | None = None, min_evals: int = 3) -> Axes:
+    """Best-so-far and clade-estimate curves over the evaluations, in recording order."""
+    ax = _axes(ax, (8, 4))
+    curves = progress_curves(run, min_evals=min_evals)
+    for column, label in (
+        ("best_so_far", f"best own pass rate (≥{min_evals} evals)"),
+        ("best_clade_estimate", "best clade estimate S/(S+F)"),
+        ("tree_pass_rate", "whole tree pass rate"),
+    ):
+        ax.plot(curves["evaluations"], curves[column], label=label, drawstyle="steps-post")
+    ax.set_xlabel("evaluations")
+    ax.set_ylabel("pass rate")
+    ax.set_ylim(0, 1.05)
+    ax.legend(fontsize=8)
+    ax.set_title("progress over evaluations")
+    return ax
+
+
+def outcome_matrix(run: LoadedRun) -> pd.DataFrame:
+    """Node × task: the fraction of counted attempts that passed (NaN: never evaluated)."""
+    frame = run.evaluations[run.evaluations["outcome"] != "infra"].copy()
+    frame["passed"] = (frame["outcome"] == "pass").astype(float)
+    matrix = frame.pivot_table(index="node", columns="task", values="passed", aggfunc="mean", observed=True)
+    preorder = [n for root in run.clade.roots for n in (root, *run.clade.descendants(root))]
+    order = [n for n in preorder if n in matrix.index]
+    return matrix.reindex(order)
+
+
+def plot_outcomes(run: LoadedRun, ax: Axes | None = None) -> Axes:
+    """A node × task heatmap of outcomes (green: passed, red: failed, white: not evaluated)."""
+    matrix = outcome_matrix(run)
+    ax = _axes(ax, (max(6, 0.35 * len(matrix.columns) + 3), max(3, 0.3 * len(matrix) + 1)))
+    image = ax.imshow(
+        np.ma.masked_invalid(matrix.to_numpy(dtype=float)),
+        cmap="RdYlGn",
+        vmin=0,
+        vmax=1,
+        aspect="auto",
+        interpolation="nearest",
+    )
+    ax.set_xticks(range(len(matrix.columns)), matrix.columns, rotation=90, fontsize=7)
+    ax.set_yticks(range(len(matrix.index)), matrix.index, fontsize=7)
+    ax.set_xlabel("task")
+    ax.set_ylabel("node")
+    ax.figure.colorbar(image, ax=ax, label="fraction passed")
+    ax.set_title("outcomes per node and task")
+    return ax
+
+
+def plot_usage(run: LoadedRun, ax: Axes | None = None) -> Axes:
+    """Model tokens per node (bars) and dollars per node (line, right axis)."""
+    nodes = run.nodes
+    ax = _axes(ax, (max(6, 0.3 * len(nodes) + 2), 4))
+    positions = np.arange(len(nodes))
+    ax.bar(positions, nodes["tokens"], color="tab:blue", label="tokens")
+    ax.set_xticks(positions, nodes.index, rotation=90, fontsize=7)
+    ax.set_ylabel("tokens")
+    cost = ax.twinx()
+    cost.plot(positions, nodes["cost_usd"], color="tab:orange", marker="o", label="cost (USD)")
+    cost.set_ylabel("USD")
+    ax.set_title(f"usage: {int(nodes['tokens'].sum())} tokens, ${nodes['cost_usd'].sum():.4f}")
+    return ax
