@@ -29,6 +29,30 @@ def model(as_json: bool = typer.Option(False, "--json", help="Print one JSON obj
         )
 
 
+@app.command("sandbox")
+def sandbox(
+    runs: int = typer.Option(10, min=2, help="Rounds of each operation."),
+    image: str = typer.Option("evolve-base:latest", help="Image to time."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Docker sandbox costs: create → exec `true` → destroy; copy a 10 MB repository in; a diff out."""
+    import json
+
+    from evolve.sandbox.bench import bench_sandbox
+
+    report = bench_sandbox(runs, image=image)
+    rows = {
+        "create_exec_destroy_s": report.create_exec_destroy_s,
+        "copy_in_10mb_s": report.copy_in_10mb_s,
+        "diff_out_s": report.diff_out_s,
+    }
+    if as_json:
+        typer.echo(json.dumps({name: {"median": t.median, "p95": t.p95} for name, t in rows.items()}))
+        return
+    for name, timing in rows.items():
+        typer.echo(f"{name:<24} median {timing.median:.3f} s   p95 {timing.p95:.3f} s   ({runs} runs)")
+
+
 def _policies_from_config(path):
     """The four policies with the parameters of a run config's `policy` section."""
     from evolve.config import load_config
