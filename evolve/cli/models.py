@@ -49,7 +49,7 @@ def check(
             else:
                 typer.echo(
                     f"{role:8} {model.name} @ {endpoint}: {trip.reply!r} in {trip.seconds:.2f}s "
-                    f"({trip.tokens_per_s:.1f} tokens/s)"
+                    f"({trip.prompt_tokens}+{trip.completion_tokens} tokens, {trip.tokens_per_s:.1f} generated tokens/s)"
                 )
 
 
