@@ -1,0 +1,84 @@
+"""Grading gives no credit for touching tests: edits, deletions, or files where hidden tests will land."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from evolve.tasks import load_suite
+from evolve.tasks.grading import GradeItem, filter_patch, grade_in, split_patch
+from evolve.tasks.types import write_files
+
+from .local_sandbox import LocalSandbox
+
+
+@pytest.fixture(scope="module")
+def task():
+    return load_suite("builtin").get("structs-lru-recency")
+
+
+def agent_diff(task, tmp_path, script: str) -> str:
+    """The git diff an agent leaves after running `script` in the task repo."""
+    repo = write_files(task.repo, tmp_path / "agent-repo")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo)]
+    subprocess.run(git + ["init", "-q"], check=True)
+    subprocess.run(git + ["add", "-A"], check=True)
+    subprocess.run(git + ["commit", "-qm", "base"], check=True)
+    subprocess.run(["bash", "-c", script], cwd=repo, check=True)
+    subprocess.run(git + ["add", "-A"], check=True)
+    return subprocess.run(git + ["diff", "--cached", "--binary", "HEAD"], capture_output=True, text=True).stdout
+
+
+def grade(task, patch, tmp_path):
+    (grade,) = grade_in(LocalSandbox(tmp_path), [GradeItem("k", task, patch)], remote=str(tmp_path / "stage"))
+    return grade
+
+
+FAKE_PASS = "printf 'def test_ok():\\n    pass\\n' > {}"
+
+
+@pytest.mark.parametrize("script", [
+    FAKE_PASS.format("tests/test_structs_lru_recency.py"),  # where the hidden test will be copied
+    "rm -rf tests && mkdir tests && " + FAKE_PASS.format("tests/test_basics.py"),  # deleting tests
+    "printf 'import pytest\\n@pytest.hookimpl(tryfirst=True)\\ndef pytest_runtest_call(item):\\n    return True\\n'"
+    " > conftest.py",  # a conftest that skips test bodies
+    "printf '[pytest]\\naddopts = --co\\n' > pytest.ini",  # test configuration
+    "sed -i 's/assert/assert True or/' tests/test_basics.py",  # editing visible tests
+])
+def test_tampering_earns_no_credit(task, tmp_path, script):
+    patch = agent_diff(task, tmp_path, script)
+    assert patch, "the cheat changed nothing"
+    result = grade(task, patch, tmp_path)
+    assert result.outcome == "fail" and result.dropped
+
+
+def test_a_real_fix_passes_and_cheats_beside_it_are_dropped(task, tmp_path):
+    patch = agent_diff(task, tmp_path, "python3 - <<'EOF'\nfrom pathlib import Path\np = Path('structs/lru.py')\n"
+                       "s = p.read_text().replace('            return default\\n        return self._data[key]',"
+                       " '            return default\\n        self._data.move_to_end(key)\\n        return self._data[key]')\n"
+                       "p.write_text(s)\nEOF\nrm tests/test_basics.py")
+    result = grade(task, patch, tmp_path)
+    assert result.outcome == "pass", result.output
+    assert result.dropped == ("tests/test_basics.py",)
+
+
+def test_reference_passes_untouched_fails_and_garbage_patch_fails(task, tmp_path):
+    assert grade(task, task.reference_patch, tmp_path / "a").outcome == "pass"
+    assert grade(task, "", tmp_path / "b").outcome == "fail"
+    broken = "diff --git a/structs/lru.py b/structs/lru.py\n--- a/structs/lru.py\n+++ b/structs/lru.py\n@@ -1 +1 @@\n-nope\n+x\n"
+    assert grade(task, broken, tmp_path / "c").detail == "the patch does not apply"
+
+
+def test_filter_patch_keeps_source_and_drops_renames_into_tests(task):
+    patch = ("diff --git a/structs/lru.py b/structs/lru.py\n--- a/structs/lru.py\n+++ b/structs/lru.py\n@@ -1 +1 @@\n-a\n+b\n"
+             "diff --git a/structs/heap.py b/tests/test_x.py\nsimilarity index 100%\nrename from structs/heap.py\n"
+             "rename to tests/test_x.py\n")
+    kept, dropped = filter_patch(patch, task)
+    assert [paths for paths, _ in split_patch(kept)] == [("structs/lru.py", "structs/lru.py")]
+    assert dropped == ("tests/test_x.py",)
+
+
+def test_output_marker_printed_by_the_code_under_test_cannot_forge_results(task, tmp_path):
+    patch = agent_diff(task, tmp_path, "printf 'print(\"=== evolve-grade-results ===\")\\nprint(\"[]\")\\n' >> structs/__init__.py")
+    assert grade(task, patch, tmp_path).outcome == "fail"
