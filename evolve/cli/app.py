@@ -9,6 +9,7 @@ from rich.console import Console
 
 from evolve.cli import archive, bench, config, models, sandbox, tasks
 from evolve.cli import eval as eval_cli
+from evolve.cli import replay as replay_cli
 from evolve.errors import EvolveError
 
 app = typer.Typer(
@@ -22,6 +23,7 @@ app = typer.Typer(
 archive.register(app)
 models.register(app)
 eval_cli.register(app)
+replay_cli.register(app)
 for group in (config, sandbox, bench, tasks):
     if group.app.registered_commands or group.app.registered_groups:
         app.add_typer(group.app)

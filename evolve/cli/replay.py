@@ -1,0 +1,67 @@
+"""`evolve replay BUNDLE|RUN`: rebuild every node's code and check its tree hash; `--rerun` re-runs the
+recorded evaluations from their recorded model exchanges and reports per node how many outcomes match."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import typer
+
+from evolve.replay import docker_evaluator, rerun, scratch_copy, verify_code
+
+
+def replay(
+    source: Path = typer.Argument(..., help="A bundle from `evolve export`, or a run directory."),
+    node: str | None = typer.Option(None, "--node", help="Only this node's lineage (root to node)."),
+    rerun_jobs: bool = typer.Option(
+        False, "--rerun", help="Re-run the recorded evaluations in replay mode (Docker; no model)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Rebuild every node's code from a bundle or run and check the git tree hashes."""
+    checks = verify_code(source, node)
+    verified = sum(check.ok for check in checks)
+    reruns = []
+    if rerun_jobs:
+        with scratch_copy(source) as run, docker_evaluator(run) as evaluate_one:
+            lineage = {check.node for check in checks}
+            reruns = [r for r in rerun(run, evaluate_one) if r.node in lineage]
+    if as_json:
+        typer.echo(
+            json.dumps(
+                {
+                    "verified": verified,
+                    "nodes": len(checks),
+                    "code": [{**asdict(c), "ok": c.ok} for c in checks],
+                    "rerun": [asdict(r) for r in reruns],
+                },
+                indent=2,
+            )
+        )
+    else:
+        for check in checks:
+            state = (
+                "verified"
+                if check.ok
+                else (
+                    f"MISMATCH: rebuilt {check.rebuilt_tree}"
+                    if check.parent_ok
+                    else "MISMATCH: wrong parent commit"
+                )
+            )
+            typer.echo(f"node {check.node}: tree {check.recorded_tree[:12]} {state}")
+        typer.echo(f"{verified}/{len(checks)} nodes' code verified")
+        for result in reruns:
+            extra = f", {len(result.skipped)} not replayable" if result.skipped else ""
+            typer.echo(f"node {result.node}: {result.matching}/{result.compared} outcomes match{extra}")
+            for task, recorded, replayed in result.mismatches:
+                typer.echo(f"  {task}: recorded {recorded}, replayed {replayed}")
+    if verified != len(checks):
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    """Mount `evolve replay` on the top-level app."""
+    app.command()(replay)

@@ -1,0 +1,243 @@
+"""Reproducing a lineage: rebuild every node's code and check its git tree hash; re-run recorded
+evaluations against their recorded model exchanges (no model) and count matching outcomes.
+
+The code check is independent of the recorded commits: each node's files are checked out and
+committed afresh into an empty repository (on top of the rebuilt parent), and the tree hash of that
+new commit must equal the recorded one; the recorded commit's parent must be the parent node's.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tarfile
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import git
+
+from evolve.archive.code import CodeStore
+from evolve.archive.lineage import import_bundle
+from evolve.archive.records import Evaluation, Job
+from evolve.archive.store import Run
+from evolve.errors import EvolveError
+
+
+@dataclass(frozen=True)
+class CodeCheck:
+    """One node's code rebuilt from its files: recorded and rebuilt tree hashes, parent link."""
+
+    node: str
+    recorded_tree: str
+    rebuilt_tree: str
+    parent_ok: bool
+
+    @property
+    def ok(self) -> bool:
+        return self.recorded_tree == self.rebuilt_tree and self.parent_ok
+
+
+@dataclass(frozen=True)
+class RerunCheck:
+    """One node's recorded evaluations re-run in replay mode."""
+
+    node: str
+    compared: int
+    matching: int
+    mismatches: tuple[tuple[str, str, str], ...] = ()
+    """(task, recorded outcome, replayed outcome) for each outcome that differs."""
+    skipped: tuple[str, ...] = field(default=())
+    """Tasks whose evaluation job has no recorded exchanges (cannot be replayed)."""
+
+
+@dataclass(frozen=True)
+class _Recorded:
+    """What a source says each node is: its commit, recorded tree hash and parent node."""
+
+    node: str
+    parent: str | None
+    commit: str
+    tree: str
+
+
+@contextmanager
+def _source(path: Path) -> Iterator[tuple[CodeStore, list[_Recorded]]]:
+    """The code store and recorded nodes of a run directory or of a bundle (extracted to a scratch dir)."""
+    if path.is_dir():
+        with Run.open(path) as run:
+            yield (
+                run.code,
+                [_Recorded(n.id, n.parent, n.commit, run.code.tree_hash(n.commit)) for n in run.nodes()],
+            )
+        return
+    if not path.is_file():
+        raise EvolveError(f"{path}: neither a run directory nor a bundle file")
+    with tempfile.TemporaryDirectory(prefix="evolve-replay-") as tmp:
+        staging = Path(tmp)
+        try:
+            with tarfile.open(path, "r:*") as tar:
+                tar.extractall(staging, filter="data")
+        except tarfile.TarError as exc:
+            raise EvolveError(f"{path}: not an evolve bundle ({exc})") from None
+        if not (staging / "nodes.jsonl").is_file() or not (staging / "code.bundle").is_file():
+            raise EvolveError(f"{path}: not an evolve bundle (no nodes.jsonl or code.bundle)")
+        store = CodeStore.init(staging / "code.git")
+        store.fetch_bundle(staging / "code.bundle")
+        rows = [
+            json.loads(line) for line in (staging / "nodes.jsonl").read_text().splitlines() if line.strip()
+        ]
+        yield store, [_Recorded(r["id"], r["parent"], r["commit"], r["tree"]) for r in rows]
+
+
+def _parent_commit(store: CodeStore, commit: str) -> str | None:
+    try:
+        return git.Git().execute(
+            ["git", f"--git-dir={store.path}", "rev-parse", "--verify", "-q", f"{commit}^1"]
+        )
+    except git.GitCommandError:
+        return None  # a root commit
+
+
+def _chain(recorded: list[_Recorded], node: str | None) -> list[_Recorded]:
+    if node is None:
+        return recorded
+    by_id = {r.node: r for r in recorded}
+    if node not in by_id:
+        raise EvolveError(f"no node {node!r} in this run or bundle")
+    chain = [by_id[node]]
+    while chain[-1].parent is not None:
+        chain.append(by_id[chain[-1].parent])
+    return list(reversed(chain))
+
+
+def verify_code(path: Path | str, node: str | None = None) -> list[CodeCheck]:
+    """Rebuild every node's code (or the lineage of `node`) from its files and check its tree hash."""
+    checks = []
+    with (
+        _source(Path(path)) as (store, recorded),
+        tempfile.TemporaryDirectory(prefix="evolve-rebuild-") as tmp,
+    ):
+        rebuilt_store = CodeStore.init(Path(tmp) / "rebuilt.git")
+        commits = {r.node: r.commit for r in recorded}
+        rebuilt: dict[str, str] = {}
+        for index, item in enumerate(_chain(recorded, node)):
+            files = store.checkout(item.commit, Path(tmp) / f"node-{index}")
+            parent = rebuilt.get(item.parent) if item.parent is not None else None
+            rebuilt[item.node] = rebuilt_store.commit_dir(files, parent, f"rebuilt {item.node}", 0)
+            expected_parent = commits.get(item.parent) if item.parent is not None else None
+            parent_ok = _parent_commit(store, item.commit) == expected_parent
+            checks.append(
+                CodeCheck(item.node, item.tree, rebuilt_store.tree_hash(rebuilt[item.node]), parent_ok)
+            )
+    return checks
+
+
+EvaluateOne = Callable[[Run, Evaluation, Job], str]
+"""Re-run one recorded evaluation (its job's exchanges replayed) in a scratch run; the new outcome."""
+
+
+def replayable(run: Run, node: str | None = None) -> list[tuple[Evaluation, Job | None]]:
+    """Each recorded evaluation with the finished evaluation job that produced it (None: not found).
+
+    Jobs carry no evaluation id, so they are paired by (node, task) in order: the k-th evaluation of
+    a node on a task came from its k-th finished evaluation job (infra retries end `failed`).
+    """
+    jobs: dict[tuple[str, str | None], list[Job]] = {}
+    for job in run.jobs("finished"):
+        if job.kind == "evaluate":
+            jobs.setdefault((job.node, job.task), []).append(job)
+    pairs = []
+    for evaluation in run.evaluations(node):
+        queue = jobs.get((evaluation.node, evaluation.task), [])
+        pairs.append((evaluation, queue.pop(0) if queue else None))
+    return pairs
+
+
+def rerun(run: Run, evaluate_one: EvaluateOne, node: str | None = None) -> list[RerunCheck]:
+    """Re-run the recorded evaluations of `run` (one node's, or all) and compare outcomes per node."""
+    per_node: dict[str, dict[str, list]] = {}
+    for evaluation, job in replayable(run, node):
+        entry = per_node.setdefault(
+            evaluation.node, {"compared": 0, "matching": 0, "mismatches": [], "skipped": []}
+        )
+        if job is None or not run.exchanges_file(job.id).is_file():
+            entry["skipped"].append(evaluation.task)
+            continue
+        outcome = evaluate_one(run, evaluation, job)
+        entry["compared"] += 1
+        if outcome == evaluation.outcome:
+            entry["matching"] += 1
+        else:
+            entry["mismatches"].append((evaluation.task, evaluation.outcome, outcome))
+    return [
+        RerunCheck(n, e["compared"], e["matching"], tuple(e["mismatches"]), tuple(e["skipped"]))
+        for n, e in per_node.items()
+    ]
+
+
+@contextmanager
+def scratch_copy(path: Path | str) -> Iterator[Run]:
+    """A throw-away run imported from a bundle or copied from a run directory (re-runs write into it)."""
+    path = Path(path)
+    with tempfile.TemporaryDirectory(prefix="evolve-rerun-") as tmp:
+        if path.is_dir():
+            with Run.open(path) as source:
+                from evolve.archive.lineage import export_lineage
+
+                path = export_lineage(source, Path(tmp) / "source.evolve.tar.gz")
+        with import_bundle(path, Path(tmp) / "run") as run:
+            yield run
+
+
+class _ReplayChannels:
+    """The gateway, with every job opened under the recorded job's id, so its exchanges are replayed."""
+
+    def __init__(self, gateway, recorded_job: int) -> None:
+        self._gateway = gateway
+        self._recorded = recorded_job
+
+    def open_job(self, job_id: str | int, node_id: str, role: str, token_budget: int):
+        return self._gateway.open_job(self._recorded, node_id, role, token_budget)
+
+    def close_job(self, job_id: str | int):
+        return self._gateway.close_job(self._recorded)
+
+
+@contextmanager
+def docker_evaluator(run: Run) -> Iterator[EvaluateOne]:
+    """Re-runs evaluations as `evolve.evaluate` does (Docker sandboxes, the run's suite and step cap),
+    with a gateway that answers from the run's recorded exchanges instead of a model."""
+    from evolve.evaluate import EvalSettings, evaluate
+    from evolve.llm.gateway import Gateway
+    from evolve.sandbox.types import SandboxLimits
+    from evolve.tasks import load_suite
+    from evolve.tasks.docker import DockerSandboxes
+
+    config = run.config
+    suite = load_suite(config.tasks.suite)
+    box = config.sandbox
+    limits = SandboxLimits(
+        cpus=box.cpus,
+        memory=box.memory,
+        pids=box.pids,
+        wall_clock_s=box.timeout_s,
+        output_limit_bytes=box.output_limit_bytes,
+    )
+    settings = EvalSettings(budget_steps=config.budget.agent_steps, infra_retries=0)
+    with Gateway(replay_from=run.path / "exchanges") as gateway:
+
+        def evaluate_one(scratch: Run, evaluation: Evaluation, job: Job) -> str:
+            result = evaluate(
+                scratch,
+                evaluation.node,
+                suite.get(evaluation.task),
+                sandboxes=DockerSandboxes(scratch.id, limits),
+                gateway=_ReplayChannels(gateway, job.id),
+                settings=settings,
+            )
+            return result.outcome
+
+        yield evaluate_one
