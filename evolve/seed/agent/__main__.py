@@ -37,7 +37,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"agent: {exc}", file=sys.stderr)
         return 2
     native = os.environ.get("EVOLVE_TOOL_PROTOCOL", "text") == "native"
-    config = AgentConfig(max_steps=args.budget_steps, native_tools=native)
+    config = AgentConfig(max_steps=args.budget_steps, native_tools=native,
+                         context_chars=int(os.environ.get("EVOLVE_CONTEXT_CHARS", "12000")))
     text_file = args.problem if args.command == "solve" else args.instructions
     template = prompts.SOLVE if args.command == "solve" else prompts.IMPROVE
     agent = Agent(model, Workspace(args.workdir.resolve()), config, transcript=args.transcript)

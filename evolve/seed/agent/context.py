@@ -51,16 +51,18 @@ def relevance(name: str, text: str, problem: str) -> int:
     return score
 
 
-def view_repo(root: Path, problem: str, budget_chars: int = 6000) -> RepoView:
+def view_repo(root: Path, problem: str, budget_chars: int = 4000) -> RepoView:
+    """Show the relevant files in full (most relevant first, within `budget_chars`), the rest by name."""
     files = list_files(root)
     texts = {f: (root / f).read_text(errors="replace") for f in files if Path(f).suffix in SOURCE_SUFFIXES
              and (root / f).stat().st_size < 50_000}
-    ranked = sorted(texts, key=lambda f: (-relevance(f, texts[f], problem), f))
+    scores = {f: relevance(f, texts[f], problem) for f in texts}
+    ranked = sorted(texts, key=lambda f: (-scores[f], f))
     shown: list[str] = []
     used = 0
     for name in ranked:
-        if not name.endswith(".py") and relevance(name, texts[name], problem) < 10:
-            continue
+        if shown and (scores[name] <= 0 or not name.endswith(".py") and scores[name] < 10):
+            break  # only relevant files beyond the first: short prompts for slow small models
         if used + len(texts[name]) > budget_chars and shown:
             continue
         shown.append(name)

@@ -29,6 +29,7 @@ class AgentConfig:
     keep_last: int = 8  # messages kept verbatim after the task; older ones are shortened
     trimmed_chars: int = 300  # what an old message is shortened to
     done_refusals: int = 2  # how often "done" without any edit is refused
+    context_chars: int = 12000  # rough prompt budget (about 3.5k tokens; the embedded model has 4k)
 
 
 @dataclass
@@ -129,13 +130,19 @@ class Agent:
             self.add(Message("user", observation))
 
     def trimmed(self) -> list[Message]:
-        """System + task verbatim, the last few messages verbatim, older ones shortened."""
+        """System + task verbatim, the last few messages verbatim, older ones shortened; then, while the
+        whole is over `context_chars`, the oldest exchanges are dropped (small models have small windows)."""
         head, tail = self.messages[:2], self.messages[2:]
         cut = max(len(tail) - self.config.keep_last, 0)
-        n = self.config.trimmed_chars
-        old = [Message(m.role, m.content if len(m.content) <= n else m.content[:n] + " [...]", m.tool_calls,
-                       m.tool_call_id) for m in tail[:cut]]
-        return head + old + tail[cut:]
+        old = [_shorten(m, self.config.trimmed_chars) for m in tail[:cut]]
+        kept = old + tail[cut:]
+        size = lambda msgs: sum(len(m.content) for m in msgs)  # noqa: E731
+        while len(kept) > 2 and size(head + kept) > self.config.context_chars:
+            kept = kept[2:] if kept[0].role == "assistant" else kept[1:]  # drop whole exchanges
+        if size(head + kept) > self.config.context_chars:
+            room = max(self.config.context_chars - size(head), 2 * self.config.trimmed_chars)
+            kept = [_shorten(m, room // max(len(kept), 1)) for m in kept]
+        return head + kept
 
     def add(self, message: Message) -> None:
         self.messages.append(message)
@@ -148,6 +155,12 @@ class Agent:
         record = {"time": round(time.time(), 3), "step": self.steps, **record}
         with self.transcript.open("a") as handle:
             handle.write(json.dumps(record) + "\n")
+
+
+def _shorten(message: Message, limit: int) -> Message:
+    if len(message.content) <= limit:
+        return message
+    return Message(message.role, message.content[:limit] + " [...]", message.tool_calls, message.tool_call_id)
 
 
 def _first_call(reply: Reply) -> str | None:

@@ -100,3 +100,13 @@ def test_checks_passing_after_an_edit_invite_done(tmp_path):
     agent, model = make(tmp_path, ["```python m.py\ndef f():\n    return 2\n```", "```done\n```"])
     assert agent.run("f in m.py should return 2") == "submitted"
     assert "reply ```done" in model.seen[1][-1].content
+
+
+def test_prompt_stays_within_the_context_budget(repo):
+    replies = [f"```bash\npython3 -c 'print(\"y\" * 3000)' # {i}\n```" for i in range(8)]
+    agent, model = make(repo, replies, max_steps=8, context_chars=5000)
+    agent.run("Fix add in calc.py")
+    for prompt in model.seen:
+        assert sum(len(m.content) for m in prompt) <= 5000 + 200 or len(prompt) <= 4
+    assert model.seen[-1][1].content.startswith("Task:")  # the task itself is never dropped
+    assert model.seen[-1][-1].role == "user"
