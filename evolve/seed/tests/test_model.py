@@ -71,3 +71,25 @@ def test_from_env_needs_an_address(monkeypatch):
     monkeypatch.delenv("EVOLVE_LLM_URL", raising=False)
     with pytest.raises(ModelError, match="EVOLVE_LLM_SOCKET"):
         GatewayModel.from_env()
+
+
+def test_cli_improve_talks_to_the_gateway_and_edits_its_workdir(server, tmp_path, monkeypatch):
+    from agent.__main__ import main
+
+    srv, path = server
+    srv.responses += [(200, completion("```write agent/notes.py\nNOTE = 'better'\n```")),
+                      (200, completion("```done\n```")), (200, completion("```done\n```"))]
+    workdir = tmp_path / "self"
+    (workdir / "agent").mkdir(parents=True)
+    (workdir / "agent/__init__.py").write_text("")
+    instructions = tmp_path / "instructions.md"
+    instructions.write_text("Add agent/notes.py with NOTE = 'better'.")
+    monkeypatch.setenv("EVOLVE_LLM_SOCKET", path)
+    monkeypatch.delenv("EVOLVE_LLM_URL", raising=False)
+    transcript = tmp_path / "t.jsonl"
+    code = main(["improve", "--workdir", str(workdir), "--instructions", str(instructions), "--budget-steps", "3",
+                 "--transcript", str(transcript)])
+    assert code == 0
+    assert (workdir / "agent/notes.py").read_text() == "NOTE = 'better'\n"
+    assert "improving your own source code" in srv.requests[0][1]["messages"][1]["content"]
+    assert '"status": "submitted"' in transcript.read_text().splitlines()[-1]
