@@ -8,7 +8,7 @@ import stat
 
 import pytest
 
-from evolve.llm.client import OpenAICompatible, RetryPolicy, host_key
+from evolve.llm.client import ModelError, OpenAICompatible, RetryPolicy, host_key
 from evolve.llm.fake import FakeOpenAIServer, ScriptedModel
 from evolve.llm.gateway import Gateway
 from evolve.llm.types import Message, ToolCall
@@ -132,3 +132,20 @@ def test_api_keys_never_reach_the_sandbox_or_the_records(tmp_path, monkeypatch, 
     assert seen[0][0] == 200
     for key in (openai_key, anthropic_key):
         assert key.encode() not in visible
+
+
+class BrokenModel:
+    name = "broken"
+
+    def complete(self, request):
+        raise ModelError("server down after retries")
+
+
+def test_bad_requests_and_model_failures_are_errors_the_agent_can_read(post):
+    with Gateway(_models(BrokenModel())) as gateway:
+        job = gateway.open_job("j", "n", "solve", 100)
+        bad_status, _ = post(job.socket_path, {"messages": [{"content": "no role"}]})
+        down_status, down_body = post(job.socket_path, {"messages": [{"role": "user", "content": "hi"}]})
+        assert gateway.usage("j").total_tokens == 0
+    assert bad_status == 400
+    assert down_status == 502 and "server down" in json.loads(down_body)["error"]["message"]
