@@ -9,7 +9,6 @@ new commit must equal the recorded one; the recorded commit's parent must be the
 from __future__ import annotations
 
 import json
-import re
 import tarfile
 import tempfile
 from collections.abc import Callable, Iterator

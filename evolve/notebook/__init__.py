@@ -9,6 +9,7 @@ show_diff(run, run.best)                  # rendered as a diff block in Jupyter
 
 from __future__ import annotations
 
+import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,7 @@ __all__ = [
     "build_example_run",
     "improvements",
     "lineage",
+    "load_default_run",
     "load_run",
     "plot_outcomes",
     "plot_progress",
@@ -85,10 +87,37 @@ def best_belief(clade: CladeTree, epsilon: float = 0.25, min_evals: int = 5) -> 
     return candidates[int(np.argmax(beta_quantile(s, f, epsilon)))]
 
 
-def load_run(path: Path | str) -> LoadedRun:
+RUN_ENV = "EVOLVE_NOTEBOOK_RUN"
+"""Environment variable naming the run (directory or bundle) the notebooks open."""
+
+
+def default_run_path(start: Path | None = None) -> Path | None:
+    """`$EVOLVE_NOTEBOOK_RUN`, else the reference bundle in `archive/published/` (looked for from
+    `start` upwards), else None."""
+    if os.environ.get(RUN_ENV):
+        return Path(os.environ[RUN_ENV])
+    start = (start or Path.cwd()).resolve()
+    for directory in (start, *start.parents):
+        bundles = sorted((directory / "archive" / "published").glob("*.evolve.tar.gz"))
+        if bundles:
+            return bundles[0]
+    return None
+
+
+def load_default_run(start: Path | None = None) -> LoadedRun:
+    """The run the notebooks show: see `default_run_path`; without one, a seeded example run."""
+    path = default_run_path(start)
+    if path is not None:
+        return load_run(path)
+    scratch = tempfile.TemporaryDirectory(prefix="evolve-notebook-")
+    build_example_run(Path(scratch.name) / "example").close()
+    return load_run(Path(scratch.name) / "example", _scratch=scratch)
+
+
+def load_run(path: Path | str, *, _scratch: tempfile.TemporaryDirectory | None = None) -> LoadedRun:
     """Open a run directory, or import a bundle (`*.evolve.tar.gz`) into a scratch directory."""
     path = Path(path)
-    scratch = None
+    scratch = _scratch
     if path.is_file():
         scratch = tempfile.TemporaryDirectory(prefix="evolve-notebook-")
         run = import_bundle(path, Path(scratch.name) / "run")
@@ -181,7 +210,7 @@ class Diff:
 
     node: str
     against: str
-    text: str
+    text: str = field(repr=False)
 
     @property
     def files(self) -> list[str]:
