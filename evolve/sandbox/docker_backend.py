@@ -25,6 +25,7 @@ import docker.errors
 from docker.types import Mount
 
 from evolve.sandbox.engine import INFRA_ERRORS, infra, oom_kill_count
+from evolve.sandbox.kill import kill_host_group
 from evolve.sandbox.output import OutputCollector
 from evolve.sandbox.tarballs import extract_dir, single_file, tar_of_bytes, tar_of_dir, tar_of_dirs
 from evolve.sandbox.types import (
@@ -162,17 +163,17 @@ class DockerSandbox:
         reader = threading.Thread(target=_drain, args=(stream, collector), daemon=True)
         reader.start()
         finished = collector.finished.wait(limit + self._limits.kill_grace_s + 3.0)
-        host_killed = False
         if not finished or collector.over_limit.is_set():
-            host_killed = not finished
-            self._kill_group(pidfile)
+            self._kill_group(exec_id, pidfile)
             reader.join(3.0)
             if reader.is_alive():
                 self._kill_container()
                 reader.join(3.0)
         duration = time.monotonic() - started
         returncode = self._exit_code(exec_id)
-        timed_out = host_killed or (returncode in (124, 137) and duration >= limit)
+        timed_out = not finished or (returncode in (124, 137) and duration >= limit)
+        if timed_out and finished:
+            self._kill_group(exec_id, pidfile)  # children that outlived timeout's TERM
         oom = returncode == 137 and not timed_out and self._new_oom_kill()
         stdout, stderr = collector.texts()
         return ExecResult(returncode, stdout, stderr, duration, timed_out=timed_out, oom_killed=oom,
@@ -259,12 +260,16 @@ class DockerSandbox:
                 time.sleep(0.02)
         return -1
 
-    def _kill_group(self, pidfile: str) -> None:
-        """Kill the command's process group (timeout made it the group leader)."""
-        script = f'kill -KILL "-$(cat {pidfile})" 2>/dev/null'
+    def _kill_group(self, exec_id: str, pidfile: str) -> None:
+        """Kill the command's process group (timeout made it the group leader): from the host when it
+        sees the container's processes, and from inside with shell builtins only (no fork needed)."""
         with contextlib.suppress(*INFRA_ERRORS):
-            exec_id = self._client.api.exec_create(self._container.id, ["sh", "-c", script], user=self._user)
-            self._client.api.exec_start(exec_id["Id"])
+            host_pid = self._client.api.exec_inspect(exec_id).get("Pid") or 0
+            if host_pid > 0:
+                kill_host_group(host_pid, self._container.id)
+            script = f'read p < {pidfile} && kill -KILL "-$p" 2>/dev/null'
+            kill_id = self._client.api.exec_create(self._container.id, ["sh", "-c", script], user=self._user)
+            self._client.api.exec_start(kill_id["Id"])
 
     def _kill_container(self) -> None:
         with contextlib.suppress(*INFRA_ERRORS):
