@@ -80,25 +80,36 @@ class _Attempt:
 
 def evaluate(run: Run, node_id: str, task: Task, *, sandboxes: SandboxMaker, gateway: Channels,
              settings: EvalSettings = EvalSettings()) -> EvalResult:
-    """Run `node_id`'s agent on `task`, grade it, record the evaluation; retries `infra` attempts."""
+    """Run `node_id`'s agent on `task`, grade it, record the evaluation; retries `infra` attempts.
+
+    Each attempt is a job of its own; an `infra` attempt that will be retried ends as a failed job."""
     for attempt in range(settings.infra_retries + 1):
         job = run.start_job("evaluate", node_id, task=task.id)
-        log_dir = run.log_dir(job.id)
-        start = time.monotonic()
-        try:
-            result = _attempt(run, node_id, task, str(job.id), log_dir, sandboxes, gateway, settings)
-        except SandboxUnavailable as exc:
-            result = _Attempt("infra", f"sandbox failed: {exc}", 0)
-        duration = time.monotonic() - start
-        (log_dir / "outcome.json").write_text(json.dumps({"outcome": result.outcome, "detail": result.detail,
-                                                          "tokens": result.tokens, "duration_s": duration}))
+        result = run_task(run, node_id, task, job.id, sandboxes=sandboxes, gateway=gateway, settings=settings)
         if result.outcome == "infra" and attempt < settings.infra_retries:
             run.finish_job(job.id, "failed", result.detail)
             continue
-        run.record_evaluation(node_id, task.id, result.outcome, duration_s=duration, tokens=result.tokens,
-                              log_path=str(log_dir), split=task.split, job_id=job.id)
-        return EvalResult(task.id, result.outcome, result.detail, duration, result.tokens, log_dir)
+        run.record_evaluation(node_id, task.id, result.outcome, duration_s=result.duration_s, tokens=result.tokens,
+                              log_path=str(result.log_dir), split=task.split, job_id=job.id)
+        return result
     raise AssertionError("unreachable: the last attempt always records")
+
+
+def run_task(run: Run, node_id: str, task: Task, job_id: int, *, sandboxes: SandboxMaker, gateway: Channels,
+             settings: EvalSettings = EvalSettings()) -> EvalResult:
+    """One attempt under an already started job: solve, grade, write the logs; records nothing.
+
+    For schedulers that own the job's life cycle (and its infra retries); `evaluate` wraps it."""
+    log_dir = run.log_dir(job_id)
+    start = time.monotonic()
+    try:
+        result = _attempt(run, node_id, task, str(job_id), log_dir, sandboxes, gateway, settings)
+    except SandboxUnavailable as exc:
+        result = _Attempt("infra", f"sandbox failed: {exc}", 0)
+    duration = time.monotonic() - start
+    (log_dir / "outcome.json").write_text(json.dumps({"outcome": result.outcome, "detail": result.detail,
+                                                      "tokens": result.tokens, "duration_s": duration}))
+    return EvalResult(task.id, result.outcome, result.detail, duration, result.tokens, log_dir)
 
 
 def _attempt(run: Run, node_id: str, task: Task, job: str, log_dir: Path, sandboxes: SandboxMaker,
