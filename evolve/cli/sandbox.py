@@ -38,12 +38,16 @@ def exec_command(
     from evolve.sandbox.types import SandboxLimits
 
     limits = SandboxLimits(cpus=cpus, memory=memory, pids=pids, wall_clock_s=timeout + 30)
-    with DockerSandbox.create(image, run_id="cli", job_id=f"exec-{uuid.uuid4().hex[:8]}", limits=limits) as box:
+    with DockerSandbox.create(
+        image, run_id="cli", job_id=f"exec-{uuid.uuid4().hex[:8]}", limits=limits
+    ) as box:
         result = box.exec(cmd, timeout=timeout)
     typer.echo(result.stdout, nl=False)
     typer.echo(result.stderr, nl=False, err=True)
     flags = [name for name in ("timed_out", "oom_killed", "truncated") if getattr(result, name)]
-    typer.echo(f"exit code {result.returncode} in {result.duration:.2f}s {' '.join(flags)}".rstrip(), err=True)
+    typer.echo(
+        f"exit code {result.returncode} in {result.duration:.2f}s {' '.join(flags)}".rstrip(), err=True
+    )
     raise typer.Exit(result.returncode if 0 <= result.returncode < 256 else 1)
 
 

@@ -60,8 +60,9 @@ def make_repository(root: Path, *, total_bytes: int = 10 * 2**20, files: int = 2
     return root
 
 
-def bench_sandbox(runs: int = 10, *, image: str = DEFAULT_IMAGE,
-                  client: docker.DockerClient | None = None) -> SandboxBench:
+def bench_sandbox(
+    runs: int = 10, *, image: str = DEFAULT_IMAGE, client: docker.DockerClient | None = None
+) -> SandboxBench:
     """Time `runs` rounds of each operation on the Docker backend; leaves no container behind."""
     run_id = f"bench-{uuid.uuid4().hex[:8]}"
     limits = SandboxLimits(memory="1g", pids=256, wall_clock_s=600)
@@ -71,19 +72,23 @@ def bench_sandbox(runs: int = 10, *, image: str = DEFAULT_IMAGE,
         try:
             for index in range(runs):
                 started = time.perf_counter()
-                with DockerSandbox.create(image, run_id=run_id, job_id=f"cycle-{index}", limits=limits,
-                                          client=engine) as sandbox:
+                with DockerSandbox.create(
+                    image, run_id=run_id, job_id=f"cycle-{index}", limits=limits, client=engine
+                ) as sandbox:
                     sandbox.exec(["true"])
                 lifecycle.append(time.perf_counter() - started)
-            with DockerSandbox.create(image, run_id=run_id, job_id="copy", limits=limits,
-                                      client=engine) as sandbox:
+            with DockerSandbox.create(
+                image, run_id=run_id, job_id="copy", limits=limits, client=engine
+            ) as sandbox:
                 for index in range(runs):
                     started = time.perf_counter()
                     sandbox.put_dir(repo, f"repo{index}")
                     copy_in.append(time.perf_counter() - started)
                     snapshot(sandbox, f"repo{index}")
-                    sandbox.exec(["sh", "-c", "sed -i 's/= 1/= 2/' pkg0/*.py && echo new > added.txt"],
-                                 cwd=f"repo{index}")
+                    sandbox.exec(
+                        ["sh", "-c", "sed -i 's/= 1/= 2/' pkg0/*.py && echo new > added.txt"],
+                        cwd=f"repo{index}",
+                    )
                     started = time.perf_counter()
                     patch = diff(sandbox, f"repo{index}")
                     diff_out.append(time.perf_counter() - started)

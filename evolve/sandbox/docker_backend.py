@@ -10,53 +10,39 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import math
 import posixpath
-import re
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Self
 
 import docker
 import docker.errors
-from docker.types import Mount
 
+from evolve.sandbox.docker_spec import container_options, exec_wrapper
 from evolve.sandbox.engine import INFRA_ERRORS, infra, oom_kill_count
 from evolve.sandbox.kill import kill_host_group
 from evolve.sandbox.output import OutputCollector
 from evolve.sandbox.tarballs import extract_dir, single_file, tar_of_bytes, tar_of_dir, tar_of_dirs
-from evolve.sandbox.types import (
-    GATEWAY_SOCKET_PATH,
-    JOB_LABEL,
-    RUN_LABEL,
-    ExecResult,
-    SandboxLimits,
-    SandboxUnavailable,
-)
+from evolve.sandbox.types import ExecResult, SandboxLimits, SandboxUnavailable
 
 log = logging.getLogger(__name__)
-
-_WRAPPER = (
-    'p=$0; i=$1; d=$2; t=$3; g=$4; shift 4; echo $$ > "$p"; '
-    'cd "$d" 2>/dev/null || { echo "no such directory: $d" >&2; exit 126; }; '
-    'if [ -n "$i" ]; then exec 0<"$i"; rm -f "$i"; else exec 0</dev/null; fi; '
-    'exec timeout -k "$g" "$t" "$@"'
-)
-
-
-def _container_name(run_id: str, job_id: str) -> str:
-    slug = re.sub(r"[^a-zA-Z0-9_.-]+", "-", f"{run_id}-{job_id}")[:80]
-    return f"evolve-{slug}-{uuid.uuid4().hex[:6]}"
 
 
 class DockerSandbox:
     """A running container; create it with `DockerSandbox.create(...)`, use it as a context manager."""
 
-    def __init__(self, client: docker.DockerClient, container, *, limits: SandboxLimits, user: str,
-                 workdir: str, owns_client: bool) -> None:
+    def __init__(
+        self,
+        client: docker.DockerClient,
+        container,
+        *,
+        limits: SandboxLimits,
+        user: str,
+        workdir: str,
+        owns_client: bool,
+    ) -> None:
         self._client = client
         self._container = container
         self._limits = limits
@@ -83,37 +69,23 @@ class DockerSandbox:
     ) -> DockerSandbox:
         """Start a fresh container labelled `evolve.run=run_id`, `evolve.job=job_id`."""
         limits = limits or SandboxLimits()
-        environment = {}
-        mounts = []
-        if gateway_socket is not None:
-            if not gateway_socket.is_socket():
-                raise SandboxUnavailable(f"gateway socket {gateway_socket} is not a Unix socket")
-            mounts.append(Mount(GATEWAY_SOCKET_PATH, str(gateway_socket), type="bind"))
-            environment["EVOLVE_LLM_SOCKET"] = GATEWAY_SOCKET_PATH
+        if gateway_socket is not None and not gateway_socket.is_socket():
+            raise SandboxUnavailable(f"gateway socket {gateway_socket} is not a Unix socket")
+        options = container_options(
+            run_id=run_id,
+            job_id=job_id,
+            limits=limits,
+            user=user,
+            workdir=workdir,
+            gateway_socket=gateway_socket,
+        )
         owns_client = client is None
         with infra("cannot reach the Docker engine"):
             client = client or docker.from_env(timeout=120)
         container = None
         try:
             with infra(f"cannot start a container from {image}"):
-                container = client.containers.create(
-                    image,
-                    ["sleep", str(math.ceil(limits.wall_clock_s))],
-                    name=_container_name(run_id, job_id),
-                    labels={RUN_LABEL: run_id, JOB_LABEL: job_id},
-                    environment=environment,
-                    mounts=mounts,
-                    user=user,
-                    working_dir=workdir,
-                    init=True,
-                    network_mode="none",
-                    nano_cpus=int(limits.cpus * 1e9),
-                    mem_limit=limits.memory,
-                    memswap_limit=limits.memory,
-                    pids_limit=limits.pids,
-                    cap_drop=["ALL"],
-                    security_opt=["no-new-privileges"],
-                )
+                container = client.containers.create(image, **options)
                 # The work dir belongs to the agent user; docker would create it as root.
                 container.put_archive("/", tar_of_dirs([workdir.strip("/")]))
                 container.start()
@@ -136,8 +108,15 @@ class DockerSandbox:
     def container_id(self) -> str:
         return self._container.id
 
-    def exec(self, cmd: list[str], *, input: str | bytes | None = None, cwd: str | None = None,
-             env: dict[str, str] | None = None, timeout: float | None = None) -> ExecResult:
+    def exec(
+        self,
+        cmd: list[str],
+        *,
+        input: str | bytes | None = None,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> ExecResult:
         if not cmd:
             raise ValueError("exec needs a command")
         started = time.monotonic()
@@ -152,8 +131,14 @@ class DockerSandbox:
         if input is not None:
             stdin_file = f"/tmp/.evolve-stdin-{self._exec_count}"
             self.write_file(stdin_file, input)
-        wrapper = ["sh", "-c", _WRAPPER, pidfile, stdin_file, self._path(cwd or "."),
-                   f"{limit:.3f}", f"{self._limits.kill_grace_s:g}", *cmd]
+        wrapper = exec_wrapper(
+            cmd,
+            pidfile=pidfile,
+            stdin_file=stdin_file,
+            cwd=self._path(cwd or "."),
+            limit_s=limit,
+            grace_s=self._limits.kill_grace_s,
+        )
         collector = OutputCollector(self._limits.output_limit_bytes)
         with infra("exec failed"):
             exec_id = self._client.api.exec_create(
@@ -176,8 +161,15 @@ class DockerSandbox:
             self._kill_group(exec_id, pidfile)  # children that outlived timeout's TERM
         oom = returncode == 137 and not timed_out and self._new_oom_kill()
         stdout, stderr = collector.texts()
-        return ExecResult(returncode, stdout, stderr, duration, timed_out=timed_out, oom_killed=oom,
-                          truncated=collector.over_limit.is_set())
+        return ExecResult(
+            returncode,
+            stdout,
+            stderr,
+            duration,
+            timed_out=timed_out,
+            oom_killed=oom,
+            truncated=collector.over_limit.is_set(),
+        )
 
     def write_file(self, path: str, content: str | bytes) -> None:
         data = content.encode() if isinstance(content, str) else content
@@ -228,8 +220,9 @@ class DockerSandbox:
         except docker.errors.NotFound:
             pass  # already gone (killed engine, reaped): nothing left to remove
         except INFRA_ERRORS as exc:
-            log.warning("could not remove container %s (the next reap removes it): %s",
-                        self._container.id[:12], exc)
+            log.warning(
+                "could not remove container %s (the next reap removes it): %s", self._container.id[:12], exc
+            )
         finally:
             if self._owns_client:
                 self._client.close()
@@ -277,7 +270,9 @@ class DockerSandbox:
 
     def _new_oom_kill(self) -> bool:
         """Whether the cgroup's OOM-kill counter grew since the last look (cgroup v1 or v2)."""
-        script = "cat /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null || cat /sys/fs/cgroup/memory.events"
+        script = (
+            "cat /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null || cat /sys/fs/cgroup/memory.events"
+        )
         with infra("cannot read the memory cgroup"):
             exec_id = self._client.api.exec_create(self._container.id, ["sh", "-c", script], user=self._user)
             text = self._client.api.exec_start(exec_id["Id"]).decode(errors="replace")

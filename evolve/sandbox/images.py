@@ -47,7 +47,9 @@ def image_info(name: str = DEFAULT_IMAGE, *, client: docker.DockerClient | None 
         try:
             image = engine.images.get(name)
         except docker.errors.ImageNotFound:
-            raise SandboxUnavailable(f"image {name} is missing; build it with `evolve sandbox build`") from None
+            raise SandboxUnavailable(
+                f"image {name} is missing; build it with `evolve sandbox build`"
+            ) from None
         return ImageInfo(name, image.id, tuple(image.attrs.get("RepoDigests") or ()))
 
 
@@ -139,8 +141,22 @@ def requirements_dockerfile(base: str, requirements: list[str]) -> str:
 
 def _add_requirements(engine: docker.DockerClient, tag: str, requirements: list[str]) -> None:
     with tempfile.TemporaryDirectory(prefix="evolve-wheels-") as context:
-        _run(["python3", "-m", "pip", "download", "--quiet", "--only-binary=:all:", "--python-version",
-              "3.11", "-d", f"{context}/wheels", *requirements], "pip download")
+        _run(
+            [
+                "python3",
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--only-binary=:all:",
+                "--python-version",
+                "3.11",
+                "-d",
+                f"{context}/wheels",
+                *requirements,
+            ],
+            "pip download",
+        )
         Path(context, "Dockerfile").write_text(requirements_dockerfile(tag, requirements))
         with infra("docker build of the requirements layer failed"):
             try:

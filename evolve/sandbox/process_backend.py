@@ -38,8 +38,15 @@ class ProcessSandbox:
     def workdir(self) -> str:
         return str(self._root)
 
-    def exec(self, cmd: list[str], *, input: str | bytes | None = None, cwd: str | None = None,
-             env: dict[str, str] | None = None, timeout: float | None = None) -> ExecResult:
+    def exec(
+        self,
+        cmd: list[str],
+        *,
+        input: str | bytes | None = None,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> ExecResult:
         if not cmd:
             raise ValueError("exec needs a command")
         started = time.monotonic()
@@ -74,8 +81,14 @@ class ProcessSandbox:
         for reader in readers:
             reader.join(2.0)
         stdout, stderr = collector.texts()
-        return ExecResult(returncode, stdout, stderr, time.monotonic() - started, timed_out=timed_out,
-                          truncated=collector.over_limit.is_set())
+        return ExecResult(
+            returncode,
+            stdout,
+            stderr,
+            time.monotonic() - started,
+            timed_out=timed_out,
+            truncated=collector.over_limit.is_set(),
+        )
 
     def write_file(self, path: str, content: str | bytes) -> None:
         target = self._path(path)
@@ -135,8 +148,9 @@ def _feed_stdin(stdin: IO[bytes] | None, data: str | bytes) -> None:
         return  # the command exited without reading all its input, which is its right
 
 
-def _wait(proc: subprocess.Popen[bytes], readers: list[threading.Thread], collector: OutputCollector,
-          limit: float) -> bool:
+def _wait(
+    proc: subprocess.Popen[bytes], readers: list[threading.Thread], collector: OutputCollector, limit: float
+) -> bool:
     """Wait until the command and everything holding its output end, or the output cap, or the limit.
 
     False when the limit was hit. Like `docker exec`, a background child that keeps stdout open

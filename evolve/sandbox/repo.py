@@ -14,7 +14,9 @@ class GitFailed(SandboxError):
 def _git(sandbox: Sandbox, path: str, *args: str, timeout: float = 120.0) -> str:
     result = sandbox.exec([*_GIT, "-C", path, *args], timeout=timeout)
     if not result.ok:
-        raise GitFailed(f"git {' '.join(args)} in {path} failed ({result.returncode}): {result.stderr.strip()}")
+        raise GitFailed(
+            f"git {' '.join(args)} in {path} failed ({result.returncode}): {result.stderr.strip()}"
+        )
     return result.stdout
 
 

@@ -29,8 +29,9 @@ def make_docker(docker_client, base_image, test_run_id, request) -> Callable[...
 
     def make(**kwargs) -> DockerSandbox:
         kwargs.setdefault("limits", SMALL)
-        box = DockerSandbox.create(base_image, run_id=test_run_id, job_id=request.node.name[:40],
-                                   client=docker_client, **kwargs)
+        box = DockerSandbox.create(
+            base_image, run_id=test_run_id, job_id=request.node.name[:40], client=docker_client, **kwargs
+        )
         made.append(box)
         return box
 

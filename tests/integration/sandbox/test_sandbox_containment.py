@@ -17,7 +17,13 @@ import pytest
 from evolve.sandbox import GATEWAY_SOCKET_PATH, SandboxLimits
 
 _VIRTUAL_FILESYSTEMS = {"overlay", "proc", "sysfs", "tmpfs", "devpts", "mqueue", "cgroup", "cgroup2"}
-_DOCKER_OWN_FILES = {"/etc/resolv.conf", "/etc/hostname", "/etc/hosts", "/sbin/docker-init", "/usr/sbin/docker-init"}
+_DOCKER_OWN_FILES = {
+    "/etc/resolv.conf",
+    "/etc/hostname",
+    "/etc/hosts",
+    "/sbin/docker-init",
+    "/usr/sbin/docker-init",
+}
 """What docker itself bind-mounts into every container; nothing else of the host's disks may appear."""
 
 CONNECT = """
@@ -116,7 +122,9 @@ def test_fork_bomb_is_stopped_by_the_pids_limit_and_the_host_stays_responsive(ma
     latencies: list[float] = []
     result_holder = []
     bomb = threading.Thread(
-        target=lambda: result_holder.append(box.exec(["bash", "-c", "f(){ f | f & }; f; sleep 30"], timeout=4))
+        target=lambda: result_holder.append(
+            box.exec(["bash", "-c", "f(){ f | f & }; f; sleep 30"], timeout=4)
+        )
     )
     bomb.start()
     while bomb.is_alive():
@@ -203,7 +211,9 @@ def test_no_host_secrets_in_the_environment(make_docker, monkeypatch):
     box = make_docker()
     env = box.exec(["env"]).stdout
     names = {line.split("=", 1)[0] for line in env.splitlines() if "=" in line}
-    secret_names = {name for name in os.environ if any(word in name.upper() for word in ("KEY", "TOKEN", "SECRET"))}
+    secret_names = {
+        name for name in os.environ if any(word in name.upper() for word in ("KEY", "TOKEN", "SECRET"))
+    }
     assert secret_names  # the test itself set some, so the check below could fail
     assert names.isdisjoint(secret_names)
     assert "must-not-leak" not in env

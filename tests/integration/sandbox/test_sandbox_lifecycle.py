@@ -46,11 +46,19 @@ def test_container_is_labelled_limited_offline_and_removed_on_close(make_docker,
 def test_reap_run_removes_only_that_runs_leftovers(docker_client, base_image, test_run_id):
     crashed_run = f"{test_run_id}-crashed"
     other_run = f"{test_run_id}-other"
-    leftovers = [DockerSandbox.create(base_image, run_id=crashed_run, job_id=f"j{i}", limits=TINY,
-                                      client=docker_client) for i in range(2)]
-    survivor = DockerSandbox.create(base_image, run_id=other_run, job_id="j", limits=TINY, client=docker_client)
+    leftovers = [
+        DockerSandbox.create(
+            base_image, run_id=crashed_run, job_id=f"j{i}", limits=TINY, client=docker_client
+        )
+        for i in range(2)
+    ]
+    survivor = DockerSandbox.create(
+        base_image, run_id=other_run, job_id="j", limits=TINY, client=docker_client
+    )
     try:
-        assert sorted(reap_run(crashed_run, client=docker_client)) == sorted(b.container_id for b in leftovers)
+        assert sorted(reap_run(crashed_run, client=docker_client)) == sorted(
+            b.container_id for b in leftovers
+        )
         assert list_sandboxes(crashed_run, client=docker_client) == []
         assert list_sandboxes(other_run, client=docker_client) == [survivor.container_id]
         assert reap_run(crashed_run, client=docker_client) == []
@@ -71,7 +79,9 @@ def test_exec_after_the_container_is_gone_is_unavailable(make_docker, docker_cli
 
 def test_missing_image_is_unavailable(docker_client, test_run_id):
     with pytest.raises(SandboxUnavailable):
-        DockerSandbox.create("evolve-no-such-image:never", run_id=test_run_id, job_id="x", client=docker_client)
+        DockerSandbox.create(
+            "evolve-no-such-image:never", run_id=test_run_id, job_id="x", client=docker_client
+        )
     assert list_sandboxes(test_run_id, client=docker_client) == []
 
 
@@ -88,8 +98,21 @@ def test_registry_reachability(docker_client, base_image):
 
 
 def test_cli_exec_prints_output_and_exit_code(docker_client, base_image):
-    result = CliRunner().invoke(app, ["sandbox", "exec", "--timeout", "10", "--memory", "64m", "--",
-                                      "sh", "-c", "echo from-inside; exit 5"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "sandbox",
+            "exec",
+            "--timeout",
+            "10",
+            "--memory",
+            "64m",
+            "--",
+            "sh",
+            "-c",
+            "echo from-inside; exit 5",
+        ],
+    )
     assert result.exit_code == 5
     assert "from-inside" in result.output and "exit code 5" in result.output
 
@@ -116,5 +139,3 @@ def test_cli_bench_sandbox_json(docker_client, base_image):
     numbers = json.loads(result.output)
     assert set(numbers) == {"create_exec_destroy_s", "copy_in_10mb_s", "diff_out_s"}
     assert all(set(v) == {"median", "p95"} and v["median"] > 0 for v in numbers.values())
-
-

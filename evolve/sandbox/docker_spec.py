@@ -1,0 +1,75 @@
+"""What a Docker sandbox is made of, as plain values: the container's options and the exec wrapper.
+
+Pure functions, so the security-relevant settings are unit-tested without an engine.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import uuid
+from pathlib import Path
+from typing import Any
+
+from docker.types import Mount
+
+from evolve.sandbox.types import GATEWAY_SOCKET_PATH, JOB_LABEL, RUN_LABEL, SandboxLimits
+
+# Runs every command: records its pid (= its process group, which `timeout` leads), enters the
+# directory, feeds stdin from a file or /dev/null, and execs `timeout -k GRACE LIMIT CMD...`.
+_WRAPPER = (
+    'p=$0; i=$1; d=$2; t=$3; g=$4; shift 4; echo $$ > "$p"; '
+    'cd "$d" 2>/dev/null || { echo "no such directory: $d" >&2; exit 126; }; '
+    'if [ -n "$i" ]; then exec 0<"$i"; rm -f "$i"; else exec 0</dev/null; fi; '
+    'exec timeout -k "$g" "$t" "$@"'
+)
+
+
+def container_name(run_id: str, job_id: str) -> str:
+    slug = re.sub(r"[^a-zA-Z0-9_.-]+", "-", f"{run_id}-{job_id}")[:80]
+    return f"evolve-{slug}-{uuid.uuid4().hex[:6]}"
+
+
+def container_options(
+    *,
+    run_id: str,
+    job_id: str,
+    limits: SandboxLimits,
+    user: str,
+    workdir: str,
+    gateway_socket: Path | None,
+) -> dict[str, Any]:
+    """Keyword arguments of `containers.create` (after the image): limits, labels, no network.
+
+    The main process is `sleep <wall clock>`, so the container stops by itself at its wall clock.
+    The gateway's socket, when given, is the only host path mounted and the only way out.
+    """
+    environment: dict[str, str] = {}
+    mounts: list[Mount] = []
+    if gateway_socket is not None:
+        mounts.append(Mount(GATEWAY_SOCKET_PATH, str(gateway_socket), type="bind"))
+        environment["EVOLVE_LLM_SOCKET"] = GATEWAY_SOCKET_PATH
+    return {
+        "command": ["sleep", str(math.ceil(limits.wall_clock_s))],
+        "name": container_name(run_id, job_id),
+        "labels": {RUN_LABEL: run_id, JOB_LABEL: job_id},
+        "environment": environment,
+        "mounts": mounts,
+        "user": user,
+        "working_dir": workdir,
+        "init": True,
+        "network_mode": "none",
+        "nano_cpus": int(limits.cpus * 1e9),
+        "mem_limit": limits.memory,
+        "memswap_limit": limits.memory,
+        "pids_limit": limits.pids,
+        "cap_drop": ["ALL"],
+        "security_opt": ["no-new-privileges"],
+    }
+
+
+def exec_wrapper(
+    cmd: list[str], *, pidfile: str, stdin_file: str, cwd: str, limit_s: float, grace_s: float
+) -> list[str]:
+    """The argument list `docker exec` runs for `cmd`."""
+    return ["sh", "-c", _WRAPPER, pidfile, stdin_file, cwd, f"{limit_s:.3f}", f"{grace_s:g}", *cmd]

@@ -1,0 +1,195 @@
+"""Pure parts of the sandbox package, and the process backend, with no Docker engine."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+import time
+from pathlib import Path
+
+import pytest
+
+from evolve.config import SandboxConfig
+from evolve.sandbox import (
+    ExecResult,
+    ProcessSandbox,
+    Sandbox,
+    SandboxLimits,
+    Timing,
+    limits_from_config,
+    open_sandbox,
+)
+from evolve.sandbox.engine import oom_kill_count
+from evolve.sandbox.images import base_of, parse_requirements, requirements_dockerfile
+from evolve.sandbox.kill import _group_members
+from evolve.sandbox.output import OutputCollector
+from evolve.sandbox.tarballs import extract_dir, single_file, tar_of_bytes, tar_of_dir
+
+
+def test_output_collector_caps_the_combined_streams():
+    collector = OutputCollector(10)
+    assert collector.feed(b"12345", b"678")
+    assert not collector.feed(b"abcdef", None)
+    assert collector.over_limit.is_set() and collector.finished.is_set()
+    assert not collector.feed(b"more", b"more")
+    assert collector.texts() == ("12345ab", "678")
+
+
+def test_output_collector_decodes_invalid_utf8_without_failing():
+    collector = OutputCollector(100)
+    collector.feed(b"ok \xff\xfe", None)
+    assert collector.texts()[0].startswith("ok ")
+
+
+def test_exec_result_ok_needs_a_clean_zero_exit():
+    assert ExecResult(0, "", "", 0.1).ok
+    assert not ExecResult(0, "", "", 0.1, truncated=True).ok
+    assert not ExecResult(1, "", "", 0.1).ok
+    assert not ExecResult(124, "", "", 0.1, timed_out=True).ok
+
+
+def test_tar_round_trip_sets_owner_and_keeps_bytes(tmp_path):
+    (tmp_path / "src" / "d").mkdir(parents=True)
+    (tmp_path / "src" / "d" / "f.bin").write_bytes(b"\x00\xff")
+    with tarfile.open(fileobj=io.BytesIO(tar_of_dir(tmp_path / "src"))) as tar:
+        members = {m.name: m for m in tar.getmembers()}
+    assert set(members) == {"d", "d/f.bin"}
+    assert {(m.uid, m.gid) for m in members.values()} == {(1000, 1000)}
+    assert single_file(tar_of_bytes("x.txt", b"hello")) == b"hello"
+
+
+def test_extract_dir_refuses_paths_that_escape(tmp_path):
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        info = tarfile.TarInfo("./../escaped.txt")
+        info.size = 1
+        tar.addfile(info, io.BytesIO(b"x"))
+    with pytest.raises(tarfile.FilterError):
+        extract_dir(buffer.getvalue(), tmp_path / "out", strip=".")
+    assert not (tmp_path / "escaped.txt").exists()
+
+
+def test_oom_kill_count_reads_cgroup_v1_and_v2():
+    assert oom_kill_count("oom_kill_disable 0\nunder_oom 0\noom_kill 3\n") == 3
+    assert oom_kill_count("low 0\nhigh 0\nmax 2\noom 1\noom_kill 1\n") == 1
+    assert oom_kill_count("nothing here") is None
+
+
+def test_requirements_parsing_and_layer():
+    assert parse_requirements("# only comments\n\nrequests>=2  # http\n tomli \n") == ["requests>=2", "tomli"]
+    layer = requirements_dockerfile("evolve-base:latest", ["requests>=2"])
+    assert layer.startswith("FROM evolve-base:latest\n")
+    assert "--no-index --find-links /tmp/wheels 'requests>=2'" in layer
+
+
+def test_base_of_reads_the_dockerfile(tmp_path):
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text("# comment\nFROM debian:bookworm-slim AS base\nRUN true\n")
+    assert base_of(dockerfile) == "debian:bookworm-slim"
+    assert base_of(Path(__file__).parents[3] / "sandboxes" / "base" / "Dockerfile") == "debian:bookworm-slim"
+
+
+def test_timing_median_and_p95():
+    timing = Timing.of([float(x) for x in range(1, 21)])
+    assert (timing.median, timing.p95) == (10.5, 19.0)
+
+
+def test_limits_follow_the_config():
+    limits = limits_from_config(
+        SandboxConfig(cpus=2, memory="512m", pids=99, timeout_s=30, output_limit_bytes=7)
+    )
+    assert limits == SandboxLimits(cpus=2, memory="512m", pids=99, wall_clock_s=30, output_limit_bytes=7)
+
+
+def test_group_members_match_process_group_and_container(tmp_path):
+    def fake(pid: int, pgrp: int, cgroup: str) -> None:
+        entry = tmp_path / str(pid)
+        entry.mkdir()
+        (entry / "stat").write_text(f"{pid} (weird ) name) S 1 {pgrp} {pgrp} 0 -1\n")
+        (entry / "cgroup").write_text(cgroup)
+
+    fake(101, 100, "12:pids:/docker/abc123\n")
+    fake(102, 100, "12:pids:/docker/other\n")
+    fake(103, 7, "12:pids:/docker/abc123\n")
+    (tmp_path / "self").mkdir()
+    assert _group_members(100, "abc123", tmp_path) == [101]
+
+
+def test_process_backend_is_chosen_by_name_and_isolates_no_env(tmp_path, monkeypatch):
+    monkeypatch.setenv("EVOLVE_UNIT_SECRET_TOKEN", "leak")
+    with open_sandbox(SandboxConfig(backend="process"), run_id="r", job_id="j") as box:
+        assert isinstance(box, ProcessSandbox) and isinstance(box, Sandbox)
+        assert "EVOLVE_UNIT_SECRET_TOKEN" not in box.exec(["env"]).stdout
+        workdir = Path(box.workdir)
+    assert not workdir.exists()  # close() removed the temporary directory
+
+
+def test_process_backend_timeout_and_cap(tmp_path):
+    limits = SandboxLimits(output_limit_bytes=1000, wall_clock_s=60)
+    with ProcessSandbox(limits=limits, base_dir=tmp_path) as box:
+        started = time.monotonic()
+        slow = box.exec(["sh", "-c", "echo begun; sleep 20"], timeout=0.5)
+        assert slow.timed_out and slow.stdout == "begun\n" and time.monotonic() - started < 5
+        loud = box.exec(["yes"])
+        assert loud.truncated and len(loud.stdout) == 1000
+
+
+def test_process_backend_wall_clock(tmp_path):
+    with ProcessSandbox(limits=SandboxLimits(wall_clock_s=0.5), base_dir=tmp_path) as box:
+        assert box.exec(["sleep", "5"]).timed_out
+        assert box.exec(["true"]).timed_out
+
+
+def test_container_options_are_locked_down(tmp_path):
+    from evolve.sandbox.docker_spec import container_options
+
+    limits = SandboxLimits(cpus=1.5, memory="256m", pids=50, wall_clock_s=10.2)
+    options = container_options(
+        run_id="run 1", job_id="j/2", limits=limits, user="agent", workdir="/work", gateway_socket=None
+    )
+    assert options["network_mode"] == "none" and options["mounts"] == [] and options["environment"] == {}
+    assert options["cap_drop"] == ["ALL"] and options["security_opt"] == ["no-new-privileges"]
+    assert (options["nano_cpus"], options["mem_limit"], options["memswap_limit"]) == (
+        1_500_000_000,
+        "256m",
+        "256m",
+    )
+    assert options["pids_limit"] == 50 and options["command"] == ["sleep", "11"]
+    assert options["labels"] == {"evolve.run": "run 1", "evolve.job": "j/2"}
+    assert options["name"].startswith("evolve-run-1-j-2-")
+    with_gateway = container_options(
+        run_id="r",
+        job_id="j",
+        limits=limits,
+        user="agent",
+        workdir="/work",
+        gateway_socket=tmp_path / "s.sock",
+    )
+    (mount,) = with_gateway["mounts"]
+    assert (mount["Target"], mount["Source"], mount["Type"]) == (
+        "/run/evolve/llm.sock",
+        str(tmp_path / "s.sock"),
+        "bind",
+    )
+    assert with_gateway["environment"] == {"EVOLVE_LLM_SOCKET": "/run/evolve/llm.sock"}
+    assert with_gateway["network_mode"] == "none"
+
+
+def test_exec_wrapper_runs_the_command_under_timeout_in_posix_sh(tmp_path):
+    import subprocess
+
+    from evolve.sandbox.docker_spec import exec_wrapper
+
+    (tmp_path / "in.txt").write_text("fed")
+    argv = exec_wrapper(
+        ["sh", "-c", 'cat; echo " $1"', "_", "arg with spaces"],
+        pidfile=str(tmp_path / "pid"),
+        stdin_file=str(tmp_path / "in.txt"),
+        cwd=str(tmp_path),
+        limit_s=5,
+        grace_s=1,
+    )
+    result = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=10)
+    assert (result.returncode, result.stdout) == (0, "fed arg with spaces\n")
+    assert (tmp_path / "pid").read_text().strip().isdigit()
+    assert not (tmp_path / "in.txt").exists()  # the stdin file is consumed
