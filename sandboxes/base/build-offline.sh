@@ -17,6 +17,7 @@ trap 'rm -rf "$rootfs"' EXIT
 debootstrap --variant=minbase --include="$packages" bookworm "$rootfs" "$mirror" >/dev/null
 # An unprivileged user for agent code; the sandbox runs as it.
 chroot "$rootfs" useradd --create-home --uid 1000 --shell /bin/bash agent
+install -d -o 1000 -g 1000 "$rootfs/work"
 rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
 tar -C "$rootfs" -c . | docker import \
   --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
