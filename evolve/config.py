@@ -98,7 +98,9 @@ class TasksConfig(_Section):
     heldout_split: str = "heldout"
     """Split used only to score the final agent."""
     limit: int | None = Field(None, gt=0)
-    """Use only the first N tasks of the split (after the seeded shuffle)."""
+    """Search on only the first N tasks of `split` (in suite order)."""
+    heldout_limit: int | None = Field(None, gt=0)
+    """Score the final agent on only the first N tasks of `heldout_split` (in suite order)."""
     polyglot_dir: Path | None = None
     """Checkout of the polyglot benchmark (suite `polyglot`)."""
 
@@ -156,7 +158,9 @@ class BudgetConfig(_Section):
     job_tokens: int = Field(200_000, gt=0)
     """Token budget of one job, enforced by the gateway."""
     agent_steps: int = Field(30, gt=0)
-    """Step cap of one agent run."""
+    """Step cap of one agent run on a task."""
+    improve_steps: int = Field(12, gt=0)
+    """Step cap of one self-modification run."""
 
 
 class ExecutorConfig(_Section):

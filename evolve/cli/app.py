@@ -10,6 +10,7 @@ from rich.console import Console
 from evolve.cli import archive, bench, config, models, sandbox, tasks
 from evolve.cli import eval as eval_cli
 from evolve.cli import replay as replay_cli
+from evolve.cli import run as run_cli
 from evolve.errors import EvolveError
 
 app = typer.Typer(
@@ -20,6 +21,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+run_cli.register(app)
 archive.register(app)
 models.register(app)
 eval_cli.register(app)

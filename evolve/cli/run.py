@@ -1,0 +1,74 @@
+"""`evolve run` and `evolve quickstart`: the main job."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import typer
+
+
+def _report(run, outcome) -> None:
+    from evolve.archive.summary import render_tree
+
+    typer.echo("")
+    typer.echo(render_tree(run.nodes(), run.tree()))
+    typer.echo("")
+    typer.echo(f"stopped: {outcome.stop_reason}")
+    typer.echo(f"evaluations: {outcome.evaluations_used}, nodes: {outcome.nodes}")
+    if outcome.best_node is not None:
+        score = (f"{outcome.heldout_passed}/{outcome.heldout_total} held-out tasks passed"
+                 if outcome.heldout_total else "no held-out tasks configured")
+        typer.echo(f"best agent: node {outcome.best_node} ({score})")
+    typer.echo(f"archive: {run.path}   (evolve tree {run.path}; evolve show {run.path} NODE)")
+
+
+def _execute(config, resume: Path | None) -> None:
+    from evolve.launch import run_evolution
+    from evolve.progress import make_progress
+
+    progress = make_progress()
+    if hasattr(progress, "__enter__"):
+        with progress:
+            run, outcome = run_evolution(config, resume=resume, progress=progress)
+    else:
+        run, outcome = run_evolution(config, resume=resume, progress=progress)
+    _report(run, outcome)
+
+
+def run(
+    config: Path | None = typer.Argument(None, help="Run configuration (TOML)."),
+    resume: Path | None = typer.Option(None, "--resume", help="Continue the run in this directory."),
+) -> None:
+    """Run an evolution from CONFIG, or continue a stopped or crashed one with --resume RUN."""
+    from evolve.config import load_config
+    from evolve.errors import EvolveError
+
+    if (config is None) == (resume is None):
+        raise EvolveError("give a CONFIG to start a run, or --resume RUN to continue one (not both)")
+    if resume is not None:
+        from evolve.archive import Run
+
+        with Run.open(resume) as opened:
+            loaded = opened.config
+        _execute(loaded, resume)
+    else:
+        _execute(load_config(config), None)
+
+
+def quickstart(
+    archive: Path = typer.Option(Path("archive"), help="Where the run directory is created."),
+) -> None:
+    """A short evolution on the embedded CPU model, Docker sandboxes and HGM (about 15-20 min on 2 cores)."""
+    from evolve.configs import config_path
+    from evolve.config import load_config
+
+    config = load_config(config_path("quickstart"))
+    name = f"quickstart-{time.strftime('%Y%m%d-%H%M%S')}"
+    config = config.model_copy(update={"run": config.run.model_copy(update={"name": name, "archive_dir": archive})})
+    _execute(config, None)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run)
+    app.command("quickstart")(quickstart)

@@ -1,0 +1,141 @@
+"""Assemble a run from its configuration: archive, tasks, models, gateway, sandboxes, policy, runner.
+
+This is the one place concrete components are constructed; the runner receives instances.
+"""
+
+from __future__ import annotations
+
+import signal
+import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from evolve.archive.store import Run
+from evolve.config import PolicyConfig, RunConfig
+from evolve.errors import EvolveError
+from evolve.progress import ProgressSink
+from evolve.runner import Runner, RunOutcome
+from evolve.search import DGMParams, DGMPolicy, GreedyPolicy, HGMParams, HGMPolicy, Policy, RandomPolicy
+
+
+def policies_from_config(section: PolicyConfig) -> dict[str, Policy]:
+    """Every policy, with the parameters of the config's `policy` section."""
+    dgm = DGMParams(**section.dgm.model_dump())
+    return {
+        "hgm": HGMPolicy(HGMParams(**section.hgm.model_dump())),
+        "dgm": DGMPolicy(dgm),
+        "greedy": GreedyPolicy(dgm.staged),
+        "random": RandomPolicy(dgm.staged),
+    }
+
+
+@dataclass(frozen=True)
+class RunTasks:
+    """The search split and the held-out split of the configured suite."""
+
+    search: dict
+    heldout: dict
+
+
+def load_tasks(config: RunConfig) -> RunTasks:
+    from evolve.tasks import load_suite
+
+    suite = load_suite(config.tasks.suite, polyglot_dir=config.tasks.polyglot_dir)
+    search = suite.split(config.tasks.split).select(limit=config.tasks.limit)
+    heldout = suite.split(config.tasks.heldout_split).select(limit=config.tasks.heldout_limit)
+    if not len(search):
+        raise EvolveError(f"suite {config.tasks.suite} has no tasks in split {config.tasks.split!r}")
+    return RunTasks({t.id: t for t in search}, {t.id: t for t in heldout})
+
+
+def open_run(config: RunConfig, resume: Path | None) -> Run:
+    """Resume the run at `resume`, or create `<archive_dir>/<name>` with the seed agent as its root."""
+    if resume is not None:
+        return Run.open(resume)
+    path = config.run.archive_dir / config.run.name
+    if (path / "run.sqlite").exists():
+        raise EvolveError(f"{path} already holds a run; resume it with `evolve run --resume {path}` "
+                          "or choose another run.name")
+    from evolve.seed import copy_seed
+
+    run = Run.create(path, config)
+    with tempfile.TemporaryDirectory(prefix="evolve-seed-") as tmp:
+        run.add_node(copy_seed(Path(tmp) / "seed"), origin="seed")
+    return run
+
+
+@contextmanager
+def interrupts(runner: Runner) -> Iterator[None]:
+    """First Ctrl-C: stop starting work; second: cancel the work in flight."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    presses = []
+
+    def handle(signum, frame) -> None:
+        presses.append(signum)
+        if len(presses) == 1:
+            print("\nstopping: no new jobs; running ones finish (Ctrl-C again to cancel them)", flush=True)
+            runner.request_stop()
+        else:
+            print("\ncancelling the jobs in flight", flush=True)
+            runner.cancel()
+
+    previous = signal.signal(signal.SIGINT, handle)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def run_evolution(config: RunConfig, *, resume: Path | None = None,
+                  progress: ProgressSink | None = None) -> tuple[Run, RunOutcome]:
+    """Run (or resume) an evolution with real sandboxes and models; returns the run and how it ended."""
+    from evolve.evaluate import EvalSettings
+    from evolve.executors import LocalExecutor
+    from evolve.llm.gateway import Gateway
+    from evolve.llm.stack import ModelStack
+    from evolve.sandbox import image_id, limits_from_config, reap_run
+    from evolve.tasks.docker import DockerSandboxes
+    from evolve.worker import EngineWorker, WorkerSettings
+
+    if config.sandbox.backend != "docker":
+        raise EvolveError("evolve run needs sandbox.backend = \"docker\"; the process backend isolates "
+                          "nothing and serves `evolve sandbox exec` and tests only")
+    if config.executor.kind != "local":
+        raise EvolveError(f"executor.kind = {config.executor.kind!r} is not available in this version; use \"local\"")
+    tasks = load_tasks(config)
+    run = open_run(config, resume)
+    config = run.config if resume is not None else config
+    reap_run(run.id)  # leftovers of an earlier, crashed session of this run
+    run.set_meta(f"image:{config.sandbox.image}", image_id(config.sandbox.image))
+    settings = WorkerSettings(
+        eval=EvalSettings(budget_steps=config.budget.agent_steps, token_budget=config.budget.job_tokens),
+        image=config.sandbox.image, improve_steps=config.budget.improve_steps,
+        job_tokens=config.budget.job_tokens, job_timeout_s=config.sandbox.timeout_s,
+    )
+    policy = policies_from_config(config.policy)[config.policy.name]
+    executor = LocalExecutor(config.executor.concurrency)
+    try:
+        with ModelStack(config.models) as stack, Gateway(
+            stack.models, exchanges_dir=run.path / "exchanges", usage_sink=run
+        ) as gateway:
+            worker = EngineWorker(
+                run, {**tasks.search, **tasks.heldout},
+                sandboxes=DockerSandboxes(run.id, limits_from_config(config.sandbox)),
+                gateway=gateway, settings=settings, seed=config.run.seed, cancel=lambda: reap_run(run.id),
+            )
+            runner = Runner(
+                run, policy, worker, executor, search_tasks=list(tasks.search), heldout_tasks=list(tasks.heldout),
+                budget=config.budget, concurrency=config.executor.concurrency, seed=config.run.seed,
+                progress=progress,
+            )
+            with interrupts(runner):
+                outcome = runner.execute()
+    finally:
+        executor.shutdown(cancel_pending=True)
+        reap_run(run.id)
+    return run, outcome
