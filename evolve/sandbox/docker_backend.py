@@ -218,7 +218,7 @@ class DockerSandbox:
         try:
             self._container.remove(force=True)
         except docker.errors.NotFound:
-            pass  # already gone (killed engine, reaped): nothing left to remove
+            log.debug("container %s was already gone (reaped or engine restarted)", self._container.id[:12])
         except INFRA_ERRORS as exc:
             log.warning(
                 "could not remove container %s (the next reap removes it): %s", self._container.id[:12], exc

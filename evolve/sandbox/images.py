@@ -69,11 +69,9 @@ def base_of(dockerfile: Path) -> str:
 def registry_reachable(reference: str, *, client: docker.DockerClient | None = None) -> bool:
     """Whether the engine can build FROM `reference`: it has it locally or its registry answers."""
     with engine_client(client) as engine:
-        try:
-            engine.images.get(reference)
-            return True
-        except docker.errors.ImageNotFound:
-            pass  # not local: ask the registry
+        with infra(f"cannot look up {reference}"):
+            if engine.images.list(name=reference):
+                return True
         try:
             engine.api.inspect_distribution(reference)
             return True
