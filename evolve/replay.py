@@ -40,14 +40,30 @@ class CodeCheck:
 
 
 @dataclass(frozen=True)
+class Replayed:
+    """The outcome of one re-run evaluation, and what the evaluation said about it."""
+
+    outcome: str
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    task: str
+    recorded: str
+    replayed: str
+    detail: str
+
+
+@dataclass(frozen=True)
 class RerunCheck:
     """One node's recorded evaluations re-run in replay mode."""
 
     node: str
     compared: int
     matching: int
-    mismatches: tuple[tuple[str, str, str], ...] = ()
-    """(task, recorded outcome, replayed outcome) for each outcome that differs."""
+    mismatches: tuple[Mismatch, ...] = ()
+    """Each re-run whose outcome differs from the recorded one."""
     skipped: tuple[str, ...] = field(default=())
     """Tasks whose evaluation job has no recorded exchanges (cannot be replayed)."""
 
@@ -134,7 +150,7 @@ def verify_code(path: Path | str, node: str | None = None) -> list[CodeCheck]:
     return checks
 
 
-EvaluateOne = Callable[[Run, Evaluation, Job], str]
+EvaluateOne = Callable[[Run, Evaluation, Job], Replayed]
 """Re-run one recorded evaluation (its job's exchanges replayed) in a scratch run; the new outcome."""
 
 
@@ -165,12 +181,14 @@ def rerun(run: Run, evaluate_one: EvaluateOne, node: str | None = None) -> list[
         if job is None or not run.exchanges_file(job.id).is_file():
             entry["skipped"].append(evaluation.task)
             continue
-        outcome = evaluate_one(run, evaluation, job)
+        replayed = evaluate_one(run, evaluation, job)
         entry["compared"] += 1
-        if outcome == evaluation.outcome:
+        if replayed.outcome == evaluation.outcome:
             entry["matching"] += 1
         else:
-            entry["mismatches"].append((evaluation.task, evaluation.outcome, outcome))
+            entry["mismatches"].append(
+                Mismatch(evaluation.task, evaluation.outcome, replayed.outcome, replayed.detail)
+            )
     return [
         RerunCheck(n, e["compared"], e["matching"], tuple(e["mismatches"]), tuple(e["skipped"]))
         for n, e in per_node.items()
@@ -237,6 +255,6 @@ def docker_evaluator(run: Run) -> Iterator[EvaluateOne]:
                 gateway=_ReplayChannels(gateway, job.id),
                 settings=settings,
             )
-            return result.outcome
+            return Replayed(result.outcome, result.detail)
 
         yield evaluate_one

@@ -56,8 +56,10 @@ def replay(
         for result in reruns:
             extra = f", {len(result.skipped)} not replayable" if result.skipped else ""
             typer.echo(f"node {result.node}: {result.matching}/{result.compared} outcomes match{extra}")
-            for task, recorded, replayed in result.mismatches:
-                typer.echo(f"  {task}: recorded {recorded}, replayed {replayed}")
+            for miss in result.mismatches:
+                typer.echo(
+                    f"  {miss.task}: recorded {miss.recorded}, replayed {miss.replayed}: {miss.detail[:200]}"
+                )
     if verified != len(checks):
         raise typer.Exit(1)
 

@@ -8,7 +8,7 @@ import pytest
 from evolve.archive import Run, export_lineage
 from evolve.errors import EvolveError
 from evolve.notebook import build_example_run
-from evolve.replay import _ReplayChannels, replayable, rerun, scratch_copy, verify_code
+from evolve.replay import Replayed, _ReplayChannels, replayable, rerun, scratch_copy, verify_code
 
 
 @pytest.fixture(scope="module")
@@ -112,13 +112,14 @@ def test_rerun_counts_matching_outcomes_per_node(example):
         def fake(scratch, evaluation, job):
             assert scratch is run
             if evaluation == flipped:
-                return "pass" if evaluation.outcome != "pass" else "fail"
-            return evaluation.outcome
+                return Replayed("pass" if evaluation.outcome != "pass" else "fail", "flipped")
+            return Replayed(evaluation.outcome)
 
         results = {r.node: r for r in rerun(run, fake)}
     assert sum(r.compared for r in results.values()) == len(replayed)
     assert sum(r.matching for r in results.values()) == len(replayed) - 1
-    assert results[flipped.node].mismatches[0][:2] == (flipped.task, flipped.outcome)
+    (miss,) = results[flipped.node].mismatches
+    assert (miss.task, miss.recorded, miss.detail) == (flipped.task, flipped.outcome, "flipped")
     assert sum(len(r.skipped) for r in results.values()) == 1
 
 
