@@ -12,6 +12,8 @@ from agent.loop import Agent, AgentConfig
 from agent.model import GatewayModel, ModelError
 from agent.tools import Workspace
 
+CLOSING_FENCE = ("\n```\n",)  # every block of the text protocol opens with a type, so this only closes one
+
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="agent")
@@ -37,6 +39,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"agent: {exc}", file=sys.stderr)
         return 2
     native = os.environ.get("EVOLVE_TOOL_PROTOCOL", "text") == "native"
+    if not native:
+        model.stop = CLOSING_FENCE
     config = AgentConfig(max_steps=args.budget_steps, native_tools=native,
                          context_chars=int(os.environ.get("EVOLVE_CONTEXT_CHARS", "12000")))
     text_file = args.problem if args.command == "solve" else args.instructions

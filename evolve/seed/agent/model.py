@@ -79,6 +79,7 @@ class GatewayModel:
     timeout: float = 600.0
     attempts: int = 3
     token: str | None = None  # bearer token for the gateway's shared TCP port
+    stop: tuple[str, ...] = ()  # the text protocol stops at a block's closing fence: no rambling after it
     total_tokens: int = field(default=0)
 
     @classmethod
@@ -103,6 +104,8 @@ class GatewayModel:
                       "temperature": self.temperature, "max_tokens": self.max_tokens}
         if tools:
             body["tools"] = tools
+        if self.stop:
+            body["stop"] = list(self.stop)
         last = "no attempt"
         for attempt in range(self.attempts):
             try:

@@ -68,3 +68,10 @@ def test_malformed_tool_json_says_where():
 def test_unknown_tool():
     with pytest.raises(FormatError, match="Unknown tool"):
         parse_tool_call(ToolCall("c1", "browse", "{}"))
+
+
+def test_replies_cut_at_the_closing_fence_still_parse():
+    # the text protocol asks the server to stop at "\n```\n", so the closing fence is missing
+    assert parse_text("Fix it.\n```python calc.py\ndef add(a, b):\n    return a + b").path == "calc.py"
+    assert parse_text("```done").kind == "done"
+    assert parse_text("```bash\nls").text == "ls"
