@@ -255,7 +255,9 @@ def import_hgm_run(run_dir: Path | str, initial_code: Path | str | None, dest: P
     The tree is the last entry of `hgm_metadata.jsonl` (HGM's integer node ids, kept in each node's
     origin as `hgm:<commit id>#<id>`). A node directory that is not in that tree (HGM's
     `sample_child` failed, so it never joined the tree) is imported as invalid. `initial_code`
-    defaults to `RUN_DIR/initial/src`, where HGM copies the initial agent.
+    defaults to `RUN_DIR/initial/src`, where HGM copies the initial agent. The root's evaluations are
+    every id in its `metadata.json` (HGM's cached full evaluation), not only the subset that
+    `init_evaluated_tasks.json` says the search drew on.
     """
     run_dir = Path(run_dir)
     initial_code = Path(initial_code) if initial_code is not None else run_dir / ROOT / "src"
