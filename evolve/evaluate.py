@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Protocol
 
 from evolve.archive.store import Run
-from evolve.sandbox.types import Sandbox, SandboxLimits, SandboxUnavailable
+from evolve.sandbox.types import Sandbox, SandboxUnavailable
 from evolve.tasks.grading import GradeItem, grade_in
 from evolve.tasks.types import Task, write_files
 
@@ -146,8 +146,9 @@ def _solve(task: Task, job: str, code: Path, repo: Path, log_dir: Path, sandboxe
         box.put_dir(code, AGENT_DIR)
         box.put_dir(repo, REPO_DIR)
         box.write_file(PROBLEM, task.statement)
-        init = box.exec(["bash", "-c", f"{' '.join(_GIT)} init -q && {' '.join(_GIT)} add -A && "
-                         f"{' '.join(_GIT)} commit -qm task && git rev-parse HEAD"], cwd=REPO_DIR, timeout=60)
+        git = " ".join(_GIT)
+        setup = f"{git} init -q && {git} add -A && {git} commit -qm task && git rev-parse HEAD"
+        init = box.exec(["bash", "-c", setup], cwd=REPO_DIR, timeout=60)
         if not init.ok:
             return _Attempt("infra", f"cannot set up the task repo: {init.stderr[-500:]}", 0)
         base = init.stdout.strip()
@@ -162,8 +163,8 @@ def _solve(task: Task, job: str, code: Path, repo: Path, log_dir: Path, sandboxe
             (log_dir / "transcript.jsonl").write_bytes(box.read_file(TRANSCRIPT))
         except FileNotFoundError:
             pass  # the agent wrote none; agent.log says what happened
-        diff = box.exec(["bash", "-c", f"{' '.join(_GIT)} add -A && {' '.join(_GIT)} diff --cached --binary {base}"],
-                        cwd=REPO_DIR, timeout=120)
+        diff = box.exec(["bash", "-c", f"{git} add -A && {git} diff --cached --binary {base}"], cwd=REPO_DIR,
+                        timeout=120)
     (log_dir / "diff.patch").write_text(diff.stdout if diff.ok else "")
     summary = (ran.stdout.strip().splitlines() or [""])[-1]
     if ran.timed_out:

@@ -6,7 +6,7 @@ import json
 import tempfile
 import time
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -40,10 +40,10 @@ def open_agent(agent: str, archive: Path, config) -> tuple[object, str]:
 def eval_command(
     agent: Annotated[str, typer.Option(help="'seed', or RUN:NODE (a run directory and a node id)")] = "seed",
     suite: Annotated[str, typer.Option(help="task suite")] = "builtin",
-    split: Annotated[Optional[str], typer.Option(help="dev or heldout (default: all)")] = None,
-    limit: Annotated[Optional[int], typer.Option(help="evaluate only the first N tasks")] = None,
-    task: Annotated[Optional[list[str]], typer.Option(help="evaluate only these task ids")] = None,
-    config: Annotated[Optional[Path], typer.Option(help="run config TOML (models, sandbox limits)")] = None,
+    split: Annotated[str | None, typer.Option(help="dev or heldout (default: all)")] = None,
+    limit: Annotated[int | None, typer.Option(help="evaluate only the first N tasks")] = None,
+    task: Annotated[list[str] | None, typer.Option(help="evaluate only these task ids")] = None,
+    config: Annotated[Path | None, typer.Option(help="run config TOML (models, sandbox limits)")] = None,
     steps: Annotated[int, typer.Option(help="the agent's step cap")] = 20,
     archive: Annotated[Path, typer.Option(help="where a seed evaluation run is created")] = Path("archive"),
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object at the end")] = False,

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Optional
+from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -17,8 +18,8 @@ app = typer.Typer(name="tasks", help="Benchmark tasks: list suites and tasks, ch
 
 @app.command("list")
 def list_tasks(
-    suite: Annotated[Optional[str], typer.Argument(help="a suite name; omit to list the suites")] = None,
-    split: Annotated[Optional[str], typer.Option(help="dev or heldout")] = None,
+    suite: Annotated[str | None, typer.Argument(help="a suite name; omit to list the suites")] = None,
+    split: Annotated[str | None, typer.Option(help="dev or heldout")] = None,
 ) -> None:
     """List the suites, or the tasks of one suite."""
     console = Console(highlight=False)
@@ -41,19 +42,31 @@ def check(
     suite: Annotated[str, typer.Argument(help="the suite to check")],
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
     workers: Annotated[int, typer.Option(help="graders running at once in each sandbox")] = 2,
-    task: Annotated[Optional[list[str]], typer.Option(help="check only these task ids")] = None,
+    task: Annotated[list[str] | None, typer.Option(help="check only these task ids")] = None,
+    polyglot_dir: Annotated[Path | None, typer.Option(help="checkout of the polyglot benchmark")] = None,
+    language: Annotated[list[str] | None, typer.Option(help="polyglot: only these languages")] = None,
 ) -> None:
     """Grade every task's reference solution (must pass) and untouched repo (must fail) in Docker."""
     from evolve.tasks.check import check_suite
     from evolve.tasks.docker import grading_sandbox
 
-    loaded = load_suite(suite)
+    if suite == "polyglot" or suite.startswith("polyglot:"):
+        from evolve.tasks.polyglot import polyglot_suite
+
+        loaded = polyglot_suite(suite, polyglot_dir, language)
+    else:
+        loaded = load_suite(suite)
     if task:
         try:
             loaded = loaded.select(task)
         except TaskError as exc:
             raise typer.BadParameter(str(exc)) from exc
-    report = check_suite(loaded, grading_sandbox, workers=workers)
+    if suite.startswith("swebench-"):
+        from evolve.tasks.swebench_grading import check_swebench
+
+        report = check_swebench(loaded)
+    else:
+        report = check_suite(loaded, grading_sandbox, workers=workers)
     summary = report.to_json()
     if as_json:
         typer.echo(json.dumps(summary))

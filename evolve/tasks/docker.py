@@ -20,7 +20,7 @@ class DockerSandboxes:
     """A `SandboxMaker` (evolve.evaluate): one fresh labelled container per call."""
 
     run_id: str
-    limits: SandboxLimits = SandboxLimits()
+    limits: SandboxLimits = GRADING_LIMITS
 
     def __call__(self, image: str, job: str, *, gateway_socket: Path | None = None) -> DockerSandbox:
         return DockerSandbox.create(image, run_id=self.run_id, job_id=job, limits=self.limits,

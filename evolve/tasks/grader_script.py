@@ -48,11 +48,11 @@ def grade(job, scratch):
     shutil.copytree(os.path.join(job["dir"], "tests"), work, dirs_exist_ok=True)
     code, out, timed_out = run(job["command"], work, job["timeout"])
     if timed_out:
-        outcome, detail = "timeout", "the tests ran past %ss" % job["timeout"]
+        outcome, detail = "timeout", f"the tests ran past {job['timeout']}s"
     elif code != 0:
-        outcome, detail = "fail", "tests exit with status %d" % code
+        outcome, detail = "fail", f"tests exit with status {code}"
     elif job.get("pass_regex") and not re.search(job["pass_regex"], out):
-        outcome, detail = "fail", "exit 0 but the output lacks %r" % job["pass_regex"]
+        outcome, detail = "fail", f"exit 0 but the output lacks {job['pass_regex']!r}"
     else:
         outcome, detail = "pass", "tests pass"
     shutil.rmtree(os.path.dirname(work), ignore_errors=True)

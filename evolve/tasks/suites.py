@@ -23,8 +23,20 @@ def suite_names() -> list[str]:
     return sorted(set(on_disk) | set(ADAPTERS))
 
 
-def load_suite(name: str) -> TaskSuite:
-    """A suite by name (`builtin`, `humaneval`, any `tasks/<name>/`) or by a directory path."""
+def load_suite(name: str, *, polyglot_dir: Path | None = None) -> TaskSuite:
+    """A suite by name (`builtin`, `humaneval`, any `tasks/<name>/`) or by a directory path.
+
+    Published benchmarks: `polyglot[:SUBSET]` (a checkout at `polyglot_dir` or $EVOLVE_POLYGLOT_DIR),
+    `swebench-verified[:SUBSET]` and `swebench-lite` (need the `swebench` extra and network).
+    """
+    if name == "polyglot" or name.startswith("polyglot:"):
+        from evolve.tasks.polyglot import polyglot_suite
+
+        return polyglot_suite(name, polyglot_dir)
+    if name.startswith("swebench-"):
+        from evolve.tasks.swebench import swebench_suite
+
+        return swebench_suite(name)
     if name == "humaneval":
         from evolve.tasks.humaneval import load_humaneval
 

@@ -57,7 +57,7 @@ class Task:
         tests = self.tests_dir.strip("/")
         return (
             path == tests or path.startswith(tests + "/") or base in self.protected
-            or base.startswith("test_") or base.endswith("_test.py") or base.endswith(".pth")
+            or base.startswith("test_") or base.endswith(("_test.py", ".pth"))
             or path in self.hidden_tests or ".git" in parts
         )
 

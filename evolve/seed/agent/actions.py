@@ -92,7 +92,7 @@ def _replace(path: str, body: str) -> Action:
 def parse_tool_call(call: ToolCall) -> Action:
     args = _loads(call.arguments)
     name = call.name.lower()
-    get = lambda key: str(args.get(key, ""))  # noqa: E731
+    get = lambda key: str(args.get(key, ""))
     if name == "bash":
         return Action("bash", text=get("command"), call_id=call.id)
     if name in {"view", "write_file", "replace", "undo"}:

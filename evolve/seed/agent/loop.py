@@ -136,7 +136,7 @@ class Agent:
         cut = max(len(tail) - self.config.keep_last, 0)
         old = [_shorten(m, self.config.trimmed_chars) for m in tail[:cut]]
         kept = old + tail[cut:]
-        size = lambda msgs: sum(len(m.content) for m in msgs)  # noqa: E731
+        size = lambda msgs: sum(len(m.content) for m in msgs)
         while len(kept) > 2 and size(head + kept) > self.config.context_chars:
             kept = kept[2:] if kept[0].role == "assistant" else kept[1:]  # drop whole exchanges
         if size(head + kept) > self.config.context_chars:

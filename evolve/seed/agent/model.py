@@ -83,7 +83,7 @@ class GatewayModel:
     total_tokens: int = field(default=0)
 
     @classmethod
-    def from_env(cls) -> "GatewayModel":
+    def from_env(cls) -> GatewayModel:
         sock, url = os.environ.get("EVOLVE_LLM_SOCKET"), os.environ.get("EVOLVE_LLM_URL")
         if not sock and not url:
             raise ModelError("neither EVOLVE_LLM_SOCKET nor EVOLVE_LLM_URL is set")

@@ -41,7 +41,7 @@ class Workspace:
     def bash(self, command: str, timeout: float | None = None) -> str:
         try:
             done = subprocess.run(["bash", "-c", command], cwd=self.root, capture_output=True, text=True,
-                                  timeout=timeout or self.timeout, errors="replace")
+                                  timeout=timeout or self.timeout, errors="replace", check=False)
         except subprocess.TimeoutExpired as exc:
             out = (exc.stdout or b"").decode(errors="replace") if isinstance(exc.stdout, bytes) else exc.stdout or ""
             return cap(f"{out}\n[timed out after {timeout or self.timeout:.0f} s]")

@@ -1,5 +1,4 @@
 import pytest
-
 from agent.actions import Action, FormatError, parse_text, parse_tool_call
 from agent.model import ToolCall
 

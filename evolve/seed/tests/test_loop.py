@@ -1,7 +1,6 @@
 import json
 
 import pytest
-
 from agent.loop import Agent, AgentConfig
 from agent.model import Reply, ScriptedModel, ToolCall
 from agent.tools import Workspace
@@ -33,8 +32,8 @@ def test_fix_with_a_python_block_stops_when_checks_pass(repo):
 
 
 def test_format_errors_are_explained_and_the_agent_goes_on(repo):
-    agent, model = make(repo, ["The bug is the minus sign.", "```replace calc.py\n<<<<<<< SEARCH\nreturn a - b\n"
-                               "=======\nreturn a + b\n>>>>>>> REPLACE\n```"])
+    fix = "```replace calc.py\n<<<<<<< SEARCH\nreturn a - b\n=======\nreturn a + b\n>>>>>>> REPLACE\n```"
+    agent, model = make(repo, ["The bug is the minus sign.", fix])
     assert agent.run("Fix add in calc.py") == "submitted"
     assert "no fenced block" in model.seen[1][-1].content
     assert agent.steps == 2

@@ -4,7 +4,6 @@ import threading
 from http.server import BaseHTTPRequestHandler
 
 import pytest
-
 from agent.model import GatewayModel, Message, ModelError
 
 

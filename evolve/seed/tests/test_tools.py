@@ -1,5 +1,4 @@
 import pytest
-
 from agent.tools import ToolError, Workspace, cap, merge_definitions
 
 
@@ -85,6 +84,9 @@ def test_merge_replaces_a_method_and_reindents(tmp_path):
     (tmp_path / "c.py").write_text("class C:\n    def a(self):\n        return 1\n\n    def b(self):\n        raise NotImplementedError\n")
     ws = Workspace(tmp_path)
     ws.merge_python("    def b(self):\n        return self.a() + 1\n", "", ["c.py"])
-    namespace = {}
-    exec((tmp_path / "c.py").read_text(), namespace)
-    assert namespace["C"]().b() == 2
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("c", tmp_path / "c.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.C().b() == 2

@@ -20,7 +20,8 @@ class LocalSandbox:
 
     def exec(self, cmd, *, input=None, cwd=None, env=None, timeout=None) -> ExecResult:
         start = time.monotonic()
-        done = subprocess.run(cmd, cwd=cwd or self.root, capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run(cmd, cwd=cwd or self.root, capture_output=True, text=True, timeout=timeout,
+                              check=False)
         return ExecResult(done.returncode, done.stdout, done.stderr, time.monotonic() - start)
 
     def put_dir(self, host_dir: Path, path: str) -> None:

@@ -27,7 +27,8 @@ def agent_diff(task, tmp_path, script: str) -> str:
     subprocess.run(git + ["commit", "-qm", "base"], check=True)
     subprocess.run(["bash", "-c", script], cwd=repo, check=True)
     subprocess.run(git + ["add", "-A"], check=True)
-    return subprocess.run(git + ["diff", "--cached", "--binary", "HEAD"], capture_output=True, text=True).stdout
+    return subprocess.run(git + ["diff", "--cached", "--binary", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout
 
 
 def grade(task, patch, tmp_path):
@@ -41,8 +42,8 @@ FAKE_PASS = "printf 'def test_ok():\\n    pass\\n' > {}"
 @pytest.mark.parametrize("script", [
     FAKE_PASS.format("tests/test_structs_lru_recency.py"),  # where the hidden test will be copied
     "rm -rf tests && mkdir tests && " + FAKE_PASS.format("tests/test_basics.py"),  # deleting tests
-    "printf 'import pytest\\n@pytest.hookimpl(tryfirst=True)\\ndef pytest_runtest_call(item):\\n    return True\\n'"
-    " > conftest.py",  # a conftest that skips test bodies
+    ("printf 'import pytest\\n@pytest.hookimpl(tryfirst=True)\\ndef pytest_runtest_call(item):\\n    return True\\n'"
+     " > conftest.py"),  # a conftest that skips test bodies
     "printf '[pytest]\\naddopts = --co\\n' > pytest.ini",  # test configuration
     "sed -i 's/assert/assert True or/' tests/test_basics.py",  # editing visible tests
 ])

@@ -1,0 +1,5 @@
+#include "leap.h"
+
+namespace leap {
+
+}  // namespace leap
