@@ -1,0 +1,87 @@
+"""The SWE-bench adapter on a fixture in the dataset's format (tests/data/swebench): no Docker, no network."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evolve.tasks import load_suite
+from evolve.tasks.subsets import SWEBENCH_SUBSETS
+from evolve.tasks.swebench import (
+    INSTANCE_FILE,
+    SWEbenchUnavailable,
+    instance_image,
+    is_swebench,
+    load_instances,
+    load_swebench,
+    swebench_suite,
+    task_instance,
+)
+from evolve.tasks.types import TaskError
+
+FIXTURE = Path(__file__).resolve().parents[2] / "data" / "swebench" / "instances.jsonl"
+
+
+def test_instances_become_tasks_whose_image_carries_the_repo():
+    suite = load_swebench(str(FIXTURE))
+    assert [t.id for t in suite] == ["evolve-fixtures__calc-1", "evolve-fixtures__calc-2"]
+    task = suite.get("evolve-fixtures__calc-1")
+    raw = json.loads(FIXTURE.read_text().splitlines()[0])
+    assert task.repo == {} and task.image == "evolve-test/swebench-fake:latest"
+    assert task.statement == raw["problem_statement"] and task.reference_patch == raw["patch"]
+    assert is_swebench(task) and task_instance(task)["FAIL_TO_PASS"] == raw["FAIL_TO_PASS"]
+    assert task.is_protected(INSTANCE_FILE)  # the grading record is hidden like tests
+
+
+def test_json_and_jsonl_files_read_alike(tmp_path):
+    instances = load_instances(str(FIXTURE))
+    as_json = tmp_path / "instances.json"
+    as_json.write_text(json.dumps(instances))
+    assert load_instances(str(as_json)) == instances
+    with pytest.raises(TaskError, match="cannot read"):
+        load_instances(str(tmp_path / "absent.jsonl"))
+
+
+def test_image_name_follows_swebench_docker_hub_naming_when_the_instance_has_none():
+    assert instance_image({"instance_id": "django__django-10973"}) == \
+        "swebench/sweb.eval.x86_64.django_1776_django-10973:latest"
+    assert instance_image({"instance_id": "x__y-1", "image": "mine:1"}) == "mine:1"
+
+
+def test_an_instance_without_tests_is_refused():
+    with pytest.raises(TaskError, match="FAIL_TO_PASS"):
+        from evolve.tasks.swebench import instance_task
+
+        instance_task({"instance_id": "a__b-1", "repo": "a/b", "problem_statement": "", "patch": ""}, "s")
+
+
+def test_dgm_subsets_by_name():
+    small, medium = SWEBENCH_SUBSETS["small"], SWEBENCH_SUBSETS["medium"]
+    assert len(small) == 10 and len(medium) == 50 and not set(small) & set(medium)
+    assert all("__" in i and i.rsplit("-", 1)[1].isdigit() for i in small + medium)
+    assert "django__django-10973" in small
+
+
+def test_suite_names_select_dataset_and_subset(monkeypatch):
+    monkeypatch.setenv("EVOLVE_SWEBENCH_DATASET", str(FIXTURE))
+    assert len(load_suite("swebench-verified")) == 2
+    assert load_suite("swebench-lite").name == "swebench-lite"
+    with pytest.raises(TaskError, match="lacks 10 chosen"):  # the fixture is not Verified
+        swebench_suite("swebench-verified:small")
+    with pytest.raises(TaskError, match="unknown SWE-bench subset"):
+        swebench_suite("swebench-verified:tiny")
+    with pytest.raises(TaskError, match="unknown SWE-bench suite"):
+        swebench_suite("swebench-full")
+
+
+def test_an_unreachable_hub_says_what_swebench_needs(monkeypatch):
+    monkeypatch.delenv("EVOLVE_SWEBENCH_DATASET", raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens there
+    with pytest.raises(SWEbenchUnavailable) as caught:
+        load_suite("swebench-verified:small")
+    message = str(caught.value)
+    for needed in ("SWE-bench/SWE-bench_Verified", "Hugging Face hub at http://127.0.0.1:9 cannot be reached",
+                   "Docker Hub", "GB", "EVOLVE_SWEBENCH_DATASET"):
+        assert needed in message, message
