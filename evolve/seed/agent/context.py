@@ -71,9 +71,11 @@ def view_repo(root: Path, problem: str, budget_chars: int = 4000) -> RepoView:
 
 
 def check_command(files: list[str], texts: dict[str, str]) -> str:
+    doctested = [f for f in files if f.endswith(".py") and ">>>" in texts.get(f, "") and not is_test(f)]
     if any(is_test(f) and f.endswith(".py") for f in files):
-        return "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python3 -m pytest -q -x -p no:cacheprovider"
-    doctested = [f for f in files if f.endswith(".py") and ">>>" in texts.get(f, "")]
+        # the docstrings' examples are checks too: they fail on a stub and pass on a good implementation
+        doctests = " --doctest-modules" if doctested else ""
+        return f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python3 -m pytest -q -x -p no:cacheprovider{doctests}"
     if doctested:
         return "python3 -m doctest " + " ".join(doctested[:5])
     return "python3 -m compileall -q ."

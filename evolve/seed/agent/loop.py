@@ -43,11 +43,13 @@ class Agent:
     refusals: int = 0
     warned_failing: bool = False
     baseline_ok: bool = True
+    baseline_stubs: int = 0
 
     def run(self, problem: str, template: str = prompts.SOLVE) -> str:
         """Work on `problem`; returns the exit status: submitted | limits | model_error."""
         view = view_repo(self.workspace.root, problem)
         self.baseline_ok, baseline = self.check(view)
+        self.baseline_stubs = self.stubs(view)
         system = prompts.SYSTEM_TOOLS if self.config.native_tools else prompts.SYSTEM_TEXT
         first = template.format(problem=problem.strip(), files=render_files(self.workspace.root, view),
                                 check=view.check_command, baseline=baseline)
@@ -101,8 +103,10 @@ class Agent:
         else:
             result = ws.merge_python(action.text, action.path, view.shown)
         ok, output = self.check(view)
-        if ok and not self.baseline_ok:
-            self.log({"event": "solved", "detail": "checks pass after the edit"})
+        stubs = self.stubs(view)
+        if ok and (not self.baseline_ok or (self.baseline_stubs and not stubs)):
+            self.log({"event": "solved", "detail": "checks pass after the edit" + ("" if self.baseline_ok else
+                      ", and failed before") + (", no stub left" if self.baseline_stubs else "")})
             raise Submitted()
         hint = prompts.CHECKS_PASS if ok else ""
         return prompts.EDIT_RESULT.format(result=result, check=view.check_command, output=output) + hint
@@ -116,6 +120,12 @@ class Agent:
             self.warned_failing = True
             return prompts.CHECKS_FAIL.format(output=output)
         raise Submitted()
+
+    def stubs(self, view: RepoView) -> int:
+        """`raise NotImplementedError` lines in the shown files: a stub to implement is a task's own check."""
+        root = self.workspace.root
+        return sum((root / f).read_text(errors="replace").count("raise NotImplementedError")
+                   for f in view.shown if (root / f).is_file())
 
     def check(self, view: RepoView) -> tuple[bool, str]:
         output = self.workspace.bash(view.check_command, timeout=120)

@@ -17,3 +17,10 @@ def test_check_command_falls_back_to_doctest_then_compile():
     assert check_command(["s.py"], {"s.py": '"""\n>>> f()\n1\n"""'}) == "python3 -m doctest s.py"
     assert check_command(["s.py"], {"s.py": "x = 1"}) == "python3 -m compileall -q ."
     assert is_test("tests/a.py") and is_test("pkg/test_a.py") and not is_test("pkg/a.py")
+
+
+def test_docstring_examples_join_the_pytest_checks():
+    files = ["pkg/m.py", "tests/test_m.py"]
+    texts = {"pkg/m.py": '"""\n>>> 1 + 1\n2\n"""', "tests/test_m.py": "def test_x():\n    pass\n"}
+    assert check_command(files, texts).endswith("--doctest-modules")
+    assert not check_command(files, {**texts, "pkg/m.py": "x = 1"}).endswith("--doctest-modules")

@@ -109,3 +109,12 @@ def test_prompt_stays_within_the_context_budget(repo):
         assert sum(len(m.content) for m in prompt) <= 5000 + 200 or len(prompt) <= 4
     assert model.seen[-1][1].content.startswith("Task:")  # the task itself is never dropped
     assert model.seen[-1][-1].role == "user"
+
+
+def test_implementing_the_last_stub_with_green_checks_submits(tmp_path):
+    (tmp_path / "m.py").write_text("def double(x):\n    raise NotImplementedError\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests/test_other.py").write_text("def test_nothing():\n    pass\n")
+    agent, model = make(tmp_path, ["```python\ndef double(x):\n    return 2 * x\n```"])
+    assert agent.run("Implement `double(x)` in m.py") == "submitted"
+    assert agent.steps == 1
