@@ -14,7 +14,7 @@ class Executor(Protocol):
 
     def submit(self, fn: Callable[..., T], /, *args: Any) -> Future[T]: ...
 
-    def shutdown(self, *, cancel_pending: bool = False) -> None: ...
+    def shutdown(self, *, cancel_pending: bool = False, wait: bool = True) -> None: ...
 
 
 class LocalExecutor:
@@ -26,5 +26,5 @@ class LocalExecutor:
     def submit(self, fn: Callable[..., T], /, *args: Any) -> Future[T]:
         return self._pool.submit(fn, *args)
 
-    def shutdown(self, *, cancel_pending: bool = False) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=cancel_pending)
+    def shutdown(self, *, cancel_pending: bool = False, wait: bool = True) -> None:
+        self._pool.shutdown(wait=wait, cancel_futures=cancel_pending)

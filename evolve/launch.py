@@ -8,10 +8,11 @@ from __future__ import annotations
 import signal
 import tempfile
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from evolve.archive.store import Run
 from evolve.config import PolicyConfig, RunConfig
@@ -19,6 +20,9 @@ from evolve.errors import EvolveError
 from evolve.progress import ProgressSink
 from evolve.runner import Runner, RunOutcome
 from evolve.search import DGMParams, DGMPolicy, GreedyPolicy, HGMParams, HGMPolicy, Policy, RandomPolicy
+
+if TYPE_CHECKING:
+    from evolve.llm.client import ChatModel
 
 
 def policies_from_config(section: PolicyConfig) -> dict[str, Policy]:
@@ -91,9 +95,12 @@ def interrupts(runner: Runner) -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-def run_evolution(config: RunConfig, *, resume: Path | None = None,
-                  progress: ProgressSink | None = None) -> tuple[Run, RunOutcome]:
-    """Run (or resume) an evolution with real sandboxes and models; returns the run and how it ended."""
+def run_evolution(config: RunConfig, *, resume: Path | None = None, progress: ProgressSink | None = None,
+                  models: Mapping[str, ChatModel] | None = None) -> tuple[Run, RunOutcome]:
+    """Run (or resume) an evolution with real sandboxes and models; returns the run and how it ended.
+
+    `models` (role → model) replaces the configured ones; tests pass scripted models here.
+    """
     from evolve.evaluate import EvalSettings
     from evolve.executors import LocalExecutor
     from evolve.llm.gateway import Gateway
@@ -119,9 +126,10 @@ def run_evolution(config: RunConfig, *, resume: Path | None = None,
     )
     policy = policies_from_config(config.policy)[config.policy.name]
     executor = LocalExecutor(config.executor.concurrency)
+    runner: Runner | None = None
     try:
-        with ModelStack(config.models) as stack, Gateway(
-            stack.models, exchanges_dir=run.path / "exchanges", usage_sink=run
+        with ModelStack(config.models) if models is None else nullcontext() as stack, Gateway(
+            models if models is not None else stack.models, exchanges_dir=run.path / "exchanges", usage_sink=run
         ) as gateway:
             worker = EngineWorker(
                 run, {**tasks.search, **tasks.heldout},
@@ -136,6 +144,7 @@ def run_evolution(config: RunConfig, *, resume: Path | None = None,
             with interrupts(runner):
                 outcome = runner.execute()
     finally:
-        executor.shutdown(cancel_pending=True)
+        # After a cancel, abandoned threads end when the model server and sandboxes go away.
+        executor.shutdown(cancel_pending=True, wait=runner is None or not runner.cancelled)
         reap_run(run.id)
     return run, outcome

@@ -91,6 +91,10 @@ class Runner:
         """Start no new work; let the jobs in flight finish (first Ctrl-C)."""
         self._stop.set()
 
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
     def cancel(self) -> None:
         """Stop now: kill the work in flight and mark its jobs cancelled (second Ctrl-C)."""
         self._stop.set()
@@ -121,6 +125,10 @@ class Runner:
             self._collect(timeout=0.5)
             self._report()
             if self._cancel.is_set():
+                # Work that cannot be killed (a model call on the host) is abandoned, not awaited.
+                for job in self._in_flight.values():
+                    self.run.finish_job(job.id, "cancelled", "cancelled by the user")
+                self._in_flight.clear()
                 stop_reason = "cancelled"
         if stop_reason != "cancelled":
             stop_reason = stop_reason or "stopped"

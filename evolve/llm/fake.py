@@ -45,6 +45,25 @@ class ScriptedModel:
         )
 
 
+class RoutedModel:
+    """Answers by rule: the reply of the first `(marker, reply)` whose marker is in the last user
+    message, else `default`. Unlike `ScriptedModel` it answers each job alike, however many run."""
+
+    def __init__(self, rules: Sequence[tuple[str, str]], default: str, name: str = "routed") -> None:
+        self.name = name
+        self._rules = list(rules)
+        self._default = default
+
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        last = next((m.content or "" for m in reversed(request.messages) if m.role == "user"), "")
+        reply = next((r for marker, r in self._rules if marker in last), self._default)
+        return ChatResponse(
+            message=Message(role="assistant", content=reply),
+            model=self.name,
+            usage=Usage(prompt_tokens=_words(request), completion_tokens=len(reply.split())),
+        )
+
+
 class FakeOpenAIServer:
     """An OpenAI-style server on 127.0.0.1 that fails the first `failures` chat requests with
     `fail_status`, then answers "ok"; it counts the chat requests it saw."""

@@ -1,0 +1,59 @@
+"""A short evolution on real Docker sandboxes with scripted models; the tests SIGKILL and resume it.
+
+Usage: scripted_evolution.py ARCHIVE_DIR [--resume RUN_DIR]
+"""
+
+import sys
+from pathlib import Path
+
+from evolve.config import parse_config
+from evolve.launch import run_evolution
+from evolve.llm.fake import RoutedModel
+
+CONFIG = """
+[run]
+name = "scripted"
+seed = 11
+archive_dir = "{archive}"
+
+[sandbox]
+memory = "512m"
+timeout_s = 120
+
+[tasks]
+suite = "humaneval"
+limit = 12
+heldout_limit = 2
+
+[budget]
+evaluations = 40
+agent_steps = 3
+improve_steps = 3
+job_tokens = 50000
+
+[executor]
+concurrency = 2
+"""
+
+# diagnose: a usable instruction; modify: one real edit of the agent's own code, then done;
+# solve: give up at once (every task fails, which is a fine signal for the machinery).
+MODELS = {
+    "diagnose": RoutedModel([], '```json\n{"problem": "p", "cause": "c", "change": "note the attempt", '
+                                '"files": ["agent/prompts.py"]}\n```'),
+    "modify": RoutedModel([("Instructions:", "Adding a note.\n```bash\necho \"# note $(date +%s%N)\" >> "
+                                             "agent/prompts.py\n```")], "```done\n```"),
+    "solve": RoutedModel([], "```done\n```"),
+}
+
+
+def main() -> None:
+    archive = Path(sys.argv[1])
+    resume = Path(sys.argv[3]) if len(sys.argv) > 3 and sys.argv[2] == "--resume" else None
+    config = parse_config(CONFIG.format(archive=archive))
+    run, outcome = run_evolution(config, resume=resume, models=MODELS)
+    print(f"RUN {run.path}")
+    print(f"OUTCOME {outcome}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+"""A real evolution (Docker sandboxes, gateway, seed agent, scripted models): SIGKILL midway, resume.
+
+Checks: no finished job re-run, no job lost, clade counts equal a recount, no container left.
+"""
+
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from evolve.archive import Run
+
+SCRIPT = Path(__file__).with_name("scripted_evolution.py")
+
+
+def _evaluations(run_path: Path) -> int:
+    if not (run_path / "run.sqlite").exists():
+        return 0
+    with Run.open(run_path) as run:
+        return len(run.evaluations())
+
+
+def test_kill_midway_then_resume(tmp_path, docker_client):
+    run_path = tmp_path / "scripted"
+    first = subprocess.Popen([sys.executable, str(SCRIPT), str(tmp_path)], stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 900
+    while _evaluations(run_path) < 15 and first.poll() is None and time.monotonic() < deadline:
+        time.sleep(1)
+    assert first.poll() is None, first.stdout.read()
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    with Run.open(run_path) as run:
+        run_id = run.id
+        interrupted = {j.id for j in run.jobs("started")}
+        finished_before = {j.id: j for j in run.jobs("finished")}
+    assert finished_before and interrupted
+
+    resumed = subprocess.run([sys.executable, str(SCRIPT), str(tmp_path), "--resume", str(run_path)],
+                             capture_output=True, text=True, timeout=1200)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "evaluation budget spent (40/40)" in resumed.stdout
+
+    with Run.open(run_path) as run:
+        jobs = {j.id: j for j in run.jobs()}
+        for job_id, job in finished_before.items():
+            assert jobs[job_id] == job  # finished before the kill: untouched, never re-run
+        for job_id in interrupted:  # started, never finished: re-run exactly once
+            old = jobs[job_id]
+            assert old.state == "cancelled" and old.detail.startswith("requeued as job ")
+            new = jobs[int(old.detail.rsplit(" ", 1)[1])]
+            assert (new.kind, new.node, new.task, new.state) == (old.kind, old.node, old.task, "finished")
+        assert not run.jobs("started")
+        dev = [e for e in run.evaluations(split="dev") if e.outcome != "infra"]
+        assert len(dev) == 40
+        assert max(Counter((e.node, e.task) for e in dev).values()) == 1
+        tree = run.tree()
+        for node in run.nodes():
+            members = {node.id, *tree.descendants(node.id)}
+            clade = tree.clade_counts(node.id)
+            assert clade.successes == sum(e.outcome == "pass" for e in dev if e.node in members)
+            assert clade.failures == sum(e.outcome != "pass" for e in dev if e.node in members)
+        assert sum(j.kind == "expand" and j.state == "finished" for j in jobs.values()) >= 3
+        assert len(run.evaluations(split="heldout")) == 2
+    assert docker_client.containers.list(all=True, filters={"label": f"evolve.run={run_id}"}) == []
