@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import signal
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -71,6 +73,8 @@ def eval_command(
         table.add_row(result.task_id, result.outcome, f"{result.duration_s:.0f}", str(result.tokens),
                       result.detail[:60])
 
+    # SIGTERM unwinds like Ctrl-C, so the model servers stop and the containers are removed
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     with ModelStack(cfg.models) as stack, Gateway(stack.models, exchanges_dir=run.path / "exchanges",
                                                   usage_sink=run) as gateway:
         results = evaluate_all(run, node_id, tasks, sandboxes=DockerSandboxes(run.id, limits), gateway=gateway,
