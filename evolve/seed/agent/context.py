@@ -44,10 +44,15 @@ def relevance(name: str, text: str, problem: str) -> int:
         score += 4
     if "NotImplementedError" in text or "TODO" in text:
         score += 6
-    idents = set(re.findall(r"`?([A-Za-z_][A-Za-z0-9_]{3,})`?\(", problem))
-    score += sum(2 for ident in idents if f"def {ident}" in text or f"class {ident}" in text)
+    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]{2,}", problem))
+    defined = set(re.findall(r"^\s*(?:def|class)\s+(\w+)", text, re.MULTILINE))
+    score += 3 * len(words & defined)
+    code_words = {w for span in re.findall(r"`([^`]+)`", problem) for w in re.findall(r"[A-Za-z_]\w{2,}", span)}
+    score += min(4, sum(1 for w in code_words if w in text))
     if is_test(name):
         score -= 3
+    if base == "__init__.py":
+        score -= 2
     return score
 
 
@@ -61,8 +66,10 @@ def view_repo(root: Path, problem: str, budget_chars: int = 4000) -> RepoView:
     shown: list[str] = []
     used = 0
     for name in ranked:
-        if shown and (scores[name] <= 0 or not name.endswith(".py") and scores[name] < 10):
-            break  # only relevant files beyond the first: short prompts for slow small models
+        if not name.endswith(".py") and scores[name] < 10:
+            continue  # docs and data only when the task names them
+        if shown and scores[name] < 3:
+            break  # only clearly relevant files beyond the first: short prompts for slow small models
         if used + len(texts[name]) > budget_chars and shown:
             continue
         shown.append(name)

@@ -239,7 +239,7 @@ def test_split():
         "id": "inifile-inline-comments", "difficulty": "medium", "split": "dev",
         "edits": [("inifile/parser.py", '''        data.setdefault(section, {})[key.lower()] = strip_inline_comment(value)''',
                    '''        data.setdefault(section, {})[key.lower()] = value''')],
-        "statement": "Inline comments are not removed from values: parsing `port = 8080 ; default port` "
+        "statement": "`parse` does not remove inline comments from values: parsing `port = 8080 ; default port` "
                      "gives the value '8080 ; default port' instead of '8080'. A `#` or `;` preceded by "
                      "whitespace starts a comment that runs to the end of the line; a `#` inside a word "
                      "(like `color=#fff`) is part of the value.",
