@@ -116,3 +116,24 @@ def _print_search(result) -> None:
         f"next_action on a 10,000-node tree: median {result.decision_ms_10k_nodes:.2f} ms "
         f"(building the view: {result.view_ms_10k_nodes:.2f} ms)"
     )
+
+
+@app.command("engine")
+def engine(
+    jobs: int = typer.Option(8, min=1, help="Evaluation jobs per concurrency level."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """The engine's overhead per evaluation job (sandbox, copy, grade, record) with an instant agent."""
+    import json
+
+    from evolve.bench_engine import bench_engine
+
+    result = bench_engine(jobs=jobs)
+    if as_json:
+        typer.echo(json.dumps(result.to_json()))
+        return
+    typer.echo(f"overhead per evaluation job: median {result.overhead_median_s:.2f} s, "
+               f"p95 {result.overhead_p95_s:.2f} s")
+    for level, rate in result.jobs_per_s.items():
+        typer.echo(f"{level} concurrent: {rate:.2f} jobs/s")
+
