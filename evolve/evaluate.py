@@ -59,6 +59,9 @@ class EvalSettings:
     """Extra attempts after an `infra` outcome."""
     tool_protocol: str = "text"
     """`text` (fenced blocks, small models) or `native` (OpenAI tool calls); `EVOLVE_TOOL_PROTOCOL`."""
+    agent_timeout_s: float | None = None
+    """Caps each task's own agent timeout; keep it below the sandbox's wall clock, or a slow agent
+    looks like an infra failure (the container dies before the diff is taken)."""
 
 
 @dataclass(frozen=True)
@@ -147,7 +150,8 @@ def _solve(task: Task, job: str, code: Path, repo: Path, log_dir: Path, sandboxe
         box.put_dir(repo, REPO_DIR)
         box.write_file(PROBLEM, task.statement)
         git = " ".join(_GIT)
-        setup = f"{git} init -q && {git} add -A && {git} commit -qm task && git rev-parse HEAD"
+        ignore = "printf '__pycache__/\\n*.pyc\\n.pytest_cache/\\n' >> .git/info/exclude"
+        setup = f"{git} init -q && {ignore} && {git} add -A && {git} commit -qm task && git rev-parse HEAD"
         init = box.exec(["bash", "-c", setup], cwd=REPO_DIR, timeout=60)
         if not init.ok:
             return _Attempt("infra", f"cannot set up the task repo: {init.stderr[-500:]}", 0)
@@ -156,7 +160,7 @@ def _solve(task: Task, job: str, code: Path, repo: Path, log_dir: Path, sandboxe
                "PYTHONDONTWRITEBYTECODE": "1"}
         ran = box.exec(["python3", "-m", "agent", "solve", "--workdir", REPO_DIR, "--problem", PROBLEM,
                         "--budget-steps", str(settings.budget_steps)], cwd=AGENT_DIR, env=env,
-                       timeout=task.agent_timeout_s)
+                       timeout=_agent_timeout(task, settings))
         (log_dir / "agent.log").write_text(f"exit {ran.returncode}, {ran.duration:.1f} s, timed out {ran.timed_out}\n"
                                            f"--- stdout\n{ran.stdout}\n--- stderr\n{ran.stderr}")
         try:
@@ -168,12 +172,17 @@ def _solve(task: Task, job: str, code: Path, repo: Path, log_dir: Path, sandboxe
     (log_dir / "diff.patch").write_text(diff.stdout if diff.ok else "")
     summary = (ran.stdout.strip().splitlines() or [""])[-1]
     if ran.timed_out:
-        return _Attempt("timeout", f"the agent ran past {task.agent_timeout_s:.0f} s", 0)
+        return _Attempt("timeout", f"the agent ran past {_agent_timeout(task, settings):.0f} s", 0)
     if ran.returncode != 0:
         return _Attempt("error", f"the agent exited with {ran.returncode}: {summary or ran.stderr[-300:]}", 0)
     if not diff.ok:
         return _Attempt("error", f"no diff could be taken (the agent broke the repo's git): {diff.stderr[-300:]}", 0)
     return _Attempt("fail", summary, 0)
+
+
+def _agent_timeout(task: Task, settings: EvalSettings) -> float:
+    cap = settings.agent_timeout_s
+    return task.agent_timeout_s if cap is None else min(task.agent_timeout_s, cap)
 
 
 def evaluate_all(run: Run, node_id: str, tasks: list[Task], *, sandboxes: SandboxMaker, gateway: Channels,

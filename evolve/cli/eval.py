@@ -64,6 +64,8 @@ def eval_command(
     run, node_id = open_agent(agent, archive, cfg)
     console = Console(highlight=False, stderr=as_json)
     console.print(f"evaluating {agent} (run {run.path}, node {node_id}) on {len(tasks)} tasks of {suite}")
+    # the agent's timeout stays below the container's wall clock, so a slow agent is a `timeout`, not `infra`
+    agent_timeout = max(cfg.sandbox.timeout_s - 120.0, 60.0)
     limits = SandboxLimits(cpus=cfg.sandbox.cpus, memory=cfg.sandbox.memory, pids=cfg.sandbox.pids,
                            wall_clock_s=cfg.sandbox.timeout_s, output_limit_bytes=cfg.sandbox.output_limit_bytes)
     table = Table("task", "outcome", "s", "tokens", "detail")
@@ -78,7 +80,8 @@ def eval_command(
     with ModelStack(cfg.models) as stack, Gateway(stack.models, exchanges_dir=run.path / "exchanges",
                                                   usage_sink=run) as gateway:
         results = evaluate_all(run, node_id, tasks, sandboxes=DockerSandboxes(run.id, limits), gateway=gateway,
-                               settings=EvalSettings(budget_steps=steps), on_result=show)
+                               settings=EvalSettings(budget_steps=steps, agent_timeout_s=agent_timeout),
+                               on_result=show)
     counted = [r for r in results if r.outcome != "infra"]
     passed = sum(r.outcome == "pass" for r in counted)
     rate = passed / len(counted) if counted else 0.0
