@@ -7,10 +7,13 @@ cd "$(dirname "$0")/.."
 
 echo "== docker engine and base image (in the background)"
 mkdir -p .setup-logs
+# The image carries a hash of its recipe, so a machine with an older image rebuilds it.
+recipe=$(cat sandboxes/base/build-offline.sh sandboxes/base/Dockerfile | sha256sum | cut -c1-16)
 (
   bash sandboxes/start-docker.sh
-  if ! docker image inspect evolve-base:latest >/dev/null 2>&1; then
-    bash sandboxes/base/build-offline.sh evolve-base:latest
+  built=$(docker image inspect evolve-base:latest --format '{{index .Config.Labels "evolve.recipe"}}' 2>/dev/null || true)
+  if [ "$built" != "$recipe" ]; then
+    EVOLVE_RECIPE=$recipe bash sandboxes/base/build-offline.sh evolve-base:latest
   fi
 ) >.setup-logs/docker.log 2>&1 &
 docker_setup=$!

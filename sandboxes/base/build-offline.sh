@@ -25,6 +25,7 @@ tar -C "$rootfs" -c . | docker import \
   --change 'ENV PYTHONDONTWRITEBYTECODE=1' \
   --change 'WORKDIR /work' \
   --change 'CMD ["/bin/bash"]' \
+  --change "LABEL evolve.recipe=${EVOLVE_RECIPE:-unknown}" \
   --message "evolve base image (offline, debootstrap bookworm: $packages)" \
   - "$tag" >/dev/null
 echo "built $tag"
