@@ -136,7 +136,7 @@ def load_exercise(language: str, exercise: Path, *, image: str = POLYGLOT_IMAGE)
         statement=statement(language, exercise, solution),
         repo=repo,
         hidden_tests=hidden,
-        reference_patch=files_diff(repo, reference_files(exercise, config.get("example", []), solution)),
+        reference_patch=files_diff(repo, reference_files(exercise, config.get("example", []), solution, repo)),
         test_command=spec.test_command,
         tests_dir=spec.tests_dir,
         image=BASE_IMAGE if language == "python" else image,
@@ -158,13 +158,20 @@ def statement(language: str, exercise: Path, solution: list[str]) -> str:
     return STATEMENT.format(docs=docs, language=language, files=", ".join(f"`{f}`" for f in solution))
 
 
-def reference_files(exercise: Path, examples: list[str], solution: list[str]) -> dict[str, bytes]:
-    """Example file -> the solution file it replaces: same name (Java), else same suffix (example.cpp)."""
+def reference_files(exercise: Path, examples: list[str], solution: list[str],
+                    repo: Iterable[str] = ()) -> dict[str, bytes]:
+    """Example file -> where it goes. A generic name (`.meta/example.cpp`, `proof.ci.js`) replaces the
+    solution file of its suffix; a real name (Java's `.meta/src/reference/java/Frame.java`) goes to the
+    file of that name, or beside the solution file of its suffix."""
     mapped: dict[str, bytes] = {}
     for example in examples:
         path = PurePosixPath(example)
-        target = next((s for s in solution if PurePosixPath(s).name == path.name), None)
-        target = target or next((s for s in solution if PurePosixPath(s).suffix == path.suffix), None)
+        same_suffix = next((PurePosixPath(s) for s in solution if PurePosixPath(s).suffix == path.suffix), None)
+        if path.stem.split(".")[0] in ("example", "proof"):
+            target = str(same_suffix) if same_suffix else None
+        else:
+            target = next((s for s in [*solution, *repo] if PurePosixPath(s).name == path.name), None)
+            target = target or (str(same_suffix.parent / path.name) if same_suffix else None)
         if target is None:
             raise TaskError(f"{exercise}: no solution file for the example {example}")
         mapped[target] = (exercise / example).read_bytes()

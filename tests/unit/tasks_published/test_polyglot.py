@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -130,3 +131,18 @@ def test_dgm_subsets_select_by_name_and_language(tmp_path):
         polyglot_suite("polyglot:small", tmp_path)
     with pytest.raises(TaskError, match="unknown polyglot subset"):
         polyglot_suite("polyglot:huge", tmp_path)
+
+
+def test_a_java_reference_of_several_classes_adds_each_beside_the_solution(tmp_path):
+    exercise = tmp_path / "java" / "exercises" / "practice" / "leap"
+    shutil.copytree(FIXTURE / "java" / "exercises" / "practice" / "leap", exercise)
+    (exercise / ".meta" / "src" / "reference" / "java" / "Year.java").write_text("record Year(int value) {}\n")
+    config = json.loads((exercise / ".meta" / "config.json").read_text())
+    config["files"]["example"].append(".meta/src/reference/java/Year.java")
+    (exercise / ".meta" / "config.json").write_text(json.dumps(config))
+    task = load_polyglot(tmp_path).get("java__leap")
+    repo = write_files(task.repo, tmp_path / "repo")
+    (tmp_path / "ref.diff").write_text(task.reference_patch)
+    subprocess.run(["git", "apply", str(tmp_path / "ref.diff")], cwd=repo, check=True, capture_output=True)
+    assert (repo / "src/main/java/Year.java").read_text() == "record Year(int value) {}\n"
+    assert "year % 400" in (repo / "src/main/java/Leap.java").read_text()
