@@ -76,7 +76,10 @@ def ensure_image(image: str) -> None:
 def grade_swebench(sandbox: Sandbox, task: Task, patch: str, key: str | None = None) -> Grade:
     """Apply `patch` (empty: the untouched repo) in `sandbox`, run the eval script, let the harness judge."""
     grading, eval_type, resolved_status, make_test_spec = harness()
-    spec = make_test_spec(task_instance(task))
+    try:
+        spec = make_test_spec(task_instance(task))
+    except KeyError as exc:  # swebench 5 reads the eval script, parser and image from the instance itself
+        raise TaskError(f"SWE-bench instance {task.id} lacks {exc} (a dataset of the swebench 5 format has it)") from exc
     key = key or task.id
     start = time.monotonic()
     if patch.strip():

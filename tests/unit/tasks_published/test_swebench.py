@@ -85,3 +85,14 @@ def test_an_unreachable_hub_says_what_swebench_needs(monkeypatch):
     for needed in ("SWE-bench/SWE-bench_Verified", "Hugging Face hub at http://127.0.0.1:9 cannot be reached",
                    "Docker Hub", "GB", "EVOLVE_SWEBENCH_DATASET"):
         assert needed in message, message
+
+
+def test_an_instance_without_its_eval_script_is_named_before_any_sandbox_runs():
+    pytest.importorskip("swebench.harness.utils", reason="needs the swebench extra")
+    from evolve.tasks.swebench import instance_task
+    from evolve.tasks.swebench_grading import grade_swebench
+
+    record = json.loads(FIXTURE.read_text().splitlines()[0])
+    del record["eval_script"]
+    with pytest.raises(TaskError, match="lacks 'eval_script'"):
+        grade_swebench(None, instance_task(record, "s"), "")  # type: ignore[arg-type]
