@@ -129,6 +129,9 @@ def load_exercise(language: str, exercise: Path, *, image: str = POLYGLOT_IMAGE)
     if "CMakeLists.txt" in repo:  # it takes the exercise's name from its directory, which grading renames
         repo["CMakeLists.txt"] = hidden["CMakeLists.txt"] = name_cmake_project(repo["CMakeLists.txt"], exercise.name)
     task_id = f"{language}__{exercise.name}"
+    examples = list(config.get("example", []))
+    if (exercise / ".meta" / "Cargo-example.toml").is_file():
+        examples.append(".meta/Cargo-example.toml")
     return Task(
         id=task_id,
         suite="polyglot",
@@ -136,7 +139,7 @@ def load_exercise(language: str, exercise: Path, *, image: str = POLYGLOT_IMAGE)
         statement=statement(language, exercise, solution),
         repo=repo,
         hidden_tests=hidden,
-        reference_patch=files_diff(repo, reference_files(exercise, config.get("example", []), solution, repo)),
+        reference_patch=files_diff(repo, reference_files(exercise, examples, solution, repo)),
         test_command=spec.test_command,
         tests_dir=spec.tests_dir,
         image=BASE_IMAGE if language == "python" else image,
@@ -167,7 +170,9 @@ def reference_files(exercise: Path, examples: list[str], solution: list[str],
     for example in examples:
         path = PurePosixPath(example)
         same_suffix = next((PurePosixPath(s) for s in solution if PurePosixPath(s).suffix == path.suffix), None)
-        if path.stem.split(".")[0] in ("example", "proof"):
+        if path.name == "Cargo-example.toml":  # the Rust example's manifest (its crates)
+            target = "Cargo.toml"
+        elif path.stem.split(".")[0] in ("example", "proof"):
             target = str(same_suffix) if same_suffix else None
         else:
             target = next((s for s in [*solution, *repo] if PurePosixPath(s).name == path.name), None)

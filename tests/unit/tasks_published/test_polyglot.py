@@ -146,3 +146,12 @@ def test_a_java_reference_of_several_classes_adds_each_beside_the_solution(tmp_p
     subprocess.run(["git", "apply", str(tmp_path / "ref.diff")], cwd=repo, check=True, capture_output=True)
     assert (repo / "src/main/java/Year.java").read_text() == "record Year(int value) {}\n"
     assert "year % 400" in (repo / "src/main/java/Leap.java").read_text()
+
+
+def test_a_rust_reference_brings_its_own_manifest(tmp_path):
+    exercise = tmp_path / "rust" / "exercises" / "practice" / "leap"
+    shutil.copytree(FIXTURE / "rust" / "exercises" / "practice" / "leap", exercise)
+    manifest = '[package]\nedition = "2021"\nname = "leap"\nversion = "1.0.0"\n\n[dependencies]\nanyhow = "1.0"\n'
+    (exercise / ".meta" / "Cargo-example.toml").write_text(manifest)
+    task = load_polyglot(tmp_path).get("rust__leap")
+    assert "diff --git a/Cargo.toml b/Cargo.toml" in task.reference_patch and "+anyhow" in task.reference_patch
