@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import threading
+import time
 from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
@@ -66,10 +67,13 @@ class RoutedModel:
 
 class FakeOpenAIServer:
     """An OpenAI-style server on 127.0.0.1 that fails the first `failures` chat requests with
-    `fail_status`, then answers "ok"; it counts the chat requests it saw."""
+    `fail_status`, then answers "ok" (after `delay_s`, a stand-in for generation time); it counts the
+    chat requests it saw."""
 
-    def __init__(self, *, failures: int = 0, fail_status: int = 500, model: str = "fake", port: int = 0):
+    def __init__(self, *, failures: int = 0, fail_status: int = 500, model: str = "fake", port: int = 0,
+                 delay_s: float = 0.0):
         self.model = model
+        self.delay_s = delay_s
         self.chat_requests = 0
         self._failures = failures
         self._fail_status = fail_status
@@ -113,6 +117,7 @@ class FakeOpenAIServer:
                 if status != 200:
                     self._send(status, {"error": {"message": f"scripted failure {status}", "type": "fake"}})
                     return
+                time.sleep(owner.delay_s)
                 words = sum(len(str(m.get("content") or "").split()) for m in body.get("messages", []))
                 self._send(
                     200,
@@ -158,8 +163,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m evolve.llm.fake")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--model", default="fake")
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds before each answer")
     args, _ = parser.parse_known_args(argv)
-    server = FakeOpenAIServer(model=args.model, port=args.port)
+    server = FakeOpenAIServer(model=args.model, port=args.port, delay_s=args.delay)
     try:
         server._server.serve_forever()
     except KeyboardInterrupt:

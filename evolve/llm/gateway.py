@@ -25,6 +25,7 @@ from typing import Protocol, Self
 from pydantic import ValidationError
 
 from evolve.errors import EvolveError
+from evolve.llm.balancer import Overloaded
 from evolve.llm.client import ChatModel, ModelError
 from evolve.llm.exchanges import (
     Exchange,
@@ -233,6 +234,8 @@ class Gateway:
             exchange = self._exchange(job, request, seq)
         except ReplayMiss as exc:
             return 409, error_body(str(exc), "replay_miss", "replay_miss")
+        except Overloaded as exc:  # backpressure: every replica busy and the queue full
+            return 503, error_body(str(exc), "overloaded", "overloaded")
         except ModelError as exc:
             return 502, error_body(f"model unavailable: {exc}", "model_error", "model_error")
         with job.lock:

@@ -11,6 +11,7 @@ from contextlib import ExitStack
 from typing import Self
 
 from evolve.config import ModelConfig, ModelsConfig
+from evolve.llm.balancer import LeastLoaded
 from evolve.llm.client import (
     AnthropicModel,
     ChatModel,
@@ -18,7 +19,6 @@ from evolve.llm.client import (
     OpenAICompatible,
     OpenAIModel,
     RetryPolicy,
-    RoundRobin,
     host_key,
 )
 from evolve.llm.fake import ScriptedModel
@@ -65,8 +65,12 @@ def client_for(config: ModelConfig, base_urls: tuple[str, ...] = ()) -> ChatMode
     }
     if config.provider in ("embedded", "vllm"):
         gpus = config.tensor_parallel if config.provider == "vllm" else 0
-        replicas = [OpenAICompatible(url, config.model, gpus=gpus, **common) for url in base_urls]
-        return replicas[0] if len(replicas) == 1 else RoundRobin(replicas)
+        if len(base_urls) == 1:
+            return OpenAICompatible(base_urls[0], config.model, gpus=gpus, **common)
+        # Several replicas: each fails fast, the balancer retries elsewhere and takes dead ones out.
+        fast = {**common, "retry": RetryPolicy(attempts=1)}
+        replicas = [OpenAICompatible(url, config.model, gpus=gpus, **fast) for url in base_urls]
+        return LeastLoaded(replicas, attempts=len(replicas) + config.max_retries)
     if config.provider == "openai-compatible":
         if not config.base_url:
             raise ModelError("provider openai-compatible needs base_url")

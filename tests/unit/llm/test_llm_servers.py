@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from evolve.config import ModelConfig, ModelsConfig
-from evolve.llm.client import RoundRobin
+from evolve.llm.balancer import LeastLoaded
 from evolve.llm.fake import FakeOpenAIServer
 from evolve.llm.servers import ExternalServer, LlamaCppServer, ServerError, VLLMServer, healthy
 from evolve.llm.stack import ModelStack
@@ -114,7 +114,7 @@ def test_the_stack_shares_one_embedded_server_and_spreads_vllm_replicas():
 
         config = ModelsConfig(solve=ModelConfig(provider="vllm", model="big", replicas=2))
         with ModelStack(config, server_factory=factory) as stack:
-            assert isinstance(stack.models["solve"], RoundRobin)
+            assert isinstance(stack.models["solve"], LeastLoaded)
             assert stack.models["diagnose"] is not stack.models["modify"]
             assert [s.model for s in made] == ["qwen2.5-coder-0.5b-instruct", "big"]
             assert all(s.running for s in made)
