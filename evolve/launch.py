@@ -9,7 +9,7 @@ import signal
 import tempfile
 import threading
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager, nullcontext
+from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -112,8 +112,6 @@ def run_evolution(config: RunConfig, *, resume: Path | None = None, progress: Pr
     if config.sandbox.backend != "docker":
         raise EvolveError("evolve run needs sandbox.backend = \"docker\"; the process backend isolates "
                           "nothing and serves `evolve sandbox exec` and tests only")
-    if config.executor.kind != "local":
-        raise EvolveError(f"executor.kind = {config.executor.kind!r} is not available in this version; use \"local\"")
     tasks = load_tasks(config)
     run = open_run(config, resume)
     config = run.config if resume is not None else config
@@ -130,12 +128,20 @@ def run_evolution(config: RunConfig, *, resume: Path | None = None, progress: Pr
     try:
         with ModelStack(config.models) if models is None else nullcontext() as stack, Gateway(
             models if models is not None else stack.models, exchanges_dir=run.path / "exchanges", usage_sink=run
-        ) as gateway:
-            worker = EngineWorker(
-                run, {**tasks.search, **tasks.heldout},
-                sandboxes=DockerSandboxes(run.id, limits_from_config(config.sandbox)),
-                gateway=gateway, settings=settings, seed=config.run.seed, cancel=lambda: reap_run(run.id),
-            )
+        ) as gateway, ExitStack() as cluster:
+            if config.executor.kind == "ray":  # jobs on a Ray cluster; runner, archive, gateway stay here
+                from evolve.remote import ray_worker
+
+                worker = cluster.enter_context(ray_worker(
+                    run, {**tasks.search, **tasks.heldout}, gateway=gateway, address=config.executor.ray_address,
+                    settings=settings, limits=limits_from_config(config.sandbox), seed=config.run.seed,
+                ))
+            else:
+                worker = EngineWorker(
+                    run, {**tasks.search, **tasks.heldout},
+                    sandboxes=DockerSandboxes(run.id, limits_from_config(config.sandbox)),
+                    gateway=gateway, settings=settings, seed=config.run.seed, cancel=lambda: reap_run(run.id),
+                )
             runner = Runner(
                 run, policy, worker, executor, search_tasks=list(tasks.search), heldout_tasks=list(tasks.heldout),
                 budget=config.budget, concurrency=config.executor.concurrency, seed=config.run.seed,

@@ -1,0 +1,59 @@
+"""A short evolution whose jobs run on a Ray cluster (Docker sandboxes on its nodes, scripted models).
+
+Usage: ray_evolution.py ARCHIVE_DIR RAY_ADDRESS
+"""
+
+import sys
+from pathlib import Path
+
+from evolve.config import parse_config
+from evolve.launch import run_evolution
+from evolve.llm.fake import RoutedModel
+
+CONFIG = """
+[run]
+name = "on-ray"
+seed = 5
+archive_dir = "{archive}"
+
+[sandbox]
+memory = "512m"
+timeout_s = 120
+
+[tasks]
+suite = "humaneval"
+limit = 6
+heldout_limit = 1
+
+[budget]
+evaluations = 10
+agent_steps = 3
+improve_steps = 3
+job_tokens = 50000
+
+[executor]
+kind = "ray"
+ray_address = "{address}"
+concurrency = 3
+"""
+
+# As in tests/integration/evolution: diagnose gives a usable instruction, modify makes one real
+# edit of the agent's own code, solve gives up at once (every task fails).
+MODELS = {
+    "diagnose": RoutedModel([], '```json\n{"problem": "p", "cause": "c", "change": "note the attempt", '
+                                '"files": ["agent/prompts.py"]}\n```'),
+    "modify": RoutedModel([("Instructions:", ("Adding a note.\n```bash\necho \"# note $(date +%s%N)\" >> "
+                                             "agent/prompts.py\n```"))], "```done\n```"),
+    "solve": RoutedModel([], "```done\n```"),
+}
+
+
+def main() -> None:
+    config = parse_config(CONFIG.format(archive=Path(sys.argv[1]), address=sys.argv[2]))
+    run, outcome = run_evolution(config, models=MODELS)
+    print(f"RUN {run.path}")
+    print(f"OUTCOME {outcome}")
+
+
+if __name__ == "__main__":
+    main()
