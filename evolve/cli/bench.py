@@ -137,3 +137,29 @@ def engine(
     for level, rate in result.jobs_per_s.items():
         typer.echo(f"{level} concurrent: {rate:.2f} jobs/s")
 
+
+
+@app.command("scale")
+def scale(
+    sleep: float = typer.Option(0.5, min=0.01, help="Seconds each scripted sleep-job takes."),
+    rounds: int = typer.Option(4, min=1, help="Jobs per slot at each concurrency level."),
+    ray: bool = typer.Option(True, "--ray/--no-ray", help="Also measure a Ray cluster (extra `distributed`)."),
+    ray_address: str | None = typer.Option(None, help="Use this Ray cluster instead of starting a local one."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Throughput at 1, 4 and 16 concurrent sleep-jobs: local thread pool and a Ray cluster (head + worker)."""
+    import json
+
+    from evolve.bench_scale import bench_scale
+
+    result = bench_scale(sleep_s=sleep, rounds=rounds, ray=ray, ray_address=ray_address)
+    if as_json:
+        typer.echo(json.dumps(result.to_json()))
+        return
+    for name, levels in (("local", result.local), ("ray", result.ray)):
+        if levels is None:
+            typer.echo(f"{name:<6} skipped: {result.ray_skipped}")
+            continue
+        for level, row in levels.items():
+            typer.echo(f"{name:<6} {level:>3} concurrent: {row.jobs_per_s:7.2f} jobs/s, "
+                       f"{row.fraction_of_ideal:6.1%} of ideal ({level / result.sleep_s:.1f} jobs/s)")
