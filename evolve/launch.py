@@ -107,7 +107,7 @@ def run_evolution(config: RunConfig, *, resume: Path | None = None, progress: Pr
     from evolve.llm.stack import ModelStack
     from evolve.sandbox import image_id, limits_from_config, reap_run
     from evolve.tasks.docker import DockerSandboxes
-    from evolve.worker import EngineWorker, WorkerSettings
+    from evolve.worker import EngineWorker, WorkerSettings, agent_timeout
 
     if config.sandbox.backend != "docker":
         raise EvolveError("evolve run needs sandbox.backend = \"docker\"; the process backend isolates "
@@ -118,7 +118,8 @@ def run_evolution(config: RunConfig, *, resume: Path | None = None, progress: Pr
     reap_run(run.id)  # leftovers of an earlier, crashed session of this run
     run.set_meta(f"image:{config.sandbox.image}", image_id(config.sandbox.image))
     settings = WorkerSettings(
-        eval=EvalSettings(budget_steps=config.budget.agent_steps, token_budget=config.budget.job_tokens),
+        eval=EvalSettings(budget_steps=config.budget.agent_steps, token_budget=config.budget.job_tokens,
+                          agent_timeout_s=agent_timeout(config.sandbox.timeout_s)),
         image=config.sandbox.image, improve_steps=config.budget.improve_steps,
         job_tokens=config.budget.job_tokens, job_timeout_s=config.sandbox.timeout_s,
     )

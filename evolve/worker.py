@@ -37,9 +37,19 @@ class WorkerSettings:
     job_tokens: int = 200_000
     """Tokens the gateway serves to one model role of one job."""
     job_timeout_s: float = 900.0
-    """Wall-clock limit of the self-modification run and of each validation check."""
+    """The sandbox's wall clock (its container dies then); agent runs get `agent_timeout_s`."""
     smoke_steps: int = 2
     """Step cap of the smoke task in the validation gate."""
+
+
+    @property
+    def agent_timeout_s(self) -> float:
+        """An agent run must end before its container does, leaving time to take the diff."""
+        return agent_timeout(self.job_timeout_s)
+
+
+def agent_timeout(wall_clock_s: float) -> float:
+    return wall_clock_s - min(60.0, 0.2 * wall_clock_s)
 
 
 class GatewayCompleter:
@@ -115,7 +125,7 @@ class EngineWorker:
             with self.sandboxes(self.settings.image, f"{job.id}-modify", gateway_socket=channel.socket_path) as box:
                 return self_modify(box, parent_code, instructions, log_dir / "child", log_dir,
                                    channel_env=channel.sandbox_env(), budget_steps=self.settings.improve_steps,
-                                   timeout_s=self.settings.job_timeout_s)
+                                   timeout_s=self.settings.agent_timeout_s)
         finally:
             self.gateway.close_job(f"{job.id}-modify")
 
@@ -124,7 +134,7 @@ class EngineWorker:
         try:
             with self.sandboxes(self.settings.image, f"{job.id}-validate", gateway_socket=channel.socket_path) as box:
                 return validate_child(box, child.code_dir, child.diff, log_dir, channel_env=channel.sandbox_env(),
-                                      smoke_steps=self.settings.smoke_steps, timeout_s=self.settings.job_timeout_s)
+                                      smoke_steps=self.settings.smoke_steps, timeout_s=self.settings.agent_timeout_s / 2)
         finally:
             self.gateway.close_job(f"{job.id}-validate")
 
