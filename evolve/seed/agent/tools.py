@@ -59,6 +59,8 @@ class Workspace:
 
     def write(self, name: str, content: str) -> str:
         target = self.path(name)
+        if not content.strip() and target.exists() and target.read_text().strip():
+            raise ToolError(f"Your block is empty; that would erase {name}. Put the code inside the block.")
         self._remember(name, target)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(content if content.endswith("\n") else content + "\n")

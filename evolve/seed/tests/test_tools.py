@@ -90,3 +90,9 @@ def test_merge_replaces_a_method_and_reindents(tmp_path):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.C().b() == 2
+
+
+def test_an_empty_block_does_not_erase_a_file(ws):
+    with pytest.raises(ToolError, match="erase"):
+        ws.merge_python("", "m.py", ["m.py"])
+    assert "def f(x)" in (ws.root / "m.py").read_text()
