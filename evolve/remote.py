@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import subprocess
 import tempfile
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future
 from contextlib import contextmanager
@@ -72,6 +73,7 @@ class RemoteWorker:
         self.seed = seed
         self.lost_retries = lost_retries
         self._cancel = cancel
+        self._cancelled = threading.Event()
 
     def _grant(self, gateway_job: str, node_id: str, role: str, token_budget: int) -> GatewayGrant:
         channel = self.gateway.open_job(gateway_job, node_id, role, token_budget)
@@ -102,7 +104,7 @@ class RemoteWorker:
                 self.gateway.close_job(str(job.id))
             if isinstance(outcome, str):
                 lost += 1
-                if lost > self.lost_retries:
+                if lost > self.lost_retries or self._cancelled.is_set():
                     return EvaluationResult("infra", detail=outcome)
                 continue
             log_dir = unpack(outcome.logs, self.run.log_dir(job.id))
@@ -134,6 +136,8 @@ class RemoteWorker:
                 self.gateway.close_job(f"{job.id}-validate")
             if isinstance(outcome, str):
                 lost = outcome
+                if self._cancelled.is_set():
+                    break
                 continue
             unpack(outcome.logs, log_dir)
             result = outcome.result
@@ -141,7 +145,7 @@ class RemoteWorker:
             child = None if result.code_dir is None else log_dir / result.code_dir
             return ExpansionResult(child, result.valid, result.reason, result.instructions)
         # Not an invalid child: the runner marks the job failed, counts no expansion, and may expand again.
-        raise WorkerLost(f"{self.lost_retries + 1} attempts lost their worker; last: {lost}")
+        raise WorkerLost(f"{attempt + 1} attempts lost their worker; last: {lost}")
 
     def _diagnose(self, job: Job, node: Node, log_dir: Path) -> str | ExpansionResult:
         """The diagnosis, on the head (a model call, no sandbox): instructions, or the failed expansion."""
@@ -167,6 +171,7 @@ class RemoteWorker:
         return text
 
     def cancel(self) -> None:
+        self._cancelled.set()  # lost attempts are not tried again
         if self._cancel is not None:
             self._cancel()
 
@@ -186,8 +191,13 @@ def ray_worker(run: Run, tasks: Mapping[str, Task], *, gateway: Gateway, address
     host = gateway_host or cluster.driver_ip()
     origin = gateway.start_tcp(host=host).removesuffix("/v1")
     cluster.on_every_node(reap_run, run.id)
+
+    def cancel() -> None:
+        cluster.cancel_pending()
+        cluster.on_every_node(reap_run, run.id)
+
     worker = RemoteWorker(run, tasks, gateway=gateway, gateway_origin=origin, cluster=cluster, settings=settings,
-                          limits=limits, seed=seed, cancel=lambda: cluster.on_every_node(reap_run, run.id))
+                          limits=limits, seed=seed, cancel=cancel)
     try:
         yield worker
     finally:
