@@ -38,6 +38,9 @@ class ModelConfig(_Section):
     """The model name sent to the server."""
     base_url: str | None = None
     """Server address for `openai-compatible` (e.g. http://gpu-node:8000/v1)."""
+    replica_urls: tuple[str, ...] = ()
+    """`openai-compatible`: several servers of the same model (e.g. one vLLM per GPU node), used
+    instead of `base_url`; the gateway sends each request to the least-loaded live one."""
     api_key_env: str | None = None
     """Name of the host environment variable holding the API key; the key never enters a sandbox."""
     temperature: float = Field(0.2, ge=0.0, le=2.0)

@@ -54,6 +54,15 @@ def _server_key(config: ModelConfig) -> tuple[object, ...]:
     )
 
 
+def _balanced(config: ModelConfig, urls: tuple[str, ...], **kwargs) -> ChatModel:
+    """One client for one server; over several, a least-loaded balancer whose replicas fail fast
+    (the balancer retries elsewhere and takes dead ones out)."""
+    if len(urls) == 1:
+        return OpenAICompatible(urls[0], config.model, **kwargs)
+    replicas = [OpenAICompatible(url, config.model, **{**kwargs, "retry": RetryPolicy(attempts=1)}) for url in urls]
+    return LeastLoaded(replicas, attempts=len(replicas) + config.max_retries)
+
+
 def client_for(config: ModelConfig, base_urls: tuple[str, ...] = ()) -> ChatModel:
     """The client of one role; `base_urls` are the replicas of a server the stack started."""
     retry = RetryPolicy(attempts=config.max_retries + 1)
@@ -65,16 +74,12 @@ def client_for(config: ModelConfig, base_urls: tuple[str, ...] = ()) -> ChatMode
     }
     if config.provider in ("embedded", "vllm"):
         gpus = config.tensor_parallel if config.provider == "vllm" else 0
-        if len(base_urls) == 1:
-            return OpenAICompatible(base_urls[0], config.model, gpus=gpus, **common)
-        # Several replicas: each fails fast, the balancer retries elsewhere and takes dead ones out.
-        fast = {**common, "retry": RetryPolicy(attempts=1)}
-        replicas = [OpenAICompatible(url, config.model, gpus=gpus, **fast) for url in base_urls]
-        return LeastLoaded(replicas, attempts=len(replicas) + config.max_retries)
+        return _balanced(config, base_urls, gpus=gpus, **common)
     if config.provider == "openai-compatible":
-        if not config.base_url:
-            raise ModelError("provider openai-compatible needs base_url")
-        return OpenAICompatible(config.base_url, config.model, api_key=host_key(config.api_key_env), **common)
+        if not config.base_url and not config.replica_urls:
+            raise ModelError("provider openai-compatible needs base_url (or replica_urls)")
+        urls = config.replica_urls or (config.base_url,)
+        return _balanced(config, urls, api_key=host_key(config.api_key_env), **common)
     if config.provider == "openai":
         return OpenAIModel(config.model, api_key_env=config.api_key_env or "OPENAI_API_KEY", **common)
     if config.provider == "anthropic":

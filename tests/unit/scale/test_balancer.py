@@ -158,3 +158,18 @@ def test_a_refused_request_is_not_retried_and_the_replica_stays_in():
             balancer.complete(_ask())
         assert server.chat_requests == 1 and not other.requests
     assert all(s.healthy for s in balancer.health())
+
+
+def test_a_role_with_several_replica_urls_gets_a_balancer_that_fails_over():
+    from evolve.config import ModelConfig
+    from evolve.llm.stack import client_for
+
+    with FakeOpenAIServer() as live:
+        config = ModelConfig(provider="openai-compatible", model="m",
+                             replica_urls=(f"http://127.0.0.1:{_closed_port()}/v1", live.base_url))
+        model = client_for(config)
+        assert isinstance(model, LeastLoaded)
+        assert [model.complete(_ask()).message.content for _ in range(3)] == ["ok"] * 3
+        assert [s.healthy for s in model.health()] == [False, True]
+    single = client_for(ModelConfig(provider="openai-compatible", model="m", base_url="http://x:1/v1"))
+    assert isinstance(single, OpenAICompatible)
