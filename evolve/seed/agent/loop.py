@@ -9,7 +9,7 @@ from pathlib import Path
 
 from agent import prompts
 from agent.actions import TOOL_SCHEMAS, Action, FormatError, parse_reply
-from agent.context import RepoView, render_files, view_repo
+from agent.context import RepoView, is_test, render_files, view_repo
 from agent.model import Message, Model, ModelError, Reply
 from agent.tools import ToolError, Workspace, cap
 
@@ -101,7 +101,8 @@ class Agent:
         elif action.kind == "replace":
             result = ws.replace(action.path, action.old, action.new)
         else:
-            result = ws.merge_python(action.text, action.path, view.shown)
+            others = [f for f in view.files if f.endswith(".py") and f not in view.shown and not is_test(f)]
+            result = ws.merge_python(action.text, action.path, view.shown + others)
         ok, output = self.check(view)
         stubs = self.stubs(view)
         if ok and (not self.baseline_ok or (self.baseline_stubs and not stubs)):

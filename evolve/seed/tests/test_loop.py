@@ -118,3 +118,12 @@ def test_implementing_the_last_stub_with_green_checks_submits(tmp_path):
     agent, model = make(tmp_path, ["```python\ndef double(x):\n    return 2 * x\n```"])
     assert agent.run("Implement `double(x)` in m.py") == "submitted"
     assert agent.steps == 1
+
+
+def test_a_bare_python_block_finds_its_file_even_when_not_shown(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg/shown.py").write_text("def helper():\n    raise NotImplementedError\n")
+    (tmp_path / "pkg/hidden.py").write_text("class Cache:\n    def get(self):\n        return 1\n")
+    agent, _ = make(tmp_path, ["```python\nclass Cache:\n    def get(self):\n        return 2\n```"], max_steps=1)
+    agent.run("Implement `helper` in pkg/shown.py")
+    assert "return 2" in (tmp_path / "pkg/hidden.py").read_text()
