@@ -26,6 +26,7 @@ import numpy as np
 
 from evolve.archive.records import FAILURE_OUTCOMES, Job, Node
 from evolve.archive.store import Run
+from evolve.errors import EvolveError
 from evolve.executors import WorkerLost
 from evolve.jobs import EvaluationResult, ExpansionResult
 from evolve.llm.gateway import Gateway
@@ -187,6 +188,9 @@ def ray_worker(run: Run, tasks: Mapping[str, Task], *, gateway: Gateway, address
     from evolve.executors import RayExecutor
     from evolve.sandbox import reap_run
 
+    if address is not None and address.startswith("ray://"):
+        raise EvolveError("executor.ray_address: Ray Client (ray://) is not supported; run `evolve run` on a "
+                          "node of the cluster with ray_address = \"auto\" (worker nodes must reach its gateway)")
     cluster = RayExecutor(address)
     host = gateway_host or cluster.driver_ip()
     origin = gateway.start_tcp(host=host).removesuffix("/v1")

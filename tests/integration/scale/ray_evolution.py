@@ -26,7 +26,7 @@ limit = 6
 heldout_limit = 1
 
 [budget]
-evaluations = 10
+evaluations = 8
 agent_steps = 3
 improve_steps = 3
 job_tokens = 50000

@@ -16,7 +16,7 @@ from evolve.archive import Run
 from evolve.ray_cluster import LocalRayCluster
 
 SCRIPT = Path(__file__).with_name("ray_evolution.py")
-BUDGET = 10
+BUDGET = 8
 
 
 def _progress(run_path: Path) -> tuple[int, int]:
