@@ -39,6 +39,7 @@ class RunOutcome:
     heldout_total: int
     evaluations_used: int
     nodes: int
+    heldout_scored: bool = False
 
 
 def task_order(tasks: Sequence[str], seed: int) -> list[str]:
@@ -240,13 +241,14 @@ class Runner:
     def _finish(self, stop_reason: str) -> RunOutcome:
         view = self.state.view(self.budget.evaluations)
         best = self.policy.best(view)
-        passed = total = 0
+        passed, total = 0, len(self.heldout_tasks)
         # A user's stop skips the held-out scoring too; `evolve run --resume` does it.
-        if best is not None and self.heldout_tasks and not self._stop.is_set():
+        scored = best is not None and bool(self.heldout_tasks) and not self._stop.is_set()
+        if scored:
             passed, total = self._score_heldout(str(best))
         self._report(final=True)
         return RunOutcome(stop_reason, None if best is None else str(best), passed, total,
-                          self.state.used, len(self.state.tree))
+                          self.state.used, len(self.state.tree), scored)
 
     def _score_heldout(self, node_id: str) -> tuple[int, int]:
         """Evaluate the final agent on every held-out task it has no counted result for yet."""

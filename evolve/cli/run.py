@@ -17,8 +17,12 @@ def _report(run, outcome) -> None:
     typer.echo(f"stopped: {outcome.stop_reason}")
     typer.echo(f"evaluations: {outcome.evaluations_used}, nodes: {outcome.nodes}")
     if outcome.best_node is not None:
-        score = (f"{outcome.heldout_passed}/{outcome.heldout_total} held-out tasks passed"
-                 if outcome.heldout_total else "no held-out tasks configured")
+        if outcome.heldout_scored:
+            score = f"{outcome.heldout_passed}/{outcome.heldout_total} held-out tasks passed"
+        elif not outcome.heldout_total:
+            score = "no held-out tasks configured"
+        else:
+            score = f"not scored on held-out tasks: the run was stopped; `evolve run --resume {run.path}` scores it"
         typer.echo(f"best agent: node {outcome.best_node} ({score})")
     typer.echo(f"archive: {run.path}   (evolve tree {run.path}; evolve show {run.path} NODE)")
 
