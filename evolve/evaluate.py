@@ -128,8 +128,8 @@ def _attempt(run: Run, node_id: str, task: Task, job: str, log_dir: Path, sandbo
     tokens = usage.prompt_tokens + usage.completion_tokens
     if solved.outcome == "infra":
         return _Attempt("infra", solved.detail, tokens)
-    if tokens == 0 and "model_error" in solved.detail:
-        return _Attempt("infra", "the model never answered: " + solved.detail, tokens)
+    if "model_error" in solved.detail and (tokens == 0 or _server_failed(solved.detail)):
+        return _Attempt("infra", "the model server failed: " + solved.detail, tokens)
     patch = (log_dir / "diff.patch").read_text()
     with sandboxes(task.image, f"{job}-grade") as grader:
         (grade,) = grade_in(grader, [GradeItem(task.id, task, patch)])
@@ -178,6 +178,11 @@ def _solve(task: Task, job: str, code: Path, repo: Path, log_dir: Path, sandboxe
     if not diff.ok:
         return _Attempt("error", f"no diff could be taken (the agent broke the repo's git): {diff.stderr[-300:]}", 0)
     return _Attempt("fail", summary, 0)
+
+
+def _server_failed(detail: str) -> bool:
+    """The gateway's 5xx answers (model down, unreachable) are infra; its 403 budget refusal is the agent's."""
+    return any(f"HTTP {code}" in detail for code in (500, 502, 503, 504)) or "connection failed" in detail
 
 
 def _agent_timeout(task: Task, settings: EvalSettings) -> float:

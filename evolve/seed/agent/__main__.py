@@ -47,7 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     template = prompts.SOLVE if args.command == "solve" else prompts.IMPROVE
     agent = Agent(model, Workspace(args.workdir.resolve()), config, transcript=args.transcript)
     status = agent.run(text_file.read_text(), template)
-    print(f"agent: {status} after {agent.steps} steps, {agent.workspace.edits} edits")
+    why = f" ({agent.last_error[:300]})" if agent.last_error else ""
+    print(f"agent: {status} after {agent.steps} steps, {agent.workspace.edits} edits{why}")
     return 0 if status in {"submitted", "limits"} else 1
 
 

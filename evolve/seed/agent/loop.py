@@ -44,6 +44,7 @@ class Agent:
     warned_failing: bool = False
     baseline_ok: bool = True
     baseline_stubs: int = 0
+    last_error: str = ""
 
     def run(self, problem: str, template: str = prompts.SOLVE) -> str:
         """Work on `problem`; returns the exit status: submitted | limits | model_error."""
@@ -64,6 +65,7 @@ class Agent:
             status = "limits"
         except ModelError as exc:
             self.log({"event": "model_error", "detail": str(exc)})
+            self.last_error = str(exc)
             status = "model_error"
         self.log({"event": "exit", "status": status, "steps": self.steps, "edits": self.workspace.edits})
         return status
