@@ -60,3 +60,11 @@ def test_infra_is_retried_then_recorded_as_infra(tmp_path):
     (evaluation,) = run.evaluations(node.id)
     assert evaluation.outcome == "infra" and counts_as(evaluation.outcome) is None
     assert evaluation.split == "heldout"
+
+
+def test_a_dead_model_server_is_infra_but_a_spent_budget_is_not():
+    from evolve.evaluate import _server_failed
+
+    assert _server_failed("agent: model_error after 3 steps, 1 edits (HTTP 502: model unavailable)")
+    assert _server_failed("agent: model_error after 1 steps, 0 edits (connection failed: [Errno 111])")
+    assert not _server_failed("agent: model_error after 9 steps, 2 edits (HTTP 403: token_budget_exceeded)")
