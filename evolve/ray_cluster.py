@@ -94,8 +94,10 @@ class LocalRayCluster:
                    "--object-store-memory=100000000", "--disable-usage-stats",
                    f"--dashboard-agent-listen-port={_free_port()}"]
         with log.open("w") as out:
-            process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-                                       env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"})
+            # No memory monitor: on a shared machine other work's memory would get this cluster's
+            # workers killed (OutOfMemoryError) at 95 % use; the kernel's OOM killer still guards.
+            env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_memory_monitor_refresh_ms": "0"}
+            process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=env)
         node = RayNode(process, log)
         deadline = time.monotonic() + self.start_timeout_s
         while _STARTED not in log.read_text(errors="replace"):

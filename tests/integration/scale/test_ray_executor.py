@@ -79,4 +79,7 @@ def test_a_node_that_dies_midway_fails_its_jobs_with_worker_lost(cluster, execut
     lost = [o for o in outcomes if isinstance(o, WorkerLost)]
     assert len(lost) == 1
     assert "NodeDiedError" in str(lost[0]) or "WorkerCrashedError" in str(lost[0])
+    deadline = time.monotonic() + 60  # the head notices a dead node by its missed heartbeats
+    while len(executor.alive_nodes()) != 1 and time.monotonic() < deadline:
+        time.sleep(0.5)
     assert len(executor.alive_nodes()) == 1
