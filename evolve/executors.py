@@ -99,6 +99,8 @@ class RayExecutor:
         except (exceptions.RayError, CancelledError) as exc:  # the node, the process or the task is gone
             first_line = (str(exc).strip().splitlines() or [""])[0]
             future.set_exception(WorkerLost(f"{type(exc).__name__}: {first_line}"))
+        except Exception as exc:  # noqa: BLE001 - anything else (an unpicklable result): hand it on, never hang
+            future.set_exception(exc)
 
     def alive_nodes(self) -> list[str]:
         """Ids of the cluster's live nodes."""
