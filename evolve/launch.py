@@ -58,7 +58,7 @@ def load_tasks(config: RunConfig) -> RunTasks:
 def open_run(config: RunConfig, resume: Path | None) -> Run:
     """Resume the run at `resume`, or create `<archive_dir>/<name>` with the seed agent as its root."""
     if resume is not None:
-        return Run.open(resume)
+        return Run.open(resume, writer=True)
     path = config.run.archive_dir / config.run.name
     if (path / "run.sqlite").exists():
         raise EvolveError(f"{path} already holds a run; resume it with `evolve run --resume {path}` "

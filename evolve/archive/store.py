@@ -7,6 +7,7 @@ opened run never holds half a node. Every state change is one SQLite transaction
 
 from __future__ import annotations
 
+import fcntl
 import sqlite3
 import threading
 import time
@@ -14,6 +15,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 from evolve.archive import schema
 from evolve.archive.code import NODE_ID, CodeStore
@@ -39,6 +41,17 @@ class Run:
         self.code = CodeStore(self.path / "code.git")
         self._db = connection
         self._lock = threading.RLock()
+        self._writer_lock: IO[str] | None = None
+
+    def _claim_writer(self) -> None:
+        """Hold the run's writer lock (released on close, or by the kernel when the process dies)."""
+        handle = (self.path / "writer.lock").open("a")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            raise EvolveError(f"{self.path} is being written by another process (a running `evolve run`?)") from None
+        self._writer_lock = handle
 
     # -- opening -------------------------------------------------------------------------
 
@@ -56,17 +69,30 @@ class Run:
         CodeStore.init(path / "code.git")
         connection = schema.connect(path / "run.sqlite")
         schema.create(connection, run_id=run_id or uuid.uuid4().hex[:12], name=config.run.name)
-        return cls(path, connection)
+        run = cls(path, connection)
+        run._claim_writer()
+        return run
 
     @classmethod
-    def open(cls, path: Path | str) -> Run:
-        """Open an existing run, repairing what a crashed writer may have left half-done."""
+    def open(cls, path: Path | str, *, writer: bool = False) -> Run:
+        """Open an existing run.
+
+        Readers see a consistent run without changing anything: a node exists iff its row does.
+        A `writer` (the runner, resume) takes the run's writer lock, so there is one at a time, and
+        repairs what a crashed writer left half-done: a commit and ref without a row is discarded.
+        """
         path = Path(path)
         if not (path / "run.sqlite").is_file() or not (path / "code.git").is_dir():
             raise RunNotFound(f"no run at {path} (expected run.sqlite and code.git/ there)")
         run = cls(path, schema.connect(path / "run.sqlite"))
-        schema.migrate(run._db)
-        run._repair()
+        try:
+            schema.migrate(run._db)
+            if writer:
+                run._claim_writer()
+                run._repair()
+        except BaseException:
+            run.close()
+            raise
         return run
 
     def _repair(self) -> None:
@@ -83,6 +109,9 @@ class Run:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+            if self._writer_lock is not None:
+                self._writer_lock.close()  # closing the file releases the flock
+                self._writer_lock = None
 
     def __enter__(self) -> Run:
         return self

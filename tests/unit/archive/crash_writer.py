@@ -7,7 +7,7 @@ from evolve.archive import Run
 
 
 def main(run_path: str, scratch: str) -> None:
-    run = Run.open(run_path)
+    run = Run.open(run_path, writer=True)
     scratch_dir = Path(scratch)
     parent = run.nodes()[-1].id
     step = 0

@@ -40,7 +40,7 @@ def test_sigkill_mid_write_leaves_a_consistent_run(tmp_path):
     for round_ in range(4):
         code = _kill_after(run_path, tmp_path / f"scratch-{round_}", 3, float(rng.uniform(0, 0.15)))
         assert code == -signal.SIGKILL
-        with Run.open(run_path) as reopened:
+        with Run.open(run_path, writer=True) as reopened:
             nodes = reopened.nodes()
             ids = {n.id for n in nodes}
             assert reopened.code.refs() == {n.id: n.commit for n in nodes}

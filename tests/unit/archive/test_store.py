@@ -97,7 +97,7 @@ def test_reopen_repairs_half_written_nodes(run, code):
     # A ref lost after its row was written: the commit is there, so the ref is restored.
     run.code.delete_ref(root.id)
     run.close()
-    with Run.open(run.path) as reopened:
+    with Run.open(run.path, writer=True) as reopened:
         assert reopened.code.refs() == {root.id: root.commit}
         assert [n.id for n in reopened.nodes()] == [root.id]
 
@@ -127,3 +127,18 @@ def test_heldout_results_do_not_feed_the_search_tree(run, code):
     assert run.tree().own_counts(node.id).total == 1
     assert run.tree(split=None).own_counts(node.id).total == 2
     assert [e.task for e in run.evaluations(split="heldout")] == ["h1"]
+
+
+def test_one_writer_at_a_time_and_readers_change_nothing(run, code):
+    root = run.add_node(code({"a.py": "x\n"}))
+    with pytest.raises(EvolveError, match="being written by another process"):
+        Run.open(run.path, writer=True)
+    # A writer is between the ref and the row of node 5: a reader must not touch that ref.
+    pending = run.code.commit_dir(code({"a.py": "y\n"}), root.commit, "node 5", 0)
+    run.code.create_ref("5", pending)
+    with Run.open(run.path) as reader:
+        assert [n.id for n in reader.nodes()] == [root.id]
+    assert "5" in run.code.refs()
+    run.close()
+    with Run.open(run.path, writer=True) as writer:  # the lock is free again; repair runs
+        assert "5" not in writer.code.refs()

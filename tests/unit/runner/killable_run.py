@@ -20,7 +20,7 @@ def main(path: str, delay: float) -> None:
         (seed / "agent.py").write_text("print('seed')\n")
         run.add_node(seed)
     else:
-        run = Run.open(run_path)
+        run = Run.open(run_path, writer=True)
     executor = LocalExecutor(3)
     runner = Runner(run, HGMPolicy(), ScriptedWorker(run, delay_s=delay), executor,
                     search_tasks=[f"t{i}" for i in range(15)], heldout_tasks=["h0", "h1"],
