@@ -99,7 +99,9 @@ class LlamaCppServer(_ProcessServer):
         self._processes = []
 
     def command(self, model_path: Path, port: int) -> list[str]:
-        """The server command line (prompt caching on, so a growing transcript is not re-read)."""
+        """The server command line. llama.cpp reuses the evaluated prefix of the previous request on
+        its own; the server's `--cache` (a RAM cache of whole states, logits included) is left off
+        because it grew by gigabytes per minute until the kernel killed the server."""
         return [
             sys.executable,
             "-m",
@@ -116,8 +118,6 @@ class LlamaCppServer(_ProcessServer):
             str(self.context_tokens),
             "--n_threads",
             str(self.threads),
-            "--cache",
-            "true",
         ]
 
     def start(self) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import textwrap
 from dataclasses import dataclass, field
@@ -13,6 +14,14 @@ OUTPUT_CAP = 4000
 
 class ToolError(Exception):
     """A tool could not do what was asked; the message is shown to the model."""
+
+
+_TIMING = re.compile(r" in \d+(?:\.\d+)?s(?: \(\d+:\d\d:\d\d\))?")
+
+
+def steady(output: str) -> str:
+    """Command output without test run times, so the same run shows the model the same text (replay)."""
+    return _TIMING.sub("", output)
 
 
 def cap(text: str, limit: int = OUTPUT_CAP) -> str:
@@ -45,7 +54,7 @@ class Workspace:
         except subprocess.TimeoutExpired as exc:
             out = (exc.stdout or b"").decode(errors="replace") if isinstance(exc.stdout, bytes) else exc.stdout or ""
             return cap(f"{out}\n[timed out after {timeout or self.timeout:.0f} s]")
-        return cap(f"{done.stdout}{done.stderr}\n[exit code {done.returncode}]".lstrip("\n"))
+        return cap(steady(f"{done.stdout}{done.stderr}\n[exit code {done.returncode}]".lstrip("\n")))
 
     def view(self, name: str, limit: int = 400) -> str:
         target = self.path(name)

@@ -127,3 +127,11 @@ def test_a_bare_python_block_finds_its_file_even_when_not_shown(tmp_path):
     agent, _ = make(tmp_path, ["```python\nclass Cache:\n    def get(self):\n        return 2\n```"], max_steps=1)
     agent.run("Implement `helper` in pkg/shown.py")
     assert "return 2" in (tmp_path / "pkg/hidden.py").read_text()
+
+
+def test_check_output_drops_run_times():
+    from agent.tools import steady
+
+    assert steady("3 passed in 0.09s\n[exit code 0]") == "3 passed\n[exit code 0]"
+    assert steady("1 failed, 2 passed in 42.85s (0:00:42)") == "1 failed, 2 passed"
+    assert steady("nothing to strip in here") == "nothing to strip in here"
