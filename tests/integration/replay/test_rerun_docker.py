@@ -56,11 +56,6 @@ def test_rerun_verifies_the_code_and_reruns_every_recorded_evaluation(report):
     assert node["compared"] == 2 and node["skipped"] == []
 
 
-@pytest.mark.xfail(
-    reason="the seed agent's prompts carry pytest's wall-clock durations ('passed in 0.09s'), so a "
-    "replayed request differs from the recorded one and the gateway answers replay_miss",
-    strict=False,
-)
 def test_rerun_outcomes_match_the_recorded_ones(report):
     (node,) = report["rerun"]
     assert node["matching"] == node["compared"] == 2, node["mismatches"]
