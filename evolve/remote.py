@@ -22,16 +22,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
-import numpy as np
-
-from evolve.archive.records import FAILURE_OUTCOMES, Job, Node
+from evolve.archive.records import Job, Node
 from evolve.archive.store import Run
 from evolve.errors import EvolveError
 from evolve.executors import WorkerLost
 from evolve.jobs import EvaluationResult, ExpansionResult
 from evolve.llm.gateway import Gateway
 from evolve.llm.relay import GatewayGrant
-from evolve.meta import DiagnosisFailed, choose_problem, diagnose, read_failure
 from evolve.remote_jobs import (
     EvaluationJob,
     ExpansionJob,
@@ -42,7 +39,7 @@ from evolve.remote_jobs import (
 )
 from evolve.sandbox.types import SandboxLimits
 from evolve.tasks.types import Task
-from evolve.worker import GatewayCompleter, WorkerSettings
+from evolve.worker import WorkerSettings, agent_files, diagnose_node
 
 
 class Cluster(Protocol):
@@ -150,26 +147,10 @@ class RemoteWorker:
 
     def _diagnose(self, job: Job, node: Node, log_dir: Path) -> str | ExpansionResult:
         """The diagnosis, on the head (a model call, no sandbox): instructions, or the failed expansion."""
-        rng = np.random.default_rng([self.seed, job.id])
-        failures = [read_failure(e) for e in self.run.evaluations(node.id, split="dev")
-                    if e.outcome in FAILURE_OUTCOMES]
-        statements = {f.task: self.tasks[f.task].statement for f in failures if f.task in self.tasks}
-        problem = choose_problem(failures, statements, rng)
-        (log_dir / "problem.json").write_text(json.dumps(problem.__dict__, indent=2))
         with tempfile.TemporaryDirectory(prefix="evolve-files-") as tmp:
-            parent = unpack(commit_tar(self.run, node.id), Path(tmp))
-            files = sorted(str(p.relative_to(parent)) for p in parent.rglob("*.py"))
-        diagnose_job = f"{job.id}-diagnose"
-        self.gateway.open_job(diagnose_job, node.id, "diagnose", self.settings.job_tokens)
-        try:
-            instructions = diagnose(GatewayCompleter(self.gateway, diagnose_job), problem, files)
-        except DiagnosisFailed as exc:
-            return ExpansionResult(None, valid=False, reason=f"diagnosis failed: {exc}")
-        finally:
-            self.gateway.close_job(diagnose_job)
-        text = instructions.render()
-        (log_dir / "instructions.md").write_text(text)
-        return text
+            files = agent_files(unpack(commit_tar(self.run, node.id), Path(tmp)))
+        return diagnose_node(self.run, job, node, self.tasks, self.gateway, files,
+                             seed=self.seed, job_tokens=self.settings.job_tokens)
 
     def cancel(self) -> None:
         self._cancelled.set()  # lost attempts are not tried again

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +30,7 @@ from evolve.tasks.types import Task
 class WorkerSettings:
     """Limits of the jobs a worker runs."""
 
-    eval: EvalSettings = EvalSettings()
+    eval: EvalSettings = field(default_factory=EvalSettings)
     image: str = "evolve-base:latest"
     improve_steps: int = 12
     """Step cap of `python -m agent improve`."""
@@ -50,6 +50,34 @@ class WorkerSettings:
 
 def agent_timeout(wall_clock_s: float) -> float:
     return wall_clock_s - min(60.0, 0.2 * wall_clock_s)
+
+
+def agent_files(code: Path) -> list[str]:
+    """The agent's Python files, as the diagnosis names them."""
+    return sorted(str(p.relative_to(code)) for p in code.rglob("*.py"))
+
+
+def diagnose_node(run: Run, job: Job, node: Node, tasks: Mapping[str, Task], gateway, files: list[str], *,
+                  seed: int, job_tokens: int) -> str | ExpansionResult:
+    """Choose a problem from the node's failures and diagnose it through the gateway, on the host.
+
+    Returns the rendered instructions (also written to the job's log), or the failed expansion."""
+    log_dir = run.log_dir(job.id)
+    failures = [read_failure(e) for e in run.evaluations(node.id, split="dev") if e.outcome in FAILURE_OUTCOMES]
+    statements = {f.task: tasks[f.task].statement for f in failures if f.task in tasks}
+    problem = choose_problem(failures, statements, np.random.default_rng([seed, job.id]))
+    (log_dir / "problem.json").write_text(json.dumps(problem.__dict__, indent=2))
+    diagnose_job = f"{job.id}-diagnose"
+    gateway.open_job(diagnose_job, node.id, "diagnose", job_tokens)
+    try:
+        instructions = diagnose(GatewayCompleter(gateway, diagnose_job), problem, files)
+    except DiagnosisFailed as exc:
+        return ExpansionResult(None, valid=False, reason=f"diagnosis failed: {exc}")
+    finally:
+        gateway.close_job(diagnose_job)
+    text = instructions.render()
+    (log_dir / "instructions.md").write_text(text)
+    return text
 
 
 class GatewayCompleter:
@@ -93,25 +121,12 @@ class EngineWorker:
 
     def expand(self, job: Job, node: Node) -> ExpansionResult:
         log_dir = self.run.log_dir(job.id)
-        rng = np.random.default_rng([self.seed, job.id])
-        failures = [read_failure(e) for e in self.run.evaluations(node.id, split="dev")
-                    if e.outcome in FAILURE_OUTCOMES]
-        statements = {f.task: self.tasks[f.task].statement for f in failures if f.task in self.tasks}
-        problem = choose_problem(failures, statements, rng)
-        (log_dir / "problem.json").write_text(json.dumps(problem.__dict__, indent=2))
         with tempfile.TemporaryDirectory(prefix="evolve-expand-") as tmp:
             parent_code = self.run.checkout(node.id, Path(tmp) / "parent")
-            files = sorted(str(p.relative_to(parent_code)) for p in parent_code.rglob("*.py"))
-            diagnose_job = f"{job.id}-diagnose"
-            self.gateway.open_job(diagnose_job, node.id, "diagnose", self.settings.job_tokens)
-            try:
-                instructions = diagnose(GatewayCompleter(self.gateway, diagnose_job), problem, files)
-            except DiagnosisFailed as exc:
-                return ExpansionResult(None, valid=False, reason=f"diagnosis failed: {exc}")
-            finally:
-                self.gateway.close_job(diagnose_job)
-            text = instructions.render()
-            (log_dir / "instructions.md").write_text(text)
+            text = diagnose_node(self.run, job, node, self.tasks, self.gateway, agent_files(parent_code),
+                                 seed=self.seed, job_tokens=self.settings.job_tokens)
+            if isinstance(text, ExpansionResult):
+                return text
             try:
                 child = self._modify(job, node, parent_code, text, log_dir)
                 verdict = self._validate(job, node, child, log_dir)

@@ -56,16 +56,9 @@ def sandbox(
 def _policies_from_config(path):
     """The four policies with the parameters of a run config's `policy` section."""
     from evolve.config import load_config
-    from evolve.search import DGMParams, DGMPolicy, GreedyPolicy, HGMParams, HGMPolicy, RandomPolicy
+    from evolve.launch import policies_from_config
 
-    section = load_config(path).policy
-    dgm = DGMParams(**section.dgm.model_dump())
-    return {
-        "hgm": HGMPolicy(HGMParams(**section.hgm.model_dump())),
-        "dgm": DGMPolicy(dgm),
-        "greedy": GreedyPolicy(dgm.staged),
-        "random": RandomPolicy(dgm.staged),
-    }
+    return policies_from_config(load_config(path).policy)
 
 
 @app.command("search")
