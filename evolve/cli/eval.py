@@ -55,7 +55,7 @@ def eval_command(
     from evolve.evaluate import EvalSettings, evaluate_all
     from evolve.llm.gateway import Gateway
     from evolve.llm.stack import ModelStack
-    from evolve.sandbox.types import SandboxLimits
+    from evolve.sandbox.factory import limits_from_config
     from evolve.tasks import load_suite
     from evolve.tasks.docker import DockerSandboxes
 
@@ -66,8 +66,7 @@ def eval_command(
     console.print(f"evaluating {agent} (run {run.path}, node {node_id}) on {len(tasks)} tasks of {suite}")
     # the agent's timeout stays below the container's wall clock, so a slow agent is a `timeout`, not `infra`
     agent_timeout = max(cfg.sandbox.timeout_s - 120.0, 60.0)
-    limits = SandboxLimits(cpus=cfg.sandbox.cpus, memory=cfg.sandbox.memory, pids=cfg.sandbox.pids,
-                           wall_clock_s=cfg.sandbox.timeout_s, output_limit_bytes=cfg.sandbox.output_limit_bytes)
+    limits = limits_from_config(cfg.sandbox)
     table = Table("task", "outcome", "s", "tokens", "detail")
 
     def show(result) -> None:
