@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from agent import prompts
+from agent.improve import improve
 from agent.loop import Agent, AgentConfig
 from agent.model import GatewayModel, ModelError
 from agent.tools import Workspace
@@ -43,10 +44,11 @@ def main(argv: list[str] | None = None) -> int:
         model.stop = CLOSING_FENCE
     config = AgentConfig(max_steps=args.budget_steps, native_tools=native,
                          context_chars=int(os.environ.get("EVOLVE_CONTEXT_CHARS", "12000")))
-    text_file = args.problem if args.command == "solve" else args.instructions
-    template = prompts.SOLVE if args.command == "solve" else prompts.IMPROVE
     agent = Agent(model, Workspace(args.workdir.resolve()), config, transcript=args.transcript)
-    status = agent.run(text_file.read_text(), template)
+    if args.command == "solve":
+        status = agent.run(args.problem.read_text(), prompts.SOLVE)
+    else:
+        status = improve(agent, args.instructions.read_text())
     why = f" ({agent.last_error[:300]})" if agent.last_error else ""
     print(f"agent: {status} after {agent.steps} steps, {agent.workspace.edits} edits{why}")
     return 0 if status in {"submitted", "limits"} else 1

@@ -93,3 +93,20 @@ def render_files(root: Path, view: RepoView) -> str:
     for name in view.shown:
         parts.append(f"--- {name} ---\n{(root / name).read_text(errors='replace').rstrip()}")
     return "\n\n".join(parts)
+
+
+def view_self(root: Path, instructions: str, budget_chars: int = 3500) -> RepoView:
+    """What `improve` shows up front: the agent files the instructions name, while they fit in
+    `budget_chars`; when none is named or fits, agent/prompts.py (the agent's words to the model, the
+    cheapest place to change how it behaves). Small models edit one short file far better than many."""
+    files = list_files(root)
+    texts = {f: (root / f).read_text(errors="replace") for f in files if f.endswith(".py")}
+    named = [f for f in texts if not is_test(f) and f.rsplit("/", 1)[-1] != "__init__.py"
+             and re.search(rf"(?<![\w/]){re.escape(f.rsplit('/', 1)[-1])}\b", instructions)]
+    shown: list[str] = []
+    for name in sorted(named, key=lambda f: len(texts[f])):
+        if sum(len(texts[f]) for f in shown) + len(texts[name]) <= budget_chars:
+            shown.append(name)
+    if not shown and "agent/prompts.py" in texts:
+        shown = ["agent/prompts.py"]
+    return RepoView(files=files, shown=shown, check_command=check_command(files, texts))

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent import prompts
+from agent import lessons, prompts
 from agent.actions import TOOL_SCHEMAS, Action, FormatError, parse_reply
 from agent.context import RepoView, is_test, render_files, view_repo
 from agent.model import Message, Model, ModelError, Reply
@@ -46,14 +46,14 @@ class Agent:
     baseline_stubs: int = 0
     last_error: str = ""
 
-    def run(self, problem: str, template: str = prompts.SOLVE) -> str:
+    def run(self, problem: str, template: str = prompts.SOLVE, view: RepoView | None = None) -> str:
         """Work on `problem`; returns the exit status: submitted | limits | model_error."""
-        view = view_repo(self.workspace.root, problem)
+        view = view or view_repo(self.workspace.root, problem)
         self.baseline_ok, baseline = self.check(view)
         self.baseline_stubs = self.stubs(view)
         system = prompts.SYSTEM_TOOLS if self.config.native_tools else prompts.SYSTEM_TEXT
         first = template.format(problem=problem.strip(), files=render_files(self.workspace.root, view),
-                                check=view.check_command, baseline=baseline)
+                                check=view.check_command, baseline=baseline, lessons=render_lessons())
         self.add(Message("system", system))
         self.add(Message("user", first))
         try:
@@ -168,6 +168,13 @@ class Agent:
         record = {"time": round(time.time(), 3), "step": self.steps, **record}
         with self.transcript.open("a") as handle:
             handle.write(json.dumps(record) + "\n")
+
+
+def render_lessons(learned: list[str] | None = None) -> str:
+    learned = lessons.LESSONS if learned is None else learned
+    if not learned:
+        return ""
+    return "\n" + prompts.LESSONS_HEADER + "\n" + "\n".join(f"- {line}" for line in learned) + "\n"
 
 
 def _shorten(message: Message, limit: int) -> Message:

@@ -41,17 +41,30 @@ SOLVE = """Task:
 {files}
 
 Checks: `{check}` -> {baseline}
-
+{lessons}
 Make the change now: write the code (one fenced block)."""
 
-IMPROVE = """You are improving your own source code (a coding agent). Instructions:
-{problem}
+IMPROVE = '''You are improving your own source code (a coding agent).
 
 {files}
 
 Checks: `{check}` -> {baseline}
 
-Keep the agent's tests passing. Make the change now (one fenced block)."""
+What to improve:
+{problem}
+
+Edit the file shown so the agent does better next time, and keep its tests passing. Reply with one
+fenced block that redefines what you change, for example:
+```python agent/prompts.py
+SOLVE = """...the new wording, keeping the {{placeholders}}..."""
+```'''
+
+LESSON = '''You are a coding agent. On an earlier task you had this problem:
+{problem}
+
+Write one short sentence of advice to yourself that would help next time. Reply with the sentence only.'''
+
+LESSONS_HEADER = "Lessons from earlier tasks:"
 
 NO_EDIT_YET = "You have not changed any file yet. The task is not solved. Write the code now in one fenced block."
 CHECKS_FAIL = "The checks still fail:\n{output}\nFix the code, or reply ```done again if you are sure."

@@ -108,6 +108,31 @@ class Workspace:
             target.write_text(previous)
         return f"Undid the last edit of {name}."
 
+    def reset(self) -> list[str]:
+        """Put every edited file back as it was before the first edit; returns the files restored."""
+        restored = []
+        for key, stack in self.history.items():
+            if stack:
+                target = Path(key)
+                original = stack[0]
+                if original is None:
+                    target.unlink(missing_ok=True)
+                else:
+                    target.write_text(original)
+                restored.append(target.relative_to(self.root.resolve()).as_posix())
+        self.history.clear()
+        return restored
+
+    def changed(self) -> list[str]:
+        """The files whose content now differs from before the first edit."""
+        changed = []
+        for key, stack in self.history.items():
+            target = Path(key)
+            now = target.read_text(errors="replace") if target.exists() else None
+            if stack and stack[0] != now:
+                changed.append(target.relative_to(self.root.resolve()).as_posix())
+        return changed
+
     def merge_python(self, code: str, name: str, candidates: list[str]) -> str:
         """Put the functions/classes of `code` into a file: replace same-named definitions, add new ones."""
         code = textwrap.dedent(code)
@@ -115,7 +140,7 @@ class Workspace:
             tree = ast.parse(code)
         except SyntaxError as exc:
             raise ToolError(f"Your python block does not parse: {exc.msg} (line {exc.lineno}).") from exc
-        defs = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+        defs = set(_names(tree))
         if name and (not self.path(name).exists() or not defs):
             return self.write(name, code)
         for candidate in ([name] if name else candidates):
@@ -140,11 +165,25 @@ def _defined(source: str) -> set[str]:
         tree = ast.parse(source)
     except SyntaxError:
         return set()
-    return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    return set(_names(tree))
+
+
+def _names(tree: ast.Module) -> dict[str, ast.stmt]:
+    """The top-level definitions by name: functions, classes, and single-name assignments (`SOLVE = ...`)."""
+    found: dict[str, ast.stmt] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found[node.name] = node
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            found[node.targets[0].id] = node
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            found[node.target.id] = node
+    return found
 
 
 def merge_definitions(source: str, code: str) -> str:
-    """Replace each top-level def/class of `source` that `code` redefines; append the others; add imports."""
+    """Replace each top-level def/class/assignment of `source` that `code` redefines; append the others;
+    add imports."""
     new_tree = ast.parse(code)
     new_lines = code.splitlines()
     old_lines = source.splitlines()
@@ -152,19 +191,20 @@ def merge_definitions(source: str, code: str) -> str:
         old_tree = ast.parse(source)
     except SyntaxError:
         return code
-    spans = {n.name: (_start(n), n.end_lineno) for n in old_tree.body
-             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    spans = {name: (_start(n), n.end_lineno) for name, n in _names(old_tree).items()}
+    new_names = {id(n): name for name, n in _names(new_tree).items()}
     replacements: list[tuple[int, int, list[str]]] = []
     appended: list[str] = []
     imports: list[str] = []
     for node in new_tree.body:
         text = new_lines[_start(node) - 1: node.end_lineno]
+        name = new_names.get(id(node))
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             imports += [line for line in text if line.strip() not in {x.strip() for x in old_lines}]
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in spans:
-            start, end = spans[node.name]
+        elif name in spans:
+            start, end = spans[name]
             replacements.append((start, end, text))
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign)):
             appended += ["", ""] + text
     for start, end, text in sorted(replacements, reverse=True):
         old_lines[start - 1: end] = text

@@ -96,3 +96,16 @@ def test_an_empty_block_does_not_erase_a_file(ws):
     with pytest.raises(ToolError, match="erase"):
         ws.merge_python("", "m.py", ["m.py"])
     assert "def f(x)" in (ws.root / "m.py").read_text()
+
+
+def test_merge_replaces_a_top_level_assignment_by_name(ws):
+    (ws.root / "words.py").write_text('"""Words."""\n\nA = "one"\nB = """two\nlines"""\n\n\ndef f():\n    return A\n')
+    ws.merge_python('B = """new\nwords"""\n', "words.py", [])
+    text = (ws.root / "words.py").read_text()
+    assert 'B = """new\nwords"""' in text and "two" not in text
+    assert 'A = "one"' in text and "def f():" in text  # the rest of the file is kept, not overwritten
+
+
+def test_merge_appends_a_new_assignment():
+    merged = merge_definitions("A = 1\n", "C: int = 3\n")
+    assert "A = 1" in merged and "C: int = 3" in merged

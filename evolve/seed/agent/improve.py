@@ -1,0 +1,105 @@
+"""`python -m agent improve`: edit the agent's own code by the instructions, and never leave it broken.
+
+First the usual step loop, on a short view of the agent (the files the instructions name, else
+agent/prompts.py). An edit that breaks the agent's tests is reverted. When the loop changed nothing
+(weak models often echo instead of editing), the last step asks for one sentence of advice and adds it
+to agent/lessons.py, which the solve prompt shows: a small change, but a real one, that the search can
+keep or drop by its results.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import re
+
+from agent import prompts
+from agent.context import view_self
+from agent.loop import Agent
+from agent.model import Message
+
+LESSONS_FILE = "agent/lessons.py"
+MAX_LESSONS = 8
+LESSON_CHARS = 200
+LESSONS_DOC = '''"""What the agent has learned about its own failures: each `improve` may add one line (newest last).
+
+The solve prompt shows them, so a lesson changes how the agent works. This file is rewritten by
+`agent.improve.learn`; keep it a single list of strings.
+"""
+'''
+
+
+def improve(agent: Agent, instructions: str) -> str:
+    """Returns the loop's exit status (submitted | limits | model_error)."""
+    budget = agent.config.max_steps
+    view = view_self(agent.workspace.root, instructions)
+    status = "limits"
+    if budget > 1:
+        agent.config = dataclasses.replace(agent.config, max_steps=budget - 1)  # the last step may learn
+        status = agent.run(instructions, prompts.IMPROVE, view)
+        agent.config = dataclasses.replace(agent.config, max_steps=budget)
+    if agent.workspace.changed():
+        ok, _ = agent.check(view)
+        if not ok:
+            agent.log({"event": "reverted", "files": agent.workspace.reset(),
+                       "detail": "the agent's own tests fail after the edit"})
+    if not agent.workspace.changed() and status != "model_error" and agent.steps < budget:
+        learn(agent, instructions)
+    agent.log({"event": "improved", "changed": agent.workspace.changed()})
+    return status
+
+
+def learn(agent: Agent, instructions: str) -> str | None:
+    """Ask for one sentence of advice and append it to the lessons; returns the lesson, or None."""
+    agent.steps += 1
+    ask = Message("user", prompts.LESSON.format(problem=instructions.strip()[:1500]))
+    agent.add(ask)
+    reply = agent.model.query([ask], None)
+    agent.add(Message("assistant", reply.content))
+    lesson = clean_lesson(reply.content)
+    path = agent.workspace.root / LESSONS_FILE
+    learned = read_lessons(path.read_text()) if path.exists() else []
+    if lesson is None or lesson in learned:
+        agent.log({"event": "no_lesson", "detail": "no usable sentence" if lesson is None else "already known"})
+        return None
+    agent.workspace.write(LESSONS_FILE, render_lessons_file([*learned, lesson][-MAX_LESSONS:]))
+    agent.log({"event": "lesson", "lesson": lesson})
+    return lesson
+
+
+def clean_lesson(reply: str) -> str | None:
+    """The first sentence of the first sentence-like line of a reply, without fences, bullets or quotes;
+    None if there is none."""
+    for line in reply.splitlines():
+        line = line.strip().strip("`").strip().strip("\"'")
+        line = re.sub(r"^(?:[-*•>]|\d+[.)])\s*", "", line).strip().strip("\"'")
+        line = re.sub(r"\s+", " ", line)
+        first = re.split(r"(?<=[.!?])\s+(?=[A-Z])", line, maxsplit=1)[0]
+        line = first if len(re.findall(r"[A-Za-z]{2,}", first)) >= 3 else line
+        if len(re.findall(r"[A-Za-z]{2,}", line)) >= 3 and not line.lower().startswith(("python", "bash", "write", "replace")):
+            if len(line) > LESSON_CHARS:
+                line = line[:LESSON_CHARS].rsplit(" ", 1)[0] + " ..."
+            return line
+    return None
+
+
+def read_lessons(source: str) -> list[str]:
+    """The LESSONS list of a lessons file; an unreadable file counts as none learned."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    for node in tree.body:
+        target = node.target if isinstance(node, ast.AnnAssign) else (node.targets[0] if isinstance(node, ast.Assign) else None)
+        if isinstance(target, ast.Name) and target.id == "LESSONS" and node.value is not None:
+            try:
+                value = ast.literal_eval(node.value)
+            except ValueError:
+                return []
+            return [str(v) for v in value] if isinstance(value, (list, tuple)) else []
+    return []
+
+
+def render_lessons_file(learned: list[str]) -> str:
+    items = "".join(f"    {line!r},\n" for line in learned)
+    return f"{LESSONS_DOC}\nLESSONS: list[str] = [\n{items}]\n" if learned else f"{LESSONS_DOC}\nLESSONS: list[str] = []\n"
