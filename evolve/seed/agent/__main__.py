@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         status = improve(agent, args.instructions.read_text())
     why = f" ({agent.last_error[:300]})" if agent.last_error else ""
     print(f"agent: {status} after {agent.steps} steps, {agent.workspace.edits} edits{why}")
-    return 0 if status in {"submitted", "limits"} else 1
+    return 0 if status in {"submitted", "limits", "stuck"} else 1
 
 
 if __name__ == "__main__":

@@ -22,6 +22,10 @@ class LimitsExceeded(Exception):
     """The step cap is reached."""
 
 
+class Stuck(Exception):
+    """The model sent the same reply too many times in a row, even when sampled hotter."""
+
+
 @dataclass(frozen=True)
 class AgentConfig:
     max_steps: int = 20
@@ -30,6 +34,8 @@ class AgentConfig:
     trimmed_chars: int = 300  # what an old message is shortened to
     done_refusals: int = 2  # how often "done" without any edit is refused
     context_chars: int = 12000  # rough prompt budget (about 3.5k tokens; the embedded model has 4k)
+    max_repeats: int = 2  # the same reply this many times in a row after the first: stop, it is stuck
+    retry_temperature: float = 0.8  # after a repeated reply, sample hotter to get a different one
 
 
 @dataclass
@@ -45,9 +51,10 @@ class Agent:
     baseline_ok: bool = True
     baseline_stubs: int = 0
     last_error: str = ""
+    repeats: int = 0
 
     def run(self, problem: str, template: str = prompts.SOLVE, view: RepoView | None = None) -> str:
-        """Work on `problem`; returns the exit status: submitted | limits | model_error."""
+        """Work on `problem`; returns the exit status: submitted | limits | stuck | model_error."""
         view = view or view_repo(self.workspace.root, problem)
         self.baseline_ok, baseline = self.check(view)
         self.baseline_stubs = self.stubs(view)
@@ -63,6 +70,8 @@ class Agent:
             status = "submitted"
         except LimitsExceeded:
             status = "limits"
+        except Stuck:
+            status = "stuck"
         except ModelError as exc:
             self.log({"event": "model_error", "detail": str(exc)})
             self.last_error = str(exc)
@@ -74,11 +83,14 @@ class Agent:
         if self.steps >= self.config.max_steps:
             raise LimitsExceeded()
         self.steps += 1
-        tools = TOOL_SCHEMAS if self.config.native_tools else None
-        reply = self.model.query(self.trimmed(), tools)
+        reply = self.ask(TOOL_SCHEMAS if self.config.native_tools else None)
         repeated = any(m.role == "assistant" and m.content == reply.content and m.tool_calls == reply.tool_calls
                        for m in self.messages[-4:])
         self.add(Message("assistant", reply.content, reply.tool_calls))
+        self.repeats = self.repeats + 1 if repeated else 0
+        if self.repeats > self.config.max_repeats:
+            self.log({"event": "stuck", "detail": f"the same reply {self.repeats + 1} times in a row"})
+            raise Stuck()
         try:
             action = parse_reply(reply)
             if repeated and action.kind != "done":
@@ -87,6 +99,17 @@ class Agent:
         except (FormatError, ToolError) as exc:
             action, observation = Action("error", call_id=_first_call(reply)), str(exc)
         self.observe(reply, action, observation)
+
+    def ask(self, tools: list[dict] | None) -> Reply:
+        """One model call; after a repeated reply, sampled at `retry_temperature` (models that have one)."""
+        base = getattr(self.model, "temperature", None)
+        if self.repeats and base is not None:
+            self.model.temperature = max(base, self.config.retry_temperature)
+        try:
+            return self.model.query(self.trimmed(), tools)
+        finally:
+            if base is not None:
+                self.model.temperature = base
 
     def execute(self, action: Action, view: RepoView) -> str:
         ws = self.workspace

@@ -139,7 +139,10 @@ class Workspace:
         try:
             tree = ast.parse(code)
         except SyntaxError as exc:
-            raise ToolError(f"Your python block does not parse: {exc.msg} (line {exc.lineno}).") from exc
+            code = parsable_prefix(code, exc.lineno or 0)
+            if code is None:
+                raise ToolError(f"Your python block does not parse: {exc.msg} (line {exc.lineno}).") from exc
+            tree = ast.parse(code)
         defs = set(_names(tree))
         if name and (not self.path(name).exists() or not defs):
             return self.write(name, code)
@@ -158,6 +161,20 @@ class Workspace:
 
     def _remember(self, name: str, target: Path) -> None:
         self.history.setdefault(str(target), []).append(target.read_text() if target.exists() else None)
+
+
+def parsable_prefix(code: str, bad_line: int) -> str | None:
+    """The longest run of leading lines, ending before `bad_line`, that parses and defines something: a
+    small model often writes good code, then leaves the block open and echoes the prompt after it."""
+    lines = code.splitlines()
+    for end in range(min(bad_line, len(lines) + 1) - 1, 0, -1):
+        prefix = "\n".join(lines[:end])
+        try:
+            tree = ast.parse(prefix)
+        except SyntaxError:
+            continue
+        return prefix + "\n" if _names(tree) else None
+    return None
 
 
 def _defined(source: str) -> set[str]:

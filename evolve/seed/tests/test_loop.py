@@ -135,3 +135,19 @@ def test_check_output_drops_run_times():
     assert steady("3 passed in 0.09s\n[exit code 0]") == "3 passed\n[exit code 0]"
     assert steady("1 failed, 2 passed in 42.85s (0:00:42)") == "1 failed, 2 passed"
     assert steady("nothing to strip in here") == "nothing to strip in here"
+
+
+def test_a_model_that_keeps_repeating_itself_is_sampled_hotter_then_stopped(repo):
+    class Echo:
+        temperature = 0.2
+        seen: list = []
+
+        def query(self, messages, tools=None):
+            self.seen.append(self.temperature)
+            return Reply("```bash\nls\n```")
+
+    model = Echo()
+    agent = Agent(model, Workspace(repo, timeout=60), AgentConfig(max_steps=10, max_repeats=2))
+    assert agent.run("Fix add in calc.py") == "stuck"
+    assert agent.steps == 4  # the first reply and three repeats of it
+    assert model.seen == [0.2, 0.2, 0.8, 0.8] and model.temperature == 0.2

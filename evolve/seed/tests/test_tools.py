@@ -109,3 +109,10 @@ def test_merge_replaces_a_top_level_assignment_by_name(ws):
 def test_merge_appends_a_new_assignment():
     merged = merge_definitions("A = 1\n", "C: int = 3\n")
     assert "A = 1" in merged and "C: int = 3" in merged
+
+
+def test_merge_keeps_the_code_before_an_echoed_prompt(ws):
+    echoed = "def f(x):\n    return x + 2\n\nChecks: `python3 -m pytest -q` ->\n1 failed\n"
+    ws.merge_python(echoed, "m.py", [])
+    text = (ws.root / "m.py").read_text()
+    assert "return x + 2" in text and "Checks" not in text and "def g():" in text
