@@ -115,7 +115,7 @@ def test_implementing_the_last_stub_with_green_checks_submits(tmp_path):
     (tmp_path / "m.py").write_text("def double(x):\n    raise NotImplementedError\n")
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests/test_other.py").write_text("def test_nothing():\n    pass\n")
-    agent, model = make(tmp_path, ["```python\ndef double(x):\n    return 2 * x\n```"])
+    agent, _ = make(tmp_path, ["```python\ndef double(x):\n    return 2 * x\n```"])
     assert agent.run("Implement `double(x)` in m.py") == "submitted"
     assert agent.steps == 1
 
@@ -139,8 +139,8 @@ def test_check_output_drops_run_times():
 
 def test_a_model_that_keeps_repeating_itself_is_sampled_hotter_then_stopped(repo):
     class Echo:
-        temperature = 0.2
-        seen: list = []
+        def __init__(self):
+            self.temperature, self.seen = 0.2, []
 
         def query(self, messages, tools=None):
             self.seen.append(self.temperature)
