@@ -146,12 +146,13 @@ class PolicyConfig(_Section):
 
 
 class BudgetConfig(_Section):
-    """Whichever budget ends first stops new work."""
+    """Whichever budget ends first stops new work; the expansion budget stops only expansions (the search
+    then spends the evaluations left on the nodes it has, so every new child gets results)."""
 
     evaluations: int = Field(800, gt=0)
     """Task evaluations (the policy's B)."""
     expansions: int | None = Field(None, gt=0)
-    """Self-modification steps."""
+    """Self-modification steps; once spent, no new expansion starts but evaluations go on."""
     tokens: int | None = Field(None, gt=0)
     """Model tokens across all roles."""
     dollars: float | None = Field(None, gt=0)

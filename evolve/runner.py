@@ -115,10 +115,13 @@ class Runner:
                 self._dispatch(*requeue.pop(0))
             stop_reason = stop_reason or self._budget_spent()
             while stop_reason is None and len(self._in_flight) < self.concurrency:
-                action = self.policy.next_action(self.state.view(self.budget.evaluations), self._rng())
+                left = self._expansions_left()
+                action = self.policy.next_action(self.state.view(self.budget.evaluations, left), self._rng())
                 if isinstance(action, Stop):
                     if not self._in_flight:
                         stop_reason = action.reason
+                        if left == 0:
+                            stop_reason = f"expansion budget spent ({self.budget.expansions}); {action.reason}"
                     break
                 self._dispatch_action(action)
             if not self._in_flight:
@@ -146,8 +149,6 @@ class Runner:
             return "stop requested"
         if self.state.used >= budget.evaluations:
             return f"evaluation budget spent ({self.state.used}/{budget.evaluations})"
-        if budget.expansions is not None and self._expansions_started() >= budget.expansions:
-            return f"expansion budget spent ({budget.expansions})"
         tokens, dollars = self.run.usage_totals()
         if budget.tokens is not None and tokens >= budget.tokens:
             return f"token budget spent ({tokens}/{budget.tokens})"
@@ -161,6 +162,13 @@ class Runner:
 
     def _expansions_started(self) -> int:
         return self._expansions + len(self.state.pending_expansions)
+
+    def _expansions_left(self) -> int | None:
+        """The expansion budget left. When it is spent the search goes on evaluating the nodes it has
+        until the evaluation budget (the policy's B) is spent: new children still get their results."""
+        if self.budget.expansions is None:
+            return None
+        return max(self.budget.expansions - self._expansions_started(), 0)
 
     def _recover_interrupted(self) -> list[tuple[str, str, str | None, int | None]]:
         """Mark jobs a dead process left `started` as interrupted; return what must run again."""

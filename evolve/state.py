@@ -57,7 +57,7 @@ class SearchState:
     def evaluated(self, node: str) -> frozenset[str]:
         return frozenset(self._evaluated[self._index[node]])
 
-    def view(self, budget: int) -> SearchView:
+    def view(self, budget: int, expansions_left: int | None = None) -> SearchView:
         ids = self._ids
         own = [self.tree.own_counts(node) for node in ids]
         clade = [self.tree.clade_counts(node) for node in ids]
@@ -75,4 +75,5 @@ class SearchState:
             pending_expansions=[self._index[n] for n in self.pending_expansions.values()],
             clade_successes=[c.successes for c in clade],
             clade_failures=[c.failures for c in clade],
+            expansions_left=expansions_left,
         )

@@ -61,7 +61,7 @@ class HGMPolicy:
         """Expand or evaluate per the widening rule; each choice by Thompson sampling (DESIGN.md §5)."""
         if view.budget_left == 0:
             return Stop("evaluation budget spent")
-        expandable = view.valid
+        expandable = view.valid if view.expansions_left != 0 else np.zeros_like(view.valid)
         evaluable = view.valid & (view.tasks_left > 0)
         can_expand, can_evaluate = bool(expandable.any()), bool(evaluable.any())
         if can_expand and (self.wants_expansion(view) or not can_evaluate):
@@ -72,7 +72,9 @@ class HGMPolicy:
             if task is None:  # evaluated sets disagree with task_order: a caller's bug
                 raise ValueError(f"node {view.ids[node]!r} has tasks left but no next task")
             return Evaluate(view.ids[node], task)
-        return Stop("no valid node" if view.size else "empty tree")
+        if not view.size:
+            return Stop("empty tree")
+        return Stop("every valid node is evaluated on every task" if view.valid.any() else "no valid node")
 
     def choose_expansion(self, view: SearchView, rng: np.random.Generator) -> int:
         """`argmax θ_a`, `θ_a ~ Beta(τ(1+S(a)), τ(1+F(a)))` over valid nodes (DESIGN.md §5)."""

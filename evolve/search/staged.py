@@ -87,6 +87,8 @@ def staged_next_action(
     if due.size:
         node = int(due[0])
         return Evaluate(view.ids[node], view.next_task(node))
+    if view.expansions_left == 0:
+        return Stop("expansion budget spent and no evaluation due")
     members = archive_members(view, params)
     parent = choose_parent(view, members, rng) if members.any() else None
     if parent is None:

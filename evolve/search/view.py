@@ -41,6 +41,7 @@ class SearchView:
     - `pending_evaluations`: `(node index, task id)` per evaluation in flight.
     - `pending_expansions`: node index per expansion in flight (a child not born yet).
     - `clade_successes`, `clade_failures`: `S(a)`, `F(a)`; computed when not given.
+    - `expansions_left`: expansions that may still start; at 0 a policy only evaluates.
     """
 
     ids: tuple[NodeId, ...]
@@ -56,6 +57,8 @@ class SearchView:
     pending_expansions: tuple[int, ...] = ()
     clade_successes: np.ndarray | None = None
     clade_failures: np.ndarray | None = None
+    expansions_left: int | None = None
+    """How many more expansions may start (the run's expansion budget); None: no limit."""
     pending_eval_counts: np.ndarray = field(init=False, repr=False)
     pending_expansion_counts: np.ndarray = field(init=False, repr=False)
 

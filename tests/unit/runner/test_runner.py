@@ -71,6 +71,12 @@ def test_each_budget_stops_new_work(make_runner, budget, reason):
     jobs = run.jobs()
     if budget.expansions is not None:
         assert sum(j.kind == "expand" for j in jobs) == budget.expansions
+        # no more expansions, but the search goes on evaluating: every valid node gets its results
+        assert "every valid node is evaluated" in outcome.stop_reason or "evaluation budget" in outcome.stop_reason
+        evaluated = {(e.node, e.task) for e in run.evaluations() if e.task not in HELDOUT}
+        for node in run.nodes():
+            if node.valid:
+                assert all((node.id, task) in evaluated for task in TASKS), node.id
     if budget.tokens is not None:
         # The limit, plus at most the jobs already in flight when it was reached (and held-out scoring).
         search_jobs = [j for j in jobs if not (j.kind == "evaluate" and j.task in HELDOUT)]

@@ -9,7 +9,7 @@ from evolve.search import SearchView
 
 def make_view(
     parent, successes, failures, *, valid=None, n_tasks=20, budget=100, used=None, evaluated=None,
-    pending_evaluations=(), pending_expansions=(), ids=None,
+    pending_evaluations=(), pending_expansions=(), ids=None, expansions_left=None,
 ) -> SearchView:  # fmt: skip
     """A view whose node i finished the first `s_i + f_i` tasks of the order 0..n_tasks-1."""
     size = len(parent)
@@ -27,6 +27,7 @@ def make_view(
         used=sum(successes) + sum(failures) if used is None else used,
         pending_evaluations=pending_evaluations,
         pending_expansions=pending_expansions,
+        expansions_left=expansions_left,
     )
 
 

@@ -100,6 +100,15 @@ def test_hgm_widening_decides_expand_or_evaluate(make_view):
     assert isinstance(policy.next_action(view, rng), Evaluate)
 
 
+def test_with_no_expansion_left_policies_only_evaluate(make_view):
+    rng = np.random.default_rng(0)
+    assert isinstance(HGMPolicy().next_action(make_view([-1], [1], [0], expansions_left=0), rng), Evaluate)
+    done = make_view([-1], [2], [1], n_tasks=3, expansions_left=0)
+    assert HGMPolicy().next_action(done, rng) == Stop("every valid node is evaluated on every task")
+    stop = DGMPolicy().next_action(done, rng)
+    assert isinstance(stop, Stop) and "expansion budget" in stop.reason
+
+
 def test_hgm_evaluates_next_task_in_run_order_skipping_in_flight(make_view):
     view = make_view([-1], [2], [1], pending_evaluations=[(0, 3)], pending_expansions=[0, 0])
     action = HGMPolicy().next_action(view, np.random.default_rng(0))
