@@ -87,10 +87,9 @@ class GatewayCompleter:
         self._gateway = gateway
         self._job_id = job_id
 
-    def __call__(self, messages: list[dict]) -> str:
-        status, body = self._gateway.handle(
-            self._job_id, "POST", "/v1/chat/completions", json.dumps({"messages": messages}).encode()
-        )
+    def __call__(self, messages: list[dict], temperature: float | None = None) -> str:
+        request = {"messages": messages} if temperature is None else {"messages": messages, "temperature": temperature}
+        status, body = self._gateway.handle(self._job_id, "POST", "/v1/chat/completions", json.dumps(request).encode())
         reply = json.loads(body)
         if status != 200:
             raise DiagnosisFailed(f"the gateway answered {status}: {reply.get('error', reply)}")

@@ -19,8 +19,12 @@ FIELDS = ("problem", "cause", "change", "files")
 _FENCE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
 _OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
-Complete = Callable[[list[dict]], str]
-"""Messages (OpenAI style) in, the reply text out."""
+Complete = Callable[..., str]
+"""`complete(messages, temperature=None)`: messages (OpenAI style) in, the reply text out; a temperature
+of None is the role's configured one."""
+
+RETRY_TEMPERATURE = 0.8
+"""A retry is sampled hotter: a small model asked again at a low temperature repeats its reply."""
 
 
 class DiagnosisFailed(EvolveError):
@@ -83,8 +87,8 @@ def diagnose(complete: Complete, problem: Problem, agent_files: Sequence[str], *
     """Ask for instructions; a malformed reply is answered with what was wrong and retried."""
     messages = prompt(problem, agent_files)
     errors = []
-    for _ in range(attempts):
-        reply = complete(messages)
+    for attempt in range(attempts):
+        reply = complete(messages, temperature=RETRY_TEMPERATURE if attempt else None)
         try:
             return parse_instructions(reply)
         except ValueError as exc:

@@ -5,7 +5,7 @@ import pytest
 
 from evolve.archive.records import Evaluation
 from evolve.meta import DiagnosisFailed, Failure, choose_problem, diagnose, parse_instructions, read_failure
-from evolve.meta.diagnose import prompt
+from evolve.meta.diagnose import RETRY_TEMPERATURE, prompt
 from evolve.meta.problems import Problem
 
 
@@ -80,15 +80,17 @@ def test_malformed_instructions_are_refused(reply):
 
 
 def test_diagnose_retries_with_feedback_then_fails():
-    seen = []
+    seen, temperatures = [], []
     replies = iter(["I think the agent is fine.", '{"change": "run tests before finishing"}'])
 
-    def complete(messages):
+    def complete(messages, temperature=None):
         seen.append(messages)
+        temperatures.append(temperature)
         return next(replies)
 
     problem = Problem("task", "The agent crashed.")
     assert diagnose(complete, problem, ["agent/loop.py"]).change == "run tests before finishing"
     assert "not usable: the reply holds no JSON object" in seen[1][-1]["content"]
+    assert temperatures == [None, RETRY_TEMPERATURE]  # the retry is sampled hotter, not repeated
     with pytest.raises(DiagnosisFailed, match="no usable diagnosis after 3 replies"):
-        diagnose(lambda messages: "nope", problem, ["agent/loop.py"])
+        diagnose(lambda messages, temperature=None: "nope", problem, ["agent/loop.py"])
