@@ -63,7 +63,7 @@ def run(
 def quickstart(
     archive: Path = typer.Option(Path("archive"), help="Where the run directory is created."),
 ) -> None:
-    """A short evolution on the embedded CPU model, Docker sandboxes and HGM (about 15-20 min on 2 cores)."""
+    """A short evolution on the embedded CPU model, Docker sandboxes and HGM (about 12 min on 2 idle cores)."""
     from evolve.configs import config_path
     from evolve.config import load_config
 
