@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import time
 from dataclasses import dataclass, field
@@ -134,13 +135,18 @@ class Agent:
             self.log({"event": "solved", "detail": "checks pass after the edit" + ("" if self.baseline_ok else
                       ", and failed before") + (", no stub left" if self.baseline_stubs else "")})
             raise Submitted()
-        hint = prompts.CHECKS_PASS if ok else ""
+        left = self.stub_names(view) if stubs else []
+        hint = (prompts.STUBS_LEFT.format(names=", ".join(left)) if left else prompts.CHECKS_PASS) if ok else ""
         return prompts.EDIT_RESULT.format(result=result, check=view.check_command, output=output) + hint
 
     def finish(self, view: RepoView) -> str:
         if self.workspace.edits == 0 and self.refusals < self.config.done_refusals:
             self.refusals += 1
             return prompts.NO_EDIT_YET
+        left = self.stub_names(view) if self.baseline_stubs else []
+        if left and self.refusals < self.config.done_refusals:
+            self.refusals += 1
+            return prompts.STUBS_LEFT.format(names=", ".join(left))
         ok, output = self.check(view)
         if not ok and not self.warned_failing:
             self.warned_failing = True
@@ -152,6 +158,12 @@ class Agent:
         root = self.workspace.root
         return sum((root / f).read_text(errors="replace").count("raise NotImplementedError")
                    for f in view.shown if (root / f).is_file())
+
+    def stub_names(self, view: RepoView) -> list[str]:
+        """`file: function` for each function of the shown files whose body still raises NotImplementedError."""
+        root = self.workspace.root
+        return [f"{name}: {func}" for name in view.shown if (root / name).is_file()
+                for func in stub_functions((root / name).read_text(errors="replace"))]
 
     def check(self, view: RepoView) -> tuple[bool, str]:
         output = self.workspace.bash(view.check_command, timeout=120)
@@ -191,6 +203,26 @@ class Agent:
         record = {"time": round(time.time(), 3), "step": self.steps, **record}
         with self.transcript.open("a") as handle:
             handle.write(json.dumps(record) + "\n")
+
+
+def stub_functions(source: str) -> list[str]:
+    """Functions (and methods, as Class.method) whose body raises NotImplementedError."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    found = []
+
+    def visit(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                visit(node.body, f"{prefix}{node.name}.")
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                    isinstance(n, ast.Raise) and "NotImplementedError" in ast.unparse(n) for n in ast.walk(node)):
+                found.append(prefix + node.name)
+
+    visit(tree.body, "")
+    return found
 
 
 def render_lessons(learned: list[str] | None = None) -> str:

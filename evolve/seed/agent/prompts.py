@@ -70,4 +70,5 @@ NO_EDIT_YET = "You have not changed any file yet. The task is not solved. Write 
 CHECKS_FAIL = "The checks still fail:\n{output}\nFix the code, or reply ```done again if you are sure."
 EDIT_RESULT = "{result}\nChecks: `{check}` ->\n{output}"
 CHECKS_PASS = "\nThe checks pass. If the task is solved, reply ```done; otherwise make the next change."
+STUBS_LEFT = "\nNot done yet: still `raise NotImplementedError` in {names}. Write that function's code now."
 REPEATED = "You sent the same reply as before; it will not work better this time. Try something different."

@@ -234,6 +234,19 @@ def merge_definitions(source: str, code: str) -> str:
     return "\n".join(old_lines + appended) + "\n"
 
 
+def _with_receiver(lines: list[str], func: ast.FunctionDef, method: ast.FunctionDef) -> list[str]:
+    """Give a function written without `self` (a small model's slip) the receiver the method had."""
+    receiver = [a.arg for a in method.args.args[:1] if a.arg in ("self", "cls")]
+    if not receiver or [a.arg for a in func.args.args[:1]] == receiver:
+        return lines
+    line = func.lineno - _start(func)
+    lines = list(lines)
+    lines[line] = re.sub(rf"(def\s+{func.name}\s*\()(\s*)(\)?)",
+                         lambda m: m.group(1) + receiver[0] + ("" if m.group(3) else ", ") + m.group(3),
+                         lines[line], count=1)
+    return lines
+
+
 def _start(node: ast.stmt) -> int:
     decorators = getattr(node, "decorator_list", [])
     return min([node.lineno] + [d.lineno for d in decorators])
@@ -257,6 +270,7 @@ def merge_methods(source: str, tree: ast.Module, code: str) -> str | None:
             method = methods[func.name]
             indent = " " * method.col_offset
             text = [indent + line if line.strip() else "" for line in new_lines[_start(func) - 1: func.end_lineno]]
+            text = _with_receiver(text, func, method)
             lines[_start(method) - 1: method.end_lineno] = text
         return "\n".join(lines) + "\n"
     return None

@@ -151,3 +151,15 @@ def test_a_model_that_keeps_repeating_itself_is_sampled_hotter_then_stopped(repo
     assert agent.run("Fix add in calc.py") == "stuck"
     assert agent.steps == 4  # the first reply and three repeats of it
     assert model.seen == [0.2, 0.2, 0.8, 0.8] and model.temperature == 0.2
+
+
+def test_done_is_refused_while_the_stub_is_still_there(tmp_path):
+    (tmp_path / "money.py").write_text("def cents(x):\n    raise NotImplementedError\n\n\ndef other(x):\n    return x\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests/test_other.py").write_text("def test_nothing():\n    pass\n")
+    agent, model = make(tmp_path, ["```python money.py\ndef other(x):\n    return x + 0\n```", "```done\n```",
+                                   "```python money.py\ndef cents(x):\n    return f'${x / 100:.2f}'\n```"])
+    assert agent.run("Implement `cents(x)` in money.py") == "submitted"
+    assert "still `raise NotImplementedError` in money.py: cents" in model.seen[1][-1].content  # not "reply done"
+    assert "still `raise NotImplementedError`" in model.seen[2][-1].content  # done refused
+    assert "return f'${x / 100:.2f}'" in (tmp_path / "money.py").read_text()

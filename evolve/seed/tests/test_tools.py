@@ -116,3 +116,14 @@ def test_merge_keeps_the_code_before_an_echoed_prompt(ws):
     ws.merge_python(echoed, "m.py", [])
     text = (ws.root / "m.py").read_text()
     assert "return x + 2" in text and "Checks" not in text and "def g():" in text
+
+
+def test_a_method_written_without_self_gets_it(ws):
+    (ws.root / "inv.py").write_text("class Inventory:\n    def __init__(self):\n        self.items = {}\n\n"
+                                    "    def low(self, threshold):\n        raise NotImplementedError\n\n"
+                                    "    def size(self):\n        raise NotImplementedError\n")
+    ws.merge_python("def low(threshold):\n    return [k for k, v in self.items.items() if v < threshold]\n", "inv.py", [])
+    ws.merge_python("def size():\n    return len(self.items)\n", "inv.py", [])
+    text = (ws.root / "inv.py").read_text()
+    assert "    def low(self, threshold):\n        return [k" in text
+    assert "    def size(self):\n        return len(self.items)" in text
