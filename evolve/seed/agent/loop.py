@@ -106,8 +106,13 @@ class Agent:
         base = getattr(self.model, "temperature", None)
         if self.repeats and base is not None:
             self.model.temperature = max(base, self.config.retry_temperature)
+        messages = self.trimmed()
+        if self.repeats:  # a small model copies a reply it can see: leave the repeated one out
+            last = self.messages[-2]
+            messages = [Message("assistant", prompts.LEFT_OUT) if m.role == "assistant" and not m.tool_calls
+                        and m.content == last.content else m for m in messages]
         try:
-            return self.model.query(self.trimmed(), tools)
+            return self.model.query(messages, tools)
         finally:
             if base is not None:
                 self.model.temperature = base
@@ -136,7 +141,12 @@ class Agent:
                       ", and failed before") + (", no stub left" if self.baseline_stubs else "")})
             raise Submitted()
         left = self.stub_names(view) if stubs else []
-        hint = (prompts.STUBS_LEFT.format(names=", ".join(left)) if left else prompts.CHECKS_PASS) if ok else ""
+        if not ok:
+            hint = ""
+        elif left:
+            hint = prompts.STUBS_LEFT.format(names=", ".join(left))
+        else:  # checks that passed before the edit too say nothing about the task
+            hint = prompts.CHECKS_PASS if not self.baseline_ok else prompts.CHECKS_PASSED_BEFORE
         return prompts.EDIT_RESULT.format(result=result, check=view.check_command, output=output) + hint
 
     def finish(self, view: RepoView) -> str:

@@ -140,10 +140,11 @@ def test_check_output_drops_run_times():
 def test_a_model_that_keeps_repeating_itself_is_sampled_hotter_then_stopped(repo):
     class Echo:
         def __init__(self):
-            self.temperature, self.seen = 0.2, []
+            self.temperature, self.seen, self.contexts = 0.2, [], []
 
         def query(self, messages, tools=None):
             self.seen.append(self.temperature)
+            self.contexts.append([m.content for m in messages if m.role == "assistant"])
             return Reply("```bash\nls\n```")
 
     model = Echo()
@@ -151,6 +152,8 @@ def test_a_model_that_keeps_repeating_itself_is_sampled_hotter_then_stopped(repo
     assert agent.run("Fix add in calc.py") == "stuck"
     assert agent.steps == 4  # the first reply and three repeats of it
     assert model.seen == [0.2, 0.2, 0.8, 0.8] and model.temperature == 0.2
+    assert "```bash\nls\n```" in model.contexts[1]  # shown once; after it repeats, it is left out
+    assert "```bash\nls\n```" not in model.contexts[2] and "left out" in model.contexts[2][-1]
 
 
 def test_done_is_refused_while_the_stub_is_still_there(tmp_path):
