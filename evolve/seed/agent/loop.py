@@ -107,10 +107,8 @@ class Agent:
         if self.repeats and base is not None:
             self.model.temperature = max(base, self.config.retry_temperature)
         messages = self.trimmed()
-        if self.repeats:  # a small model copies a reply it can see: leave the repeated one out
-            last = self.messages[-2]
-            messages = [Message("assistant", prompts.LEFT_OUT) if m.role == "assistant" and not m.tool_calls
-                        and m.content == last.content else m for m in messages]
+        if self.repeats:
+            messages = [*_without_repeats(messages, self.messages[-2]), Message("user", prompts.REPEATED)]
         try:
             return self.model.query(messages, tools)
         finally:
@@ -213,6 +211,25 @@ class Agent:
         record = {"time": round(time.time(), 3), "step": self.steps, **record}
         with self.transcript.open("a") as handle:
             handle.write(json.dumps(record) + "\n")
+
+
+def _without_repeats(messages: list[Message], repeated: Message) -> list[Message]:
+    """The context with the copies of a repeated text reply (and the answers to them) left out: a small
+    model copies the last thing it said, so the prompt ends with what the first one got back (and a
+    note that it must do something else)."""
+    kept: list[Message] = []
+    seen = skip = False
+    for message in messages:
+        if skip:
+            skip = False
+            continue
+        if message.role == "assistant" and not message.tool_calls and message.content == repeated.content:
+            if seen:
+                skip = True
+                continue
+            seen = True
+        kept.append(message)
+    return kept
 
 
 def stub_functions(source: str) -> list[str]:

@@ -73,5 +73,4 @@ CHECKS_PASS = "\nThe checks pass. If the task is solved, reply ```done; otherwis
 STUBS_LEFT = "\nNot done yet: still `raise NotImplementedError` in {names}. Write that function's code now."
 CHECKS_PASSED_BEFORE = ("\nThe checks passed before your edit too, so they do not show that the task is done. "
                         "Check the task's own example with a ```bash block (python3 -c ...), or reply ```done.")
-LEFT_OUT = "(an earlier reply of mine, left out: it did not work)"
 REPEATED = "You sent the same reply as before; it will not work better this time. Try something different."
