@@ -12,9 +12,10 @@ from __future__ import annotations
 import ast
 import dataclasses
 import re
+from pathlib import Path
 
 from agent import prompts
-from agent.context import view_self
+from agent.context import list_files, view_self
 from agent.loop import Agent
 from agent.model import Message
 
@@ -30,23 +31,46 @@ The solve prompt shows them, so a lesson changes how the agent works. This file 
 
 
 def improve(agent: Agent, instructions: str) -> str:
-    """Returns the loop's exit status (submitted | limits | model_error)."""
+    """Returns the loop's exit status (submitted | limits | stuck | model_error)."""
+    root = agent.workspace.root
     budget = agent.config.max_steps
-    view = view_self(agent.workspace.root, instructions)
+    view = view_self(root, instructions)
+    before = snapshot(root)  # edits by shell commands count too, not only the editor's
     status = "limits"
     if budget > 1:
         agent.config = dataclasses.replace(agent.config, max_steps=budget - 1)  # the last step may learn
         status = agent.run(instructions, prompts.IMPROVE, view)
         agent.config = dataclasses.replace(agent.config, max_steps=budget)
-    if agent.workspace.changed():
+    if changed(root, before):
         ok, _ = agent.check(view)
         if not ok:
-            agent.log({"event": "reverted", "files": agent.workspace.reset(),
+            agent.log({"event": "reverted", "files": restore(root, before),
                        "detail": "the agent's own tests fail after the edit"})
-    if not agent.workspace.changed() and status != "model_error" and agent.steps < budget:
+    if not changed(root, before) and status != "model_error" and agent.steps < budget:
         learn(agent, instructions)
-    agent.log({"event": "improved", "changed": agent.workspace.changed()})
+    agent.log({"event": "improved", "changed": changed(root, before)})
     return status
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {name: (root / name).read_bytes() for name in list_files(root, limit=2000)}
+
+
+def changed(root: Path, before: dict[str, bytes]) -> list[str]:
+    """The files added, removed or edited since `before`."""
+    now = snapshot(root)
+    return sorted(name for name in before.keys() | now.keys() if before.get(name) != now.get(name))
+
+
+def restore(root: Path, before: dict[str, bytes]) -> list[str]:
+    """Put the files back as they were in `before` (new ones removed); returns the files restored."""
+    touched = changed(root, before)
+    for name in touched:
+        if name in before:
+            (root / name).write_bytes(before[name])
+        else:
+            (root / name).unlink()
+    return touched
 
 
 def learn(agent: Agent, instructions: str) -> str | None:

@@ -108,31 +108,6 @@ class Workspace:
             target.write_text(previous)
         return f"Undid the last edit of {name}."
 
-    def reset(self) -> list[str]:
-        """Put every edited file back as it was before the first edit; returns the files restored."""
-        restored = []
-        for key, stack in self.history.items():
-            if stack:
-                target = Path(key)
-                original = stack[0]
-                if original is None:
-                    target.unlink(missing_ok=True)
-                else:
-                    target.write_text(original)
-                restored.append(target.relative_to(self.root.resolve()).as_posix())
-        self.history.clear()
-        return restored
-
-    def changed(self) -> list[str]:
-        """The files whose content now differs from before the first edit."""
-        changed = []
-        for key, stack in self.history.items():
-            target = Path(key)
-            now = target.read_text(errors="replace") if target.exists() else None
-            if stack and stack[0] != now:
-                changed.append(target.relative_to(self.root.resolve()).as_posix())
-        return changed
-
     def merge_python(self, code: str, name: str, candidates: list[str]) -> str:
         """Put the functions/classes of `code` into a file: replace same-named definitions, add new ones."""
         code = textwrap.dedent(code)

@@ -89,3 +89,11 @@ def test_clean_lesson():
     assert clean_lesson("word " * 100).endswith(" ...")
     assert read_lessons("LESSONS = [") == []
     assert clean_lesson("Run the tests before done. Also read the error. And more.") == "Run the tests before done."
+
+
+def test_an_edit_made_with_a_shell_command_counts(me):
+    edit = "```bash\necho '# a note' >> agent/prompts.py\n```"
+    _, model, _ = run(me, [edit, "```done\n```", "```done\n```"])
+    assert (me / "agent/prompts.py").read_text().endswith("# a note\n")
+    assert read_lessons((me / "agent/lessons.py").read_text()) == []  # changed: no lesson asked
+    assert len(model.seen) == 2

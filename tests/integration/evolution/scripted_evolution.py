@@ -40,7 +40,7 @@ concurrency = 2
 MODELS = {
     "diagnose": RoutedModel([], '```json\n{"problem": "p", "cause": "c", "change": "note the attempt", '
                                 '"files": ["agent/prompts.py"]}\n```'),
-    "modify": RoutedModel([("Instructions:", "Adding a note.\n```bash\necho \"# note $(date +%s%N)\" >> "
+    "modify": RoutedModel([("What to improve:", "Adding a note.\n```bash\necho \"# note $(date +%s%N)\" >> "
                                              "agent/prompts.py\n```")], "```done\n```"),
     "solve": RoutedModel([], "```done\n```"),
 }
