@@ -18,6 +18,7 @@ from agent import prompts
 from agent.context import list_files, view_self
 from agent.loop import Agent
 from agent.model import Message
+from agent.tools import top_level_names
 
 LESSONS_FILE = "agent/lessons.py"
 MAX_LESSONS = 8
@@ -113,15 +114,14 @@ def read_lessons(source: str) -> list[str]:
         tree = ast.parse(source)
     except SyntaxError:
         return []
-    for node in tree.body:
-        target = node.target if isinstance(node, ast.AnnAssign) else (node.targets[0] if isinstance(node, ast.Assign) else None)
-        if isinstance(target, ast.Name) and target.id == "LESSONS" and node.value is not None:
-            try:
-                value = ast.literal_eval(node.value)
-            except ValueError:
-                return []
-            return [str(v) for v in value] if isinstance(value, (list, tuple)) else []
-    return []
+    node = top_level_names(tree).get("LESSONS")
+    if node is None or node.value is None:
+        return []
+    try:
+        value = ast.literal_eval(node.value)
+    except ValueError:
+        return []
+    return [str(v) for v in value] if isinstance(value, (list, tuple)) else []
 
 
 def render_lessons_file(learned: list[str]) -> str:

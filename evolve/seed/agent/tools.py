@@ -118,7 +118,7 @@ class Workspace:
             if code is None:
                 raise ToolError(f"Your python block does not parse: {exc.msg} (line {exc.lineno}).") from exc
             tree = ast.parse(code)
-        defs = set(_names(tree))
+        defs = set(top_level_names(tree))
         if name and (not self.path(name).exists() or not defs):
             return self.write(name, code)
         for candidate in ([name] if name else candidates):
@@ -148,7 +148,7 @@ def parsable_prefix(code: str, bad_line: int) -> str | None:
             tree = ast.parse(prefix)
         except SyntaxError:
             continue
-        return prefix + "\n" if _names(tree) else None
+        return prefix + "\n" if top_level_names(tree) else None
     return None
 
 
@@ -157,10 +157,10 @@ def _defined(source: str) -> set[str]:
         tree = ast.parse(source)
     except SyntaxError:
         return set()
-    return set(_names(tree))
+    return set(top_level_names(tree))
 
 
-def _names(tree: ast.Module) -> dict[str, ast.stmt]:
+def top_level_names(tree: ast.Module) -> dict[str, ast.stmt]:
     """The top-level definitions by name: functions, classes, and single-name assignments (`SOLVE = ...`)."""
     found: dict[str, ast.stmt] = {}
     for node in tree.body:
@@ -183,8 +183,8 @@ def merge_definitions(source: str, code: str) -> str:
         old_tree = ast.parse(source)
     except SyntaxError:
         return code
-    spans = {name: (_start(n), n.end_lineno) for name, n in _names(old_tree).items()}
-    new_names = {id(n): name for name, n in _names(new_tree).items()}
+    spans = {name: (_start(n), n.end_lineno) for name, n in top_level_names(old_tree).items()}
+    new_names = {id(n): name for name, n in top_level_names(new_tree).items()}
     replacements: list[tuple[int, int, list[str]]] = []
     appended: list[str] = []
     imports: list[str] = []
