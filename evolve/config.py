@@ -11,7 +11,7 @@ import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from evolve.errors import EvolveError
 
@@ -44,13 +44,24 @@ class ModelConfig(_Section):
     api_key_env: str | None = None
     """Name of the host environment variable holding the API key; the key never enters a sandbox."""
     temperature: float = Field(0.2, ge=0.0, le=2.0)
-    """Sampling temperature."""
-    max_tokens: int = Field(1024, gt=0)
-    """Cap on tokens generated per request."""
-    timeout_s: float = Field(120.0, gt=0)
-    """Per-request timeout."""
-    max_retries: int = Field(5, ge=0)
-    """Retries of a request on rate limits, 5xx and connection errors (exponential backoff)."""
+    """Sampling temperature (not sent where the model family takes none: OpenAI reasoning models,
+    Anthropic's current SDK)."""
+    max_tokens: int | None = Field(None, gt=0)
+    """Cap on tokens generated per request; default by family (1024 local, 4096 hosted chat, 25000
+    for OpenAI reasoning models, whose hidden reasoning counts against it)."""
+    timeout_s: float | None = Field(None, gt=0)
+    """Per-attempt timeout; default by family (120 s, 300 s Anthropic, 600 s reasoning models)."""
+    retry_window_min: float = Field(10.0, gt=0)
+    """Rate limits, 5xx/529 and connection errors are retried (with the server's Retry-After, else
+    jittered backoff) until this many minutes have passed since the first attempt."""
+    max_retries: int | None = Field(None, ge=0)
+    """An extra cap on retries within the window (default: as many as the window allows)."""
+    price_input_per_mtok: float | None = Field(None, ge=0)
+    """Hosted models: US dollars per million input tokens (overrides the dated table)."""
+    price_output_per_mtok: float | None = Field(None, ge=0)
+    """Hosted models: US dollars per million output tokens."""
+    price_cached_input_per_mtok: float | None = Field(None, ge=0)
+    """Hosted models: US dollars per million input tokens read from the prompt cache (default: input price)."""
     replicas: int = Field(1, ge=1)
     """`vllm`: server replicas; the gateway spreads requests over them."""
     tensor_parallel: int = Field(1, ge=1)
@@ -58,7 +69,40 @@ class ModelConfig(_Section):
     gpu_memory_fraction: float = Field(0.9, gt=0.0, le=1.0)
     """`vllm`: fraction of each GPU's memory the server may take."""
     gpus: tuple[int, ...] | None = None
-    """`vllm`: GPU indices to use, replicas x tensor_parallel of them (default 0, 1, ...)."""
+    """`vllm`: GPU indices to use, replicas x tensor_parallel of them (default: the next unused ones,
+    so two vLLM roles with different models get different GPUs)."""
+    tool_call_parser: str | None = None
+    """`vllm`: `--tool-call-parser` (default by model family, see evolve/llm/servers.py; "none": no
+    server-side tool parsing)."""
+    max_model_len: int | None = Field(None, gt=0)
+    """`vllm`: `--max-model-len` (context length; default: the model's own)."""
+    served_model_name: str | None = None
+    """`vllm`: `--served-model-name`, the name requests use (default: `model`)."""
+    extra_args: tuple[str, ...] = ()
+    """`vllm`: more `vllm serve` flags, passed as given."""
+    startup_timeout_s: float = Field(1200.0, gt=0)
+    """`vllm`: how long a replica may take to load before the run gives up."""
+
+    @model_validator(mode="after")
+    def _fits_the_agent_wait(self) -> ModelConfig:
+        from evolve.llm.capabilities import AGENT_WAIT_S, capabilities, worst_case_s
+
+        timeout = self.timeout_s or capabilities(self.provider, self.model).default_timeout_s
+        worst = worst_case_s(self.retry_window_min * 60, timeout)
+        if worst > AGENT_WAIT_S:
+            raise ValueError(f"retry_window_min x 60 + timeout_s = {worst:.0f} s exceeds the agent's wait for "
+                             f"one answer ({AGENT_WAIT_S:.0f} s): the agent would re-send a request still retried")
+        if (self.price_input_per_mtok is None) != (self.price_output_per_mtok is None):
+            raise ValueError("give both price_input_per_mtok and price_output_per_mtok, or neither")
+        return self
+
+    def price(self):  # -> evolve.llm.pricing.Price | None (imported lazily: config stays light)
+        """The configured price, or None when the config gives none."""
+        from evolve.llm.pricing import Price
+
+        if self.price_input_per_mtok is None or self.price_output_per_mtok is None:
+            return None
+        return Price(self.price_input_per_mtok, self.price_output_per_mtok, self.price_cached_input_per_mtok)
 
 
 class ModelsConfig(_Section):
@@ -199,6 +243,20 @@ class RunConfig(_Section):
     policy: PolicyConfig = PolicyConfig()
     budget: BudgetConfig = BudgetConfig()
     executor: ExecutorConfig = ExecutorConfig()
+
+    @model_validator(mode="after")
+    def _hosted_models_have_prices(self) -> RunConfig:
+        # A model the price table does not know would count as $0, so a dollar budget could never trip.
+        from evolve.llm.pricing import known_price
+
+        if self.budget.dollars is None:
+            return self
+        for role in ("diagnose", "modify", "solve"):
+            model: ModelConfig = getattr(self.models, role)
+            if model.provider in ("openai", "anthropic") and model.price() is None and known_price(model.model) is None:
+                raise ValueError(f"models.{role}: no price known for {model.model!r} and budget.dollars is set; "
+                                 "give price_input_per_mtok and price_output_per_mtok")
+        return self
 
 
 def _describe(error: dict, path: Path) -> str:

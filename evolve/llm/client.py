@@ -2,8 +2,9 @@
 
 `OpenAICompatible` speaks to any OpenAI-style server (vLLM, SGLang, llama.cpp, Ollama);
 `OpenAIModel` and `AnthropicModel` use the official SDKs with the key read from the host environment.
-Retries (tenacity): exponential backoff with jitter on 429, 5xx, timeouts and connection errors;
-any other 4xx fails at once.
+Request arguments come from the capability table (evolve/llm/capabilities.py) through pure functions
+(`openai_arguments`, `anthropic_payload`), so `evolve models check` shows exactly what is sent. The
+SDKs' own retries are off: `Retrier` (evolve/llm/retries.py) is the one retry layer.
 """
 
 from __future__ import annotations
@@ -11,22 +12,25 @@ from __future__ import annotations
 import itertools
 import os
 import time
+import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import anthropic
 import openai
-from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
-from evolve.errors import EvolveError
 from evolve.llm.anthropic_wire import anthropic_payload, anthropic_response
-from evolve.llm.pricing import FREE, Price, price_of
+from evolve.llm.capabilities import Capabilities, capabilities
+from evolve.llm.failures import ModelError
+from evolve.llm.pricing import FREE, Price, known_price
+from evolve.llm.retries import Retrier, RetryPolicy
 from evolve.llm.types import ChatRequest, ChatResponse, Message, ToolCall, Usage, message_to_openai
 
+__all__ = ["AnthropicModel", "ChatModel", "ModelError", "OpenAICompatible", "OpenAIModel", "RetryPolicy",
+           "RoundRobin", "host_key", "hosted_price", "openai_arguments"]
 
-class ModelError(EvolveError):
-    """A model call that failed for good (after retries, or a request the server refuses)."""
+
+DEFAULT_RETRY = RetryPolicy()
 
 
 @runtime_checkable
@@ -38,46 +42,72 @@ class ChatModel(Protocol):
     def complete(self, request: ChatRequest) -> ChatResponse: ...
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How often and how patiently transient failures are retried."""
-
-    attempts: int = 6
-    initial_s: float = 1.0
-    max_s: float = 60.0
-
-
-def _transient(exc: BaseException) -> bool:
-    if isinstance(exc, openai.APIStatusError | anthropic.APIStatusError):
-        return exc.status_code == 429 or exc.status_code >= 500
-    return isinstance(
-        exc,
-        openai.APIConnectionError | openai.APITimeoutError | anthropic.APIConnectionError,
-    )
-
-
-def call_with_retries(call: Callable[[], Any], policy: RetryPolicy) -> Any:
-    """Run `call`, retrying transient failures; the last failure becomes a `ModelError`."""
-    retrying = Retrying(
-        retry=retry_if_exception(_transient),
-        wait=wait_random_exponential(multiplier=policy.initial_s, max=policy.max_s),
-        stop=stop_after_attempt(policy.attempts),
-        reraise=True,
-    )
-    try:
-        return retrying(call)
-    except (openai.APIError, anthropic.APIError) as exc:
-        raise ModelError(f"model call failed: {type(exc).__name__}: {exc}") from exc
-
-
 def host_key(env_name: str | None) -> str | None:
     """Read an API key from the host environment (never passed on to a sandbox)."""
     if env_name is None:
         return None
     key = os.environ.get(env_name)
     if not key:
-        raise ModelError(f"the API key variable {env_name} is not set on the host")
+        raise ModelError(f"the API key variable {env_name} is not set on the host", "auth")
     return key
+
+
+def hosted_price(model: str, configured: Price | None = None) -> Price:
+    """The configured price, else the table's; an unknown hosted model warns and counts as free
+    (a run with a dollar budget refuses it at config time, see `evolve.config`)."""
+    price = configured or known_price(model)
+    if price is None:
+        warnings.warn(f"no price known for hosted model {model!r}: its spend counts as $0; give "
+                      "price_input_per_mtok and price_output_per_mtok in its [models.<role>]", stacklevel=2)
+        return FREE
+    return price
+
+
+def openai_arguments(request: ChatRequest, model: str, caps: Capabilities, temperature: float,
+                     max_tokens: int) -> dict[str, Any]:
+    """The `chat.completions.create` keyword arguments for `request` under `caps`."""
+    cap = min(request.max_tokens or max_tokens, max_tokens) if caps.caller_cap else max_tokens
+    payload: dict[str, Any] = {
+        "model": model,
+        "messages": [message_to_openai(m) for m in request.messages],
+        caps.token_cap_key: cap,
+    }
+    if caps.sampling:
+        payload["temperature"] = request.temperature if request.temperature is not None else temperature
+    if request.tools:
+        payload["tools"] = list(request.tools)
+        if request.tool_choice is not None:
+            payload["tool_choice"] = request.tool_choice
+    if request.stop and caps.stop:
+        payload["stop"] = list(request.stop)
+    return payload
+
+
+def _openai_response(raw: Any, model: str, price: Price, gpu_seconds: float) -> ChatResponse:
+    if not raw.choices:
+        raise ModelError(f"{model} answered without a choice", "unavailable")
+    choice = raw.choices[0]
+    calls = tuple(
+        ToolCall(id=c.id, name=c.function.name, arguments=c.function.arguments or "{}")
+        for c in choice.message.tool_calls or ()
+        if getattr(c, "function", None) is not None
+    )
+    content, finish = choice.message.content, choice.finish_reason or "stop"
+    refusal = getattr(choice.message, "refusal", None)
+    if refusal:  # a refusal is an answer the agent can read, marked as OpenAI marks filtered output
+        content, finish = refusal, "content_filter"
+    usage = raw.usage
+    prompt = usage.prompt_tokens if usage else 0
+    completion = usage.completion_tokens if usage else 0
+    details = getattr(usage, "prompt_tokens_details", None) if usage else None
+    cached = (getattr(details, "cached_tokens", None) or 0) if details else 0
+    return ChatResponse(
+        message=Message(role="assistant", content=content, tool_calls=calls),
+        finish_reason=finish,
+        model=model,
+        usage=Usage(prompt_tokens=prompt, completion_tokens=completion, cached_prompt_tokens=cached,
+                    cost_usd=price.cost(prompt, completion, cached), gpu_seconds=gpu_seconds),
+    )
 
 
 class OpenAICompatible:
@@ -90,68 +120,44 @@ class OpenAICompatible:
         *,
         api_key: str | None = None,
         temperature: float = 0.2,
-        max_tokens: int = 1024,
-        timeout_s: float = 120.0,
-        retry: RetryPolicy = RetryPolicy(),
+        max_tokens: int | None = None,
+        timeout_s: float | None = None,
+        retry: RetryPolicy = DEFAULT_RETRY,
         price: Price = FREE,
         gpus: int = 0,
+        provider: str = "openai-compatible",
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.name = model
         self.base_url = base_url
-        self._defaults = (temperature, max_tokens)
-        self._retry = retry
+        self.caps = capabilities(provider, model)
+        self.temperature = temperature
+        self.max_tokens = max_tokens or self.caps.default_max_tokens
+        self.timeout_s = timeout_s or self.caps.default_timeout_s
+        self._retrier = Retrier(retry, sleep=sleep)
         self._price = price
         self._gpus = gpus
         self._client = openai.OpenAI(
-            base_url=base_url, api_key=api_key or "no-key", timeout=timeout_s, max_retries=0
+            base_url=base_url, api_key=api_key or "no-key", timeout=self.timeout_s, max_retries=0
         )
 
-    def _payload(self, request: ChatRequest) -> dict[str, Any]:
-        temperature, max_tokens = self._defaults
-        payload: dict[str, Any] = {
-            "model": self.name,
-            "messages": [message_to_openai(m) for m in request.messages],
-            "temperature": request.temperature if request.temperature is not None else temperature,
-            "max_tokens": min(request.max_tokens or max_tokens, max_tokens),
-        }
-        if request.tools:
-            payload["tools"] = list(request.tools)
-        if request.tool_choice is not None:
-            payload["tool_choice"] = request.tool_choice
-        if request.stop:
-            payload["stop"] = list(request.stop)
-        return payload
+    def arguments(self, request: ChatRequest) -> dict[str, Any]:
+        return openai_arguments(request, self.name, self.caps, self.temperature, self.max_tokens)
 
     def complete(self, request: ChatRequest) -> ChatResponse:
-        payload = self._payload(request)
+        payload = self.arguments(request)
         started = time.monotonic()
-        raw = call_with_retries(lambda: self._client.chat.completions.create(**payload), self._retry)
-        elapsed = time.monotonic() - started
-        choice = raw.choices[0]
-        calls = tuple(
-            ToolCall(id=c.id, name=c.function.name, arguments=c.function.arguments or "{}")
-            for c in choice.message.tool_calls or ()
-        )
-        prompt = raw.usage.prompt_tokens if raw.usage else 0
-        completion = raw.usage.completion_tokens if raw.usage else 0
-        return ChatResponse(
-            message=Message(role="assistant", content=choice.message.content, tool_calls=calls),
-            finish_reason=choice.finish_reason or "stop",
-            model=self.name,
-            usage=Usage(
-                prompt_tokens=prompt,
-                completion_tokens=completion,
-                cost_usd=self._price.cost(prompt, completion),
-                gpu_seconds=elapsed * self._gpus,
-            ),
-        )
+        raw = self._retrier.call(lambda: self._client.chat.completions.create(**payload))
+        return _openai_response(raw, self.name, self._price, (time.monotonic() - started) * self._gpus)
 
 
 class OpenAIModel(OpenAICompatible):
     """The hosted OpenAI API; the key comes from the host variable `api_key_env`."""
 
-    def __init__(self, model: str, *, api_key_env: str = "OPENAI_API_KEY", **kwargs: Any) -> None:
-        super().__init__(None, model, api_key=host_key(api_key_env), price=price_of(model), **kwargs)
+    def __init__(self, model: str, *, api_key_env: str = "OPENAI_API_KEY", price: Price | None = None,
+                 base_url: str | None = None, **kwargs: Any) -> None:
+        super().__init__(base_url, model, api_key=host_key(api_key_env), price=hosted_price(model, price),
+                         provider="openai", **kwargs)
 
 
 class AnthropicModel:
@@ -163,19 +169,30 @@ class AnthropicModel:
         *,
         api_key_env: str = "ANTHROPIC_API_KEY",
         temperature: float = 0.2,
-        max_tokens: int = 1024,
-        timeout_s: float = 120.0,
-        retry: RetryPolicy = RetryPolicy(),
+        max_tokens: int | None = None,
+        timeout_s: float | None = None,
+        retry: RetryPolicy = DEFAULT_RETRY,
+        price: Price | None = None,
+        base_url: str | None = None,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.name = model
-        self._defaults = (temperature, max_tokens)
-        self._retry = retry
-        self._price = price_of(model)
-        self._client = anthropic.Anthropic(api_key=host_key(api_key_env), timeout=timeout_s, max_retries=0)
+        self.base_url = base_url
+        self.caps = capabilities("anthropic", model)
+        self.temperature = temperature  # not sent: the installed SDK's messages.create takes none
+        self.max_tokens = max_tokens or self.caps.default_max_tokens
+        self.timeout_s = timeout_s or self.caps.default_timeout_s
+        self._retrier = Retrier(retry, sleep=sleep)
+        self._price = hosted_price(model, price)
+        self._client = anthropic.Anthropic(api_key=host_key(api_key_env), base_url=base_url,
+                                           timeout=self.timeout_s, max_retries=0)
+
+    def arguments(self, request: ChatRequest) -> dict[str, Any]:
+        return anthropic_payload(request, self.name, self.max_tokens)
 
     def complete(self, request: ChatRequest) -> ChatResponse:
-        payload = anthropic_payload(request, self.name, *self._defaults)
-        raw = call_with_retries(lambda: self._client.messages.create(**payload), self._retry)
+        payload = self.arguments(request)
+        raw = self._retrier.call(lambda: self._client.messages.create(**payload))
         return anthropic_response(raw, self.name, self._price)
 
 

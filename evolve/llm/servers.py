@@ -133,6 +133,34 @@ class LlamaCppServer(_ProcessServer):
         self._launch([ManagedProcess(self.command(model_path, port), f"http://{self.host}:{port}/v1", log)])
 
 
+# `--tool-call-parser` by model family, as vLLM's tool-calling docs list them; the first match wins.
+# Qwen2.5-Coder gets none: it writes tool calls as JSON in its text, not in hermes <tool_call> tags,
+# so the hermes parser returns no calls; the agent reads them from the content instead.
+TOOL_CALL_PARSERS: tuple[tuple[str, str | None], ...] = (
+    ("qwen2.5-coder", None),
+    ("qwen3-coder", "qwen3_coder"),
+    ("qwen", "hermes"),
+    ("qwq", "hermes"),
+    ("hermes", "hermes"),
+    ("llama-4", "llama4_pythonic"),
+    ("llama-3", "llama3_json"),
+    ("llama3", "llama3_json"),
+    ("mistral", "mistral"),
+    ("mixtral", "mistral"),
+    ("granite", "granite"),
+    ("deepseek-v3", "deepseek_v3"),
+    ("internlm", "internlm"),
+)
+
+
+def tool_call_parser(model: str, configured: str | None = None) -> str | None:
+    """The parser for `model`: the configured one ("none" turns parsing off), else by family, else none."""
+    if configured is not None:
+        return None if configured.lower() == "none" else configured
+    name = model.lower().rsplit("/", 1)[-1]
+    return next((parser for family, parser in TOOL_CALL_PARSERS if family in name), None)
+
+
 class VLLMServer(_ProcessServer):
     """`vllm serve MODEL` as one or more replicas, each on its own GPUs and port."""
 
@@ -150,6 +178,9 @@ class VLLMServer(_ProcessServer):
         executable: Sequence[str] = ("vllm",),
         startup_timeout_s: float = 1200.0,
         log_dir: Path | None = None,
+        tool_parser: str | None = None,
+        max_model_len: int | None = None,
+        served_model_name: str | None = None,
     ) -> None:
         if replicas < 1 or tensor_parallel < 1:
             raise ServerError("vLLM needs replicas >= 1 and tensor_parallel >= 1")
@@ -167,13 +198,23 @@ class VLLMServer(_ProcessServer):
         self.gpu_memory_fraction = gpu_memory_fraction
         self.host, self.base_port = host, base_port
         self.extra_args = tuple(extra_args)
+        self.tool_parser = tool_call_parser(model, tool_parser)
+        self.max_model_len = max_model_len
+        self.served_model_name = served_model_name
         self.executable = tuple(executable)
         self.startup_timeout_s = startup_timeout_s
         self.log_dir = log_dir or Path(tempfile.gettempdir())
         self._processes = []
 
     def command(self, port: int) -> list[str]:
-        """One replica's command line; tool calls are parsed server-side (hermes format)."""
+        """One replica's command line; tool calls are parsed server-side by the family's parser."""
+        optional: list[str] = []
+        if self.tool_parser is not None:
+            optional += ["--enable-auto-tool-choice", "--tool-call-parser", self.tool_parser]
+        if self.max_model_len is not None:
+            optional += ["--max-model-len", str(self.max_model_len)]
+        if self.served_model_name is not None:
+            optional += ["--served-model-name", self.served_model_name]
         return [
             *self.executable,
             "serve",
@@ -186,9 +227,7 @@ class VLLMServer(_ProcessServer):
             str(self.tensor_parallel),
             "--gpu-memory-utilization",
             str(self.gpu_memory_fraction),
-            "--enable-auto-tool-choice",
-            "--tool-call-parser",
-            "hermes",
+            *optional,
             *self.extra_args,
         ]
 

@@ -38,7 +38,30 @@ def default_server(config: ModelConfig) -> ModelServer:
         tensor_parallel=config.tensor_parallel,
         gpu_memory_fraction=config.gpu_memory_fraction,
         gpus=config.gpus,
+        extra_args=config.extra_args,
+        startup_timeout_s=config.startup_timeout_s,
+        tool_parser=config.tool_call_parser,
+        max_model_len=config.max_model_len,
+        served_model_name=config.served_model_name,
     )
+
+
+def gpu_plan(config: ModelsConfig) -> dict[Role, ModelConfig]:
+    """Each role's config with its vLLM GPUs filled in: roles that share a server share its GPUs;
+    a server without `gpus` takes the lowest indices no other server uses (not all of them GPU 0)."""
+    roles = {role: getattr(config, role) for role in ROLES}
+    taken = {g for c in roles.values() if c.provider == "vllm" and c.gpus is not None for g in c.gpus}
+    assigned: dict[tuple[object, ...], tuple[int, ...]] = {}
+    for role, model in roles.items():
+        if model.provider != "vllm" or model.gpus is not None:
+            continue
+        key = _server_key(model)
+        if key not in assigned:
+            free = (g for g in range(10_000) if g not in taken)
+            assigned[key] = tuple(next(free) for _ in range(model.replicas * model.tensor_parallel))
+            taken.update(assigned[key])
+        roles[role] = model.model_copy(update={"gpus": assigned[key]})
+    return roles
 
 
 def _server_key(config: ModelConfig) -> tuple[object, ...]:
@@ -51,26 +74,38 @@ def _server_key(config: ModelConfig) -> tuple[object, ...]:
         config.tensor_parallel,
         config.gpu_memory_fraction,
         config.gpus,
+        config.tool_call_parser,
+        config.max_model_len,
+        config.served_model_name,
+        config.extra_args,
     )
 
 
 def _balanced(config: ModelConfig, urls: tuple[str, ...], **kwargs) -> ChatModel:
     """One client for one server; over several, a least-loaded balancer whose replicas fail fast
     (the balancer retries elsewhere and takes dead ones out)."""
+    name = config.served_model_name or config.model
     if len(urls) == 1:
-        return OpenAICompatible(urls[0], config.model, **kwargs)
-    replicas = [OpenAICompatible(url, config.model, **{**kwargs, "retry": RetryPolicy(attempts=1)}) for url in urls]
-    return LeastLoaded(replicas, attempts=len(replicas) + config.max_retries)
+        return OpenAICompatible(urls[0], name, **kwargs)
+    fail_fast = {**kwargs, "retry": RetryPolicy(attempts=1)}
+    replicas = [OpenAICompatible(url, name, **fail_fast) for url in urls]
+    retries = config.max_retries if config.max_retries is not None else 5
+    return LeastLoaded(replicas, attempts=len(replicas) + retries)
+
+
+def retry_policy(config: ModelConfig) -> RetryPolicy:
+    """The role's one retry layer (evolve/llm/retries.py)."""
+    attempts = None if config.max_retries is None else config.max_retries + 1
+    return RetryPolicy(window_s=config.retry_window_min * 60, attempts=attempts)
 
 
 def client_for(config: ModelConfig, base_urls: tuple[str, ...] = ()) -> ChatModel:
     """The client of one role; `base_urls` are the replicas of a server the stack started."""
-    retry = RetryPolicy(attempts=config.max_retries + 1)
     common = {
         "temperature": config.temperature,
         "max_tokens": config.max_tokens,
         "timeout_s": config.timeout_s,
-        "retry": retry,
+        "retry": retry_policy(config),
     }
     if config.provider in ("embedded", "vllm"):
         gpus = config.tensor_parallel if config.provider == "vllm" else 0
@@ -81,9 +116,11 @@ def client_for(config: ModelConfig, base_urls: tuple[str, ...] = ()) -> ChatMode
         urls = config.replica_urls or (config.base_url,)
         return _balanced(config, urls, api_key=host_key(config.api_key_env), **common)
     if config.provider == "openai":
-        return OpenAIModel(config.model, api_key_env=config.api_key_env or "OPENAI_API_KEY", **common)
+        return OpenAIModel(config.model, api_key_env=config.api_key_env or "OPENAI_API_KEY",
+                           price=config.price(), base_url=config.base_url, **common)
     if config.provider == "anthropic":
-        return AnthropicModel(config.model, api_key_env=config.api_key_env or "ANTHROPIC_API_KEY", **common)
+        return AnthropicModel(config.model, api_key_env=config.api_key_env or "ANTHROPIC_API_KEY",
+                              price=config.price(), base_url=config.base_url, **common)
     if config.provider == "scripted":
         return ScriptedModel(["ok"], name=config.model)
     raise ModelError("provider replay is a gateway mode: Gateway(replay_from=<run>/exchanges), not a model")
@@ -101,8 +138,9 @@ class ModelStack:
 
     def start(self) -> Self:
         try:
+            planned = gpu_plan(self._config)
             for role in ROLES:
-                config: ModelConfig = getattr(self._config, role)
+                config = planned[role]
                 urls: tuple[str, ...] = ()
                 if config.provider in ("embedded", "vllm"):
                     key = _server_key(config)

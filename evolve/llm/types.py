@@ -47,9 +47,14 @@ class Usage(_Value):
     """Tokens of one exchange, its dollar cost (hosted APIs) and GPU-seconds (local servers)."""
 
     prompt_tokens: int = 0
+    """All input tokens, cached ones included."""
     completion_tokens: int = 0
     cost_usd: float = 0.0
     gpu_seconds: float = 0.0
+    cached_prompt_tokens: int = 0
+    """Of `prompt_tokens`, those read from the provider's prompt cache (priced lower)."""
+    cache_write_tokens: int = 0
+    """Of `prompt_tokens`, those written to Anthropic's prompt cache (priced higher)."""
 
     @property
     def total_tokens(self) -> int:
@@ -61,6 +66,8 @@ class Usage(_Value):
             completion_tokens=self.completion_tokens + other.completion_tokens,
             cost_usd=self.cost_usd + other.cost_usd,
             gpu_seconds=self.gpu_seconds + other.gpu_seconds,
+            cached_prompt_tokens=self.cached_prompt_tokens + other.cached_prompt_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
         )
 
 

@@ -85,7 +85,7 @@ def test_anthropic_translation_of_system_tools_and_tool_results():
         ),
         tools=({"type": "function", "function": {"name": "bash", "parameters": {"type": "object"}}},),
     )
-    payload = anthropic_payload(request, "claude-sonnet-4", 0.2, 100)
+    payload = anthropic_payload(request, "claude-sonnet-4", 100)
     assert payload["system"] == "be brief"
     assert [turn["role"] for turn in payload["messages"]] == ["user", "assistant", "user"]
     assert payload["messages"][1]["content"][0] == {

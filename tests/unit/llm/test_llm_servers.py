@@ -12,7 +12,7 @@ from evolve.config import ModelConfig, ModelsConfig
 from evolve.llm.balancer import LeastLoaded
 from evolve.llm.fake import FakeOpenAIServer
 from evolve.llm.servers import ExternalServer, LlamaCppServer, ServerError, VLLMServer, healthy
-from evolve.llm.stack import ModelStack
+from evolve.llm.stack import ModelStack, client_for, default_server, gpu_plan
 from evolve.llm.types import ChatRequest, Message
 
 
@@ -39,10 +39,50 @@ def test_vllm_command_line_and_gpu_assignment():
         ("--gpu-memory-utilization", "0.85"),
     ]:
         assert command[command.index(flag) + 1] == value
-    assert "--enable-auto-tool-choice" in command
+    assert "--tool-call-parser" not in command  # Qwen2.5-Coder writes no hermes tags: no server parser
     assert server.replica_gpus == [[4, 5], [6, 7]]
     with pytest.raises(ServerError, match="need 4 GPUs"):
         VLLMServer("m", replicas=2, tensor_parallel=2, gpus=[0, 1])
+
+
+@pytest.mark.parametrize(("model", "configured", "parser"), [
+    ("Qwen/Qwen2.5-Coder-32B-Instruct", None, None),
+    ("Qwen/Qwen2.5-72B-Instruct", None, "hermes"),
+    ("Qwen/Qwen3-Coder-30B-A3B-Instruct", None, "qwen3_coder"),
+    ("meta-llama/Llama-3.1-8B-Instruct", None, "llama3_json"),
+    ("mistralai/Mistral-7B-Instruct-v0.3", None, "mistral"),
+    ("some/unknown-model", None, None),
+    ("Qwen/Qwen2.5-Coder-7B-Instruct", "hermes", "hermes"),
+    ("Qwen/Qwen2.5-72B-Instruct", "none", None),
+])
+def test_the_tool_call_parser_follows_the_model_family_and_the_config(model, configured, parser):
+    command = VLLMServer(model, tool_parser=configured).command(8000)
+    if parser is None:
+        assert "--tool-call-parser" not in command and "--enable-auto-tool-choice" not in command
+    else:
+        assert command[command.index("--tool-call-parser") + 1] == parser
+        assert "--enable-auto-tool-choice" in command
+
+
+def test_vllm_options_reach_the_command_line_and_the_client():
+    config = ModelConfig(provider="vllm", model="Qwen/Qwen2.5-72B-Instruct", max_model_len=32768,
+                         served_model_name="qwen", extra_args=("--enforce-eager",), startup_timeout_s=90)
+    server = default_server(config)
+    command = server.command(8000)
+    assert command[command.index("--max-model-len") + 1] == "32768"
+    assert command[command.index("--served-model-name") + 1] == "qwen"
+    assert command[-1] == "--enforce-eager" and server.startup_timeout_s == 90
+    assert client_for(config, ("http://127.0.0.1:1/v1",)).name == "qwen"  # requests use the served name
+
+
+def test_two_vllm_roles_with_different_models_get_different_gpus():
+    a = ModelConfig(provider="vllm", model="model-a", tensor_parallel=2)
+    b = ModelConfig(provider="vllm", model="model-b")
+    pinned = ModelConfig(provider="vllm", model="model-c", gpus=(0,))
+    plan = gpu_plan(ModelsConfig(diagnose=a, modify=a, solve=b))
+    assert plan["diagnose"].gpus == plan["modify"].gpus == (0, 1) and plan["solve"].gpus == (2,)
+    plan = gpu_plan(ModelsConfig(diagnose=pinned, modify=b, solve=ModelConfig(provider="scripted")))
+    assert plan["diagnose"].gpus == (0,) and plan["modify"].gpus == (1,) and plan["solve"].gpus is None
 
 
 def test_vllm_replicas_start_healthy_on_their_gpus_and_stop(tmp_path):
