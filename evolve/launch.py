@@ -146,7 +146,7 @@ def run_evolution(config: RunConfig, *, resume: Path | None = None, progress: Pr
             runner = Runner(
                 run, policy, worker, executor, search_tasks=list(tasks.search), heldout_tasks=list(tasks.heldout),
                 budget=config.budget, concurrency=config.executor.concurrency, seed=config.run.seed,
-                progress=progress,
+                progress=progress, fatal=lambda: gateway.fatal,
             )
             with interrupts(runner):
                 outcome = runner.execute()

@@ -66,8 +66,10 @@ class Runner:
         seed: int,
         progress: ProgressSink | None = None,
         clock: Callable[[], float] = time.monotonic,
+        fatal: Callable[[], str | None] = lambda: None,
     ) -> None:
         self.run = run
+        self.fatal = fatal  # a reason the run cannot go on (the gateway's refused engine key), polled
         self.policy = policy
         self.worker = worker
         self.executor = executor
@@ -145,6 +147,8 @@ class Runner:
 
     def _budget_spent(self) -> str | None:
         budget = self.budget
+        if (fatal := self.fatal()) is not None:
+            return fatal
         if self._stop.is_set():
             return "stop requested"
         if self.state.used >= budget.evaluations:

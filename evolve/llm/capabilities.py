@@ -1,6 +1,6 @@
 """What each provider and model family accepts: the one table request arguments are built from.
 
-OpenAI's reasoning models (o1, o3, o4-mini, gpt-5 except its -chat variants) take
+OpenAI's reasoning models (o1, o3, o4-mini, gpt-5 and later except their -chat variants) take
 `max_completion_tokens` (reasoning tokens count against it) and refuse `temperature`, `top_p` and
 `stop` with a 400. The hosted OpenAI API takes `max_completion_tokens` for every model; OpenAI-style
 local servers (vLLM, llama.cpp) get the older `max_tokens`. Anthropic's installed SDK takes no
@@ -22,7 +22,7 @@ AGENT_WAIT_S = 1800.0
 evolve/seed/agent/model.py). One gateway call (`worst_case_s`) must end before it, or the agent
 would re-send a request the gateway is still retrying, and it would be paid twice."""
 
-_OPENAI_REASONING = re.compile(r"^(o1|o3|o4)(-|$)|^gpt-5(?!.*-chat)")
+_OPENAI_REASONING = re.compile(r"^(o1|o3|o4)(-|$)|^gpt-([5-9]|[1-9][0-9])(?!.*-chat)")
 
 
 @dataclass(frozen=True)

@@ -102,6 +102,7 @@ class Gateway:
         replay_from: Path | None = None,
         socket_dir: Path | None = None,
         clock: Callable[[], float] = time.time,
+        on_fatal: Callable[[str], None] | None = None,
     ) -> None:
         if models is None and replay_from is None:
             raise GatewayError("a gateway needs models, or a recording to replay (replay_from)")
@@ -118,6 +119,9 @@ class Gateway:
         self._tokens: dict[str, str] = {}
         self._lock = threading.Lock()
         self._tcp: Listener | None = None
+        self._on_fatal = on_fatal
+        self.fatal: str | None = None
+        """Set (once) when the engine's own key or account is refused: the run cannot go on."""
 
     def __enter__(self) -> Self:
         return self
@@ -211,12 +215,39 @@ class Gateway:
             return 404, error_body(f"no route {method} {route}", "invalid_request_error")
         try:
             raw = json.loads(body or b"{}")
+            if not isinstance(raw, dict):
+                raise TypeError("the body is not a JSON object")
             if raw.get("stream"):
                 return 400, error_body("streaming is not supported by the gateway", "invalid_request_error")
             request = request_from_openai(raw)
         except (ValueError, KeyError, TypeError, AttributeError, ValidationError) as exc:
             return 400, error_body(f"not a chat-completions request: {exc}", "invalid_request_error")
-        return self._complete(job, request)
+        try:
+            return self._complete(job, request)
+        except Exception as exc:  # noqa: BLE001 - an engine bug must answer the agent (infra), not kill the handler thread
+            return 500, error_body(f"gateway error: {type(exc).__name__}: {exc}", "model_error", "internal_error")
+
+    def _model_failed(self, exc: ModelError) -> tuple[int, bytes]:
+        """The agent's answer for a failed model call: the request's fault is a 4xx with the provider's
+        words (the agent's failure); the service's is a 5xx (`infra`); a refused engine key stops the run."""
+        if exc.kind in ("request", "context"):
+            status = exc.status if exc.status in (400, 413, 422) else 400
+            code = "context_length_exceeded" if exc.kind == "context" else "invalid_request"
+            return status, error_body(exc.provider_message, "invalid_request_error", code)
+        if exc.kind == "auth":
+            self._stop_run(f"the model provider refused the engine's key or account: {exc.provider_message}")
+            return 502, error_body(f"model unavailable: {exc}", "model_error", "engine_auth_failed")
+        if exc.kind == "internal":
+            return 500, error_body(f"model client error: {exc}", "model_error", "internal_error")
+        return 502, error_body(f"model unavailable: {exc}", "model_error", "model_error")
+
+    def _stop_run(self, reason: str) -> None:
+        with self._lock:
+            first = self.fatal is None
+            if first:
+                self.fatal = reason
+        if first and self._on_fatal is not None:
+            self._on_fatal(reason)
 
     def _complete(self, job: _Job, request: ChatRequest) -> tuple[int, bytes]:
         channel = job.channel
@@ -237,7 +268,7 @@ class Gateway:
         except Overloaded as exc:  # backpressure: every replica busy and the queue full
             return 503, error_body(str(exc), "overloaded", "overloaded")
         except ModelError as exc:
-            return 502, error_body(f"model unavailable: {exc}", "model_error", "model_error")
+            return self._model_failed(exc)
         with job.lock:
             job.usage = job.usage + exchange.response.usage
         if job.log is not None:

@@ -12,8 +12,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-PRICES_AS_OF = "2025-11-24"
-"""When the table was taken from openai.com/api/pricing and anthropic.com/pricing."""
+PRICES_AS_OF = "2026-06-01"
+"""The list prices below as published up to this date (openai.com/api/pricing, anthropic.com/pricing).
+Families the installed SDKs name but this table lacks (gpt-5.6, gpt-6, claude-opus-4-7 and later,
+claude-*-5) have no price here: give theirs in the config."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,14 @@ PRICES: dict[str, Price] = {
     "gpt-5.1": _openai(1.25, 10.00, 0.125),
     "gpt-5.1-codex": _openai(1.25, 10.00, 0.125),
     "gpt-5.1-codex-mini": _openai(0.25, 2.00, 0.025),
+    "gpt-5.2": _openai(1.75, 14.00, 0.175),
+    "gpt-5.2-pro": _openai(21.00, 168.00),
+    "gpt-5.4": _openai(2.50, 15.00, 0.25),
+    "gpt-5.4-mini": _openai(0.75, 4.50, 0.075),
+    "gpt-5.4-nano": _openai(0.20, 1.25, 0.02),
+    "gpt-5.4-pro": _openai(30.00, 180.00),
+    "gpt-5.5": _openai(5.00, 30.00, 0.50),
+    "gpt-5.5-pro": _openai(30.00, 180.00),
     # OpenAI chat models
     "gpt-4.1": _openai(2.00, 8.00, 0.50),
     "gpt-4.1-mini": _openai(0.40, 1.60, 0.10),
@@ -80,6 +90,8 @@ PRICES: dict[str, Price] = {
     "gpt-3.5-turbo": _openai(0.50, 1.50),
     "codex-mini": _openai(1.50, 6.00, 0.375),
     # Anthropic (DGM's coding agent was claude-3-5-sonnet)
+    "claude-opus-4-6": _claude(5.00, 25.00),
+    "claude-sonnet-4-6": _claude(3.00, 15.00),
     "claude-opus-4-5": _claude(5.00, 25.00),
     "claude-opus-4-1": _claude(15.00, 75.00),
     "claude-opus-4": _claude(15.00, 75.00),

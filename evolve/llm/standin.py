@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
-_REASONING = re.compile(r"^(o1|o3|o4)(-|$)|^gpt-5(?!.*-chat)")
+_REASONING = re.compile(r"^(o1|o3|o4)(-|$)|^gpt-([5-9]|[1-9][0-9])(?!.*-chat)")
 _ANTHROPIC_FIELDS = {
     "model", "messages", "max_tokens", "system", "tools", "tool_choice", "stop_sequences", "metadata",
     "temperature", "top_p", "top_k", "thinking", "stream", "service_tier", "container", "output_config",

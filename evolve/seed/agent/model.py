@@ -76,8 +76,8 @@ class GatewayModel:
     model: str = "default"
     temperature: float = 0.2
     max_tokens: int = 1024
-    timeout: float = 600.0
-    attempts: int = 3
+    timeout: float = 1860.0  # above the gateway's longest call (retry window + attempt timeout <= 1800 s)
+    attempts: int = 2  # the gateway already retried the provider; one more try after its final answer
     token: str | None = None  # bearer token for the gateway's shared TCP port
     stop: tuple[str, ...] = ()  # the text protocol stops at a block's closing fence: no rambling after it
     total_tokens: int = field(default=0)
