@@ -10,6 +10,7 @@ from pathlib import Path
 import typer
 
 from evolve.config import load_config
+from evolve.llm.dryrun import models_plan
 from evolve.llm.embedded import ensure_embedded_model
 from evolve.llm.servers import LlamaCppServer, VLLMServer
 from evolve.llm.speed import round_trip
@@ -21,13 +22,41 @@ app = typer.Typer(
 )
 
 
+def _print_plan(plan: dict) -> None:
+    typer.echo(f"{plan['role']}: {plan['provider']} {plan['model']} ({plan['family']}) @ {plan['endpoint']}")
+    for server in plan.get("servers", ()):
+        typer.echo(f"  server: CUDA_VISIBLE_DEVICES={server['CUDA_VISIBLE_DEVICES']} {' '.join(server['command'])}")
+    typer.echo(f"  call: {plan['call']}(**{json.dumps(plan['arguments'], sort_keys=True)})")
+    price = plan["price_per_mtok"]
+    price_text = "none" if price is None else f"${price['input']}/${price['output']} per M tokens in/out"
+    typer.echo(f"  timeout {plan['timeout_s']:.0f} s, retries for {plan['retry_window_s']:.0f} s "
+               f"(longest call {plan['longest_call_s']:.0f} s), price {price_text}")
+    key = plan["api_key_env"]
+    if key:
+        typer.echo(f"  key: {key}")
+    for missing in plan["missing"]:
+        typer.echo(f"  MISSING: {missing}")
+
+
 @app.command("check")
 def check(
-    file: Path = typer.Argument(..., help="A run configuration (TOML)."),
+    file: Path = typer.Argument(..., help="A run configuration (TOML)."),  # noqa: B008 - typer style
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object per role."),
+    live: bool = typer.Option(False, "--live", help="Also send one request per role (starts local servers)."),
 ) -> None:
-    """For each role: its endpoint, a one-line round trip, and tokens/s (starts local servers as needed)."""
+    """For each role: exactly what would be sent and what is missing (a dry run: no key, server or GPU
+    needed); with --live, also a one-line round trip and tokens/s."""
     config = load_config(file)
+    for plan in models_plan(config.models):
+        if as_json:
+            typer.echo(json.dumps(plan, sort_keys=True))
+        else:
+            _print_plan(plan)
+    if live:
+        _round_trips(config, as_json)
+
+
+def _round_trips(config, as_json: bool) -> None:
     with ModelStack(config.models) as stack:
         for role in ROLES:
             model = stack.models[role]
