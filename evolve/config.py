@@ -222,6 +222,18 @@ class ExecutorConfig(_Section):
     """Ray cluster address (kind = "ray"), e.g. ray://head:10001 or auto."""
 
 
+class MetaConfig(_Section):
+    """How a node is improved (the meta step)."""
+
+    style: Literal["compact", "dgm"] = "compact"
+    """`compact`: evolve's short diagnosis (a systematic problem or a failed task, transcript tails, a
+    short schema), sized for small models. `dgm`: the Darwin Gödel Machine's procedure (DGM's branch
+    choice, the agent's whole code and lineage patches, DGM's diagnosis schema and child prompt)."""
+    show_test_results: bool = False
+    """`dgm`: also show the diagnoser the grader's output of the chosen task, as DGM did. Off by default:
+    that output comes from hidden tests, and the child could be tuned to them rather than improved."""
+
+
 class RunSection(_Section):
     """Identity of the run."""
 
@@ -243,6 +255,7 @@ class RunConfig(_Section):
     policy: PolicyConfig = PolicyConfig()
     budget: BudgetConfig = BudgetConfig()
     executor: ExecutorConfig = ExecutorConfig()
+    meta: MetaConfig = MetaConfig()
 
     @model_validator(mode="after")
     def _hosted_models_have_prices(self) -> RunConfig:

@@ -121,7 +121,7 @@ def run_evolution(config: RunConfig, *, resume: Path | None = None, progress: Pr
         eval=EvalSettings(budget_steps=config.budget.agent_steps, token_budget=config.budget.job_tokens,
                           agent_timeout_s=agent_timeout(config.sandbox.timeout_s)),
         image=config.sandbox.image, improve_steps=config.budget.improve_steps,
-        job_tokens=config.budget.job_tokens, job_timeout_s=config.sandbox.timeout_s,
+        job_tokens=config.budget.job_tokens, job_timeout_s=config.sandbox.timeout_s, meta=config.meta,
     )
     policy = policies_from_config(config.policy)[config.policy.name]
     executor = LocalExecutor(config.executor.concurrency)

@@ -19,9 +19,11 @@ import numpy as np
 
 from evolve.archive.records import FAILURE_OUTCOMES, Job, Node
 from evolve.archive.store import Run
+from evolve.config import MetaConfig
 from evolve.evaluate import Channels, EvalSettings, SandboxMaker, run_task
 from evolve.jobs import EvaluationResult, ExpansionResult
 from evolve.meta import DiagnosisFailed, choose_problem, diagnose, read_failure, self_modify, validate_child
+from evolve.meta.dgm import dgm_instructions
 from evolve.sandbox.types import SandboxError
 from evolve.tasks.types import Task
 
@@ -40,6 +42,8 @@ class WorkerSettings:
     """The sandbox's wall clock (its container dies then); agent runs get `agent_timeout_s`."""
     smoke_steps: int = 2
     """Step cap of the smoke task in the validation gate."""
+    meta: MetaConfig = field(default_factory=MetaConfig)
+    """The meta step's style (`compact` or `dgm`)."""
 
 
     @property
@@ -58,11 +62,15 @@ def agent_files(code: Path) -> list[str]:
 
 
 def diagnose_node(run: Run, job: Job, node: Node, tasks: Mapping[str, Task], gateway, files: list[str], *,
-                  seed: int, job_tokens: int) -> str | ExpansionResult:
+                  seed: int, job_tokens: int, meta: MetaConfig | None = None,
+                  parent_code: Path | None = None) -> str | ExpansionResult:
     """Choose a problem from the node's failures and diagnose it through the gateway, on the host.
 
     Returns the rendered instructions (also written to the job's log), or the failed expansion."""
     log_dir = run.log_dir(job.id)
+    if meta is not None and meta.style == "dgm" and parent_code is not None:
+        return _diagnose_dgm(run, job, node, tasks, gateway, parent_code, seed=seed, job_tokens=job_tokens,
+                             meta=meta)
     failures = [read_failure(e) for e in run.evaluations(node.id, split="dev") if e.outcome in FAILURE_OUTCOMES]
     statements = {f.task: tasks[f.task].statement for f in failures if f.task in tasks}
     problem = choose_problem(failures, statements, np.random.default_rng([seed, job.id]))
@@ -77,6 +85,23 @@ def diagnose_node(run: Run, job: Job, node: Node, tasks: Mapping[str, Task], gat
         gateway.close_job(diagnose_job)
     text = instructions.render()
     (log_dir / "instructions.md").write_text(text)
+    return text
+
+
+def _diagnose_dgm(run: Run, job: Job, node: Node, tasks: Mapping[str, Task], gateway, parent_code: Path, *,
+                  seed: int, job_tokens: int, meta: MetaConfig) -> str | ExpansionResult:
+    """DGM's meta step (evolve/meta/dgm.py); its records are dgm-entry.json and diagnosis.json."""
+    diagnose_job = f"{job.id}-diagnose"
+    gateway.open_job(diagnose_job, node.id, "diagnose", job_tokens)
+    try:
+        text = dgm_instructions(run, node, {t: task.statement for t, task in tasks.items()}, parent_code,
+                                GatewayCompleter(gateway, diagnose_job), rng=np.random.default_rng([seed, job.id]),
+                                show_test_results=meta.show_test_results, log_dir=run.log_dir(job.id))
+    except DiagnosisFailed as exc:
+        return ExpansionResult(None, valid=False, reason=f"diagnosis failed: {exc}")
+    finally:
+        gateway.close_job(diagnose_job)
+    (run.log_dir(job.id) / "instructions.md").write_text(text)
     return text
 
 
@@ -123,7 +148,8 @@ class EngineWorker:
         with tempfile.TemporaryDirectory(prefix="evolve-expand-") as tmp:
             parent_code = self.run.checkout(node.id, Path(tmp) / "parent")
             text = diagnose_node(self.run, job, node, self.tasks, self.gateway, agent_files(parent_code),
-                                 seed=self.seed, job_tokens=self.settings.job_tokens)
+                                 seed=self.seed, job_tokens=self.settings.job_tokens, meta=self.settings.meta,
+                                 parent_code=parent_code)
             if isinstance(text, ExpansionResult):
                 return text
             try:

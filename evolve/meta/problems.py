@@ -102,7 +102,9 @@ def choose_problem(
     signatures = Counter(f.signature for f in failures)
     signature, count = signatures.most_common(1)[0]
     if signature in SYSTEMATIC and len(failures) >= min_failures and count / len(failures) >= dominance:
-        example = next(f for f in failures if f.signature == signature)
+        # The example is drawn, not the first: repeated expansions of one node get different prompts.
+        examples = [f for f in failures if f.signature == signature]
+        example = examples[int(rng.integers(len(examples)))]
         return Problem(signature, f"{SYSTEMATIC[signature]} ({count} of {len(failures)} failures.)",
                        example.task, statements.get(example.task), example.transcript_tail, example.agent_output)
     chosen = failures[int(rng.integers(len(failures)))]

@@ -60,3 +60,16 @@ def validate_child(sandbox: Sandbox, code_dir: Path, diff: str, log_dir: Path, *
         why = "timed out" if smoke.timed_out else f"exit {smoke.returncode}: {_tail(smoke.stdout + smoke.stderr)}"
         return Verdict(False, f"solve does not complete a smoke task ({why})")
     return Verdict(True)
+
+
+def dgm_compiled(outcomes: Mapping[str, tuple[str, bool]], expected_tasks: int) -> Verdict:
+    """DGM's "compiled" check of a child after its first evaluation stage (utils/evo_utils.py,
+    is_compiled_self_improve): every task of the stage was evaluated, and at least one evaluation
+    produced a non-empty patch. `outcomes` maps task -> (outcome, patch was empty). An option beside
+    the gate above, not part of it: DGM keeps such a child out of its archive."""
+    evaluated = {task for task, (outcome, _) in outcomes.items() if outcome != "infra"}
+    if len(evaluated) < expected_tasks:
+        return Verdict(False, f"not compiled: {len(evaluated)} of {expected_tasks} tasks evaluated")
+    if all(empty for task, (_, empty) in outcomes.items() if task in evaluated):
+        return Verdict(False, "not compiled: every patch of the stage is empty")
+    return Verdict(True)

@@ -34,8 +34,15 @@ def test_read_failure_uses_only_what_the_agent_saw(tmp_path):
 
 def test_systematic_problem_wins_when_it_dominates():
     failures = [failure(f"t{i}", empty=True) for i in range(4)] + [failure("t9")]
-    problem = choose_problem(failures, {"t0": "fix it"}, np.random.default_rng(0))
-    assert problem.kind == "empty_diff" and "4 of 5" in problem.summary and problem.statement == "fix it"
+    statements = {f"t{i}": f"fix {i}" for i in range(4)}
+    problem = choose_problem(failures, statements, np.random.default_rng(0))
+    assert problem.kind == "empty_diff" and "4 of 5" in problem.summary
+    assert problem.statement == statements[problem.task]
+    # the example is drawn from the run's seeded generator: repeated expansions differ, a seed repeats
+    examples = {choose_problem(failures, statements, np.random.default_rng(seed)).task for seed in range(20)}
+    assert examples == {"t0", "t1", "t2", "t3"}
+    assert choose_problem(failures, statements, np.random.default_rng(7)) == choose_problem(
+        failures, statements, np.random.default_rng(7))
     overflow = [failure(f"t{i}", output="error: exceeds maximum context length") for i in range(3)]
     assert choose_problem(overflow, {}, np.random.default_rng(0)).kind == "context"
 
