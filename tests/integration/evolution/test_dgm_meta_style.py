@@ -1,0 +1,71 @@
+"""`[meta] style = "dgm"` in a real evolution (Docker sandboxes, gateway, seed agent, scripted models):
+every expansion records the branch DGM's rules chose and a diagnosis in DGM's schema, and the child's
+instructions are DGM's prompt."""
+
+import json
+
+import pytest
+
+from evolve.config import parse_config
+from evolve.launch import run_evolution
+from evolve.llm.fake import RoutedModel
+from evolve.meta.dgm import FIELDS, SPECIAL
+
+CONFIG = """
+[run]
+name = "dgm-style"
+seed = 5
+archive_dir = "{archive}"
+
+[sandbox]
+memory = "512m"
+timeout_s = 120
+
+[tasks]
+suite = "humaneval"
+limit = 2
+heldout_limit = 1
+
+[budget]
+evaluations = 3
+expansions = 1
+agent_steps = 2
+improve_steps = 3
+job_tokens = 50000
+
+[policy]
+name = "greedy"
+
+[meta]
+style = "dgm"
+"""
+
+DIAGNOSIS = {name: f"scripted {name}" for name in FIELDS}
+EDIT = 'Adding a note.\n```bash\necho "# note $(date +%s%N)" >> agent/prompts.py\n```'
+MODELS = {
+    "diagnose": RoutedModel([], "```json\n" + json.dumps(DIAGNOSIS) + "\n```"),
+    "modify": RoutedModel([("What to improve:", EDIT)], "```done\n```"),
+    "solve": RoutedModel([], "```done\n```"),
+}
+
+
+@pytest.mark.docker
+def test_dgm_style_records_the_branch_and_dgms_schema_per_expansion(tmp_path, base_image):
+    config = parse_config(CONFIG.format(archive=tmp_path))
+    run, outcome = run_evolution(config, models=MODELS)
+    expansions = [j for j in run.jobs() if j.kind == "expand" and j.state == "finished"]
+    assert expansions, outcome
+    for job in expansions:
+        log_dir = run.log_dir(job.id)
+        entry = json.loads((log_dir / "dgm-entry.json").read_text())
+        assert entry["branch"] in (*SPECIAL, "task")
+        assert (entry["task"] is not None) == (entry["branch"] == "task")
+        diagnosis = json.loads((log_dir / "diagnosis.json").read_text())
+        assert diagnosis["entry"] == entry
+        assert {name: diagnosis[name] for name in FIELDS if name != "log_summarization"} == {
+            name: DIAGNOSIS[name] for name in FIELDS if name != "log_summarization"}
+        instructions = (log_dir / "instructions.md").read_text()
+        assert instructions.startswith("# Coding agent summary") and "# To Implement" in instructions
+    exchanges = [json.loads(line) for path in (run.path / "exchanges").glob("job-*-diagnose.jsonl")
+                 for line in path.read_text().splitlines()]
+    assert exchanges and all("# agent/loop.py" in e["request"]["messages"][0]["content"] for e in exchanges)
