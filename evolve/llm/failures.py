@@ -8,7 +8,8 @@ retry layer, the gateway's status mapping and the balancer).
   unknown model); no retry helps, so the run stops on the first one.
 - `unavailable`: the service failed (5xx, 529, 408/409/429 after the retry window, connection
   errors, timeouts): `infra`.
-- `internal`: the client itself broke (an exception that is no API error): `infra`.
+- `internal`: the client itself broke (an exception that is no API error, or an argument the model
+  does not support, which the capability table should have left out): `infra`.
 """
 
 from __future__ import annotations
@@ -86,6 +87,8 @@ def classify(exc: BaseException) -> FailureKind:
         return "auth"  # the configured model does not exist for this key: no agent can fix that
     if retryable(error):
         return "unavailable"
+    if code in ("unsupported_parameter", "unsupported_value"):
+        return "internal"  # an argument the capability table should not have sent: the engine's bug, not the agent's
     if code == "context_length_exceeded" or any(marker in text for marker in _CONTEXT_MARKERS):
         return "context"
     return "request"
