@@ -21,7 +21,7 @@ import openai
 
 from evolve.llm.anthropic_wire import anthropic_payload, anthropic_response
 from evolve.llm.capabilities import Capabilities, capabilities
-from evolve.llm.failures import ModelError
+from evolve.llm.failures import ModelError, untranslatable
 from evolve.llm.pricing import FREE, Price, known_price
 from evolve.llm.retries import Retrier, RetryPolicy
 from evolve.llm.types import ChatRequest, ChatResponse, Message, ToolCall, Usage, message_to_openai
@@ -110,6 +110,15 @@ def _openai_response(raw: Any, model: str, price: Price, gpu_seconds: float) -> 
     )
 
 
+def _translated(build: Callable[[ChatRequest], dict[str, Any]], request: ChatRequest) -> dict[str, Any]:
+    """The SDK arguments; a request that cannot be translated (a tool without a name, ...) is the agent's
+    400, not an engine failure an agent could provoke to have its failures counted as `infra`."""
+    try:
+        return build(request)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise untranslatable(exc) from exc
+
+
 class OpenAICompatible:
     """Any OpenAI-style chat-completions server; local ones are free and count GPU-seconds."""
 
@@ -145,7 +154,7 @@ class OpenAICompatible:
         return openai_arguments(request, self.name, self.caps, self.temperature, self.max_tokens)
 
     def complete(self, request: ChatRequest) -> ChatResponse:
-        payload = self.arguments(request)
+        payload = _translated(self.arguments, request)
         started = time.monotonic()
         raw = self._retrier.call(lambda: self._client.chat.completions.create(**payload))
         return _openai_response(raw, self.name, self._price, (time.monotonic() - started) * self._gpus)
@@ -191,7 +200,7 @@ class AnthropicModel:
         return anthropic_payload(request, self.name, self.max_tokens)
 
     def complete(self, request: ChatRequest) -> ChatResponse:
-        payload = self.arguments(request)
+        payload = _translated(self.arguments, request)
         raw = self._retrier.call(lambda: self._client.messages.create(**payload))
         return anthropic_response(raw, self.name, self._price)
 

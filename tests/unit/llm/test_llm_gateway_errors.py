@@ -90,3 +90,44 @@ def test_an_exception_in_a_client_is_a_json_reply_not_a_dead_thread(post, chat):
     assert "unexpected keyword argument" in json.loads(replies[0][1])["error"]["message"]
     assert odd == 400
 
+
+
+# -- attacks: an agent provoking an `infra` verdict (retried, never counted against it) ------------------
+
+
+@pytest.mark.parametrize("tools", [
+    [{"type": "function", "function": {"description": "no name"}}],
+    [{"type": "function"}],
+    ["not a tool"],
+])
+def test_a_malformed_tool_sent_to_anthropic_is_the_agents_400_not_infra(tools, post, chat):
+    with s.StandinServer([s.anthropic_text()]) as server:
+        model = AnthropicModel("claude-sonnet-4-6", base_url=server.url, retry=NO_WAIT)
+        with Gateway(_roles(model)) as gateway:
+            job = gateway.open_job("j", "n", "solve", 10_000)
+            status, body = post(job.socket_path, chat("hi", tools=tools))
+            honest, _ = post(job.socket_path, chat("hi"))
+            verdict = outcome(status, gateway)
+    assert (status, verdict) == (400, "agent failure"), body
+    assert server.seen and len(server.seen) == 1 and honest == 200  # only the honest request went upstream
+
+
+def test_parameters_a_reasoning_model_refuses_are_dropped_not_turned_into_infra(post, chat):
+    with s.StandinServer([s.openai_text("fine")]) as server:  # the stand-in 400s temperature/stop/max_tokens
+        model = OpenAIModel("o3-mini", base_url=server.url + "/v1", retry=NO_WAIT)
+        with Gateway(_roles(model)) as gateway:
+            job = gateway.open_job("j", "n", "solve", 10_000)
+            status, _ = post(job.socket_path, chat("hi", temperature=1.5, stop=["x"], max_tokens=5))
+    assert status == 200
+
+
+def test_an_unsupported_value_in_the_agents_own_fields_is_its_failure(post, chat):
+    refusal = s.openai_error(400, "Unsupported value: 'tools[0].type'", "invalid_request_error",
+                             "unsupported_value", "tools[0].type")
+    with s.StandinServer([refusal]) as server:
+        model = OpenAIModel("gpt-4o", base_url=server.url + "/v1", retry=NO_WAIT)
+        with Gateway(_roles(model)) as gateway:
+            job = gateway.open_job("j", "n", "solve", 10_000)
+            status, _ = post(job.socket_path, chat("hi", tools=[{"type": "weird"}]))
+            verdict = outcome(status, gateway)
+    assert (status, verdict) == (400, "agent failure")

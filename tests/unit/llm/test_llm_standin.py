@@ -157,8 +157,8 @@ def test_jitter_comes_from_the_seeded_generator():
     (s.openai_context_overflow(), "context"),
     (s.openai_error(400, "Invalid value for 'messages'", "invalid_request_error", "invalid_value"), "request"),
     (s.openai_error(404, "The model `gpt-9` does not exist", "invalid_request_error", "model_not_found"), "auth"),
-    (s.openai_error(400, "Unsupported parameter: 'stop'", "invalid_request_error", "unsupported_parameter"),
-     "internal"),
+    (s.openai_error(400, "Unsupported parameter: 'stop'", "invalid_request_error", "unsupported_parameter",
+                    "stop"), "internal"),
 ])
 def test_openai_failures_that_waiting_cannot_fix_are_not_retried(answer, kind):
     clock = Clock()
