@@ -148,6 +148,7 @@ class Runner:
     def _budget_spent(self) -> str | None:
         budget = self.budget
         if (fatal := self.fatal()) is not None:
+            self._stop.set()  # no model can be reached: nothing more starts, the held-out score included
             return fatal
         if self._stop.is_set():
             return "stop requested"

@@ -11,4 +11,5 @@ def test_the_runner_stops_with_the_gateways_one_line_reason(make_runner):
     runner.fatal = lambda: next(reasons, "the model provider refused the engine's key or account: invalid x-api-key")
     outcome = runner.execute()
     assert outcome.stop_reason == "the model provider refused the engine's key or account: invalid x-api-key"
-    assert run.evaluations() is not None  # what was recorded before the stop stays
+    assert run.evaluations()  # what was recorded before the stop stays
+    assert not outcome.heldout_scored  # the held-out tasks would only meet the same refused key
