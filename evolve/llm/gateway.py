@@ -236,7 +236,9 @@ class Gateway:
             return status, error_body(exc.provider_message, "invalid_request_error", code)
         if exc.kind == "auth":
             self._stop_run(f"the model provider refused the engine's key or account: {exc.provider_message}")
-            return 502, error_body(f"model unavailable: {exc}", "model_error", "engine_auth_failed")
+            # The provider's words may quote the key (masked or not): the agent gets none of them.
+            return 502, error_body("model unavailable: the engine's model account was refused", "model_error",
+                                   "engine_auth_failed")
         if exc.kind == "internal":
             return 500, error_body(f"model client error: {exc}", "model_error", "internal_error")
         return 502, error_body(f"model unavailable: {exc}", "model_error", "model_error")

@@ -67,6 +67,7 @@ def test_each_upstream_failure_becomes_its_outcome(provider, answer, status, cod
     assert len(stops) == (1 if expected == "run stop" else 0)  # reported once, however often it recurs
     if expected == "run stop":
         assert "refused the engine's key" in gateway.fatal
+        assert b"sk-" not in body and answer.body["error"]["message"].encode() not in body  # no key echo
 
 
 class RaisingModel:
