@@ -127,7 +127,7 @@ def run_evolution(config: RunConfig, *, resume: Path | None = None, progress: Pr
     executor = LocalExecutor(config.executor.concurrency)
     runner: Runner | None = None
     try:
-        with ModelStack(config.models) if models is None else nullcontext() as stack, Gateway(
+        with ModelStack(config.models, seed=config.run.seed) if models is None else nullcontext() as stack, Gateway(
             models if models is not None else stack.models, exchanges_dir=run.path / "exchanges", usage_sink=run
         ) as gateway, ExitStack() as cluster:
             if config.executor.kind == "ray":  # jobs on a Ray cluster; runner, archive, gateway stay here

@@ -93,19 +93,19 @@ def _balanced(config: ModelConfig, urls: tuple[str, ...], **kwargs) -> ChatModel
     return LeastLoaded(replicas, attempts=len(replicas) + retries)
 
 
-def retry_policy(config: ModelConfig) -> RetryPolicy:
-    """The role's one retry layer (evolve/llm/retries.py)."""
+def retry_policy(config: ModelConfig, seed: int = 0) -> RetryPolicy:
+    """The role's one retry layer (evolve/llm/retries.py); its jitter is drawn from the run's seed."""
     attempts = None if config.max_retries is None else config.max_retries + 1
-    return RetryPolicy(window_s=config.retry_window_min * 60, attempts=attempts)
+    return RetryPolicy(window_s=config.retry_window_min * 60, attempts=attempts, seed=seed)
 
 
-def client_for(config: ModelConfig, base_urls: tuple[str, ...] = ()) -> ChatModel:
+def client_for(config: ModelConfig, base_urls: tuple[str, ...] = (), seed: int = 0) -> ChatModel:
     """The client of one role; `base_urls` are the replicas of a server the stack started."""
     common = {
         "temperature": config.temperature,
         "max_tokens": config.max_tokens,
         "timeout_s": config.timeout_s,
-        "retry": retry_policy(config),
+        "retry": retry_policy(config, seed),
     }
     if config.provider in ("embedded", "vllm"):
         gpus = config.tensor_parallel if config.provider == "vllm" else 0
@@ -129,8 +129,10 @@ def client_for(config: ModelConfig, base_urls: tuple[str, ...] = ()) -> ChatMode
 class ModelStack:
     """Running servers plus `models[role]`; close it (or leave its `with`) to stop the servers."""
 
-    def __init__(self, config: ModelsConfig, server_factory: ServerFactory = default_server) -> None:
+    def __init__(self, config: ModelsConfig, server_factory: ServerFactory = default_server, *,
+                 seed: int = 0) -> None:
         self._config = config
+        self._seed = seed
         self._factory = server_factory
         self._exit = ExitStack()
         self.servers: dict[tuple[object, ...], ModelServer] = {}
@@ -150,7 +152,7 @@ class ModelStack:
                         self._exit.callback(server.stop)
                         self.servers[key] = server
                     urls = self.servers[key].base_urls
-                self.models[role] = client_for(config, urls)
+                self.models[role] = client_for(config, urls, self._seed)
         except BaseException:
             self.close()
             raise
