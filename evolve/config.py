@@ -278,6 +278,9 @@ def _describe(error: dict, path: Path) -> str:
         return f"{path}: unknown key `{key}`"
     if error["type"] == "missing":
         return f"{path}: missing key `{key}`"
+    if error["type"] == "value_error":  # a check across keys (a model_validator) names its keys itself
+        message = error["msg"].removeprefix("Value error, ")
+        return f"{path}: {message}" if not error["loc"] else f"{path}: [{key}] {message}"
     got = error.get("input")
     got_text = f" (got {got!r})" if not isinstance(got, dict) else ""
     return f"{path}: key `{key}`: {error['msg']}{got_text}"
