@@ -19,7 +19,7 @@ from typing import Protocol
 
 from evolve.archive.store import Run
 from evolve.llm.types import Usage
-from evolve.sandbox.types import Sandbox, SandboxUnavailable
+from evolve.sandbox.types import ExecResult, Sandbox, SandboxUnavailable
 from evolve.tasks.grading import GradeItem, grade_in
 from evolve.tasks.tree_diff import diff_trees, tree_entries
 from evolve.tasks.types import Task, write_files
@@ -54,6 +54,10 @@ class Channels(Protocol):
     """The model gateway as evaluation uses it (`evolve.llm.gateway.Gateway` fits)."""
 
     def open_job(self, job_id: str | int, node_id: str, role: str, token_budget: int) -> Channel: ...
+
+    def report(self, job_id: str | int) -> Report:
+        """What an open job was served so far (the validation gate's request count)."""
+        ...
 
     def close_job(self, job_id: str | int) -> Report: ...
 
@@ -171,9 +175,14 @@ def _solve(task: Task, job: str, code: Path, repo: Path, after: Path, log_dir: P
             return _Attempt("infra", f"cannot set up the task repo: {init.stderr[-500:]}", 0)
         env = {**channel.sandbox_env(), "EVOLVE_TRANSCRIPT": TRANSCRIPT, "EVOLVE_TOOL_PROTOCOL": settings.tool_protocol,
                "PYTHONDONTWRITEBYTECODE": "1"}
-        ran = box.exec(["python3", "-m", "agent", "solve", "--workdir", REPO_DIR, "--problem", PROBLEM,
-                        "--budget-steps", str(settings.budget_steps)], cwd=AGENT_DIR, env=env,
-                       timeout=_agent_timeout(task, settings))
+        try:
+            ran = box.exec(["python3", "-m", "agent", "solve", "--workdir", REPO_DIR, "--problem", PROBLEM,
+                            "--budget-steps", str(settings.budget_steps)], cwd=AGENT_DIR, env=env,
+                           timeout=_agent_timeout(task, settings))
+        except SandboxUnavailable as exc:
+            # Only the agent's processes run there: if the engine still copies the tree out below, the
+            # agent stopped its own container (an engine failure raises again there and is infra).
+            ran = ExecResult(-1, "", f"the agent's sandbox stopped while it ran: {exc}", 0.0)
         (log_dir / "agent.log").write_text(f"exit {ran.returncode}, {ran.duration:.1f} s, timed out {ran.timed_out}\n"
                                            f"--- stdout\n{ran.stdout}\n--- stderr\n{ran.stderr}")
         try:

@@ -184,6 +184,15 @@ class Gateway:
         """Tokens and cost of one open job so far."""
         return self._job(str(job_id)).usage
 
+    def report(self, job_id: str | int) -> JobReport:
+        """What one open job was served so far."""
+        return self._report(self._job(str(job_id)))
+
+    @staticmethod
+    def _report(job: _Job) -> JobReport:
+        with job.lock:
+            return JobReport(job.usage, job.requests, job.upstream_failures)
+
     def close_job(self, job_id: str | int) -> JobReport:
         """Stop serving a job, remove its socket, and return what it was served."""
         job_id = str(job_id)
@@ -196,8 +205,7 @@ class Gateway:
         if job.listener is not None:
             job.listener.close()
         job.channel.socket_path.unlink(missing_ok=True)
-        with job.lock:
-            return JobReport(job.usage, job.requests, job.upstream_failures)
+        return self._report(job)
 
     def close(self) -> None:
         """Close every job and the TCP listener."""

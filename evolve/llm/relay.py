@@ -123,6 +123,13 @@ class RelayChannels:
             self._relays[str(job_id)] = _Relay(socket_path, grant, self._timeout_s)
         return RelayChannel(socket_path)
 
+    def report(self, job_id: str | int) -> JobReport:
+        """What one open job was served so far, as this relay saw it."""
+        relay = self._relays.get(str(job_id))
+        if relay is None:
+            raise GatewayError(f"job {job_id} is not open")
+        return relay.report()
+
     def close_job(self, job_id: str | int) -> JobReport:
         with self._lock:
             relay = self._relays.pop(str(job_id), None)

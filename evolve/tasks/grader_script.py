@@ -125,11 +125,20 @@ def revert_protected(work, clean, before, spec):
 
 
 def apply_patch(patch, work):
-    """git apply of the whole patch (all or nothing), with no config from anywhere; (ok, git's output)."""
+    """git apply of the whole patch (all or nothing), with no config from anywhere; (ok, why not).
+
+    Every section must be one git parses: git skips text it cannot read as a patch, so a section it
+    did not count is refused here rather than quietly left out."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "GIT_CONFIG_NOSYSTEM": "1",
            "GIT_CONFIG_GLOBAL": "/dev/null", "HOME": "/nonexistent", "LC_ALL": "C"}
-    done = subprocess.run(["git", "-c", "core.hooksPath=/dev/null", "-c", "core.attributesFile=/dev/null", "apply",
-                           "--whitespace=nowarn", patch], cwd=work, env=env, capture_output=True, check=False)
+    git = ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.attributesFile=/dev/null", "apply"]
+    parsed = subprocess.run(git + ["--numstat", patch], cwd=work, env=env, capture_output=True, check=False)
+    with open(patch, "rb") as handle:
+        sections = sum(line.startswith(b"diff --git ") for line in handle)
+    files = len(parsed.stdout.splitlines())
+    if parsed.returncode == 0 and files < sections:
+        return False, f"the patch has {sections} sections but git reads {files} of them"
+    done = subprocess.run(git + ["--whitespace=nowarn", patch], cwd=work, env=env, capture_output=True, check=False)
     return done.returncode == 0, (done.stdout + done.stderr).decode(errors="replace")
 
 
