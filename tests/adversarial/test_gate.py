@@ -61,7 +61,7 @@ def test_a_child_whose_improve_is_broken_is_invalid(tmp_path, base_image, improv
     child = executor_agent(tmp_path / "child")
     main = (child / "agent" / "__main__.py").read_text()
     (child / "agent" / "__main__.py").write_text(main.replace(
-        'if __name__ == "__main__":\n', f'if __name__ == "__main__" and sys.argv[1] == "improve":\n'
+        'if __name__ == "__main__":\n', 'if __name__ == "__main__" and sys.argv[1] == "improve":\n'
         + "".join(f"    {line}\n" for line in improve.splitlines()) + 'if __name__ == "__main__":\n'))
     verdict = _gate(tmp_path, child, timeout_s=8)
     assert not verdict.valid and verdict.reason.startswith("contract: improve does not start and exit cleanly")

@@ -44,8 +44,8 @@ SMOKE_EDIT = "```bash\nsed -i 's/raise NotImplementedError/return \"Hello, \" + 
 MODELS = {
     "diagnose": RoutedModel([], '```json\n{"problem": "p", "cause": "c", "change": "note the attempt", '
                                 '"files": ["agent/prompts.py"]}\n```'),
-    "modify": RoutedModel([("What to improve:", "Adding a note.\n```bash\necho \"# note $(date +%s%N)\" >> "
-                                             "agent/prompts.py\n```")], "```done\n```"),
+    "modify": RoutedModel([("What to improve:", ("Adding a note.\n```bash\necho \"# note $(date +%s%N)\" >> "
+                                              "agent/prompts.py\n```"))], "```done\n```"),
     "solve": RoutedModel([(SMOKE_MARKER, SMOKE_EDIT)], "```done\n```"),
 }
 
