@@ -206,7 +206,7 @@ def _copy_out(box: Sandbox, dest: Path) -> str | None:
     """Copy the repo's work tree to `dest` (by the engine, not by a command in the box); why not, if it failed."""
     try:
         box.get_dir(REPO_DIR, dest)
-    except (tarfile.TarError, OSError) as exc:  # e.g. a link out of the repo: the agent's tree, not the engine
+    except (tarfile.TarError, FileNotFoundError) as exc:  # a link out of the repo, or no repo: the agent's doing
         return f"the agent's repo could not be copied out: {exc}"
     return None
 

@@ -32,7 +32,11 @@ PROTECTED_PARTS = frozenset({
     ".git", "sitecustomize", "sitecustomize.py", "usercustomize", "usercustomize.py",  # import hooks
     "pytest", "pytest.py", "_pytest", "py.py", "pluggy", "iniconfig", PLUGIN, PLUGIN + ".py",  # the runner itself
     "conftest.py", "pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml",  # how pytest collects
+    "build.rs", ".cargo", "go.work", "node_modules", ".babelrc", "jest.config.js", "jest.config.ts",  # other
+    "jest.config.mjs", "jest.config.cjs", "jest.config.json",  # runners' hooks (Cargo.toml: references edit it)
 })
+TEST_SUFFIXES = ("_test.py", ".pth", "_test.go", ".test.js", ".spec.js")
+"""New test files (a Go TestMain, a jest setup) run inside the hidden tests' process: none may be added."""
 """Path components no change may touch, anywhere in the tree (beside the task's own protected names)."""
 PLUGIN_SOURCE = '''"""Sends each test's result to the grader over the pipe it opened (evolve grading)."""
 import json
@@ -71,7 +75,7 @@ def protected(path, spec):
         path == tests or path.startswith(tests + "/") or path in hidden
         or any(h.startswith(path + "/") for h in hidden)
         or any(p in PROTECTED_PARTS for p in parts) or base in spec["names"]
-        or base.startswith("test_") or base.endswith(("_test.py", ".pth"))
+        or base.startswith("test_") or base.endswith(TEST_SUFFIXES)
     )
 
 

@@ -178,3 +178,10 @@ def test_the_tests_cannot_write_to_or_kill_the_grader(attempt):
 def test_twin_a_fix_beside_the_tampering_code_passes(attempt):
     result = attempt(ScriptedModel([FIX + _append("structs/__init__.py", GRADER_TAMPERING)]))
     assert result.outcome == "pass", _grade_log(result)
+
+
+def test_a_link_out_of_the_repo_fails_the_copy_closed_not_as_infra(attempt):
+    result = attempt(ScriptedModel([FIX + "ln -s /etc/passwd structs/pw && ln -s ../../../etc structs/up\n"]))
+    assert result.outcome in {"pass", "error"} and result.outcome != "infra", result.detail
+    patch = (result.log_dir / "diff.patch").read_text()
+    assert "root:x:0:0" not in patch  # a link is never followed into the host's or the box's files
