@@ -24,6 +24,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 OUTPUT_CAP = 20000
+RECORDS_CAP = 8_000_000
+"""Bytes of per-test records kept; a run that sends more has cut records, which fail as malformed."""
 MARKER = "=== evolve-grade-results ==="
 TEST_UID = 1000
 PLUGIN = "evolve_results"
@@ -163,13 +165,15 @@ def run(command, cwd, timeout, env, isolate):
     read_end, write_end = os.pipe()
     as_user = {"user": TEST_UID, "group": TEST_UID, "extra_groups": []} if isolate else {}
     env = dict(env, **{RESULTS_FD: str(write_end)})
+    # The tests, not the grader, are what the kernel kills first when they exhaust the memory.
+    command = "echo 1000 > /proc/self/oom_score_adj 2>/dev/null; " + command
     proc = subprocess.Popen(["bash", "-c", command], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL, start_new_session=True, pass_fds=(write_end,), env=env,
                             **as_user)
     os.close(write_end)
     output, results = [], []
-    readers = [threading.Thread(target=_drain, args=(fd, into), daemon=True)
-               for fd, into in ((proc.stdout.fileno(), output), (read_end, results))]
+    readers = [threading.Thread(target=_drain, args=(fd, into, limit), daemon=True)
+               for fd, into, limit in ((proc.stdout.fileno(), output, 4 * OUTPUT_CAP), (read_end, results, RECORDS_CAP))]
     for reader in readers:
         reader.start()
     try:
@@ -185,12 +189,18 @@ def run(command, cwd, timeout, env, isolate):
     return code, b"".join(output).decode(errors="replace"), timed_out, _records(b"".join(results))
 
 
-def _drain(fd, chunks):
+def _drain(fd, chunks, limit):
+    """Read `fd` to its end, keeping about `limit` bytes (the first chunk and the latest ones): the
+    tests may write without end, and the grader's memory must not be theirs to fill."""
+    kept = 0
     while True:
         chunk = os.read(fd, 65536)
         if not chunk:
             return
         chunks.append(chunk)
+        kept += len(chunk)
+        while kept > limit and len(chunks) > 2:
+            kept -= len(chunks.pop(1))
 
 
 def kill_test_user():

@@ -7,6 +7,8 @@ import uuid
 
 import pytest
 
+from evolve.sandbox.types import SandboxLimits
+from evolve.tasks.docker import grading_sandbox
 from evolve.tasks.grading import GradeItem, grade_in
 from evolve.tasks.tree_diff import diff_trees, tree_entries
 from evolve.tasks.types import write_files
@@ -103,3 +105,31 @@ def test_records_forged_from_a_protected_file_are_never_read(grader_box, task, t
                              "'when': 'call', 'outcome': 'passed'}) + '\\n').encode())\n")
     grade = _grade(grader_box, task, _patch(task, tmp_path, {"sitecustomize.py": forge}))
     assert grade.outcome == "fail" and "sitecustomize.py" in grade.dropped
+
+
+RESOURCE_ATTACKS = {
+    "output flood": "import sys as _s\nfor _ in range(20000):\n    _s.stdout.write('x' * 10000 + '\\n')\n",
+    "daemon holding the pipes": "import subprocess as _p\n_p.Popen(['sleep', '600'], start_new_session=True)\n",
+    "record flood": FORGE_RECORDS + "for _ in range(200000):\n    _o.write(_fd, b'{\"test\": \"x\", \"outcome\": \"passed\"}\\n')\n",
+}
+
+
+@pytest.mark.parametrize("name", list(RESOURCE_ATTACKS))
+def test_tests_that_flood_or_linger_get_a_plain_fail_never_infra(grader_box, task, tmp_path, name):
+    init = task.repo["structs/__init__.py"].decode() + RESOURCE_ATTACKS[name]
+    grade = _grade(grader_box, task, _patch(task, tmp_path, {"structs/__init__.py": init}))
+    assert grade.outcome == "fail" and len(grade.output) < 100_000, grade.detail
+
+
+def test_twin_the_reference_passes_beside_a_lingering_daemon(grader_box, task, tmp_path):
+    init = task.repo["structs/__init__.py"].decode() + RESOURCE_ATTACKS["daemon holding the pipes"]
+    grade = _grade(grader_box, task, _patch(task, tmp_path, {"structs/__init__.py": init}, fix=True))
+    assert grade.outcome == "pass", grade.detail
+
+
+def test_tests_that_exhaust_memory_die_before_the_grader(base_image, task, tmp_path):
+    hog = task.repo["structs/__init__.py"].decode() + "_hog = []\nwhile True:\n    _hog.append(bytearray(20_000_000))\n"
+    limits = SandboxLimits(cpus=1.0, memory="300m", pids=256, wall_clock_s=300)
+    with grading_sandbox(base_image, "adversarial-oom", limits=limits) as box:
+        grade = _grade(box, task, _patch(task, tmp_path, {"structs/__init__.py": hog}))
+    assert grade.outcome == "fail", grade.detail  # a grade at all: the grader outlived the hog
