@@ -133,3 +133,22 @@ def test_tests_that_exhaust_memory_die_before_the_grader(base_image, task, tmp_p
     with grading_sandbox(base_image, "adversarial-oom", limits=limits) as box:
         grade = _grade(box, task, _patch(task, tmp_path, {"structs/__init__.py": hog}))
     assert grade.outcome == "fail", grade.detail  # a grade at all: the grader outlived the hog
+
+
+SCRIPT_CHEATS = {
+    "success line and os._exit(0) at import": "print('ALL TESTS PASSED', flush=True)\nimport os as _o\n_o._exit(0)\n",
+    "atexit os._exit(0) after a failed check": ("import atexit as _a, os as _o\n"
+                                                "_a.register(lambda: (print('ALL TESTS PASSED', flush=True), _o._exit(0)))\n"),
+}
+
+
+@pytest.mark.parametrize("name", list(SCRIPT_CHEATS))
+def test_a_one_script_check_cannot_be_passed_by_exiting_early(grader_box, tmp_path, name):
+    from evolve.tasks import load_suite
+
+    task = load_suite("humaneval").get("HumanEval-3")
+    stub = task.repo["solution.py"].decode()
+    patch = _patch(task, tmp_path, {"solution.py": SCRIPT_CHEATS[name] + stub})
+    grade = _grade(grader_box, task, patch)
+    assert grade.outcome == "fail" and "ALL TESTS PASSED" in grade.output, grade.detail
+    assert _grade(grader_box, task, task.reference_patch).outcome == "pass"  # the twin
