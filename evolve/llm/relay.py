@@ -24,6 +24,17 @@ from evolve.llm.gateway import SANDBOX_SOCKET_PATH, GatewayError, JobReport
 from evolve.llm.gateway_http import Listener, error_body, listen_unix
 from evolve.llm.types import Usage
 
+UPSTREAM_FAILURES = frozenset({"model_error", "overloaded"})
+"""Error types of the head gateway's answers that report a failed model (not the job's own doing)."""
+
+
+def _error_type(data: bytes) -> str | None:
+    try:
+        error = json.loads(data).get("error") or {}
+    except (ValueError, AttributeError):
+        return None  # not the gateway's error body (e.g. a proxy's page): not counted as the model's failure
+    return error.get("type") if isinstance(error, dict) else None
+
 
 @dataclass(frozen=True)
 class GatewayGrant:
@@ -74,7 +85,7 @@ class _Relay:
             return 502, error_body(message, "model_error", "model_error")
         if status == 200 and method == "POST":  # a chat reply (GETs only list models)
             self._count(data)
-        elif status >= 500:  # the head gateway's own upstream-failure answers (it counts them too)
+        elif status >= 500 and _error_type(data) in UPSTREAM_FAILURES:  # the head's own count, mirrored
             self._failed()
         return status, data
 
