@@ -21,7 +21,7 @@ from evolve.archive.store import Run
 from evolve.llm.types import Usage
 from evolve.sandbox.types import ExecResult, Sandbox, SandboxUnavailable
 from evolve.tasks.grading import GradeItem, grade_in
-from evolve.tasks.tree_diff import diff_trees, tree_entries
+from evolve.tasks.tree_diff import TreeDiffFailed, diff_trees, tree_entries
 from evolve.tasks.types import Task, write_files
 
 AGENT_DIR, REPO_DIR, PROBLEM, TRANSCRIPT = "/work/agent", "/work/repo", "/work/problem.md", "/work/transcript.jsonl"
@@ -122,6 +122,8 @@ def run_task(run: Run, node_id: str, task: Task, job_id: int, *, sandboxes: Sand
         result = _attempt(run, node_id, task, str(job_id), log_dir, sandboxes, gateway, settings)
     except SandboxUnavailable as exc:
         result = _Attempt("infra", f"sandbox failed: {exc}", 0)
+    except TreeDiffFailed as exc:  # the engine's own git failed on the host
+        result = _Attempt("infra", f"the engine could not diff the agent's tree: {exc}", 0)
     duration = time.monotonic() - start
     (log_dir / "outcome.json").write_text(json.dumps({"outcome": result.outcome, "detail": result.detail,
                                                       "tokens": result.tokens, "duration_s": duration}))
