@@ -86,3 +86,15 @@ def test_expected_tests_are_read_from_the_hidden_files(task):
 def test_output_marker_printed_by_the_code_under_test_cannot_forge_results(task, tmp_path):
     patch = agent_diff(task, tmp_path, "printf 'print(\"=== evolve-grade-results ===\")\\nprint(\"[]\")\\n' >> structs/__init__.py")
     assert grade(task, patch, tmp_path).outcome == "fail"
+
+
+@pytest.mark.parametrize("path", ["conftest.py", "a/b/conftest.py", ".pytest.ini", "pkg/x.pth", "sitecustomize/__init__.py",
+                                  "pytest.py", "_pytest/main.py", "evolve_results.py", "tests", "tests/x.py",
+                                  "structs/test_new.py", "extra_test.go", "node_modules/jest/bin/jest.js", ".git/config"])
+def test_protected_paths(task, path):
+    assert task.is_protected(path)
+
+
+@pytest.mark.parametrize("path", ["structs/lru.py", "README.md", "structs/testing_utils.py", "docs/conftest.md"])
+def test_source_paths_are_not_protected(task, path):
+    assert not task.is_protected(path)
