@@ -1,14 +1,16 @@
 """Evaluate one agent (a node) on one task: solve in a fresh sandbox, grade in a second one (DESIGN.md §4).
 
 The agent sandbox gets the node's code at /work/agent, the task repo at /work/repo (a git repo, so
-the diff can be taken), the statement at /work/problem.md and the gateway channel; it never sees the
-hidden tests. Grading (evolve.tasks.grading) applies the filtered diff to a clean repo elsewhere.
+its tools can use git), the statement at /work/problem.md and the gateway channel; it never sees the
+hidden tests. The engine copies the work tree out and diffs it on the host; grading
+(evolve.tasks.grading) applies that diff to a clean repo in a fresh sandbox and reverts protected paths.
 Every attempt is a job in the archive; an `infra` failure is retried and never counts against the agent.
 """
 
 from __future__ import annotations
 
 import json
+import tarfile
 import tempfile
 import time
 from dataclasses import dataclass
@@ -16,8 +18,10 @@ from pathlib import Path
 from typing import Protocol
 
 from evolve.archive.store import Run
-from evolve.sandbox.types import Sandbox, SandboxUnavailable
+from evolve.llm.types import Usage
+from evolve.sandbox.types import ExecResult, Sandbox, SandboxUnavailable
 from evolve.tasks.grading import GradeItem, grade_in
+from evolve.tasks.tree_diff import TreeDiffFailed, diff_trees, tree_entries
 from evolve.tasks.types import Task, write_files
 
 AGENT_DIR, REPO_DIR, PROBLEM, TRANSCRIPT = "/work/agent", "/work/repo", "/work/problem.md", "/work/transcript.jsonl"
@@ -27,7 +31,9 @@ _GIT = ["git", "-c", "user.name=evolve", "-c", "user.email=evolve@localhost", "-
 class SandboxMaker(Protocol):
     """Makes a fresh sandbox from `image`, labelled with `job`, optionally with the model channel mounted."""
 
-    def __call__(self, image: str, job: str, *, gateway_socket: Path | None = None) -> Sandbox: ...
+    def __call__(self, image: str, job: str, *, gateway_socket: Path | None = None, grader: bool = False) -> Sandbox:
+        """`grader=True`: a grading sandbox, whose grader runs as root and its tests as uid 1000."""
+        ...
 
 
 class Channel(Protocol):
@@ -36,9 +42,12 @@ class Channel(Protocol):
     def sandbox_env(self) -> dict[str, str]: ...
 
 
-class Usage(Protocol):
-    prompt_tokens: int
-    completion_tokens: int
+class Report(Protocol):
+    """What the gateway itself saw of a job (`evolve.llm.gateway.JobReport` fits)."""
+
+    usage: Usage
+    requests: int
+    upstream_failures: int
 
 
 class Channels(Protocol):
@@ -46,7 +55,11 @@ class Channels(Protocol):
 
     def open_job(self, job_id: str | int, node_id: str, role: str, token_budget: int) -> Channel: ...
 
-    def close_job(self, job_id: str | int) -> Usage: ...
+    def report(self, job_id: str | int) -> Report:
+        """What an open job was served so far (the validation gate's request count)."""
+        ...
+
+    def close_job(self, job_id: str | int) -> Report: ...
 
 
 @dataclass(frozen=True)
@@ -109,6 +122,8 @@ def run_task(run: Run, node_id: str, task: Task, job_id: int, *, sandboxes: Sand
         result = _attempt(run, node_id, task, str(job_id), log_dir, sandboxes, gateway, settings)
     except SandboxUnavailable as exc:
         result = _Attempt("infra", f"sandbox failed: {exc}", 0)
+    except TreeDiffFailed as exc:  # the engine's own git failed on the host
+        result = _Attempt("infra", f"the engine could not diff the agent's tree: {exc}", 0)
     duration = time.monotonic() - start
     (log_dir / "outcome.json").write_text(json.dumps({"outcome": result.outcome, "detail": result.detail,
                                                       "tokens": result.tokens, "duration_s": duration}))
@@ -117,72 +132,85 @@ def run_task(run: Run, node_id: str, task: Task, job_id: int, *, sandboxes: Sand
 
 def _attempt(run: Run, node_id: str, task: Task, job: str, log_dir: Path, sandboxes: SandboxMaker,
              gateway: Channels, settings: EvalSettings) -> _Attempt:
+    """Solve, then grade; `infra` only from the engine's own failures or the gateway's upstream failures."""
     with tempfile.TemporaryDirectory(prefix="evolve-eval-") as tmp:
         code = run.checkout(node_id, Path(tmp) / "agent")
         repo = write_files(task.repo, Path(tmp) / "repo")
         channel = gateway.open_job(job, node_id, "solve", settings.token_budget)
         try:
-            solved = _solve(task, job, code, repo, log_dir, sandboxes, channel, settings)
+            solved = _solve(task, job, code, repo, Path(tmp) / "after", log_dir, sandboxes, channel, settings)
         finally:
-            usage = gateway.close_job(job)
-    tokens = usage.prompt_tokens + usage.completion_tokens
+            report = gateway.close_job(job)
+    tokens = report.usage.prompt_tokens + report.usage.completion_tokens
     if solved.outcome == "infra":
         return _Attempt("infra", solved.detail, tokens)
-    if "model_error" in solved.detail and (tokens == 0 or _server_failed(solved.detail)):
-        return _Attempt("infra", "the model server failed: " + solved.detail, tokens)
     patch = (log_dir / "diff.patch").read_text()
-    with sandboxes(task.image, f"{job}-grade") as grader:
+    with sandboxes(task.image, f"{job}-grade", grader=True) as grader:
         (grade,) = grade_in(grader, [GradeItem(task.id, task, patch)])
     (log_dir / "grade.log").write_text(f"{grade.outcome}: {grade.detail}\ndropped: {list(grade.dropped)}\n\n"
                                        f"{grade.output}")
     if grade.outcome == "pass":
         return _Attempt("pass", grade.detail, tokens)
+    if report.upstream_failures > 0:  # the gateway's own record: the model failed this job, not the agent
+        return _Attempt("infra", f"the gateway returned {report.upstream_failures} upstream failure(s) to this "
+                                 f"job; {solved.detail}", tokens)
     if solved.outcome in {"timeout", "error"}:
         return _Attempt(solved.outcome, solved.detail, tokens)
     return _Attempt(grade.outcome, grade.detail, tokens)
 
 
-def _solve(task: Task, job: str, code: Path, repo: Path, log_dir: Path, sandboxes: SandboxMaker,
+def _solve(task: Task, job: str, code: Path, repo: Path, after: Path, log_dir: Path, sandboxes: SandboxMaker,
            channel: Channel, settings: EvalSettings) -> _Attempt:
-    """Run the agent; leaves diff.patch, agent.log and transcript.jsonl in `log_dir`."""
+    """Run the agent; leaves diff.patch, agent.log and transcript.jsonl in `log_dir`.
+
+    The diff is the engine's: the work tree is copied out (the agent's `.git` is never read) and
+    compared with the task's pristine files on the host (evolve.tasks.tree_diff)."""
     with sandboxes(task.image, job, gateway_socket=channel.socket_path) as box:
         box.put_dir(code, AGENT_DIR)
         box.put_dir(repo, REPO_DIR)
         box.write_file(PROBLEM, task.statement)
         git = " ".join(_GIT)
         ignore = "printf '__pycache__/\\n*.pyc\\n.pytest_cache/\\n' >> .git/info/exclude"
-        setup = f"{git} init -q && {ignore} && {git} add -A && {git} commit -qm task && git rev-parse HEAD"
+        setup = f"{git} init -q && {ignore} && {git} add -A && {git} commit -qm task"
         init = box.exec(["bash", "-c", setup], cwd=REPO_DIR, timeout=60)
         if not init.ok:
             return _Attempt("infra", f"cannot set up the task repo: {init.stderr[-500:]}", 0)
-        base = init.stdout.strip()
         env = {**channel.sandbox_env(), "EVOLVE_TRANSCRIPT": TRANSCRIPT, "EVOLVE_TOOL_PROTOCOL": settings.tool_protocol,
                "PYTHONDONTWRITEBYTECODE": "1"}
-        ran = box.exec(["python3", "-m", "agent", "solve", "--workdir", REPO_DIR, "--problem", PROBLEM,
-                        "--budget-steps", str(settings.budget_steps)], cwd=AGENT_DIR, env=env,
-                       timeout=_agent_timeout(task, settings))
+        try:
+            ran = box.exec(["python3", "-m", "agent", "solve", "--workdir", REPO_DIR, "--problem", PROBLEM,
+                            "--budget-steps", str(settings.budget_steps)], cwd=AGENT_DIR, env=env,
+                           timeout=_agent_timeout(task, settings))
+        except SandboxUnavailable as exc:
+            # Only the agent's processes run there: if the engine still copies the tree out below, the
+            # agent stopped its own container (an engine failure raises again there and is infra).
+            ran = ExecResult(-1, "", f"the agent's sandbox stopped while it ran: {exc}", 0.0)
         (log_dir / "agent.log").write_text(f"exit {ran.returncode}, {ran.duration:.1f} s, timed out {ran.timed_out}\n"
                                            f"--- stdout\n{ran.stdout}\n--- stderr\n{ran.stderr}")
         try:
             (log_dir / "transcript.jsonl").write_bytes(box.read_file(TRANSCRIPT))
         except FileNotFoundError:
             pass  # the agent wrote none; agent.log says what happened
-        diff = box.exec(["bash", "-c", f"{git} add -A && {git} diff --cached --binary {base}"], cwd=REPO_DIR,
-                        timeout=120)
-    (log_dir / "diff.patch").write_text(diff.stdout if diff.ok else "")
+        copied = _copy_out(box, after)
+    patch = diff_trees(task.repo, tree_entries(after)) if copied is None else ""
+    (log_dir / "diff.patch").write_text(patch)
     summary = (ran.stdout.strip().splitlines() or [""])[-1]
     if ran.timed_out:
         return _Attempt("timeout", f"the agent ran past {_agent_timeout(task, settings):.0f} s", 0)
     if ran.returncode != 0:
         return _Attempt("error", f"the agent exited with {ran.returncode}: {summary or ran.stderr[-300:]}", 0)
-    if not diff.ok:
-        return _Attempt("error", f"no diff could be taken (the agent broke the repo's git): {diff.stderr[-300:]}", 0)
+    if copied is not None:
+        return _Attempt("error", copied, 0)
     return _Attempt("fail", summary, 0)
 
 
-def _server_failed(detail: str) -> bool:
-    """The gateway's 5xx answers (model down, unreachable) are infra; its 403 budget refusal is the agent's."""
-    return any(f"HTTP {code}" in detail for code in (500, 502, 503, 504)) or "connection failed" in detail
+def _copy_out(box: Sandbox, dest: Path) -> str | None:
+    """Copy the repo's work tree to `dest` (by the engine, not by a command in the box); why not, if it failed."""
+    try:
+        box.get_dir(REPO_DIR, dest)
+    except (tarfile.TarError, FileNotFoundError) as exc:  # a link out of the repo, or no repo: the agent's doing
+        return f"the agent's repo could not be copied out: {exc}"
+    return None
 
 
 def _agent_timeout(task: Task, settings: EvalSettings) -> float:

@@ -135,6 +135,7 @@ def run_expansion(job: ExpansionJob) -> RemoteOutcome:
             try:
                 with sandboxes(job.image, f"{job.job_id}-validate", gateway_socket=channel.socket_path) as box:
                     verdict = validate_child(box, child.code_dir, child.diff, logs, channel_env=channel.sandbox_env(),
+                                             served=lambda: relay.report(f"{job.job_id}-validate").requests,
                                              smoke_steps=job.smoke_steps, timeout_s=job.timeout_s)
             finally:
                 relay.close_job(f"{job.job_id}-validate")

@@ -219,6 +219,9 @@ class _ReplayChannels:
     def open_job(self, job_id: str | int, node_id: str, role: str, token_budget: int):
         return self._gateway.open_job(self._recorded, node_id, role, token_budget)
 
+    def report(self, job_id: str | int):
+        return self._gateway.report(self._recorded)
+
     def close_job(self, job_id: str | int):
         return self._gateway.close_job(self._recorded)
 

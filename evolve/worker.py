@@ -174,6 +174,7 @@ class EngineWorker:
         try:
             with self.sandboxes(self.settings.image, f"{job.id}-validate", gateway_socket=channel.socket_path) as box:
                 return validate_child(box, child.code_dir, child.diff, log_dir, channel_env=channel.sandbox_env(),
+                                      served=lambda: self.gateway.report(f"{job.id}-validate").requests,
                                       smoke_steps=self.settings.smoke_steps, timeout_s=self.settings.agent_timeout_s / 2)
         finally:
             self.gateway.close_job(f"{job.id}-validate")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-_TIER_BY_DIR = {"unit": "unit", "integration": "docker", "e2e": "e2e"}
+_TIER_BY_DIR = {"unit": "unit", "integration": "docker", "adversarial": "docker", "e2e": "e2e"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

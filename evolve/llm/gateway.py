@@ -78,6 +78,19 @@ class JobChannel:
         return {"EVOLVE_LLM_SOCKET": str(self.socket_path)}
 
 
+@dataclass(frozen=True)
+class JobReport:
+    """What the gateway itself saw of one job (the engine's facts, never the agent's claims).
+
+    `upstream_failures` counts the 5xx answers (model down, overloaded, unreachable) the gateway
+    returned to the job: the only model-side evidence `evaluate` accepts for an `infra` verdict."""
+
+    usage: Usage = field(default_factory=Usage)
+    requests: int = 0
+    """Chat requests answered with a model reply (status 200)."""
+    upstream_failures: int = 0
+
+
 @dataclass
 class _Job:
     channel: JobChannel
@@ -87,6 +100,9 @@ class _Job:
     listener: Listener | None = None
     usage: Usage = field(default_factory=Usage)
     seq: int = 0
+    requests: int = 0
+    upstream_failures: int = 0
+    """Bumped without the lock in the except branches: a lost increment still leaves it above 0."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -172,8 +188,17 @@ class Gateway:
         """Tokens and cost of one open job so far."""
         return self._job(str(job_id)).usage
 
-    def close_job(self, job_id: str | int) -> Usage:
-        """Stop serving a job, remove its socket, and return its usage."""
+    def report(self, job_id: str | int) -> JobReport:
+        """What one open job was served so far."""
+        return self._report(self._job(str(job_id)))
+
+    @staticmethod
+    def _report(job: _Job) -> JobReport:
+        with job.lock:
+            return JobReport(job.usage, job.requests, job.upstream_failures)
+
+    def close_job(self, job_id: str | int) -> JobReport:
+        """Stop serving a job, remove its socket, and return what it was served."""
         job_id = str(job_id)
         with self._lock:
             job = self._jobs.pop(job_id, None)
@@ -184,7 +209,7 @@ class Gateway:
         if job.listener is not None:
             job.listener.close()
         job.channel.socket_path.unlink(missing_ok=True)
-        return job.usage
+        return self._report(job)
 
     def close(self) -> None:
         """Close every job and the TCP listener."""
@@ -225,6 +250,8 @@ class Gateway:
         try:
             return self._complete(job, request)
         except Exception as exc:  # noqa: BLE001 - an engine bug must answer the agent (infra), not kill the handler thread
+            with job.lock:
+                job.upstream_failures += 1
             return 500, error_body(f"gateway error: {type(exc).__name__}: {exc}", "model_error", "internal_error")
 
     def _model_failed(self, exc: ModelError) -> tuple[int, bytes]:
@@ -268,11 +295,18 @@ class Gateway:
         except ReplayMiss as exc:
             return 409, error_body(str(exc), "replay_miss", "replay_miss")
         except Overloaded as exc:  # backpressure: every replica busy and the queue full
+            with job.lock:
+                job.upstream_failures += 1
             return 503, error_body(str(exc), "overloaded", "overloaded")
         except ModelError as exc:
-            return self._model_failed(exc)
+            status, body = self._model_failed(exc)
+            if status >= 500:  # the service failed, not the request: the job's attempt is infra
+                with job.lock:
+                    job.upstream_failures += 1
+            return status, body
         with job.lock:
             job.usage = job.usage + exchange.response.usage
+            job.requests += 1
         if job.log is not None:
             job.log.append(exchange)
         if self._sink is not None:

@@ -20,9 +20,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Self
 
-from evolve.llm.gateway import SANDBOX_SOCKET_PATH, GatewayError
+from evolve.llm.gateway import SANDBOX_SOCKET_PATH, GatewayError, JobReport
 from evolve.llm.gateway_http import Listener, error_body, listen_unix
 from evolve.llm.types import Usage
+
+UPSTREAM_FAILURES = frozenset({"model_error", "overloaded"})
+"""Error types of the head gateway's answers that report a failed model (not the job's own doing)."""
+
+
+def _error_type(data: bytes) -> str | None:
+    try:
+        error = json.loads(data).get("error") or {}
+    except (ValueError, AttributeError):
+        return None  # not the gateway's error body (e.g. a proxy's page): not counted as the model's failure
+    return error.get("type") if isinstance(error, dict) else None
 
 
 @dataclass(frozen=True)
@@ -51,6 +62,8 @@ class _Relay:
         self.socket_path = socket_path
         self.timeout_s = timeout_s
         self.usage = Usage()
+        self.requests = 0
+        self.upstream_failures = 0
         self._lock = threading.Lock()
         socket_path.unlink(missing_ok=True)
         self.listener: Listener = listen_unix(str(socket_path), grant.role, self.forward)
@@ -68,20 +81,32 @@ class _Relay:
             status, data = exc.code, exc.read()
         except (urllib.error.URLError, OSError) as exc:
             message = f"model unavailable: the head gateway at {self.grant.origin} is unreachable: {exc}"
+            self._failed()
             return 502, error_body(message, "model_error", "model_error")
-        if status == 200:
+        if status == 200 and method == "POST":  # a chat reply (GETs only list models)
             self._count(data)
+        elif status >= 500 and _error_type(data) in UPSTREAM_FAILURES:  # the head's own count, mirrored
+            self._failed()
         return status, data
+
+    def _failed(self) -> None:
+        with self._lock:
+            self.upstream_failures += 1
 
     def _count(self, data: bytes) -> None:
         try:
             usage = json.loads(data).get("usage") or {}
         except (ValueError, AttributeError):
-            return
+            usage = {}  # the head's reply is trusted; a reply without usage still was one request
         seen = Usage(prompt_tokens=int(usage.get("prompt_tokens", 0)),
                      completion_tokens=int(usage.get("completion_tokens", 0)))
         with self._lock:
             self.usage = self.usage + seen
+            self.requests += 1
+
+    def report(self) -> JobReport:
+        with self._lock:
+            return JobReport(self.usage, self.requests, self.upstream_failures)
 
 
 class RelayChannels:
@@ -109,14 +134,21 @@ class RelayChannels:
             self._relays[str(job_id)] = _Relay(socket_path, grant, self._timeout_s)
         return RelayChannel(socket_path)
 
-    def close_job(self, job_id: str | int) -> Usage:
+    def report(self, job_id: str | int) -> JobReport:
+        """What one open job was served so far, as this relay saw it."""
+        relay = self._relays.get(str(job_id))
+        if relay is None:
+            raise GatewayError(f"job {job_id} is not open")
+        return relay.report()
+
+    def close_job(self, job_id: str | int) -> JobReport:
         with self._lock:
             relay = self._relays.pop(str(job_id), None)
         if relay is None:
             raise GatewayError(f"job {job_id} is not open")
         relay.listener.close()
         relay.socket_path.unlink(missing_ok=True)
-        return relay.usage
+        return relay.report()
 
     def close(self) -> None:
         for job_id in list(self._relays):

@@ -1,12 +1,16 @@
 """The validation gate: a child becomes a valid node only if it still works as an agent.
 
 Checks, in order, each in the same fresh sandbox: a non-empty diff; the agent still imports; its
-own tests pass; `python -m agent solve` completes (exits 0) on a trivial smoke task.
+own tests pass (the child may rewrite those); then the engine's contract checks, which it cannot edit:
+`python -m agent solve` on a smoke task exits 0, made at least one model request through the gateway
+(the gateway's count, `served`) and really changed the smoke repo's source (read back by the engine;
+passing the smoke check is not required: weak models often fail it); `python -m agent improve` starts
+and exits 0 on a trivial instruction with one step.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +23,10 @@ SMOKE_FILES = {
     "test_greet.py": "from greet import greet\n\n\ndef test_greet():\n    assert greet('Ada') == 'Hello, Ada!'\n",
 }
 SMOKE_STATEMENT = "Implement `greet(name)` in greet.py so that it returns 'Hello, NAME!' (e.g. 'Hello, Ada!').\n"
+SMOKE_SOURCE = "greet.py"
+"""The file a real solve attempt must change (editing only the test does not count)."""
+GATE_SELF, GATE_INSTRUCTIONS = "/work/gate-self", "/work/gate-instructions.md"
+GATE_INSTRUCTION = "This is a check that `improve` runs: change nothing and finish.\n"
 
 
 @dataclass(frozen=True)
@@ -33,8 +41,10 @@ def _tail(text: str, limit: int = 600) -> str:
 
 
 def validate_child(sandbox: Sandbox, code_dir: Path, diff: str, log_dir: Path, *,
-                   channel_env: Mapping[str, str], smoke_steps: int = 2, timeout_s: float = 600.0) -> Verdict:
-    """Run the gate; the first failing check is the reason."""
+                   channel_env: Mapping[str, str], served: Callable[[], int], smoke_steps: int = 2,
+                   timeout_s: float = 600.0) -> Verdict:
+    """Run the gate; the first failing check is the reason. `served()`: model requests the gateway has
+    answered for this job so far (e.g. `lambda: gateway.report(job).requests`)."""
     if not diff.strip():
         return Verdict(False, "empty diff: the agent changed nothing")
     sandbox.put_dir(code_dir, AGENT)
@@ -47,18 +57,41 @@ def validate_child(sandbox: Sandbox, code_dir: Path, diff: str, log_dir: Path, *
     if not tests.ok:
         why = "timed out" if tests.timed_out else _tail(tests.stdout + tests.stderr)
         return Verdict(False, f"the agent's own tests fail: {why}")
+    return _contract(sandbox, code_dir, log_dir, channel_env, served, smoke_steps, timeout_s)
+
+
+def _contract(sandbox: Sandbox, code_dir: Path, log_dir: Path, channel_env: Mapping[str, str],
+              served: Callable[[], int], smoke_steps: int, timeout_s: float) -> Verdict:
+    """The engine's own checks of the agent contract (DESIGN.md §3), whatever the child's tests say."""
     for name, text in SMOKE_FILES.items():
         sandbox.write_file(f"{SMOKE_REPO}/{name}", text)
     sandbox.write_file(SMOKE_PROBLEM, SMOKE_STATEMENT)
+    env = {**channel_env, "PYTHONDONTWRITEBYTECODE": "1"}
+    before = served()
     smoke = sandbox.exec(
         ["python3", "-m", "agent", "solve", "--workdir", SMOKE_REPO, "--problem", SMOKE_PROBLEM,
-         "--budget-steps", str(smoke_steps)],
-        cwd=AGENT, env={**channel_env, "PYTHONDONTWRITEBYTECODE": "1"}, timeout=timeout_s,
-    )
+         "--budget-steps", str(smoke_steps)], cwd=AGENT, env=env, timeout=timeout_s)
     (log_dir / "validate-smoke.log").write_text(f"exit {smoke.returncode}\n{smoke.stdout}\n{smoke.stderr}")
     if not smoke.ok:
         why = "timed out" if smoke.timed_out else f"exit {smoke.returncode}: {_tail(smoke.stdout + smoke.stderr)}"
-        return Verdict(False, f"solve does not complete a smoke task ({why})")
+        return Verdict(False, f"contract: solve does not complete a smoke task ({why})")
+    if served() <= before:
+        return Verdict(False, "contract: solve made no model request through the gateway on the smoke task")
+    try:
+        edited = sandbox.read_file(f"{SMOKE_REPO}/{SMOKE_SOURCE}").decode(errors="replace")
+    except (FileNotFoundError, IsADirectoryError):
+        edited = ""
+    if edited == SMOKE_FILES[SMOKE_SOURCE] or not edited.strip():
+        return Verdict(False, f"contract: solve made no real change to the smoke task's {SMOKE_SOURCE}")
+    sandbox.put_dir(code_dir, GATE_SELF)
+    sandbox.write_file(GATE_INSTRUCTIONS, GATE_INSTRUCTION)
+    improve = sandbox.exec(
+        ["python3", "-m", "agent", "improve", "--workdir", GATE_SELF, "--instructions", GATE_INSTRUCTIONS,
+         "--budget-steps", "1"], cwd=AGENT, env=env, timeout=timeout_s)
+    (log_dir / "validate-improve.log").write_text(f"exit {improve.returncode}\n{improve.stdout}\n{improve.stderr}")
+    if not improve.ok:
+        why = "timed out" if improve.timed_out else f"exit {improve.returncode}: {_tail(improve.stdout + improve.stderr)}"
+        return Verdict(False, f"contract: improve does not start and exit cleanly ({why})")
     return Verdict(True)
 
 

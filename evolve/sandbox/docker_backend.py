@@ -66,6 +66,7 @@ class DockerSandbox:
         user: str = "agent",
         workdir: str = "/work",
         client: docker.DockerClient | None = None,
+        cap_add: tuple[str, ...] = (),
     ) -> DockerSandbox:
         """Start a fresh container labelled `evolve.run=run_id`, `evolve.job=job_id`."""
         limits = limits or SandboxLimits()
@@ -78,6 +79,7 @@ class DockerSandbox:
             user=user,
             workdir=workdir,
             gateway_socket=gateway_socket,
+            cap_add=cap_add,
         )
         owns_client = client is None
         with infra("cannot reach the Docker engine"):

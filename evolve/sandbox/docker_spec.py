@@ -38,6 +38,7 @@ def container_options(
     user: str,
     workdir: str,
     gateway_socket: Path | None,
+    cap_add: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """Keyword arguments of `containers.create` (after the image): limits, labels, no network.
 
@@ -64,6 +65,7 @@ def container_options(
         "memswap_limit": limits.memory,
         "pids_limit": limits.pids,
         "cap_drop": ["ALL"],
+        "cap_add": list(cap_add),  # only a grader's root gets any: to run the tests as uid 1000 (evolve.tasks.docker)
         "security_opt": ["no-new-privileges"],
     }
 

@@ -9,10 +9,14 @@ from evolve.sandbox.docker_backend import DockerSandbox
 from evolve.sandbox.types import SandboxLimits
 
 GRADING_LIMITS = SandboxLimits(cpus=2.0, memory="4g", pids=1024, wall_clock_s=3600.0)
+GRADER_CAPS = ("SETUID", "SETGID", "KILL", "CHOWN", "FOWNER", "DAC_OVERRIDE")
+"""What the grader's root needs to run the tests as uid 1000, kill them and own its stage; the tests lose
+every capability when they change uid (and no-new-privileges stops them regaining any)."""
 
 
 def grading_sandbox(image: str, job: str, *, run_id: str = "tasks", limits: SandboxLimits = GRADING_LIMITS) -> DockerSandbox:
-    return DockerSandbox.create(image, run_id=run_id, job_id=job, limits=limits)
+    """A grading container: the grader runs as root, the tests it starts as uid 1000 (evolve.tasks.grader_script)."""
+    return DockerSandbox.create(image, run_id=run_id, job_id=job, limits=limits, user="root", cap_add=GRADER_CAPS)
 
 
 @dataclass(frozen=True)
@@ -22,6 +26,9 @@ class DockerSandboxes:
     run_id: str
     limits: SandboxLimits = GRADING_LIMITS
 
-    def __call__(self, image: str, job: str, *, gateway_socket: Path | None = None) -> DockerSandbox:
+    def __call__(self, image: str, job: str, *, gateway_socket: Path | None = None,
+                 grader: bool = False) -> DockerSandbox:
+        if grader:
+            return grading_sandbox(image, job, run_id=self.run_id, limits=self.limits)
         return DockerSandbox.create(image, run_id=self.run_id, job_id=job, limits=self.limits,
                                     gateway_socket=gateway_socket)

@@ -1,5 +1,11 @@
-"""Runs inside a grading sandbox (standard library only): for each job, copy the clean repo, apply the
-(already filtered) patch, copy the hidden tests over it, run the test command; print results as JSON.
+"""Runs inside a grading sandbox as root (standard library only). For each job: copy the clean repo, apply
+the agent's patch, revert every change to a protected path (judged by path after applying, never by
+parsing the patch), copy the hidden tests in, run the tests as uid 1000, and judge them from per-test
+records sent over a pipe only the grader reads. Prints the results as JSON after MARKER.
+
+The tests cannot signal, ptrace or write the files of the root grader, and their output goes to a pipe
+of the grader's, never to its stdout. Code inside the test process can still write its own records (it
+is the same process as the reporter): see README "What an agent cannot do".
 
 Usage: python3 grader_script.py MANIFEST.json   (see evolve/tasks/grading.py for the manifest)
 """
@@ -9,64 +15,308 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 OUTPUT_CAP = 20000
+RECORDS_CAP = 8_000_000
+"""Bytes of per-test records kept; a run that sends more has cut records, which fail as malformed."""
 MARKER = "=== evolve-grade-results ==="
+TEST_UID = 1000
+PLUGIN = "evolve_results"
+RESULTS_FD = "EVOLVE_RESULTS_FD"
+PROTECTED_PARTS = frozenset({
+    ".git", "sitecustomize", "sitecustomize.py", "usercustomize", "usercustomize.py",  # import hooks
+    "pytest", "pytest.py", "_pytest", "py.py", "pluggy", "iniconfig", PLUGIN, PLUGIN + ".py",  # the runner itself
+    "conftest.py", "pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml",  # how pytest collects
+    "build.rs", ".cargo", "go.work", "node_modules", ".babelrc", "jest.config.js", "jest.config.ts",  # other
+    "jest.config.mjs", "jest.config.cjs", "jest.config.json",  # runners' hooks (Cargo.toml: references edit it)
+})
+TEST_SUFFIXES = ("_test.py", ".pth", "_test.go", ".test.js", ".spec.js")
+"""New test files (a Go TestMain, a jest setup) run inside the hidden tests' process: none may be added."""
+"""Path components no change may touch, anywhere in the tree (beside the task's own protected names)."""
+PLUGIN_SOURCE = '''"""Sends each test's result to the grader over the pipe it opened (evolve grading)."""
+import json
+import os
+
+_FD = int(os.environ.get("EVOLVE_RESULTS_FD", "-1"))
+
+
+def _send(record):
+    if _FD >= 0:
+        os.write(_FD, (json.dumps(record) + "\\n").encode())
+
+
+def pytest_collectreport(report):
+    if report.failed:
+        _send({"test": report.nodeid, "when": "collect", "outcome": "failed"})
+
+
+def pytest_runtest_logreport(report):
+    _send({"test": report.nodeid, "when": report.when, "outcome": report.outcome})
+
+
+def pytest_sessionfinish(session, exitstatus):
+    _send({"end": int(exitstatus)})
+'''
+
+
+def protected(path, spec):
+    """True when a change of `path` must not reach the tests: the tests dir, hidden test paths (and the
+    directories above them), test-runner configuration and import hooks in any directory."""
+    parts = path.split("/")
+    base = parts[-1]
+    tests = spec["tests_dir"].strip("/")
+    hidden = spec["hidden"]
+    return (
+        path == tests or path.startswith(tests + "/") or path in hidden
+        or any(h.startswith(path + "/") for h in hidden)
+        or any(p in PROTECTED_PARTS for p in parts) or base in spec["names"]
+        or base.startswith("test_") or base.endswith(TEST_SUFFIXES)
+    )
 
 
 def cap(text):
     return text if len(text) <= OUTPUT_CAP else text[:2000] + "\n...[cut]...\n" + text[-(OUTPUT_CAP - 2100):]
 
 
-def run(command, cwd, timeout):
+def snapshot(root):
+    """Every file and symlink under `root`: relative path -> (kind, bytes); links are never followed."""
+    seen = {}
+    for top, dirs, files in os.walk(root, followlinks=False):
+        for name in list(dirs):
+            if os.path.islink(os.path.join(top, name)):
+                dirs.remove(name)
+                files.append(name)
+        for name in files:
+            path = os.path.join(top, name)
+            rel = os.path.relpath(path, root).replace(os.sep, "/")
+            info = os.lstat(path)
+            if stat.S_ISLNK(info.st_mode):
+                seen[rel] = ("link", os.readlink(path).encode(errors="surrogateescape"))
+            elif stat.S_ISREG(info.st_mode):
+                with open(path, "rb") as handle:
+                    seen[rel] = ("x" if info.st_mode & 0o111 else "f", handle.read())
+            else:
+                seen[rel] = ("other", b"")
+    return seen
+
+
+def revert_protected(work, clean, before, spec):
+    """Undo every change under `work` to a protected path or a symlink; returns the reverted paths."""
+    after = snapshot(work)
+    changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
+    reverted = [p for p in changed if protected(p, spec) or "link" in (before.get(p, ("",))[0],
+                                                                        after.get(p, ("",))[0])]
+    for rel in sorted(reverted, key=lambda p: -p.count("/")):  # remove deepest first
+        target = os.path.join(work, rel)
+        if os.path.islink(target) or os.path.isfile(target):
+            os.unlink(target)
+        elif os.path.isdir(target):
+            shutil.rmtree(target)
+    for rel in reverted:
+        if rel in before:
+            target = os.path.join(work, rel)
+            parent = os.path.dirname(target)
+            if os.path.lexists(parent) and not os.path.isdir(parent):
+                os.unlink(parent)
+            os.makedirs(parent, exist_ok=True)
+            shutil.copy2(os.path.join(clean, rel), target, follow_symlinks=False)
+    return reverted
+
+
+def apply_patch(patch, work):
+    """git apply of the whole patch (all or nothing), with no config from anywhere; (ok, why not).
+
+    Every section must be one git parses: git skips text it cannot read as a patch, so a section it
+    did not count is refused here rather than quietly left out."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "GIT_CONFIG_NOSYSTEM": "1",
+           "GIT_CONFIG_GLOBAL": "/dev/null", "HOME": "/nonexistent", "LC_ALL": "C"}
+    git = ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.attributesFile=/dev/null", "apply"]
+    parsed = subprocess.run(git + ["--numstat", patch], cwd=work, env=env, capture_output=True, check=False)
+    with open(patch, "rb") as handle:
+        sections = sum(line.startswith(b"diff --git ") for line in handle)
+    files = len(parsed.stdout.splitlines())
+    if parsed.returncode == 0 and files < sections:
+        return False, f"the patch has {sections} sections but git reads {files} of them"
+    done = subprocess.run(git + ["--whitespace=nowarn", patch], cwd=work, env=env, capture_output=True, check=False)
+    return done.returncode == 0, (done.stdout + done.stderr).decode(errors="replace")
+
+
+def test_env(plugin_dir):
+    """The tests' environment: as the grader's, with the test user's home and the results plugin on the path."""
+    home = "/home/agent" if os.path.isdir("/home/agent") else tempfile.gettempdir()
+    env = dict(os.environ, HOME=home, USER="agent", LOGNAME="agent")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (plugin_dir, env.get("PYTHONPATH")) if p)
+    env["PYTEST_ADDOPTS"] = (env.get("PYTEST_ADDOPTS", "") + " -p " + PLUGIN).strip()
+    return env
+
+
+def run(command, cwd, timeout, env, isolate):
+    """Run the tests as TEST_UID (when the grader is root); (exit, output, timed out, per-test records).
+
+    Both pipes are drained by threads and never awaited past the deadline: a process the tests leave
+    behind holding them open cannot stall the grader."""
+    read_end, write_end = os.pipe()
+    as_user = {"user": TEST_UID, "group": TEST_UID, "extra_groups": []} if isolate else {}
+    env = dict(env, **{RESULTS_FD: str(write_end)})
+    # The tests, not the grader, are what the kernel kills first when they exhaust the memory.
+    command = "echo 1000 > /proc/self/oom_score_adj 2>/dev/null; " + command
     proc = subprocess.Popen(["bash", "-c", command], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, start_new_session=True)
+                            stdin=subprocess.DEVNULL, start_new_session=True, pass_fds=(write_end,), env=env,
+                            **as_user)
+    os.close(write_end)
+    output, results = [], []
+    readers = [threading.Thread(target=_drain, args=(fd, into, limit), daemon=True)
+               for fd, into, limit in ((proc.stdout.fileno(), output, 4 * OUTPUT_CAP), (read_end, results, RECORDS_CAP))]
+    for reader in readers:
+        reader.start()
     try:
-        out, _ = proc.communicate(timeout=timeout)
-        return proc.returncode, out.decode(errors="replace"), False
+        code, timed_out = proc.wait(timeout=timeout), False
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, _ = proc.communicate()
-        return -9, out.decode(errors="replace"), True
+        code, timed_out = -9, True
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # what the tests left running in their group goes with them
+    except ProcessLookupError:
+        pass  # the group is already gone
+    for reader in readers:
+        reader.join(3.0)
+    return code, b"".join(output).decode(errors="replace"), timed_out, _records(b"".join(results))
 
 
-def grade(job, scratch):
-    start = time.monotonic()
-    work = os.path.join(scratch, job["key"].replace("/", "_"), "repo")
-    shutil.copytree(os.path.join(job["dir"], "repo"), work)
-    patch = os.path.join(job["dir"], "patch.diff")
-    if os.path.getsize(patch) > 0:
-        code, out, _ = run("git apply --whitespace=nowarn " + patch, work, 60)
-        if code != 0:
-            return {"key": job["key"], "outcome": "fail", "detail": "the patch does not apply",
-                    "output": cap(out), "duration": time.monotonic() - start}
-    shutil.copytree(os.path.join(job["dir"], "tests"), work, dirs_exist_ok=True)
-    code, out, timed_out = run(job["command"], work, job["timeout"])
+def _drain(fd, chunks, limit):
+    """Read `fd` to its end, keeping about `limit` bytes (the first chunk and the latest ones): the
+    tests may write without end, and the grader's memory must not be theirs to fill."""
+    kept = 0
+    while True:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            return
+        chunks.append(chunk)
+        kept += len(chunk)
+        while kept > limit and len(chunks) > 2:
+            kept -= len(chunks.pop(1))
+
+
+def kill_test_user():
+    """Kill whatever the tests left running anywhere in the sandbox (root may signal uid 1000)."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status") as handle:
+                uid = next((line.split()[1] for line in handle if line.startswith("Uid:")), None)
+            if uid == str(TEST_UID):
+                os.kill(int(entry), signal.SIGKILL)
+        except OSError:
+            continue  # the process ended while we looked
+
+
+def _records(data):
+    records = []
+    for line in data.decode(errors="replace").splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            return records + [{"malformed": line[:200]}]
+        records.append(record if isinstance(record, dict) else {"malformed": line[:200]})
+    return records
+
+
+def judge(job, code, out, timed_out, records):
+    """(outcome, detail): pass needs every expected test reported passed, none failed, and a clean end."""
     if timed_out:
-        outcome, detail = "timeout", f"the tests ran past {job['timeout']}s"
-    elif code != 0:
-        outcome, detail = "fail", f"tests exit with status {code}"
-    elif job.get("pass_regex") and not re.search(job["pass_regex"], out):
-        outcome, detail = "fail", f"exit 0 but the output lacks {job['pass_regex']!r}"
-    else:
-        outcome, detail = "pass", "tests pass"
-    shutil.rmtree(os.path.dirname(work), ignore_errors=True)
-    return {"key": job["key"], "outcome": outcome, "detail": detail, "output": cap(out),
-            "duration": time.monotonic() - start}
+        return "timeout", f"the tests ran past {job['timeout']}s"
+    protocol = job["results"]
+    if protocol == "exit":
+        if code != 0:
+            return "fail", f"tests exit with status {code}"
+        if job.get("pass_regex") and not re.search(job["pass_regex"], out):
+            return "fail", f"exit 0 but the output lacks {job['pass_regex']!r}"
+        return "pass", "tests pass (exit status only: this suite reports no per-test results)"
+    if any("malformed" in r for r in records):
+        return "fail", "a malformed per-test record"
+    ends = [r["end"] for r in records if "end" in r]
+    if len(ends) != 1:
+        return "fail", "the test run ended without reporting its end (it exited early, or reported twice)"
+    failed = sorted({r.get("test", "?") for r in records if r.get("outcome") == "failed"})
+    if failed:
+        return "fail", f"{len(failed)} test(s) failed: {', '.join(failed[:5])}"
+    if ends[0] != 0 or code != 0:
+        return "fail", f"the tests exit with status {code} (runner status {ends[0]})"
+    passed = [r["test"] for r in records if r.get("outcome") == "passed" and r.get("when", "call") == "call"]
+    missing = [name for name in job["expected"] if not any(_names(test, name) for test in passed)]
+    if missing:
+        return "fail", f"{len(missing)} expected test(s) not reported passed: {', '.join(missing[:5])}"
+    return "pass", f"{len(passed)} tests pass"
+
+
+def _names(reported, expected):
+    """Whether a reported test id (pytest node id, maybe relative to another rootdir, maybe parametrised)
+    is the expected `path::name`, or any test of the expected file when it names no test."""
+    test = reported.split("[", 1)[0]
+    path, _, name = expected.partition("::")
+    rpath, _, rname = test.partition("::")
+    same_file = rpath == path or path.endswith("/" + rpath)
+    return same_file and (not name or rname == name)
+
+
+def grade(job, scratch, plugin_dir, isolate):
+    start = time.monotonic()
+    root = os.path.join(scratch, job["key"].replace("/", "_"))
+    clean, work = os.path.join(job["dir"], "repo"), os.path.join(root, "repo")
+    shutil.copytree(clean, work, symlinks=True)
+    before = snapshot(work)
+    patch = os.path.join(job["dir"], "patch.diff")
+    result = {"key": job["key"], "dropped": [], "output": ""}
+    if os.path.getsize(patch) > 0:
+        ok, out = apply_patch(patch, work)
+        if not ok:
+            return dict(result, outcome="fail", detail="the patch does not apply", output=cap(out),
+                        duration=time.monotonic() - start)
+    result["dropped"] = revert_protected(work, clean, before, job["protect"])
+    shutil.copytree(os.path.join(job["dir"], "tests"), work, dirs_exist_ok=True)
+    if isolate:
+        _chown_tree(root, TEST_UID)
+    code, out, timed_out, records = run(job["command"], work, job["timeout"], test_env(plugin_dir), isolate)
+    outcome, detail = judge(job, code, out, timed_out, records)
+    shutil.rmtree(root, ignore_errors=True)
+    return dict(result, outcome=outcome, detail=detail, output=cap(out), duration=time.monotonic() - start)
+
+
+def _chown_tree(root, uid):
+    for top, dirs, files in os.walk(root):
+        os.lchown(top, uid, uid)
+        for name in dirs + files:
+            os.lchown(os.path.join(top, name), uid, uid)
 
 
 def main(manifest_path):
     with open(manifest_path) as handle:
         manifest = json.load(handle)
+    # Only in a grading container (root there, and told so): never change uids or kill on a host.
+    isolate = bool(manifest.get("isolate")) and os.geteuid() == 0
+    if isolate:
+        stage = os.path.dirname(os.path.abspath(manifest_path))
+        os.chown(stage, 0, 0)
+        os.chmod(stage, 0o700)  # the tests (uid 1000) cannot reach the other jobs' patches and hidden tests
     scratch = tempfile.mkdtemp(prefix="grade-")
+    os.chmod(scratch, 0o711)
+    plugin_dir = tempfile.mkdtemp(prefix="grade-plugin-")
+    os.chmod(plugin_dir, 0o755)
+    with open(os.path.join(plugin_dir, PLUGIN + ".py"), "w") as handle:
+        handle.write(PLUGIN_SOURCE)
+    os.chmod(os.path.join(plugin_dir, PLUGIN + ".py"), 0o644)
     with ThreadPoolExecutor(max_workers=max(1, manifest.get("workers", 1))) as pool:
-        results = list(pool.map(lambda job: grade(job, scratch), manifest["jobs"]))
-    sys.stdout.write(MARKER + "\n" + json.dumps(results) + "\n")
+        results = list(pool.map(lambda job: grade(job, scratch, plugin_dir, isolate), manifest["jobs"]))
+    if isolate:
+        kill_test_user()
+    sys.stdout.write(MARKER + "\n" + json.dumps({"isolated": isolate, "results": results}) + "\n")
 
 
 if __name__ == "__main__":

@@ -24,6 +24,9 @@ from solution import {entry} as candidate  # noqa: E402
 
 if __name__ == "__main__":
     check(candidate)
+    _results = int(os.environ.get("EVOLVE_RESULTS_FD", "-1"))  # the grader's pipe (evolve.tasks.grader_script)
+    if _results >= 0:
+        os.write(_results, b'{{"test": "check", "when": "call", "outcome": "passed"}}\\n{{"end": 0}}\\n')
     print("ALL TESTS PASSED")
 '''
 
@@ -58,6 +61,7 @@ def load_humaneval() -> TaskSuite:
             reference_patch=_reference(prompt, problem["canonical_solution"]),
             test_command="python3 tests/test_solution.py",
             pass_regex="ALL TESTS PASSED",
+            results="script",
             difficulty="easy",
             agent_timeout_s=300.0,
             test_timeout_s=30.0,

@@ -8,8 +8,10 @@ from pathlib import Path
 from typing import Literal
 
 from evolve.errors import EvolveError
+from evolve.tasks.grader_script import protected
 
 Split = Literal["dev", "heldout"]
+ResultsProtocol = Literal["pytest", "script", "exit"]
 SPLITS: tuple[Split, ...] = ("dev", "heldout")
 
 DEFAULT_PROTECTED = ("conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml",
@@ -37,7 +39,7 @@ class Task:
     reference_patch: str
     """A unified diff (git format) that solves the task; never shown to the agent."""
     test_command: str
-    """Shell command run in the repo root at grading; exit 0 (and `pass_regex`, if set) means pass."""
+    """Shell command run in the repo root at grading, as uid 1000; see `results` for what makes a pass."""
     tests_dir: str = "tests"
     """Where the tests live; the agent's changes under it are dropped at grading."""
     pass_regex: str | None = None
@@ -49,17 +51,23 @@ class Task:
     test_timeout_s: float = 60.0
     protected: tuple[str, ...] = DEFAULT_PROTECTED
     tags: tuple[str, ...] = field(default=())
+    results: ResultsProtocol | None = None
+    """How the tests report per-test results to the grader (evolve.tasks.grader_script); None: `pytest`
+    when the command runs pytest, else `exit` (exit status only, for suites with no reporter yet)."""
+
+    @property
+    def results_protocol(self) -> ResultsProtocol:
+        if self.results is not None:
+            return self.results
+        return "pytest" if "pytest" in self.test_command else "exit"
+
+    def protection(self) -> dict:
+        """What the grader needs to judge a path protected (the rule itself is grader_script.protected)."""
+        return {"tests_dir": self.tests_dir, "hidden": sorted(self.hidden_tests), "names": list(self.protected)}
 
     def is_protected(self, path: str) -> bool:
         """True when a change of `path` by the agent must not reach grading (tests, test configuration)."""
-        parts = path.split("/")
-        base = parts[-1]
-        tests = self.tests_dir.strip("/")
-        return (
-            path == tests or path.startswith(tests + "/") or base in self.protected
-            or base.startswith("test_") or base.endswith(("_test.py", ".pth"))
-            or path in self.hidden_tests or ".git" in parts
-        )
+        return protected(path, self.protection())
 
 
 def write_files(files: Mapping[str, bytes], dest: Path) -> Path:

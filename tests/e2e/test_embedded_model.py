@@ -55,7 +55,7 @@ def test_a_sandboxed_agent_chats_with_the_embedded_model(tmp_path, monkeypatch, 
                 user="1000:1000",
                 remove=True,
             )
-            usage = gateway.close_job(job.id)
+            usage = gateway.close_job(job.id).usage
 
     result = json.loads(output.decode().strip().splitlines()[-1])
     assert result["status"] == 200, result

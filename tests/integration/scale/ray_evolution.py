@@ -9,6 +9,7 @@ from pathlib import Path
 from evolve.config import parse_config
 from evolve.launch import run_evolution
 from evolve.llm.fake import RoutedModel
+from evolve.meta.validate import SMOKE_STATEMENT
 
 CONFIG = """
 [run]
@@ -39,12 +40,15 @@ concurrency = 3
 
 # As in tests/integration/evolution: diagnose gives a usable instruction, modify makes one real
 # edit of the agent's own code, solve gives up at once (every task fails).
+# The gate's smoke task gets one real edit (the gate's contract checks need a model request and a change).
+SMOKE_MARKER = SMOKE_STATEMENT.strip()[:40]
+SMOKE_EDIT = "```bash\nsed -i 's/raise NotImplementedError/return \"Hello, \" + name + \"!\"/' greet.py\n```"
 MODELS = {
     "diagnose": RoutedModel([], '```json\n{"problem": "p", "cause": "c", "change": "note the attempt", '
                                 '"files": ["agent/prompts.py"]}\n```'),
     "modify": RoutedModel([("What to improve:", ("Adding a note.\n```bash\necho \"# note $(date +%s%N)\" >> "
                                              "agent/prompts.py\n```"))], "```done\n```"),
-    "solve": RoutedModel([], "```done\n```"),
+    "solve": RoutedModel([(SMOKE_MARKER, SMOKE_EDIT)], "```done\n```"),
 }
 
 

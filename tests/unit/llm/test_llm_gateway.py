@@ -33,7 +33,9 @@ def test_tokens_are_counted_per_job_and_sent_to_the_archive(tmp_path, post, chat
         job = gateway.open_job(7, "node-a", "solve", token_budget=1000)
         assert post(job.socket_path, chat("a b c"))[0] == 200
         assert post(job.socket_path, chat("d e"))[0] == 200
-        usage = gateway.close_job(7)
+        report = gateway.close_job(7)
+    usage = report.usage
+    assert (report.requests, report.upstream_failures) == (2, 0)
     assert (usage.prompt_tokens, usage.completion_tokens) == (5, 3)
     assert sink.calls == [("node-a", 5, 0.0), ("node-a", 3, 0.0)]
     lines = (tmp_path / "ex" / "job-7.jsonl").read_text().splitlines()
@@ -147,5 +149,7 @@ def test_bad_requests_and_model_failures_are_errors_the_agent_can_read(post):
         bad_status, _ = post(job.socket_path, {"messages": [{"content": "no role"}]})
         down_status, down_body = post(job.socket_path, {"messages": [{"role": "user", "content": "hi"}]})
         assert gateway.usage("j").total_tokens == 0
+        report = gateway.close_job("j")
+    assert (report.requests, report.upstream_failures) == (0, 1)  # the 400 was the agent's, the 502 upstream
     assert bad_status == 400
     assert down_status == 502 and "server down" in json.loads(down_body)["error"]["message"]

@@ -27,9 +27,10 @@ def test_requests_reach_the_head_gateway_with_the_jobs_token_and_usage_is_counte
             for _ in range(2):
                 status, reply = unix_call(channel.socket_path, "POST", "/v1/chat/completions", ASK)
                 assert status == 200 and reply["choices"][0]["message"]["content"] == "the answer"
-            usage = relay.close_job("7")
+            report = relay.close_job("7")
             assert not channel.socket_path.exists()
-        assert usage == gateway.usage("7") and usage.total_tokens == 2 * (3 + 2)
+        assert report.usage == gateway.usage("7") and report.usage.total_tokens == 2 * (3 + 2)
+        assert (report.requests, report.upstream_failures) == (2, 0)
         assert len(model.requests) == 2
 
 
@@ -61,7 +62,8 @@ def test_an_unreachable_head_is_a_model_error_the_evaluation_calls_infra():
     with RelayChannels({"solve": GatewayGrant(f"http://127.0.0.1:{port}", "t", "solve")}) as relay:
         channel = relay.open_job("1", "n", "solve", 0)
         status, reply = unix_call(channel.socket_path, "POST", "/v1/chat/completions", ASK)
-        assert relay.close_job("1").total_tokens == 0
+        report = relay.close_job("1")
+        assert report.usage.total_tokens == 0 and (report.requests, report.upstream_failures) == (0, 1)
     assert status == 502 and reply["error"]["type"] == "model_error" and "unreachable" in reply["error"]["message"]
 
 

@@ -7,7 +7,8 @@ import subprocess
 import pytest
 
 from evolve.tasks import load_suite
-from evolve.tasks.grading import GradeItem, filter_patch, grade_in, split_patch
+from evolve.tasks.grading import GradeItem, expected_tests, grade_in
+from evolve.tasks.tree_diff import diff_trees, tree_entries
 from evolve.tasks.types import write_files
 
 from .local_sandbox import LocalSandbox
@@ -26,13 +27,12 @@ def agent_diff(task, tmp_path, script: str) -> str:
     subprocess.run(git + ["add", "-A"], check=True)
     subprocess.run(git + ["commit", "-qm", "base"], check=True)
     subprocess.run(["bash", "-c", script], cwd=repo, check=True)
-    subprocess.run(git + ["add", "-A"], check=True)
-    return subprocess.run(git + ["diff", "--cached", "--binary", "HEAD"], capture_output=True, text=True,
-                          check=True).stdout
+    return diff_trees(task.repo, tree_entries(repo))  # as the engine takes it
 
 
 def grade(task, patch, tmp_path):
-    (grade,) = grade_in(LocalSandbox(tmp_path), [GradeItem("k", task, patch)], remote=str(tmp_path / "stage"))
+    (grade,) = grade_in(LocalSandbox(tmp_path), [GradeItem("k", task, patch)], remote=str(tmp_path / "stage"),
+                        isolate=False)
     return grade
 
 
@@ -71,15 +71,30 @@ def test_reference_passes_untouched_fails_and_garbage_patch_fails(task, tmp_path
     assert grade(task, broken, tmp_path / "c").detail == "the patch does not apply"
 
 
-def test_filter_patch_keeps_source_and_drops_renames_into_tests(task):
-    patch = ("diff --git a/structs/lru.py b/structs/lru.py\n--- a/structs/lru.py\n+++ b/structs/lru.py\n@@ -1 +1 @@\n-a\n+b\n"
-             "diff --git a/structs/heap.py b/tests/test_x.py\nsimilarity index 100%\nrename from structs/heap.py\n"
+def test_a_rename_into_the_tests_dir_is_reverted_by_path(task, tmp_path):
+    patch = ("diff --git a/structs/lru.py b/tests/test_x.py\nsimilarity index 100%\nrename from structs/lru.py\n"
              "rename to tests/test_x.py\n")
-    kept, dropped = filter_patch(patch, task)
-    assert [paths for paths, _ in split_patch(kept)] == [("structs/lru.py", "structs/lru.py")]
-    assert dropped == ("tests/test_x.py",)
+    result = grade(task, patch, tmp_path)
+    assert result.dropped == ("tests/test_x.py",) and result.outcome == "fail"
+
+
+def test_expected_tests_are_read_from_the_hidden_files(task):
+    expected = expected_tests(task)
+    assert expected and all(name.startswith("tests/") and "::test" in name for name in expected)
 
 
 def test_output_marker_printed_by_the_code_under_test_cannot_forge_results(task, tmp_path):
     patch = agent_diff(task, tmp_path, "printf 'print(\"=== evolve-grade-results ===\")\\nprint(\"[]\")\\n' >> structs/__init__.py")
     assert grade(task, patch, tmp_path).outcome == "fail"
+
+
+@pytest.mark.parametrize("path", ["conftest.py", "a/b/conftest.py", ".pytest.ini", "pkg/x.pth", "sitecustomize/__init__.py",
+                                  "pytest.py", "_pytest/main.py", "evolve_results.py", "tests", "tests/x.py",
+                                  "structs/test_new.py", "extra_test.go", "node_modules/jest/bin/jest.js", ".git/config"])
+def test_protected_paths(task, path):
+    assert task.is_protected(path)
+
+
+@pytest.mark.parametrize("path", ["structs/lru.py", "README.md", "structs/testing_utils.py", "docs/conftest.md"])
+def test_source_paths_are_not_protected(task, path):
+    assert not task.is_protected(path)

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from evolve.tasks import load_suite
-from evolve.tasks.grading import filter_patch
 from evolve.tasks.polyglot import (
     BASE_IMAGE,
     LANGUAGES,
@@ -89,12 +88,7 @@ def test_cmake_project_is_named_after_the_exercise_not_the_directory(suite):
 def test_agent_edits_of_build_files_and_read_only_files_never_reach_grading(suite):
     go = suite.get("go__leap")
     assert {"go.mod", "cases_test.go"} <= set(go.hidden_tests) and "cases_test.go" in go.repo
-    patch = ("diff --git a/go.mod b/go.mod\n--- a/go.mod\n+++ b/go.mod\n@@ -1 +1 @@\n-module leap\n+module cheat\n"
-             "diff --git a/cases_test.go b/cases_test.go\n--- a/cases_test.go\n+++ b/cases_test.go\n@@ -1 +1 @@\n"
-             "-package leap\n+package cheat\n"
-             "diff --git a/leap.go b/leap.go\n--- a/leap.go\n+++ b/leap.go\n@@ -1 +1 @@\n-x\n+y\n")
-    kept, dropped = filter_patch(patch, go)
-    assert set(dropped) == {"go.mod", "cases_test.go"} and "a/leap.go" in kept
+    assert go.is_protected("go.mod") and go.is_protected("cases_test.go") and not go.is_protected("leap.go")
     cpp = suite.get("cpp__leap")
     assert cpp.is_protected("CMakeLists.txt") and cpp.is_protected("test/check.hpp")
     assert not cpp.is_protected("leap.cpp")

@@ -1,0 +1,105 @@
+"""The agent's change, computed by the engine on the host from a copied-out tree (DESIGN.md §4a).
+
+Nothing of the agent's `.git` is used: both trees are written into a fresh bare repository with
+`git fast-import` (no work tree, so no `.gitattributes`, filters, textconv or hooks apply), and git
+runs with no system or global config. Symlinks are stored as symlinks (mode 120000, the link text),
+never followed.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from evolve.errors import EvolveError
+
+SKIPPED = frozenset({b".git", b"__pycache__", b".pytest_cache"})
+"""Directory names never part of a change (the agent's git data, caches the engine ignores)."""
+_SAFE_GIT = ("-c", "core.hooksPath=/dev/null", "-c", "diff.external=", "-c", "core.attributesFile=/dev/null",
+             "-c", "core.quotePath=true")
+
+
+class TreeDiffFailed(EvolveError):
+    """git could not turn the two trees into a diff (an engine failure, not the agent's)."""
+
+
+Entry = tuple[str, bytes]
+"""(git mode, content): `100644`/`100755` and the file's bytes, or `120000` and the link's target."""
+
+
+def tree_entries(root: Path) -> dict[bytes, Entry]:
+    """Every file and symlink under `root` by relative path (bytes), without following links."""
+    entries: dict[bytes, Entry] = {}
+    base = os.fsencode(root)
+    for top, dirs, files in os.walk(base, followlinks=False):
+        keep = []
+        for name in dirs:
+            path = os.path.join(top, name)
+            if os.path.islink(path):
+                files.append(name)  # a link to a directory is a link, never a directory to walk
+            elif name not in SKIPPED:
+                os.chmod(path, stat.S_IMODE(os.lstat(path).st_mode) | 0o700)  # the agent may have locked it
+                keep.append(name)
+        dirs[:] = keep
+        for name in files:
+            if name.endswith(b".pyc"):
+                continue
+            path = os.path.join(top, name)
+            rel = os.path.relpath(path, base)
+            info = os.lstat(path)
+            if stat.S_ISLNK(info.st_mode):
+                entries[rel] = ("120000", os.readlink(path))
+            elif stat.S_ISREG(info.st_mode):
+                os.chmod(path, stat.S_IMODE(info.st_mode) | 0o600)
+                mode = "100755" if info.st_mode & 0o111 else "100644"
+                with open(path, "rb") as handle:
+                    entries[rel] = (mode, handle.read())
+    return entries
+
+
+def diff_trees(before: Mapping[str, bytes], after: Mapping[bytes, Entry]) -> str:
+    """A git binary diff turning the files `before` (the task's pristine repo) into the tree `after`."""
+    pristine = {rel.encode(): ("100644", content) for rel, content in before.items()}
+    with tempfile.TemporaryDirectory(prefix="evolve-diff-") as tmp:
+        git_dir = Path(tmp) / "repo.git"
+        env = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "HOME": tmp, "GIT_DIR": str(git_dir),
+               "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"}
+        _git(env, ["init", "-q", "--bare", str(git_dir)])
+        stream = _commit(b"refs/heads/before", pristine) + _commit(b"refs/heads/after", after)
+        _git(env, ["fast-import", "--quiet", "--done"], stream + b"done\n")
+        out = _git(env, ["diff-tree", "-r", "-p", "--binary", "--full-index", "--no-renames", "--no-ext-diff",
+                         "--no-textconv", "before", "after"])
+    return out.decode("utf-8", errors="replace")
+
+
+def _git(env: dict[str, str], args: list[str], stdin: bytes | None = None) -> bytes:
+    done = subprocess.run(["git", *_SAFE_GIT, *args], input=stdin, env=env, capture_output=True, check=False)
+    if done.returncode != 0:
+        raise TreeDiffFailed(f"git {args[0]} failed ({done.returncode}): {done.stderr.decode(errors='replace')[-500:]}")
+    return done.stdout
+
+
+def _commit(ref: bytes, entries: Mapping[bytes, Entry]) -> bytes:
+    parts = [b"commit " + ref + b"\ncommitter evolve <evolve@localhost> 0 +0000\ndata 0\ndeleteall\n"]
+    for rel in sorted(entries):
+        mode, content = entries[rel]
+        parts.append(b"M " + mode.encode() + b" inline " + _quote(rel) + b"\n")
+        parts.append(b"data " + str(len(content)).encode() + b"\n" + content + b"\n")
+    return b"".join(parts) + b"\n"
+
+
+def _quote(path: bytes) -> bytes:
+    """C-style quoting, as fast-import reads paths (any byte of a name survives)."""
+    out = bytearray(b'"')
+    for byte in path:
+        if byte in (0x22, 0x5C):
+            out += b"\\" + bytes([byte])
+        elif byte < 0x20 or byte >= 0x7F:
+            out += b"\\%03o" % byte
+        else:
+            out.append(byte)
+    return bytes(out + b'"')

@@ -1,0 +1,74 @@
+"""Hollow children at the validation gate: its contract checks (a model request through the gateway, a
+real edit of the smoke repo, `improve` still running) cannot be passed by the child's own tests."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from evolve.llm.fake import RoutedModel
+from evolve.llm.gateway import Gateway
+from evolve.meta.validate import SMOKE_STATEMENT, validate_child
+from evolve.tasks.docker import DockerSandboxes
+
+from .conftest import executor_agent
+
+SMOKE_EDIT = "sed -i 's/raise NotImplementedError/return \"Hello, \" + name + \"!\"/' greet.py\n"
+SMOKE_MARKER = SMOKE_STATEMENT.strip()[:40]
+STUB_MAIN = "import sys\nprint('agent: submitted after 1 steps, 1 edits')\nsys.exit(0)\n"
+
+
+def _gate(tmp_path, child, model_reply: str = SMOKE_EDIT, timeout_s: float = 30):
+    model = RoutedModel([(SMOKE_MARKER, model_reply)], "true\n")
+    with Gateway({"solve": model}) as gateway:
+        channel = gateway.open_job("gate", "child", "solve", 10_000)
+        try:
+            with DockerSandboxes("adversarial-gate")("evolve-base:latest", "gate",
+                                                    gateway_socket=channel.socket_path) as box:
+                return validate_child(box, child, "diff --git a/x b/x\n", tmp_path, channel_env=channel.sandbox_env(),
+                                      served=lambda: gateway.report("gate").requests, timeout_s=timeout_s)
+        finally:
+            gateway.close_job("gate")
+
+
+def test_twin_an_honest_child_is_valid(tmp_path, base_image):
+    verdict = _gate(tmp_path, executor_agent(tmp_path / "child"))
+    assert verdict.valid, verdict.reason
+
+
+def test_a_stubbed_solve_with_a_trivial_test_is_invalid(tmp_path, base_image):
+    child = executor_agent(tmp_path / "child")
+    (child / "agent" / "__main__.py").write_text(STUB_MAIN)
+    verdict = _gate(tmp_path, child)
+    assert not verdict.valid and verdict.reason.startswith("contract: solve made no model request")
+
+
+def test_a_solve_that_asks_but_edits_nothing_is_invalid(tmp_path, base_image):
+    verdict = _gate(tmp_path, executor_agent(tmp_path / "child"), model_reply="echo 'agent: submitted'\n")
+    assert not verdict.valid and "no real change" in verdict.reason
+
+
+def test_editing_only_the_smoke_test_is_no_real_change(tmp_path, base_image):
+    reply = "printf 'def test_greet():\\n    pass\\n' > test_greet.py\n"
+    verdict = _gate(tmp_path, executor_agent(tmp_path / "child"), model_reply=reply)
+    assert not verdict.valid and "no real change" in verdict.reason
+
+
+@pytest.mark.parametrize("improve", ["import sys\nsys.exit(3)\n", "import time\ntime.sleep(3600)\n"],
+                         ids=["crashes", "hangs"])
+def test_a_child_whose_improve_is_broken_is_invalid(tmp_path, base_image, improve):
+    child = executor_agent(tmp_path / "child")
+    main = (child / "agent" / "__main__.py").read_text()
+    (child / "agent" / "__main__.py").write_text(main.replace(
+        'if __name__ == "__main__":\n', 'if __name__ == "__main__" and sys.argv[1] == "improve":\n'
+        + "".join(f"    {line}\n" for line in improve.splitlines()) + 'if __name__ == "__main__":\n'))
+    verdict = _gate(tmp_path, child, timeout_s=8)
+    assert not verdict.valid and verdict.reason.startswith("contract: improve does not start and exit cleanly")
+
+
+def test_a_child_that_deletes_its_tests_is_invalid(tmp_path, base_image):
+    child = executor_agent(tmp_path / "child")
+    shutil.rmtree(child / "tests")
+    verdict = _gate(tmp_path, child)
+    assert not verdict.valid and "own tests fail" in verdict.reason
