@@ -65,7 +65,9 @@ def diagnose_node(run: Run, job: Job, node: Node, tasks: Mapping[str, Task], gat
     log_dir = run.log_dir(job.id)
     failures = [read_failure(e) for e in run.evaluations(node.id, split="dev") if e.outcome in FAILURE_OUTCOMES]
     statements = {f.task: tasks[f.task].statement for f in failures if f.task in tasks}
-    problem = choose_problem(failures, statements, np.random.default_rng([seed, job.id]))
+    # seeded by the search decision, which a re-run after a resume shares (its job id is new)
+    draw = job.decision if job.decision is not None else job.id
+    problem = choose_problem(failures, statements, np.random.default_rng([seed, draw]))
     (log_dir / "problem.json").write_text(json.dumps(problem.__dict__, indent=2))
     diagnose_job = f"{job.id}-diagnose"
     gateway.open_job(diagnose_job, node.id, "diagnose", job_tokens)

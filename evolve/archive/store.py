@@ -7,7 +7,6 @@ opened run never holds half a node. Every state change is one SQLite transaction
 
 from __future__ import annotations
 
-import fcntl
 import sqlite3
 import threading
 import time
@@ -21,6 +20,7 @@ from evolve.archive import schema
 from evolve.archive.code import NODE_ID, CodeStore
 from evolve.archive.records import JOB_STATES, OUTCOMES, Evaluation, Job, Node
 from evolve.archive.tree import CladeTree
+from evolve.archive.writer import RunDamaged, claim_writer
 from evolve.config import RunConfig, dump_config, parse_config
 from evolve.errors import EvolveError
 
@@ -36,59 +36,77 @@ class NodeNotFound(EvolveError):
 class Run:
     """A run directory: `run.toml`, `code.git/`, `run.sqlite`, `logs/`, `exchanges/`."""
 
-    def __init__(self, path: Path, connection: sqlite3.Connection) -> None:
+    def __init__(self, path: Path, connection: sqlite3.Connection, writer_lock: IO[str] | None = None) -> None:
         self.path = Path(path)
         self.code = CodeStore(self.path / "code.git")
         self._db = connection
         self._lock = threading.RLock()
-        self._writer_lock: IO[str] | None = None
-
-    def _claim_writer(self) -> None:
-        """Hold the run's writer lock (released on close, or by the kernel when the process dies)."""
-        handle = (self.path / "writer.lock").open("a")
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.close()
-            raise EvolveError(f"{self.path} is being written by another process (a running `evolve run`?)") from None
-        self._writer_lock = handle
+        self._adding = threading.Lock()
+        self._writer_lock = writer_lock
 
     # -- opening -------------------------------------------------------------------------
 
     @classmethod
     def create(cls, path: Path | str, config: RunConfig | None = None, *, run_id: str | None = None) -> Run:
-        """Create an empty run directory at `path` (which must not hold a run already)."""
+        """Create an empty run directory at `path` (which must not hold a run already).
+
+        The writer lock comes first and the database appears last, by a rename: of two creators
+        one wins and the other is refused, and a creator killed midway leaves no run (the next
+        `create` at the path starts over)."""
         path = Path(path)
         if (path / "run.sqlite").exists():
             raise EvolveError(f"{path} already holds a run")
         path.mkdir(parents=True, exist_ok=True)
-        config = config or RunConfig()
-        (path / "run.toml").write_text(dump_config(config))
-        for sub in ("logs", "exchanges"):
-            (path / sub).mkdir(exist_ok=True)
-        CodeStore.init(path / "code.git")
-        connection = schema.connect(path / "run.sqlite")
-        schema.create(connection, run_id=run_id or uuid.uuid4().hex[:12], name=config.run.name)
-        run = cls(path, connection)
-        run._claim_writer()
-        return run
+        lock = claim_writer(path)
+        try:
+            if (path / "run.sqlite").exists():
+                raise EvolveError(f"{path} already holds a run")
+            config = config or RunConfig()
+            (path / "run.toml").write_text(dump_config(config))
+            for sub in ("logs", "exchanges"):
+                (path / sub).mkdir(exist_ok=True)
+            if not (path / "code.git" / "HEAD").exists():
+                CodeStore.init(path / "code.git")
+            staging = path / "run.sqlite.creating"
+            staging.unlink(missing_ok=True)
+            fresh = sqlite3.connect(staging, isolation_level=None)
+            try:
+                schema.create(fresh, run_id=run_id or uuid.uuid4().hex[:12], name=config.run.name)
+            finally:
+                fresh.close()
+            staging.replace(path / "run.sqlite")
+            return cls(path, schema.connect(path / "run.sqlite"), lock)
+        except BaseException:
+            lock.close()
+            raise
 
     @classmethod
     def open(cls, path: Path | str, *, writer: bool = False) -> Run:
         """Open an existing run.
 
-        Readers see a consistent run without changing anything: a node exists iff its row does.
-        A `writer` (the runner, resume) takes the run's writer lock, so there is one at a time, and
+        Readers see a consistent run without changing anything: the database is opened read-only,
+        and a node exists iff its row does. A `writer` (the runner, resume, `eval` into the run)
+        takes the run's writer lock first, so there is one at a time, migrates an older schema, and
         repairs what a crashed writer left half-done: a commit and ref without a row is discarded.
         """
         path = Path(path)
-        if not (path / "run.sqlite").is_file() or not (path / "code.git").is_dir():
+        database = path / "run.sqlite"
+        if not database.is_file() or not (path / "code.git").is_dir():
             raise RunNotFound(f"no run at {path} (expected run.sqlite and code.git/ there)")
-        run = cls(path, schema.connect(path / "run.sqlite"))
+        lock = claim_writer(path) if writer else None
         try:
-            schema.migrate(run._db)
+            connection = schema.connect(database, read_only=not writer)
+        except BaseException:
+            if lock is not None:
+                lock.close()
+            raise
+        run = cls(path, connection, lock)
+        try:
+            try:
+                schema.migrate(run._db) if writer else schema.version(run._db)
+            except sqlite3.DatabaseError as exc:
+                raise RunDamaged(database, exc) from None
             if writer:
-                run._claim_writer()
                 run._repair()
         except BaseException:
             run.close()
@@ -175,6 +193,11 @@ class Run:
         """
         if status not in ("valid", "invalid"):
             raise ValueError(f"node status must be valid or invalid, not {status!r}")
+        with self._adding:  # one node at a time: the next id is taken when its row is written
+            return self._add_node(code_dir, parent, origin, status, reason, instructions, node_id, job_id)
+
+    def _add_node(self, code_dir: Path, parent: str | None, origin: str, status: str, reason: str | None,
+                  instructions: str | None, node_id: str | None, job_id: int | None) -> Node:
         parent_commit = self.node(parent).commit if parent is not None else None
         node_id = node_id if node_id is not None else self._next_node_id()
         if not NODE_ID.match(node_id):
@@ -208,11 +231,11 @@ class Run:
                 )
 
     def _next_node_id(self) -> str:
-        with self._transaction() as db:
-            (value,) = db.execute(
-                "UPDATE counters SET value = value + 1 WHERE name = 'node' RETURNING value - 1"
-            ).fetchone()
-        return str(value)
+        # Read, not reserved: the row's insert advances the counter (`adopt_node`), so a writer
+        # killed before the row leaves the id free and a resumed run numbers its nodes as an
+        # uninterrupted one would (the orphan ref is discarded on open).
+        (row,) = self._query("SELECT value FROM counters WHERE name = 'node'")
+        return str(row["value"])
 
     def node(self, node_id: str | None) -> Node:
         rows = self._query("SELECT * FROM nodes WHERE id = ?", (node_id,))
@@ -327,24 +350,42 @@ class Run:
 
     # -- jobs ----------------------------------------------------------------------------
 
-    def start_job(self, kind: str, node_id: str, task: str | None = None, *, requeues: int | None = None) -> Job:
-        """Write `started` before the work, so a crash leaves a row that resume can find.
+    def start_job(self, kind: str, node_id: str, task: str | None = None, *, split: str | None = None,
+                  requeues: Job | None = None, decision: int | None = None) -> Job:
+        """Write `started` before the work, so a crash leaves a row that says what to run again.
 
-        `requeues` names an interrupted (cancelled) job this one re-runs; it is marked in the same
-        transaction, so it is re-queued exactly once.
+        `requeues` is an interrupted (cancelled) job this one re-runs: the new row copies what it
+        is (kind, node, task, split, decision) with the next attempt number, and the old one is
+        marked in the same transaction, so it is re-queued exactly once.
         """
         started = time.time()
+        attempt, requeue_of = 1, None
+        if requeues is not None:
+            kind, node_id, task = requeues.kind, requeues.node, requeues.task
+            split, decision = requeues.split, requeues.decision
+            attempt, requeue_of = requeues.attempt + 1, requeues.id
         with self._transaction() as db:
             cursor = db.execute(
-                "INSERT INTO jobs (kind, node, task, state, started) VALUES (?, ?, ?, 'started', ?)",
-                (kind, node_id, task, started),
+                "INSERT INTO jobs (kind, node, task, state, started, split, attempt, requeue_of, decision)"
+                " VALUES (?, ?, ?, 'started', ?, ?, ?, ?, ?)",
+                (kind, node_id, task, started, split, attempt, requeue_of, decision),
             )
-            if requeues is not None:
-                db.execute(
-                    "UPDATE jobs SET detail = ? WHERE id = ? AND state = 'cancelled'",
-                    (f"requeued as job {cursor.lastrowid}", requeues),
-                )
-        return Job(cursor.lastrowid, kind, node_id, task, "started", started)
+            if requeue_of is not None:
+                marked = db.execute(
+                    "UPDATE jobs SET detail = ? WHERE id = ? AND state = 'cancelled'"
+                    " AND (detail IS NULL OR detail NOT LIKE 'requeued%')",
+                    (f"requeued as job {cursor.lastrowid}", requeue_of),
+                ).rowcount
+                if not marked:
+                    raise EvolveError(f"job {requeue_of} of run {self.path} is not an interrupted job to re-run")
+        return Job(cursor.lastrowid, kind, node_id, task, "started", started, split=split, attempt=attempt,
+                   requeue_of=requeue_of, decision=decision)
+
+    def decisions_recorded(self) -> int:
+        """How many search decisions the run has recorded (a resumed runner numbers on from here)."""
+        (row,) = self._query("SELECT MAX(decision) + 1, COUNT(*) FROM jobs")
+        # a v1 run numbered its decisions by jobs started
+        return int(row[0]) if row[0] is not None else int(row[1])
 
     def finish_job(self, job_id: int, state: str, detail: str | None = None) -> None:
         """Move a started job to `finished`, `failed` or `cancelled`."""
@@ -365,9 +406,10 @@ class Run:
         """Insert a job exactly as given, id included (importers)."""
         with self._transaction() as db:
             db.execute(
-                "INSERT INTO jobs (id, kind, node, task, state, started, finished, detail)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (job.id, job.kind, job.node, job.task, job.state, job.started, job.finished, job.detail),
+                "INSERT INTO jobs (id, kind, node, task, state, started, finished, detail, split, attempt,"
+                " requeue_of, decision) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (job.id, job.kind, job.node, job.task, job.state, job.started, job.finished, job.detail,
+                 job.split, job.attempt, job.requeue_of, job.decision),
             )
 
     def jobs(self, state: str | None = None) -> list[Job]:

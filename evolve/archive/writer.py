@@ -1,0 +1,40 @@
+"""One writer per run (an advisory lock naming its holder), and the error for a damaged database."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import sys
+from pathlib import Path
+from typing import IO
+
+from evolve.errors import EvolveError
+
+__all__ = ["RunDamaged", "claim_writer"]
+
+
+class RunDamaged(EvolveError):
+    """The run's database is not a readable run database (truncated, empty, overwritten)."""
+
+    def __init__(self, database: Path, cause: Exception) -> None:
+        reason = "the file is empty" if database.stat().st_size == 0 else str(cause)
+        super().__init__(f"{database}: damaged run database ({reason}); it was left as it is: restore it "
+                         "from a backup, or `sqlite3 run.sqlite .recover` into a copy")
+
+
+def claim_writer(path: Path) -> IO[str]:
+    """Hold `path`'s writer lock (released when the handle closes or the process dies), or refuse
+    with one line naming the holder."""
+    handle = (path / "writer.lock").open("a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip() or "another process"
+        handle.close()
+        raise EvolveError(f"{path} is being written by {holder}; wait for it to end or stop it first") from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"pid {os.getpid()} ({' '.join(Path(a).name if i == 0 else a for i, a in enumerate(sys.argv[:3]))})")
+    handle.flush()
+    return handle
