@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from evolve.archive import Run
-
 from tests.unit.runner.torture_run import BUDGET, HELDOUT, SEARCH
 
 SCRIPT = Path(__file__).with_name("torture_run.py")
