@@ -10,7 +10,10 @@ recorded so far), so at concurrency 1 a resumed run decides as one that never st
 
 from __future__ import annotations
 
+import errno
+import logging
 import shutil
+import sqlite3
 import tempfile
 import threading
 import time
@@ -24,12 +27,18 @@ import numpy as np
 from evolve.archive.records import Job
 from evolve.archive.store import Run
 from evolve.config import BudgetConfig
+from evolve.errors import EvolveError
 from evolve.executors import Executor
 from evolve.jobs import EvaluationResult, ExpansionResult, Worker
 from evolve.progress import ProgressSink, Snapshot
 from evolve.resume import Requeue, recover
 from evolve.search import Evaluate, Expand, Policy, Stop
 from evolve.state import SearchState
+
+log = logging.getLogger(__name__)
+
+# A worker's OSError with one of these stops the run (cleanly; a resume continues once fixed).
+MACHINE_FAULTS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO})
 
 # After this many infra outcomes in a row the engine, not the agents, is broken: stop the run.
 MAX_CONSECUTIVE_INFRA = 8
@@ -46,6 +55,8 @@ class RunOutcome:
     evaluations_used: int
     nodes: int
     heldout_scored: bool = False
+    signal: int | None = None
+    """The signal that stopped or cancelled the run (the CLI exits with 128 + it), if any."""
 
 
 def task_order(tasks: Sequence[str], seed: int) -> list[str]:
@@ -113,7 +124,28 @@ class Runner:
     # -- the loop --------------------------------------------------------------------------
 
     def execute(self) -> RunOutcome:
-        """Run until a budget, the policy or the user stops it; then score the final agent."""
+        """Run until a budget, the policy or the user stops it; then score the final agent.
+
+        A fault of the engine itself (a full disk, a read-only or damaged archive) stops the run
+        cleanly: the work in flight is cancelled (its sandboxes removed), its jobs are marked where the
+        archive still takes writes, and the error goes on to the caller; a resume continues."""
+        try:
+            return self._execute()
+        except BaseException as error:
+            self._abort(error)
+            raise
+
+    def _abort(self, error: BaseException) -> None:
+        self.cancel()
+        for job in self._in_flight.values():
+            try:
+                self.run.finish_job(job.id, "cancelled", f"interrupted: {type(error).__name__}")
+            except (sqlite3.Error, OSError, EvolveError) as exc:
+                # The archive takes no writes now: the job stays `started`, which a resume re-queues too.
+                log.warning("job %s left started (%s); a resume re-runs it", job.id, exc)
+        self._in_flight.clear()
+
+    def _execute(self) -> RunOutcome:
         self._requeue = recover(self.run, search_tasks=self.state.task_order, heldout_tasks=self.heldout_tasks,
                                 evaluated=self.state.evaluated)
         requeue = self._requeue.search
@@ -211,23 +243,29 @@ class Runner:
     def _collect(self, timeout: float) -> None:
         done, _ = wait(list(self._in_flight), timeout=timeout, return_when=FIRST_COMPLETED)
         for future in done:
-            job = self._in_flight.pop(future)
+            job = self._in_flight[future]
             self.state.pending_evaluations.pop(job.id, None)
             self.state.pending_expansions.pop(job.id, None)
-            if self._cancel.is_set():
-                self.run.finish_job(job.id, "cancelled", "cancelled by the user")
-                continue
-            error = future.exception()
-            if error is not None:
-                # A worker bug or an unexpected failure: the job failed, the run goes on.
-                self.run.finish_job(job.id, "failed", f"{type(error).__name__}: {error}")
-                self._infra_streak += 1
-                continue
-            result = future.result()
-            if isinstance(result, EvaluationResult):
-                self._record_evaluation(job, result)
-            else:
-                self._record_expansion(job, result)
+            self._settle(job, future)
+            del self._in_flight[future]  # only once recorded: a fault while recording leaves it to `_abort`
+
+    def _settle(self, job: Job, future: Future) -> None:
+        if self._cancel.is_set():
+            self.run.finish_job(job.id, "cancelled", "cancelled by the user")
+            return
+        error = future.exception()
+        if isinstance(error, OSError) and error.errno in MACHINE_FAULTS:
+            raise error  # the disk, not the job: every next job would fail the same way
+        if error is not None:
+            # A worker bug or an unexpected failure: the job failed, the run goes on.
+            self.run.finish_job(job.id, "failed", f"{type(error).__name__}: {error}")
+            self._infra_streak += 1
+            return
+        result = future.result()
+        if isinstance(result, EvaluationResult):
+            self._record_evaluation(job, result)
+        else:
+            self._record_expansion(job, result)
 
     def _record_evaluation(self, job: Job, result: EvaluationResult) -> None:
         self.run.record_evaluation(

@@ -38,6 +38,8 @@ def _execute(config, resume: Path | None) -> None:
     else:
         run, outcome = run_evolution(config, resume=resume, progress=progress)
     _report(run, outcome)
+    if outcome.signal is not None:  # stopped or cancelled by a signal: 130 (Ctrl-C), 143 (TERM), 129 (HUP)
+        raise typer.Exit(128 + outcome.signal)
 
 
 def run(
