@@ -109,6 +109,22 @@ def interrupts(runner: Runner) -> Iterator[list[int]]:
             signal.signal(number, handler)
 
 
+def execute_with_signals(runner: Runner) -> RunOutcome:
+    """`runner.execute()` under `interrupts`; the outcome names the signal that ended it (a SIGTERM
+    or SIGHUP after a Ctrl-C counts, a second Ctrl-C does not change the first)."""
+    with interrupts(runner) as received:
+        outcome = runner.execute()
+    cancelling = [number for number in received if number != signal.SIGINT]
+    if received:
+        outcome = replace(outcome, signal=cancelling[0] if cancelling else signal.SIGINT)
+    return outcome
+
+
+def exit_status(outcome: RunOutcome) -> int:
+    """0, or 128 + the signal that stopped the run (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP), as shells do."""
+    return 0 if outcome.signal is None else 128 + outcome.signal
+
+
 def run_evolution(config: RunConfig, *, resume: Path | None = None, progress: ProgressSink | None = None,
                   models: Mapping[str, ChatModel] | None = None) -> tuple[Run, RunOutcome]:
     """Run (or resume) an evolution with real sandboxes and models; returns the run and how it ended.
@@ -133,7 +149,6 @@ def run_evolution(config: RunConfig, *, resume: Path | None = None, progress: Pr
     policy = policies_from_config(config.policy)[config.policy.name]
     executor = LocalExecutor(config.executor.concurrency)
     runner: Runner | None = None
-    received: list[int] = []
     try:
         # Models start (and API keys are read) before a new run is written: a missing key leaves nothing.
         with ModelStack(config.models) if models is None else nullcontext() as stack:
@@ -148,15 +163,12 @@ def run_evolution(config: RunConfig, *, resume: Path | None = None, progress: Pr
                     heldout_tasks=list(tasks.heldout), budget=config.budget,
                     concurrency=config.executor.concurrency, seed=config.run.seed, progress=progress,
                 )
-                with interrupts(runner) as received:
-                    outcome = runner.execute()
+                outcome = execute_with_signals(runner)
     finally:
         # After a cancel, abandoned threads end when the model server and sandboxes go away.
         executor.shutdown(cancel_pending=True, wait=runner is None or not runner.cancelled)
         if run is not None:
             reap_run(run.id)
-    if received:
-        outcome = replace(outcome, signal=received[-1] if received[-1] != signal.SIGINT else received[0])
     return run, outcome
 
 
