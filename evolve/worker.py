@@ -10,6 +10,7 @@ goes through the gateway, so it is counted, budgeted and recorded for replay.
 from __future__ import annotations
 
 import json
+import shutil
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -132,6 +133,8 @@ class EngineWorker:
                 child = self._modify(job, node, parent_code, text, log_dir)
                 verdict = self._validate(job, node, child, log_dir)
             except SandboxError as exc:
+                # no child: the node carries its parent's code from git, so no copy of it stays in logs/
+                shutil.rmtree(log_dir / "child", ignore_errors=True)
                 return ExpansionResult(None, valid=False, reason=f"sandbox failed: {exc}", instructions=text)
         return ExpansionResult(child.code_dir, valid=verdict.valid, reason=verdict.reason, instructions=text)
 
