@@ -5,6 +5,7 @@ from __future__ import annotations
 import fcntl
 import os
 import sys
+import time
 from pathlib import Path
 from typing import IO
 
@@ -22,17 +23,31 @@ class RunDamaged(EvolveError):
                          "from a backup, or `sqlite3 run.sqlite .recover` into a copy")
 
 
+GRACE_S = 2.0
+
+
+def _try_lock(handle: IO[str]) -> bool:
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
 def claim_writer(path: Path) -> IO[str]:
     """Hold `path`'s writer lock (released when the handle closes or the process dies), or refuse
     with one line naming the holder."""
     handle = (path / "writer.lock").open("a+")
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    # A writer killed a moment ago may live on for some milliseconds in a child it was forking
+    # (which shares the lock until its exec): wait briefly before calling the run taken.
+    deadline = time.monotonic() + GRACE_S
+    while not _try_lock(handle) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if not _try_lock(handle):
         handle.seek(0)
         holder = handle.read().strip() or "another process"
         handle.close()
-        raise EvolveError(f"{path} is being written by {holder}; wait for it to end or stop it first") from None
+        raise EvolveError(f"{path} is being written by {holder}; wait for it to end or stop it first")
     handle.seek(0)
     handle.truncate()
     handle.write(f"pid {os.getpid()} ({' '.join(Path(a).name if i == 0 else a for i, a in enumerate(sys.argv[:3]))})")
