@@ -23,7 +23,7 @@ class RunDamaged(EvolveError):
                          "from a backup, or `sqlite3 run.sqlite .recover` into a copy")
 
 
-GRACE_S = 2.0
+GRACE_S = 10.0
 
 
 def _try_lock(handle: IO[str]) -> bool:
@@ -34,20 +34,32 @@ def _try_lock(handle: IO[str]) -> bool:
     return True
 
 
+def _holder(handle: IO[str]) -> tuple[str, bool]:
+    """Who the lock file names, and whether that process is still alive."""
+    handle.seek(0)
+    text = handle.read().strip()
+    try:
+        os.kill(int(text.split()[1]), 0)
+    except ProcessLookupError:
+        return text, False
+    except (IndexError, ValueError, PermissionError):  # unreadable, or alive under another user
+        return text or "another process", True
+    return text, True
+
+
 def claim_writer(path: Path) -> IO[str]:
     """Hold `path`'s writer lock (released when the handle closes or the process dies), or refuse
     with one line naming the holder."""
     handle = (path / "writer.lock").open("a+")
-    # A writer killed a moment ago may live on for some milliseconds in a child it was forking
-    # (which shares the lock until its exec): wait briefly before calling the run taken.
+    # A writer killed a moment ago may live on briefly in a child it was forking (which shares the
+    # lock until its exec): when the named holder is dead, wait for the lock to come free.
     deadline = time.monotonic() + GRACE_S
-    while not _try_lock(handle) and time.monotonic() < deadline:
+    while not _try_lock(handle):
+        holder, alive = _holder(handle)
+        if alive or time.monotonic() > deadline:
+            handle.close()
+            raise EvolveError(f"{path} is being written by {holder}; wait for it to end or stop it first")
         time.sleep(0.05)
-    if not _try_lock(handle):
-        handle.seek(0)
-        holder = handle.read().strip() or "another process"
-        handle.close()
-        raise EvolveError(f"{path} is being written by {holder}; wait for it to end or stop it first")
     handle.seek(0)
     handle.truncate()
     handle.write(f"pid {os.getpid()} ({' '.join(Path(a).name if i == 0 else a for i, a in enumerate(sys.argv[:3]))})")
