@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from pathlib import Path
@@ -73,6 +74,10 @@ def connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
     file stays byte-identical; SQLite would otherwise initialise a zero-byte file)."""
     if read_only:
         uri = f"{Path(path).resolve().as_uri()}?mode=ro"
+        if os.statvfs(Path(path).parent).f_flag & os.ST_RDONLY:
+            # A read-only mount: SQLite cannot make the WAL index there, and nothing can write the
+            # file, so it is read as immutable.
+            uri += "&immutable=1"
         connection = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False, timeout=60.0)
         connection.row_factory = sqlite3.Row
         connection.execute("PRAGMA busy_timeout=60000")

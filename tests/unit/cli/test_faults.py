@@ -122,3 +122,35 @@ def test_config_check_rejects_a_suite_that_does_not_exist(tmp_path):
     config.write_text('[tasks]\nsuite = "no-such-suite"\n')
     line = one_line_error(evolve("config", "check", config))
     assert "tasks.suite" in line and "no-such-suite" in line
+
+
+@pytest.fixture
+def read_only_mount(tmp_path):
+    """`tmp_path/src` mounted read-only at `tmp_path/ro` (a real EROFS); skipped where mounting is not allowed."""
+    source, target = tmp_path / "src", tmp_path / "ro"
+    source.mkdir()
+    target.mkdir()
+
+    def mount() -> Path:
+        for command in (["mount", "--bind", source, target], ["mount", "-o", "remount,bind,ro", target]):
+            done = subprocess.run(command, capture_output=True, text=True, check=False)
+            if done.returncode != 0:
+                pytest.skip(f"cannot make a read-only mount here: {done.stderr.strip()}")
+        return target
+
+    yield source, mount
+    subprocess.run(["umount", target], capture_output=True, check=False)
+
+
+def test_a_run_on_a_read_only_disk_reads_fine_and_refuses_writers_in_one_line(read_only_mount):
+    source, mount = read_only_mount
+    code = source / "code"
+    code.mkdir()
+    (code / "agent.py").write_text("print(1)\n")
+    with Run.create(source / "run") as run:
+        run.record_evaluation(run.add_node(code).id, "t0", "pass")
+    target = mount()
+    status = evolve("status", target / "run")
+    assert status.returncode == 0 and "nodes: 1 (1 valid" in status.stdout, status.stderr
+    line = one_line_error(evolve("run", "--resume", target / "run"))
+    assert str(target / "run" / "writer.lock") in line and "read-only" in line
