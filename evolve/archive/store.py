@@ -140,18 +140,29 @@ class Run(JobRows):
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
+        with self._lock, self._named_faults():
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield self._db
+                self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                # SQLite may have rolled back already (a full disk); a failed COMMIT leaves it open
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
                 raise
-            self._db.execute("COMMIT")
 
     def _query(self, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
-        with self._lock:
+        with self._lock, self._named_faults():
             return self._db.execute(sql, params).fetchall()
+
+    @contextmanager
+    def _named_faults(self) -> Iterator[None]:
+        """A database error carries the file's path (as a note), so the CLI's one line can name it."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            exc.add_note(f"database: {self.path / 'run.sqlite'}")
+            raise
 
     # -- identity and config -------------------------------------------------------------
 

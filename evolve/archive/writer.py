@@ -24,6 +24,7 @@ class RunDamaged(EvolveError):
 
 
 GRACE_S = 10.0
+OWN_GRACE_S = 2.0
 
 
 def _try_lock(handle: IO[str]) -> bool:
@@ -51,12 +52,14 @@ def claim_writer(path: Path) -> IO[str]:
     """Hold `path`'s writer lock (released when the handle closes or the process dies), or refuse
     with one line naming the holder."""
     handle = (path / "writer.lock").open("a+")
-    # A writer killed a moment ago may live on briefly in a child it was forking (which shares the
-    # lock until its exec): when the named holder is dead, wait for the lock to come free.
-    deadline = time.monotonic() + GRACE_S
+    # A writer that ended a moment ago may live on briefly in a child it was forking (which shares
+    # the lock until its exec): when the named holder is dead, or is this process (which closed the
+    # run), wait a little for the lock to come free; a live other holder is refused at once.
+    start = time.monotonic()
     while not _try_lock(handle):
         holder, alive = _holder(handle)
-        if alive or time.monotonic() > deadline:
+        own = holder.startswith(f"pid {os.getpid()} ")
+        if (alive and not own) or time.monotonic() - start > (OWN_GRACE_S if own else GRACE_S):
             handle.close()
             raise EvolveError(f"{path} is being written by {holder}; wait for it to end or stop it first")
         time.sleep(0.05)

@@ -40,17 +40,19 @@ def describe(exc: BaseException) -> str | None:
 
 def _database(exc: sqlite3.DatabaseError) -> str:
     text = str(exc)
+    notes = [note.removeprefix("database: ") for note in getattr(exc, "__notes__", ()) if note.startswith("database: ")]
+    where = notes[0] if notes else "run.sqlite"
     if "readonly" in text or "read-only" in text:
-        return f"run.sqlite: {text}: the run's database cannot be written (read-only disk or file); " \
-               "make it writable, " + _RESUME
+        return f"{where}: {text}: the run's database cannot be written (read-only disk or file); make it " \
+               f"writable, {_RESUME}"
     if "disk is full" in text or "database or disk is full" in text:
-        return f"run.sqlite: {text}: free space on its disk, {_RESUME}"
+        return f"{where}: {text}: free space on its disk, {_RESUME}"
     if "locked" in text:
-        return f"run.sqlite: {text}: another process holds the database; wait for it or stop it"
+        return f"{where}: {text}: another process holds the database; wait for it or stop it"
     if any(sign in text for sign in _DB_DAMAGED):
-        return f"run.sqlite: damaged run database ({text}); it was left as it is: restore it from a backup, " \
+        return f"{where}: damaged run database ({text}); it was left as it is: restore it from a backup, " \
                "or `sqlite3 run.sqlite .recover` into a copy"
-    return f"run.sqlite: database error ({text})"
+    return f"{where}: database error ({text})"
 
 
 def _git(exc: git.GitCommandError) -> str:
