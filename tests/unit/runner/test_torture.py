@@ -91,8 +91,8 @@ def test_sigkill_anywhere_then_resume_keeps_the_archive_consistent(tmp_path, see
     rng = random.Random(seed)
     run_path = tmp_path / "run"
     kills = 0
-    # random moments, the last ones a random way into held-out scoring
-    while kills < 6 and _kill_somewhere(_start(run_path, seed, 3), run_path, rng, kills >= 2 or rng.random() < 0.3):
+    # random moments: the first in the search, the last ones a random way into held-out scoring
+    while kills < 6 and _kill_somewhere(_start(run_path, seed, 3), run_path, rng, kills >= 2 or (kills == 1 and rng.random() < 0.5)):
         kills += 1
     final = _start(run_path, seed, 3)
     out, err = final.communicate(timeout=60)
