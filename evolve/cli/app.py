@@ -45,8 +45,10 @@ def main() -> None:
         if line is None:
             raise
         _fail(line)
+    except KeyboardInterrupt:  # Ctrl-C outside a run's own handling (starting up, a short command)
+        _fail("interrupted", status=130)
 
 
-def _fail(line: str) -> None:
+def _fail(line: str, status: int = 1) -> None:
     Console(stderr=True, highlight=False, soft_wrap=True).print(f"error: {line}", markup=False)
-    sys.exit(1)
+    sys.exit(status)
