@@ -86,7 +86,7 @@ CANCEL_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 def interrupts(runner: Runner) -> Iterator[list[int]]:
     """First Ctrl-C: stop starting work; second (or SIGTERM, SIGHUP): cancel the work in flight.
 
-    Yields the signals received, in order (the CLI's exit status is 128 + the first)."""
+    Yields the signals received, in order (`execute_with_signals` turns them into the exit status)."""
     received: list[int] = []
     if threading.current_thread() is not threading.main_thread():
         yield received

@@ -286,7 +286,8 @@ class Runner:
                 reason=None if valid else (result.reason or "no child code"),
                 instructions=result.instructions, job_id=job.id,
             )
-        if not valid and result.code_dir is not None and result.code_dir.is_relative_to(self.run.path / "logs"):
+        logs = (self.run.path / "logs").resolve()
+        if not valid and result.code_dir is not None and result.code_dir.resolve().is_relative_to(logs):
             # An invalid child's code is in git now; its patch stays in the job's log as the evidence.
             shutil.rmtree(result.code_dir, ignore_errors=True)
         self.state.add_node(node)
