@@ -209,6 +209,9 @@ class BudgetConfig(_Section):
     """Step cap of one agent run on a task."""
     improve_steps: int = Field(12, gt=0)
     """Step cap of one self-modification run."""
+    invalid_streak: int | None = Field(20, gt=0)
+    """Stop the run after this many invalid expansions in a row with no evaluation between them
+    (the models keep failing and there is nothing left to evaluate); none: never."""
 
 
 class ExecutorConfig(_Section):

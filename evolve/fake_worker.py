@@ -8,7 +8,6 @@ parent's code and appends one line; an outcome is a seeded draw per (node, task)
 from __future__ import annotations
 
 import threading
-import time
 import zlib
 
 import numpy as np
@@ -57,9 +56,7 @@ class ScriptedWorker:
     def expand(self, job: Job, node: Node) -> ExpansionResult:
         if not self._wait():
             return ExpansionResult(None, valid=False, reason="cancelled")
-        with self._lock:
-            self._expansions += 1
-            count = self._expansions
+        count = self._expansion_number(job)
         child = self.run.checkout(node.id, self.run.log_dir(job.id) / "child")
         with (child / "CHANGES").open("a") as changes:
             changes.write(f"job {job.id}: child of {node.id}\n")
@@ -68,6 +65,17 @@ class ScriptedWorker:
             self.run.add_usage(node.id, tokens=self.tokens_per_job, cost_usd=self.tokens_per_job * 1e-6)
         return ExpansionResult(child, valid=valid, reason=None if valid else "scripted invalid child",
                                instructions=f"scripted instructions {count}", tokens=self.tokens_per_job)
+
+    def _expansion_number(self, job: Job) -> int:
+        """1 + the expansions decided before this one, from the archive's job rows: a re-run of an
+        interrupted expansion (after a resume) gets the number the first run got."""
+        if job.decision is None:
+            with self._lock:
+                self._expansions += 1
+                return self._expansions
+        decided = {j.decision for j in self.run.jobs() if j.kind == "expand" and j.decision is not None
+                   and j.decision <= job.decision}
+        return len(decided)
 
     def cancel(self) -> None:
         self.cancelled.set()

@@ -10,7 +10,7 @@ import tempfile
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -55,14 +55,20 @@ def load_tasks(config: RunConfig) -> RunTasks:
     return RunTasks({t.id: t for t in search}, {t.id: t for t in heldout})
 
 
-def open_run(config: RunConfig, resume: Path | None) -> Run:
-    """Resume the run at `resume`, or create `<archive_dir>/<name>` with the seed agent as its root."""
-    if resume is not None:
-        return Run.open(resume, writer=True)
+def check_new_run(config: RunConfig) -> Path:
+    """The path of a new run, refused at once when it already holds one."""
     path = config.run.archive_dir / config.run.name
     if (path / "run.sqlite").exists():
         raise EvolveError(f"{path} already holds a run; resume it with `evolve run --resume {path}` "
                           "or choose another run.name")
+    return path
+
+
+def open_run(config: RunConfig, resume: Path | None) -> Run:
+    """Resume the run at `resume`, or create `<archive_dir>/<name>` with the seed agent as its root."""
+    if resume is not None:
+        return Run.open(resume, writer=True)
+    path = check_new_run(config)
     from evolve.seed import copy_seed
 
     run = Run.create(path, config)
@@ -71,28 +77,52 @@ def open_run(config: RunConfig, resume: Path | None) -> Run:
     return run
 
 
+# What `kill`, systemd, Slurm, Kubernetes and a closed terminal send: each cancels at once, like a
+# second Ctrl-C (jobs marked cancelled, containers removed), and the exit status says which it was.
+CANCEL_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
 @contextmanager
-def interrupts(runner: Runner) -> Iterator[None]:
-    """First Ctrl-C: stop starting work; second: cancel the work in flight."""
+def interrupts(runner: Runner) -> Iterator[list[int]]:
+    """First Ctrl-C: stop starting work; second (or SIGTERM, SIGHUP): cancel the work in flight.
+
+    Yields the signals received, in order (`execute_with_signals` turns them into the exit status)."""
+    received: list[int] = []
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield received
         return
-    presses = []
 
     def handle(signum, frame) -> None:
-        presses.append(signum)
-        if len(presses) == 1:
+        received.append(signum)
+        if signum == signal.SIGINT and len(received) == 1:
             print("\nstopping: no new jobs; running ones finish (Ctrl-C again to cancel them)", flush=True)
             runner.request_stop()
         else:
-            print("\ncancelling the jobs in flight", flush=True)
+            print(f"\n{signal.Signals(signum).name}: cancelling the jobs in flight", flush=True)
             runner.cancel()
 
-    previous = signal.signal(signal.SIGINT, handle)
+    previous = {number: signal.signal(number, handle) for number in (signal.SIGINT, *CANCEL_SIGNALS)}
     try:
-        yield
+        yield received
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def execute_with_signals(runner: Runner) -> RunOutcome:
+    """`runner.execute()` under `interrupts`; the outcome names the signal that ended it (a SIGTERM
+    or SIGHUP after a Ctrl-C counts, a second Ctrl-C does not change the first)."""
+    with interrupts(runner) as received:
+        outcome = runner.execute()
+    cancelling = [number for number in received if number != signal.SIGINT]
+    if received:
+        outcome = replace(outcome, signal=cancelling[0] if cancelling else signal.SIGINT)
+    return outcome
+
+
+def exit_status(outcome: RunOutcome) -> int:
+    """0, or 128 + the signal that stopped the run (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP), as shells do."""
+    return 0 if outcome.signal is None else 128 + outcome.signal
 
 
 def run_evolution(config: RunConfig, *, resume: Path | None = None, progress: ProgressSink | None = None,
@@ -101,57 +131,70 @@ def run_evolution(config: RunConfig, *, resume: Path | None = None, progress: Pr
 
     `models` (role → model) replaces the configured ones; tests pass scripted models here.
     """
-    from evolve.evaluate import EvalSettings
     from evolve.executors import LocalExecutor
     from evolve.llm.gateway import Gateway
     from evolve.llm.stack import ModelStack
-    from evolve.sandbox import image_id, limits_from_config, reap_run
-    from evolve.tasks.docker import DockerSandboxes
-    from evolve.worker import EngineWorker, WorkerSettings, agent_timeout
+    from evolve.sandbox import image_id, reap_run
 
     if config.sandbox.backend != "docker":
         raise EvolveError("evolve run needs sandbox.backend = \"docker\"; the process backend isolates "
                           "nothing and serves `evolve sandbox exec` and tests only")
     tasks = load_tasks(config)
-    run = open_run(config, resume)
-    config = run.config if resume is not None else config
-    reap_run(run.id)  # leftovers of an earlier, crashed session of this run
-    run.set_meta(f"image:{config.sandbox.image}", image_id(config.sandbox.image))
+    run = None
+    if resume is not None:  # the writer lock first; the run's own config from then on
+        run = open_run(config, resume)
+        config = run.config
+    else:
+        check_new_run(config)
+    policy = policies_from_config(config.policy)[config.policy.name]
+    executor = LocalExecutor(config.executor.concurrency)
+    runner: Runner | None = None
+    try:
+        # Models start (and API keys are read) before a new run is written: a missing key leaves nothing.
+        with ModelStack(config.models, seed=config.run.seed) if models is None else nullcontext() as stack:
+            run = run or open_run(config, None)
+            reap_run(run.id)  # leftovers of an earlier, crashed session of this run
+            run.set_meta(f"image:{config.sandbox.image}", image_id(config.sandbox.image))
+            with Gateway(models if models is not None else stack.models, exchanges_dir=run.path / "exchanges",
+                         usage_sink=run) as gateway, ExitStack() as cluster:
+                worker = _worker(config, run, tasks, gateway, cluster)
+                runner = Runner(
+                    run, policy, worker, executor, search_tasks=list(tasks.search),
+                    heldout_tasks=list(tasks.heldout), budget=config.budget,
+                    concurrency=config.executor.concurrency, seed=config.run.seed, progress=progress,
+                    fatal=lambda: gateway.fatal,
+                )
+                outcome = execute_with_signals(runner)
+    finally:
+        # After a cancel, abandoned threads end when the model server and sandboxes go away.
+        executor.shutdown(cancel_pending=True, wait=runner is None or not runner.cancelled)
+        if run is not None:
+            reap_run(run.id)
+    return run, outcome
+
+
+def _worker(config: RunConfig, run: Run, tasks: RunTasks, gateway, cluster: ExitStack):
+    """The engine's worker: Docker sandboxes here, or jobs on a Ray cluster (runner, archive, gateway stay here)."""
+    from evolve.evaluate import EvalSettings
+    from evolve.sandbox import limits_from_config, reap_run
+    from evolve.tasks.docker import DockerSandboxes
+    from evolve.worker import EngineWorker, WorkerSettings, agent_timeout
+
     settings = WorkerSettings(
         eval=EvalSettings(budget_steps=config.budget.agent_steps, token_budget=config.budget.job_tokens,
                           agent_timeout_s=agent_timeout(config.sandbox.timeout_s)),
         image=config.sandbox.image, improve_steps=config.budget.improve_steps,
         job_tokens=config.budget.job_tokens, job_timeout_s=config.sandbox.timeout_s, meta=config.meta,
     )
-    policy = policies_from_config(config.policy)[config.policy.name]
-    executor = LocalExecutor(config.executor.concurrency)
-    runner: Runner | None = None
-    try:
-        with ModelStack(config.models, seed=config.run.seed) if models is None else nullcontext() as stack, Gateway(
-            models if models is not None else stack.models, exchanges_dir=run.path / "exchanges", usage_sink=run
-        ) as gateway, ExitStack() as cluster:
-            if config.executor.kind == "ray":  # jobs on a Ray cluster; runner, archive, gateway stay here
-                from evolve.remote import ray_worker
+    if config.executor.kind == "ray":
+        from evolve.remote import ray_worker
 
-                worker = cluster.enter_context(ray_worker(
-                    run, {**tasks.search, **tasks.heldout}, gateway=gateway, address=config.executor.ray_address,
-                    settings=settings, limits=limits_from_config(config.sandbox), seed=config.run.seed,
-                ))
-            else:
-                worker = EngineWorker(
-                    run, {**tasks.search, **tasks.heldout},
-                    sandboxes=DockerSandboxes(run.id, limits_from_config(config.sandbox)),
-                    gateway=gateway, settings=settings, seed=config.run.seed, cancel=lambda: reap_run(run.id),
-                )
-            runner = Runner(
-                run, policy, worker, executor, search_tasks=list(tasks.search), heldout_tasks=list(tasks.heldout),
-                budget=config.budget, concurrency=config.executor.concurrency, seed=config.run.seed,
-                progress=progress, fatal=lambda: gateway.fatal,
-            )
-            with interrupts(runner):
-                outcome = runner.execute()
-    finally:
-        # After a cancel, abandoned threads end when the model server and sandboxes go away.
-        executor.shutdown(cancel_pending=True, wait=runner is None or not runner.cancelled)
-        reap_run(run.id)
-    return run, outcome
+        return cluster.enter_context(ray_worker(
+            run, {**tasks.search, **tasks.heldout}, gateway=gateway, address=config.executor.ray_address,
+            settings=settings, limits=limits_from_config(config.sandbox), seed=config.run.seed,
+        ))
+    return EngineWorker(
+        run, {**tasks.search, **tasks.heldout},
+        sandboxes=DockerSandboxes(run.id, limits_from_config(config.sandbox)),
+        gateway=gateway, settings=settings, seed=config.run.seed, cancel=lambda: reap_run(run.id),
+    )

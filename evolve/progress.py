@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 import time
 from dataclasses import dataclass, field
@@ -9,6 +10,7 @@ from typing import Protocol
 
 from rich.console import Console
 from rich.live import Live
+from rich.logging import RichHandler
 from rich.table import Table
 from scipy.stats import beta
 
@@ -81,17 +83,25 @@ class LineProgress:
 
 
 class RichProgress:
-    """A live table for a terminal; use as a context manager around the run."""
+    """A live table for a terminal; use as a context manager around the run.
+
+    While it is live, log records and Python warnings (Docker's among them) are printed through
+    its console, above the table, instead of raw onto stderr through the middle of it."""
 
     def __init__(self, console: Console | None = None) -> None:
         self._console = console or Console(stderr=True)
         self._live = Live(console=self._console, refresh_per_second=2, transient=False)
+        self._handler = RichHandler(console=self._console, level=logging.WARNING, show_path=False)
 
     def __enter__(self) -> RichProgress:
         self._live.__enter__()
+        logging.getLogger().addHandler(self._handler)
+        logging.captureWarnings(True)
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        logging.captureWarnings(False)
+        logging.getLogger().removeHandler(self._handler)
         self._live.__exit__(*exc_info)
 
     def update(self, snapshot: Snapshot) -> None:

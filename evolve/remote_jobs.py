@@ -10,6 +10,7 @@ job's log directory as tar bytes (an expansion's child code is part of it, under
 from __future__ import annotations
 
 import io
+import shutil
 import socket
 import tarfile
 import tempfile
@@ -141,6 +142,7 @@ def run_expansion(job: ExpansionJob) -> RemoteOutcome:
                 relay.close_job(f"{job.job_id}-validate")
         except SandboxError as exc:
             result = ExpansionResult(None, valid=False, reason=f"sandbox failed: {exc}", instructions=job.instructions)
+            shutil.rmtree(logs / "child", ignore_errors=True)  # no child: no copy of the parent's code in logs/
             return RemoteOutcome(result, pack_dir(logs), where())
         result = ExpansionResult(Path("child"), valid=verdict.valid, reason=verdict.reason,
                                  instructions=job.instructions)

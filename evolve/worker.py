@@ -10,6 +10,7 @@ goes through the gateway, so it is counted, budgeted and recorded for replay.
 from __future__ import annotations
 
 import json
+import shutil
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -73,7 +74,9 @@ def diagnose_node(run: Run, job: Job, node: Node, tasks: Mapping[str, Task], gat
                              meta=meta)
     failures = [read_failure(e) for e in run.evaluations(node.id, split="dev") if e.outcome in FAILURE_OUTCOMES]
     statements = {f.task: tasks[f.task].statement for f in failures if f.task in tasks}
-    problem = choose_problem(failures, statements, np.random.default_rng([seed, job.id]))
+    # seeded by the search decision, which a re-run after a resume shares (its job id is new)
+    draw = job.decision if job.decision is not None else job.id
+    problem = choose_problem(failures, statements, np.random.default_rng([seed, draw]))
     (log_dir / "problem.json").write_text(json.dumps(problem.__dict__, indent=2))
     diagnose_job = f"{job.id}-diagnose"
     gateway.open_job(diagnose_job, node.id, "diagnose", job_tokens)
@@ -156,6 +159,8 @@ class EngineWorker:
                 child = self._modify(job, node, parent_code, text, log_dir)
                 verdict = self._validate(job, node, child, log_dir)
             except SandboxError as exc:
+                # no child: the node carries its parent's code from git, so no copy of it stays in logs/
+                shutil.rmtree(log_dir / "child", ignore_errors=True)
                 return ExpansionResult(None, valid=False, reason=f"sandbox failed: {exc}", instructions=text)
         return ExpansionResult(child.code_dir, valid=verdict.valid, reason=verdict.reason, instructions=text)
 

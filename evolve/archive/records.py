@@ -75,3 +75,12 @@ class Job:
     started: float
     finished: float | None = None
     detail: str | None = None
+    split: str | None = None
+    """An evaluation's split: `dev` (the search counts it) or `heldout` (final scoring only)."""
+    attempt: int = 1
+    """1, or 1 + the attempts of the same work that an interruption cut short."""
+    requeue_of: int | None = None
+    """The interrupted job this one runs again."""
+    decision: int | None = None
+    """The ordinal of the search decision that made this job (shared by its re-runs); None for
+    held-out scoring and jobs outside a runner."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from pathlib import Path
@@ -9,7 +10,15 @@ from pathlib import Path
 from evolve.archive.records import Evaluation, Job, Node
 from evolve.errors import EvolveError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# v2: a job row records what it is (split, attempt, requeue_of, decision), so resume re-queues
+# exactly that work. A v1 run is read as it is and migrated when a writer opens it.
+_JOB_COLUMNS_V2 = (
+    ("split", "TEXT"),
+    ("attempt", "INTEGER NOT NULL DEFAULT 1"),
+    ("requeue_of", "INTEGER"),
+    ("decision", "INTEGER"),
+)
 
 _TABLES = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -48,14 +57,31 @@ CREATE TABLE jobs (
     state TEXT NOT NULL CHECK (state IN ('started', 'finished', 'failed', 'cancelled')),
     started REAL NOT NULL,
     finished REAL,
-    detail TEXT
+    detail TEXT,
+    split TEXT,
+    attempt INTEGER NOT NULL DEFAULT 1,
+    requeue_of INTEGER,
+    decision INTEGER
 );
 CREATE INDEX jobs_by_state ON jobs (state);
 """
 
 
-def connect(path: Path) -> sqlite3.Connection:
-    """A connection shared by the threads of one process (callers serialise access)."""
+def connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
+    """A connection shared by the threads of one process (callers serialise access).
+
+    A reader opens the file with `mode=ro`, so no reader ever writes to it (a damaged or empty
+    file stays byte-identical; SQLite would otherwise initialise a zero-byte file)."""
+    if read_only:
+        uri = f"{Path(path).resolve().as_uri()}?mode=ro"
+        if os.statvfs(Path(path).parent).f_flag & os.ST_RDONLY:
+            # A read-only mount: SQLite cannot make the WAL index there, and nothing can write the
+            # file, so it is read as immutable.
+            uri += "&immutable=1"
+        connection = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False, timeout=60.0)
+        connection.row_factory = sqlite3.Row
+        connection.execute("PRAGMA busy_timeout=60000")
+        return connection
     connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=60.0)
     connection.row_factory = sqlite3.Row
     connection.execute("PRAGMA journal_mode=WAL")
@@ -79,12 +105,34 @@ def create(connection: sqlite3.Connection, *, run_id: str, name: str) -> None:
     connection.execute("COMMIT")
 
 
-def migrate(connection: sqlite3.Connection) -> None:
-    """Check the schema version; newer runs are refused rather than misread."""
+def version(connection: sqlite3.Connection) -> int:
+    """The run's schema version; newer (or unknown) runs are refused rather than misread."""
     row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    version = int(row["value"]) if row else 0
-    if version != SCHEMA_VERSION:
-        raise EvolveError(f"run schema version {version} is not supported (this evolve reads {SCHEMA_VERSION})")
+    found = int(row["value"]) if row else 0
+    if found not in (1, SCHEMA_VERSION):
+        raise EvolveError(f"run schema version {found} is not supported (this evolve reads 1 and {SCHEMA_VERSION})")
+    return found
+
+
+def migrate(connection: sqlite3.Connection) -> None:
+    """Bring a v1 run to v2 in one transaction (writers only; readers read v1 as it is).
+
+    v1 job rows do not say their split; `legacy_jobs_upto` records the last of them, so a resume
+    can still tell a runner's interrupted v1 evaluation (split inferred from its task) from a job
+    of another command."""
+    if version(connection) == SCHEMA_VERSION:
+        return
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        for column, kind in _JOB_COLUMNS_V2:
+            connection.execute(f"ALTER TABLE jobs ADD COLUMN {column} {kind}")
+        (last,) = connection.execute("SELECT COALESCE(MAX(id), 0) FROM jobs").fetchone()
+        connection.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('legacy_jobs_upto', ?)", (str(last),))
+        connection.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+    connection.execute("COMMIT")
 
 
 def node_from_row(row: sqlite3.Row) -> Node:
@@ -118,7 +166,10 @@ def evaluation_from_row(row: sqlite3.Row) -> Evaluation:
 
 
 def job_from_row(row: sqlite3.Row) -> Job:
+    keys = row.keys()  # a v1 row (read, not migrated) has none of the v2 columns
+    extra = {column: row[column] for column, _ in _JOB_COLUMNS_V2 if column in keys}
     return Job(
+        **extra,
         id=row["id"],
         kind=row["kind"],
         node=row["node"],

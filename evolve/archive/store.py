@@ -7,7 +7,6 @@ opened run never holds half a node. Every state change is one SQLite transaction
 
 from __future__ import annotations
 
-import fcntl
 import sqlite3
 import threading
 import time
@@ -19,8 +18,10 @@ from typing import IO
 
 from evolve.archive import schema
 from evolve.archive.code import NODE_ID, CodeStore
-from evolve.archive.records import JOB_STATES, OUTCOMES, Evaluation, Job, Node
+from evolve.archive.jobrows import JobRows
+from evolve.archive.records import OUTCOMES, Evaluation, Node
 from evolve.archive.tree import CladeTree
+from evolve.archive.writer import RunDamaged, claim_writer
 from evolve.config import RunConfig, dump_config, parse_config
 from evolve.errors import EvolveError
 
@@ -33,62 +34,80 @@ class NodeNotFound(EvolveError):
     """The run has no node with the given id."""
 
 
-class Run:
+class Run(JobRows):
     """A run directory: `run.toml`, `code.git/`, `run.sqlite`, `logs/`, `exchanges/`."""
 
-    def __init__(self, path: Path, connection: sqlite3.Connection) -> None:
+    def __init__(self, path: Path, connection: sqlite3.Connection, writer_lock: IO[str] | None = None) -> None:
         self.path = Path(path)
         self.code = CodeStore(self.path / "code.git")
         self._db = connection
         self._lock = threading.RLock()
-        self._writer_lock: IO[str] | None = None
-
-    def _claim_writer(self) -> None:
-        """Hold the run's writer lock (released on close, or by the kernel when the process dies)."""
-        handle = (self.path / "writer.lock").open("a")
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.close()
-            raise EvolveError(f"{self.path} is being written by another process (a running `evolve run`?)") from None
-        self._writer_lock = handle
+        self._adding = threading.Lock()
+        self._writer_lock = writer_lock
 
     # -- opening -------------------------------------------------------------------------
 
     @classmethod
     def create(cls, path: Path | str, config: RunConfig | None = None, *, run_id: str | None = None) -> Run:
-        """Create an empty run directory at `path` (which must not hold a run already)."""
+        """Create an empty run directory at `path` (which must not hold a run already).
+
+        The writer lock comes first and the database appears last, by a rename: of two creators
+        one wins and the other is refused, and a creator killed midway leaves no run (the next
+        `create` at the path starts over)."""
         path = Path(path)
         if (path / "run.sqlite").exists():
             raise EvolveError(f"{path} already holds a run")
         path.mkdir(parents=True, exist_ok=True)
-        config = config or RunConfig()
-        (path / "run.toml").write_text(dump_config(config))
-        for sub in ("logs", "exchanges"):
-            (path / sub).mkdir(exist_ok=True)
-        CodeStore.init(path / "code.git")
-        connection = schema.connect(path / "run.sqlite")
-        schema.create(connection, run_id=run_id or uuid.uuid4().hex[:12], name=config.run.name)
-        run = cls(path, connection)
-        run._claim_writer()
-        return run
+        lock = claim_writer(path)
+        try:
+            if (path / "run.sqlite").exists():
+                raise EvolveError(f"{path} already holds a run")
+            config = config or RunConfig()
+            (path / "run.toml").write_text(dump_config(config))
+            for sub in ("logs", "exchanges"):
+                (path / sub).mkdir(exist_ok=True)
+            if not (path / "code.git" / "HEAD").exists():
+                CodeStore.init(path / "code.git")
+            staging = path / "run.sqlite.creating"
+            staging.unlink(missing_ok=True)
+            fresh = sqlite3.connect(staging, isolation_level=None)
+            try:
+                schema.create(fresh, run_id=run_id or uuid.uuid4().hex[:12], name=config.run.name)
+            finally:
+                fresh.close()
+            staging.replace(path / "run.sqlite")
+            return cls(path, schema.connect(path / "run.sqlite"), lock)
+        except BaseException:
+            lock.close()
+            raise
 
     @classmethod
     def open(cls, path: Path | str, *, writer: bool = False) -> Run:
         """Open an existing run.
 
-        Readers see a consistent run without changing anything: a node exists iff its row does.
-        A `writer` (the runner, resume) takes the run's writer lock, so there is one at a time, and
+        Readers see a consistent run without changing anything: the database is opened read-only,
+        and a node exists iff its row does. A `writer` (the runner, resume, `eval` into the run)
+        takes the run's writer lock first, so there is one at a time, migrates an older schema, and
         repairs what a crashed writer left half-done: a commit and ref without a row is discarded.
         """
         path = Path(path)
-        if not (path / "run.sqlite").is_file() or not (path / "code.git").is_dir():
+        database = path / "run.sqlite"
+        if not database.is_file() or not (path / "code.git").is_dir():
             raise RunNotFound(f"no run at {path} (expected run.sqlite and code.git/ there)")
-        run = cls(path, schema.connect(path / "run.sqlite"))
+        lock = claim_writer(path) if writer else None
         try:
-            schema.migrate(run._db)
+            connection = schema.connect(database, read_only=not writer)
+        except BaseException:
+            if lock is not None:
+                lock.close()
+            raise
+        run = cls(path, connection, lock)
+        try:
+            try:
+                schema.migrate(run._db) if writer else schema.version(run._db)
+            except sqlite3.DatabaseError as exc:
+                raise RunDamaged(database, exc) from None
             if writer:
-                run._claim_writer()
                 run._repair()
         except BaseException:
             run.close()
@@ -121,18 +140,29 @@ class Run:
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
+        with self._lock, self._named_faults():
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield self._db
+                self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                # SQLite may have rolled back already (a full disk); a failed COMMIT leaves it open
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
                 raise
-            self._db.execute("COMMIT")
 
     def _query(self, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
-        with self._lock:
+        with self._lock, self._named_faults():
             return self._db.execute(sql, params).fetchall()
+
+    @contextmanager
+    def _named_faults(self) -> Iterator[None]:
+        """A database error carries the file's path (as a note), so the CLI's one line can name it."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            exc.add_note(f"database: {self.path / 'run.sqlite'}")
+            raise
 
     # -- identity and config -------------------------------------------------------------
 
@@ -175,6 +205,11 @@ class Run:
         """
         if status not in ("valid", "invalid"):
             raise ValueError(f"node status must be valid or invalid, not {status!r}")
+        with self._adding:  # one node at a time: the next id is taken when its row is written
+            return self._add_node(code_dir, parent, origin, status, reason, instructions, node_id, job_id)
+
+    def _add_node(self, code_dir: Path, parent: str | None, origin: str, status: str, reason: str | None,
+                  instructions: str | None, node_id: str | None, job_id: int | None) -> Node:
         parent_commit = self.node(parent).commit if parent is not None else None
         node_id = node_id if node_id is not None else self._next_node_id()
         if not NODE_ID.match(node_id):
@@ -208,11 +243,11 @@ class Run:
                 )
 
     def _next_node_id(self) -> str:
-        with self._transaction() as db:
-            (value,) = db.execute(
-                "UPDATE counters SET value = value + 1 WHERE name = 'node' RETURNING value - 1"
-            ).fetchone()
-        return str(value)
+        # Read, not reserved: the row's insert advances the counter (`adopt_node`), so a writer
+        # killed before the row leaves the id free and a resumed run numbers its nodes as an
+        # uninterrupted one would (the orphan ref is discarded on open).
+        (row,) = self._query("SELECT value FROM counters WHERE name = 'node'")
+        return str(row["value"])
 
     def node(self, node_id: str | None) -> Node:
         rows = self._query("SELECT * FROM nodes WHERE id = ?", (node_id,))
@@ -324,58 +359,6 @@ class Run:
     def tree(self, split: str | None = "dev") -> CladeTree:
         """The clade tree rebuilt from the rows, counting results of `split` (None: all)."""
         return CladeTree.from_records(self.nodes(), self.evaluations(split=split))
-
-    # -- jobs ----------------------------------------------------------------------------
-
-    def start_job(self, kind: str, node_id: str, task: str | None = None, *, requeues: int | None = None) -> Job:
-        """Write `started` before the work, so a crash leaves a row that resume can find.
-
-        `requeues` names an interrupted (cancelled) job this one re-runs; it is marked in the same
-        transaction, so it is re-queued exactly once.
-        """
-        started = time.time()
-        with self._transaction() as db:
-            cursor = db.execute(
-                "INSERT INTO jobs (kind, node, task, state, started) VALUES (?, ?, ?, 'started', ?)",
-                (kind, node_id, task, started),
-            )
-            if requeues is not None:
-                db.execute(
-                    "UPDATE jobs SET detail = ? WHERE id = ? AND state = 'cancelled'",
-                    (f"requeued as job {cursor.lastrowid}", requeues),
-                )
-        return Job(cursor.lastrowid, kind, node_id, task, "started", started)
-
-    def finish_job(self, job_id: int, state: str, detail: str | None = None) -> None:
-        """Move a started job to `finished`, `failed` or `cancelled`."""
-        with self._transaction() as db:
-            self._finish_job(db, job_id, state, detail)
-
-    def _finish_job(self, db: sqlite3.Connection, job_id: int, state: str, detail: str | None) -> None:
-        if state not in JOB_STATES or state == "started":
-            raise ValueError(f"a job ends as finished, failed or cancelled, not {state!r}")
-        changed = db.execute(
-            "UPDATE jobs SET state = ?, finished = ?, detail = ? WHERE id = ? AND state = 'started'",
-            (state, time.time(), detail, job_id),
-        ).rowcount
-        if not changed:
-            raise EvolveError(f"job {job_id} is not a started job of run {self.path}")
-
-    def adopt_job(self, job: Job) -> None:
-        """Insert a job exactly as given, id included (importers)."""
-        with self._transaction() as db:
-            db.execute(
-                "INSERT INTO jobs (id, kind, node, task, state, started, finished, detail)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (job.id, job.kind, job.node, job.task, job.state, job.started, job.finished, job.detail),
-            )
-
-    def jobs(self, state: str | None = None) -> list[Job]:
-        if state is None:
-            rows = self._query("SELECT * FROM jobs ORDER BY id")
-        else:
-            rows = self._query("SELECT * FROM jobs WHERE state = ? ORDER BY id", (state,))
-        return [schema.job_from_row(r) for r in rows]
 
     def log_dir(self, job_id: int) -> Path:
         """The directory for one job's transcripts, outputs and diffs."""

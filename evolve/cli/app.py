@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 
+import git
 import typer
 from rich.console import Console
 
-from evolve.cli import archive, bench, config, models, sandbox, tasks
+from evolve.cli import archive, bench, config, faults, models, sandbox, tasks
 from evolve.cli import eval as eval_cli
 from evolve.cli import replay as replay_cli
 from evolve.cli import run as run_cli
@@ -32,9 +34,21 @@ for group in (config, sandbox, bench, tasks):
 
 
 def main() -> None:
-    """Console entry point: user errors become one line on stderr and exit status 1."""
+    """Console entry point: user errors and machine faults (disk, file system, database, git) become
+    one line on stderr and exit status 1."""
     try:
         app()
     except EvolveError as exc:
-        Console(stderr=True, highlight=False, soft_wrap=True).print(f"error: {exc}", markup=False)
-        sys.exit(1)
+        _fail(str(exc))
+    except (OSError, sqlite3.Error, git.GitCommandError) as exc:
+        line = faults.describe(exc)
+        if line is None:
+            raise
+        _fail(line)
+    except KeyboardInterrupt:  # Ctrl-C outside a run's own handling (starting up, a short command)
+        _fail("interrupted", status=130)
+
+
+def _fail(line: str, status: int = 1) -> None:
+    Console(stderr=True, highlight=False, soft_wrap=True).print(f"error: {line}", markup=False)
+    sys.exit(status)

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from evolve.config import load_config
+from evolve.errors import EvolveError
 
 app = typer.Typer(name="config", help="Check run configurations.", no_args_is_help=True)
 
@@ -15,6 +16,14 @@ app = typer.Typer(name="config", help="Check run configurations.", no_args_is_he
 def check(file: Path = typer.Argument(..., help="A run configuration (TOML).")) -> None:
     """Validate FILE; print one line naming the bad key and exit non-zero when it is wrong."""
     config = load_config(file)
+    suite = config.tasks.suite
+    if not suite.startswith(("polyglot", "swebench-")):  # those need a checkout or the network: checked at run
+        from evolve.tasks import load_suite
+
+        try:
+            load_suite(suite)
+        except EvolveError as exc:
+            raise EvolveError(f"{file}: key `tasks.suite`: {exc}") from None
     typer.echo(
         f"{file}: ok (run {config.run.name}, seed {config.run.seed}, policy {config.policy.name}, "
         f"suite {config.tasks.suite}/{config.tasks.split}, sandbox {config.sandbox.backend})"

@@ -7,6 +7,7 @@ import signal
 import sys
 import tempfile
 import time
+from contextlib import closing
 from pathlib import Path
 from typing import Annotated
 
@@ -34,8 +35,12 @@ def open_agent(agent: str, archive: Path, config) -> tuple[object, str]:
     run_path, sep, node_id = agent.rpartition(":")
     if not sep or not run_path or not node_id:
         raise EvolveError(f"--agent must be 'seed' or RUN:NODE, not {agent!r}")
-    run = Run.open(run_path)
-    run.node(node_id)
+    run = Run.open(run_path, writer=True)  # one writer: refused while `evolve run` writes the run
+    try:
+        run.node(node_id)
+    except BaseException:
+        run.close()
+        raise
     return run, node_id
 
 
@@ -61,7 +66,13 @@ def eval_command(
 
     cfg = load_config(config) if config else RunConfig()
     tasks = list(load_suite(suite).split(split).select(task, limit))  # type: ignore[arg-type]
-    run, node_id = open_agent(agent, archive, cfg)
+    # models start (and API keys are read) before anything is written
+    stack = ModelStack(cfg.models).start()
+    try:
+        run, node_id = open_agent(agent, archive, cfg)
+    except BaseException:
+        stack.close()
+        raise
     console = Console(highlight=False, stderr=as_json)
     console.print(f"evaluating {agent} (run {run.path}, node {node_id}) on {len(tasks)} tasks of {suite}")
     # the agent's timeout stays below the container's wall clock, so a slow agent is a `timeout`, not `infra`
@@ -76,8 +87,8 @@ def eval_command(
 
     # SIGTERM unwinds like Ctrl-C, so the model servers stop and the containers are removed
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    with ModelStack(cfg.models) as stack, Gateway(stack.models, exchanges_dir=run.path / "exchanges",
-                                                  usage_sink=run) as gateway:
+    signal.signal(signal.SIGHUP, lambda *_: sys.exit(129))
+    with closing(stack), run, Gateway(stack.models, exchanges_dir=run.path / "exchanges", usage_sink=run) as gateway:
         results = evaluate_all(run, node_id, tasks, sandboxes=DockerSandboxes(run.id, limits), gateway=gateway,
                                settings=EvalSettings(budget_steps=steps, agent_timeout_s=agent_timeout),
                                on_result=show)

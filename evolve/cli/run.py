@@ -28,7 +28,7 @@ def _report(run, outcome) -> None:
 
 
 def _execute(config, resume: Path | None) -> None:
-    from evolve.launch import run_evolution
+    from evolve.launch import exit_status, run_evolution
     from evolve.progress import make_progress
 
     progress = make_progress()
@@ -38,6 +38,8 @@ def _execute(config, resume: Path | None) -> None:
     else:
         run, outcome = run_evolution(config, resume=resume, progress=progress)
     _report(run, outcome)
+    if outcome.signal is not None:  # stopped or cancelled by a signal: 130 (Ctrl-C), 143 (TERM), 129 (HUP)
+        raise typer.Exit(exit_status(outcome))
 
 
 def run(

@@ -131,7 +131,7 @@ def test_heldout_results_do_not_feed_the_search_tree(run, code):
 
 def test_one_writer_at_a_time_and_readers_change_nothing(run, code):
     root = run.add_node(code({"a.py": "x\n"}))
-    with pytest.raises(EvolveError, match="being written by another process"):
+    with pytest.raises(EvolveError, match="being written by pid"):
         Run.open(run.path, writer=True)
     # A writer is between the ref and the row of node 5: a reader must not touch that ref.
     pending = run.code.commit_dir(code({"a.py": "y\n"}), root.commit, "node 5", 0)

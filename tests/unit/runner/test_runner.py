@@ -137,14 +137,15 @@ def test_resume_reruns_interrupted_jobs_once(make_runner):
     runner.execute()
     before = len(run.evaluations(split="dev"))
     # Simulate a crash: two jobs started and never finished.
-    crashed_eval = run.start_job("evaluate", "0", "task-99")
-    crashed_expand = run.start_job("expand", "0")
+    unevaluated = next(t for t in TASKS if t not in {e.task for e in run.evaluations("0")})
+    crashed_eval = run.start_job("evaluate", "0", unevaluated, split="dev", decision=run.decisions_recorded())
+    crashed_expand = run.start_job("expand", "0", decision=run.decisions_recorded())
     runner2, _, _ = make_runner(BudgetConfig(evaluations=10), run=run)
     runner2.execute()
     jobs = {j.id: j for j in run.jobs()}
     assert jobs[crashed_eval.id].state == "cancelled" and jobs[crashed_eval.id].detail.startswith("requeued")
     assert jobs[crashed_expand.id].detail.startswith("requeued")
-    reruns = [j for j in jobs.values() if j.id > crashed_expand.id and j.kind == "evaluate" and j.task == "task-99"]
+    reruns = [j for j in jobs.values() if j.id > crashed_expand.id and j.kind == "evaluate" and j.task == unevaluated]
     assert len(reruns) == 1 and reruns[0].state == "finished"
     assert len(run.evaluations(split="dev")) == before + 1  # budget already spent: only the re-run
     # A third session finds nothing to re-run.

@@ -1,0 +1,56 @@
+"""What a resumed runner runs again: the jobs an interrupted session left, read from their rows.
+
+A job row says what it is (kind, node, task, split, decision), so the work is re-queued exactly:
+a search evaluation into the search, a held-out evaluation into the held-out scoring (never into
+the search's counts or budget), an expansion as an expansion. Each interrupted job is re-run at
+most once (`Run.start_job(requeues=...)` marks it in the same transaction).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field, replace
+
+from evolve.archive.records import Job
+from evolve.archive.store import Run
+
+
+@dataclass
+class Requeue:
+    """Interrupted work: `search` runs first in the loop, `heldout` when the final agent is scored."""
+
+    search: list[Job] = field(default_factory=list)
+    heldout: list[Job] = field(default_factory=list)
+
+
+def recover(run: Run, *, search_tasks: Collection[str], heldout_tasks: Collection[str],
+            evaluated: Callable[[str], Collection[str]]) -> Requeue:
+    """Mark jobs a dead process left `started` as interrupted, and sort what must run again."""
+    for job in run.jobs("started"):
+        run.finish_job(job.id, "cancelled", "interrupted")
+    legacy_upto = _legacy_upto(run)
+    queue = Requeue()
+    for job in run.jobs("cancelled"):
+        if (job.detail or "").startswith("requeued"):
+            continue
+        if job.kind == "expand":
+            queue.search.append(job)
+            continue
+        if job.kind != "evaluate":
+            continue
+        split = job.split
+        if split is None and job.id <= legacy_upto:  # a v1 row: its task says which split it was
+            split = "heldout" if job.task in heldout_tasks else "dev" if job.task in search_tasks else None
+        if split == "dev" and job.task in search_tasks and job.task not in evaluated(job.node):
+            queue.search.append(replace(job, split="dev"))
+        elif split == "heldout" and job.task in heldout_tasks:
+            queue.heldout.append(replace(job, split="heldout"))
+        # anything else (a job of `evolve eval`, a task no longer configured) is not the search's
+    return queue
+
+
+def _legacy_upto(run: Run) -> int:
+    try:
+        return int(run.meta("legacy_jobs_upto"))
+    except KeyError:
+        return 0
