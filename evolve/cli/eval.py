@@ -67,7 +67,7 @@ def eval_command(
     cfg = load_config(config) if config else RunConfig()
     tasks = list(load_suite(suite).split(split).select(task, limit))  # type: ignore[arg-type]
     # models start (and API keys are read) before anything is written
-    stack = ModelStack(cfg.models).start()
+    stack = ModelStack(cfg.models, seed=cfg.run.seed).start()
     try:
         run, node_id = open_agent(agent, archive, cfg)
     except BaseException:
