@@ -16,14 +16,13 @@ lesson fallback. The prompt wording here is evolve's own; inputs, branches and s
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
-from evolve.meta.diagnose import DiagnosisFailed
+from evolve.meta.diagnose import DiagnosisFailed, reply_object
 from evolve.meta.problems import Failure
 
 EMPTY_SHARE, BRANCH_P = 0.10, 0.25
@@ -167,21 +166,9 @@ def messages(entry: Entry, code: str, view: TaskView | None) -> list[dict]:
     return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(sections)}]
 
 
-_FENCED = re.compile(r"```json\s*\n(.*?)\n\s*```", re.DOTALL)
-_BARE = re.compile(r"\{.*\}", re.DOTALL)
-
-
 def parse_diagnosis(reply: str, entry: Entry) -> Diagnosis:
-    """The diagnosis in a reply (a ```json block, else the outermost braces); ValueError if unusable."""
-    match = _FENCED.search(reply) or _BARE.search(reply)
-    if match is None:
-        raise ValueError("the reply holds no JSON object")
-    try:
-        data = json.loads(match.group(1) if match.re is _FENCED else match.group(0))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"the JSON does not parse: {exc}") from None
-    if not isinstance(data, dict):
-        raise ValueError("the JSON is not an object")  # noqa: TRY004 - callers catch ValueError (a bad reply)
+    """The diagnosis in a reply; ValueError if unusable."""
+    data = reply_object(reply)
     required = FIELDS if entry.branch == "task" else REQUIRED
     values = {}
     for name in FIELDS:

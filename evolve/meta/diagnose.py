@@ -60,8 +60,8 @@ def prompt(problem: Problem, agent_files: Sequence[str]) -> list[dict]:
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
 
 
-def parse_instructions(reply: str) -> Instructions:
-    """The JSON object in a reply (fenced or bare); ValueError says what is wrong with it."""
+def reply_object(reply: str) -> dict:
+    """The JSON object in a model's reply (a fenced block, else the outermost braces); ValueError if none."""
     match = _FENCE.search(reply) or _OBJECT.search(reply)
     if match is None:
         raise ValueError("the reply holds no JSON object")
@@ -71,6 +71,12 @@ def parse_instructions(reply: str) -> Instructions:
         raise ValueError(f"the JSON does not parse: {exc}") from None
     if not isinstance(data, dict):
         raise ValueError("the JSON is not an object")  # noqa: TRY004 - callers catch ValueError (a bad reply)
+    return data
+
+
+def parse_instructions(reply: str) -> Instructions:
+    """The instructions in a reply; ValueError says what is wrong with them."""
+    data = reply_object(reply)
     change = data.get("change")
     if not isinstance(change, str) or not change.strip():
         raise ValueError('"change" must be a non-empty string saying what to change')
