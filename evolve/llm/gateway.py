@@ -26,6 +26,7 @@ from pydantic import ValidationError
 
 from evolve.errors import EvolveError
 from evolve.llm.balancer import Overloaded
+from evolve.llm.budget import Grant, Refusal, TokenLedger
 from evolve.llm.client import ChatModel, ModelError
 from evolve.llm.exchanges import (
     Exchange,
@@ -104,6 +105,10 @@ class _Job:
     upstream_failures: int = 0
     """Bumped without the lock in the except branches: a lost increment still leaves it above 0."""
     lock: threading.Lock = field(default_factory=threading.Lock)
+    ledger: TokenLedger = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.ledger = TokenLedger(self.channel.token_budget)
 
 
 class Gateway:
@@ -280,18 +285,14 @@ class Gateway:
 
     def _complete(self, job: _Job, request: ChatRequest) -> tuple[int, bytes]:
         channel = job.channel
-        with job.lock:
-            used = job.usage.total_tokens
-            if used >= channel.token_budget:
-                message = (
-                    f"token budget exhausted for job {channel.job_id}: used {used} of "
-                    f"{channel.token_budget} tokens; no further model calls are allowed"
-                )
-                return 403, error_body(message, "budget_exceeded", "token_budget_exceeded")
+        with job.lock:  # reserve before the call, so concurrent requests cannot overshoot together
+            grant = job.ledger.reserve(channel.job_id, request)
+            if isinstance(grant, Refusal):
+                return 403, error_body(grant.message, "budget_exceeded", "token_budget_exceeded")
             seq = job.seq
             job.seq += 1
         try:
-            exchange = self._exchange(job, request, seq)
+            exchange = self._reserved_exchange(job, request, seq, grant)
         except ReplayMiss as exc:
             return 409, error_body(str(exc), "replay_miss", "replay_miss")
         except Overloaded as exc:  # backpressure: every replica busy and the queue full
@@ -304,8 +305,7 @@ class Gateway:
                 with job.lock:
                     job.upstream_failures += 1
             return status, body
-        with job.lock:
-            job.usage = job.usage + exchange.response.usage
+        with job.lock:  # usage itself was settled against the reservation in _reserved_exchange
             job.requests += 1
         if job.log is not None:
             job.log.append(exchange)
@@ -315,13 +315,28 @@ class Gateway:
         wire = response_to_openai(exchange.response, exchange.response_id, exchange.created)
         return 200, json.dumps(wire, sort_keys=True).encode()
 
-    def _exchange(self, job: _Job, request: ChatRequest, seq: int) -> Exchange:
+    def _reserved_exchange(self, job: _Job, request: ChatRequest, seq: int, grant: Grant) -> Exchange:
+        """The exchange under `grant`: the model gets `max_tokens` clamped to the reservation (the
+        record keeps the request as sent, which replay matches on); usage then replaces it."""
+        try:
+            sent = request.model_copy(update={"max_tokens": grant.max_tokens})
+            exchange = self._exchange(job, request, seq, sent)
+        except BaseException:
+            with job.lock:
+                job.ledger.release(grant)
+            raise
+        with job.lock:
+            job.ledger.settle(grant, exchange.response.usage.total_tokens)
+            job.usage = job.usage + exchange.response.usage
+        return exchange
+
+    def _exchange(self, job: _Job, request: ChatRequest, seq: int, sent: ChatRequest) -> Exchange:
         channel = job.channel
         if job.replay is not None:
             recorded = job.replay.answer(request)
             return recorded.model_copy(update={"seq": seq, "node_id": channel.node_id})
         assert job.model is not None
-        response = job.model.complete(request)
+        response = job.model.complete(sent)
         return Exchange(
             seq=seq,
             job_id=channel.job_id,

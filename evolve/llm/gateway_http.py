@@ -1,16 +1,46 @@
 """HTTP plumbing of the gateway: a threaded server on a Unix socket (one per job) or on TCP
-(jobs told apart by a bearer token). The request logic lives in `Gateway.handle`."""
+(jobs told apart by a bearer token). The request logic lives in `Gateway.handle`.
+
+Sandboxed code is the client, so every request is hostile until read: the body must announce a
+valid `Content-Length` no larger than `MAX_BODY_BYTES` (refused before a byte of it is read), each
+connection has a deadline for sending its request, and a listener serves at most a fixed number of
+connections at once (more are closed on accept, no thread made). A malformed request costs one log
+line, never a traceback.
+"""
 
 from __future__ import annotations
 
 import json
+import logging
+import socket
 import socketserver
+import sys
 import threading
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 
+log = logging.getLogger(__name__)
+
 MAX_BODY_BYTES = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ListenerLimits:
+    """What one listener lets its clients hold on the host."""
+
+    connections: int = 16
+    """Connections served at once; more are closed at accept (no host thread per extra connection)."""
+    request_s: float = 30.0
+    """Deadline for a client to send one whole request (line, headers and body) once it starts."""
+    idle_s: float = 120.0
+    """How long a kept-alive connection may wait before its next request."""
+
+
+UNIX_LIMITS = ListenerLimits()
+TCP_LIMITS = ListenerLimits(connections=256)  # shared by every job of a run (process sandbox, relays)
 
 
 class Handler(Protocol):
@@ -27,16 +57,89 @@ def error_body(message: str, kind: str, code: str | None = None) -> bytes:
     return json.dumps({"error": {"message": message, "type": kind, "code": code}}).encode()
 
 
-def _handler_class(handle: Handler, resolve: JobResolver) -> type[BaseHTTPRequestHandler]:
+class BadRequest(Exception):
+    """A request refused before its body is read: (status, message)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def body_length(method: str, headers: Any, cap: int = MAX_BODY_BYTES) -> int:
+    """The number of body bytes to read, or `BadRequest` for a missing/negative/non-numeric/oversized
+    Content-Length or any Transfer-Encoding (which would make us read to the end of the stream)."""
+    if headers.get("Transfer-Encoding") is not None:
+        raise BadRequest(400, "Transfer-Encoding is not supported; send a Content-Length")
+    values = headers.get_all("Content-Length") or []
+    if not values:
+        if method == "POST":
+            raise BadRequest(400, "a POST needs a Content-Length")
+        return 0
+    if len(values) > 1 or not values[0].strip().isdigit():  # isdigit: no sign, no spaces inside
+        raise BadRequest(400, f"invalid Content-Length {values[0][:40]!r}")
+    length = int(values[0].strip())
+    if length > cap:
+        raise BadRequest(413, f"request body of {length} bytes is over the {cap}-byte cap")
+    return length
+
+
+class _DeadlineReader:
+    """The connection's read side with a wall-clock deadline: each read may wait only what is left,
+    so a client trickling a byte at a time still cannot hold its thread past the deadline."""
+
+    def __init__(self, raw: Any, connection: socket.socket) -> None:
+        self._raw = raw
+        self._connection = connection
+        self.deadline = time.monotonic()
+
+    def _arm(self) -> None:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("request deadline passed")
+        self._connection.settimeout(left)
+
+    def readline(self, limit: int = -1) -> bytes:
+        self._arm()
+        return self._raw.readline(limit)
+
+    def read(self, size: int = -1) -> bytes:
+        self._arm()
+        return self._raw.read(size)
+
+    def close(self) -> None:
+        self._raw.close()
+
+
+def _handler_class(handle: Handler, resolve: JobResolver, limits: ListenerLimits) -> type[BaseHTTPRequestHandler]:
     class RequestHandler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
+        def setup(self) -> None:
+            super().setup()
+            self.rfile = _DeadlineReader(self.rfile, self.connection)  # type: ignore[assignment]
+
+        def handle_one_request(self) -> None:
+            # Idle wait for the next request line, then `request_s` for the whole request.
+            self.rfile.deadline = time.monotonic() + limits.idle_s  # type: ignore[attr-defined]
+            super().handle_one_request()
+
+        def parse_request(self) -> bool:
+            self.rfile.deadline = time.monotonic() + limits.request_s  # type: ignore[attr-defined]
+            return super().parse_request()
+
         def _serve(self, method: str) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            if length > MAX_BODY_BYTES:
-                self._reply(413, error_body("request body too large", "invalid_request_error"))
+            if not self.path.startswith("/"):  # absolute-form targets (proxy requests) are refused
+                self._refuse(400, f"request target must be a path, not {self.path[:60]!r}")
+                return
+            try:
+                length = body_length(method, self.headers)
+            except BadRequest as exc:
+                self._refuse(exc.status, str(exc))
                 return
             body = self.rfile.read(length) if length else b""
+            if len(body) < length:
+                self._refuse(400, f"body ended after {len(body)} of {length} bytes")
+                return
             job_id = resolve({k.lower(): v for k, v in self.headers.items()})
             if job_id is None:
                 self._reply(401, error_body("unknown or missing job token", "authentication_error"))
@@ -44,10 +147,17 @@ def _handler_class(handle: Handler, resolve: JobResolver) -> type[BaseHTTPReques
             status, data = handle(job_id, method, self.path, body)
             self._reply(status, data)
 
+        def _refuse(self, status: int, message: str) -> None:
+            log.warning("gateway refused a malformed request (%d): %s", status, message)
+            self.close_connection = True  # the unread body must not be parsed as the next request
+            self._reply(status, error_body(message, "invalid_request_error"))
+
         def _reply(self, status: int, data: bytes) -> None:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
+            if self.close_connection:
+                self.send_header("Connection", "close")
             self.end_headers()
             self.wfile.write(data)
 
@@ -60,24 +170,66 @@ def _handler_class(handle: Handler, resolve: JobResolver) -> type[BaseHTTPReques
         def address_string(self) -> str:  # a Unix socket peer has no address
             return "local"
 
-        def log_message(self, format: str, *args: Any) -> None:
+        def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
             return  # exchanges are recorded as JSONL; per-request access logs would only add noise
+
+        def log_message(self, format: str, *args: Any) -> None:
+            # Only errors reach here (log_request is silent): a bad request line, a timeout.
+            log.warning("gateway refused a malformed request: %s", (format % args)[:200])
 
     return RequestHandler
 
 
-class _UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+class _Bounded:
+    """Mixin for a threading server: at most `limits.connections` connections at once; one over is
+    closed at accept, before any thread exists for it. Errors are one log line, not a traceback."""
+
+    limits: ListenerLimits
+    _slots: threading.BoundedSemaphore
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            log.warning("gateway closed a connection: %d connections already open", self.limits.connections)
+            self.shutdown_request(request)  # type: ignore[attr-defined]
+            return
+        try:
+            super().process_request(request, client_address)  # type: ignore[misc]
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)  # type: ignore[misc]
+        finally:
+            self._slots.release()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        exc = sys.exc_info()[1]
+        log.warning("gateway dropped a connection: %s: %s", type(exc).__name__, exc)
+
+
+class _UnixHTTPServer(_Bounded, socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
     block_on_close = False
+
+    def __init__(self, path: str, handler: type[BaseHTTPRequestHandler], limits: ListenerLimits) -> None:
+        self.limits, self._slots = limits, threading.BoundedSemaphore(limits.connections)
+        super().__init__(path, handler)
 
     def server_bind(self) -> None:
         socketserver.UnixStreamServer.server_bind(self)
         self.server_name, self.server_port = "localhost", 0
 
 
-class _TCPServer(ThreadingHTTPServer):
+class _TCPServer(_Bounded, ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler],
+                 limits: ListenerLimits) -> None:
+        self.limits, self._slots = limits, threading.BoundedSemaphore(limits.connections)
+        super().__init__(address, handler)
 
 
 class Listener:
@@ -98,11 +250,12 @@ class Listener:
         self._thread.join(timeout=5)
 
 
-def listen_unix(path: str, job_id: str, handle: Handler) -> Listener:
+def listen_unix(path: str, job_id: str, handle: Handler, limits: ListenerLimits = UNIX_LIMITS) -> Listener:
     """Serve one job on a Unix socket at `path` (the socket identifies the job)."""
-    return Listener(_UnixHTTPServer(path, _handler_class(handle, lambda headers: job_id)))
+    return Listener(_UnixHTTPServer(path, _handler_class(handle, lambda headers: job_id, limits), limits))
 
 
-def listen_tcp(host: str, port: int, resolve: JobResolver, handle: Handler) -> Listener:
+def listen_tcp(host: str, port: int, resolve: JobResolver, handle: Handler,
+               limits: ListenerLimits = TCP_LIMITS) -> Listener:
     """Serve all jobs on TCP; `resolve` maps request headers to a job id (or None: refused)."""
-    return Listener(_TCPServer((host, port), _handler_class(handle, resolve)))
+    return Listener(_TCPServer((host, port), _handler_class(handle, resolve, limits), limits))

@@ -53,14 +53,15 @@ def test_the_socket_is_world_writable_for_the_sandbox_user(tmp_path):
 def test_a_spent_budget_is_a_clear_error_and_the_model_is_not_called(tmp_path, post, chat):
     model = ScriptedModel(["a long answer of many words"])
     with Gateway(_models(model)) as gateway:
-        job = gateway.open_job("j", "n", "modify", token_budget=5)
+        job = gateway.open_job("j", "n", "modify", token_budget=60)
         assert post(job.socket_path, chat("hi there"))[0] == 200
         status, body = post(job.socket_path, chat("again"))
     assert status == 403
     error = json.loads(body)["error"]
     assert error["code"] == "token_budget_exceeded"
-    assert "used 8 of 5 tokens" in error["message"]
+    assert "used 8 of 60 tokens" in error["message"] and "52 left" in error["message"]
     assert len(model.requests) == 1
+    assert model.requests[0].max_tokens == 60 - (16 + 8 + len("hi there"))  # clamped to what is left
 
 
 def test_tools_and_tool_calls_pass_through(post, chat):
@@ -153,3 +154,33 @@ def test_bad_requests_and_model_failures_are_errors_the_agent_can_read(post):
     assert (report.requests, report.upstream_failures) == (0, 1)  # the 400 was the agent's, the 502 upstream
     assert bad_status == 400
     assert down_status == 502 and "server down" in json.loads(down_body)["error"]["message"]
+
+
+class _GreedyModel:
+    """Spends every token it is allowed (prompt bound + the clamped max_tokens), slowly."""
+
+    name = "greedy"
+
+    def complete(self, request):
+        import time
+
+        from evolve.llm.budget import prompt_token_bound
+        from evolve.llm.types import ChatResponse, Usage
+
+        time.sleep(0.2)
+        usage = Usage(prompt_tokens=prompt_token_bound(request), completion_tokens=request.max_tokens or 10**6)
+        return ChatResponse(message=Message(role="assistant", content="x"), model=self.name, usage=usage)
+
+
+def test_concurrent_requests_of_one_job_never_pass_its_budget(post, chat):
+    from concurrent.futures import ThreadPoolExecutor
+
+    with Gateway(_models(_GreedyModel())) as gateway:
+        job = gateway.open_job("j", "n", "solve", token_budget=200)
+        with ThreadPoolExecutor(10) as pool:
+            replies = list(pool.map(lambda _: post(job.socket_path, chat("hi")), range(10)))
+        used = gateway.usage("j").total_tokens
+    assert used <= 200
+    assert any(status == 200 for status, _ in replies)
+    refused = [json.loads(body)["error"]["message"] for status, body in replies if status == 403]
+    assert refused and all("left" in message for message in refused)
