@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -23,6 +24,9 @@ from typing import Self
 from evolve.llm.gateway import SANDBOX_SOCKET_PATH, GatewayError, JobReport
 from evolve.llm.gateway_http import Listener, error_body, listen_unix
 from evolve.llm.types import Usage
+
+_FORWARDED_PATH = re.compile(r"/v1/[A-Za-z0-9_/-]*")
+"""The only paths relayed: the API under /v1, no query, no dots, no `@` or `//` that could name a host."""
 
 UPSTREAM_FAILURES = frozenset({"model_error", "overloaded"})
 """Error types of the head gateway's answers that report a failed model (not the job's own doing)."""
@@ -70,6 +74,9 @@ class _Relay:
         os.chmod(socket_path, 0o666)  # sandboxes run as uid 1000
 
     def forward(self, _job: str, method: str, path: str, body: bytes) -> tuple[int, bytes]:
+        if not _FORWARDED_PATH.fullmatch(path) or "//" in path:
+            return 404, error_body(f"the relay forwards only /v1/... paths, not {path[:80]!r}",
+                                   "invalid_request_error")
         request = urllib.request.Request(
             self.grant.origin + path, data=body if method == "POST" else None, method=method,
             headers={"Authorization": f"Bearer {self.grant.token}", "Content-Type": "application/json"},

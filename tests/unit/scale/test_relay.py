@@ -70,3 +70,17 @@ def test_an_unreachable_head_is_a_model_error_the_evaluation_calls_infra():
 def test_a_role_without_a_grant_is_a_clear_error():
     with RelayChannels({}) as relay, pytest.raises(GatewayError, match="no gateway grant for role 'modify'"):
         relay.open_job("1", "n", "modify", 0)
+
+
+@pytest.mark.parametrize("path", ["/v1/../admin", "/v1//@evil.example/x", "/v1/chat/completions?x=@evil",
+                                  "/admin", "/v1/chat/completions@evil.example:80"])
+def test_the_relay_forwards_only_v1_paths(tmp_path, path):
+    model = ScriptedModel(["x"])
+    with Gateway({"solve": model}) as gateway:
+        origin = gateway.start_tcp().removesuffix("/v1")
+        head = gateway.open_job("1", "n", "solve", 10_000)
+        with RelayChannels({"solve": GatewayGrant(origin, head.token, "solve")}) as relay:
+            channel = relay.open_job("1", "n", "solve", 0)
+            status, reply = unix_call(channel.socket_path, "POST", path, ASK)
+    assert status == 404 and "only /v1/" in reply["error"]["message"]
+    assert model.requests == []
