@@ -133,6 +133,12 @@ class SandboxConfig(_Section):
     """Wall-clock limit of one agent job; the container is killed at it."""
     output_limit_bytes: int = Field(1_000_000, gt=0)
     """Cap on captured stdout/stderr per command."""
+    disk: str = Field("1g", pattern=r"^([0-9]+[kmgKMG]?|none)$")
+    """Size of each writable place of a Docker sandbox (work dir, /tmp, /var/tmp, home: tmpfs on a
+    read-only root, also charged to `memory`); `none` leaves the root writable with no quota."""
+    copy_limit_bytes: int = Field(64 * 1024 * 1024, gt=0)
+    """Cap on one copy out of a sandbox (a transcript, a log, a child's code): a bigger file is cut with
+    a note, a bigger directory is refused."""
 
 
 class TasksConfig(_Section):

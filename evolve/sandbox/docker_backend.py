@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import posixpath
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -20,12 +21,16 @@ from typing import Self
 import docker
 import docker.errors
 
-from evolve.sandbox.docker_spec import container_options, exec_wrapper
+from evolve.sandbox.docker_copy import Exec, get_tar, put_tar, read_capped
+from evolve.sandbox.docker_spec import container_options, exec_wrapper, home_of, writable_mounts
 from evolve.sandbox.engine import INFRA_ERRORS, infra, oom_kill_count
 from evolve.sandbox.kill import kill_host_group
 from evolve.sandbox.output import OutputCollector
-from evolve.sandbox.tarballs import extract_dir, single_file, tar_of_bytes, tar_of_dir, tar_of_dirs
+from evolve.sandbox.tarballs import extract_dir, tar_of_bytes, tar_of_dir, tar_of_dirs
 from evolve.sandbox.types import ExecResult, SandboxLimits, SandboxUnavailable
+
+_HOME_CAP = 64 * 1024 * 1024
+"""An image's home directory bigger than this is not copied into a read-only sandbox's home."""
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +47,7 @@ class DockerSandbox:
         user: str,
         workdir: str,
         owns_client: bool,
+        started_at: float | None = None,
     ) -> None:
         self._client = client
         self._container = container
@@ -49,7 +55,8 @@ class DockerSandbox:
         self._user = user
         self._workdir = workdir
         self._owns_client = owns_client
-        self._deadline = time.monotonic() + limits.wall_clock_s
+        # From before the container started: the host's deadline comes before the container's own.
+        self._deadline = (started_at or time.monotonic()) + limits.wall_clock_s
         self._exec_count = 0
         self._oom_kills_seen = 0
         self._closed = False
@@ -88,9 +95,13 @@ class DockerSandbox:
         try:
             with infra(f"cannot start a container from {image}"):
                 container = client.containers.create(image, **options)
-                # The work dir belongs to the agent user; docker would create it as root.
-                container.put_archive("/", tar_of_dirs([workdir.strip("/")]))
+                home = _image_home(container, options) if options["read_only"] else None
+                if not options["read_only"]:  # docker would create the work dir as root
+                    container.put_archive("/", tar_of_dirs([workdir.strip("/")]))
+                started_at = time.monotonic()
                 container.start()
+            if home is not None:  # the image's home, hidden by the writable mount, copied onto it
+                put_tar(Exec(client, container.id, user), posixpath.dirname(home[0]), home[1])
         except BaseException:
             if container is not None:
                 with contextlib.suppress(*INFRA_ERRORS):
@@ -98,7 +109,8 @@ class DockerSandbox:
             if owns_client:
                 client.close()
             raise
-        return cls(client, container, limits=limits, user=user, workdir=workdir, owns_client=owns_client)
+        return cls(client, container, limits=limits, user=user, workdir=workdir, owns_client=owns_client,
+                   started_at=started_at)
 
     # -- the Sandbox protocol ------------------------------------------------------------------
 
@@ -163,6 +175,9 @@ class DockerSandbox:
             self._kill_group(exec_id, pidfile)  # children that outlived timeout's TERM
         oom = returncode == 137 and not timed_out and self._new_oom_kill()
         stdout, stderr = collector.texts()
+        full = self._full_mounts() if returncode != 0 and not timed_out else []
+        if full:
+            stderr += f"\n[evolve: the sandbox's disk is full ({', '.join(full)}; limit {self._limits.disk} each)]\n"
         return ExecResult(
             returncode,
             stdout,
@@ -171,47 +186,35 @@ class DockerSandbox:
             timed_out=timed_out,
             oom_killed=oom,
             truncated=collector.over_limit.is_set(),
+            disk_full=bool(full),
         )
 
     def write_file(self, path: str, content: str | bytes) -> None:
         data = content.encode() if isinstance(content, str) else content
-        target = self._path(path)
-        parent, name = posixpath.split(target)
-        with infra(f"cannot write {target}"):
-            try:
-                self._container.put_archive(parent, tar_of_bytes(name, data))
-            except docker.errors.NotFound:
-                self._mkdir(parent)
-                self._container.put_archive(parent, tar_of_bytes(name, data))
+        parent, name = posixpath.split(self._path(path))
+        put_tar(self._exec_as(), parent, tar_of_bytes(name, data))
 
     def read_file(self, path: str) -> bytes:
+        """The file's bytes; one over the copy cap (sparse files count in full) is cut at the cap, with
+        a note at its end saying so."""
         target = self._path(path)
-        with infra(f"cannot read {target}"):
-            try:
-                chunks, _stat = self._container.get_archive(target)
-                data = single_file(b"".join(chunks))
-            except docker.errors.NotFound:
-                raise FileNotFoundError(target) from None
-        if data is None:
-            raise IsADirectoryError(target)
-        return data
+        cap = self._limits.copy_limit_bytes
+        note = f"\n[evolve: {target} is over the {cap}-byte copy cap; only its start was kept]\n".encode()
+        data, size = read_capped(self._exec_as(), target, cap - len(note))
+        if size <= cap - len(note):
+            return data
+        log.warning("%s is %d bytes, over the copy cap of %d: truncated", target, size, cap)
+        return data + note
 
     def put_dir(self, host_dir: Path, path: str) -> None:
-        target = self._path(path)
-        archive = tar_of_dir(host_dir)
-        with infra(f"cannot copy {host_dir} to {target}"):
-            self._mkdir(target)
-            self._container.put_archive(target, archive)
+        put_tar(self._exec_as(), self._path(path), tar_of_dir(host_dir))
 
     def get_dir(self, path: str, host_dir: Path) -> None:
-        target = self._path(path)
-        with infra(f"cannot copy {target} out"):
-            try:
-                chunks, _stat = self._container.get_archive(target.rstrip("/") + "/.")
-                data = b"".join(chunks)
-            except docker.errors.NotFound:
-                raise FileNotFoundError(target) from None
-        extract_dir(data, host_dir, strip=".")
+        """Copy a directory out; `CopyTooLarge` (nothing copied) when it holds more than the copy cap."""
+        with tempfile.TemporaryFile() as spool:
+            get_tar(self._exec_as(), self._path(path), spool, self._limits.copy_limit_bytes)
+            spool.seek(0)
+            extract_dir(spool, host_dir, strip=".")
 
     def close(self) -> None:
         if self._closed:
@@ -240,11 +243,20 @@ class DockerSandbox:
     def _path(self, path: str) -> str:
         return posixpath.normpath(posixpath.join(self._workdir, path))
 
-    def _mkdir(self, path: str) -> None:
-        result = self._client.api.exec_create(self._container.id, ["mkdir", "-p", path], user=self._user)
-        output = self._client.api.exec_start(result["Id"])
-        if self._exit_code(result["Id"]) != 0:
-            raise SandboxUnavailable(f"cannot create {path}: {output.decode(errors='replace').strip()}")
+    def _full_mounts(self) -> list[str]:
+        """The writable mounts with under 1 MiB free (a failed command may have died of a full disk)."""
+        if self._limits.disk is None:
+            return []
+        mounts = list(writable_mounts(self._limits, user=self._user, workdir=self._workdir))
+        with contextlib.suppress(*INFRA_ERRORS):  # best effort: the command's own result stands
+            exec_id = self._client.api.exec_create(self._container.id, ["df", "-P", "-k", *mounts], user=self._user)
+            text = self._client.api.exec_start(exec_id["Id"]).decode(errors="replace")
+            return [row[5] for row in (line.split() for line in text.splitlines()[1:])
+                    if len(row) >= 6 and row[3].isdigit() and int(row[3]) < 1024]
+        return []
+
+    def _exec_as(self) -> Exec:
+        return Exec(self._client, self._container.id, self._user)
 
     def _exit_code(self, exec_id: str) -> int:
         with infra("cannot inspect exec"):
@@ -297,3 +309,22 @@ def _drain(stream: Iterator[tuple[bytes | None, bytes | None]], collector: Outpu
         log.debug("exec stream ended early: %s", exc)
     finally:
         collector.finished.set()
+
+
+def _image_home(container, options: dict) -> tuple[str, bytes] | None:
+    """The image's home directory of the sandbox user as a tar (read before start, while no tmpfs
+    hides it); None when the image has none."""
+    home = home_of(options["user"])
+    if home not in options["tmpfs"]:
+        return None
+    try:
+        chunks, _stat = container.get_archive(home)
+    except docker.errors.NotFound:
+        return None
+    data = bytearray()
+    for chunk in chunks:
+        data += chunk
+        if len(data) > _HOME_CAP:
+            log.warning("the image's %s is over %d bytes: the sandbox's home starts empty", home, _HOME_CAP)
+            return None
+    return home, bytes(data)

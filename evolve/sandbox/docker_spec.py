@@ -13,7 +13,10 @@ from typing import Any
 
 from docker.types import Mount
 
+from evolve.sandbox.owner import OWNER_LABEL, current_owner
 from evolve.sandbox.types import GATEWAY_SOCKET_PATH, JOB_LABEL, RUN_LABEL, SandboxLimits
+
+AGENT_UID = 1000
 
 # Runs every command: records its pid (= its process group, which `timeout` leads), enters the
 # directory, feeds stdin from a file or /dev/null, and execs `timeout -k GRACE LIMIT CMD...`.
@@ -30,6 +33,26 @@ def container_name(run_id: str, job_id: str) -> str:
     return f"evolve-{slug}-{uuid.uuid4().hex[:6]}"
 
 
+def home_of(user: str) -> str:
+    return "/root" if user in ("root", "0") else f"/home/{user}"
+
+
+def writable_mounts(limits: SandboxLimits, *, user: str, workdir: str) -> dict[str, str]:
+    """tmpfs mounts (path -> options) of a read-only sandbox: the places agents, graders and compilers
+    write, each at most `limits.disk`; none when `disk` is None (the root stays writable)."""
+    if limits.disk is None:
+        return {}
+    size = f"size={limits.disk},exec,nosuid,nodev"
+    owner = f"uid={AGENT_UID},gid={AGENT_UID}"
+    home_owner = "uid=0,gid=0" if home_of(user) == "/root" else owner
+    return {
+        workdir: f"{size},{owner},mode=0755",  # the work dir belongs to the agent user, as before
+        "/tmp": f"{size},mode=1777",
+        "/var/tmp": f"{size},mode=1777",
+        home_of(user): f"{size},{home_owner},mode=0755",
+    }
+
+
 def container_options(
     *,
     run_id: str,
@@ -43,7 +66,9 @@ def container_options(
     """Keyword arguments of `containers.create` (after the image): limits, labels, no network.
 
     The main process is `sleep <wall clock>`, so the container stops by itself at its wall clock.
-    The gateway's socket, when given, is the only host path mounted and the only way out.
+    The gateway's socket, when given, is the only host path mounted and the only way out. With a
+    `disk` limit the root filesystem is read-only and only the tmpfs mounts of `writable_mounts` take
+    writes, so a sandbox cannot fill the host's disk.
     """
     environment: dict[str, str] = {}
     mounts: list[Mount] = []
@@ -53,7 +78,7 @@ def container_options(
     return {
         "command": ["sleep", str(math.ceil(limits.wall_clock_s))],
         "name": container_name(run_id, job_id),
-        "labels": {RUN_LABEL: run_id, JOB_LABEL: job_id},
+        "labels": {RUN_LABEL: run_id, JOB_LABEL: job_id, OWNER_LABEL: current_owner()},
         "environment": environment,
         "mounts": mounts,
         "user": user,
@@ -67,6 +92,8 @@ def container_options(
         "cap_drop": ["ALL"],
         "cap_add": list(cap_add),  # only a grader's root gets any: to run the tests as uid 1000 (evolve.tasks.docker)
         "security_opt": ["no-new-privileges"],
+        "read_only": limits.disk is not None,
+        "tmpfs": writable_mounts(limits, user=user, workdir=workdir),
     }
 
 

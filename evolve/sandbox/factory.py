@@ -19,6 +19,8 @@ def limits_from_config(config: SandboxConfig) -> SandboxLimits:
         pids=config.pids,
         wall_clock_s=config.timeout_s,
         output_limit_bytes=config.output_limit_bytes,
+        disk=None if config.disk == "none" else config.disk,
+        copy_limit_bytes=config.copy_limit_bytes,
     )
 
 

@@ -7,6 +7,7 @@ import posixpath
 import tarfile
 import time
 from pathlib import Path
+from typing import IO
 
 
 def tar_of_bytes(name: str, content: bytes, *, uid: int = 1000, gid: int = 1000, mode: int = 0o644) -> bytes:
@@ -51,10 +52,11 @@ def tar_of_dir(host_dir: Path, *, uid: int = 1000, gid: int = 1000) -> bytes:
     return buffer.getvalue()
 
 
-def extract_dir(chunks: bytes, host_dir: Path, *, strip: str) -> None:
-    """Extract a docker `get_archive` tar (whose top entry is `strip`) into `host_dir`, safely."""
+def extract_dir(source: bytes | IO[bytes], host_dir: Path, *, strip: str) -> None:
+    """Extract a tar (whose top entry is `strip`) from bytes or a file into `host_dir`, safely."""
     host_dir.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(fileobj=io.BytesIO(chunks), mode="r") as tar:
+    fileobj = io.BytesIO(source) if isinstance(source, bytes) else source
+    with tarfile.open(fileobj=fileobj, mode="r") as tar:
         members = []
         for member in tar.getmembers():
             if member.name == strip:

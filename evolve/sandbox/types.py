@@ -27,6 +27,11 @@ class SandboxUnavailable(SandboxError):
     """The sandbox machinery failed (engine down, container gone, image missing): an `infra` outcome."""
 
 
+class CopyTooLarge(SandboxError):
+    """A copy out of the sandbox was refused: what the sandbox holds is over the copy cap (the agent's
+    doing, not an infra failure)."""
+
+
 @dataclass(frozen=True)
 class ExecResult:
     """What one command did. A non-zero `returncode` is a result like any other."""
@@ -43,10 +48,12 @@ class ExecResult:
     """The kernel killed a process of this command for exceeding the memory limit."""
     truncated: bool = False
     """stdout + stderr exceeded the output cap; the rest was dropped and the command was killed."""
+    disk_full: bool = False
+    """A writable place of the sandbox (work dir, /tmp, home) was full when the command failed."""
 
     @property
     def ok(self) -> bool:
-        return self.returncode == 0 and not (self.timed_out or self.oom_killed or self.truncated)
+        return self.returncode == 0 and not (self.timed_out or self.oom_killed or self.truncated or self.disk_full)
 
 
 @dataclass(frozen=True)
@@ -65,6 +72,12 @@ class SandboxLimits:
     """Cap on stdout + stderr captured per command."""
     kill_grace_s: float = 1.0
     """After a timeout's TERM, how long a command has before KILL."""
+    disk: str | None = "1g"
+    """Size of each writable place (work dir, /tmp, /var/tmp, home: tmpfs mounts on a read-only root,
+    all charged to `memory` too); None leaves the root writable and unbounded (images whose tools write
+    anywhere, such as SWE-bench instances)."""
+    copy_limit_bytes: int = 64 * 1024 * 1024
+    """Cap on one copy out of the sandbox (a file read, a directory copied out)."""
 
 
 @runtime_checkable

@@ -25,7 +25,7 @@ EVAL_FILE = "/eval.sh"
 GIT_APPLY = ("git apply --verbose", "git apply --verbose --3way", "git apply --verbose --reject",
              "patch --batch --forward --fuzz=5 -p1 -i")
 """The harness's order of attempts (swebench.harness.run_evaluation)."""
-LIMITS = SandboxLimits(cpus=2.0, memory="8g", pids=4096, wall_clock_s=3600.0)
+LIMITS = SandboxLimits(cpus=2.0, memory="8g", pids=4096, wall_clock_s=3600.0, disk=None)  # instance images write anywhere
 
 SandboxFactory = Callable[[str, str], Sandbox]
 

@@ -50,7 +50,8 @@ def echo_socket(tmp_path):
         served.append(body)
         return 200, b"{}"
 
-    def start(limits: ListenerLimits = ListenerLimits(connections=4, request_s=1.0, idle_s=1.0)):
+    def start(limits: ListenerLimits | None = None):
+        limits = limits or ListenerLimits(connections=4, request_s=1.0, idle_s=1.0)
         path = tmp_path / "gw.sock"
         listener = listen_unix(str(path), "job", handle, limits)
         started.append(listener)

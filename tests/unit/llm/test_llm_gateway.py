@@ -53,15 +53,15 @@ def test_the_socket_is_world_writable_for_the_sandbox_user(tmp_path):
 def test_a_spent_budget_is_a_clear_error_and_the_model_is_not_called(tmp_path, post, chat):
     model = ScriptedModel(["a long answer of many words"])
     with Gateway(_models(model)) as gateway:
-        job = gateway.open_job("j", "n", "modify", token_budget=60)
+        job = gateway.open_job("j", "n", "modify", token_budget=35)
         assert post(job.socket_path, chat("hi there"))[0] == 200
         status, body = post(job.socket_path, chat("again"))
     assert status == 403
     error = json.loads(body)["error"]
     assert error["code"] == "token_budget_exceeded"
-    assert "used 8 of 60 tokens" in error["message"] and "52 left" in error["message"]
+    assert "used 8 of 35 tokens" in error["message"] and "27 left" in error["message"]
     assert len(model.requests) == 1
-    assert model.requests[0].max_tokens == 60 - (16 + 8 + len("hi there"))  # clamped to what is left
+    assert model.requests[0].max_tokens == 35 - (16 + 8 + len("hi there"))  # clamped to what is left
 
 
 def test_tools_and_tool_calls_pass_through(post, chat):
@@ -69,7 +69,7 @@ def test_tools_and_tool_calls_pass_through(post, chat):
     model = ScriptedModel([Message(role="assistant", tool_calls=(call,))])
     tools = [{"type": "function", "function": {"name": "bash", "parameters": {"type": "object"}}}]
     with Gateway(_models(model)) as gateway:
-        job = gateway.open_job("j", "n", "solve", 100)
+        job = gateway.open_job("j", "n", "solve", 1000)
         status, body = post(job.socket_path, chat("list", tools=tools))
     assert status == 200
     choice = json.loads(body)["choices"][0]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import tarfile
 import time
 from pathlib import Path
@@ -99,6 +100,9 @@ def test_limits_follow_the_config():
         SandboxConfig(cpus=2, memory="512m", pids=99, timeout_s=30, output_limit_bytes=7)
     )
     assert limits == SandboxLimits(cpus=2, memory="512m", pids=99, wall_clock_s=30, output_limit_bytes=7)
+    unbounded = limits_from_config(SandboxConfig(disk="none", copy_limit_bytes=5))
+    assert (unbounded.disk, unbounded.copy_limit_bytes) == (None, 5)
+    assert limits_from_config(SandboxConfig(disk="3g")).disk == "3g"
 
 
 def test_group_members_match_process_group_and_container(tmp_path):
@@ -155,7 +159,15 @@ def test_container_options_are_locked_down(tmp_path):
         "256m",
     )
     assert options["pids_limit"] == 50 and options["command"] == ["sleep", "11"]
-    assert options["labels"] == {"evolve.run": "run 1", "evolve.job": "j/2"}
+    labels = options["labels"]
+    assert (labels["evolve.run"], labels["evolve.job"]) == ("run 1", "j/2")
+    assert labels["evolve.owner"].split(":")[1] == str(os.getpid())
+    assert options["read_only"] is True
+    assert set(options["tmpfs"]) == {"/work", "/tmp", "/var/tmp", "/home/agent"}
+    assert all("size=1g" in spec and "exec" in spec for spec in options["tmpfs"].values())
+    writable_root = container_options(run_id="r", job_id="j", limits=SandboxLimits(disk=None), user="root",
+                                      workdir="/work", gateway_socket=None)
+    assert writable_root["read_only"] is False and writable_root["tmpfs"] == {}
     assert options["name"].startswith("evolve-run-1-j-2-")
     with_gateway = container_options(
         run_id="r",

@@ -1,0 +1,125 @@
+"""Copies into and out of a running container through `docker exec` and tar, never the archive API.
+
+The archive API cannot reach a container's tmpfs mounts (where a read-only sandbox keeps its files)
+and loads whole archives into memory. Copies out are bounded: the size is measured inside the
+container before anything is read, the stream is cut at the cap inside the container (`head -c`),
+and the host counts what arrives too, writing it to a temporary file rather than memory.
+"""
+
+from __future__ import annotations
+
+import socket
+import tempfile
+from dataclasses import dataclass
+from typing import IO
+
+import docker
+from docker.utils.socket import frames_iter
+
+from evolve.sandbox.engine import infra
+from evolve.sandbox.types import CopyTooLarge, SandboxUnavailable
+
+_IN = 'mkdir -p -- "$1" && exec tar -x --no-same-owner -f - -C "$1"'
+# stderr line 1: "<type>|<size>" (no link followed); stdout: at most $2 bytes, only of a regular file
+# (a FIFO would block the read), under a timeout in case it is swapped for one meanwhile.
+_READ = (
+    't=$(stat -c "%F|%s" -- "$1") || exit 3; echo "$t" >&2; case "$t" in '
+    '"regular file|"*|"regular empty file|"*) exec timeout 60 head -c "$2" -- "$1";; esac'
+)
+# stderr line 1: "<apparent bytes>" (sparse files count in full); exit 4, nothing sent, when over the
+# cap; else a tar cut at the cap inside the container.
+_TAR_OUT = (
+    'set -o pipefail; cd -- "$1" || exit 3; n=$(du -s -b . | cut -f1); echo "$n" >&2; '
+    '[ "$n" -le "$2" ] || exit 4; timeout 300 tar -c -f - . | head -c "$2"'
+)
+
+
+@dataclass(frozen=True)
+class Exec:
+    """Where commands of a copy run: the engine, the container, as which user."""
+
+    client: docker.DockerClient
+    container_id: str
+    user: str
+
+    def _create(self, cmd: list[str], *, stdin: bool = False) -> str:
+        return self.client.api.exec_create(self.container_id, cmd, user=self.user, stdin=stdin)["Id"]
+
+    def exit_code(self, exec_id: str) -> int:
+        info = self.client.api.exec_inspect(exec_id)
+        return info["ExitCode"] if info["ExitCode"] is not None else -1
+
+    def feed(self, cmd: list[str], data: bytes) -> tuple[int, bytes]:
+        """Run `cmd` with `data` on stdin; its exit code and output (stdout and stderr)."""
+        exec_id = self._create(cmd, stdin=True)
+        sock = self.client.api.exec_start(exec_id, socket=True)
+        try:
+            raw = getattr(sock, "_sock", sock)
+            raw.sendall(data)
+            raw.shutdown(socket.SHUT_WR)
+            output = b"".join(frame for _stream, frame in frames_iter(sock, tty=False))
+        finally:
+            sock.close()
+        return self.exit_code(exec_id), output
+
+    def drain(self, cmd: list[str], sink: IO[bytes], cap: int) -> tuple[int, int, bytes]:
+        """Run `cmd`, writing at most `cap` bytes of its stdout to `sink` (the rest is not read).
+
+        Returns (exit code, bytes written, stderr up to 64 KiB)."""
+        exec_id = self._create(cmd)
+        stream = self.client.api.exec_start(exec_id, stream=True, demux=True)
+        written, errors = 0, b""
+        try:
+            for stdout, stderr in stream:
+                if stderr and len(errors) < 65536:
+                    errors += stderr[: 65536 - len(errors)]
+                if stdout:
+                    room = cap - written
+                    sink.write(stdout[: max(room, 0)])
+                    written += min(len(stdout), max(room, 0))
+                    if len(stdout) > room:
+                        return -2, written, errors  # over the cap: stop reading at once
+        finally:
+            close = getattr(stream, "close", None)
+            if close is not None:
+                close()
+        return self.exit_code(exec_id), written, errors
+
+
+def put_tar(where: Exec, directory: str, archive: bytes) -> None:
+    """Extract a tar (made on the host) into `directory` of the container, creating it if needed."""
+    with infra(f"cannot copy into {directory}"):
+        code, output = where.feed(["sh", "-c", _IN, "sh", directory], archive)
+    if code != 0:
+        text = output.decode(errors="replace").strip()[-500:]
+        raise SandboxUnavailable(f"cannot copy into {directory} (exit {code}): {text}")
+
+
+def read_capped(where: Exec, path: str, cap: int) -> tuple[bytes, int]:
+    """The first `cap` bytes of a regular file and its apparent size (FileNotFoundError,
+    IsADirectoryError as for a local file). Spooled through a file on disk: one copy in memory."""
+    with tempfile.TemporaryFile() as sink:
+        with infra(f"cannot read {path}"):
+            code, _written, errors = where.drain(["sh", "-c", _READ, "sh", path, str(cap)], sink, cap)
+        kind, _, size = errors.decode(errors="replace").partition("\n")[0].partition("|")
+        if code == 3 or not size.strip().isdigit():
+            raise FileNotFoundError(path)
+        if kind not in ("regular file", "regular empty file"):
+            raise IsADirectoryError(path) if kind == "directory" else FileNotFoundError(path)
+        sink.seek(0)
+        return sink.read(cap), int(size)
+
+
+def get_tar(where: Exec, directory: str, sink: IO[bytes], cap: int) -> None:
+    """Write a tar of `directory`'s contents to `sink`; `CopyTooLarge` when its files' apparent size
+    (sparse files count in full) or the tar itself passes `cap` bytes."""
+    with infra(f"cannot copy {directory} out"):
+        code, written, errors = where.drain(["bash", "-c", _TAR_OUT, "sh", directory, str(cap)], sink, cap)
+    first = errors.decode(errors="replace").partition("\n")[0].strip()
+    if code == 3:
+        raise FileNotFoundError(directory)
+    if code == 4 or code == -2 or written >= cap:
+        size = f"{int(first)} bytes" if first.isdigit() else "more"
+        raise CopyTooLarge(f"refused to copy {directory} out of the sandbox: it holds {size}, the cap is {cap}")
+    if code != 0:
+        raise SandboxUnavailable(f"cannot copy {directory} out (exit {code}): {errors.decode(errors='replace')[-300:]}")
