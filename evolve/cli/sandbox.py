@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import uuid
+from collections.abc import Iterator
 from typing import Annotated
 
 import typer
@@ -33,30 +36,59 @@ def exec_command(
     cpus: float = typer.Option(1.0, min=0.01, help="CPU quota in cores."),
     pids: int = typer.Option(256, min=1, help="Process limit."),
 ) -> None:
-    """Run one command in a fresh Docker sandbox with the default limits; print its output and exit code."""
+    """Run one command in a fresh Docker sandbox with the default limits; print its output and exit code.
+
+    The container is removed on normal exit, Ctrl-C and SIGTERM; containers of earlier `exec`s that
+    were killed outright (SIGKILL) are swept first."""
+    from evolve.sandbox.cleanup import sweep_orphans
     from evolve.sandbox.docker_backend import DockerSandbox
     from evolve.sandbox.types import SandboxLimits
 
+    sweep_orphans()
     limits = SandboxLimits(cpus=cpus, memory=memory, pids=pids, wall_clock_s=timeout + 30)
-    with DockerSandbox.create(
+    with _terminate_as_exit(), DockerSandbox.create(
         image, run_id="cli", job_id=f"exec-{uuid.uuid4().hex[:8]}", limits=limits
     ) as box:
         result = box.exec(cmd, timeout=timeout)
     typer.echo(result.stdout, nl=False)
     typer.echo(result.stderr, nl=False, err=True)
-    flags = [name for name in ("timed_out", "oom_killed", "truncated") if getattr(result, name)]
+    flags = [name for name in ("timed_out", "oom_killed", "truncated", "disk_full") if getattr(result, name)]
     typer.echo(
         f"exit code {result.returncode} in {result.duration:.2f}s {' '.join(flags)}".rstrip(), err=True
     )
     raise typer.Exit(result.returncode if 0 <= result.returncode < 256 else 1)
 
 
+@contextlib.contextmanager
+def _terminate_as_exit() -> Iterator[None]:
+    """SIGTERM (and SIGHUP) unwind like Ctrl-C, so the `with` that owns a container removes it."""
+
+    def stop(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 @app.command("cleanup")
 def cleanup_command(
-    run: str | None = typer.Argument(None, help="Run id whose containers to remove (default: every run's)."),
+    run: str | None = typer.Argument(
+        None, help="Run id whose containers to remove (default: those whose owning process is gone)."
+    ),
 ) -> None:
-    """Remove leftover sandbox containers (labelled evolve.run=RUN, or any evolve.run)."""
-    from evolve.sandbox.cleanup import cleanup
+    """Remove leftover sandbox containers: all of RUN's, or without RUN every one whose owner died
+    (a live run's or another host's containers are kept and listed)."""
+    from evolve.sandbox.cleanup import cleanup, sweep_orphans
 
-    removed = cleanup(run)
-    typer.echo(f"removed {len(removed)} container(s)" + (f" of run {run}" if run else ""))
+    if run:
+        removed = cleanup(run)
+        typer.echo(f"removed {len(removed)} container(s) of run {run}")
+        return
+    sweep = sweep_orphans()
+    typer.echo(f"removed {len(sweep.removed)} container(s) whose owner is gone; kept {len(sweep.kept)}")
+    for container_id, why in sweep.kept:
+        typer.echo(f"  kept {container_id[:12]}: {why}")

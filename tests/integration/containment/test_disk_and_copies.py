@@ -1,0 +1,66 @@
+"""Disk writes are bounded inside the sandbox; copies out never load more than the cap on the host."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from evolve.sandbox import SandboxLimits
+from evolve.sandbox.types import CopyTooLarge
+
+from .conftest import LIMITS
+
+
+def test_filling_the_disk_is_an_error_inside_and_costs_the_host_nothing(make_box, docker_client):
+    box = make_box()
+    fill = box.exec(["sh", "-c", "dd if=/dev/zero of=/work/fill bs=1M count=200 2>&1; exit 1"])
+    assert fill.disk_full and "No space left on device" in fill.stdout
+    assert "the sandbox's disk is full" in fill.stderr
+    for place in ("/", "/etc", "/usr/local/bin", "/opt"):  # the root filesystem takes no writes at all
+        wrote = box.exec(["sh", "-c", f"echo x > {place}/evolve-probe"])
+        assert wrote.returncode != 0 and "Read-only file system" in wrote.stderr
+    box.exec(["rm", "/work/fill"])
+    for place in ("/tmp", "/var/tmp", "/home/agent"):  # each place alike (together they also count as memory)
+        assert box.exec(["sh", "-c", f"head -c 100000000 /dev/zero > {place}/big"]).disk_full
+        box.exec(["rm", f"{place}/big"])
+    (sizes,) = docker_client.api.containers(all=True, size=True, filters={"id": box.container_id})
+    assert sizes.get("SizeRw", 0) < 1024 * 1024  # nothing reached the host's disk
+    # What is honest still works: an ordinary file in /work after freeing space.
+    assert box.exec(["sh", "-c", "echo ok > /work/a && cat /work/a"]).stdout == "ok\n"
+
+
+def test_a_sparse_gigabyte_is_cut_at_the_cap_without_being_loaded(make_box, base_image, containment_run, tmp_path):
+    box = make_box()
+    assert box.exec(["truncate", "-s", "1G", "/work/transcript.jsonl"]).ok
+    with pytest.raises(CopyTooLarge, match="1073741"):
+        box.get_dir("/work", tmp_path / "out")
+    assert not any((tmp_path / "out").glob("*"))
+    # The engine side in a fresh process, so its peak RSS is the copy's alone.
+    script = textwrap.dedent(f"""
+        import json, resource
+        from evolve.sandbox import DockerSandbox, SandboxLimits
+        with DockerSandbox.create({base_image!r}, run_id={containment_run!r}, job_id="sparse",
+                                  limits=SandboxLimits(memory="256m", disk="64m", copy_limit_bytes=8 << 20)) as box:
+            box.exec(["truncate", "-s", "1G", "/work/transcript.jsonl"])
+            before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+            data = box.read_file("transcript.jsonl")
+            after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        print(json.dumps({{"size": len(data), "tail": data[-200:].decode(), "grew_kib": after - before}}))
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": os.getcwd()})
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["size"] <= 8 << 20 and "over the 8388608-byte copy cap" in result["tail"]
+    assert result["grew_kib"] < 64 * 1024  # a loaded gigabyte would be 1,048,576 KiB
+
+
+def test_a_writable_root_is_still_available_for_images_that_need_it(make_box):
+    box = make_box(limits=SandboxLimits(memory="128m", wall_clock_s=60, disk=None))
+    assert box.exec(["sh", "-c", "echo hi > /work/x && cat /work/x"]).stdout == "hi\n"
+    assert LIMITS.disk == "64m"
