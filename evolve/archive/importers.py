@@ -21,6 +21,7 @@ descendants (their code cannot be rebuilt) and any node whose parent directory i
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -154,10 +155,40 @@ def _record_performance(run: Run, node_id: str, performance: dict) -> int:
     return recorded
 
 
+def _check_links(root: Path) -> None:
+    """Refuse initial code with a symbolic link that leaves the tree (absolute, or `..` past the root):
+    copied, it would import a host file; links inside the tree are kept as links, never followed."""
+    for directory, dirnames, filenames in os.walk(root):  # os.walk does not descend into linked dirs
+        for name in [*dirnames, *filenames]:
+            path = Path(directory) / name
+            if not path.is_symlink():
+                continue
+            target = os.readlink(path)
+            resolved = os.path.normpath(os.path.join(os.path.relpath(directory, root), target))
+            if os.path.isabs(target) or resolved == ".." or resolved.startswith("../"):
+                raise EvolveError(f"initial code {root}: {path.relative_to(root)} is a symbolic link out of "
+                                  f"the tree (to {target}); refusing to import it")
+
+
 def _import(sources: dict[str, _Source], initial_code: Path, dest: Path, kind: str) -> ImportReport:
+    """Import the nodes into a new run at `dest`; on any failure nothing is left at `dest`."""
     initial_code = Path(initial_code)
     if not initial_code.is_dir():
         raise EvolveError(f"initial code {initial_code} is not a directory")
+    _check_links(initial_code)
+    before = set(dest.iterdir()) if dest.is_dir() else None
+    try:
+        return _import_into(sources, initial_code, dest, kind)
+    except BaseException:
+        if before is None:
+            shutil.rmtree(dest, ignore_errors=True)
+        else:  # dest existed (empty, or Run.create refused it): remove only what this import made
+            for entry in set(dest.iterdir()) - before:
+                shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+        raise
+
+
+def _import_into(sources: dict[str, _Source], initial_code: Path, dest: Path, kind: str) -> ImportReport:
     ids = _map_ids(list(sources))
     problems: list[ImportProblem] = []
     children: dict[str | None, list[str]] = {}
@@ -185,7 +216,7 @@ def _import(sources: dict[str, _Source], initial_code: Path, dest: Path, kind: s
                 code = scratch / "code"
                 shutil.rmtree(code, ignore_errors=True)
                 if source.parent is None:
-                    shutil.copytree(initial_code, code)
+                    shutil.copytree(initial_code, code, symlinks=True)
                 else:
                     run.checkout(ids[source.parent], code)
                     if source.parent in unbuilt:

@@ -133,3 +133,38 @@ def test_cli_import_from_dgm_prints_problems(tmp_path):
     assert f"node {C}: model_patch.diff does not apply" in out.stdout
     with Run.open(tmp_path / "run") as run:
         assert json.loads(run.meta("imported_from"))["format"] == "dgm"
+
+
+@pytest.mark.parametrize("target", ["/etc/hostname", "/etc", "../../outside"])
+def test_a_symlink_out_of_the_initial_code_is_refused_and_nothing_is_left(tmp_path, target):
+    code = shutil.copytree(DGM_CODE, tmp_path / "code")
+    (code / "leak").symlink_to(target)
+    with pytest.raises(EvolveError, match="symbolic link out of the tree"):
+        import_dgm_run(DGM_RUN, code, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_symlink_inside_the_initial_code_is_kept_as_a_link(tmp_path):
+    code = shutil.copytree(DGM_CODE, tmp_path / "code")
+    first = min(p for p in code.rglob("*") if p.is_file())
+    (code / "alias").symlink_to(first.relative_to(code))
+    report = import_dgm_run(DGM_RUN, code, tmp_path / "out")
+    with report.run:
+        out = report.run.code.checkout(report.run.node("initial").commit, tmp_path / "checkout")
+    assert (out / "alias").is_symlink() and str((out / "alias").readlink()) == str(first.relative_to(code))
+
+
+def test_a_failed_import_leaves_nothing_at_dest(tmp_path, monkeypatch):
+    from evolve.archive import importers
+
+    def boom(*args, **kwargs):
+        raise OSError("disk on fire")
+
+    monkeypatch.setattr(importers, "_record_performance", boom)
+    with pytest.raises(OSError, match="disk on fire"):
+        import_dgm_run(DGM_RUN, DGM_CODE, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(OSError, match="disk on fire"):
+        import_dgm_run(DGM_RUN, DGM_CODE, tmp_path / "empty")
+    assert list((tmp_path / "empty").iterdir()) == []
