@@ -27,7 +27,7 @@ from evolve.sandbox.engine import INFRA_ERRORS, infra, oom_kill_count
 from evolve.sandbox.kill import kill_host_group
 from evolve.sandbox.output import OutputCollector
 from evolve.sandbox.tarballs import extract_dir, tar_of_bytes, tar_of_dir, tar_of_dirs
-from evolve.sandbox.types import ExecResult, SandboxLimits, SandboxUnavailable
+from evolve.sandbox.types import ExecResult, SandboxLimits, SandboxUnavailable, truncation_note
 
 _HOME_CAP = 64 * 1024 * 1024
 """An image's home directory bigger than this is not copied into a read-only sandbox's home."""
@@ -199,7 +199,7 @@ class DockerSandbox:
         a note at its end saying so."""
         target = self._path(path)
         cap = self._limits.copy_limit_bytes
-        note = f"\n[evolve: {target} is over the {cap}-byte copy cap; only its start was kept]\n".encode()
+        note = truncation_note(target, cap)
         data, size = read_capped(self._exec_as(), target, cap - len(note))
         if size <= cap - len(note):
             return data

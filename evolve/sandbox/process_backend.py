@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import IO, Self
 
 from evolve.sandbox.output import OutputCollector
-from evolve.sandbox.types import ExecResult, SandboxLimits
+from evolve.sandbox.types import CopyTooLarge, ExecResult, SandboxLimits, truncation_note
 
 _KEPT_ENV = ("PATH", "LANG", "LC_ALL", "TZ")
 
@@ -96,7 +96,14 @@ class ProcessSandbox:
         target.write_bytes(content.encode() if isinstance(content, str) else content)
 
     def read_file(self, path: str) -> bytes:
-        return self._path(path).read_bytes()
+        """As the Docker backend: a file over the copy cap is cut, with a note (sparse ones count in full)."""
+        target = self._path(path)
+        cap = self._limits.copy_limit_bytes
+        note = truncation_note(str(target), cap)
+        with target.open("rb") as handle:
+            if os.fstat(handle.fileno()).st_size <= cap - len(note):
+                return handle.read(cap - len(note))
+            return handle.read(cap - len(note)) + note
 
     def put_dir(self, host_dir: Path, path: str) -> None:
         shutil.copytree(host_dir, self._path(path), symlinks=True, dirs_exist_ok=True)
@@ -105,6 +112,10 @@ class ProcessSandbox:
         source = self._path(path)
         if not source.is_dir():
             raise FileNotFoundError(str(source))
+        size = sum(os.lstat(os.path.join(d, f)).st_size for d, _, files in os.walk(source) for f in files)
+        if size > self._limits.copy_limit_bytes:
+            raise CopyTooLarge(f"refused to copy {source} out of the sandbox: it holds {size} bytes, "
+                               f"the cap is {self._limits.copy_limit_bytes}")
         shutil.copytree(source, host_dir, symlinks=True, dirs_exist_ok=True)
 
     def close(self) -> None:

@@ -32,6 +32,11 @@ class CopyTooLarge(SandboxError):
     doing, not an infra failure)."""
 
 
+def truncation_note(target: str, cap: int) -> bytes:
+    """What ends a file copied out of a sandbox that was over the copy cap (both backends say alike)."""
+    return f"\n[evolve: {target} is over the {cap}-byte copy cap; only its start was kept]\n".encode()
+
+
 @dataclass(frozen=True)
 class ExecResult:
     """What one command did. A non-zero `returncode` is a result like any other."""

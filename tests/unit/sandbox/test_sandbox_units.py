@@ -205,3 +205,17 @@ def test_exec_wrapper_runs_the_command_under_timeout_in_posix_sh(tmp_path):
     assert (result.returncode, result.stdout) == (0, "fed arg with spaces\n")
     assert (tmp_path / "pid").read_text().strip().isdigit()
     assert not (tmp_path / "in.txt").exists()  # the stdin file is consumed
+
+
+def test_process_backend_copies_out_are_capped(tmp_path):
+    from evolve.sandbox.types import CopyTooLarge
+
+    boxes = tmp_path / "boxes"
+    boxes.mkdir()
+    with ProcessSandbox(limits=SandboxLimits(copy_limit_bytes=4096), base_dir=boxes) as box:
+        box.write_file("d/sparse", b"")
+        os.truncate(Path(box.workdir) / "d" / "sparse", 1 << 30)  # a sparse gigabyte, 0 bytes on disk
+        data = box.read_file("d/sparse")
+        assert len(data) <= 4096 and data.endswith(b"only its start was kept]\n")
+        with pytest.raises(CopyTooLarge, match="1073741824 bytes"):
+            box.get_dir("d", tmp_path / "out")
