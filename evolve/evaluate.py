@@ -197,6 +197,8 @@ def _solve(task: Task, job: str, code: Path, repo: Path, after: Path, log_dir: P
     summary = (ran.stdout.strip().splitlines() or [""])[-1]
     if ran.timed_out:
         return _Attempt("timeout", f"the agent ran past {_agent_timeout(task, settings):.0f} s", 0)
+    if ran.disk_full:  # measured by the host after the agent failed, not taken from its output
+        return _Attempt("error", f"the sandbox's disk was full when the agent exited with {ran.returncode}", 0)
     if ran.returncode != 0:
         return _Attempt("error", f"the agent exited with {ran.returncode}: {summary or ran.stderr[-300:]}", 0)
     if copied is not None:

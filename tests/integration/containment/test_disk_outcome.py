@@ -1,0 +1,39 @@
+"""A job whose agent fills the sandbox's disk ends as an error that says so (measured by the host)."""
+
+from __future__ import annotations
+
+from evolve.archive.store import Run
+from evolve.evaluate import EvalSettings, evaluate
+from evolve.llm.fake import ScriptedModel
+from evolve.llm.gateway import Gateway
+from evolve.sandbox import SandboxLimits
+from evolve.tasks import load_suite
+from evolve.tasks.docker import DockerSandboxes
+
+# Writes until the disk is full, then exits 1 claiming nothing about it.
+FILLER = """
+import sys
+with open("/work/filler", "wb") as out:
+    try:
+        while True:
+            out.write(b"x" * (1 << 20))
+    except OSError:
+        pass
+print("all good")
+sys.exit(1)
+"""
+
+
+def test_an_agent_that_fills_the_disk_is_an_error_saying_so(tmp_path, base_image):
+    code = tmp_path / "code"
+    (code / "agent").mkdir(parents=True)
+    (code / "agent" / "__init__.py").write_text("")
+    (code / "agent" / "__main__.py").write_text(FILLER)
+    with Run.create(tmp_path / "run") as run:
+        node = run.add_node(code, origin="seed")
+        task = load_suite("builtin").get("structs-lru-recency")
+        limits = SandboxLimits(memory="256m", pids=64, wall_clock_s=120, disk="32m")
+        with Gateway({"solve": ScriptedModel(["x"])}) as gateway:
+            result = evaluate(run, node.id, task, sandboxes=DockerSandboxes(run.id, limits=limits),
+                              gateway=gateway, settings=EvalSettings(budget_steps=2))
+    assert result.outcome == "error" and "disk was full" in result.detail, result.detail
