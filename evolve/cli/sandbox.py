@@ -35,6 +35,7 @@ def exec_command(
     memory: str = typer.Option("2g", help="Memory limit (docker syntax: 512m, 2g)."),
     cpus: float = typer.Option(1.0, min=0.01, help="CPU quota in cores."),
     pids: int = typer.Option(256, min=1, help="Process limit."),
+    disk: str = typer.Option("1g", help='Size of each writable place (docker syntax), or "none" (writable root).'),
 ) -> None:
     """Run one command in a fresh Docker sandbox with the default limits; print its output and exit code.
 
@@ -45,7 +46,8 @@ def exec_command(
     from evolve.sandbox.types import SandboxLimits
 
     sweep_orphans()
-    limits = SandboxLimits(cpus=cpus, memory=memory, pids=pids, wall_clock_s=timeout + 30)
+    limits = SandboxLimits(cpus=cpus, memory=memory, pids=pids, wall_clock_s=timeout + 30,
+                           disk=None if disk == "none" else disk)
     with _terminate_as_exit(), DockerSandbox.create(
         image, run_id="cli", job_id=f"exec-{uuid.uuid4().hex[:8]}", limits=limits
     ) as box:
