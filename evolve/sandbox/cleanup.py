@@ -29,7 +29,9 @@ def _label_filter(run_id: str | None) -> str:
 def list_sandboxes(run_id: str | None = None, *, client: docker.DockerClient | None = None) -> list[str]:
     """Ids of the containers (running or not) labelled with `run_id`, or with any run when None."""
     with engine_client(client) as engine, infra("cannot list containers"):
-        return [c.id for c in engine.containers.list(all=True, filters={"label": _label_filter(run_id)})]
+        # The low-level list: the high-level one inspects each container, which fails for one that
+        # its own sandbox removes meanwhile.
+        return [c["Id"] for c in engine.api.containers(all=True, filters={"label": _label_filter(run_id)})]
 
 
 def _remove(engine: docker.DockerClient, container_id: str) -> bool:
@@ -57,16 +59,17 @@ def sweep_orphans(*, client: docker.DockerClient | None = None) -> Sweep:
     kept: list[tuple[str, str]] = []
     with engine_client(client) as engine:
         with infra("cannot list containers"):
-            containers = engine.containers.list(all=True, filters={"label": RUN_LABEL})
+            containers = engine.api.containers(all=True, filters={"label": RUN_LABEL})
         for container in containers:
-            label = container.labels.get(OWNER_LABEL)
+            labels, container_id = container.get("Labels") or {}, container["Id"]
+            label = labels.get(OWNER_LABEL)
             alive = owner_alive(label)
             if alive is False:
-                if _remove(engine, container.id):
-                    removed.append(container.id)
+                if _remove(engine, container_id):
+                    removed.append(container_id)
                 continue
             why = "its owner is alive" if alive else "its owner cannot be checked from this host"
-            kept.append((container.id, f"run {container.labels.get(RUN_LABEL)}: {why} ({label or 'no owner label'})"))
+            kept.append((container_id, f"run {labels.get(RUN_LABEL)}: {why} ({label or 'no owner label'})"))
     return Sweep(tuple(removed), tuple(kept))
 
 

@@ -14,8 +14,8 @@ from evolve.sandbox.owner import OWNER_LABEL
 
 
 def _containers_of(docker_client, pid: int) -> list[str]:
-    found = docker_client.containers.list(all=True, filters={"label": "evolve.run=cli"})
-    return [c.id for c in found if c.labels.get(OWNER_LABEL, "").split(":")[1:2] == [str(pid)]]
+    found = docker_client.api.containers(all=True, filters={"label": "evolve.run=cli"})  # no inspect: no race
+    return [c["Id"] for c in found if (c.get("Labels") or {}).get(OWNER_LABEL, "").split(":")[1:2] == [str(pid)]]
 
 
 def _start_exec(docker_client, base_image) -> subprocess.Popen:
