@@ -78,13 +78,13 @@ def _raw(path, data: bytes, timeout: float = 5.0) -> bytes:
 
 @pytest.mark.parametrize("length", ["-1", "abc", "99999999999"])
 def test_a_malformed_request_is_one_log_line_and_no_body_is_read(echo_socket, caplog, length):
-    path, served = echo_socket()
+    path, served = echo_socket(ListenerLimits(connections=4, request_s=10.0, idle_s=10.0))
     caplog.set_level(logging.WARNING, logger="evolve.llm.gateway_http")
     # The announced body never comes: a server that tried to read it would hang until the deadline.
     started = time.monotonic()
     reply = _raw(path, f"POST /v1/chat/completions HTTP/1.1\r\nContent-Length: {length}\r\n\r\n".encode())
     assert reply.split(b" ")[1] in (b"400", b"413")
-    assert time.monotonic() - started < 0.9
+    assert time.monotonic() - started < 5  # answered at once, not after the 10 s request deadline
     assert served == []
     records = [r for r in caplog.records if r.name == "evolve.llm.gateway_http"]
     assert len(records) == 1 and records[0].exc_info is None
@@ -114,7 +114,7 @@ def test_a_trickled_request_is_cut_at_its_deadline(echo_socket):
         client.sendall(b"POST /v1/chat/completions HTTP/1.1\r\n")
         started = time.monotonic()
         closed = False
-        while time.monotonic() - started < 5:
+        while time.monotonic() - started < 8:
             try:
                 client.sendall(b"X-Slow: 1\r\n")  # each line well inside a per-read timeout
             except OSError:
@@ -122,7 +122,7 @@ def test_a_trickled_request_is_cut_at_its_deadline(echo_socket):
                 break
             time.sleep(0.2)
         closed = closed or client.recv(100) == b""
-    assert closed and time.monotonic() - started < 3
+    assert closed and time.monotonic() - started < 6  # deadline 1 s; slack for a loaded machine
     assert served == []
 
 
