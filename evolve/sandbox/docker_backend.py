@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import posixpath
+import tarfile
 import tempfile
 import threading
 import time
@@ -27,7 +28,7 @@ from evolve.sandbox.engine import INFRA_ERRORS, infra, oom_kill_count
 from evolve.sandbox.kill import kill_host_group
 from evolve.sandbox.output import OutputCollector
 from evolve.sandbox.tarballs import extract_dir, tar_of_bytes, tar_of_dir, tar_of_dirs
-from evolve.sandbox.types import ExecResult, SandboxLimits, SandboxUnavailable, truncation_note
+from evolve.sandbox.types import CopyRefused, ExecResult, SandboxLimits, SandboxUnavailable, truncation_note
 
 _HOME_CAP = 64 * 1024 * 1024
 """An image's home directory bigger than this is not copied into a read-only sandbox's home."""
@@ -214,7 +215,10 @@ class DockerSandbox:
         with tempfile.TemporaryFile() as spool:
             get_tar(self._exec_as(), self._path(path), spool, self._limits.copy_limit_bytes)
             spool.seek(0)
-            extract_dir(spool, host_dir, strip=".")
+            try:
+                extract_dir(spool, host_dir, strip=".")
+            except tarfile.TarError as exc:  # a FIFO, a device, a link out of the tree: agent-made
+                raise CopyRefused(f"refused to copy {self._path(path)} out of the sandbox: {exc}") from exc
 
     def close(self) -> None:
         if self._closed:

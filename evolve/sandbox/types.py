@@ -27,9 +27,13 @@ class SandboxUnavailable(SandboxError):
     """The sandbox machinery failed (engine down, container gone, image missing): an `infra` outcome."""
 
 
-class CopyTooLarge(SandboxError):
-    """A copy out of the sandbox was refused: what the sandbox holds is over the copy cap (the agent's
-    doing, not an infra failure)."""
+class CopyRefused(SandboxError):
+    """A copy out of the sandbox was refused (the agent's doing, not an infra failure): it holds a
+    special file or a link out of the copied tree."""
+
+
+class CopyTooLarge(CopyRefused):
+    """A copy out of the sandbox was refused: what the sandbox holds is over the copy cap."""
 
 
 def truncation_note(target: str, cap: int) -> bytes:

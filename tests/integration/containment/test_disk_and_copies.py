@@ -64,3 +64,13 @@ def test_a_writable_root_is_still_available_for_images_that_need_it(make_box):
     box = make_box(limits=SandboxLimits(memory="128m", wall_clock_s=60, disk=None))
     assert box.exec(["sh", "-c", "echo hi > /work/x && cat /work/x"]).stdout == "hi\n"
     assert LIMITS.disk == "64m"
+
+
+@pytest.mark.parametrize("make", ["ln -s /etc/shadow evil", "mkfifo pipe"])
+def test_a_link_out_or_a_special_file_refuses_the_copy_with_a_sandbox_error(make_box, tmp_path, make):
+    from evolve.sandbox.types import CopyRefused
+
+    box = make_box()
+    assert box.exec(["sh", "-c", f"mkdir -p /work/self && cd /work/self && echo hi > a && {make}"]).ok
+    with pytest.raises(CopyRefused, match="refused to copy /work/self"):
+        box.get_dir("/work/self", tmp_path / "out")
