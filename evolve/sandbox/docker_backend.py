@@ -201,11 +201,10 @@ class DockerSandbox:
         target = self._path(path)
         cap = self._limits.copy_limit_bytes
         note = truncation_note(target, cap)
-        data, size = read_capped(self._exec_as(), target, cap - len(note))
-        if size <= cap - len(note):
-            return data
-        log.warning("%s is %d bytes, over the copy cap of %d: truncated", target, size, cap)
-        return data + note
+        data, size = read_capped(self._exec_as(), target, cap - len(note), note)
+        if size > cap - len(note):
+            log.warning("%s is %d bytes, over the copy cap of %d: truncated", target, size, cap)
+        return data
 
     def put_dir(self, host_dir: Path, path: str) -> None:
         put_tar(self._exec_as(), self._path(path), tar_of_dir(host_dir))

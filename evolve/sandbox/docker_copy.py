@@ -95,9 +95,10 @@ def put_tar(where: Exec, directory: str, archive: bytes) -> None:
         raise SandboxUnavailable(f"cannot copy into {directory} (exit {code}): {text}")
 
 
-def read_capped(where: Exec, path: str, cap: int) -> tuple[bytes, int]:
-    """The first `cap` bytes of a regular file and its apparent size (FileNotFoundError,
-    IsADirectoryError as for a local file). Spooled through a file on disk: one copy in memory."""
+def read_capped(where: Exec, path: str, cap: int, note: bytes) -> tuple[bytes, int]:
+    """The first `cap` bytes of a regular file, followed by `note` when it is longer, and its
+    apparent size (FileNotFoundError, IsADirectoryError as for a local file). Spooled through a file
+    on disk, so the host holds one copy of at most `cap + len(note)` bytes."""
     with tempfile.TemporaryFile() as sink:
         with infra(f"cannot read {path}"):
             code, _written, errors = where.drain(["sh", "-c", _READ, "sh", path, str(cap)], sink, cap)
@@ -106,8 +107,10 @@ def read_capped(where: Exec, path: str, cap: int) -> tuple[bytes, int]:
             raise FileNotFoundError(path)
         if kind not in ("regular file", "regular empty file"):
             raise IsADirectoryError(path) if kind == "directory" else FileNotFoundError(path)
+        if int(size) > cap:
+            sink.write(note)
         sink.seek(0)
-        return sink.read(cap), int(size)
+        return sink.read(), int(size)
 
 
 def get_tar(where: Exec, directory: str, sink: IO[bytes], cap: int) -> None:
