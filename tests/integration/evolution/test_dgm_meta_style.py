@@ -31,7 +31,7 @@ evaluations = 3
 expansions = 1
 agent_steps = 2
 improve_steps = 3
-job_tokens = 50000
+job_tokens = 200000  # the diagnoser sees the whole code: its prompt is reserved at its UTF-8 size
 
 [policy]
 name = "greedy"
