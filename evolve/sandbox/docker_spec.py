@@ -81,7 +81,9 @@ def container_options(
         "labels": {RUN_LABEL: run_id, JOB_LABEL: job_id, OWNER_LABEL: current_owner()},
         "environment": environment,
         "mounts": mounts,
-        "user": user,
+        # The main process (`sleep`, no capabilities) is root's, so agent code running as `user` cannot
+        # kill it and take the container (and its tmpfs work dir) down; every exec names its user.
+        "user": "0:0",
         "working_dir": workdir,
         "init": True,
         "network_mode": "none",

@@ -7,6 +7,7 @@ and only a failure of the isolation machinery itself raises `SandboxUnavailable`
 
 from __future__ import annotations
 
+import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, Self, runtime_checkable
@@ -27,9 +28,10 @@ class SandboxUnavailable(SandboxError):
     """The sandbox machinery failed (engine down, container gone, image missing): an `infra` outcome."""
 
 
-class CopyRefused(SandboxError):
+class CopyRefused(SandboxError, tarfile.TarError):
     """A copy out of the sandbox was refused (the agent's doing, not an infra failure): it holds a
-    special file or a link out of the copied tree."""
+    special file, a link out of the copied tree, or more than the copy cap. Also a `TarError`, so a
+    caller that treats a tar refusing to extract as the agent's doing treats this alike."""
 
 
 class CopyTooLarge(CopyRefused):
