@@ -35,8 +35,11 @@ def test_container_is_labelled_limited_offline_and_removed_on_close(make_docker,
     host = attrs["HostConfig"]
     assert host["NetworkMode"] == "none"
     assert (host["Memory"], host["PidsLimit"], host["NanoCpus"]) == (128 * 2**20, 64, 500_000_000)
-    assert host["CapDrop"] == ["ALL"] and attrs["Config"]["User"] == "agent"
+    # The main process is root's (no capabilities): commands run as the agent user cannot kill it.
+    assert host["CapDrop"] == ["ALL"] and attrs["Config"]["User"] == "0:0" and host["ReadonlyRootfs"]
     assert box.exec(["id", "-u"]).stdout.strip() == "1000"
+    assert box.exec(["sh", "-c", "kill -9 -1; kill -9 1"]).returncode != 0
+    assert box.exec(["true"]).ok  # still running
     box.close()
     box.close()  # idempotent
     with pytest.raises(docker.errors.NotFound):
