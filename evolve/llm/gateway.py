@@ -103,7 +103,6 @@ class _Job:
     seq: int = 0
     requests: int = 0
     upstream_failures: int = 0
-    """Bumped without the lock in the except branches: a lost increment still leaves it above 0."""
     lock: threading.Lock = field(default_factory=threading.Lock)
     ledger: TokenLedger = field(init=False)
 
@@ -297,7 +296,10 @@ class Gateway:
             return 409, error_body(str(exc), "replay_miss", "replay_miss")
         except Overloaded as exc:  # backpressure: every replica busy and the queue full
             with job.lock:
-                job.upstream_failures += 1
+                # A job with other requests in flight may have overloaded the server itself (a flood
+                # to turn its failures into infra): then the refusal is its own doing, not the service's.
+                if job.ledger.reserved == 0:
+                    job.upstream_failures += 1
             return 503, error_body(str(exc), "overloaded", "overloaded")
         except ModelError as exc:
             status, body = self._model_failed(exc)

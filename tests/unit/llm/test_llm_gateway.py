@@ -184,3 +184,41 @@ def test_concurrent_requests_of_one_job_never_pass_its_budget(post, chat):
     assert any(status == 200 for status, _ in replies)
     refused = [json.loads(body)["error"]["message"] for status, body in replies if status == 403]
     assert refused and all("left" in message for message in refused)
+
+
+class _OverloadedModel:
+    """Refuses every call as overloaded once `crowd` calls are waiting together (or at once if 1)."""
+
+    name = "busy"
+
+    def __init__(self, crowd: int) -> None:
+        import threading
+
+        self._barrier = threading.Barrier(crowd, timeout=10)
+
+    def complete(self, request):
+        from evolve.llm.balancer import Overloaded
+
+        self._barrier.wait()
+        raise Overloaded("overloaded: every replica busy")
+
+
+def test_a_lone_overloaded_request_is_an_upstream_failure(post, chat):
+    with Gateway(_models(_OverloadedModel(crowd=1))) as gateway:
+        job = gateway.open_job("j", "n", "solve", token_budget=10_000)
+        assert post(job.socket_path, chat("hi"))[0] == 503
+        assert gateway.close_job("j").upstream_failures == 1
+
+
+def test_a_job_that_floods_the_server_into_overload_gets_no_infra(post, chat):
+    """The attack: keep many requests in flight so the server answers "overloaded", and every failed
+    attempt would be retried as infra. Refusals while the job's own requests crowd the server are its own."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with Gateway(_models(_OverloadedModel(crowd=6))) as gateway:
+        job = gateway.open_job("j", "n", "solve", token_budget=100_000)
+        with ThreadPoolExecutor(6) as pool:
+            statuses = list(pool.map(lambda _: post(job.socket_path, chat("hi", max_tokens=50))[0], range(6)))
+        report = gateway.close_job("j")
+    assert statuses == [503] * 6
+    assert report.upstream_failures < 6  # only the last one left alone may count
