@@ -87,6 +87,9 @@ class LeastLoaded:
             return [ReplicaStatus(r.name, self._healthy(r, now), r.in_flight, r.served, r.failures, r.last_error)
                     for r in self._replicas]
 
+    def completion_cap(self, request: ChatRequest) -> int:
+        return self._replicas[0].model.completion_cap(request)  # replicas of one model share its cap
+
     def complete(self, request: ChatRequest) -> ChatResponse:
         tried: set[int] = set()
         errors: list[str] = []

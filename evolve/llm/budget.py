@@ -1,8 +1,9 @@
 """A job's token budget, reserved before each model call and settled after it.
 
-A request reserves an upper bound of its prompt plus the completion it may get; `max_tokens` is
-clamped so that bound fits in what is left, so concurrent requests of one job together never pass
-the budget. The prompt bound counts UTF-8 bytes: byte-level tokenizers never make a token of less
+A request reserves an upper bound of its prompt plus the completion the model will be asked for
+(`ChatModel.completion_cap`), clamped so that bound fits in what is left; the clamp is sent as the
+request's `ceiling`, which every client honours, so concurrent requests of one job together never
+pass the budget. The prompt bound counts UTF-8 bytes: byte-level tokenizers never make a token of less
 than one byte, and each message gets a margin for the chat template's own tokens.
 """
 
@@ -58,7 +59,8 @@ class TokenLedger:
     def left(self) -> int:
         return self.budget - self.used - self.reserved
 
-    def reserve(self, job_id: str, request: ChatRequest) -> Grant | Refusal:
+    def reserve(self, job_id: str, request: ChatRequest, wanted: int | None) -> Grant | Refusal:
+        """Hold the prompt bound plus `wanted` completion tokens (None: all that is left), clamped."""
         prompt = prompt_token_bound(request)
         room = self.left - prompt
         if room < 1:
@@ -67,7 +69,7 @@ class TokenLedger:
                 f"token budget exhausted for job {job_id}: used {self.used} of {self.budget} tokens{held}, "
                 f"{max(self.left, 0)} left; this request needs up to {prompt} for its prompt plus 1 to answer"
             )
-        cap = min(request.max_tokens or room, room)
+        cap = min(wanted or room, room)
         self.reserved += prompt + cap
         return Grant(max_tokens=cap, reserved=prompt + cap)
 

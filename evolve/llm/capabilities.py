@@ -65,6 +65,13 @@ def capabilities(provider: str, model: str) -> Capabilities:
                         default_max_tokens=1024, default_timeout_s=120.0, caller_cap=True)
 
 
+def completion_cap(caps: Capabilities, configured: int, requested: int | None, ceiling: int | None) -> int:
+    """The completion cap a model is sent: the caller's smaller `requested` where the family honours it,
+    else the `configured` one; never above the engine's `ceiling` (the job's budget left)."""
+    cap = min(requested or configured, configured) if caps.caller_cap else configured
+    return cap if ceiling is None else min(cap, ceiling)
+
+
 def worst_case_s(window_s: float, timeout_s: float) -> float:
     """The longest one gateway call can take: no attempt starts after the retry window, and the last
     one runs at most its timeout."""

@@ -20,7 +20,7 @@ import anthropic
 import openai
 
 from evolve.llm.anthropic_wire import anthropic_payload, anthropic_response
-from evolve.llm.capabilities import Capabilities, capabilities
+from evolve.llm.capabilities import Capabilities, capabilities, completion_cap
 from evolve.llm.failures import ModelError, untranslatable
 from evolve.llm.pricing import FREE, Price, known_price
 from evolve.llm.retries import Retrier, RetryPolicy
@@ -40,6 +40,11 @@ class ChatModel(Protocol):
     name: str
 
     def complete(self, request: ChatRequest) -> ChatResponse: ...
+
+    def completion_cap(self, request: ChatRequest) -> int:
+        """At most how many completion tokens `complete(request)` asks the model for (what the
+        gateway reserves from the job's budget)."""
+        ...
 
 
 def host_key(env_name: str | None) -> str | None:
@@ -66,7 +71,7 @@ def hosted_price(model: str, configured: Price | None = None) -> Price:
 def openai_arguments(request: ChatRequest, model: str, caps: Capabilities, temperature: float,
                      max_tokens: int) -> dict[str, Any]:
     """The `chat.completions.create` keyword arguments for `request` under `caps`."""
-    cap = min(request.max_tokens or max_tokens, max_tokens) if caps.caller_cap else max_tokens
+    cap = completion_cap(caps, max_tokens, request.max_tokens, request.ceiling)
     payload: dict[str, Any] = {
         "model": model,
         "messages": [message_to_openai(m) for m in request.messages],
@@ -153,6 +158,9 @@ class OpenAICompatible:
     def arguments(self, request: ChatRequest) -> dict[str, Any]:
         return openai_arguments(request, self.name, self.caps, self.temperature, self.max_tokens)
 
+    def completion_cap(self, request: ChatRequest) -> int:
+        return completion_cap(self.caps, self.max_tokens, request.max_tokens, request.ceiling)
+
     def complete(self, request: ChatRequest) -> ChatResponse:
         payload = _translated(self.arguments, request)
         started = time.monotonic()
@@ -197,7 +205,10 @@ class AnthropicModel:
                                            timeout=self.timeout_s, max_retries=0)
 
     def arguments(self, request: ChatRequest) -> dict[str, Any]:
-        return anthropic_payload(request, self.name, self.max_tokens)
+        return anthropic_payload(request, self.name, self.completion_cap(request))
+
+    def completion_cap(self, request: ChatRequest) -> int:
+        return completion_cap(self.caps, self.max_tokens, request.max_tokens, request.ceiling)
 
     def complete(self, request: ChatRequest) -> ChatResponse:
         payload = _translated(self.arguments, request)
@@ -218,3 +229,6 @@ class RoundRobin:
     def complete(self, request: ChatRequest) -> ChatResponse:
         # next() on itertools.count is atomic under the GIL, so threads share turns safely.
         return self._replicas[next(self._turn) % len(self._replicas)].complete(request)
+
+    def completion_cap(self, request: ChatRequest) -> int:
+        return self._replicas[0].completion_cap(request)  # replicas of one model share its cap

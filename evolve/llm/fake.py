@@ -16,9 +16,17 @@ from typing import Any, Self
 
 from evolve.llm.types import ChatRequest, ChatResponse, Message, Usage
 
+FAKE_MAX_TOKENS = 1024
+"""The completion cap the scripted models claim, as a local server's default would be."""
+
 
 def _words(request: ChatRequest) -> int:
     return sum(len((m.content or "").split()) for m in request.messages)
+
+
+def fake_completion_cap(request: ChatRequest) -> int:
+    """The caller's cap within `FAKE_MAX_TOKENS` and the engine's ceiling (`ChatModel.completion_cap`)."""
+    return min(request.max_tokens or FAKE_MAX_TOKENS, request.ceiling or FAKE_MAX_TOKENS, FAKE_MAX_TOKENS)
 
 
 class ScriptedModel:
@@ -33,6 +41,9 @@ class ScriptedModel:
         ]
         self._lock = threading.Lock()
         self.requests: list[ChatRequest] = []
+
+    def completion_cap(self, request: ChatRequest) -> int:
+        return fake_completion_cap(request)
 
     def complete(self, request: ChatRequest) -> ChatResponse:
         with self._lock:
@@ -54,6 +65,9 @@ class RoutedModel:
         self.name = name
         self._rules = list(rules)
         self._default = default
+
+    def completion_cap(self, request: ChatRequest) -> int:
+        return fake_completion_cap(request)
 
     def complete(self, request: ChatRequest) -> ChatResponse:
         last = next((m.content or "" for m in reversed(request.messages) if m.role == "user"), "")

@@ -285,7 +285,8 @@ class Gateway:
     def _complete(self, job: _Job, request: ChatRequest) -> tuple[int, bytes]:
         channel = job.channel
         with job.lock:  # reserve before the call, so concurrent requests cannot overshoot together
-            grant = job.ledger.reserve(channel.job_id, request)
+            wanted = job.model.completion_cap(request) if job.model is not None else request.max_tokens
+            grant = job.ledger.reserve(channel.job_id, request, wanted)
             if isinstance(grant, Refusal):
                 return 403, error_body(grant.message, "budget_exceeded", "token_budget_exceeded")
             seq = job.seq
@@ -318,10 +319,10 @@ class Gateway:
         return 200, json.dumps(wire, sort_keys=True).encode()
 
     def _reserved_exchange(self, job: _Job, request: ChatRequest, seq: int, grant: Grant) -> Exchange:
-        """The exchange under `grant`: the model gets `max_tokens` clamped to the reservation (the
-        record keeps the request as sent, which replay matches on); usage then replaces it."""
+        """The exchange under `grant`: the model gets the reservation as its `ceiling` (the record keeps
+        the request as the agent sent it, which replay matches on); usage then replaces it."""
         try:
-            sent = request.model_copy(update={"max_tokens": grant.max_tokens})
+            sent = request.model_copy(update={"ceiling": grant.max_tokens})
             exchange = self._exchange(job, request, seq, sent)
         except BaseException:
             with job.lock:

@@ -41,6 +41,10 @@ class ChatRequest(_Value):
     temperature: float | None = None
     max_tokens: int | None = Field(None, gt=0)
     stop: tuple[str, ...] = ()
+    ceiling: int | None = Field(None, gt=0, exclude=True)
+    """The engine's bound on completion tokens (the gateway's grant from the job's budget): every client
+    honours it, whatever it does with `max_tokens`. Never read from an agent's body, and left out of
+    dumps, so records and `request_digest` stay those of the request as the agent sent it."""
 
 
 class Usage(_Value):

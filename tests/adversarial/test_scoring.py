@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from evolve.llm.client import ModelError
-from evolve.llm.fake import ScriptedModel
+from evolve.llm.fake import ScriptedModel, fake_completion_cap
 
 from .conftest import FIX
 
@@ -27,6 +27,7 @@ def _grade_log(result) -> str:
 
 class BrokenModel:
     name = "broken"
+    completion_cap = staticmethod(fake_completion_cap)
 
     def complete(self, request):
         raise ModelError("upstream is down")

@@ -7,7 +7,7 @@ import threading
 import time
 
 from evolve.llm.budget import prompt_token_bound
-from evolve.llm.fake import ScriptedModel
+from evolve.llm.fake import ScriptedModel, fake_completion_cap
 from evolve.llm.gateway import Gateway
 from evolve.llm.types import ChatResponse, Message, Usage
 
@@ -58,13 +58,14 @@ with concurrent.futures.ThreadPoolExecutor(10) as pool:
 
 
 class GreedyModel:
-    """Spends all it may: the prompt bound plus whatever `max_tokens` it is given, slowly."""
+    """Spends all it may: the prompt bound plus whatever `ceiling` it is sent, slowly."""
 
     name = "greedy"
+    completion_cap = staticmethod(fake_completion_cap)
 
     def complete(self, request):
         time.sleep(0.3)
-        usage = Usage(prompt_tokens=prompt_token_bound(request), completion_tokens=request.max_tokens or 10**6)
+        usage = Usage(prompt_tokens=prompt_token_bound(request), completion_tokens=request.ceiling or 10**6)
         return ChatResponse(message=Message(role="assistant", content="x"), model=self.name, usage=usage)
 
 

@@ -9,7 +9,7 @@ import stat
 import pytest
 
 from evolve.llm.client import ModelError, OpenAICompatible, RetryPolicy, host_key
-from evolve.llm.fake import FakeOpenAIServer, ScriptedModel
+from evolve.llm.fake import FakeOpenAIServer, ScriptedModel, fake_completion_cap
 from evolve.llm.gateway import Gateway
 from evolve.llm.types import Message, ToolCall
 
@@ -61,7 +61,7 @@ def test_a_spent_budget_is_a_clear_error_and_the_model_is_not_called(tmp_path, p
     assert error["code"] == "token_budget_exceeded"
     assert "used 8 of 35 tokens" in error["message"] and "27 left" in error["message"]
     assert len(model.requests) == 1
-    assert model.requests[0].max_tokens == 35 - (16 + 8 + len("hi there"))  # clamped to what is left
+    assert model.requests[0].ceiling == 35 - (16 + 8 + len("hi there"))  # clamped to what is left
 
 
 def test_tools_and_tool_calls_pass_through(post, chat):
@@ -139,6 +139,7 @@ def test_api_keys_never_reach_the_sandbox_or_the_records(tmp_path, monkeypatch, 
 
 class BrokenModel:
     name = "broken"
+    completion_cap = staticmethod(fake_completion_cap)
 
     def complete(self, request):
         raise ModelError("server down after retries")
@@ -157,9 +158,10 @@ def test_bad_requests_and_model_failures_are_errors_the_agent_can_read(post):
 
 
 class _GreedyModel:
-    """Spends every token it is allowed (prompt bound + the clamped max_tokens), slowly."""
+    """Spends every token it is allowed (prompt bound + the ceiling it is sent), slowly."""
 
     name = "greedy"
+    completion_cap = staticmethod(fake_completion_cap)
 
     def complete(self, request):
         import time
@@ -168,7 +170,7 @@ class _GreedyModel:
         from evolve.llm.types import ChatResponse, Usage
 
         time.sleep(0.2)
-        usage = Usage(prompt_tokens=prompt_token_bound(request), completion_tokens=request.max_tokens or 10**6)
+        usage = Usage(prompt_tokens=prompt_token_bound(request), completion_tokens=request.ceiling or 10**6)
         return ChatResponse(message=Message(role="assistant", content="x"), model=self.name, usage=usage)
 
 
@@ -190,6 +192,7 @@ class _OverloadedModel:
     """Refuses every call as overloaded once `crowd` calls are waiting together (or at once if 1)."""
 
     name = "busy"
+    completion_cap = staticmethod(fake_completion_cap)
 
     def __init__(self, crowd: int) -> None:
         import threading

@@ -10,6 +10,7 @@ import pytest
 
 from evolve.llm import standin as s
 from evolve.llm.client import AnthropicModel, OpenAIModel
+from evolve.llm.fake import fake_completion_cap
 from evolve.llm.gateway import Gateway
 from evolve.llm.retries import RetryPolicy
 from evolve.llm.types import ChatRequest, ChatResponse
@@ -72,6 +73,7 @@ def test_each_upstream_failure_becomes_its_outcome(provider, answer, status, cod
 
 class RaisingModel:
     name = "raising"
+    completion_cap = staticmethod(fake_completion_cap)
 
     def __init__(self) -> None:
         self.calls = 0
