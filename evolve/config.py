@@ -241,6 +241,14 @@ class MetaConfig(_Section):
     show_test_results: bool = False
     """`dgm`: also show the diagnoser the grader's output of the chosen task, as DGM did. Off by default:
     that output comes from hidden tests, and the child could be tuned to them rather than improved."""
+    compiled_check: bool = False
+    """DGM's "compiled" check (is_compiled_self_improve), any style: once a child (not a root) has results
+    on every task of its first evaluation stage, it is marked invalid, with the reason, unless at least
+    one of those attempts left a non-empty patch (the engine's own `diff.patch` of the job), so no policy
+    grows it further; its results stay recorded. The stage is `policy.dgm.stages[0]` tasks (10 by default)
+    for every policy, HGM's included (HGM has no stages; it uses the same count), capped at the number
+    of search tasks. Infra attempts are run again by the engine, so the stage is complete once each of
+    its tasks has a counted result. DGM keeps such a child out of its archive."""
 
 
 class RunSection(_Section):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import zlib
+from collections.abc import Collection
 
 import numpy as np
 
@@ -21,13 +22,17 @@ class ScriptedWorker:
     """Deterministic stand-in for the real worker (sandboxes + model)."""
 
     def __init__(self, run: Run, *, seed: int = 0, delay_s: float = 0.0, invalid_every: int = 0,
-                 outcomes: dict[tuple[str, str], str] | None = None, tokens_per_job: int = 0) -> None:
+                 outcomes: dict[tuple[str, str], str] | None = None, tokens_per_job: int = 0,
+                 empty_patches: Collection[str] | None = None) -> None:
         self.run = run
         self.seed = seed
         self.delay_s = delay_s
         self.invalid_every = invalid_every
         self.outcomes = outcomes or {}
         self.tokens_per_job = tokens_per_job
+        # None: no patch files; else each evaluation writes the job's diff.patch as the engine does,
+        # empty for these nodes (DGM's compiled check reads it).
+        self.empty_patches = None if empty_patches is None else frozenset(empty_patches)
         self.cancelled = threading.Event()
         self._lock = threading.Lock()
         self._expansions = 0
@@ -51,7 +56,12 @@ class ScriptedWorker:
             outcome = "pass" if self._draw("eval", node.id, task) < self.pass_probability(node.id) else "fail"
         if self.tokens_per_job:
             self.run.add_usage(node.id, tokens=self.tokens_per_job, cost_usd=self.tokens_per_job * 1e-6)
-        return EvaluationResult(outcome, duration_s=self.delay_s, tokens=self.tokens_per_job)
+        log_path = None
+        if self.empty_patches is not None:
+            log_dir = self.run.log_dir(job.id)
+            (log_dir / "diff.patch").write_text("" if node.id in self.empty_patches else f"+ {node.id} {task}\n")
+            log_path = str(log_dir)
+        return EvaluationResult(outcome, duration_s=self.delay_s, tokens=self.tokens_per_job, log_path=log_path)
 
     def expand(self, job: Job, node: Node) -> ExpansionResult:
         if not self._wait():

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from evolve.archive.store import Run
 from evolve.config import PolicyConfig, RunConfig
 from evolve.errors import EvolveError
+from evolve.meta import compiled
 from evolve.progress import ProgressSink
 from evolve.runner import Runner, RunOutcome
 from evolve.search import DGMParams, DGMPolicy, GreedyPolicy, HGMParams, HGMPolicy, Policy, RandomPolicy
@@ -163,6 +164,7 @@ def run_evolution(config: RunConfig, *, resume: Path | None = None, progress: Pr
                     heldout_tasks=list(tasks.heldout), budget=config.budget,
                     concurrency=config.executor.concurrency, seed=config.run.seed, progress=progress,
                     fatal=lambda: gateway.fatal,
+                    compiled_stage=compiled.stage_size(config, len(tasks.search)),
                 )
                 outcome = execute_with_signals(runner)
     finally:

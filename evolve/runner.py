@@ -30,6 +30,7 @@ from evolve.config import BudgetConfig
 from evolve.errors import EvolveError
 from evolve.executors import Executor
 from evolve.jobs import EvaluationResult, ExpansionResult, Worker
+from evolve.meta import compiled
 from evolve.progress import ProgressSink, Snapshot
 from evolve.resume import Requeue, recover
 from evolve.search import Evaluate, Expand, Policy, Stop
@@ -84,6 +85,7 @@ class Runner:
         progress: ProgressSink | None = None,
         clock: Callable[[], float] = time.monotonic,
         fatal: Callable[[], str | None] = lambda: None,
+        compiled_stage: int | None = None,
     ) -> None:
         self.run = run
         self.fatal = fatal  # a reason the run cannot go on (the gateway's refused engine key), polled
@@ -96,6 +98,7 @@ class Runner:
         self.progress = progress
         self.clock = clock
         self.heldout_tasks = list(heldout_tasks)
+        self.compiled_stage = compiled_stage  # DGM's compiled check on this many first tasks; None: off
         self.state = SearchState.from_run(run, task_order(search_tasks, seed))
         self._stop = threading.Event()
         self._cancel = threading.Event()
@@ -151,6 +154,9 @@ class Runner:
         self._requeue = recover(self.run, search_tasks=self.state.task_order, heldout_tasks=self.heldout_tasks,
                                 evaluated=self.state.evaluated)
         requeue = self._requeue.search
+        for node in list(self.state.tree) if self.compiled_stage else ():  # a crash may have come before the check
+            if len(self.state.evaluated(node)) >= self.compiled_stage:
+                compiled.enforce(self.run, self.state, node, self.compiled_stage)
         stop_reason: str | None = None
         while True:
             # Interrupted jobs were admitted under the budgets before the crash: they run again
@@ -277,7 +283,9 @@ class Runner:
             job.node, job.task, result.outcome, duration_s=result.duration_s, tokens=result.tokens,
             log_path=result.log_path, split="dev", job_id=job.id,
         )
-        self.state.add_result(job.node, job.task, result.outcome)
+        counted = self.state.add_result(job.node, job.task, result.outcome)
+        if counted and self.compiled_stage == len(self.state.evaluated(job.node)):
+            compiled.enforce(self.run, self.state, job.node, self.compiled_stage)
         self._infra_streak = self._infra_streak + 1 if result.outcome == "infra" else 0
         self._invalid_streak = 0  # there was something to evaluate
 

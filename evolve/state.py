@@ -54,6 +54,10 @@ class SearchState:
         self.used += 1
         return True
 
+    def invalidate(self, node: str) -> None:
+        """Follow `Run.invalidate` (the archive's row is the record; this is the live picture)."""
+        self.tree.invalidate(node)
+
     def evaluated(self, node: str) -> frozenset[str]:
         return frozenset(self._evaluated[self._index[node]])
 

@@ -259,6 +259,18 @@ class Run(JobRows):
         """All nodes in creation order (parents before children)."""
         return [schema.node_from_row(r) for r in self._query("SELECT * FROM nodes ORDER BY rowid")]
 
+    def invalidate(self, node_id: str, reason: str) -> bool:
+        """Mark a valid node invalid with `reason` (a check that needs its results, e.g. DGM's "compiled"
+        check); its evaluations stay recorded. False when it was invalid already (the first reason stays)."""
+        with self._transaction() as db:
+            changed = db.execute(
+                "UPDATE nodes SET status = 'invalid', reason = ? WHERE id = ? AND status = 'valid'",
+                (reason, node_id),
+            ).rowcount
+            if not changed and db.execute("SELECT 1 FROM nodes WHERE id = ?", (node_id,)).fetchone() is None:
+                raise NodeNotFound(f"run {self.path} has no node {node_id!r}")
+        return bool(changed)
+
     def add_usage(self, node_id: str, *, tokens: int = 0, cost_usd: float = 0.0) -> None:
         """Add model usage (tokens, dollars) to a node's totals."""
         with self._transaction() as db:

@@ -98,6 +98,12 @@ class CladeTree:
     def is_valid(self, node: str) -> bool:
         return self._valid[node]
 
+    def invalidate(self, node: str) -> None:
+        """Mark a node invalid after the fact (its results stay counted; no policy grows it further)."""
+        if node not in self._valid:
+            raise KeyError(f"node {node!r} is not in the tree")
+        self._valid[node] = False
+
     def ancestors(self, node: str) -> list[str]:
         """From the parent up to the root."""
         chain = []

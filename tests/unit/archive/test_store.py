@@ -89,6 +89,20 @@ def test_invalid_children_are_recorded_with_reason(run, code):
     assert not run.tree().is_valid(bad.id)
 
 
+def test_a_valid_node_is_invalidated_once_and_keeps_its_results(run, code):
+    root = run.add_node(code({"a.py": "x\n"}))
+    child = run.add_node(code({"a.py": "y\n"}), parent=root.id, origin="self_modify")
+    run.record_evaluation(child.id, "t1", "fail")
+    assert run.invalidate(child.id, "not compiled: every patch of the stage is empty")
+    assert not run.invalidate(child.id, "a later reason")  # the first reason stays
+    node = run.node(child.id)
+    assert (node.valid, node.reason) == (False, "not compiled: every patch of the stage is empty")
+    assert [e.outcome for e in run.evaluations(child.id)] == ["fail"]
+    assert not run.tree().is_valid(child.id) and run.tree().own_counts(child.id).failures == 1
+    with pytest.raises(NodeNotFound):
+        run.invalidate("99", "no such node")
+
+
 def test_reopen_repairs_half_written_nodes(run, code):
     root = run.add_node(code({"a.py": "x\n"}))
     # A writer died after writing the commit and ref of node 7 but before its row: discarded.
