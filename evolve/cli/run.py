@@ -66,8 +66,8 @@ def quickstart(
     archive: Path = typer.Option(Path("archive"), help="Where the run directory is created."),
 ) -> None:
     """A short evolution on the embedded CPU model, Docker sandboxes and HGM (about 12 min on 2 idle cores)."""
-    from evolve.configs import config_path
     from evolve.config import load_config
+    from evolve.configs import config_path
 
     config = load_config(config_path("quickstart"))
     name = f"quickstart-{time.strftime('%Y%m%d-%H%M%S')}"

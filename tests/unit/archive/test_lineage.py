@@ -3,7 +3,7 @@ import tarfile
 
 import pytest
 
-from evolve.archive import Run, export_lineage, import_bundle
+from evolve.archive import export_lineage, import_bundle
 from evolve.errors import EvolveError
 
 

@@ -4,7 +4,7 @@ from collections import Counter
 import pytest
 
 from evolve.config import BudgetConfig
-from evolve.runner import Runner, task_order
+from evolve.runner import task_order
 from evolve.search import DGMPolicy, GreedyPolicy, RandomPolicy
 
 from .conftest import HELDOUT, TASKS
