@@ -65,7 +65,7 @@ class LeastLoaded:
 
     def __init__(self, replicas: Sequence[ChatModel], *, max_in_flight: int = 16, max_waiting: int = 256,
                  wait_timeout_s: float = 600.0, down_for_s: float = 30.0, attempts: int | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 window_s: float | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         if not replicas:
             raise ValueError("LeastLoaded needs at least one replica")
         self.name = replicas[0].name
@@ -76,6 +76,9 @@ class LeastLoaded:
         self.wait_timeout_s = wait_timeout_s
         self.down_for_s = down_for_s
         self.attempts = attempts if attempts is not None else len(replicas) + 1
+        self.window_s = window_s
+        """No wait in the queue and no new attempt past this many seconds after the call began: the
+        role's retry window, so one call ends within `capabilities.worst_case_s` as the agent expects."""
         self._clock = clock
         self._cond = threading.Condition()
         self._waiting = 0
@@ -93,8 +96,11 @@ class LeastLoaded:
     def complete(self, request: ChatRequest) -> ChatResponse:
         tried: set[int] = set()
         errors: list[str] = []
+        until = None if self.window_s is None else self._clock() + self.window_s
         for _ in range(self.attempts):
-            index = self._acquire(tried)
+            if errors and until is not None and self._clock() >= until:
+                break
+            index = self._acquire(tried, until)
             replica = self._replicas[index]
             try:
                 response = replica.model.complete(request)
@@ -108,7 +114,7 @@ class LeastLoaded:
                 continue
             self._release(index, error=None)
             return response
-        raise ModelError(f"no replica of {self.name} answered in {self.attempts} tries: " + "; ".join(errors[-3:]))
+        raise ModelError(f"no replica of {self.name} answered in {len(errors)} tries: " + "; ".join(errors[-3:]))
 
     # -- the slot bookkeeping (all under self._cond) -----------------------------------------
 
@@ -129,19 +135,20 @@ class LeastLoaded:
             return None
         return min(free, key=lambda i: (self._replicas[i].in_flight, self._replicas[i].last_used))
 
-    def _acquire(self, tried: set[int]) -> int:
+    def _acquire(self, tried: set[int], until: float | None = None) -> int:
         with self._cond:
             index = self._pick(tried)
             if index is None:
                 if self._waiting >= self.max_waiting:
                     raise Overloaded(self._overload_message(f"{self._waiting} requests already wait"))
                 self._waiting += 1
-                deadline = self._clock() + self.wait_timeout_s
+                start = self._clock()
+                deadline = start + self.wait_timeout_s if until is None else min(start + self.wait_timeout_s, until)
                 try:
                     while (index := self._pick(tried)) is None:
                         left = deadline - self._clock()
                         if left <= 0:
-                            raise Overloaded(self._overload_message(f"waited {self.wait_timeout_s:.0f} s"))
+                            raise Overloaded(self._overload_message(f"waited {deadline - start:.0f} s"))
                         self._cond.wait(timeout=min(left, 1.0))
                 finally:
                     self._waiting -= 1

@@ -90,7 +90,7 @@ def _balanced(config: ModelConfig, urls: tuple[str, ...], **kwargs) -> ChatModel
     fail_fast = {**kwargs, "retry": RetryPolicy(attempts=1)}
     replicas = [OpenAICompatible(url, name, **fail_fast) for url in urls]
     retries = config.max_retries if config.max_retries is not None else 5
-    return LeastLoaded(replicas, attempts=len(replicas) + retries)
+    return LeastLoaded(replicas, attempts=len(replicas) + retries, window_s=config.retry_window_min * 60)
 
 
 def retry_policy(config: ModelConfig, seed: int = 0) -> RetryPolicy:

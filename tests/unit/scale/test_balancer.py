@@ -173,3 +173,36 @@ def test_a_role_with_several_replica_urls_gets_a_balancer_that_fails_over():
         assert [s.healthy for s in model.health()] == [False, True]
     single = client_for(ModelConfig(provider="openai-compatible", model="m", base_url="http://x:1/v1"))
     assert isinstance(single, OpenAICompatible)
+
+
+def test_no_wait_or_attempt_outlasts_the_retry_window():
+    """One call ends within the role's retry window plus one attempt, as the agent's own wait expects
+    (capabilities.worst_case_s): the queue wait is cut at the window, and no new attempt starts after it."""
+    gate = threading.Event()
+    balancer = LeastLoaded([GatedModel("only", gate)], max_in_flight=1, wait_timeout_s=600, window_s=0.3)
+    threads, _ = _in_threads(balancer, 1)
+    time.sleep(0.05)
+    started = time.monotonic()
+    with pytest.raises(Overloaded, match="waited 0 s"):
+        balancer.complete(_ask())
+    assert time.monotonic() - started < 5
+    gate.set()
+    threads[0].join(5)
+
+
+def test_replicas_that_keep_failing_are_not_retried_past_the_window():
+    now = [0.0]
+    calls = []
+
+    class Failing:
+        name, base_url = "m", "dead"
+
+        def complete(self, request):
+            calls.append(now[0])
+            now[0] += 100.0  # each failed attempt takes 100 s of the clock
+            raise ModelError("connection refused")
+
+    balancer = LeastLoaded([Failing(), Failing()], attempts=50, window_s=250, clock=lambda: now[0])
+    with pytest.raises(ModelError, match="answered in 3 tries"):
+        balancer.complete(_ask())
+    assert calls == [0.0, 100.0, 200.0]  # none starts at or after 250 s
