@@ -3,13 +3,17 @@
 Checks, in order, each in the same fresh sandbox: a non-empty diff; the agent still imports; its
 own tests pass (the child may rewrite those); then the engine's contract checks, which it cannot edit:
 `python -m agent solve` on a smoke task exits 0, made at least one model request through the gateway
-(the gateway's count, `served`) and really changed the smoke repo's source (read back by the engine;
-passing the smoke check is not required: weak models often fail it); `python -m agent improve` starts
+(the gateway's count, `served`) and really changed the smoke repo: some file other than its test
+written or changed (copied out and compared by the engine). Neither passing the smoke check nor the
+right file is required: a weak model often fails it or writes to a wrong path, and a stricter rule
+would stop no attack that this one lets through (a hollow child could write junk into any file); `python -m agent improve` starts
 and exits 0 on a trivial instruction with one step.
 """
 
 from __future__ import annotations
 
+import tarfile
+import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,8 +27,9 @@ SMOKE_FILES = {
     "test_greet.py": "from greet import greet\n\n\ndef test_greet():\n    assert greet('Ada') == 'Hello, Ada!'\n",
 }
 SMOKE_STATEMENT = "Implement `greet(name)` in greet.py so that it returns 'Hello, NAME!' (e.g. 'Hello, Ada!').\n"
-SMOKE_SOURCE = "greet.py"
-"""The file a real solve attempt must change (editing only the test does not count)."""
+SMOKE_TEST = "test_greet.py"
+"""Editing only this file is no real change."""
+_CACHES = {"__pycache__", ".pytest_cache"}
 GATE_SELF, GATE_INSTRUCTIONS = "/work/gate-self", "/work/gate-instructions.md"
 GATE_INSTRUCTION = "This is a check that `improve` runs: change nothing and finish.\n"
 
@@ -60,6 +65,26 @@ def validate_child(sandbox: Sandbox, code_dir: Path, diff: str, log_dir: Path, *
     return _contract(sandbox, code_dir, log_dir, channel_env, served, smoke_steps, timeout_s)
 
 
+def _smoke_changes(sandbox: Sandbox, log_dir: Path) -> list[str]:
+    """Files of the smoke repo, other than its test and caches, that solve wrote or changed."""
+    with tempfile.TemporaryDirectory(prefix="evolve-smoke-") as tmp:
+        copy = Path(tmp) / "smoke"
+        try:
+            sandbox.get_dir(SMOKE_REPO, copy)
+        except (OSError, tarfile.TarError) as exc:  # a link out of the repo, a special file, over the copy cap
+            with (log_dir / "validate-smoke.log").open("a") as log:
+                log.write(f"\nthe smoke repo could not be copied out: {exc}\n")
+            return []
+        changed = []
+        for path in sorted(p for p in copy.rglob("*") if p.is_file() and not p.is_symlink()):
+            relative = path.relative_to(copy)
+            if relative.as_posix() == SMOKE_TEST or _CACHES & set(relative.parts):
+                continue
+            if SMOKE_FILES.get(relative.as_posix()) != path.read_text(errors="replace"):
+                changed.append(relative.as_posix())
+        return changed
+
+
 def _contract(sandbox: Sandbox, code_dir: Path, log_dir: Path, channel_env: Mapping[str, str],
               served: Callable[[], int], smoke_steps: int, timeout_s: float) -> Verdict:
     """The engine's own checks of the agent contract (DESIGN.md §3), whatever the child's tests say."""
@@ -77,12 +102,9 @@ def _contract(sandbox: Sandbox, code_dir: Path, log_dir: Path, channel_env: Mapp
         return Verdict(False, f"contract: solve does not complete a smoke task ({why})")
     if served() <= before:
         return Verdict(False, "contract: solve made no model request through the gateway on the smoke task")
-    try:
-        edited = sandbox.read_file(f"{SMOKE_REPO}/{SMOKE_SOURCE}").decode(errors="replace")
-    except (FileNotFoundError, IsADirectoryError):
-        edited = ""
-    if edited == SMOKE_FILES[SMOKE_SOURCE] or not edited.strip():
-        return Verdict(False, f"contract: solve made no real change to the smoke task's {SMOKE_SOURCE}")
+    changed = _smoke_changes(sandbox, log_dir)
+    if not changed:
+        return Verdict(False, "contract: solve made no real change to the smoke repo (only its test, or nothing)")
     sandbox.put_dir(code_dir, GATE_SELF)
     sandbox.write_file(GATE_INSTRUCTIONS, GATE_INSTRUCTION)
     improve = sandbox.exec(

@@ -55,6 +55,14 @@ def test_editing_only_the_smoke_test_is_no_real_change(tmp_path, base_image):
     assert not verdict.valid and "no real change" in verdict.reason
 
 
+def test_twin_a_weak_models_edit_of_the_wrong_file_is_a_real_change(tmp_path, base_image):
+    """The embedded 0.5B model sometimes writes its fix to a placeholder path (`path/to/file.py`): an
+    honest if weak child, which the search must be free to keep; its evaluations judge it."""
+    reply = "mkdir -p path/to && printf 'def greet(name):\\n    return name\\n' > path/to/file.py\n"
+    verdict = _gate(tmp_path, executor_agent(tmp_path / "child"), model_reply=reply)
+    assert verdict.valid, verdict.reason
+
+
 @pytest.mark.parametrize("improve", ["import sys\nsys.exit(3)\n", "import time\ntime.sleep(3600)\n"],
                          ids=["crashes", "hangs"])
 def test_a_child_whose_improve_is_broken_is_invalid(tmp_path, base_image, improve):
