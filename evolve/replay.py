@@ -228,9 +228,9 @@ class _ReplayChannels:
 
 @contextmanager
 def docker_evaluator(run: Run) -> Iterator[EvaluateOne]:
-    """Re-runs evaluations as `evolve.evaluate` does (Docker sandboxes, the run's suite and step cap),
+    """Re-runs evaluations as `evolve.engine.evaluate` does (Docker sandboxes, the run's suite and step cap),
     with a gateway that answers from the run's recorded exchanges instead of a model."""
-    from evolve.evaluate import EvalSettings, evaluate
+    from evolve.engine.evaluate import EvalSettings, evaluate
     from evolve.llm.gateway import Gateway
     from evolve.sandbox.types import SandboxLimits
     from evolve.tasks import load_suite

@@ -38,7 +38,7 @@ def sandbox(
     """Docker sandbox costs: create → exec `true` → destroy; copy a 10 MB repository in; a diff out."""
     import json
 
-    from evolve.sandbox.bench import bench_sandbox
+    from evolve.bench.sandbox import bench_sandbox
 
     report = bench_sandbox(runs, image=image)
     rows = {
@@ -56,7 +56,7 @@ def sandbox(
 def _policies_from_config(path):
     """The four policies with the parameters of a run config's `policy` section."""
     from evolve.config import load_config
-    from evolve.launch import policies_from_config
+    from evolve.engine.launch import policies_from_config
 
     return policies_from_config(load_config(path).policy)
 
@@ -72,7 +72,7 @@ def search(
     """Compare search policies on a synthetic world with known ground truth (true final quality)."""
     import json
 
-    from evolve.search.bench import bench_search
+    from evolve.bench.search import bench_search
 
     names = [name.strip() for name in policies.split(",") if name.strip()]
     overrides = _policies_from_config(config) if config is not None else None
@@ -119,7 +119,7 @@ def engine(
     """The engine's overhead per evaluation job (sandbox, copy, grade, record) with an instant agent."""
     import json
 
-    from evolve.bench_engine import bench_engine
+    from evolve.bench.engine import bench_engine
 
     result = bench_engine(jobs=jobs)
     if as_json:
@@ -143,7 +143,7 @@ def scale(
     """Throughput at 1, 4 and 16 concurrent sleep-jobs: local thread pool and a Ray cluster (head + worker)."""
     import json
 
-    from evolve.bench_scale import bench_scale
+    from evolve.bench.scale import bench_scale
 
     result = bench_scale(sleep_s=sleep, rounds=rounds, ray=ray, ray_address=ray_address)
     if as_json:

@@ -57,7 +57,7 @@ def eval_command(
 ) -> None:
     """Evaluate one agent on a suite (Docker sandboxes, the configured models through the gateway)."""
     from evolve.config import RunConfig, load_config
-    from evolve.evaluate import EvalSettings, evaluate_all
+    from evolve.engine.evaluate import EvalSettings, evaluate_all
     from evolve.llm.gateway import Gateway
     from evolve.llm.stack import ModelStack
     from evolve.sandbox.factory import limits_from_config

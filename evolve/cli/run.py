@@ -28,8 +28,8 @@ def _report(run, outcome) -> None:
 
 
 def _execute(config, resume: Path | None) -> None:
-    from evolve.launch import exit_status, run_evolution
-    from evolve.progress import make_progress
+    from evolve.engine.launch import exit_status, run_evolution
+    from evolve.engine.progress import make_progress
 
     progress = make_progress()
     if hasattr(progress, "__enter__"):

@@ -52,7 +52,7 @@ class GatewayGrant:
 
 @dataclass(frozen=True)
 class RelayChannel:
-    """What a sandbox mounts (the `Channel` protocol of evolve.evaluate)."""
+    """What a sandbox mounts (the `Channel` protocol of evolve.engine.evaluate)."""
 
     socket_path: Path
 
@@ -117,7 +117,7 @@ class _Relay:
 
 
 class RelayChannels:
-    """`Channels` (evolve.evaluate) for a worker node: `open_job` relays to the grant of the job's role.
+    """`Channels` (evolve.engine.evaluate) for a worker node: `open_job` relays to the grant of the job's role.
 
     Use as a context manager so every socket and its directory go away."""
 

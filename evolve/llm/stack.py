@@ -21,7 +21,7 @@ from evolve.llm.client import (
     RetryPolicy,
     host_key,
 )
-from evolve.llm.fake import ScriptedModel
+from evolve.standins.models import ScriptedModel
 from evolve.llm.servers import LlamaCppServer, ModelServer, VLLMServer
 from evolve.llm.types import ROLES, Role
 

@@ -16,7 +16,7 @@ from evolve.archive.records import Evaluation, counts_as
 from evolve.archive.store import Run
 from evolve.config import RunConfig
 from evolve.meta.validate import Verdict, dgm_compiled
-from evolve.state import SearchState
+from evolve.engine.state import SearchState
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@
 `ProcessSandbox` isolates nothing and is for development only, chosen by name in the config.
 """
 
-from evolve.sandbox.bench import SandboxBench, Timing, bench_sandbox
+from evolve.bench.sandbox import SandboxBench, Timing, bench_sandbox
 from evolve.sandbox.cleanup import cleanup, list_sandboxes, reap_run
 from evolve.sandbox.docker_backend import DockerSandbox
 from evolve.sandbox.factory import limits_from_config, open_sandbox

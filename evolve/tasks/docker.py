@@ -21,7 +21,7 @@ def grading_sandbox(image: str, job: str, *, run_id: str = "tasks", limits: Sand
 
 @dataclass(frozen=True)
 class DockerSandboxes:
-    """A `SandboxMaker` (evolve.evaluate): one fresh labelled container per call."""
+    """A `SandboxMaker` (evolve.engine.evaluate): one fresh labelled container per call."""
 
     run_id: str
     limits: SandboxLimits = GRADING_LIMITS

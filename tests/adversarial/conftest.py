@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from evolve.archive.store import Run
-from evolve.evaluate import EvalSettings, evaluate
+from evolve.engine.evaluate import EvalSettings, evaluate
 from evolve.llm.gateway import Gateway
 from evolve.tasks import load_suite
 from evolve.tasks.docker import DockerSandboxes, grading_sandbox

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from evolve.llm.fake import RoutedModel
+from evolve.standins.models import RoutedModel
 from evolve.llm.gateway import Gateway
 from evolve.meta.validate import SMOKE_STATEMENT, validate_child
 from evolve.tasks.docker import DockerSandboxes

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from evolve.llm.client import ModelError
-from evolve.llm.fake import ScriptedModel, fake_completion_cap
+from evolve.standins.models import ScriptedModel, fake_completion_cap
 
 from .conftest import FIX
 

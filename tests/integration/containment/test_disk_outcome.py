@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from evolve.archive.store import Run
-from evolve.evaluate import EvalSettings, evaluate
-from evolve.llm.fake import ScriptedModel
+from evolve.engine.evaluate import EvalSettings, evaluate
+from evolve.standins.models import ScriptedModel
 from evolve.llm.gateway import Gateway
 from evolve.sandbox import SandboxLimits
 from evolve.tasks import load_suite

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 from evolve.config import parse_config
-from evolve.launch import run_evolution
-from evolve.llm.fake import RoutedModel
+from evolve.engine.launch import run_evolution
+from evolve.standins.models import RoutedModel
 from evolve.meta.validate import SMOKE_STATEMENT
 
 CONFIG = """

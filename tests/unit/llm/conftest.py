@@ -31,6 +31,11 @@ def unix_call(path: Path, method: str, route: str, body: object = None) -> tuple
     return result
 
 
+def unix_json(path: Path, method: str, route: str, body: object = None) -> tuple[int, dict]:
+    status, data = unix_call(path, method, route, body)
+    return status, json.loads(data or b"{}")
+
+
 def chat_body(text: str, **extra: object) -> dict:
     return {"model": "anything", "messages": [{"role": "user", "content": text}], **extra}
 

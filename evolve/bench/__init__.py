@@ -1,0 +1,1 @@
+"""Every `evolve bench` implementation: numbers for speed and quality targets."""

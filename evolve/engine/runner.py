@@ -1,0 +1,393 @@
+"""The asynchronous scheduler: ask the policy, dispatch jobs, record results, enforce budgets, resume.
+
+There is no generation barrier: whenever a slot frees, the policy decides on a fresh snapshot of
+the tree. Every state change is written to the archive as it happens (`started` before the work,
+the result and the end of its job in one transaction after it), so a crash loses nothing and
+resume is a query: jobs left `started` are marked interrupted and run again, finished ones never
+(evolve.engine.resume). Each search decision draws from a generator seeded by (run seed, decisions
+recorded so far), so at concurrency 1 a resumed run decides as one that never stopped.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import shutil
+import sqlite3
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from evolve.archive.records import Job
+from evolve.archive.store import Run
+from evolve.config import BudgetConfig
+from evolve.errors import EvolveError
+from evolve.engine.executors import Executor
+from evolve.engine.jobs import EvaluationResult, ExpansionResult, Worker
+from evolve.meta import compiled
+from evolve.engine.progress import ProgressSink, Snapshot
+from evolve.engine.resume import Requeue, recover
+from evolve.search import Evaluate, Expand, Policy, Stop
+from evolve.engine.state import SearchState
+
+log = logging.getLogger(__name__)
+
+# A worker's OSError with one of these stops the run (cleanly; a resume continues once fixed).
+MACHINE_FAULTS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO})
+
+# After this many infra outcomes in a row the engine, not the agents, is broken: stop the run.
+MAX_CONSECUTIVE_INFRA = 8
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """How a run (or one session of it) ended."""
+
+    stop_reason: str
+    best_node: str | None
+    heldout_passed: int
+    heldout_total: int
+    evaluations_used: int
+    nodes: int
+    heldout_scored: bool = False
+    signal: int | None = None
+    """The signal that stopped or cancelled the run (the CLI exits with 128 + it), if any."""
+
+
+def task_order(tasks: Sequence[str], seed: int) -> list[str]:
+    """The run-wide fixed random order of the search tasks (paired comparisons across nodes)."""
+    rng = np.random.default_rng([seed, 0x7A5C])
+    ordered = sorted(tasks)
+    return [ordered[i] for i in rng.permutation(len(ordered))]
+
+
+class Runner:
+    """Keeps up to `concurrency` jobs in flight until a budget or the policy stops the run."""
+
+    def __init__(
+        self,
+        run: Run,
+        policy: Policy,
+        worker: Worker,
+        executor: Executor,
+        *,
+        search_tasks: Sequence[str],
+        heldout_tasks: Sequence[str] = (),
+        budget: BudgetConfig,
+        concurrency: int,
+        seed: int,
+        progress: ProgressSink | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        fatal: Callable[[], str | None] = lambda: None,
+        compiled_stage: int | None = None,
+    ) -> None:
+        self.run = run
+        self.fatal = fatal  # a reason the run cannot go on (the gateway's refused engine key), polled
+        self.policy = policy
+        self.worker = worker
+        self.executor = executor
+        self.budget = budget
+        self.concurrency = concurrency
+        self.seed = seed
+        self.progress = progress
+        self.clock = clock
+        self.heldout_tasks = list(heldout_tasks)
+        self.compiled_stage = compiled_stage  # DGM's compiled check on this many first tasks; None: off
+        self.state = SearchState.from_run(run, task_order(search_tasks, seed))
+        self._stop = threading.Event()
+        self._cancel = threading.Event()
+        self._in_flight: dict[Future, Job] = {}
+        self._infra_streak = 0
+        self._invalid_streak = _trailing_invalid(run)
+        self._expansions = sum(1 for j in run.jobs() if j.kind == "expand" and j.state == "finished")
+        self._decisions = run.decisions_recorded()
+        self._requeue = Requeue()
+        self._started_at = clock()
+
+    # -- control (safe from a signal handler) ----------------------------------------------
+
+    def request_stop(self) -> None:
+        """Start no new work; let the jobs in flight finish (first Ctrl-C)."""
+        self._stop.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    def cancel(self) -> None:
+        """Stop now: kill the work in flight and mark its jobs cancelled (second Ctrl-C)."""
+        self._stop.set()
+        self._cancel.set()
+        self.worker.cancel()
+
+    # -- the loop --------------------------------------------------------------------------
+
+    def execute(self) -> RunOutcome:
+        """Run until a budget, the policy or the user stops it; then score the final agent.
+
+        A fault of the engine itself (a full disk, a read-only or damaged archive) stops the run
+        cleanly: the work in flight is cancelled (its sandboxes removed), its jobs are marked where the
+        archive still takes writes, and the error goes on to the caller; a resume continues."""
+        try:
+            return self._execute()
+        except BaseException as error:
+            self._abort(error)
+            raise
+
+    def _abort(self, error: BaseException) -> None:
+        self.cancel()
+        for job in self._in_flight.values():
+            try:
+                self.run.finish_job(job.id, "cancelled", f"interrupted: {type(error).__name__}")
+            except (sqlite3.Error, OSError, EvolveError) as exc:
+                # The archive takes no writes now: the job stays `started`, which a resume re-queues too.
+                log.warning("job %s left started (%s); a resume re-runs it", job.id, exc)
+        self._in_flight.clear()
+
+    def _execute(self) -> RunOutcome:
+        self._requeue = recover(self.run, search_tasks=self.state.task_order, heldout_tasks=self.heldout_tasks,
+                                evaluated=self.state.evaluated)
+        requeue = self._requeue.search
+        for node in list(self.state.tree) if self.compiled_stage else ():  # a crash may have come before the check
+            if len(self.state.evaluated(node)) >= self.compiled_stage:
+                compiled.enforce(self.run, self.state, node, self.compiled_stage)
+        stop_reason: str | None = None
+        while True:
+            # Interrupted jobs were admitted under the budgets before the crash: they run again
+            # even when a budget is now spent, unless the user stops the run.
+            while requeue and not self._stop.is_set() and len(self._in_flight) < self.concurrency:
+                interrupted = requeue.pop(0)
+                self._dispatch(interrupted.kind, interrupted.node, interrupted.task, interrupted)
+            stop_reason = stop_reason or self._budget_spent()
+            while stop_reason is None and len(self._in_flight) < self.concurrency:
+                left = self._expansions_left()
+                action = self.policy.next_action(self.state.view(self.budget.evaluations, left), self._rng())
+                if isinstance(action, Stop):
+                    if not self._in_flight:
+                        stop_reason = action.reason
+                        if left == 0:
+                            stop_reason = f"expansion budget spent ({self.budget.expansions}); {action.reason}"
+                    break
+                self._dispatch_action(action)
+            if not self._in_flight:
+                break
+            self._collect(timeout=0.5)
+            self._report()
+            if self._cancel.is_set():
+                # Work that cannot be killed (a model call on the host) is abandoned, not awaited.
+                for job in self._in_flight.values():
+                    self.run.finish_job(job.id, "cancelled", "cancelled by the user")
+                self._in_flight.clear()
+                stop_reason = "cancelled"
+        if stop_reason != "cancelled":
+            stop_reason = stop_reason or "stopped"
+        return self._finish(stop_reason)
+
+    def _rng(self) -> np.random.Generator:
+        # One generator per decision, seeded by (run seed, decisions recorded): a resumed run draws
+        # the same numbers a run that never stopped would have drawn at that point (re-runs of
+        # interrupted jobs are not decisions).
+        return np.random.default_rng([self.seed, self._decisions])
+
+    def _budget_spent(self) -> str | None:
+        budget = self.budget
+        if (fatal := self.fatal()) is not None:
+            self._stop.set()  # no model can be reached: nothing more starts, the held-out score included
+            return fatal
+        if self._stop.is_set():
+            return "stop requested"
+        if self.state.used >= budget.evaluations:
+            return f"evaluation budget spent ({self.state.used}/{budget.evaluations})"
+        tokens, dollars = self.run.usage_totals()
+        if budget.tokens is not None and tokens >= budget.tokens:
+            return f"token budget spent ({tokens}/{budget.tokens})"
+        if budget.dollars is not None and dollars >= budget.dollars:
+            return f"dollar budget spent (${dollars:.2f}/${budget.dollars:.2f})"
+        if budget.wall_clock_s is not None and self.clock() - self._started_at >= budget.wall_clock_s:
+            return f"wall-clock budget spent ({budget.wall_clock_s:.0f} s)"
+        if self._infra_streak >= MAX_CONSECUTIVE_INFRA:
+            return f"{self._infra_streak} infrastructure failures in a row (Docker or the model server)"
+        if budget.invalid_streak is not None and self._invalid_streak >= budget.invalid_streak:
+            return (f"{self._invalid_streak} invalid expansions in a row with nothing left to evaluate "
+                    "(the diagnosis or the modify model keeps failing: see the `reason` of the last nodes "
+                    "in `evolve tree`, fix the models, then resume)")
+        return None
+
+    def _expansions_started(self) -> int:
+        return self._expansions + len(self.state.pending_expansions)
+
+    def _expansions_left(self) -> int | None:
+        """The expansion budget left. When it is spent the search goes on evaluating the nodes it has
+        until the evaluation budget (the policy's B) is spent: new children still get their results."""
+        if self.budget.expansions is None:
+            return None
+        return max(self.budget.expansions - self._expansions_started(), 0)
+
+    def _dispatch_action(self, action: Evaluate | Expand) -> None:
+        if isinstance(action, Evaluate):
+            self._dispatch("evaluate", str(action.node), str(action.task), None)
+        else:
+            self._dispatch("expand", str(action.node), None, None)
+
+    def _dispatch(self, kind: str, node_id: str, task: str | None, requeues: Job | None) -> None:
+        if requeues is not None:
+            job = self.run.start_job(kind, node_id, task, requeues=requeues)
+        else:
+            split = "dev" if kind == "evaluate" else None
+            job = self.run.start_job(kind, node_id, task, split=split, decision=self._decisions)
+            self._decisions += 1
+        node = self.run.node(node_id)
+        if kind == "evaluate":
+            self.state.pending_evaluations[job.id] = (node_id, task)
+            future = self.executor.submit(self.worker.evaluate, job, node, task, "dev")
+        else:
+            self.state.pending_expansions[job.id] = node_id
+            future = self.executor.submit(self.worker.expand, job, node)
+        self._in_flight[future] = job
+
+    def _collect(self, timeout: float) -> None:
+        done, _ = wait(list(self._in_flight), timeout=timeout, return_when=FIRST_COMPLETED)
+        for future in done:
+            job = self._in_flight[future]
+            self.state.pending_evaluations.pop(job.id, None)
+            self.state.pending_expansions.pop(job.id, None)
+            self._settle(job, future)
+            del self._in_flight[future]  # only once recorded: a fault while recording leaves it to `_abort`
+
+    def _settle(self, job: Job, future: Future) -> None:
+        if self._cancel.is_set():
+            self.run.finish_job(job.id, "cancelled", "cancelled by the user")
+            return
+        error = future.exception()
+        if isinstance(error, OSError) and error.errno in MACHINE_FAULTS:
+            raise error  # the disk, not the job: every next job would fail the same way
+        if error is not None:
+            # A worker bug or an unexpected failure: the job failed, the run goes on.
+            self.run.finish_job(job.id, "failed", f"{type(error).__name__}: {error}")
+            self._infra_streak += 1
+            return
+        result = future.result()
+        if isinstance(result, EvaluationResult):
+            self._record_evaluation(job, result)
+        else:
+            self._record_expansion(job, result)
+
+    def _record_evaluation(self, job: Job, result: EvaluationResult) -> None:
+        self.run.record_evaluation(
+            job.node, job.task, result.outcome, duration_s=result.duration_s, tokens=result.tokens,
+            log_path=result.log_path, split="dev", job_id=job.id,
+        )
+        counted = self.state.add_result(job.node, job.task, result.outcome)
+        if counted and self.compiled_stage == len(self.state.evaluated(job.node)):
+            compiled.enforce(self.run, self.state, job.node, self.compiled_stage)
+        self._infra_streak = self._infra_streak + 1 if result.outcome == "infra" else 0
+        self._invalid_streak = 0  # there was something to evaluate
+
+    def _record_expansion(self, job: Job, result: ExpansionResult) -> None:
+        valid = result.valid and result.code_dir is not None
+        with tempfile.TemporaryDirectory(prefix="evolve-parent-") as tmp:
+            # A child without code carries its parent's, taken from git, never copied into logs/.
+            code_dir = result.code_dir or self.run.checkout(job.node, Path(tmp) / "code")
+            node = self.run.add_node(
+                code_dir, parent=job.node, origin="self_modify", status="valid" if valid else "invalid",
+                reason=None if valid else (result.reason or "no child code"),
+                instructions=result.instructions, job_id=job.id,
+            )
+        logs = (self.run.path / "logs").resolve()
+        if not valid and result.code_dir is not None and result.code_dir.resolve().is_relative_to(logs):
+            # An invalid child's code is in git now; its patch stays in the job's log as the evidence.
+            shutil.rmtree(result.code_dir, ignore_errors=True)
+        self.state.add_node(node)
+        self._expansions += 1
+        self._infra_streak = 0
+        self._invalid_streak = 0 if valid else self._invalid_streak + 1
+
+    # -- the end ---------------------------------------------------------------------------
+
+    def _finish(self, stop_reason: str) -> RunOutcome:
+        view = self.state.view(self.budget.evaluations)
+        best = self.policy.best(view)
+        passed, total = 0, len(self.heldout_tasks)
+        # A user's stop skips the held-out scoring too; `evolve run --resume` does it.
+        scored = best is not None and bool(self.heldout_tasks) and not self._stop.is_set()
+        if scored:
+            passed, total = self._score_heldout(str(best))
+            scored = not self._stop.is_set()
+        self._report(final=True)
+        return RunOutcome(stop_reason, None if best is None else str(best), passed, total,
+                          self.state.used, len(self.state.tree), scored)
+
+    def _score_heldout(self, node_id: str) -> tuple[int, int]:
+        """Evaluate the final agent on every held-out task it has no counted result for yet.
+
+        Its jobs say `split = heldout`, so a resume re-runs an interrupted one here, never in the
+        search; results go to the held-out split, which no search count or budget reads."""
+        done = {e.task: e.outcome for e in self.run.evaluations(node_id, split="heldout") if e.outcome != "infra"}
+        interrupted = {j.task: j for j in self._requeue.heldout if j.node == node_id}
+        node = self.run.node(node_id)
+        pending: dict[Future, Job] = {}
+        for task in self.heldout_tasks:
+            if task in done:
+                continue
+            if self._stop.is_set():
+                break  # stopped while scoring: the rest is scored on resume
+            job = self.run.start_job("evaluate", node_id, task, split="heldout", requeues=interrupted.get(task))
+            pending[self.executor.submit(self.worker.evaluate, job, node, task, "heldout")] = job
+        for future, job in pending.items():
+            error = future.exception()
+            if self._cancel.is_set():
+                self.run.finish_job(job.id, "cancelled", "cancelled by the user")
+                continue
+            if error is not None:
+                self.run.finish_job(job.id, "failed", f"{type(error).__name__}: {error}")
+                continue
+            result = future.result()
+            self.run.record_evaluation(
+                node_id, job.task, result.outcome, duration_s=result.duration_s, tokens=result.tokens,
+                log_path=result.log_path, split="heldout", job_id=job.id,
+            )
+            if result.outcome != "infra":
+                done[job.task] = result.outcome
+        return sum(outcome == "pass" for outcome in done.values()), len(self.heldout_tasks)
+
+    def _report(self, final: bool = False) -> None:
+        if self.progress is None:
+            return
+        view = self.state.view(self.budget.evaluations)
+        tokens, dollars = self.run.usage_totals()
+        best = self.policy.best(view)
+        best_counts = self.state.tree.own_counts(str(best)) if best is not None else None
+        self.progress.update(
+            Snapshot(
+                in_flight=[(job.kind, job.node, job.task) for job in self._in_flight.values()],
+                evaluations_used=self.state.used,
+                evaluations_budget=self.budget.evaluations,
+                nodes_valid=int(view.valid.sum()),
+                nodes_invalid=int((~view.valid).sum()),
+                best_node=None if best is None else str(best),
+                best_successes=best_counts.successes if best_counts else 0,
+                best_failures=best_counts.failures if best_counts else 0,
+                tokens=tokens,
+                cost_usd=dollars,
+                elapsed_s=self.clock() - self._started_at,
+                final=final,
+            )
+        )
+
+
+def _trailing_invalid(run: Run) -> int:
+    """Invalid children made since the last search evaluation (the streak a resume continues)."""
+    evaluations = run.evaluations(split="dev")
+    since = evaluations[-1].created if evaluations else 0.0
+    streak = 0
+    for node in reversed(run.nodes()):
+        if node.valid or node.created <= since:
+            break
+        streak += 1
+    return streak

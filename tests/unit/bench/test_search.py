@@ -1,0 +1,91 @@
+"""The search benchmark: its statistics, its JSON and its speed targets."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from evolve.cli.app import app
+from evolve.search import DGMPolicy, GreedyPolicy, HGMPolicy, RandomPolicy
+from evolve.bench.search import (
+    bench_search,
+    evals_to_match,
+    mean_ci95,
+    random_view,
+    time_next_action,
+    time_view_build,
+)
+
+
+def test_mean_ci95_hand_computed():
+    interval = mean_ci95([1.0, 2.0, 3.0, 4.0])
+    half = 3.182446305 * np.std([1, 2, 3, 4], ddof=1) / 2  # t(0.975, 3) * sd / sqrt(4)
+    assert interval.mean == 2.5
+    assert (interval.low, interval.high) == pytest.approx((2.5 - half, 2.5 + half))
+    assert mean_ci95([0.7]).to_json() == {"mean": 0.7, "ci95": [0.7, 0.7]}
+
+
+def test_evals_to_match():
+    trajectory = np.array([0.3, 0.3, 0.5, 0.4, 0.6])
+    assert evals_to_match(trajectory, 0.5) == 2
+    assert evals_to_match(trajectory, 0.3) == 0
+    assert evals_to_match(trajectory, 0.7) is None
+
+
+def test_bench_json_shape():
+    result = bench_search(("hgm", "random"), budget=60, seeds=3, tree_nodes=500).to_json()
+    assert set(result["policies"]) == {"hgm", "random"}  # dgm runs as the reference, unlisted
+    for score in result["policies"].values():
+        assert set(score["final_quality"]) == {"mean", "ci95"}
+        low, high = score["best_quality"]["ci95"]
+        assert low <= score["best_quality"]["mean"] <= high
+        assert 0 <= score["evals_to_match_dgm"] <= 60
+    assert result["decision_ms_10k_nodes"] > 0
+    with pytest.raises(ValueError, match="unknown policy"):
+        bench_search(("nope",), budget=10, seeds=1)
+
+
+@pytest.mark.parametrize("policy", [HGMPolicy(), DGMPolicy(), GreedyPolicy(), RandomPolicy()],
+                         ids=lambda p: p.name)  # fmt: skip
+def test_one_decision_on_a_10000_node_tree_takes_under_10_ms(policy):
+    view = random_view(10_000, np.random.default_rng(0))
+    assert time_next_action(policy, view, repeats=15) < 10.0
+
+
+def test_building_a_10000_node_view_is_cheap():
+    assert time_view_build(10_000, repeats=3) < 50.0
+
+
+def test_cli_bench_search_json():
+    outcome = CliRunner().invoke(app, ["bench", "search", "--budget", "40", "--seeds", "2", "--json"])
+    assert outcome.exit_code == 0, outcome.output
+    result = json.loads(outcome.output)
+    assert set(result["policies"]) == {"hgm", "dgm", "greedy", "random"}
+    assert "decision_ms_10k_nodes" in result
+
+
+def test_cli_bench_search_table_and_bad_policy():
+    runner = CliRunner()
+    outcome = runner.invoke(
+        app, ["bench", "search", "--budget", "30", "--seeds", "2", "--policies", "hgm,dgm"]
+    )
+    assert outcome.exit_code == 0, outcome.output
+    assert "hgm" in outcome.output and "10,000-node" in outcome.output
+    assert runner.invoke(app, ["bench", "search", "--policies", "nope"]).exit_code != 0
+
+
+def test_cli_takes_policy_parameters_from_a_run_config(tmp_path):
+    from evolve.cli.bench import _policies_from_config
+
+    config = tmp_path / "run.toml"
+    config.write_text(
+        "[policy.hgm]\nalpha = 0.5\nmin_evals = 3\n\n[policy.dgm]\nlam = 4.0\nstages = [5, 20]\n"
+    )
+    policies = _policies_from_config(config)
+    assert policies["hgm"].params.alpha == 0.5 and policies["hgm"].params.min_evals == 3
+    assert policies["dgm"].params.lam == 4.0 and policies["greedy"].params.stages == (5, 20)
+    args = ["bench", "search", "--budget", "30", "--seeds", "1", "--json", "--config", str(config)]
+    assert CliRunner().invoke(app, args).exit_code == 0

@@ -1,0 +1,82 @@
+"""Resume re-queues exactly what each interrupted job was: held-out scoring stays held-out."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from evolve.archive import Run
+from evolve.config import BudgetConfig
+from tests.unit.archive.test_schema import downgrade_to_v1
+from tests.unit.engine.conftest import HELDOUT
+
+
+def _interrupt_heldout(run: Run, node: str, tasks: list[str], *, split: str | None = "heldout") -> list[int]:
+    """What a kill during held-out scoring leaves: some results, some jobs `started`."""
+    ids = []
+    for task in tasks:
+        ids.append(run.start_job("evaluate", node, task, split=split).id)
+    return ids
+
+
+def _check_heldout_apart(run: Run, budget: int) -> None:
+    dev = [e for e in run.evaluations(split="dev") if e.outcome != "infra"]
+    assert not {e.task for e in dev} & set(HELDOUT)
+    assert len(dev) == budget
+    assert max(Counter((e.node, e.task) for e in dev).values()) == 1
+    heldout = run.evaluations(split="heldout")
+    assert sorted(e.task for e in heldout) == sorted(HELDOUT)
+    assert not run.jobs("started")
+
+
+def test_interrupted_heldout_scoring_resumes_as_heldout(make_runner):
+    runner, run, _ = make_runner(BudgetConfig(evaluations=10), concurrency=1)
+    first = runner.execute()
+    best = first.best_node
+    # Pretend the kill came during held-out scoring: drop two results, leave their jobs started.
+    run._db.execute("DELETE FROM evaluations WHERE split = 'heldout' AND task IN ('held-1', 'held-2')")
+    interrupted = _interrupt_heldout(run, best, ["held-1", "held-2"])
+    runner2, _, _ = make_runner(BudgetConfig(evaluations=10), run=run, concurrency=1)
+    second = runner2.execute()
+    assert second.heldout_scored and second.best_node == best
+    _check_heldout_apart(run, 10)
+    jobs = {j.id: j for j in run.jobs()}
+    for job_id in interrupted:
+        (rerun,) = [j for j in jobs.values() if j.requeue_of == job_id]
+        assert (rerun.split, rerun.attempt, rerun.state) == ("heldout", 2, "finished")
+
+
+def test_a_v1_run_killed_during_heldout_scoring_resumes_as_heldout(make_runner, tmp_path):
+    runner, run, _ = make_runner(BudgetConfig(evaluations=10), concurrency=1)
+    best = runner.execute().best_node
+    run._db.execute("DELETE FROM evaluations WHERE split = 'heldout' AND task = 'held-2'")
+    _interrupt_heldout(run, best, ["held-2"])
+    path = run.path
+    run.close()
+    downgrade_to_v1(path)
+    resumed = Run.open(path, writer=True)
+    runner2, _, _ = make_runner(BudgetConfig(evaluations=10), run=resumed, concurrency=1)
+    assert runner2.execute().heldout_scored
+    _check_heldout_apart(resumed, 10)
+    resumed.close()
+
+
+def test_a_job_of_another_command_is_not_run_by_the_search(make_runner):
+    runner, run, _ = make_runner(BudgetConfig(evaluations=10), concurrency=1)
+    runner.execute()
+    unevaluated = next(t for t in ("task-00", "task-01", "task-02", "task-03") if t not in
+                       {e.task for e in run.evaluations("0")})
+    stray = run.start_job("evaluate", "0", unevaluated)  # an `evolve eval` killed midway: no split
+    runner2, _, _ = make_runner(BudgetConfig(evaluations=10), run=run, concurrency=1)
+    runner2.execute()
+    assert run.jobs()[stray.id - 1].detail == "interrupted"
+    assert not [e for e in run.evaluations("0", split="dev") if e.task == unevaluated]
+
+
+def test_invalid_expansions_in_a_row_stop_the_run_and_leave_no_parent_code_in_logs(make_runner):
+    budget = BudgetConfig(evaluations=200, invalid_streak=5)
+    runner, run, _ = make_runner(budget, concurrency=1, invalid_every=1)
+    outcome = runner.execute()
+    assert "5 invalid expansions in a row" in outcome.stop_reason
+    invalid = [n for n in run.nodes() if not n.valid]
+    assert len(invalid) >= 5 and outcome.evaluations_used < 200
+    assert not list(run.path.glob("logs/*/child")) and not list(run.path.glob("logs/*/parent-code"))

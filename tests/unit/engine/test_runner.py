@@ -1,0 +1,154 @@
+import threading
+from collections import Counter
+
+import pytest
+
+from evolve.config import BudgetConfig
+from evolve.engine.runner import task_order
+from evolve.search import DGMPolicy, GreedyPolicy, RandomPolicy
+
+from .conftest import HELDOUT, TASKS
+
+
+def counted(run):
+    return [e for e in run.evaluations(split="dev") if e.outcome != "infra"]
+
+
+def test_run_spends_exactly_the_evaluation_budget(make_runner):
+    runner, run, _ = make_runner(BudgetConfig(evaluations=30))
+    outcome = runner.execute()
+    assert outcome.evaluations_used == 30 and len(counted(run)) == 30
+    assert "evaluation budget" in outcome.stop_reason or "budget" in outcome.stop_reason
+    pairs = Counter((e.node, e.task) for e in counted(run))
+    assert max(pairs.values()) == 1  # never a task twice on one node
+    assert len(run.nodes()) > 1  # HGM expanded
+    assert all(j.state == "finished" for j in run.jobs())
+    # The final agent was scored on every held-out task, and held-out results stay out of the tree.
+    heldout = run.evaluations(split="heldout")
+    assert sorted(e.task for e in heldout) == HELDOUT and {e.node for e in heldout} == {outcome.best_node}
+    assert outcome.heldout_total == 3
+    assert run.tree().own_counts(outcome.best_node).total == sum(1 for e in counted(run) if e.node == outcome.best_node)
+
+
+def test_clade_counts_match_a_recount(make_runner):
+    runner, run, _ = make_runner(BudgetConfig(evaluations=40), invalid_every=3)
+    runner.execute()
+    nodes = run.nodes()
+    own = Counter()
+    for e in counted(run):
+        own[(e.node, e.outcome == "pass")] += 1
+    tree = runner.state.tree
+    for node in nodes:
+        clade = [node.id] + tree.descendants(node.id)
+        assert tree.clade_counts(node.id).successes == sum(own[(n, True)] for n in clade)
+        assert tree.clade_counts(node.id).failures == sum(own[(n, False)] for n in clade)
+    invalid = [n for n in nodes if not n.valid]
+    assert invalid and all(n.reason == "scripted invalid child" for n in invalid)
+    assert not any(e.node in {n.id for n in invalid} for e in run.evaluations())
+    assert not any(j.kind == "expand" and j.node in {n.id for n in invalid} for j in run.jobs())
+
+
+@pytest.mark.parametrize("policy", [DGMPolicy(), GreedyPolicy(), RandomPolicy()], ids=lambda p: p.name)
+def test_baselines_run_on_the_same_runner(make_runner, policy):
+    runner, run, _ = make_runner(BudgetConfig(evaluations=25), policy=policy)
+    assert runner.execute().evaluations_used == 25
+
+
+@pytest.mark.parametrize(
+    ("budget", "reason"),
+    [
+        (BudgetConfig(evaluations=500, expansions=3), "expansion budget"),
+        (BudgetConfig(evaluations=500, tokens=1000), "token budget"),
+        (BudgetConfig(evaluations=500, dollars=0.002), "dollar budget"),
+        (BudgetConfig(evaluations=500, wall_clock_s=0.5), "wall-clock budget"),
+    ],
+)
+def test_each_budget_stops_new_work(make_runner, budget, reason):
+    concurrency = 2
+    runner, run, _ = make_runner(budget, concurrency=concurrency, delay_s=0.05, tokens_per_job=100)
+    outcome = runner.execute()
+    assert reason in outcome.stop_reason
+    jobs = run.jobs()
+    if budget.expansions is not None:
+        assert sum(j.kind == "expand" for j in jobs) == budget.expansions
+        # no more expansions, but the search goes on evaluating: every valid node gets its results
+        assert "every valid node is evaluated" in outcome.stop_reason or "evaluation budget" in outcome.stop_reason
+        evaluated = {(e.node, e.task) for e in run.evaluations() if e.task not in HELDOUT}
+        for node in run.nodes():
+            if node.valid:
+                assert all((node.id, task) in evaluated for task in TASKS), node.id
+    if budget.tokens is not None:
+        # The limit, plus at most the jobs already in flight when it was reached (and held-out scoring).
+        search_jobs = [j for j in jobs if not (j.kind == "evaluate" and j.task in HELDOUT)]
+        assert budget.tokens <= 100 * len(search_jobs) <= budget.tokens + 100 * concurrency
+    if budget.dollars is not None:
+        search_jobs = [j for j in jobs if not (j.kind == "evaluate" and j.task in HELDOUT)]
+        assert len(search_jobs) <= 20 + concurrency
+    assert all(j.state == "finished" for j in jobs)
+
+
+def test_runs_are_reproducible(tmp_path, make_runner):
+    from .conftest import seeded_run
+
+    def decisions(path):
+        runner, run, _ = make_runner(BudgetConfig(evaluations=20), run=seeded_run(path), concurrency=1)
+        runner.execute()
+        return [(j.kind, j.node, j.task) for j in run.jobs()]
+
+    assert decisions(tmp_path / "a") == decisions(tmp_path / "b")
+
+
+def test_task_order_is_seeded_and_complete():
+    assert task_order(TASKS, 1) == task_order(list(reversed(TASKS)), 1)
+    assert sorted(task_order(TASKS, 1)) == sorted(TASKS)
+    assert task_order(TASKS, 1) != task_order(TASKS, 2)
+
+
+def test_stop_then_cancel(make_runner):
+    runner, run, worker = make_runner(BudgetConfig(evaluations=500), delay_s=0.2)
+    threading.Timer(0.5, runner.request_stop).start()
+    outcome = runner.execute()
+    assert outcome.stop_reason == "stop requested"
+    assert all(j.state == "finished" for j in run.jobs())  # jobs in flight were let finish
+    assert run.evaluations(split="heldout") == []  # a user's stop skips held-out scoring
+
+    runner2, _, worker2 = make_runner(BudgetConfig(evaluations=500), run=run, delay_s=5.0)
+    threading.Timer(0.5, runner2.cancel).start()
+    assert runner2.execute().stop_reason == "cancelled"
+    assert worker2.cancelled.is_set()
+    cancelled = run.jobs("cancelled")
+    assert cancelled and all(j.detail == "cancelled by the user" for j in cancelled)
+
+
+def test_infra_outcomes_do_not_count_and_a_broken_engine_stops_the_run(make_runner, tmp_path):
+    from .conftest import seeded_run
+
+    run = seeded_run(tmp_path / "infra")
+    outcomes = {("0", t): "infra" for t in TASKS}
+    runner, run, _ = make_runner(BudgetConfig(evaluations=10), run=run, outcomes=outcomes, concurrency=1)
+    outcome = runner.execute()
+    infra = [e for e in run.evaluations() if e.outcome == "infra"]
+    assert infra and runner.state.tree.own_counts("0").total == 0
+    assert "infrastructure failures" in outcome.stop_reason or outcome.evaluations_used == 10
+
+
+def test_resume_reruns_interrupted_jobs_once(make_runner):
+    runner, run, _ = make_runner(BudgetConfig(evaluations=10))
+    runner.execute()
+    before = len(run.evaluations(split="dev"))
+    # Simulate a crash: two jobs started and never finished.
+    unevaluated = next(t for t in TASKS if t not in {e.task for e in run.evaluations("0")})
+    crashed_eval = run.start_job("evaluate", "0", unevaluated, split="dev", decision=run.decisions_recorded())
+    crashed_expand = run.start_job("expand", "0", decision=run.decisions_recorded())
+    runner2, _, _ = make_runner(BudgetConfig(evaluations=10), run=run)
+    runner2.execute()
+    jobs = {j.id: j for j in run.jobs()}
+    assert jobs[crashed_eval.id].state == "cancelled" and jobs[crashed_eval.id].detail.startswith("requeued")
+    assert jobs[crashed_expand.id].detail.startswith("requeued")
+    reruns = [j for j in jobs.values() if j.id > crashed_expand.id and j.kind == "evaluate" and j.task == unevaluated]
+    assert len(reruns) == 1 and reruns[0].state == "finished"
+    assert len(run.evaluations(split="dev")) == before + 1  # budget already spent: only the re-run
+    # A third session finds nothing to re-run.
+    runner3, _, _ = make_runner(BudgetConfig(evaluations=10), run=run)
+    runner3.execute()
+    assert len(run.evaluations(split="dev")) == before + 1

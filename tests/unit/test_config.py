@@ -1,0 +1,79 @@
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from evolve.config import ConfigError, RunConfig, dump_config, load_config, parse_config
+
+DATA = Path(__file__).parents[1] / "data"
+
+
+def test_good_file_loads_with_types_and_defaults():
+    config = load_config(DATA / "good.toml")
+    assert config.run.seed == 7
+    assert config.models.solve.provider == "openai-compatible"
+    assert config.models.diagnose.provider == "embedded"
+    assert config.policy.name == "dgm"
+    assert config.policy.hgm.alpha == 0.5
+    assert config.policy.hgm.epsilon == 0.25
+    assert config.budget.dollars == 5.0
+    assert config.tasks.limit == 20
+
+
+def test_unknown_key_names_the_key_and_the_file():
+    with pytest.raises(ConfigError) as caught:
+        load_config(DATA / "bad.toml")
+    message = str(caught.value)
+    assert "bad.toml" in message and "policy.nmae" in message and "unknown key" in message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("[run]\nseed = 'one'\n", "run.seed"),
+        ("[budget]\nevaluations = -5\n", "budget.evaluations"),
+        ("[sandbox]\nmemory = 'lots'\n", "sandbox.memory"),
+        ("[policy]\nname = 'best'\n", "policy.name"),
+        ("[models.solve]\nprovider = 'magic'\n", "models.solve.provider"),
+        ("[models.review]\nmodel = 'x'\n", "models.review"),
+    ],
+)
+def test_wrong_values_name_the_key(text, key):
+    with pytest.raises(ConfigError) as caught:
+        parse_config(text, "conf.toml")
+    assert str(caught.value).startswith("conf.toml: ")
+    assert f"`{key}`" in str(caught.value)
+
+
+def test_missing_file_and_bad_toml_are_one_line_errors(tmp_path):
+    with pytest.raises(ConfigError, match="no such file"):
+        load_config(tmp_path / "absent.toml")
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[run\nname = 1\n")
+    with pytest.raises(ConfigError, match="broken.toml: not valid TOML") as caught:
+        load_config(broken)
+    assert "\n" not in str(caught.value)
+
+
+def test_dump_round_trips():
+    config = load_config(DATA / "good.toml")
+    assert parse_config(dump_config(config)) == config
+    assert parse_config(dump_config(RunConfig())) == RunConfig()
+
+
+def test_cli_config_check_prints_one_line_and_fails():
+    bad = subprocess.run(
+        [sys.executable, "-m", "evolve", "config", "check", str(DATA / "bad.toml")],
+        capture_output=True, text=True,
+    )
+    assert bad.returncode != 0
+    assert bad.stdout == ""
+    lines = bad.stderr.strip().splitlines()
+    assert len(lines) == 1 and "policy.nmae" in lines[0] and "bad.toml" in lines[0]
+    good = subprocess.run(
+        [sys.executable, "-m", "evolve", "config", "check", str(DATA / "good.toml")],
+        capture_output=True, text=True,
+    )
+    assert good.returncode == 0 and "ok" in good.stdout
