@@ -20,7 +20,7 @@ from evolve.errors import EvolveError
 from evolve.meta import compiled
 from evolve.engine.progress import ProgressSink
 from evolve.engine.runner import Runner, RunOutcome
-from evolve.search import DGMParams, DGMPolicy, GreedyPolicy, HGMParams, HGMPolicy, Policy, RandomPolicy
+from evolve.search import DGMPolicy, GreedyPolicy, HGMPolicy, Policy, RandomPolicy
 
 if TYPE_CHECKING:
     from evolve.llm.client import ChatModel
@@ -28,12 +28,12 @@ if TYPE_CHECKING:
 
 def policies_from_config(section: PolicyConfig) -> dict[str, Policy]:
     """Every policy, with the parameters of the config's `policy` section."""
-    dgm = DGMParams(**section.dgm.model_dump())
+    staged = section.dgm.staged
     return {
-        "hgm": HGMPolicy(HGMParams(**section.hgm.model_dump())),
-        "dgm": DGMPolicy(dgm),
-        "greedy": GreedyPolicy(dgm.staged),
-        "random": RandomPolicy(dgm.staged),
+        "hgm": HGMPolicy(section.hgm),
+        "dgm": DGMPolicy(section.dgm),
+        "greedy": GreedyPolicy(staged),
+        "random": RandomPolicy(staged),
     }
 
 

@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from evolve.archive.records import counts_as
-from evolve.archive.tree import CladeTree
+from evolve.archive.tree import CladeTree, build_tree, count_result, recorded_tasks
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -114,24 +113,19 @@ def progress_curves(run: LoadedRun, min_evals: int = 3, points: int = 200) -> pd
     """After each of the first n dev evaluations: the best own pass rate among nodes with
     ≥ `min_evals` evaluations, the best clade estimate S/(S+F) among nodes whose clade has that many,
     and the root's clade estimate (the whole tree's pass rate)."""
-    replay = CladeTree.from_records(run.run.nodes(), [])
+    replay, tasks = build_tree(run.run.nodes(), [], None), recorded_tasks(run.run)
     evaluations = run.evaluations[run.evaluations["split"] == "dev"]
-    counted = [
-        (node, outcome)
-        for node, outcome in zip(evaluations["node"], evaluations["outcome"], strict=True)
-        if counts_as(str(outcome)) is not None
-    ]
-    checkpoints = set(np.unique(np.linspace(1, len(counted), min(points, len(counted)), dtype=int)).tolist())
+    total = run.clade.results  # the same rows counted by the same rule
+    checkpoints = set(np.unique(np.linspace(1, total, min(points, total), dtype=int)).tolist())
     rows = []
-    for index, (node, outcome) in enumerate(counted, start=1):
-        replay.record(node, str(outcome))
-        if index not in checkpoints:
+    for node, task, outcome in zip(evaluations["node"], evaluations["task"], evaluations["outcome"], strict=True):
+        if not count_result(replay, node, task, str(outcome), tasks) or replay.results not in checkpoints:
             continue
         own = [replay.own_counts(n) for n in replay]
         clade = [replay.clade_counts(n) for n in replay]
         rows.append(
             {
-                "evaluations": index,
+                "evaluations": replay.results,
                 "best_so_far": max((c.mean for c in own if c.total >= min_evals), default=np.nan),
                 "best_clade_estimate": max((c.mean for c in clade if c.total >= min_evals), default=np.nan),
                 "tree_pass_rate": np.nanmean([_or_nan(replay.clade_counts(r).mean) for r in replay.roots]),

@@ -8,42 +8,21 @@ cool-down τ is on, and tasks come in one run-wide order so nodes are compared o
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from evolve.search.estimates import beta_quantile, should_expand, temperature, thompson_argmax
+from evolve.search.params import HGMParams
 from evolve.search.types import Action, Evaluate, Expand, NodeId, Stop
 from evolve.search.view import SearchView
-
-
-@dataclass(frozen=True)
-class HGMParams:
-    """HGM parameters (the run config's `policy.hgm` section has the same names)."""
-
-    alpha: float = 0.6
-    """Widening exponent: expand iff N^alpha >= |T|."""
-    cooldown: bool = True
-    """Use the temperature tau = B / max(B - n, 1) in Thompson sampling."""
-    epsilon: float = 0.25
-    """Quantile of Beta(1+s, 1+f) used to choose the final agent."""
-    min_evals: int = 5
-    """A node needs this many evaluations to be chosen as the final agent."""
-
-    def __post_init__(self) -> None:
-        if not 0.0 < self.alpha <= 1.0:
-            raise ValueError(f"HGMParams.alpha must be in (0, 1], got {self.alpha}")
-        if not 0.0 < self.epsilon < 1.0:
-            raise ValueError(f"HGMParams.epsilon must be in (0, 1), got {self.epsilon}")
-        if self.min_evals < 1:
-            raise ValueError(f"HGMParams.min_evals must be >= 1, got {self.min_evals}")
 
 
 @dataclass(frozen=True)
 class HGMPolicy:
     """CMP-guided search: Thompson sampling on clade counts to expand, on own counts to evaluate."""
 
-    params: HGMParams = HGMParams()
+    params: HGMParams = field(default_factory=HGMParams)
     name: str = "hgm"
 
     def tau(self, view: SearchView) -> float:

@@ -15,10 +15,11 @@ EVALUATIONS = 5_000
 
 def brute_force_clade_counts(nodes, evaluations):
     parent = {n.id: n.parent for n in nodes}
-    own = Counter()
-    for e in evaluations:
+    own, seen = Counter(), set()
+    for e in evaluations:  # the search's rule: the first counted result of a node on a task
         success = counts_as(e.outcome)
-        if success is not None:
+        if success is not None and (e.node, e.task) not in seen:
+            seen.add((e.node, e.task))
             own[(e.node, success)] += 1
     totals = {}
     for node in parent:

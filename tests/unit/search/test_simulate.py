@@ -8,7 +8,8 @@ from scipy.special import expit
 
 from evolve.search import HGMPolicy, RandomPolicy
 from evolve.search.estimates import clade_counts
-from evolve.search.simulate import SyntheticWorld, WorldParams, _Tree, compare_policies, run_episode
+from evolve.search.simulate import SyntheticWorld, WorldParams, compare_policies, run_episode
+from evolve.search.tree import CladeTree
 
 
 def test_world_is_seeded_and_quality_is_the_mean_pass_probability():
@@ -49,13 +50,16 @@ def test_evaluations_are_bernoulli_draws_at_the_hidden_rate():
 
 
 def test_incremental_clade_counts_match_the_reverse_pass():
-    tree, rng = _Tree(), np.random.default_rng(0)
+    tree, rng = CladeTree(capacity=4), np.random.default_rng(0)  # small capacity: the columns grow
+    tree.add_node(0)
     for i in range(1, 60):
-        tree.add(int(rng.integers(0, i)), bool(rng.random() < 0.8))
+        tree.add_node(i, int(rng.integers(0, i)), valid=bool(rng.random() < 0.8))
     for _ in range(300):
         tree.record(int(rng.integers(0, 60)), int(rng.integers(0, 1000)), bool(rng.random() < 0.5))
-    clade_s, clade_f = clade_counts(tree.parent, np.array(tree.s), np.array(tree.f))
-    assert clade_s.tolist() == tree.clade_s and clade_f.tolist() == tree.clade_f
+    view = tree.view(range(1000), 1000)
+    clade_s, clade_f = clade_counts(view.parent, view.successes, view.failures)
+    assert clade_s.tolist() == view.clade_successes.tolist() and clade_f.tolist() == view.clade_failures.tolist()
+    assert view.used == tree.results == int(view.done.sum())
 
 
 def test_run_episode_spends_the_budget_and_tracks_the_final_agent():
