@@ -65,16 +65,6 @@ def evals_to_match(quality_by_evals: np.ndarray, target: float) -> int | None:
 
 
 @dataclass(frozen=True)
-class RunnerDecision:
-    """Medians over fresh decisions on the runner's own path (no warmed view)."""
-
-    view_ms: float
-    """`SearchState.view()`: the snapshot the policy decides on."""
-    decision_ms: float
-    """The view build plus `policy.next_action`: one decision of the runner."""
-
-
-@dataclass(frozen=True)
 class PolicyScore:
     final_quality: Interval
     best_quality: Interval
@@ -103,11 +93,11 @@ class PolicyScore:
 class SearchBench:
     budget: int
     seeds: int
-    policies: dict[str, PolicyScore] = field(default_factory=dict)
-    runner: RunnerDecision = RunnerDecision(float("nan"), float("nan"))
+    runner: RunnerDecision
     """The default (HGM) policy's decision on the runner's path."""
-    tree_nodes: int = 10_000
-    tree_evaluations: int = 100_000
+    tree_nodes: int
+    tree_evaluations: int
+    policies: dict[str, PolicyScore] = field(default_factory=dict)
 
     @property
     def decision_ms_10k_nodes(self) -> float:
@@ -147,6 +137,16 @@ def runner_state(n_nodes: int, n_evaluations: int, rng: np.random.Generator, n_t
         state.pending_evaluations[job] = (str(node), task_order[int(done[node])])
     state.pending_expansions.update({6: "0", 7: str(int(busy[0])) if busy.size else "0"})
     return state
+
+
+@dataclass(frozen=True)
+class RunnerDecision:
+    """Medians over fresh decisions on the runner's own path (no warmed view)."""
+
+    view_ms: float
+    """`SearchState.view()`: the snapshot the policy decides on."""
+    decision_ms: float
+    """The view build plus `policy.next_action`: one decision of the runner."""
 
 
 def time_runner_decision(policy: Policy, state: SearchState, repeats: int = 30, seed: int = 0) -> RunnerDecision:
@@ -205,4 +205,4 @@ def bench_search(
     timings = {name: time_runner_decision(policy, state) for name, policy in chosen.items()}
     scores = {name: _score(results[name], targets, budget, timings[name]) for name in chosen}
     default = timings["hgm"] if "hgm" in timings else time_runner_decision(default_policy("hgm"), state)
-    return SearchBench(budget, seeds, scores, default, tree_nodes, state.used)
+    return SearchBench(budget, seeds, default, tree_nodes, state.used, scores)
