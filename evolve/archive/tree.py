@@ -71,7 +71,7 @@ def to_networkx(tree: CladeTree) -> nx.DiGraph:
     """A directed graph parent → child, with own and clade counts as node attributes."""
     import networkx as nx  # slow to import; only notebooks ask for a graph
 
-    graph = nx.DiGraph()
+    graph: nx.DiGraph = nx.DiGraph()
     for node in tree:
         own, clade = tree.own_counts(node), tree.clade_counts(node)
         graph.add_node(node, valid=tree.is_valid(node), successes=own.successes, failures=own.failures,

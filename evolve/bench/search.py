@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from evolve.archive.records import Evaluation, Node
+from evolve.archive.records import Evaluation, Node, Outcome
 from evolve.engine.state import SearchState
 from evolve.search.dgm import DGMPolicy, GreedyPolicy, RandomPolicy
 from evolve.search.hgm import HGMPolicy
@@ -130,7 +130,7 @@ def runner_state(n_nodes: int, n_evaluations: int, rng: np.random.Generator, n_t
     task_order = [f"t{j}" for j in range(n_tasks)]
     passed = rng.random(int(done.sum())) < 0.4
     rows = [(str(i), task_order[j]) for i, d in enumerate(done.tolist()) for j in range(d)]
-    outcomes = ["pass" if ok else "fail" for ok in passed.tolist()]
+    outcomes: list[Outcome] = ["pass" if ok else "fail" for ok in passed.tolist()]
     state = SearchState(nodes, [Evaluation(n, t, 1, o) for (n, t), o in zip(rows, outcomes, strict=True)], task_order)
     busy = np.flatnonzero(valid & (done < n_tasks))[:6]
     for job, node in enumerate(busy.tolist()):

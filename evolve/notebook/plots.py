@@ -6,6 +6,7 @@ matplotlib is imported inside the functions, so importing this module stays chea
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -27,12 +28,12 @@ def _axes(ax: Axes | None, size: tuple[float, float]) -> Axes:
     return plt.subplots(figsize=size)[1]
 
 
-def tree_layout(clade: CladeTree) -> dict[str, tuple[float, float]]:
+def tree_layout(clade: CladeTree) -> dict[Hashable, tuple[float, float]]:
     """Leaves spread evenly on x in depth-first order, each parent centred over its children; y = -depth."""
-    positions: dict[str, tuple[float, float]] = {}
+    positions: dict[Hashable, tuple[float, float]] = {}
     next_leaf = [0.0]
 
-    def place(node: str, depth: int) -> float:
+    def place(node: Hashable, depth: int) -> float:
         children = clade.children(node)
         if children:
             x = float(np.mean([place(child, depth + 1) for child in children]))
@@ -93,7 +94,7 @@ def plot_tree(run: LoadedRun, ax: Axes | None = None, labels: bool | None = None
         )
     if labels if labels is not None else len(nodes) <= 40:
         for node, (x, y) in positions.items():
-            ax.annotate(node, (x, y), textcoords="offset points", xytext=(0, 8), ha="center", fontsize=7)
+            ax.annotate(str(node), (x, y), textcoords="offset points", xytext=(0, 8), ha="center", fontsize=7)
     ax.figure.colorbar(points, ax=ax, label="own pass rate")
     ax.set_ylabel("depth")
     ax.set_yticks(sorted({y for _, y in positions.values()}))
@@ -126,8 +127,8 @@ def progress_curves(run: LoadedRun, min_evals: int = 3, points: int = 200) -> pd
         rows.append(
             {
                 "evaluations": replay.results,
-                "best_so_far": max((c.mean for c in own if c.total >= min_evals), default=np.nan),
-                "best_clade_estimate": max((c.mean for c in clade if c.total >= min_evals), default=np.nan),
+                "best_so_far": max((_or_nan(c.mean) for c in own if c.total >= min_evals), default=np.nan),
+                "best_clade_estimate": max((_or_nan(c.mean) for c in clade if c.total >= min_evals), default=np.nan),
                 "tree_pass_rate": np.nanmean([_or_nan(replay.clade_counts(r).mean) for r in replay.roots]),
             }
         )

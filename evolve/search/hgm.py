@@ -57,7 +57,10 @@ class HGMPolicy:
 
     def choose_expansion(self, view: SearchView, rng: np.random.Generator) -> int:
         """`argmax θ_a`, `θ_a ~ Beta(τ(1+S(a)), τ(1+F(a)))` over valid nodes (DESIGN.md §5)."""
-        return thompson_argmax(rng, view.clade_successes, view.clade_failures, self.tau(view), view.valid)
+        clade_s, clade_f = view.clade_successes, view.clade_failures
+        if clade_s is None or clade_f is None:  # SearchView always fills them in; this narrows the type
+            raise ValueError("a SearchView without clade counts")
+        return thompson_argmax(rng, clade_s, clade_f, self.tau(view), view.valid)
 
     def choose_evaluation(self, view: SearchView, rng: np.random.Generator) -> int:
         """`argmax θ_a`, `θ_a ~ Beta(τ(1+s(a)), τ(1+f(a)))` over valid nodes with tasks left (§5)."""

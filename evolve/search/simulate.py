@@ -18,6 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from scipy.special import expit
@@ -120,14 +121,15 @@ def run_episode(policy: Policy, params: WorldParams, budget: int, seed: int) -> 
         if isinstance(action, Stop):
             break
         if isinstance(action, Expand):
-            child = world.spawn(action.node)
+            child = world.spawn(cast(int, action.node))
             tree.add_node(child, action.node, valid=world.valid[child])
         elif isinstance(action, Evaluate):
-            tree.record(action.node, action.task, world.evaluate(action.node, action.task))
-            quality_by_evals[tree.results] = world.true_quality(policy.best(tree.view(task_order, budget)))
+            node, task = cast(int, action.node), cast(int, action.task)
+            tree.record(node, task, world.evaluate(node, task))
+            quality_by_evals[tree.results] = world.true_quality(cast(int, policy.best(tree.view(task_order, budget))))
     used = tree.results
     final = policy.best(tree.view(task_order, budget))
-    final_quality = world.true_quality(final) if final is not None else float("nan")
+    final_quality = world.true_quality(cast(int, final)) if final is not None else float("nan")
     # a policy that stopped early keeps its last final agent for the rest of the budget
     filled = np.maximum.accumulate(np.where(np.isnan(quality_by_evals), -np.inf, np.arange(budget + 1)))
     quality_by_evals = quality_by_evals[filled.astype(int)]

@@ -23,7 +23,7 @@ from evolve.search.types import NodeId, TaskId
 
 def _frozen(values: Sequence | np.ndarray, dtype: type, size: int, name: str) -> np.ndarray:
     """A read-only copy (never a view of the caller's array, so freezing it cannot affect theirs)."""
-    array = np.array(values, dtype=dtype)
+    array: np.ndarray = np.array(values, dtype=dtype)
     if array.shape != (size,):
         raise ValueError(f"SearchView.{name} has shape {array.shape}, expected ({size},)")
     array.setflags(write=False)

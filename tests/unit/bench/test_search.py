@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from evolve.bench.search import bench_search, evals_to_match, mean_ci95, runner_state, time_runner_decision
 from evolve.cli.app import app
 from evolve.search import DGMPolicy, GreedyPolicy, HGMPolicy, RandomPolicy
-from evolve.bench.search import bench_search, evals_to_match, mean_ci95, runner_state, time_runner_decision
 
 
 def test_mean_ci95_hand_computed():
