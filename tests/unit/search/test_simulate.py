@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from evolve.search import HGMPolicy, RandomPolicy
+from evolve.search import DGMPolicy, GreedyPolicy, HGMPolicy, RandomPolicy
 from evolve.search.estimates import clade_counts
 from evolve.search.simulate import SyntheticWorld, WorldParams, compare_policies, run_episode
 from evolve.search.tree import CladeTree
@@ -79,3 +79,18 @@ def test_compare_policies_uses_the_same_worlds_for_every_policy():
     for seed in (0, 1):
         assert results["hgm"][seed].quality_by_evals[0] == results["random"][seed].quality_by_evals[0]
     assert results["hgm"][0].quality_by_evals[0] != results["hgm"][1].quality_by_evals[0]
+
+
+@pytest.mark.parametrize(("policy", "final", "nodes", "decisions", "trajectory"), [
+    (HGMPolicy(), 0.20321922431645892, 21, 171, 40.07678635485084),
+    (DGMPolicy(), 0.3849623463201514, 10, 160, 56.93997703743848),
+    (GreedyPolicy(), 0.4434468560503428, 10, 160, 63.43175761748972),
+    (RandomPolicy(), 0.3663224688651793, 10, 160, 54.87095063993657),
+], ids=lambda value: getattr(value, "name", ""))  # fmt: skip
+def test_episodes_reproduce_the_recorded_reference_seed_for_seed(policy, final, nodes, decisions, trajectory):
+    # Recorded before the simulator moved onto the runner's CladeTree: the same world and seed must
+    # give the same decisions, tree and final agent.
+    result = run_episode(policy, WorldParams(n_tasks=30), budget=150, seed=4)
+    assert (result.nodes, result.decisions) == (nodes, decisions)
+    assert result.final_quality == pytest.approx(final, rel=1e-12)
+    assert float(result.quality_by_evals.sum()) == pytest.approx(trajectory, rel=1e-12)
