@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from evolve.search.estimates import beta_quantile, should_expand, temperature, thompson_argmax
+from evolve.search.estimates import quantile_argmax, should_expand, temperature, thompson_argmax
 from evolve.search.params import HGMParams
 from evolve.search.types import Action, Evaluate, Expand, NodeId, Stop
 from evolve.search.view import SearchView
@@ -75,9 +75,7 @@ class HGMPolicy:
             mask = view.valid & (view.done >= needed)
             if mask.any():
                 candidates = np.flatnonzero(mask)
-                scores = beta_quantile(
-                    view.successes[candidates], view.failures[candidates], self.params.epsilon
-                )
-                return view.ids[int(candidates[int(np.argmax(scores))])]
+                chosen = quantile_argmax(view.successes[candidates], view.failures[candidates], self.params.epsilon)
+                return view.ids[int(candidates[chosen])]
         valid = np.flatnonzero(view.valid)
         return view.ids[int(valid[0])] if valid.size else None
