@@ -146,7 +146,7 @@ class RunnerDecision:
     view_ms: float
     """`SearchState.view()`: the snapshot the policy decides on."""
     decision_ms: float
-    """The view build plus `policy.next_action`: one decision of the runner."""
+    """The view build, the decision's generator and `policy.next_action`: one decision of the runner."""
 
 
 def time_runner_decision(policy: Policy, state: SearchState, repeats: int = 30, seed: int = 0) -> RunnerDecision:
@@ -154,11 +154,10 @@ def time_runner_decision(policy: Policy, state: SearchState, repeats: int = 30, 
     budget = state.used + 1000
     views, decisions = [], []
     for decision in range(repeats):
-        rng = np.random.default_rng([seed, decision])  # one generator per decision, as the runner makes
         start = time.perf_counter()
         view = state.view(budget, None)
         built = time.perf_counter()
-        policy.next_action(view, rng)
+        policy.next_action(view, np.random.default_rng([seed, decision]))  # a generator per decision, as the runner's
         views.append(built - start)
         decisions.append(time.perf_counter() - start)
     return RunnerDecision(float(np.median(views) * 1000.0), float(np.median(decisions) * 1000.0))
