@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     model = Model(env("EVOLVE_LLM_SOCKET"), env("EVOLVE_LLM_URL"), env("EVOLVE_LLM_TOKEN"))
     agent = Agent(model, Workspace(args.workdir.resolve()), args.budget_steps, args.transcript,
-                  int(env("EVOLVE_CONTEXT_CHARS", "20000")))
+                  int(env("EVOLVE_CONTEXT_CHARS", "26000")))
     status = (solve if args.command == "solve" else improve)(agent, args.text.read_text())
     why = f" ({agent.error[:300]})" if agent.error else ""
     print(f"agent: {status} after {agent.steps} steps, {agent.workspace.edits} edits{why}")

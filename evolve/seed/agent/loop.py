@@ -32,7 +32,7 @@ def parse(text: str) -> tuple[str, dict]:
 
 class Agent:
     def __init__(self, model: Model, workspace: Workspace, max_steps: int, transcript: Path | None = None,
-                 context_chars: int = 20000) -> None:
+                 context_chars: int = 26000) -> None:
         self.model, self.workspace, self.max_steps = model, workspace, max_steps
         self.transcript, self.context_chars = transcript, context_chars
         self.messages: list[dict] = []
