@@ -22,6 +22,13 @@ def agent_problem(source: Path) -> str | None:
         return f"{source}: no such directory"
     if not (source / "agent" / "__main__.py").is_file():
         return f"{source}: no agent/__main__.py (the contract runs `python -m agent solve|improve` there)"
+    from evolve.archive.importers import _check_links  # the importers' rule: no link out of the tree
+    from evolve.errors import EvolveError
+
+    try:
+        _check_links(source)
+    except EvolveError as exc:
+        return str(exc)
     return None
 
 
@@ -30,7 +37,8 @@ def copy_agent(source: Path | None, dest: Path) -> Path:
     without version-control and cache files."""
     if source is None:
         return copy_seed(dest)
-    shutil.copytree(source, dest, ignore=shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".pytest_cache"))
+    shutil.copytree(source, dest, symlinks=True,  # links stay links (agent_problem refuses those out of the tree)
+                    ignore=shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".pytest_cache"))
     return dest
 
 

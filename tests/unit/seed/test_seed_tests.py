@@ -87,3 +87,30 @@ def test_improve_shows_every_agent_file_within_the_quickstart_job_budget(tmp_pat
     first = prompt_token_bound(ChatRequest(messages=tuple(Message(**m) for m in messages)))
     assert first <= prompt_token_bound(largest) + 64
     assert config.budget.improve_steps * per_step + 2_000 <= config.budget.job_tokens  # + the lesson request
+
+
+def test_any_agent_directory_is_copied_without_version_control_and_caches(tmp_path):
+    from evolve.seed import agent_problem, copy_agent
+
+    source = tmp_path / "mine"
+    (source / "agent" / "__pycache__").mkdir(parents=True)
+    (source / ".git").mkdir()
+    (source / "agent" / "__main__.py").write_text("print('hi')\n")
+    (source / "agent" / "__pycache__" / "x.pyc").write_bytes(b"")
+    (source / "agent" / "here.py").symlink_to("__main__.py")
+    assert agent_problem(source) is None
+    dest = copy_agent(source, tmp_path / "copy")
+    assert (dest / "agent" / "__main__.py").read_text() == "print('hi')\n"
+    assert (dest / "agent" / "here.py").is_symlink() and not (dest / ".git").exists()
+    assert not list(dest.rglob("__pycache__"))
+
+
+def test_a_directory_that_is_no_agent_is_refused_in_one_line(tmp_path):
+    from evolve.seed import agent_problem
+
+    assert "no such directory" in agent_problem(tmp_path / "missing")
+    (tmp_path / "agent").mkdir()
+    assert "no agent/__main__.py" in agent_problem(tmp_path)
+    (tmp_path / "agent" / "__main__.py").write_text("")
+    (tmp_path / "agent" / "key").symlink_to("/etc/passwd")  # copied, it would carry a host file in
+    assert "symbolic link out of the tree" in agent_problem(tmp_path)
