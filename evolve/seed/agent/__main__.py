@@ -23,8 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     env = os.environ.get
     if not env("EVOLVE_LLM_SOCKET") and not env("EVOLVE_LLM_URL"):
-        print("agent: neither EVOLVE_LLM_SOCKET nor EVOLVE_LLM_URL is set", file=sys.stderr)
-        return 2
+        parser.error("neither EVOLVE_LLM_SOCKET nor EVOLVE_LLM_URL is set")  # exits 2
     model = Model(env("EVOLVE_LLM_SOCKET"), env("EVOLVE_LLM_URL"), env("EVOLVE_LLM_TOKEN"))
     agent = Agent(model, Workspace(args.workdir.resolve()), args.budget_steps, args.transcript,
                   int(env("EVOLVE_CONTEXT_CHARS", "26000")))

@@ -54,11 +54,9 @@ def improve(agent: Agent, instructions: str) -> str:
     now = {name: (root / name).read_bytes() for name in files(root, 5000)}
     tests = "python3 -m pytest -q -x -p no:cacheprovider tests"
     if now != before and not agent.workspace.bash(tests, timeout=600).endswith("[exit code 0]"):
-        for name in now.keys() - before.keys():
-            (root / name).unlink()
-        for name, data in before.items():
+        for name in now.keys() | before.keys():  # put back what was there, remove what is new
             (root / name).parent.mkdir(parents=True, exist_ok=True)
-            (root / name).write_bytes(data)
+            (root / name).write_bytes(before[name]) if name in before else (root / name).unlink()
         agent.log({"event": "reverted", "detail": "the agent's own tests failed after the edit"})
     elif now == before and repairs and status != "model_error":
         repairs.learn(agent, instructions)

@@ -60,16 +60,17 @@ class Agent:
         """One model call and one action; True when the agent is finished."""
         reply = self.model.query(self.context(), stop=["\n```\n"])["content"] or ""  # stop as a block closes
         self.add({"role": "assistant", "content": reply})
-        finished = False
         try:
             finished, output = self.act(*parse(reply))
         except (ToolError, OSError) as exc:  # OSError: e.g. a path that is a directory; the model can fix it
-            output = f"{type(exc).__name__}: {exc}" if isinstance(exc, OSError) else str(exc)
+            finished, output = False, f"{type(exc).__name__}: {exc}" if isinstance(exc, OSError) else str(exc)
         self.add({"role": "user", "content": output})
         return finished
 
     def act(self, name: str, args: dict) -> tuple[bool, str]:
         ws = self.workspace
+        if name == "done" and repairs and (refusal := repairs.refuse_done(self)):
+            return False, refusal
         if name in ("done", "bash"):
             return name == "done", ws.bash(args["command"]) if name == "bash" else "Done."
         if name == "write":

@@ -18,9 +18,7 @@ class Model:
         self.socket_path, self.url, self.token, self.tokens = socket_path, url, token, 0
 
     def query(self, messages: list[dict], **options: object) -> dict:
-        """`options`: more request fields, e.g. stop=[...]."""
         body = {"model": "default", "messages": messages, "temperature": 0.2, "max_tokens": 1024, **options}
-        last = "no attempt"
         for attempt in range(2):  # the gateway retried the provider already; one more try after its answer
             try:
                 status, data = self.post(json.dumps(body).encode())

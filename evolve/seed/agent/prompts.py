@@ -14,7 +14,6 @@ After each edit the checks run and you see the result."""
 
 SOLVE = "Task:\n{problem}\n\n{files}\n\nMake the change now."
 CHECK = "Checks: `{check}` ->\n{output}"
-
 IMPROVE = """You are improving your own source code: you are the coding agent below.
 
 {files}
@@ -24,5 +23,4 @@ What to improve:
 
 Edit your code so that you do better next time; keep `python3 -m pytest -q tests` passing. Edit with a
 ```replace or ```write block (one per reply), then reply ```done."""
-
 FORMAT = "Reply with exactly one fenced block: ```bash, ```write PATH, ```replace PATH or ```done."

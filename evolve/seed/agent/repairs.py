@@ -1,11 +1,11 @@
-"""Repairs for weak models; optional: without this file the agent still works. A small model often sends
-the new function in a ```python PATH block instead of an edit, or edits nothing in `improve`."""
+"""Repairs for weak models (small models slip in set ways). Optional: without this file the agent works."""
 import ast
 import re
 
 from agent.tools import ToolError, Workspace
 
 HINT = "\nTo write or fix functions you may also send ```python path/to/file.py with the whole new functions."
+NOT_YET = "You have not changed any file yet and the checks fail: the task is not solved. Write the code now."
 LESSON = """You are a coding agent. On an earlier task you had this problem:
 {problem}
 
@@ -18,6 +18,12 @@ def parse(text: str, block: re.Match | None) -> tuple[str, dict] | None:
         named = re.match(r"#\s*(?:file:\s*)?([\w./-]+\.py)\s*\n", block[3])
         return "python", {"path": block[2].strip() or (named[1] if named else ""), "code": block[3]}
     return ("done", {}) if not block and re.search(r"\b(done|DONE|TASK COMPLETE)\b", text[-200:]) else None
+
+
+def refuse_done(agent) -> str | None:  # agent: loop.Agent
+    """Once, a "done" before any edit while the check fails is sent back: weak models say it too early."""
+    sent = any(m["content"] == NOT_YET for m in agent.messages)
+    return NOT_YET if agent.failing and not agent.workspace.edits and not sent else None
 
 
 def defined(source: str) -> dict[str, ast.stmt]:
@@ -50,8 +56,7 @@ def merge(ws: Workspace, path: str, code: str) -> str:
 
 
 def learn(agent, instructions: str) -> None:  # agent: loop.Agent (not imported: loop imports this module)
-    """When `improve` changed nothing (a weak model often only echoes), ask for one sentence of advice and
-    add it to the system prompt in agent/prompts.py: a small real change the search can keep or drop."""
+    """`improve` changed nothing (weak models echo): add one sentence of advice to the system prompt."""
     ask = LESSON.format(problem=instructions.strip()[:1500])
     reply = agent.model.query([{"role": "user", "content": ask}])["content"] or ""
     agent.log({"event": "lesson", "role": "assistant", "content": reply})

@@ -1,6 +1,7 @@
 """`python -m agent solve|improve`: arguments, exit codes, the transcript, and what each command may change."""
 import json
 
+import pytest
 from agent.__main__ import main
 
 REPLACE = "Fix it.\n```replace calc.py\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n```"
@@ -40,7 +41,9 @@ def test_a_failing_model_exits_1_and_no_gateway_exits_2(gateway, tmp_path, monke
     gateway.replies += [(400, "")]
     assert main(repo(tmp_path)) == 1
     monkeypatch.delenv("EVOLVE_LLM_SOCKET")
-    assert main(["solve", "--workdir", str(tmp_path / "repo"), "--problem", str(tmp_path / "problem.md")]) == 2
+    with pytest.raises(SystemExit) as exit_:
+        main(["solve", "--workdir", str(tmp_path / "repo"), "--problem", str(tmp_path / "problem.md")])
+    assert exit_.value.code == 2
 
 
 def self_copy(tmp_path):
@@ -64,3 +67,4 @@ def test_improve_undoes_an_edit_that_breaks_the_agents_tests(gateway, tmp_path):
     gateway.replies += [(200, "```write agent/__init__.py\nX = 2\n```"), (200, "```done\n```")]
     assert main([*self_copy(tmp_path), "--budget-steps", "3"]) == 0
     assert (tmp_path / "self/agent/__init__.py").read_text() == "X = 1\n"
+
