@@ -5,7 +5,7 @@ import re
 from agent.tools import ToolError, Workspace
 
 HINT = "\nTo write or fix functions you may also send ```python path/to/file.py with the whole new functions."
-NOT_YET = "You have not changed any file yet and the checks fail: the task is not solved. Write the code now."
+NOT_YET = "The checks still fail, so the task is not solved yet. Write or fix the code now."
 LESSON = """You are a coding agent. On an earlier task you had this problem:
 {problem}
 
@@ -21,9 +21,10 @@ def parse(text: str, block: re.Match | None) -> tuple[str, dict] | None:
 
 
 def refuse_done(agent) -> str | None:  # agent: loop.Agent
-    """Once, a "done" before any edit while the check fails is sent back: weak models say it too early."""
-    sent = any(m["content"] == NOT_YET for m in agent.messages)
-    return NOT_YET if agent.failing and not agent.workspace.edits and not sent else None
+    """Once, a "done" while the check still fails is sent back: weak models say it too early."""
+    if any(m["content"] == NOT_YET for m in agent.messages) or not agent.failing:
+        return None
+    return None if agent.workspace.bash(agent.check, timeout=120).endswith("[exit code 0]") else NOT_YET
 
 
 def defined(source: str) -> dict[str, ast.stmt]:
