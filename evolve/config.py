@@ -226,6 +226,14 @@ class MetaConfig(_Section):
     its tasks has a counted result. DGM keeps such a child out of its archive."""
 
 
+class SeedConfig(_Section):
+    """The agent at the root of the tree."""
+
+    path: Path | None = None
+    """A directory that meets the agent contract (README, "The agent contract"; check it with
+    `evolve agent check DIR`), relative to the current directory; none: the bundled seed (evolve/seed/)."""
+
+
 class RunSection(_Section):
     """Identity of the run."""
 
@@ -248,6 +256,7 @@ class RunConfig(_Section):
     budget: BudgetConfig = BudgetConfig()
     executor: ExecutorConfig = ExecutorConfig()
     meta: MetaConfig = MetaConfig()
+    seed: SeedConfig = SeedConfig()
 
     @model_validator(mode="after")
     def _hosted_models_have_prices(self) -> RunConfig:

@@ -38,7 +38,8 @@ AGENT_SUMMARY = """# Coding agent summary
 - The agent is the Python package `agent/`, run as `python -m agent solve` (on a task) and
   `python -m agent improve` (on its own code); `agent/__main__.py` is the entry point.
 - `agent/loop.py` runs the model/tool loop; `agent/prompts.py` holds the prompts; `agent/tools.py`
-  and `agent/actions.py` the tools; `agent/model.py` talks to the model through the engine's gateway.
+  the tools; `agent/commands.py` what solve and improve show the model; `agent/repairs.py` (optional)
+  repairs for weak models; `agent/model.py` talks to the model through the engine's gateway.
 - `tests/` holds the agent's own tests; they must keep passing.
 - Keep tools general: nothing specific to one repository or task. No unbounded loops. Do not install
   packages at run time; list new dependencies in `requirements.txt`.
