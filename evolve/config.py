@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import ErrorDetails
 
 from evolve.errors import EvolveError
 
@@ -289,7 +290,7 @@ class RunConfig(_Section):
         return self
 
 
-def _describe(error: dict, path: Path) -> str:
+def _describe(error: ErrorDetails, path: Path) -> str:
     key = ".".join(str(part) for part in error["loc"]) or "(top level)"
     if error["type"] == "extra_forbidden":
         return f"{path}: unknown key `{key}`"

@@ -15,8 +15,8 @@ from pathlib import PurePath
 from evolve.archive.records import Evaluation, counts_as
 from evolve.archive.store import Run
 from evolve.config import RunConfig
-from evolve.meta.validate import Verdict, dgm_compiled
 from evolve.engine.state import SearchState
+from evolve.meta.validate import Verdict, dgm_compiled
 
 log = logging.getLogger(__name__)
 
