@@ -27,7 +27,7 @@ def test_export_import_reproduces_ids_trees_and_results(run, build_run, tmp_path
 
 
 def test_export_of_one_lineage_holds_root_to_node(run, build_run, tmp_path):
-    root, a, b, c = build_run()
+    root, a, _b, c = build_run()
     bundle = export_lineage(run, tmp_path / "c.evolve.tar.gz", c.id)
     with import_bundle(bundle, tmp_path / "copy") as copy:
         assert [n.id for n in copy.nodes()] == [root.id, a.id, c.id]
