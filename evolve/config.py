@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import ErrorDetails
 
 from evolve.errors import EvolveError
 from evolve.search.params import DGMParams, HGMParams
@@ -273,7 +274,7 @@ class RunConfig(_Section):
         return self
 
 
-def _describe(error: dict, path: Path) -> str:
+def _describe(error: ErrorDetails, path: Path) -> str:
     key = ".".join(str(part) for part in error["loc"]) or "(top level)"
     if error["type"] in ("extra_forbidden", "unexpected_keyword_argument"):  # the latter: a params dataclass
         return f"{path}: unknown key `{key}`"

@@ -9,21 +9,22 @@ import signal
 import tempfile
 import threading
 from collections.abc import Iterator, Mapping
-from contextlib import ExitStack, contextmanager, nullcontext
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evolve.archive.store import Run
 from evolve.config import PolicyConfig, RunConfig
-from evolve.errors import EvolveError
-from evolve.meta import compiled
 from evolve.engine.progress import ProgressSink
 from evolve.engine.runner import Runner, RunOutcome
+from evolve.errors import EvolveError
+from evolve.meta import compiled
 from evolve.search import DGMPolicy, GreedyPolicy, HGMPolicy, Policy, RandomPolicy
 
 if TYPE_CHECKING:
     from evolve.llm.client import ChatModel
+    from evolve.llm.types import Role
 
 
 def policies_from_config(section: PolicyConfig) -> dict[str, Policy]:
@@ -129,7 +130,7 @@ def exit_status(outcome: RunOutcome) -> int:
 
 
 def run_evolution(config: RunConfig, *, resume: Path | None = None, progress: ProgressSink | None = None,
-                  models: Mapping[str, ChatModel] | None = None) -> tuple[Run, RunOutcome]:
+                  models: Mapping[Role, ChatModel] | None = None) -> tuple[Run, RunOutcome]:
     """Run (or resume) an evolution with real sandboxes and models; returns the run and how it ended.
 
     `models` (role → model) replaces the configured ones; tests pass scripted models here.
@@ -154,11 +155,13 @@ def run_evolution(config: RunConfig, *, resume: Path | None = None, progress: Pr
     runner: Runner | None = None
     try:
         # Models start (and API keys are read) before a new run is written: a missing key leaves nothing.
-        with ModelStack(config.models, seed=config.run.seed) if models is None else nullcontext() as stack:
+        with ExitStack() as servers:
+            if models is None:
+                models = servers.enter_context(ModelStack(config.models, seed=config.run.seed)).models
             run = run or open_run(config, None)
             reap_run(run.id)  # leftovers of an earlier, crashed session of this run
             run.set_meta(f"image:{config.sandbox.image}", image_id(config.sandbox.image))
-            with Gateway(models if models is not None else stack.models, exchanges_dir=run.path / "exchanges",
+            with Gateway(models, exchanges_dir=run.path / "exchanges",
                          usage_sink=run) as gateway, ExitStack() as cluster:
                 worker = _worker(config, run, tasks, gateway, cluster)
                 runner = Runner(
@@ -180,9 +183,9 @@ def run_evolution(config: RunConfig, *, resume: Path | None = None, progress: Pr
 def _worker(config: RunConfig, run: Run, tasks: RunTasks, gateway, cluster: ExitStack):
     """The engine's worker: Docker sandboxes here, or jobs on a Ray cluster (runner, archive, gateway stay here)."""
     from evolve.engine.evaluate import EvalSettings
+    from evolve.engine.worker import EngineWorker, WorkerSettings, agent_timeout
     from evolve.sandbox import limits_from_config, reap_run
     from evolve.tasks.docker import DockerSandboxes
-    from evolve.engine.worker import EngineWorker, WorkerSettings, agent_timeout
 
     settings = WorkerSettings(
         eval=EvalSettings(budget_steps=config.budget.agent_steps, token_budget=config.budget.job_tokens,

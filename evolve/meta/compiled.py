@@ -16,8 +16,8 @@ from evolve.archive.records import Evaluation
 from evolve.archive.store import Run
 from evolve.archive.tree import CladeTree, count_result
 from evolve.config import RunConfig
-from evolve.meta.validate import Verdict, dgm_compiled
 from evolve.engine.state import SearchState
+from evolve.meta.validate import Verdict, dgm_compiled
 
 log = logging.getLogger(__name__)
 

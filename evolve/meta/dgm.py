@@ -228,7 +228,8 @@ def dgm_instructions(run, node, statements: dict[str, str], parent_code: Path, c
     failed = {e.task: e for e in evaluations if e.outcome in FAILURE_OUTCOMES}
     entry = choose_entry([read_failure(e) for e in failed.values()], len({e.task for e in evaluations}), rng)
     (log_dir / "dgm-entry.json").write_text(json.dumps(asdict(entry)))
-    lineage, current = [], node
+    lineage: list[str] = []
+    current = node
     while current.parent is not None:  # the patches that made this agent, oldest first
         lineage.insert(0, run.diff(current.id))
         current = run.node(current.parent)

@@ -8,6 +8,7 @@ one), kill whole process groups at timeouts, and cap output, so the conformance 
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import signal
@@ -140,7 +141,7 @@ class ProcessSandbox:
 
 def _reader(stream: IO[bytes] | None, collector: OutputCollector, is_stdout: bool) -> threading.Thread:
     def drain() -> None:
-        assert stream is not None
+        assert isinstance(stream, io.BufferedIOBase)  # Popen's default pipes are buffered readers
         with stream:
             for chunk in iter(lambda: stream.read1(65536), b""):
                 collector.feed(chunk if is_stdout else None, None if is_stdout else chunk)

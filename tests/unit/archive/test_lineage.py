@@ -40,7 +40,7 @@ def test_a_copy_counts_only_the_search_tasks_the_original_counts(run, build_run,
 
 
 def test_export_of_one_lineage_holds_root_to_node(run, build_run, tmp_path):
-    root, a, b, c = build_run()
+    root, a, _b, c = build_run()
     bundle = export_lineage(run, tmp_path / "c.evolve.tar.gz", c.id)
     with import_bundle(bundle, tmp_path / "copy") as copy:
         assert [n.id for n in copy.nodes()] == [root.id, a.id, c.id]
