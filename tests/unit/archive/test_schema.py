@@ -12,11 +12,24 @@ from evolve.archive.schema import SCHEMA_VERSION
 from evolve.errors import EvolveError
 
 
+_V1_JOBS = """CREATE TABLE jobs (
+    id INTEGER PRIMARY KEY, kind TEXT NOT NULL, node TEXT NOT NULL, task TEXT,
+    state TEXT NOT NULL CHECK (state IN ('started', 'finished', 'failed', 'cancelled')),
+    started REAL NOT NULL, finished REAL, detail TEXT)"""
+
+
 def downgrade_to_v1(path) -> None:
-    """Turn a closed run into what evolve with schema v1 wrote."""
+    """Turn a closed run into what evolve with schema v1 wrote: no split, attempt, requeue_of or
+    decision, and an interrupted job that was run again says so in its `detail` only."""
     db = sqlite3.connect(path / "run.sqlite")
-    for column in ("split", "attempt", "requeue_of", "decision"):
-        db.execute(f"ALTER TABLE jobs DROP COLUMN {column}")
+    db.execute("UPDATE jobs SET detail = (SELECT 'requeued as job ' || r.id FROM jobs r WHERE r.requeue_of = jobs.id)"
+               " WHERE id IN (SELECT requeue_of FROM jobs)")
+    db.execute("ALTER TABLE jobs RENAME TO jobs_v3")
+    db.execute("DROP INDEX jobs_by_state")
+    db.execute(_V1_JOBS)
+    db.execute("CREATE INDEX jobs_by_state ON jobs (state)")
+    db.execute("INSERT INTO jobs SELECT id, kind, node, task, state, started, finished, detail FROM jobs_v3")
+    db.execute("DROP TABLE jobs_v3")
     db.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     db.commit()
     db.close()
