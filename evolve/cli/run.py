@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
+if TYPE_CHECKING:
+    from evolve.engine.outcome import RunOutcome
 
-def _report(run, outcome) -> None:
+
+def _report(run, outcome: RunOutcome) -> None:
     from evolve.archive.summary import render_tree
+    from evolve.archive.vocab import StopReason
 
     typer.echo("")
     typer.echo(render_tree(run.nodes(), run.tree()))
@@ -22,7 +27,8 @@ def _report(run, outcome) -> None:
         elif not outcome.heldout_total:
             score = "no held-out tasks configured"
         else:
-            score = f"not scored on held-out tasks: the run was stopped; `evolve run --resume {run.path}` scores it"
+            why = "no model could be reached" if outcome.stop == StopReason.MODEL_REFUSED else "the run was stopped"
+            score = f"not scored on held-out tasks: {why}; `evolve run --resume {run.path}` scores it"
         typer.echo(f"best agent: node {outcome.best_node} ({score})")
     typer.echo(f"archive: {run.path}   (evolve tree {run.path}; evolve show {run.path} NODE)")
 

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import asdict
 
 from evolve.archive import Run
+from evolve.archive.vocab import StopReason
 from evolve.config import BudgetConfig
-from tests.unit.archive.test_schema import downgrade_to_v1
-from tests.unit.engine.conftest import HELDOUT
+from evolve.engine.resume import recover
+from evolve.engine.runner import task_order
+from evolve.engine.state import SearchState
+from tests.unit.archive.test_schema import V2_ANSWERS, downgrade_to_v1, status, v2_run
+from tests.unit.engine.conftest import HELDOUT, TASKS
 
 
 def _interrupt_heldout(run: Run, node: str, tasks: list[str], *, split: str | None = "heldout") -> list[int]:
@@ -80,3 +85,35 @@ def test_invalid_expansions_in_a_row_stop_the_run_and_leave_no_parent_code_in_lo
     invalid = [n for n in run.nodes() if not n.valid]
     assert len(invalid) >= 5 and outcome.evaluations_used < 200
     assert not list(run.path.glob("logs/*/child")) and not list(run.path.glob("logs/*/parent-code"))
+
+
+def test_a_v2_run_migrated_re_queues_what_the_old_code_re_queued(tmp_path):
+    with Run.open(v2_run(tmp_path), writer=True) as run:
+        state = SearchState.from_run(run, task_order(TASKS, 3))
+        queue = recover(run, search_tasks=state.task_order, heldout_tasks=HELDOUT, evaluated=state.evaluated)
+    assert {"search": [j.id for j in queue.search], "heldout": [j.id for j in queue.heldout]} == V2_ANSWERS["requeue"]
+    assert [j.requeue_of for j in queue.search] == [None, 17]  # job 20 re-ran 17; itself interrupted, it runs again
+
+
+def _without_detail_and_times(jobs: list[dict]) -> list[dict]:
+    return [{k: v for k, v in job.items() if k not in ("detail", "started", "finished")} for job in jobs]
+
+
+def test_a_v2_run_migrated_resumes_as_the_old_code_resumed_it(make_runner, tmp_path):
+    """The fixture was made with the same tasks, seed and scripted worker as `make_runner`'s."""
+    expected = V2_ANSWERS["resumed"]
+    run = Run.open(v2_run(tmp_path), writer=True)
+    runner, _, _ = make_runner(BudgetConfig(evaluations=14), run=run, concurrency=1)
+    outcome = runner.execute()
+    assert asdict(outcome) == {**expected["outcome"], "stop": StopReason.EVALUATION_BUDGET}
+    assert status(run) == expected["status"]
+    jobs = [asdict(job) for job in run.jobs()]
+    # The same work, in the same order; only what the old code wrote into `detail` differs.
+    assert _without_detail_and_times(jobs) == _without_detail_and_times(expected["jobs"])
+    old_detail = {job["id"]: job["detail"] for job in expected["jobs"]}
+    for job in jobs:
+        if (old_detail[job["id"]] or "").startswith("requeued as job"):
+            assert old_detail[job["id"]] == f"requeued as job {next(j['id'] for j in jobs if j['requeue_of'] == job['id'])}"
+        else:
+            assert job["detail"] == old_detail[job["id"]]
+    run.close()
