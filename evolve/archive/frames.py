@@ -55,6 +55,7 @@ def evaluations_frame(run: Run | Path | str) -> pd.DataFrame:
         evaluations = opened.evaluations()
     frame = pd.DataFrame([asdict(e) for e in evaluations], columns=_EVALUATION_COLUMNS)
     frame["created"] = pd.to_datetime(frame["created"], unit="s", utc=True)
-    frame["outcome"] = pd.Categorical([str(o) for o in frame["outcome"]], categories=[o.value for o in Outcome])
+    outcomes = [str(o) for o in frame["outcome"]]  # plain strings, not the vocabulary's members
+    frame["outcome"] = pd.Categorical(outcomes, categories=[o.value for o in Outcome])
     frame["split"] = frame["split"].astype(str)
     return frame.set_index("id")

@@ -49,14 +49,15 @@ class JobRows:
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (kind, node_id, task, JobState.STARTED, started, split, attempt, requeue_of, decision),
             )
-        return Job(cursor.lastrowid, kind, node_id, task, JobState.STARTED, started, split=split, attempt=attempt,
-                   requeue_of=requeue_of, decision=decision)
+        return Job(cursor.lastrowid, kind, node_id, task, JobState.STARTED, started, split=split,
+                   attempt=attempt, requeue_of=requeue_of, decision=decision)
 
     def _check_rerunnable(self, db: sqlite3.Connection, job_id: int) -> None:
         """An interrupted job is run again once: it is `cancelled` and no job says it re-runs it yet
         (the column is unique too, so a second re-run could not be written anyway)."""
         found = db.execute(
-            "SELECT 1 FROM jobs WHERE id = ? AND state = ? AND NOT EXISTS (SELECT 1 FROM jobs WHERE requeue_of = ?)",
+            "SELECT 1 FROM jobs WHERE id = ? AND state = ?"
+            " AND NOT EXISTS (SELECT 1 FROM jobs WHERE requeue_of = ?)",
             (job_id, JobState.CANCELLED, job_id),
         ).fetchone()
         if found is None:

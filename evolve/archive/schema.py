@@ -81,7 +81,8 @@ CREATE INDEX evaluations_by_node ON evaluations (node);
 
 # The vocabulary columns a migration checks before it copies a row (a v3 table refuses the rest).
 _VOCABULARY = (("jobs", "kind", JobKind), ("jobs", "state", JobState), ("jobs", "split", Split),
-               ("evaluations", "split", Split), ("evaluations", "outcome", Outcome), ("nodes", "status", NodeStatus))
+               ("evaluations", "split", Split), ("evaluations", "outcome", Outcome),
+               ("nodes", "status", NodeStatus))
 _LEGACY_REQUEUED = "requeued as job "  # what v1 and v2 wrote into a re-run job's `detail`
 
 
@@ -149,7 +150,8 @@ def migrate(connection: sqlite3.Connection) -> None:
         _check_vocabulary(connection)
         if found == 1:
             (last,) = connection.execute("SELECT COALESCE(MAX(id), 0) FROM jobs").fetchone()
-            connection.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('legacy_jobs_upto', ?)", (str(last),))
+            connection.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('legacy_jobs_upto', ?)",
+                               (str(last),))
         _rebuild_jobs(connection)
         connection.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
     except BaseException:
@@ -162,7 +164,8 @@ def _check_vocabulary(connection: sqlite3.Connection) -> None:
     for table, column, vocabulary in _VOCABULARY:
         if column not in _columns(connection, table):
             continue  # a v1 run's jobs have no split
-        for (value,) in connection.execute(f"SELECT DISTINCT {column} FROM {table} WHERE {column} IS NOT NULL"):
+        values = connection.execute(f"SELECT DISTINCT {column} FROM {table} WHERE {column} IS NOT NULL")
+        for (value,) in values:
             parse(vocabulary, value, f"{table}.{column}")
 
 
@@ -174,11 +177,13 @@ def _rebuild_jobs(connection: sqlite3.Connection) -> None:
     for statement in _JOBS.split(";")[:-1]:  # not executescript: it would commit the migration midway
         connection.execute(statement)
     legacy = connection.execute(
-        "SELECT id, CAST(substr(detail, ?) AS INTEGER) AS rerun FROM jobs_before_v3 WHERE detail LIKE ? || '%'",
-        (len(_LEGACY_REQUEUED) + 1, _LEGACY_REQUEUED)).fetchall()
-    connection.execute(f"INSERT INTO jobs ({', '.join(_JOB_COLUMNS)}) SELECT {copied} FROM jobs_before_v3 ORDER BY id")
+        "SELECT id, CAST(substr(detail, ?) AS INTEGER) AS rerun FROM jobs_before_v3"
+        " WHERE detail LIKE ? || '%'", (len(_LEGACY_REQUEUED) + 1, _LEGACY_REQUEUED)).fetchall()
+    connection.execute(f"INSERT INTO jobs ({', '.join(_JOB_COLUMNS)})"
+                       f" SELECT {copied} FROM jobs_before_v3 ORDER BY id")
     for row in legacy:
-        connection.execute("UPDATE jobs SET requeue_of = ? WHERE id = ? AND requeue_of IS NULL", (row["id"], row["rerun"]))
+        connection.execute("UPDATE jobs SET requeue_of = ? WHERE id = ? AND requeue_of IS NULL",
+                           (row["id"], row["rerun"]))
     connection.execute("DROP TABLE jobs_before_v3")
 
 

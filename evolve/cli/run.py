@@ -27,7 +27,8 @@ def _report(run, outcome: RunOutcome) -> None:
         elif not outcome.heldout_total:
             score = "no held-out tasks configured"
         else:
-            why = "no model could be reached" if outcome.stop == StopReason.MODEL_REFUSED else "the run was stopped"
+            refused = outcome.stop == StopReason.MODEL_REFUSED
+            why = "no model could be reached" if refused else "the run was stopped"
             score = f"not scored on held-out tasks: {why}; `evolve run --resume {run.path}` scores it"
         typer.echo(f"best agent: node {outcome.best_node} ({score})")
     typer.echo(f"archive: {run.path}   (evolve tree {run.path}; evolve show {run.path} NODE)")

@@ -4,7 +4,6 @@ open (read as they are, migrated by a writer), checked on a v2 run that evolve a
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 import tarfile
 import threading

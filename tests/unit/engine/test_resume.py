@@ -81,6 +81,7 @@ def test_invalid_expansions_in_a_row_stop_the_run_and_leave_no_parent_code_in_lo
     budget = BudgetConfig(evaluations=200, invalid_streak=5)
     runner, run, _ = make_runner(budget, concurrency=1, invalid_every=1)
     outcome = runner.execute()
+    assert outcome.stop == StopReason.INVALID_STREAK
     assert "5 invalid expansions in a row" in outcome.stop_reason
     invalid = [n for n in run.nodes() if not n.valid]
     assert len(invalid) >= 5 and outcome.evaluations_used < 200
