@@ -42,7 +42,8 @@ def recover(run: Run, *, search_tasks: Collection[str], heldout_tasks: Collectio
             continue
         split = job.split
         if split is None and job.id <= legacy_upto:  # a v1 row: its task says which split it was
-            split = Split.HELDOUT if job.task in heldout_tasks else Split.DEV if job.task in search_tasks else None
+            split = (Split.HELDOUT if job.task in heldout_tasks else
+                     Split.DEV if job.task in search_tasks else None)
         if split == Split.DEV and job.task in search_tasks and job.task not in evaluated(job.node):
             queue.search.append(replace(job, split=Split.DEV))
         elif split == Split.HELDOUT and job.task in heldout_tasks:

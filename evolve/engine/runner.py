@@ -93,7 +93,7 @@ class Runner:
         self._in_flight: dict[Future, Job] = {}
         self._infra_streak = 0
         self._invalid_streak = _trailing_invalid(run)
-        self._expansions = sum(1 for j in run.jobs() if j.kind == JobKind.EXPAND and j.state == JobState.FINISHED)
+        self._expansions = sum(j.kind == JobKind.EXPAND and j.state == JobState.FINISHED for j in run.jobs())
         self._decisions = run.decisions_recorded()
         self._requeue = Requeue()
         self._started_at = clock()

@@ -33,8 +33,9 @@ def _runner(run, worker, budget: int, concurrency: int):
     from evolve.engine.runner import Runner
     from evolve.search import HGMPolicy
 
-    return Runner(run, HGMPolicy(), worker, LocalExecutor(concurrency), search_tasks=TASKS, heldout_tasks=HELDOUT,
-                  budget=BudgetConfig(evaluations=budget), concurrency=concurrency, seed=SEED)
+    return Runner(run, HGMPolicy(), worker, LocalExecutor(concurrency), search_tasks=TASKS,
+                  heldout_tasks=HELDOUT, budget=BudgetConfig(evaluations=budget), concurrency=concurrency,
+                  seed=SEED)
 
 
 def _killed_session(path: Path) -> None:
@@ -99,7 +100,8 @@ def _answers(fixture: Path, scratch: Path) -> dict:
     with Run.open(scratch / "a", writer=True) as run:
         state = SearchState.from_run(run, task_order(TASKS, SEED))
         queue = recover(run, search_tasks=state.task_order, heldout_tasks=HELDOUT, evaluated=state.evaluated)
-        answers["requeue"] = {"search": [j.id for j in queue.search], "heldout": [j.id for j in queue.heldout]}
+        answers["requeue"] = {"search": [j.id for j in queue.search],
+                              "heldout": [j.id for j in queue.heldout]}
     shutil.copytree(fixture, scratch / "b")
     with Run.open(scratch / "b", writer=True) as run:
         runner = _runner(run, ScriptedWorker(run), budget=14, concurrency=1)

@@ -44,7 +44,8 @@ def downgrade_to_v1(path) -> None:
     """Turn a closed run into what evolve with schema v1 wrote: no split, attempt, requeue_of or
     decision, and an interrupted job that was run again says so in its `detail` only."""
     db = sqlite3.connect(path / "run.sqlite")
-    db.execute("UPDATE jobs SET detail = (SELECT 'requeued as job ' || r.id FROM jobs r WHERE r.requeue_of = jobs.id)"
+    db.execute("UPDATE jobs SET detail = (SELECT 'requeued as job ' || r.id FROM jobs r"
+               " WHERE r.requeue_of = jobs.id)"
                " WHERE id IN (SELECT requeue_of FROM jobs)")
     db.execute("ALTER TABLE jobs RENAME TO jobs_v3")
     db.execute("DROP INDEX jobs_by_state")

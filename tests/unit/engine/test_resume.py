@@ -92,8 +92,9 @@ def test_a_v2_run_migrated_re_queues_what_the_old_code_re_queued(tmp_path):
     with Run.open(v2_run(tmp_path), writer=True) as run:
         state = SearchState.from_run(run, task_order(TASKS, 3))
         queue = recover(run, search_tasks=state.task_order, heldout_tasks=HELDOUT, evaluated=state.evaluated)
-    assert {"search": [j.id for j in queue.search], "heldout": [j.id for j in queue.heldout]} == V2_ANSWERS["requeue"]
-    assert [j.requeue_of for j in queue.search] == [None, 17]  # job 20 re-ran 17; itself interrupted, it runs again
+    assert [j.id for j in queue.search] == V2_ANSWERS["requeue"]["search"] == [19, 20]
+    assert [j.id for j in queue.heldout] == V2_ANSWERS["requeue"]["heldout"]
+    assert [j.requeue_of for j in queue.search] == [None, 17]  # 20 re-ran 17, was itself interrupted
 
 
 def _without_detail_and_times(jobs: list[dict]) -> list[dict]:
@@ -112,9 +113,10 @@ def test_a_v2_run_migrated_resumes_as_the_old_code_resumed_it(make_runner, tmp_p
     # The same work, in the same order; only what the old code wrote into `detail` differs.
     assert _without_detail_and_times(jobs) == _without_detail_and_times(expected["jobs"])
     old_detail = {job["id"]: job["detail"] for job in expected["jobs"]}
+    rerun_by = {job["requeue_of"]: job["id"] for job in jobs if job["requeue_of"] is not None}
     for job in jobs:
         if (old_detail[job["id"]] or "").startswith("requeued as job"):
-            assert old_detail[job["id"]] == f"requeued as job {next(j['id'] for j in jobs if j['requeue_of'] == job['id'])}"
+            assert old_detail[job["id"]] == f"requeued as job {rerun_by[job['id']]}"
         else:
             assert job["detail"] == old_detail[job["id"]]
     run.close()
