@@ -49,7 +49,10 @@ class JobRows:
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (kind, node_id, task, JobState.STARTED, started, split, attempt, requeue_of, decision),
             )
-        return Job(cursor.lastrowid, kind, node_id, task, JobState.STARTED, started, split=split,
+        job_id = cursor.lastrowid
+        if job_id is None:  # SQLite gives every inserted row an id; this is only for the type
+            raise EvolveError(f"run {self.path} gave the new job no id")
+        return Job(job_id, kind, node_id, task, JobState.STARTED, started, split=split,
                    attempt=attempt, requeue_of=requeue_of, decision=decision)
 
     def _check_rerunnable(self, db: sqlite3.Connection, job_id: int) -> None:

@@ -36,10 +36,10 @@ def _report(run, outcome: RunOutcome) -> None:
 
 def _execute(config, resume: Path | None) -> None:
     from evolve.engine.launch import exit_status, run_evolution
-    from evolve.engine.progress import make_progress
+    from evolve.engine.progress import RichProgress, make_progress
 
     progress = make_progress()
-    if hasattr(progress, "__enter__"):
+    if isinstance(progress, RichProgress):
         with progress:
             run, outcome = run_evolution(config, resume=resume, progress=progress)
     else:
@@ -59,14 +59,14 @@ def run(
 
     if (config is None) == (resume is None):
         raise EvolveError("give a CONFIG to start a run, or --resume RUN to continue one (not both)")
-    if resume is not None:
+    if config is not None:
+        _execute(load_config(config), None)
+    elif resume is not None:
         from evolve.archive import Run
 
         with Run.open(resume) as opened:
             loaded = opened.config
         _execute(loaded, resume)
-    else:
-        _execute(load_config(config), None)
 
 
 def quickstart(

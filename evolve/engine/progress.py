@@ -6,6 +6,7 @@ import logging
 import sys
 import time
 from dataclasses import dataclass, field
+from types import TracebackType
 from typing import Protocol, Self
 
 from rich.console import Console
@@ -102,10 +103,11 @@ class RichProgress:
         logging.captureWarnings(True)
         return self
 
-    def __exit__(self, *exc_info: object) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 traceback: TracebackType | None) -> None:
         logging.captureWarnings(False)
         logging.getLogger().removeHandler(self._handler)
-        self._live.__exit__(*exc_info)
+        self._live.__exit__(exc_type, exc, traceback)
 
     def update(self, snapshot: Snapshot) -> None:
         table = Table(show_header=False, box=None, pad_edge=False)

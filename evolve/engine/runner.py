@@ -142,9 +142,10 @@ class Runner:
         self._requeue = recover(self.run, search_tasks=self.state.task_order, heldout_tasks=self.heldout_tasks,
                                 evaluated=self.state.evaluated)
         requeue = self._requeue.search
-        for node in list(self.state.tree) if self.compiled_stage else ():  # a crash may have come before the check
-            if len(self.state.evaluated(node)) >= self.compiled_stage:
-                compiled.enforce(self.run, self.state, node, self.compiled_stage)
+        if stage := self.compiled_stage:  # a crash may have come before the check
+            for node in list(self.state.tree):
+                if len(self.state.evaluated(node)) >= stage:
+                    compiled.enforce(self.run, self.state, node, stage)
         stopping: Stopping | None = None
         while True:
             # Interrupted jobs were admitted under the budgets before the crash: they run again
@@ -230,9 +231,10 @@ class Runner:
             job = self.run.start_job(kind, node_id, task, split=split, decision=self._decisions)
             self._decisions += 1
         node = self.run.node(node_id)
+        future: Future
         if kind == JobKind.EVALUATE:
-            self.state.pending_evaluations[job.id] = (node_id, task)
-            future = self.executor.submit(self.worker.evaluate, job, node, task, Split.DEV)
+            self.state.pending_evaluations[job.id] = (node_id, _task(job))
+            future = self.executor.submit(self.worker.evaluate, job, node, _task(job), Split.DEV)
         else:
             self.state.pending_expansions[job.id] = node_id
             future = self.executor.submit(self.worker.expand, job, node)
@@ -267,10 +269,10 @@ class Runner:
 
     def _record_evaluation(self, job: Job, result: EvaluationResult) -> None:
         self.run.record_evaluation(
-            job.node, job.task, result.outcome, duration_s=result.duration_s, tokens=result.tokens,
+            job.node, _task(job), result.outcome, duration_s=result.duration_s, tokens=result.tokens,
             log_path=result.log_path, split=Split.DEV, job_id=job.id,
         )
-        counted = self.state.add_result(job.node, job.task, result.outcome)
+        counted = self.state.add_result(job.node, _task(job), result.outcome)
         if counted and self.compiled_stage == len(self.state.evaluated(job.node)):
             compiled.enforce(self.run, self.state, job.node, self.compiled_stage)
         self._infra_streak = self._infra_streak + 1 if result.outcome == Outcome.INFRA else 0
@@ -319,7 +321,7 @@ class Runner:
                 if e.outcome != Outcome.INFRA}
         interrupted = {j.task: j for j in self._requeue.heldout if j.node == node_id}
         node = self.run.node(node_id)
-        pending: dict[Future, Job] = {}
+        pending: dict[Future, tuple[Job, str]] = {}
         for task in self.heldout_tasks:
             if task in done:
                 continue
@@ -327,8 +329,8 @@ class Runner:
                 break  # stopped while scoring: the rest is scored on resume
             job = self.run.start_job(JobKind.EVALUATE, node_id, task, split=Split.HELDOUT,
                                      requeues=interrupted.get(task))
-            pending[self.executor.submit(self.worker.evaluate, job, node, task, Split.HELDOUT)] = job
-        for future, job in pending.items():
+            pending[self.executor.submit(self.worker.evaluate, job, node, task, Split.HELDOUT)] = job, task
+        for future, (job, task) in pending.items():
             error = future.exception()
             if self._cancel.is_set():
                 self.run.finish_job(job.id, JobState.CANCELLED, "cancelled by the user")
@@ -338,11 +340,11 @@ class Runner:
                 continue
             result = future.result()
             self.run.record_evaluation(
-                node_id, job.task, result.outcome, duration_s=result.duration_s, tokens=result.tokens,
+                node_id, task, result.outcome, duration_s=result.duration_s, tokens=result.tokens,
                 log_path=result.log_path, split=Split.HELDOUT, job_id=job.id,
             )
             if result.outcome != Outcome.INFRA:
-                done[job.task] = result.outcome
+                done[task] = result.outcome
         return sum(outcome == Outcome.PASS for outcome in done.values()), len(self.heldout_tasks)
 
     def _report(self, final: bool = False) -> None:
@@ -368,6 +370,13 @@ class Runner:
                 final=final,
             )
         )
+
+
+def _task(job: Job) -> str:
+    """An evaluation job's task (every evaluation job has one)."""
+    if job.task is None:
+        raise EvolveError(f"evaluation job {job.id} has no task")
+    return job.task
 
 
 def _trailing_invalid(run: Run) -> int:
