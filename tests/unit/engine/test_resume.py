@@ -101,15 +101,35 @@ def _without_detail_and_times(jobs: list[dict]) -> list[dict]:
     return [{k: v for k, v in job.items() if k not in ("detail", "started", "finished")} for job in jobs]
 
 
-def test_a_v2_run_migrated_resumes_as_the_old_code_resumed_it(make_runner, tmp_path):
-    """The fixture was made with the same tasks, seed and scripted worker as `make_runner`'s."""
-    expected = V2_ANSWERS["resumed"]
+def _resume_v2_run(make_runner, tmp_path) -> tuple[Run, dict, list[dict]]:
+    """The migrated fixture resumed to an evaluation budget of 14 (its maker's tasks, seed, worker)."""
     run = Run.open(v2_run(tmp_path), writer=True)
     runner, _, _ = make_runner(BudgetConfig(evaluations=14), run=run, concurrency=1)
     outcome = runner.execute()
-    assert asdict(outcome) == {**expected["outcome"], "stop": StopReason.EVALUATION_BUDGET}
+    return run, asdict(outcome), [asdict(job) for job in run.jobs()]
+
+
+def test_a_v2_run_migrated_re_runs_what_the_old_code_re_ran_and_loses_nothing(make_runner, tmp_path):
+    run, outcome, jobs = _resume_v2_run(make_runner, tmp_path)
+    old = V2_ANSWERS["resumed"]["jobs"]
+    assert _without_detail_and_times(jobs[:23]) == _without_detail_and_times(old[:23])  # the fixture, then
+    assert [(j["requeue_of"], j["attempt"], j["state"]) for j in jobs[21:23]] == [(19, 2, "finished"),
+                                                                                (20, 3, "finished")]
+    assert jobs[20]["state"] == "cancelled" and 21 not in {j["requeue_of"] for j in jobs}  # `evolve eval`'s
+    dev = [e for e in run.evaluations(split="dev") if e.outcome != "infra"]
+    assert len(dev) == 14 == outcome["evaluations_used"]
+    assert max(Counter((e.node, e.task) for e in dev).values()) == 1
+    assert not run.jobs("started") and outcome["heldout_scored"]
+    run.close()
+
+
+def test_a_v2_run_migrated_resumes_to_the_end_the_old_code_reached(make_runner, tmp_path):
+    """Holds while the search decides as at 9c40030 (HGM on the scripted worker): a change that alters
+    the search's decisions on purpose changes this end, not what the migration kept."""
+    expected = V2_ANSWERS["resumed"]
+    run, outcome, jobs = _resume_v2_run(make_runner, tmp_path)
+    assert outcome == {**expected["outcome"], "stop": StopReason.EVALUATION_BUDGET}
     assert status(run) == expected["status"]
-    jobs = [asdict(job) for job in run.jobs()]
     # The same work, in the same order; only what the old code wrote into `detail` differs.
     assert _without_detail_and_times(jobs) == _without_detail_and_times(expected["jobs"])
     old_detail = {job["id"]: job["detail"] for job in expected["jobs"]}
