@@ -62,12 +62,12 @@ def test_errors_are_one_line_and_nonzero(populated, args, message):
 
 
 def test_status_of_a_run_made_by_an_earlier_version_is_what_that_version_said(tmp_path):
-    from tests.unit.archive.test_schema import V2_ANSWERS, v2_run
+    from tests.unit.archive.test_schema import V2_STATUS, v2_run
 
     path = v2_run(tmp_path)
     out = evolve("status", path, "--json")
     assert out.returncode == 0, out.stderr
-    assert {**json.loads(out.stdout), "path": None} == V2_ANSWERS["status"]
+    assert {**json.loads(out.stdout), "path": None} == V2_STATUS
 
 
 def test_an_unknown_value_in_a_run_is_one_error_line(tmp_path):
