@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 
 from evolve.archive.store import Run
 from evolve.config import PolicyConfig, RunConfig
-from evolve.errors import EvolveError
-from evolve.meta import compiled
 from evolve.engine.progress import ProgressSink
 from evolve.engine.runner import Runner, RunOutcome
+from evolve.errors import EvolveError
+from evolve.meta import compiled
 from evolve.search import DGMParams, DGMPolicy, GreedyPolicy, HGMParams, HGMPolicy, Policy, RandomPolicy
 
 if TYPE_CHECKING:
@@ -178,9 +178,10 @@ def run_evolution(config: RunConfig, *, resume: Path | None = None, progress: Pr
 def _worker(config: RunConfig, run: Run, tasks: RunTasks, gateway, cluster: ExitStack):
     """The engine's worker: Docker sandboxes here, or jobs on a Ray cluster (runner, archive, gateway stay here)."""
     from evolve.engine.evaluate import EvalSettings
-    from evolve.sandbox import limits_from_config, reap_run
-    from evolve.tasks.docker import DockerSandboxes
     from evolve.engine.worker import EngineWorker, WorkerSettings, agent_timeout
+    from evolve.sandbox import limits_from_config, reap_run
+    from evolve.sandbox.pool import SandboxPool
+    from evolve.tasks.docker import DockerSandboxes
 
     settings = WorkerSettings(
         eval=EvalSettings(budget_steps=config.budget.agent_steps, token_budget=config.budget.job_tokens,
@@ -195,8 +196,9 @@ def _worker(config: RunConfig, run: Run, tasks: RunTasks, gateway, cluster: Exit
             run, {**tasks.search, **tasks.heldout}, gateway=gateway, address=config.executor.ray_address,
             settings=settings, limits=limits_from_config(config.sandbox), seed=config.run.seed,
         ))
+    pool = cluster.enter_context(SandboxPool())  # fresh containers, started ahead; drained before the gateway
     return EngineWorker(
         run, {**tasks.search, **tasks.heldout},
-        sandboxes=DockerSandboxes(run.id, limits_from_config(config.sandbox)),
+        sandboxes=DockerSandboxes(run.id, limits_from_config(config.sandbox), pool),
         gateway=gateway, settings=settings, seed=config.run.seed, cancel=lambda: reap_run(run.id),
     )
