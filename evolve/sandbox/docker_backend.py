@@ -24,7 +24,16 @@ from typing import Self
 import docker
 import docker.errors
 
-from evolve.sandbox.docker_copy import Exec, drain, get_tar, image_home, put_tar, put_tars, read_capped
+from evolve.sandbox.docker_copy import (
+    Exec,
+    cgroup_memory_text,
+    drain,
+    full_mounts,
+    get_tar,
+    put_tar,
+    put_tars,
+    read_capped,
+)
 from evolve.sandbox.docker_spec import (
     AGENT_UID,
     container_name,
@@ -32,6 +41,7 @@ from evolve.sandbox.docker_spec import (
     exec_wrapper,
     writable_mounts,
 )
+from evolve.sandbox.docker_start import start_container
 from evolve.sandbox.engine import INFRA_ERRORS, infra, oom_kill_count
 from evolve.sandbox.gateway_slot import link_socket, new_slot, remove_slot
 from evolve.sandbox.kill import kill_host_group
@@ -122,26 +132,21 @@ class DockerSandbox:
         owns_client = client is None
         with infra("cannot reach the Docker engine"):
             client = client or docker.from_env(timeout=120)
-        container = None
         try:
-            with infra(f"cannot start a container from {image}"):
-                container = client.containers.create(image, **options)
-                home = image_home(container, options) if options["read_only"] else None
-                if not options["read_only"]:  # docker would create the work dir as root
-                    container.put_archive("/", tar_of_dirs([workdir.strip("/")]))
-                started_at = time.monotonic()
-                container.start()
-            if home is not None:  # the image's home, hidden by the writable mount, copied onto it
-                put_tar(Exec(client, container.id, user), posixpath.dirname(home[0]), home[1])
+            container, started_at, home = start_container(client, image, options, workdir, user)
         except BaseException:
-            if container is not None:
-                with contextlib.suppress(*INFRA_ERRORS):
-                    container.remove(force=True)
             if owns_client:
                 client.close()
             raise
-        return cls(client, container, limits=limits, user=user, workdir=workdir, owns_client=owns_client,
-                   started_at=started_at, slot=slot)
+        box = cls(client, container, limits=limits, user=user, workdir=workdir, owns_client=owns_client,
+                  started_at=started_at, slot=slot)
+        if home is not None:
+            try:
+                box._copy_home(*home)
+            except BaseException:
+                box.close()
+                raise
+        return box
 
     def claim(self, run_id: str, job_id: str, gateway_socket: Path | None) -> bool:
         """Hand a container started ahead of need to its job: its name says the job, its gateway
@@ -313,13 +318,16 @@ class DockerSandbox:
         """The writable mounts with under 1 MiB free (a failed command may have died of a full disk)."""
         if self._limits.disk is None:
             return []
-        mounts = list(writable_mounts(self._limits, user=self._user, workdir=self._workdir))
-        with contextlib.suppress(*INFRA_ERRORS):  # best effort: the command's own result stands
-            exec_id = self._client.api.exec_create(self._container.id, ["df", "-P", "-k", *mounts], user=self._user)
-            text = self._client.api.exec_start(exec_id["Id"]).decode(errors="replace")
-            return [row[5] for row in (line.split() for line in text.splitlines()[1:])
-                    if len(row) >= 6 and row[3].isdigit() and int(row[3]) < 1024]
-        return []
+        return full_mounts(self._exec_as(), list(writable_mounts(self._limits, user=self._user, workdir=self._workdir)))
+
+    def _copy_home(self, home: str, archive: bytes) -> None:
+        """The image's home, hidden by its tmpfs mount, copied onto it: root's now; any other user's
+        (that tmpfs belongs to uid 1000) with the first copies in, sparing an exec."""
+        parent = posixpath.dirname(home)
+        if home == "/root":
+            put_tar(Exec(self._client, self._container.id, self._user), parent, archive)
+        else:
+            self._stage(parent).add_archive(archive, parent.lstrip("/"))
 
     def _stage(self, directory: str) -> TarBuilder:
         """The tar of copies not yet made, to which one going into `directory` is added."""
@@ -381,13 +389,7 @@ class DockerSandbox:
 
     def _new_oom_kill(self) -> bool:
         """Whether the cgroup's OOM-kill counter grew since the last look (cgroup v1 or v2)."""
-        script = (
-            "cat /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null || cat /sys/fs/cgroup/memory.events"
-        )
-        with infra("cannot read the memory cgroup"):
-            exec_id = self._client.api.exec_create(self._container.id, ["sh", "-c", script], user=self._user)
-            text = self._client.api.exec_start(exec_id["Id"]).decode(errors="replace")
-        count = oom_kill_count(text)
+        count = oom_kill_count(cgroup_memory_text(self._exec_as()))
         if count is None:
             with infra("cannot inspect the container"):
                 self._container.reload()

@@ -8,6 +8,7 @@ and the host counts what arrives too, writing it to a temporary file rather than
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket
 import tempfile
@@ -148,10 +149,10 @@ def get_tar(where: Exec, directory: str, sink: IO[bytes], cap: int) -> None:
         raise SandboxUnavailable(f"cannot copy {directory} out (exit {code}): {errors.decode(errors='replace')[-300:]}")
 
 
-def image_home(container, options: dict) -> tuple[str, bytes] | None:
+def image_home(container, options: dict, user: str) -> tuple[str, bytes] | None:
     """The image's home directory of the sandbox user as a tar (read before start, while no tmpfs
     hides it); None when the image has none."""
-    home = home_of(options["user"])
+    home = home_of(user)  # the sandbox user's (the container's own process is root's)
     if home not in options["tmpfs"]:
         return None
     try:
@@ -177,3 +178,21 @@ def drain(stream: Iterator[tuple[bytes | None, bytes | None]], collector: Output
         log.debug("exec stream ended early: %s", exc)
     finally:
         collector.finished.set()
+
+
+def full_mounts(where: Exec, mounts: list[str]) -> list[str]:
+    """Which of `mounts` have under 1 MiB free; best effort (none when the engine fails)."""
+    with contextlib.suppress(*INFRA_ERRORS):  # best effort: the command's own result stands
+        exec_id = where._create(["df", "-P", "-k", *mounts])
+        text = where.client.api.exec_start(exec_id).decode(errors="replace")
+        return [row[5] for row in (line.split() for line in text.splitlines()[1:])
+                if len(row) >= 6 and row[3].isdigit() and int(row[3]) < 1024]
+    return []
+
+
+def cgroup_memory_text(where: Exec) -> str:
+    """The container's memory cgroup counters (cgroup v1 `memory.oom_control` or v2 `memory.events`)."""
+    script = "cat /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null || cat /sys/fs/cgroup/memory.events"
+    with infra("cannot read the memory cgroup"):
+        exec_id = where._create(["sh", "-c", script])
+        return where.client.api.exec_start(exec_id).decode(errors="replace")

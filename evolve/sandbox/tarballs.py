@@ -18,7 +18,6 @@ class TarBuilder:
         self._buffer = io.BytesIO()
         self._tar = tarfile.TarFile(fileobj=self._buffer, mode="w")  # closed by getvalue
         self._uid, self._gid = uid, gid
-        self.empty = True
 
     def add_bytes(self, name: str, content: bytes, *, mode: int = 0o644) -> None:
         info = tarfile.TarInfo(name)
@@ -27,7 +26,6 @@ class TarBuilder:
         info.uid, info.gid = self._uid, self._gid
         info.mtime = int(time.time())
         self._tar.addfile(info, io.BytesIO(content))
-        self.empty = False
 
     def add_dir(self, name: str) -> None:
         info = tarfile.TarInfo(name)
@@ -36,7 +34,6 @@ class TarBuilder:
         info.uid, info.gid = self._uid, self._gid
         info.mtime = int(time.time())
         self._tar.addfile(info)
-        self.empty = False
 
     def add_tree(self, host_dir: Path, prefix: str = "") -> None:
         """The contents of `host_dir`, as entries under `prefix` (relative; "" for none)."""
@@ -48,7 +45,18 @@ class TarBuilder:
 
         for child in sorted(host_dir.iterdir()):
             self._tar.add(child, arcname=posixpath.join(prefix, child.name), filter=owned)
-            self.empty = False
+    
+    def add_archive(self, archive: bytes, prefix: str) -> None:
+        """The entries of another tar (such as one docker made), under `prefix`."""
+        with tarfile.open(fileobj=io.BytesIO(archive), mode="r") as source:
+            for member in source.getmembers():
+                data = source.extractfile(member) if member.isfile() else None
+                member.name = posixpath.join(prefix, member.name)
+                if member.islnk():
+                    member.linkname = posixpath.join(prefix, member.linkname)
+                member.uid, member.gid = self._uid, self._gid
+                member.uname = member.gname = ""
+                self._tar.addfile(member, data)
 
     def getvalue(self) -> bytes:
         self._tar.close()

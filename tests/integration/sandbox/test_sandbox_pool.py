@@ -63,8 +63,8 @@ def test_a_pooled_container_is_fresh_and_made_like_a_new_one(docker_client, base
     with SandboxPool() as pool:
         first = pool.sandbox(spec, "job-1", gateway_socket)
         # what a previous job could leave: files in every writable place, a process that outlives it
-        first.exec(["sh", "-c", "echo left > /work/left; echo left > /tmp/left; echo left > ~/left; "
-                                "nohup sleep 300 >/dev/null 2>&1 &"])
+        first.exec(["sh", "-c", ("echo left > /work/left; echo left > /tmp/left; echo left > ~/left; "
+                                "nohup sleep 300 >/dev/null 2>&1 &")])
         first.close()
         _wait_ready(pool, spec)
         second = pool.sandbox(spec, "job-2", gateway_socket)
@@ -74,10 +74,11 @@ def test_a_pooled_container_is_fresh_and_made_like_a_new_one(docker_client, base
             assert "job-2" in attrs["Name"] and second.container_id != first.container_id
             found = second.exec(["sh", "-c", "ls /work /tmp ~; ps -eo args"])
             assert "left" not in found.stdout and "sleep 300" not in found.stdout, found.stdout
+            assert second.exec(["stat", "-c", "%U", "/home/agent/.bashrc"]).stdout.strip() == "agent"  # the image's home
             # its gateway directory holds this job's socket and nothing else, read-only
-            talk = second.exec(["python3", "-c", "import os, socket; s = socket.socket(socket.AF_UNIX); "
+            talk = second.exec(["python3", "-c", ("import os, socket; s = socket.socket(socket.AF_UNIX); "
                                 "s.connect(os.environ['EVOLVE_LLM_SOCKET']); print(s.recv(5).decode(), "
-                                "os.listdir('/run/evolve')); open('/run/evolve/x', 'w')"])
+                                "os.listdir('/run/evolve')); open('/run/evolve/x', 'w')")])
             assert talk.stdout.split() == ["hello", "['llm.sock']"] and "Read-only" in talk.stderr
             with DockerSandbox.create(base_image, run_id=test_run_id, job_id="job-3", limits=LIMITS,
                                       gateway_socket=gateway_socket, client=docker_client) as fresh:
