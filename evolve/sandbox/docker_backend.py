@@ -3,9 +3,10 @@
 The container's main process is `sleep <wall clock>` (plus the pool's idle allowance,
 evolve.sandbox.docker_spec), so it stops by itself even if the engine dies; every command runs under
 `timeout -k` in its own process group, and the host kills that group (or the whole container) when
-a command outlives its deadline or its output cap. The only channel out is the model gateway's Unix socket (evolve.sandbox.gateway_slot).
-Copies into a read-only sandbox are gathered into one tar and extracted by one exec just before the
-next command runs or anything is read: each `docker exec` costs tens of milliseconds of `runc`.
+a command outlives its deadline or its output cap. The only channel out is the model gateway's Unix
+socket (evolve.sandbox.gateway_slot). Copies into a read-only sandbox are gathered into one tar and
+extracted by one exec just before the next command runs or anything is read: each `docker exec`
+costs tens of milliseconds of `runc`.
 """
 
 from __future__ import annotations
