@@ -82,8 +82,7 @@ class DockerSandbox:
         self._slot = slot
         self._pending: TarBuilder | None = None
         self._pending_dirs: list[str] = []
-        self.release: Callable[[Callable[[], None]], None] | None = None
-        """Set by a pool: takes the container's removal, to run it off the job's path."""
+        self.release: Callable[[Callable[[], None]], None] | None = None  # a pool's: removes it off the job's path
 
     @classmethod
     def create(
@@ -150,9 +149,8 @@ class DockerSandbox:
         return box
 
     def claim(self, run_id: str, job_id: str, gateway_socket: Path | None) -> bool:
-        """Hand a container started ahead of need to its job: its name says the job, its gateway
-        directory gets the job's socket, and its wall clock starts now. False when it cannot be (the
-        caller then closes it and starts a fresh one)."""
+        """Hand a container started ahead to its job: its name, its gateway socket, its wall clock from
+        now. False when it cannot be (the caller then closes it and starts a fresh one)."""
         if (gateway_socket is None) != (self._slot is None):
             return False
         if gateway_socket is not None and not link_socket(self._slot, gateway_socket):
