@@ -12,16 +12,22 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import socket
 import tempfile
 from pathlib import Path
 
+from evolve.sandbox.owner import current_owner, owner_alive
+
 log = logging.getLogger(__name__)
 SOCKET_NAME = "llm.sock"
+PREFIX = "evolve-gw-slot-"
 
 
-def new_slot() -> Path:
-    """An empty directory for one container's gateway socket (readable by the sandbox's uid 1000)."""
-    slot = Path(tempfile.mkdtemp(prefix="evolve-gw-slot-"))
+def new_slot(root: Path | None = None) -> Path:
+    """An empty directory for one container's gateway socket (readable by the sandbox's uid 1000),
+    named after its owner so that a sweep can remove what a killed process left."""
+    _host, pid, ticks = current_owner().rsplit(":", 2)  # short: the host's path to a socket has a limit
+    slot = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{pid}.{ticks}-", dir=root))
     os.chmod(slot, 0o755)
     return slot
 
@@ -39,3 +45,14 @@ def link_socket(slot: Path, socket: Path) -> bool:
 def remove_slot(slot: Path | None) -> None:
     if slot is not None:
         shutil.rmtree(slot, ignore_errors=True)  # a leftover only costs an empty directory in /tmp
+
+
+def sweep_slots(root: Path | None = None) -> list[Path]:
+    """Remove the slots whose owner on this host is gone (a killed engine's); returns them."""
+    removed = []
+    for slot in Path(root or tempfile.gettempdir()).glob(f"{PREFIX}*"):
+        pid, _, ticks = slot.name[len(PREFIX):].rsplit("-", 1)[0].partition(".")
+        if owner_alive(f"{socket.gethostname()}:{pid}:{ticks}") is False:
+            remove_slot(slot)
+            removed.append(slot)
+    return removed
