@@ -185,6 +185,7 @@ def _worker(config: RunConfig, run: Run, tasks: RunTasks, gateway, cluster: Exit
     from evolve.engine.evaluate import EvalSettings
     from evolve.engine.worker import EngineWorker, WorkerSettings, agent_timeout
     from evolve.sandbox import limits_from_config, reap_run
+    from evolve.sandbox.pool import SandboxPool
     from evolve.tasks.docker import DockerSandboxes
 
     settings = WorkerSettings(
@@ -200,8 +201,9 @@ def _worker(config: RunConfig, run: Run, tasks: RunTasks, gateway, cluster: Exit
             run, {**tasks.search, **tasks.heldout}, gateway=gateway, address=config.executor.ray_address,
             settings=settings, limits=limits_from_config(config.sandbox), seed=config.run.seed,
         ))
+    pool = cluster.enter_context(SandboxPool())  # fresh containers, started ahead; drained before the gateway
     return EngineWorker(
         run, {**tasks.search, **tasks.heldout},
-        sandboxes=DockerSandboxes(run.id, limits_from_config(config.sandbox)),
+        sandboxes=DockerSandboxes(run.id, limits_from_config(config.sandbox), pool),
         gateway=gateway, settings=settings, seed=config.run.seed, cancel=lambda: reap_run(run.id),
     )
