@@ -234,7 +234,7 @@ def docker_evaluator(run: Run) -> Iterator[EvaluateOne]:
     from evolve.llm.gateway import Gateway
     from evolve.sandbox.types import SandboxLimits
     from evolve.tasks import load_suite
-    from evolve.tasks.docker import DockerSandboxes
+    from evolve.sandbox.factory import DockerSandboxes
 
     config = run.config
     suite = load_suite(config.tasks.suite)

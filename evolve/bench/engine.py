@@ -47,12 +47,13 @@ def bench_engine(jobs: int = 8, levels: tuple[int, ...] = (1, 2, 4), image: str 
     from evolve.archive import Run
     from evolve.engine.evaluate import EvalSettings
     from evolve.engine.executors import LocalExecutor
+    from evolve.engine.expand import ExpandSettings
     from evolve.standins.models import RoutedModel
     from evolve.llm.gateway import Gateway
     from evolve.sandbox import SandboxLimits, reap_run
     from evolve.seed import copy_seed
     from evolve.tasks import load_suite
-    from evolve.tasks.docker import DockerSandboxes
+    from evolve.sandbox.factory import DockerSandboxes
     from evolve.engine.worker import EngineWorker, WorkerSettings
 
     tasks = list(load_suite("humaneval").split("dev").select(limit=jobs))
@@ -62,7 +63,7 @@ def bench_engine(jobs: int = 8, levels: tuple[int, ...] = (1, 2, 4), image: str 
     with tempfile.TemporaryDirectory(prefix="evolve-bench-engine-") as tmp:
         run = Run.create(Path(tmp) / "run")
         node = run.add_node(copy_seed(Path(tmp) / "seed"))
-        settings = WorkerSettings(eval=EvalSettings(budget_steps=1, infra_retries=0), image=image)
+        settings = WorkerSettings(eval=EvalSettings(budget_steps=1, infra_retries=0), expand=ExpandSettings(image=image))
         try:
             with Gateway({"solve": instant, "modify": instant, "diagnose": instant},
                          exchanges_dir=run.path / "exchanges", usage_sink=run) as gateway:

@@ -48,7 +48,7 @@ def check(
 ) -> None:
     """Grade every task's reference solution (must pass) and untouched repo (must fail) in Docker."""
     from evolve.tasks.check import check_suite
-    from evolve.tasks.docker import grading_sandbox
+    from evolve.sandbox.factory import grading_sandbox
 
     if suite == "polyglot" or suite.startswith("polyglot:"):
         from evolve.tasks.polyglot import polyglot_suite
