@@ -79,10 +79,6 @@ def evaluate(run: Run, node_id: str, task: Task, *, sandboxes: SandboxMaker, gat
     return result
 
 
-def evaluation_channels(job: str, settings: EvalSettings) -> tuple[ChannelSpec]:
-    return (ChannelSpec(job, "solve", settings.token_budget),)
-
-
 @dataclass(frozen=True)
 class Evaluation:
     """An evaluation as a worker runs it (here or shipped to a cluster node): the runner's result type."""
@@ -91,7 +87,7 @@ class Evaluation:
     settings: EvalSettings
 
     def channels(self, job: str) -> tuple[ChannelSpec, ...]:
-        return evaluation_channels(job, self.settings)
+        return (ChannelSpec(job, "solve", self.settings.token_budget),)
 
     def __call__(self, ctx: JobContext) -> EvaluationResult:
         result = evaluate_task(ctx, self.task, self.settings)
@@ -116,7 +112,7 @@ def evaluate_task(ctx: JobContext, task: Task, settings: EvalSettings = EvalSett
 
 def _attempt(ctx: JobContext, task: Task, settings: EvalSettings) -> _Attempt:
     """Solve, then grade; `infra` only from the engine's own failures or the gateway's upstream failures."""
-    (spec,) = evaluation_channels(ctx.job, settings)
+    (spec,) = Evaluation(task, settings).channels(ctx.job)
     with tempfile.TemporaryDirectory(prefix="evolve-eval-") as tmp:
         repo = write_files(task.repo, Path(tmp) / "repo")
         channel = ctx.channels.open_job(spec.job, ctx.node_id, spec.role, spec.tokens)

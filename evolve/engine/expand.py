@@ -33,11 +33,6 @@ class ExpandSettings:
     """Step cap of the smoke task in the validation gate."""
 
 
-def expansion_channels(job: str, settings: ExpandSettings) -> tuple[ChannelSpec, ChannelSpec]:
-    return (ChannelSpec(f"{job}-modify", "modify", settings.job_tokens),
-            ChannelSpec(f"{job}-validate", "solve", settings.job_tokens))
-
-
 @dataclass(frozen=True)
 class Expansion:
     """An expansion as a worker runs it (here or shipped to a cluster node), after the host's diagnosis."""
@@ -46,7 +41,9 @@ class Expansion:
     settings: ExpandSettings
 
     def channels(self, job: str) -> tuple[ChannelSpec, ...]:
-        return expansion_channels(job, self.settings)
+        """The modify step's channel, then the validation's (it solves the smoke task)."""
+        return (ChannelSpec(f"{job}-modify", "modify", self.settings.job_tokens),
+                ChannelSpec(f"{job}-validate", "solve", self.settings.job_tokens))
 
     def __call__(self, ctx: JobContext) -> ExpansionResult:
         return expand_child(ctx, self.instructions, self.settings)
@@ -76,7 +73,7 @@ def _sandbox(ctx: JobContext, spec: ChannelSpec, image: str) -> Iterator[tuple[S
 
 
 def _modify(ctx: JobContext, instructions: str, settings: ExpandSettings) -> Modification:
-    spec, _ = expansion_channels(ctx.job, settings)
+    spec, _ = Expansion("", settings).channels(ctx.job)
     with _sandbox(ctx, spec, settings.image) as (box, channel):
         return self_modify(box, ctx.code, instructions, ctx.log_dir / "child", ctx.log_dir,
                            channel_env=channel.sandbox_env(), budget_steps=settings.improve_steps,
@@ -84,7 +81,7 @@ def _modify(ctx: JobContext, instructions: str, settings: ExpandSettings) -> Mod
 
 
 def _validate(ctx: JobContext, child: Modification, settings: ExpandSettings) -> Verdict:
-    _, spec = expansion_channels(ctx.job, settings)
+    _, spec = Expansion("", settings).channels(ctx.job)
     with _sandbox(ctx, spec, settings.image) as (box, channel):
         return validate_child(box, child.code_dir, child.diff, ctx.log_dir, channel_env=channel.sandbox_env(),
                               served=lambda: ctx.channels.report(spec.job).requests,

@@ -22,7 +22,7 @@ from evolve.meta.validate import SMOKE_STATEMENT
 from evolve.sandbox.factory import ProcessSandboxes
 from evolve.sandbox.types import SandboxLimits
 from evolve.standins.models import RoutedModel
-from evolve.tasks.types import Task
+from evolve.tasks.types import Task, write_files
 
 AGENT = '''import json, os, subprocess, sys
 
@@ -57,12 +57,8 @@ MODELS = {
 
 
 def agent_code(dest: Path) -> Path:
-    (dest / "agent").mkdir(parents=True)
-    (dest / "agent" / "__init__.py").write_text("")
-    (dest / "agent" / "__main__.py").write_text(AGENT)
-    (dest / "tests").mkdir()
-    (dest / "tests" / "test_agent.py").write_text(AGENT_TEST)
-    return dest
+    files = {"agent/__init__.py": "", "agent/__main__.py": AGENT, "tests/test_agent.py": AGENT_TEST}
+    return write_files({path: text.encode() for path, text in files.items()}, dest)
 
 
 def _task(name: str, statement: str) -> Task:
@@ -94,24 +90,28 @@ def expected() -> dict[str, tuple]:
     }
 
 
-def run_cases(run: Run, place_for: Callable[[ProcessSandboxes], Place]) -> dict[str, tuple]:
-    """Each case as a job of the seed node of `run`, at the place `place_for(sandboxes)` gives."""
+def run_cases(run: Run, place_for: Callable[[ProcessSandboxes], Place]) -> tuple[dict[str, tuple], set[str]]:
+    """Each case as a job of the seed node of `run`, at the place `place_for(sandboxes)` gives:
+    what each came to, and where they ran."""
     node = run.nodes()[0]
     got: dict[str, tuple] = {}
+    wheres: set[str] = set()
     for name, (task, limits) in EVALUATIONS.items():
         job = run.start_job("evaluate", node.id, task=task.id)
-        result, _ = place_for(ProcessSandboxes(limits)).run_work(job, node, Evaluation(task, EvalSettings()))
+        result, where = place_for(ProcessSandboxes(limits)).run_work(job, node, Evaluation(task, EvalSettings()))
+        wheres.add(where)
         assert Path(result.log_path, "agent.log").is_file() and Path(result.log_path, "diff.patch").is_file()
         got[name] = (result.outcome, result.detail if result.outcome == "timeout" else None)
     for name, (instructions, limits) in EXPANSIONS.items():
         job = run.start_job("expand", node.id)
-        result, _ = place_for(ProcessSandboxes(limits)).run_work(job, node, Expansion(instructions, ExpandSettings()))
+        result, where = place_for(ProcessSandboxes(limits)).run_work(job, node, Expansion(instructions, ExpandSettings()))
+        wheres.add(where)
         improve = (run.log_dir(job.id) / "improve.log").read_text().splitlines()[0]
         if result.valid:
             assert (result.code_dir / "agent" / "__main__.py").read_text().endswith("# a note\n")
         got[name] = (result.valid, result.reason, improve.endswith("timed out True"))
         got[f"{name} improve s"] = (float(improve.split(", ")[1].removesuffix(" s")),)
-    return got
+    return got, wheres
 
 
 def check(got: dict[str, tuple]) -> None:

@@ -6,6 +6,8 @@ the same outcomes and timeouts (tests/unit/engine/pipeline_cases.py)."""
 
 from __future__ import annotations
 
+import socket
+
 from evolve.archive.store import Run
 from evolve.engine.worker import Here
 from evolve.llm.gateway import Gateway
@@ -16,4 +18,6 @@ def test_evaluation_and_expansion_here_come_to_the_expected_outcomes_and_timeout
     run = Run.create(tmp_path / "run")
     run.add_node(agent_code(tmp_path / "agent"))
     with Gateway(MODELS, exchanges_dir=run.path / "exchanges") as gateway:
-        check(run_cases(run, lambda sandboxes: Here(run, sandboxes, gateway)))
+        got, wheres = run_cases(run, lambda sandboxes: Here(run, sandboxes, gateway))
+    check(got)
+    assert wheres == {socket.gethostname()}
