@@ -46,12 +46,12 @@ def commit_tar(run: Run, node_id: str) -> bytes:
                           capture_output=True, check=True).stdout
 
 
-def relocate(result: R, remote_log_dir: str, log_dir: Path) -> R:
+def relocate(result: Any, remote_log_dir: str, log_dir: Path) -> Any:
     """A result's paths, from the worker node's log directory to the run's."""
     if isinstance(result, EvaluationResult) and result.log_path is not None:
-        return replace(result, log_path=str(log_dir))  # type: ignore[return-value]
+        return replace(result, log_path=str(log_dir))
     if isinstance(result, ExpansionResult) and result.code_dir is not None:
-        return replace(result, code_dir=log_dir / result.code_dir.relative_to(remote_log_dir))  # type: ignore[return-value]
+        return replace(result, code_dir=log_dir / result.code_dir.relative_to(remote_log_dir))
     return result
 
 

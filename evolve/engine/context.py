@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from evolve.llm.types import Usage
+from evolve.llm.types import Role, Usage
 from evolve.sandbox.types import Sandbox, SandboxLimits
 
 if TYPE_CHECKING:
@@ -37,7 +37,8 @@ class SandboxMaker(Protocol):
 
 
 class Channel(Protocol):
-    socket_path: Path
+    @property
+    def socket_path(self) -> Path: ...
 
     def sandbox_env(self) -> dict[str, str]: ...
 
@@ -45,15 +46,20 @@ class Channel(Protocol):
 class Report(Protocol):
     """What the gateway itself saw of a job (`evolve.llm.gateway.JobReport` fits)."""
 
-    usage: Usage
-    requests: int
-    upstream_failures: int
+    @property
+    def usage(self) -> Usage: ...
+
+    @property
+    def requests(self) -> int: ...
+
+    @property
+    def upstream_failures(self) -> int: ...
 
 
 class Channels(Protocol):
     """The model gateway as jobs use it (`evolve.llm.gateway.Gateway`, on a node `evolve.llm.relay.RelayChannels`)."""
 
-    def open_job(self, job_id: str | int, node_id: str, role: str, token_budget: int) -> Channel: ...
+    def open_job(self, job_id: str | int, node_id: str, role: Role, token_budget: int) -> Channel: ...
 
     def report(self, job_id: str | int) -> Report:
         """What an open job was served so far (the validation gate's request count)."""
@@ -69,7 +75,7 @@ class ChannelSpec:
     On a cluster the head opens it (a grant) before the work is shipped."""
 
     job: str
-    role: str
+    role: Role
     tokens: int
 
 

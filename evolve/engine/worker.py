@@ -81,14 +81,16 @@ class EngineWorker:
     def __init__(self, run: Run, tasks: Mapping[str, Task], *, gateway: Channels, settings: WorkerSettings, seed: int,
                  sandboxes: SandboxMaker | None = None, place: Place | None = None,
                  cancel: Callable[[], None] | None = None) -> None:
-        if (sandboxes is None) == (place is None):
-            raise ValueError("EngineWorker needs either sandboxes (work here) or a place")
+        if place is None:
+            if sandboxes is None:
+                raise ValueError("EngineWorker needs sandboxes (to work here) or a place")
+            place = Here(run, sandboxes, gateway)
         self.run = run
         self.tasks = dict(tasks)
         self.gateway = gateway
         self.settings = settings
         self.seed = seed
-        self.place: Place = place if place is not None else Here(run, sandboxes, gateway)  # type: ignore[arg-type]
+        self.place = place
         self._retry = InfraRetry(settings.eval.infra_retries)
         self._cancel = cancel
         self._cancelled = threading.Event()
