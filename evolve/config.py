@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import ErrorDetails
 
 from evolve.errors import EvolveError
+from evolve.search.params import DGMParams, HGMParams
 
 
 class ConfigError(EvolveError, ValueError):
@@ -158,41 +160,15 @@ class TasksConfig(_Section):
     """Checkout of the polyglot benchmark (suite `polyglot`)."""
 
 
-class HGMParams(_Section):
-    """Huxley-Gödel Machine policy parameters (DESIGN.md §5)."""
-
-    alpha: float = Field(0.6, gt=0.0, le=1.0)
-    """Widening exponent: expand iff N^alpha >= |T|."""
-    cooldown: bool = True
-    """Use the temperature tau = B / max(B - n, 1) in Thompson sampling."""
-    epsilon: float = Field(0.25, gt=0.0, lt=1.0)
-    """Quantile of Beta(1+s, 1+f) used to choose the final agent."""
-    min_evals: int = Field(5, ge=1)
-    """A node needs this many evaluations to be chosen as the final agent."""
-
-
-class DGMParams(_Section):
-    """Darwin Gödel Machine parent selection and staged evaluation."""
-
-    lam: float = Field(10.0, gt=0.0)
-    """Sigmoid steepness lambda."""
-    alpha0: float = Field(0.5, ge=0.0, le=1.0)
-    """Sigmoid midpoint alpha_0."""
-    stages: tuple[int, ...] = (10, 50)
-    """Tasks per evaluation stage before the rest."""
-    stage_threshold: float = Field(0.4, ge=0.0, le=1.0)
-    """Fraction solved in stage 1 needed to run stage 2."""
-    top_k_full: int = Field(2, ge=1)
-    """After stage 2, nodes among the top k get the remaining tasks."""
-
-
 class PolicyConfig(_Section):
     """Which node to grow next."""
 
     name: Literal["hgm", "dgm", "greedy", "random"] = "hgm"
     """The selection policy."""
     hgm: HGMParams = HGMParams()
+    """HGM's parameters (evolve.search.params.HGMParams, the class the policy takes)."""
     dgm: DGMParams = DGMParams()
+    """DGM's parent selection and the staged evaluation of DGM, greedy and random (DGMParams)."""
 
 
 class BudgetConfig(_Section):
@@ -251,6 +227,14 @@ class MetaConfig(_Section):
     its tasks has a counted result. DGM keeps such a child out of its archive."""
 
 
+class SeedConfig(_Section):
+    """The agent at the root of the tree."""
+
+    path: Path | None = None
+    """A directory that meets the agent contract (README, "The agent contract"; check it with
+    `evolve agent check DIR`), relative to the current directory; none: the bundled seed (evolve/seed/)."""
+
+
 class RunSection(_Section):
     """Identity of the run."""
 
@@ -273,6 +257,7 @@ class RunConfig(_Section):
     budget: BudgetConfig = BudgetConfig()
     executor: ExecutorConfig = ExecutorConfig()
     meta: MetaConfig = MetaConfig()
+    seed: SeedConfig = SeedConfig()
 
     @model_validator(mode="after")
     def _hosted_models_have_prices(self) -> RunConfig:
@@ -289,9 +274,9 @@ class RunConfig(_Section):
         return self
 
 
-def _describe(error: dict, path: Path) -> str:
+def _describe(error: ErrorDetails, path: Path) -> str:
     key = ".".join(str(part) for part in error["loc"]) or "(top level)"
-    if error["type"] == "extra_forbidden":
+    if error["type"] in ("extra_forbidden", "unexpected_keyword_argument"):  # the latter: a params dataclass
         return f"{path}: unknown key `{key}`"
     if error["type"] == "missing":
         return f"{path}: missing key `{key}`"

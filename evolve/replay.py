@@ -13,7 +13,7 @@ import tarfile
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import git
@@ -173,26 +173,20 @@ def replayable(run: Run, node: str | None = None) -> list[tuple[Evaluation, Job 
 
 def rerun(run: Run, evaluate_one: EvaluateOne, node: str | None = None) -> list[RerunCheck]:
     """Re-run the recorded evaluations of `run` (one node's, or all) and compare outcomes per node."""
-    per_node: dict[str, dict[str, list]] = {}
+    checks: dict[str, RerunCheck] = {}
     for evaluation, job in replayable(run, node):
-        entry = per_node.setdefault(
-            evaluation.node, {"compared": 0, "matching": 0, "mismatches": [], "skipped": []}
-        )
+        check = checks.get(evaluation.node) or RerunCheck(evaluation.node, 0, 0)
         if job is None or not run.exchanges_file(job.id).is_file():
-            entry["skipped"].append(evaluation.task)
+            checks[evaluation.node] = replace(check, skipped=(*check.skipped, evaluation.task))
             continue
         replayed = evaluate_one(run, evaluation, job)
-        entry["compared"] += 1
         if replayed.outcome == evaluation.outcome:
-            entry["matching"] += 1
+            check = replace(check, compared=check.compared + 1, matching=check.matching + 1)
         else:
-            entry["mismatches"].append(
-                Mismatch(evaluation.task, evaluation.outcome, replayed.outcome, replayed.detail)
-            )
-    return [
-        RerunCheck(n, e["compared"], e["matching"], tuple(e["mismatches"]), tuple(e["skipped"]))
-        for n, e in per_node.items()
-    ]
+            mismatch = Mismatch(evaluation.task, evaluation.outcome, replayed.outcome, replayed.detail)
+            check = replace(check, compared=check.compared + 1, mismatches=(*check.mismatches, mismatch))
+        checks[evaluation.node] = check
+    return list(checks.values())
 
 
 @contextmanager
@@ -249,7 +243,7 @@ def docker_evaluator(run: Run) -> Iterator[EvaluateOne]:
     settings = EvalSettings(budget_steps=config.budget.agent_steps, infra_retries=0)
     with Gateway(replay_from=run.path / "exchanges") as gateway:
 
-        def evaluate_one(scratch: Run, evaluation: Evaluation, job: Job) -> str:
+        def evaluate_one(scratch: Run, evaluation: Evaluation, job: Job) -> Replayed:
             result = evaluate(
                 scratch,
                 evaluation.node,

@@ -25,11 +25,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def _docker_problem() -> str | None:
     try:
         import docker
-
+        from docker.errors import DockerException
+    except ImportError as exc:
+        return f"the docker SDK is not installed: {exc}"
+    try:
         client = docker.from_env(timeout=10)
         client.ping()
         client.close()
-    except Exception as exc:  # any failure to reach the engine means "no engine here"
+    except (DockerException, OSError) as exc:  # OSError covers requests' connection errors
         return f"no Docker engine answers: {exc}"
     return None
 

@@ -78,7 +78,8 @@ def load_concatenated_json(path: Path) -> list[dict]:
     """
     text = Path(path).read_text(encoding="utf-8")
     decoder = json.JSONDecoder()
-    objects, position = [], 0
+    objects: list[dict] = []
+    position = 0
     while True:
         while position < len(text) and text[position].isspace():
             position += 1
@@ -229,7 +230,7 @@ def _import_into(sources: dict[str, _Source], initial_code: Path, dest: Path, ki
                     elif (error := _apply(code, source.patch, scratch)) is not None:
                         status, reason = "invalid", f"model_patch.diff does not apply: {error}"
                         unbuilt.add(source.id)
-                    if source.id in unbuilt:
+                    if source.id in unbuilt and reason is not None:
                         problems.append(ImportProblem(source.id, reason))
                 instructions = source.metadata.get("problem_statement") or None
                 parent = ids[source.parent] if source.parent is not None else None

@@ -18,6 +18,7 @@ from pathlib import Path
 from evolve.archive.importers import ImportProblem, ImportReport, import_dgm_run, import_hgm_run
 from evolve.archive.records import Evaluation, Job, Node
 from evolve.archive.store import Run
+from evolve.archive.tree import record_tasks, recorded_tasks
 from evolve.config import parse_config
 from evolve.errors import EvolveError
 
@@ -81,6 +82,7 @@ def export_lineage(run: Run, dest: Path | str, node: str | None = None) -> Path:
             "exported": time.time(),
             "lineage_of": node,
             "nodes": [n.id for n in nodes],
+            "search_tasks": None if (tasks := recorded_tasks(run)) is None else sorted(tasks),
         }
         (staging / "manifest.json").write_text(json.dumps(manifest, indent=2))
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -120,6 +122,8 @@ def import_bundle(bundle: Path | str, dest: Path | str) -> Run:
         run = Run.create(dest, config)
         try:
             run.set_meta("imported_from", json.dumps({"bundle": str(bundle), "run_id": manifest["run_id"]}))
+            if manifest.get("search_tasks") is not None:  # the copy counts results as the original did
+                record_tasks(run, manifest["search_tasks"])
             run.code.fetch_bundle(staging / "code.bundle")
             for row in _read_jsonl(staging / "nodes.jsonl"):
                 tree = row.pop("tree")

@@ -20,7 +20,7 @@ from evolve.archive import schema
 from evolve.archive.code import NODE_ID, CodeStore
 from evolve.archive.jobrows import JobRows
 from evolve.archive.records import OUTCOMES, Evaluation, Node
-from evolve.archive.tree import CladeTree
+from evolve.archive.tree import CladeTree, build_tree, recorded_tasks
 from evolve.archive.writer import RunDamaged, claim_writer
 from evolve.config import RunConfig, dump_config, parse_config
 from evolve.errors import EvolveError
@@ -369,8 +369,8 @@ class Run(JobRows):
         return [schema.evaluation_from_row(r) for r in rows]
 
     def tree(self, split: str | None = "dev") -> CladeTree:
-        """The clade tree rebuilt from the rows, counting results of `split` (None: all)."""
-        return CladeTree.from_records(self.nodes(), self.evaluations(split=split))
+        """The clade tree rebuilt from the rows of `split` (None: all), counted as the search counts."""
+        return build_tree(self.nodes(), self.evaluations(split=split), recorded_tasks(self))
 
     def log_dir(self, job_id: int) -> Path:
         """The directory for one job's transcripts, outputs and diffs."""

@@ -18,7 +18,7 @@ def run_summary(run: Run) -> dict:
     nodes = run.nodes()
     evaluations = run.evaluations()
     jobs = run.jobs()
-    tree = CladeTree.from_records(nodes, evaluations)
+    tree = run.tree()  # the search's rule: its split, its tasks, one result per node and task
     outcomes = Counter(e.outcome for e in evaluations)
     states = Counter(j.state for j in jobs)
     evaluated = [n for n in nodes if tree.own_counts(n.id).total]

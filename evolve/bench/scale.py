@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from contextlib import ExitStack
 from dataclasses import dataclass
 
-from evolve.errors import EvolveError
 from evolve.engine.executors import Executor, LocalExecutor
 from evolve.engine.jobs import EvaluationResult
+from evolve.errors import EvolveError
 
 LEVELS = (1, 4, 16)
 
@@ -54,7 +55,7 @@ def measure(executor: Executor, concurrency: int, *, sleep_s: float, rounds: int
     total = concurrency * rounds
     submitted = 0
     started = time.perf_counter()
-    in_flight = set()
+    in_flight: set[Future[EvaluationResult]] = set()
     while submitted < total or in_flight:
         while submitted < total and len(in_flight) < concurrency:
             in_flight.add(executor.submit(sleep_job, sleep_s))
@@ -81,18 +82,18 @@ def bench_levels(make: Callable[[int], Executor], levels: Sequence[int], *, slee
 
 
 def _bench_ray(levels: Sequence[int], *, sleep_s: float, rounds: int, address: str | None) -> dict[int, Throughput]:
-    from contextlib import nullcontext
-
-    from evolve.engine.executors import RayExecutor
     from evolve.cluster.local import LocalRayCluster
+    from evolve.engine.executors import RayExecutor
 
     top = max(levels)
     half = top / 2
-    cluster = LocalRayCluster(head_cpus=half, worker_cpus=(top - half,)) if address is None else nullcontext()
-    with cluster as local:
-        executor = RayExecutor(address or local.address, cpus_per_job=1)
+    with ExitStack() as cluster:
+        started_here = address is None
+        if address is None:
+            address = cluster.enter_context(LocalRayCluster(head_cpus=half, worker_cpus=(top - half,))).address
+        executor = RayExecutor(address, cpus_per_job=1)
         try:
-            executor.wait_for_cpus(top if address is None else 1)
+            executor.wait_for_cpus(top if started_here else 1)
             # Warm up: start the worker processes of every slot before anything is timed.
             measure(executor, top, sleep_s=sleep_s, rounds=1)
             return {level: measure(executor, level, sleep_s=sleep_s, rounds=rounds) for level in levels}

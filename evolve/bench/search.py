@@ -3,7 +3,9 @@
 `bench_search` is what `evolve bench search` prints: per policy the mean and 95 % CI (Student t over
 seeds) of the true quality of its final agent and of the best node in its tree, the evaluations it
 needed to name a final agent as good as the DGM policy's (per seed; the budget when it never did),
-its decisions per second, and the median time of one `next_action` on a 10,000-node tree.
+its decisions per second, and the runner's own per-decision cost on a run of 10,000 nodes and
+100,000 counted evaluations: the runner's `SearchState` (the one `CladeTree`) builds its view, then
+the policy decides on it, each decision on a fresh view as the runner does (nothing warmed).
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
+from evolve.archive.records import Evaluation, Node, Outcome
+from evolve.engine.state import SearchState
 from evolve.search.dgm import DGMPolicy, GreedyPolicy, RandomPolicy
 from evolve.search.hgm import HGMPolicy
 from evolve.search.simulate import EpisodeResult, WorldParams, compare_policies
 from evolve.search.types import Policy
-from evolve.search.view import SearchView
 
 DEFAULT_POLICIES = ("hgm", "dgm", "greedy", "random")
 _MATCH_TOLERANCE = 1e-9
@@ -70,6 +73,8 @@ class PolicyScore:
     nodes: float
     decisions_per_s: float
     decision_ms_10k_nodes: float
+    """The runner's decision (view build included) at 10,000 nodes and 100,000 evaluations."""
+    view_ms_10k_nodes: float
 
     def to_json(self) -> dict:
         return {
@@ -80,6 +85,7 @@ class PolicyScore:
             "nodes": self.nodes,
             "decisions_per_s": self.decisions_per_s,
             "decision_ms_10k_nodes": self.decision_ms_10k_nodes,
+            "view_ms_10k_nodes": self.view_ms_10k_nodes,
         }
 
 
@@ -87,64 +93,77 @@ class PolicyScore:
 class SearchBench:
     budget: int
     seeds: int
+    runner: RunnerDecision
+    """The default (HGM) policy's decision on the runner's path."""
+    tree_nodes: int
+    tree_evaluations: int
     policies: dict[str, PolicyScore] = field(default_factory=dict)
-    decision_ms_10k_nodes: float = float("nan")
-    view_ms_10k_nodes: float = float("nan")
+
+    @property
+    def decision_ms_10k_nodes(self) -> float:
+        return self.runner.decision_ms
+
+    @property
+    def view_ms_10k_nodes(self) -> float:
+        return self.runner.view_ms
 
     def to_json(self) -> dict:
         return {
             "budget": self.budget,
             "seeds": self.seeds,
             "policies": {name: score.to_json() for name, score in self.policies.items()},
+            "runner_path": {"nodes": self.tree_nodes, "evaluations": self.tree_evaluations,
+                            "view_ms": self.runner.view_ms, "decision_ms": self.runner.decision_ms},
             "decision_ms_10k_nodes": self.decision_ms_10k_nodes,
             "view_ms_10k_nodes": self.view_ms_10k_nodes,
         }
 
 
-def random_view(n_nodes: int, rng: np.random.Generator, n_tasks: int = 100) -> SearchView:
-    """A random tree of `n_nodes` (uniform random parents), 80 % valid, each with some tasks done."""
-    parent = np.concatenate([[-1], [rng.integers(0, i) for i in range(1, n_nodes)]]).astype(np.int64)
-    done = rng.integers(0, 20, n_nodes)
-    successes = rng.binomial(done, 0.4)
-    task_order = tuple(range(n_tasks))
-    evaluated = [frozenset(range(d)) for d in done.tolist()]
-    used = int(done.sum())
-    return SearchView(
-        ids=tuple(range(n_nodes)), parent=parent, valid=rng.random(n_nodes) < 0.8,
-        successes=successes, failures=done - successes, evaluated=evaluated, task_order=task_order,
-        budget=used + 1000, used=used,
-    )  # fmt: skip
+def runner_state(n_nodes: int, n_evaluations: int, rng: np.random.Generator, n_tasks: int = 100) -> SearchState:
+    """The runner's state rebuilt from archive rows (as on resume): a random tree of `n_nodes` (uniform
+    random parents, 80 % valid), `n_evaluations` results spread over the nodes on their first tasks,
+    and a few jobs in flight, as at concurrency 8."""
+    parents = [None] + [str(rng.integers(0, i)) for i in range(1, n_nodes)]
+    valid = rng.random(n_nodes) < 0.8
+    nodes = [Node(str(i), parents[i], "c", 0.0, "bench", "valid" if valid[i] else "invalid") for i in range(n_nodes)]
+    done = np.minimum(rng.multinomial(n_evaluations, np.full(n_nodes, 1.0 / n_nodes)), n_tasks)
+    task_order = [f"t{j}" for j in range(n_tasks)]
+    passed = rng.random(int(done.sum())) < 0.4
+    rows = [(str(i), task_order[j]) for i, d in enumerate(done.tolist()) for j in range(d)]
+    outcomes: list[Outcome] = ["pass" if ok else "fail" for ok in passed.tolist()]
+    state = SearchState(nodes, [Evaluation(n, t, 1, o) for (n, t), o in zip(rows, outcomes, strict=True)], task_order)
+    busy = np.flatnonzero(valid & (done < n_tasks))[:6]
+    for job, node in enumerate(busy.tolist()):
+        state.pending_evaluations[job] = (str(node), task_order[int(done[node])])
+    state.pending_expansions.update({6: "0", 7: str(int(busy[0])) if busy.size else "0"})
+    return state
 
 
-def time_next_action(policy: Policy, view: SearchView, repeats: int = 30, seed: int = 0) -> float:
-    """Median milliseconds of one `policy.next_action(view, rng)`."""
-    rng = np.random.default_rng(seed)
-    policy.next_action(view, rng)  # warm caches (cached_property) as a runner's view would not
-    samples = []
-    for _ in range(repeats):
+@dataclass(frozen=True)
+class RunnerDecision:
+    """Medians over fresh decisions on the runner's own path (no warmed view)."""
+
+    view_ms: float
+    """`SearchState.view()`: the snapshot the policy decides on."""
+    decision_ms: float
+    """The view build, the decision's generator and `policy.next_action`: one decision of the runner."""
+
+
+def time_runner_decision(policy: Policy, state: SearchState, repeats: int = 30, seed: int = 0) -> RunnerDecision:
+    """Median milliseconds of the runner's decision: `state.view(...)` then `policy.next_action(view, rng)`."""
+    budget = state.used + 1000
+    views, decisions = [], []
+    for decision in range(repeats):
         start = time.perf_counter()
-        policy.next_action(view, rng)
-        samples.append(time.perf_counter() - start)
-    return float(np.median(samples) * 1000.0)
+        view = state.view(budget, None)
+        built = time.perf_counter()
+        policy.next_action(view, np.random.default_rng([seed, decision]))  # a generator per decision, as the runner's
+        views.append(built - start)
+        decisions.append(time.perf_counter() - start)
+    return RunnerDecision(float(np.median(views) * 1000.0), float(np.median(decisions) * 1000.0))
 
 
-def time_view_build(n_nodes: int, repeats: int = 5, seed: int = 0) -> float:
-    """Median milliseconds to build a `SearchView` of `n_nodes` from plain arrays (clade counts
-    computed in the view, as when the runner does not pass the tree's)."""
-    template = random_view(n_nodes, np.random.default_rng(seed))
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        SearchView(
-            ids=template.ids, parent=template.parent, valid=template.valid,
-            successes=template.successes, failures=template.failures, evaluated=template.evaluated,
-            task_order=template.task_order, budget=template.budget, used=template.used,
-        )  # fmt: skip
-        samples.append(time.perf_counter() - start)
-    return float(np.median(samples) * 1000.0)
-
-
-def _score(results: list[EpisodeResult], targets: list[float], budget: int, ms_10k: float) -> PolicyScore:
+def _score(results: list[EpisodeResult], targets: list[float], budget: int, runner: RunnerDecision) -> PolicyScore:
     matches = [evals_to_match(r.quality_by_evals, t) for r, t in zip(results, targets, strict=True)]
     decisions = sum(r.decisions for r in results)
     seconds = sum(r.decision_seconds for r in results)
@@ -155,7 +174,8 @@ def _score(results: list[EpisodeResult], targets: list[float], budget: int, ms_1
         matched_dgm=float(np.mean([m is not None for m in matches])),
         nodes=float(np.mean([r.nodes for r in results])),
         decisions_per_s=decisions / seconds if seconds > 0 else float("inf"),
-        decision_ms_10k_nodes=ms_10k,
+        decision_ms_10k_nodes=runner.decision_ms,
+        view_ms_10k_nodes=runner.view_ms,
     )
 
 
@@ -166,8 +186,11 @@ def bench_search(
     world: WorldParams | None = None,
     policies: Mapping[str, Policy] | None = None,
     tree_nodes: int = 10_000,
+    tree_evaluations: int | None = None,
 ) -> SearchBench:
-    """Run each policy on worlds 0..seeds-1 (DGM as the reference even when not listed) and score it.
+    """Run each policy on worlds 0..seeds-1 (DGM as the reference even when not listed) and score it;
+    time each policy's decision on the runner's path at `tree_nodes` nodes and `tree_evaluations`
+    counted evaluations (10 per node by default: 100,000 at 10,000 nodes).
 
     `policies` overrides the default policy for a name (e.g. one built from a run config).
     """
@@ -177,14 +200,8 @@ def bench_search(
     runs.setdefault("dgm", (policies or {}).get("dgm") or default_policy("dgm"))
     results = compare_policies(runs, world, budget, list(range(seeds)))
     targets = [r.final_quality for r in results["dgm"]]
-    view = random_view(tree_nodes, np.random.default_rng(12345))
-    scores = {
-        name: _score(results[name], targets, budget, time_next_action(policy, view))
-        for name, policy in chosen.items()
-    }
-    default_ms = (
-        scores["hgm"].decision_ms_10k_nodes
-        if "hgm" in scores
-        else time_next_action(default_policy("hgm"), view)
-    )
-    return SearchBench(budget, seeds, scores, default_ms, time_view_build(tree_nodes))
+    state = runner_state(tree_nodes, tree_evaluations or 10 * tree_nodes, np.random.default_rng(12345))
+    timings = {name: time_runner_decision(policy, state) for name, policy in chosen.items()}
+    scores = {name: _score(results[name], targets, budget, timings[name]) for name in chosen}
+    default = timings["hgm"] if "hgm" in timings else time_runner_decision(default_policy("hgm"), state)
+    return SearchBench(budget, seeds, default, tree_nodes, state.used, scores)

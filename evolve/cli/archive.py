@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -12,8 +13,8 @@ from evolve.archive.summary import render_node, render_summary, render_tree, run
 
 
 def status(
-    run: Path = typer.Argument(..., help="Run directory."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    run: Annotated[Path, typer.Argument(help="Run directory.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Nodes, evaluations, jobs and usage of a run."""
     with Run.open(run) as opened:
@@ -21,15 +22,15 @@ def status(
     typer.echo(json.dumps(summary, indent=2) if as_json else render_summary(summary))
 
 
-def tree(run: Path = typer.Argument(..., help="Run directory.")) -> None:
+def tree(run: Annotated[Path, typer.Argument(help="Run directory.")]) -> None:
     """The clade tree, indented, with each node's own pass count and clade estimate."""
     with Run.open(run) as opened:
         typer.echo(render_tree(opened.nodes(), opened.tree()))
 
 
 def show(
-    run: Path = typer.Argument(..., help="Run directory."),
-    node: str = typer.Argument(..., help="Node id."),
+    run: Annotated[Path, typer.Argument(help="Run directory.")],
+    node: Annotated[str, typer.Argument(help="Node id.")],
 ) -> None:
     """One node: its record, counts, instructions and evaluations."""
     with Run.open(run) as opened:
@@ -37,9 +38,9 @@ def show(
 
 
 def diff(
-    run: Path = typer.Argument(..., help="Run directory."),
-    node: str = typer.Argument(..., help="Node id."),
-    against: str = typer.Option("parent", "--against", help="parent, root, or another node id."),
+    run: Annotated[Path, typer.Argument(help="Run directory.")],
+    node: Annotated[str, typer.Argument(help="Node id.")],
+    against: Annotated[str, typer.Option("--against", help="parent, root, or another node id.")] = "parent",
 ) -> None:
     """The unified diff of a node's code."""
     with Run.open(run) as opened:
@@ -47,9 +48,12 @@ def diff(
 
 
 def export(
-    run: Path = typer.Argument(..., help="Run directory."),
-    node: str | None = typer.Argument(None, help="Export only this node's lineage (root to node)."),
-    output: Path | None = typer.Option(None, "--output", "-o", help="Bundle file to write."),
+    run: Annotated[Path, typer.Argument(help="Run directory.")],
+    node: Annotated[
+        str | None,
+        typer.Argument(help="Export only this node's lineage (root to node)."),
+    ] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Bundle file to write.")] = None,
 ) -> None:
     """Write a lineage bundle (git bundle + nodes, evaluations, jobs, exchanges)."""
     with Run.open(run) as opened:
@@ -59,12 +63,21 @@ def export(
 
 
 def import_(
-    bundle: Path = typer.Argument(..., help="A bundle written by `evolve export`, or a DGM/HGM run directory."),
-    dest: Path = typer.Option(..., "--dest", help="Run directory to create."),
-    source: str = typer.Option("bundle", "--from", help="bundle, dgm or hgm (a published run directory)."),
-    initial_code: Path | None = typer.Option(
-        None, "--initial-code", help="The code a DGM/HGM run started from (HGM default: RUN_DIR/initial/src)."
-    ),
+    bundle: Annotated[
+        Path,
+        typer.Argument(help="A bundle written by `evolve export`, or a DGM/HGM run directory."),
+    ],
+    dest: Annotated[Path, typer.Option("--dest", help="Run directory to create.")],
+    source: Annotated[
+        str,
+        typer.Option("--from", help="bundle, dgm or hgm (a published run directory)."),
+    ] = "bundle",
+    initial_code: Annotated[
+        Path | None,
+        typer.Option(
+            "--initial-code", help="The code a DGM/HGM run started from (HGM default: RUN_DIR/initial/src)."
+        ),
+    ] = None,
 ) -> None:
     """Create a run from a lineage bundle, or from a DGM or HGM run directory (`--from dgm|hgm`)."""
     if source == "bundle":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -10,7 +11,7 @@ app = typer.Typer(name="bench", help="Benchmarks that print numbers.", no_args_i
 
 
 @app.command("model")
-def model(as_json: bool = typer.Option(False, "--json", help="Print one JSON object.")) -> None:
+def model(as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False) -> None:
     """The embedded model's prompt and generation tokens/s on this machine."""
     import json
 
@@ -31,9 +32,9 @@ def model(as_json: bool = typer.Option(False, "--json", help="Print one JSON obj
 
 @app.command("sandbox")
 def sandbox(
-    runs: int = typer.Option(10, min=2, help="Rounds of each operation."),
-    image: str = typer.Option("evolve-base:latest", help="Image to time."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    runs: Annotated[int, typer.Option(min=2, help="Rounds of each operation.")] = 10,
+    image: Annotated[str, typer.Option(help="Image to time.")] = "evolve-base:latest",
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Docker sandbox costs: create → exec `true` → destroy; copy a 10 MB repository in; a diff out."""
     import json
@@ -63,11 +64,14 @@ def _policies_from_config(path):
 
 @app.command("search")
 def search(
-    policies: str = typer.Option("hgm,dgm,greedy,random", help="Comma-separated policies to compare."),
-    budget: int = typer.Option(800, min=1, help="Task evaluations per run (B)."),
-    seeds: int = typer.Option(30, min=1, help="Worlds (seeds 0..N-1), the same for every policy."),
-    config: Path | None = typer.Option(None, help="Take policy parameters from this run config."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    policies: Annotated[
+        str,
+        typer.Option(help="Comma-separated policies to compare."),
+    ] = "hgm,dgm,greedy,random",
+    budget: Annotated[int, typer.Option(min=1, help="Task evaluations per run (B).")] = 800,
+    seeds: Annotated[int, typer.Option(min=1, help="Worlds (seeds 0..N-1), the same for every policy.")] = 30,
+    config: Annotated[Path | None, typer.Option(help="Take policy parameters from this run config.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Compare search policies on a synthetic world with known ground truth (true final quality)."""
     import json
@@ -106,15 +110,16 @@ def _print_search(result) -> None:
     console = Console()
     console.print(table)
     console.print(
-        f"next_action on a 10,000-node tree: median {result.decision_ms_10k_nodes:.2f} ms "
-        f"(building the view: {result.view_ms_10k_nodes:.2f} ms)"
+        f"the runner's decision at {result.tree_nodes:,} nodes and {result.tree_evaluations:,} evaluations "
+        f"(hgm): view build {result.view_ms_10k_nodes:.2f} ms, decision with the view "
+        f"{result.decision_ms_10k_nodes:.2f} ms (medians)"
     )
 
 
 @app.command("engine")
 def engine(
-    jobs: int = typer.Option(8, min=1, help="Evaluation jobs per concurrency level."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    jobs: Annotated[int, typer.Option(min=1, help="Evaluation jobs per concurrency level.")] = 8,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """The engine's overhead per evaluation job (sandbox, copy, grade, record) with an instant agent."""
     import json
@@ -134,11 +139,17 @@ def engine(
 
 @app.command("scale")
 def scale(
-    sleep: float = typer.Option(0.5, min=0.01, help="Seconds each scripted sleep-job takes."),
-    rounds: int = typer.Option(4, min=1, help="Jobs per slot at each concurrency level."),
-    ray: bool = typer.Option(True, "--ray/--no-ray", help="Also measure a Ray cluster (extra `distributed`)."),
-    ray_address: str | None = typer.Option(None, help="Use this Ray cluster instead of starting a local one."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    sleep: Annotated[float, typer.Option(min=0.01, help="Seconds each scripted sleep-job takes.")] = 0.5,
+    rounds: Annotated[int, typer.Option(min=1, help="Jobs per slot at each concurrency level.")] = 4,
+    ray: Annotated[
+        bool,
+        typer.Option("--ray/--no-ray", help="Also measure a Ray cluster (extra `distributed`)."),
+    ] = True,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(help="Use this Ray cluster instead of starting a local one."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Throughput at 1, 4 and 16 concurrent sleep-jobs: local thread pool and a Ray cluster (head + worker)."""
     import json

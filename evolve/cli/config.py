@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -13,7 +14,7 @@ app = typer.Typer(name="config", help="Check run configurations.", no_args_is_he
 
 
 @app.command("check")
-def check(file: Path = typer.Argument(..., help="A run configuration (TOML).")) -> None:
+def check(file: Annotated[Path, typer.Argument(help="A run configuration (TOML).")]) -> None:
     """Validate FILE; print one line naming the bad key and exit non-zero when it is wrong."""
     config = load_config(file)
     suite = config.tasks.suite

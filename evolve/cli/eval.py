@@ -1,4 +1,5 @@
-"""`evolve eval`: evaluate one agent (the seed, or RUN:NODE) on a suite; print a per-task table and the pass rate."""
+"""`evolve eval`: evaluate one agent (the seed, a directory, or RUN:NODE) on a suite; print a per-task table and
+the pass rate."""
 
 from __future__ import annotations
 
@@ -23,18 +24,22 @@ def register(app: typer.Typer) -> None:
 
 
 def open_agent(agent: str, archive: Path, config) -> tuple[object, str]:
-    """(run, node id) for `seed` (a fresh run holding only the seed) or `RUN:NODE` (an existing run)."""
+    """(run, node id) for `seed` or a directory that meets the agent contract (a fresh run holding only that
+    agent), or `RUN:NODE` (an existing run)."""
     from evolve.archive.store import Run
-    from evolve.seed import copy_seed
+    from evolve.seed import agent_problem, copy_agent
 
-    if agent == "seed":
+    if agent == "seed" or Path(agent).is_dir():
+        source = None if agent == "seed" else Path(agent)
+        if source is not None and (problem := agent_problem(source)):
+            raise EvolveError(f"--agent {problem}")
         run = Run.create(archive / time.strftime("eval-seed-%Y%m%d-%H%M%S"), config)
         with tempfile.TemporaryDirectory() as tmp:
-            node = run.add_node(copy_seed(Path(tmp) / "seed"), origin="seed")
+            node = run.add_node(copy_agent(source, Path(tmp) / "seed"), origin="seed")
         return run, node.id
     run_path, sep, node_id = agent.rpartition(":")
     if not sep or not run_path or not node_id:
-        raise EvolveError(f"--agent must be 'seed' or RUN:NODE, not {agent!r}")
+        raise EvolveError(f"--agent must be 'seed', an agent directory or RUN:NODE, not {agent!r}")
     run = Run.open(run_path, writer=True)  # one writer: refused while `evolve run` writes the run
     try:
         run.node(node_id)
@@ -45,7 +50,7 @@ def open_agent(agent: str, archive: Path, config) -> tuple[object, str]:
 
 
 def eval_command(
-    agent: Annotated[str, typer.Option(help="'seed', or RUN:NODE (a run directory and a node id)")] = "seed",
+    agent: Annotated[str, typer.Option(help="'seed', an agent directory (the agent contract), or RUN:NODE")] = "seed",
     suite: Annotated[str, typer.Option(help="task suite")] = "builtin",
     split: Annotated[str | None, typer.Option(help="dev or heldout (default: all)")] = None,
     limit: Annotated[int | None, typer.Option(help="evaluate only the first N tasks")] = None,

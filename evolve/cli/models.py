@@ -6,6 +6,7 @@ import json
 import signal
 import threading
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -40,9 +41,12 @@ def _print_plan(plan: dict) -> None:
 
 @app.command("check")
 def check(
-    file: Path = typer.Argument(..., help="A run configuration (TOML)."),  # noqa: B008 - typer style
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object per role."),
-    live: bool = typer.Option(False, "--live", help="Also send one request per role (starts local servers)."),
+    file: Annotated[Path, typer.Argument(help="A run configuration (TOML).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object per role.")] = False,
+    live: Annotated[
+        bool,
+        typer.Option("--live", help="Also send one request per role (starts local servers)."),
+    ] = False,
 ) -> None:
     """For each role: exactly what would be sent and what is missing (a dry run: no key, server or GPU
     needed); with --live, also a one-line round trip and tokens/s."""
@@ -96,12 +100,21 @@ def _wait_for_signal() -> None:
 
 
 def serve(
-    embedded: bool = typer.Option(False, "--embedded", help="Serve the embedded model (the default)."),
-    vllm: str | None = typer.Option(None, "--vllm", help="Serve this model with vLLM on local GPUs."),
-    port: int | None = typer.Option(None, "--port", help="Port (vLLM: of the first replica)."),
-    replicas: int = typer.Option(1, "--replicas", help="vLLM replicas."),
-    tensor_parallel: int = typer.Option(1, "--tensor-parallel", help="vLLM GPUs per replica."),
-    gpu_memory_fraction: float = typer.Option(0.9, "--gpu-memory-fraction", help="vLLM GPU memory share."),
+    embedded: Annotated[
+        bool,
+        typer.Option("--embedded", help="Serve the embedded model (the default)."),
+    ] = False,
+    vllm: Annotated[
+        str | None,
+        typer.Option("--vllm", help="Serve this model with vLLM on local GPUs."),
+    ] = None,
+    port: Annotated[int | None, typer.Option("--port", help="Port (vLLM: of the first replica).")] = None,
+    replicas: Annotated[int, typer.Option("--replicas", help="vLLM replicas.")] = 1,
+    tensor_parallel: Annotated[int, typer.Option("--tensor-parallel", help="vLLM GPUs per replica.")] = 1,
+    gpu_memory_fraction: Annotated[
+        float,
+        typer.Option("--gpu-memory-fraction", help="vLLM GPU memory share."),
+    ] = 0.9,
 ) -> None:
     """Run a model server in the foreground until Ctrl-C; prints its OpenAI base URL(s)."""
     if embedded and vllm:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -13,12 +14,16 @@ from evolve.replay import docker_evaluator, rerun, scratch_copy, verify_code
 
 
 def replay(
-    source: Path = typer.Argument(..., help="A bundle from `evolve export`, or a run directory."),
-    node: str | None = typer.Option(None, "--node", help="Only this node's lineage (root to node)."),
-    rerun_jobs: bool = typer.Option(
-        False, "--rerun", help="Re-run the recorded evaluations in replay mode (Docker; no model)."
-    ),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    source: Annotated[Path, typer.Argument(help="A bundle from `evolve export`, or a run directory.")],
+    node: Annotated[
+        str | None,
+        typer.Option("--node", help="Only this node's lineage (root to node)."),
+    ] = None,
+    rerun_jobs: Annotated[
+        bool,
+        typer.Option("--rerun", help="Re-run the recorded evaluations in replay mode (Docker; no model)."),
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Rebuild every node's code from a bundle or run and check the git tree hashes."""
     checks = verify_code(source, node)

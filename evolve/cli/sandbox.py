@@ -15,10 +15,13 @@ app = typer.Typer(name="sandbox", help="Sandbox images, debugging and cleanup.",
 
 @app.command("build")
 def build(
-    tag: str = typer.Option("evolve-base:latest", help="Image tag to build."),
-    offline: bool | None = typer.Option(
-        None, "--offline/--online", help="Force the build path (default: offline when no registry answers)."
-    ),
+    tag: Annotated[str, typer.Option(help="Image tag to build.")] = "evolve-base:latest",
+    offline: Annotated[
+        bool | None,
+        typer.Option(
+            "--offline/--online", help="Force the build path (default: offline when no registry answers)."
+        ),
+    ] = None,
 ) -> None:
     """Build the base image (sandboxes/base): from the Dockerfile online, from a debootstrap rootfs offline."""
     from evolve.sandbox.images import build_image
@@ -30,12 +33,15 @@ def build(
 @app.command("exec", context_settings={"allow_interspersed_args": False})
 def exec_command(
     cmd: Annotated[list[str], typer.Argument(help="The command and its arguments (put them after --).")],
-    image: str = typer.Option("evolve-base:latest", help="Image to run in."),
-    timeout: float = typer.Option(60.0, min=0.1, help="Command timeout in seconds."),
-    memory: str = typer.Option("2g", help="Memory limit (docker syntax: 512m, 2g)."),
-    cpus: float = typer.Option(1.0, min=0.01, help="CPU quota in cores."),
-    pids: int = typer.Option(256, min=1, help="Process limit."),
-    disk: str = typer.Option("1g", help='Size of each writable place (docker syntax), or "none" (writable root).'),
+    image: Annotated[str, typer.Option(help="Image to run in.")] = "evolve-base:latest",
+    timeout: Annotated[float, typer.Option(min=0.1, help="Command timeout in seconds.")] = 60.0,
+    memory: Annotated[str, typer.Option(help="Memory limit (docker syntax: 512m, 2g).")] = "2g",
+    cpus: Annotated[float, typer.Option(min=0.01, help="CPU quota in cores.")] = 1.0,
+    pids: Annotated[int, typer.Option(min=1, help="Process limit.")] = 256,
+    disk: Annotated[
+        str,
+        typer.Option(help='Size of each writable place (docker syntax), or "none" (writable root).'),
+    ] = "1g",
 ) -> None:
     """Run one command in a fresh Docker sandbox with the default limits; print its output and exit code.
 
@@ -78,9 +84,12 @@ def _terminate_as_exit() -> Iterator[None]:
 
 @app.command("cleanup")
 def cleanup_command(
-    run: str | None = typer.Argument(
-        None, help="Run id whose containers to remove (default: those whose owning process is gone)."
-    ),
+    run: Annotated[
+        str | None,
+        typer.Argument(
+            help="Run id whose containers to remove (default: those whose owning process is gone)."
+        ),
+    ] = None,
 ) -> None:
     """Remove leftover sandbox containers: all of RUN's, or without RUN every one whose owner died
     (a live run's or another host's containers are kept and listed)."""

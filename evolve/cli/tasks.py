@@ -30,7 +30,7 @@ def list_tasks(
             table.add_row(name, str(len(loaded)), str(len(loaded.split("dev"))), str(len(loaded.split("heldout"))))
         console.print(table)
         return
-    loaded = load_suite(suite).split(split)  # type: ignore[arg-type]
+    loaded = load_suite(suite).split(split)
     table = Table("task", "split", "difficulty", "files", title=f"{suite}: {len(loaded)} tasks")
     for task in loaded:
         table.add_row(task.id, task.split, task.difficulty, str(len(task.repo)))

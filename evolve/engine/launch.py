@@ -9,31 +9,32 @@ import signal
 import tempfile
 import threading
 from collections.abc import Iterator, Mapping
-from contextlib import ExitStack, contextmanager, nullcontext
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evolve.archive.store import Run
 from evolve.config import PolicyConfig, RunConfig
-from evolve.errors import EvolveError
-from evolve.meta import compiled
 from evolve.engine.progress import ProgressSink
 from evolve.engine.runner import Runner, RunOutcome
-from evolve.search import DGMParams, DGMPolicy, GreedyPolicy, HGMParams, HGMPolicy, Policy, RandomPolicy
+from evolve.errors import EvolveError
+from evolve.meta import compiled
+from evolve.search import DGMPolicy, GreedyPolicy, HGMPolicy, Policy, RandomPolicy
 
 if TYPE_CHECKING:
     from evolve.llm.client import ChatModel
+    from evolve.llm.types import Role
 
 
 def policies_from_config(section: PolicyConfig) -> dict[str, Policy]:
     """Every policy, with the parameters of the config's `policy` section."""
-    dgm = DGMParams(**section.dgm.model_dump())
+    staged = section.dgm.staged
     return {
-        "hgm": HGMPolicy(HGMParams(**section.hgm.model_dump())),
-        "dgm": DGMPolicy(dgm),
-        "greedy": GreedyPolicy(dgm.staged),
-        "random": RandomPolicy(dgm.staged),
+        "hgm": HGMPolicy(section.hgm),
+        "dgm": DGMPolicy(section.dgm),
+        "greedy": GreedyPolicy(staged),
+        "random": RandomPolicy(staged),
     }
 
 
@@ -70,11 +71,13 @@ def open_run(config: RunConfig, resume: Path | None) -> Run:
     if resume is not None:
         return Run.open(resume, writer=True)
     path = check_new_run(config)
-    from evolve.seed import copy_seed
+    from evolve.seed import agent_problem, copy_agent
 
+    if config.seed.path is not None and (problem := agent_problem(config.seed.path)):
+        raise EvolveError(f"[seed] path: {problem}")
     run = Run.create(path, config)
     with tempfile.TemporaryDirectory(prefix="evolve-seed-") as tmp:
-        run.add_node(copy_seed(Path(tmp) / "seed"), origin="seed")
+        run.add_node(copy_agent(config.seed.path, Path(tmp) / "seed"), origin="seed")
     return run
 
 
@@ -127,7 +130,7 @@ def exit_status(outcome: RunOutcome) -> int:
 
 
 def run_evolution(config: RunConfig, *, resume: Path | None = None, progress: ProgressSink | None = None,
-                  models: Mapping[str, ChatModel] | None = None) -> tuple[Run, RunOutcome]:
+                  models: Mapping[Role, ChatModel] | None = None) -> tuple[Run, RunOutcome]:
     """Run (or resume) an evolution with real sandboxes and models; returns the run and how it ended.
 
     `models` (role → model) replaces the configured ones; tests pass scripted models here.
@@ -152,11 +155,13 @@ def run_evolution(config: RunConfig, *, resume: Path | None = None, progress: Pr
     runner: Runner | None = None
     try:
         # Models start (and API keys are read) before a new run is written: a missing key leaves nothing.
-        with ModelStack(config.models, seed=config.run.seed) if models is None else nullcontext() as stack:
+        with ExitStack() as servers:
+            if models is None:
+                models = servers.enter_context(ModelStack(config.models, seed=config.run.seed)).models
             run = run or open_run(config, None)
             reap_run(run.id)  # leftovers of an earlier, crashed session of this run
             run.set_meta(f"image:{config.sandbox.image}", image_id(config.sandbox.image))
-            with Gateway(models if models is not None else stack.models, exchanges_dir=run.path / "exchanges",
+            with Gateway(models, exchanges_dir=run.path / "exchanges",
                          usage_sink=run) as gateway, ExitStack() as cluster:
                 worker = _worker(config, run, tasks, gateway, cluster)
                 runner = Runner(

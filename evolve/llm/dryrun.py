@@ -67,7 +67,7 @@ def _missing(config: ModelConfig) -> list[str]:
 
 def role_plan(role: str, config: ModelConfig) -> dict[str, Any]:
     """Everything `evolve models check` prints for one role."""
-    from evolve.llm.stack import default_server
+    from evolve.llm.stack import vllm_server
 
     caps = capabilities(config.provider, config.model)
     timeout = config.timeout_s or caps.default_timeout_s
@@ -90,7 +90,7 @@ def role_plan(role: str, config: ModelConfig) -> dict[str, Any]:
         "missing": _missing(config),
     }
     if config.provider == "vllm":
-        server = default_server(config)
+        server = vllm_server(config)
         plan["servers"] = [{"CUDA_VISIBLE_DEVICES": ",".join(map(str, gpus)), "command": server.command(8000 + i)}
                            for i, gpus in enumerate(server.replica_gpus)]
     return plan

@@ -115,7 +115,7 @@ class Gateway:
 
     def __init__(
         self,
-        models: Mapping[str, ChatModel] | None = None,
+        models: Mapping[Role, ChatModel] | None = None,
         *,
         exchanges_dir: Path | None = None,
         usage_sink: UsageSink | None = None,

@@ -73,7 +73,7 @@ class _Relay:
         self.listener: Listener = listen_unix(str(socket_path), grant.role, self.forward)
         os.chmod(socket_path, 0o666)  # sandboxes run as uid 1000
 
-    def forward(self, _job: str, method: str, path: str, body: bytes) -> tuple[int, bytes]:
+    def forward(self, job_id: str, method: str, path: str, body: bytes) -> tuple[int, bytes]:
         if not _FORWARDED_PATH.fullmatch(path) or "//" in path:
             return 404, error_body(f"the relay forwards only /v1/... paths, not {path[:80]!r}",
                                    "invalid_request_error")

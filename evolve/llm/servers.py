@@ -85,7 +85,7 @@ class LlamaCppServer(_ProcessServer):
         host: str = "127.0.0.1",
         port: int | None = None,
         threads: int | None = None,
-        context_tokens: int = 4096,
+        context_tokens: int = 8192,  # the seed's improve prompt (its whole code) is about 5.5k tokens
         startup_timeout_s: float = 180.0,
         log_dir: Path | None = None,
     ) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import ExitStack
-from typing import Self
+from typing import Self, TypedDict
 
 from evolve.config import ModelConfig, ModelsConfig
 from evolve.llm.balancer import LeastLoaded
@@ -21,17 +21,31 @@ from evolve.llm.client import (
     RetryPolicy,
     host_key,
 )
-from evolve.standins.models import ScriptedModel
 from evolve.llm.servers import LlamaCppServer, ModelServer, VLLMServer
 from evolve.llm.types import ROLES, Role
+from evolve.standins.models import ScriptedModel
 
 ServerFactory = Callable[[ModelConfig], ModelServer]
+
+
+class _ClientSettings(TypedDict):
+    """The settings every client takes from a role's config."""
+
+    temperature: float
+    max_tokens: int | None
+    timeout_s: float | None
+    retry: RetryPolicy
 
 
 def default_server(config: ModelConfig) -> ModelServer:
     """The local server a role needs (embedded llama.cpp or vLLM on this machine's GPUs)."""
     if config.provider == "embedded":
         return LlamaCppServer()
+    return vllm_server(config)
+
+
+def vllm_server(config: ModelConfig) -> VLLMServer:
+    """The vLLM replicas a `vllm` role asks for (not started)."""
     return VLLMServer(
         config.model,
         replicas=config.replicas,
@@ -101,19 +115,15 @@ def retry_policy(config: ModelConfig, seed: int = 0) -> RetryPolicy:
 
 def client_for(config: ModelConfig, base_urls: tuple[str, ...] = (), seed: int = 0) -> ChatModel:
     """The client of one role; `base_urls` are the replicas of a server the stack started."""
-    common = {
-        "temperature": config.temperature,
-        "max_tokens": config.max_tokens,
-        "timeout_s": config.timeout_s,
-        "retry": retry_policy(config, seed),
-    }
+    common = _ClientSettings(temperature=config.temperature, max_tokens=config.max_tokens,
+                             timeout_s=config.timeout_s, retry=retry_policy(config, seed))
     if config.provider in ("embedded", "vllm"):
         gpus = config.tensor_parallel if config.provider == "vllm" else 0
         return _balanced(config, base_urls, gpus=gpus, **common)
     if config.provider == "openai-compatible":
-        if not config.base_url and not config.replica_urls:
+        urls = config.replica_urls or ((config.base_url,) if config.base_url else ())
+        if not urls:
             raise ModelError("provider openai-compatible needs base_url (or replica_urls)")
-        urls = config.replica_urls or (config.base_url,)
         return _balanced(config, urls, api_key=host_key(config.api_key_env), **common)
     if config.provider == "openai":
         return OpenAIModel(config.model, api_key_env=config.api_key_env or "OPENAI_API_KEY",

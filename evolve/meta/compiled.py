@@ -12,11 +12,12 @@ import logging
 from collections.abc import Collection
 from pathlib import PurePath
 
-from evolve.archive.records import Evaluation, counts_as
+from evolve.archive.records import Evaluation
 from evolve.archive.store import Run
+from evolve.archive.tree import CladeTree, count_result
 from evolve.config import RunConfig
-from evolve.meta.validate import Verdict, dgm_compiled
 from evolve.engine.state import SearchState
+from evolve.meta.validate import Verdict, dgm_compiled
 
 log = logging.getLogger(__name__)
 
@@ -33,14 +34,10 @@ def stage_size(config: RunConfig, search_tasks: int) -> int | None:
 def first_stage(run: Run, node_id: str, stage: int, search_tasks: Collection[str]) -> list[Evaluation] | None:
     """The node's first `stage` counted search results (one per task, in recording order, as the search
     counts them); None until it has that many."""
-    chosen: dict[str, Evaluation] = {}
-    for evaluation in run.evaluations(node_id, split="dev"):
-        if counts_as(evaluation.outcome) is None or evaluation.task not in search_tasks or evaluation.task in chosen:
-            continue
-        chosen[evaluation.task] = evaluation
-        if len(chosen) == stage:
-            return list(chosen.values())
-    return None
+    tree, tasks = CladeTree(), frozenset(search_tasks)
+    tree.add_node(node_id)
+    counted = [e for e in run.evaluations(node_id, split="dev") if count_result(tree, node_id, e.task, e.outcome, tasks)]
+    return counted[:stage] if len(counted) >= stage else None
 
 
 def patch_empty(run: Run, evaluation: Evaluation) -> bool | None:

@@ -38,7 +38,8 @@ AGENT_SUMMARY = """# Coding agent summary
 - The agent is the Python package `agent/`, run as `python -m agent solve` (on a task) and
   `python -m agent improve` (on its own code); `agent/__main__.py` is the entry point.
 - `agent/loop.py` runs the model/tool loop; `agent/prompts.py` holds the prompts; `agent/tools.py`
-  and `agent/actions.py` the tools; `agent/model.py` talks to the model through the engine's gateway.
+  the tools; `agent/commands.py` what solve and improve show the model; `agent/repairs.py` (optional)
+  repairs for weak models; `agent/model.py` talks to the model through the engine's gateway.
 - `tests/` holds the agent's own tests; they must keep passing.
 - Keep tools general: nothing specific to one repository or task. No unbounded loops. Do not install
   packages at run time; list new dependencies in `requirements.txt`.
@@ -227,7 +228,8 @@ def dgm_instructions(run, node, statements: dict[str, str], parent_code: Path, c
     failed = {e.task: e for e in evaluations if e.outcome in FAILURE_OUTCOMES}
     entry = choose_entry([read_failure(e) for e in failed.values()], len({e.task for e in evaluations}), rng)
     (log_dir / "dgm-entry.json").write_text(json.dumps(asdict(entry)))
-    lineage, current = [], node
+    lineage: list[str] = []
+    current = node
     while current.parent is not None:  # the patches that made this agent, oldest first
         lineage.insert(0, run.diff(current.id))
         current = run.node(current.parent)

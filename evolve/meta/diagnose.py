@@ -85,7 +85,7 @@ def parse_instructions(reply: str) -> Instructions:
         files = [files]
     if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
         raise ValueError('"files" must be a list of file names')
-    text = {key: data.get(key) if isinstance(data.get(key), str) else "" for key in ("problem", "cause")}
+    text = {key: value if isinstance(value := data.get(key), str) else "" for key in ("problem", "cause")}
     return Instructions(text["problem"].strip(), text["cause"].strip(), change.strip(), tuple(files))
 
 

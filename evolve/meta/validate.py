@@ -7,7 +7,8 @@ own tests pass (the child may rewrite those); then the engine's contract checks,
 written or changed (copied out and compared by the engine). Neither passing the smoke check nor the
 right file is required: a weak model often fails it or writes to a wrong path, and a stricter rule
 would stop no attack that this one lets through (a hollow child could write junk into any file); `python -m agent improve` starts
-and exits 0 on a trivial instruction with one step.
+and exits 0 on a trivial instruction with one step. `check_agent` is the gate without the diff check:
+`evolve agent check DIR` runs it on any directory that claims to meet the agent contract.
 """
 
 from __future__ import annotations
@@ -52,17 +53,38 @@ def validate_child(sandbox: Sandbox, code_dir: Path, diff: str, log_dir: Path, *
     answered for this job so far (e.g. `lambda: gateway.report(job).requests`)."""
     if not diff.strip():
         return Verdict(False, "empty diff: the agent changed nothing")
+    return check_agent(sandbox, code_dir, log_dir, channel_env=channel_env, served=served, smoke_steps=smoke_steps,
+                       timeout_s=timeout_s)
+
+
+CHECKS = ("imports", "own tests", "solve", "model request", "smoke change", "improve")
+"""The gate's checks after the diff, in order; each needs the ones before it to pass."""
+
+
+def check_agent(sandbox: Sandbox, code_dir: Path, log_dir: Path, *, channel_env: Mapping[str, str],
+                served: Callable[[], int], smoke_steps: int = 2, timeout_s: float = 600.0,
+                on_check: Callable[[str, str | None], None] = lambda name, reason: None) -> Verdict:
+    """Whether `code_dir` meets the agent contract: the gate without its diff check (`evolve agent check`
+    runs it on any directory). `on_check(name, reason)` hears each check of CHECKS as it ends (reason
+    None: passed) until the first that fails."""
     sandbox.put_dir(code_dir, AGENT)
     imports = sandbox.exec(["python3", "-c", "import agent, agent.__main__"], cwd=AGENT, timeout=60)
     if not imports.ok:
-        return Verdict(False, f"the agent no longer imports: {_tail(imports.stderr)}")
+        return _failed(on_check, "imports", f"the agent no longer imports: {_tail(imports.stderr)}")
+    on_check("imports", None)
     tests = sandbox.exec(["python3", "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "tests"],
                          cwd=AGENT, timeout=timeout_s)
     (log_dir / "validate-tests.log").write_text(tests.stdout + tests.stderr)
     if not tests.ok:
         why = "timed out" if tests.timed_out else _tail(tests.stdout + tests.stderr)
-        return Verdict(False, f"the agent's own tests fail: {why}")
-    return _contract(sandbox, code_dir, log_dir, channel_env, served, smoke_steps, timeout_s)
+        return _failed(on_check, "own tests", f"the agent's own tests fail: {why}")
+    on_check("own tests", None)
+    return _contract(sandbox, code_dir, log_dir, channel_env, served, smoke_steps, timeout_s, on_check)
+
+
+def _failed(on_check: Callable[[str, str | None], None], name: str, reason: str) -> Verdict:
+    on_check(name, reason)
+    return Verdict(False, reason)
 
 
 def _smoke_changes(sandbox: Sandbox, log_dir: Path) -> list[str]:
@@ -86,7 +108,8 @@ def _smoke_changes(sandbox: Sandbox, log_dir: Path) -> list[str]:
 
 
 def _contract(sandbox: Sandbox, code_dir: Path, log_dir: Path, channel_env: Mapping[str, str],
-              served: Callable[[], int], smoke_steps: int, timeout_s: float) -> Verdict:
+              served: Callable[[], int], smoke_steps: int, timeout_s: float,
+              on_check: Callable[[str, str | None], None]) -> Verdict:
     """The engine's own checks of the agent contract (DESIGN.md §3), whatever the child's tests say."""
     for name, text in SMOKE_FILES.items():
         sandbox.write_file(f"{SMOKE_REPO}/{name}", text)
@@ -99,12 +122,16 @@ def _contract(sandbox: Sandbox, code_dir: Path, log_dir: Path, channel_env: Mapp
     (log_dir / "validate-smoke.log").write_text(f"exit {smoke.returncode}\n{smoke.stdout}\n{smoke.stderr}")
     if not smoke.ok:
         why = "timed out" if smoke.timed_out else f"exit {smoke.returncode}: {_tail(smoke.stdout + smoke.stderr)}"
-        return Verdict(False, f"contract: solve does not complete a smoke task ({why})")
+        return _failed(on_check, "solve", f"contract: solve does not complete a smoke task ({why})")
+    on_check("solve", None)
     if served() <= before:
-        return Verdict(False, "contract: solve made no model request through the gateway on the smoke task")
-    changed = _smoke_changes(sandbox, log_dir)
-    if not changed:
-        return Verdict(False, "contract: solve made no real change to the smoke repo (only its test, or nothing)")
+        return _failed(on_check, "model request",
+                       "contract: solve made no model request through the gateway on the smoke task")
+    on_check("model request", None)
+    if not _smoke_changes(sandbox, log_dir):
+        return _failed(on_check, "smoke change",
+                       "contract: solve made no real change to the smoke repo (only its test, or nothing)")
+    on_check("smoke change", None)
     sandbox.put_dir(code_dir, GATE_SELF)
     sandbox.write_file(GATE_INSTRUCTIONS, GATE_INSTRUCTION)
     improve = sandbox.exec(
@@ -113,7 +140,8 @@ def _contract(sandbox: Sandbox, code_dir: Path, log_dir: Path, channel_env: Mapp
     (log_dir / "validate-improve.log").write_text(f"exit {improve.returncode}\n{improve.stdout}\n{improve.stderr}")
     if not improve.ok:
         why = "timed out" if improve.timed_out else f"exit {improve.returncode}: {_tail(improve.stdout + improve.stderr)}"
-        return Verdict(False, f"contract: improve does not start and exit cleanly ({why})")
+        return _failed(on_check, "improve", f"contract: improve does not start and exit cleanly ({why})")
+    on_check("improve", None)
     return Verdict(True)
 
 

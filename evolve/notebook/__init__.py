@@ -13,16 +13,17 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Self
 
 import networkx as nx
-import numpy as np
 import pandas as pd
 
 from evolve.archive import CladeTree, Run, evaluations_frame, import_bundle, nodes_frame
+from evolve.archive.tree import to_networkx
 from evolve.errors import EvolveError
 from evolve.notebook.example import build_example_run
 from evolve.notebook.plots import plot_outcomes, plot_progress, plot_tree, plot_usage
-from evolve.search.estimates import beta_quantile
+from evolve.search import HGMParams, HGMPolicy
 
 __all__ = [
     "Diff",
@@ -54,7 +55,7 @@ class LoadedRun:
     """Parent → child edges; node attributes: valid, own and clade successes/failures."""
     clade: CladeTree
     best: str | None
-    """The best-belief node (DESIGN.md §5), None before any node has enough evaluations."""
+    """The best-belief node (`HGMPolicy.best`, DESIGN.md §5), None for a tree without a valid node."""
     _scratch: tempfile.TemporaryDirectory | None = field(default=None, repr=False)
 
     @property
@@ -66,7 +67,7 @@ class LoadedRun:
         if self._scratch is not None:
             self._scratch.cleanup()
 
-    def __enter__(self) -> LoadedRun:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -74,17 +75,11 @@ class LoadedRun:
 
 
 def best_belief(clade: CladeTree, epsilon: float = 0.25, min_evals: int = 5) -> str | None:
-    """argmax over nodes with ≥ `min_evals` evaluations of the ε-quantile of Beta(1+s, 1+f).
-
-    When no node has `min_evals` evaluations yet, every evaluated node is a candidate.
-    """
-    evaluated = [n for n in clade if clade.own_counts(n).total > 0]
-    candidates = [n for n in evaluated if clade.own_counts(n).total >= min_evals] or evaluated
-    if not candidates:
-        return None
-    s = np.array([clade.own_counts(n).successes for n in candidates])
-    f = np.array([clade.own_counts(n).failures for n in candidates])
-    return candidates[int(np.argmax(beta_quantile(s, f, epsilon)))]
+    """HGM's final agent (`HGMPolicy.best`, DESIGN.md §5): the argmax of the ε-quantile of Beta(1+s, 1+f)
+    over valid nodes with ≥ `min_evals` evaluations, else over valid evaluated nodes, else the first
+    valid node."""
+    best = HGMPolicy(HGMParams(epsilon=epsilon, min_evals=min_evals)).best(clade.view())
+    return None if best is None else str(best)
 
 
 RUN_ENV = "EVOLVE_NOTEBOOK_RUN"
@@ -131,7 +126,7 @@ def load_run(path: Path | str, *, _scratch: tempfile.TemporaryDirectory | None =
         run=run,
         nodes=nodes_frame(run),
         evaluations=evaluations_frame(run),
-        tree=clade.to_networkx(),
+        tree=to_networkx(clade),
         clade=clade,
         best=best_belief(clade, params.epsilon, params.min_evals),
         _scratch=scratch,

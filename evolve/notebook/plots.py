@@ -6,13 +6,13 @@ matplotlib is imported inside the functions, so importing this module stays chea
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from evolve.archive.records import counts_as
-from evolve.archive.tree import CladeTree
+from evolve.archive.tree import CladeTree, build_tree, count_result, recorded_tasks
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -28,12 +28,12 @@ def _axes(ax: Axes | None, size: tuple[float, float]) -> Axes:
     return plt.subplots(figsize=size)[1]
 
 
-def tree_layout(clade: CladeTree) -> dict[str, tuple[float, float]]:
+def tree_layout(clade: CladeTree) -> dict[Hashable, tuple[float, float]]:
     """Leaves spread evenly on x in depth-first order, each parent centred over its children; y = -depth."""
-    positions: dict[str, tuple[float, float]] = {}
+    positions: dict[Hashable, tuple[float, float]] = {}
     next_leaf = [0.0]
 
-    def place(node: str, depth: int) -> float:
+    def place(node: Hashable, depth: int) -> float:
         children = clade.children(node)
         if children:
             x = float(np.mean([place(child, depth + 1) for child in children]))
@@ -94,7 +94,7 @@ def plot_tree(run: LoadedRun, ax: Axes | None = None, labels: bool | None = None
         )
     if labels if labels is not None else len(nodes) <= 40:
         for node, (x, y) in positions.items():
-            ax.annotate(node, (x, y), textcoords="offset points", xytext=(0, 8), ha="center", fontsize=7)
+            ax.annotate(str(node), (x, y), textcoords="offset points", xytext=(0, 8), ha="center", fontsize=7)
     ax.figure.colorbar(points, ax=ax, label="own pass rate")
     ax.set_ylabel("depth")
     ax.set_yticks(sorted({y for _, y in positions.values()}))
@@ -114,26 +114,21 @@ def progress_curves(run: LoadedRun, min_evals: int = 3, points: int = 200) -> pd
     """After each of the first n dev evaluations: the best own pass rate among nodes with
     ≥ `min_evals` evaluations, the best clade estimate S/(S+F) among nodes whose clade has that many,
     and the root's clade estimate (the whole tree's pass rate)."""
-    replay = CladeTree.from_records(run.run.nodes(), [])
+    replay, tasks = build_tree(run.run.nodes(), [], None), recorded_tasks(run.run)
     evaluations = run.evaluations[run.evaluations["split"] == "dev"]
-    counted = [
-        (node, outcome)
-        for node, outcome in zip(evaluations["node"], evaluations["outcome"], strict=True)
-        if counts_as(str(outcome)) is not None
-    ]
-    checkpoints = set(np.unique(np.linspace(1, len(counted), min(points, len(counted)), dtype=int)).tolist())
+    total = run.clade.results  # the same rows counted by the same rule
+    checkpoints = set(np.unique(np.linspace(1, total, min(points, total), dtype=int)).tolist())
     rows = []
-    for index, (node, outcome) in enumerate(counted, start=1):
-        replay.record(node, str(outcome))
-        if index not in checkpoints:
+    for node, task, outcome in zip(evaluations["node"], evaluations["task"], evaluations["outcome"], strict=True):
+        if not count_result(replay, node, task, str(outcome), tasks) or replay.results not in checkpoints:
             continue
         own = [replay.own_counts(n) for n in replay]
         clade = [replay.clade_counts(n) for n in replay]
         rows.append(
             {
-                "evaluations": index,
-                "best_so_far": max((c.mean for c in own if c.total >= min_evals), default=np.nan),
-                "best_clade_estimate": max((c.mean for c in clade if c.total >= min_evals), default=np.nan),
+                "evaluations": replay.results,
+                "best_so_far": max((_or_nan(c.mean) for c in own if c.total >= min_evals), default=np.nan),
+                "best_clade_estimate": max((_or_nan(c.mean) for c in clade if c.total >= min_evals), default=np.nan),
                 "tree_pass_rate": np.nanmean([_or_nan(replay.clade_counts(r).mean) for r in replay.roots]),
             }
         )

@@ -13,6 +13,7 @@ every command argument or environment value that is such a path or starts with o
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import signal
@@ -157,7 +158,7 @@ class ProcessSandbox:
 
 def _reader(stream: IO[bytes] | None, collector: OutputCollector, is_stdout: bool) -> threading.Thread:
     def drain() -> None:
-        assert stream is not None
+        assert isinstance(stream, io.BufferedIOBase)  # Popen's default pipes are buffered readers
         with stream:
             for chunk in iter(lambda: stream.read1(65536), b""):
                 collector.feed(chunk if is_stdout else None, None if is_stdout else chunk)

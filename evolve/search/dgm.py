@@ -11,29 +11,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from evolve.search.estimates import dgm_parent_weights, mean_accuracy
-from evolve.search.staged import StagedParams, best_mean, staged_next_action
+from evolve.search.params import DGMParams, StagedParams
+from evolve.search.staged import best_mean, staged_next_action
 from evolve.search.types import Action, NodeId
 from evolve.search.view import SearchView
-
-
-@dataclass(frozen=True)
-class DGMParams:
-    """DGM parent selection and staged evaluation (the run config's `policy.dgm` has the same names)."""
-
-    lam: float = 10.0
-    """Sigmoid steepness lambda."""
-    alpha0: float = 0.5
-    """Sigmoid midpoint alpha_0."""
-    stages: tuple[int, ...] = (10, 50)
-    """Tasks per evaluation stage before the rest."""
-    stage_threshold: float = 0.4
-    """Fraction solved in a stage needed to run the next stage."""
-    top_k_full: int = 2
-    """After the last stage, nodes among the top k get the remaining tasks."""
-
-    @property
-    def staged(self) -> StagedParams:
-        return StagedParams(tuple(self.stages), self.stage_threshold, self.top_k_full)
 
 
 def dgm_parent_probabilities(view: SearchView, members: np.ndarray, params: DGMParams) -> np.ndarray:
@@ -47,10 +28,27 @@ def dgm_parent_probabilities(view: SearchView, members: np.ndarray, params: DGMP
 
 
 @dataclass(frozen=True)
-class DGMPolicy:
+class StagedPolicy:
+    """DGM's staged evaluation and best-mean final agent; a subclass says how a parent is chosen."""
+
+    params: StagedParams = field(default_factory=StagedParams)
+    name: str = "staged"
+
+    def _parent(self, view: SearchView, members: np.ndarray, rng: np.random.Generator) -> int | None:
+        raise NotImplementedError
+
+    def next_action(self, view: SearchView, rng: np.random.Generator) -> Action:
+        return staged_next_action(view, rng, self.params, self._parent)
+
+    def best(self, view: SearchView) -> NodeId | None:
+        return best_mean(view, self.params)
+
+
+@dataclass(frozen=True)
+class DGMPolicy(StagedPolicy):
     """DGM: parents sampled by score and novelty, children staged-evaluated."""
 
-    params: DGMParams = DGMParams()
+    params: DGMParams = field(default_factory=DGMParams)
     name: str = "dgm"
 
     def _parent(self, view: SearchView, members: np.ndarray, rng: np.random.Generator) -> int | None:
@@ -59,46 +57,23 @@ class DGMPolicy:
             return None  # every member solved everything: DGM has no parent left
         return int(rng.choice(view.size, p=probabilities))
 
-    def next_action(self, view: SearchView, rng: np.random.Generator) -> Action:
-        return staged_next_action(view, rng, self.params.staged, self._parent)
-
-    def best(self, view: SearchView) -> NodeId | None:
-        return best_mean(view, self.params.staged)
-
 
 @dataclass(frozen=True)
-class GreedyPolicy:
+class GreedyPolicy(StagedPolicy):
     """Expand the node with the best mean accuracy (ties broken at random); staged evaluation."""
 
-    params: StagedParams = field(default_factory=StagedParams)
     name: str = "greedy"
 
-    @staticmethod
-    def _parent(view: SearchView, members: np.ndarray, rng: np.random.Generator) -> int | None:
+    def _parent(self, view: SearchView, members: np.ndarray, rng: np.random.Generator) -> int | None:
         accuracy = np.where(members, mean_accuracy(view.successes, view.failures), -1.0)
-        ties = np.flatnonzero(members & (accuracy == accuracy.max()))
-        return int(rng.choice(ties))
-
-    def next_action(self, view: SearchView, rng: np.random.Generator) -> Action:
-        return staged_next_action(view, rng, self.params, self._parent)
-
-    def best(self, view: SearchView) -> NodeId | None:
-        return best_mean(view, self.params)
+        return int(rng.choice(np.flatnonzero(members & (accuracy == accuracy.max()))))
 
 
 @dataclass(frozen=True)
-class RandomPolicy:
+class RandomPolicy(StagedPolicy):
     """Expand a uniformly random archive member; staged evaluation."""
 
-    params: StagedParams = field(default_factory=StagedParams)
     name: str = "random"
 
-    @staticmethod
-    def _parent(view: SearchView, members: np.ndarray, rng: np.random.Generator) -> int | None:
+    def _parent(self, view: SearchView, members: np.ndarray, rng: np.random.Generator) -> int | None:
         return int(rng.choice(np.flatnonzero(members)))
-
-    def next_action(self, view: SearchView, rng: np.random.Generator) -> Action:
-        return staged_next_action(view, rng, self.params, self._parent)
-
-    def best(self, view: SearchView) -> NodeId | None:
-        return best_mean(view, self.params)

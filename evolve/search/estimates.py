@@ -73,6 +73,27 @@ def beta_quantile(successes: np.ndarray, failures: np.ndarray, epsilon: float) -
     return betaincinv(1.0 + np.asarray(successes, float), 1.0 + np.asarray(failures, float), epsilon)
 
 
+def quantile_argmax(successes: np.ndarray, failures: np.ndarray, epsilon: float) -> int:
+    """`argmax` of `beta_quantile(successes, failures, epsilon)`, the first index on ties.
+
+    The quantile rises with s and falls with f, so a node another beats on both (s' ≥ s, f' ≤ f, not
+    equal) never wins and a repeated (s, f) never beats its first: only the front is scored (per s
+    the fewest f, first index; kept when fewer than at every larger s). O(nodes) integer work plus
+    `betaincinv` on at most tasks + 1 values, not on every node.
+    """
+    s, f = np.asarray(successes, np.int64), np.asarray(failures, np.int64)
+    none = np.iinfo(np.int64).max
+    fewest = np.full(int(s.max()) + 1, none)
+    np.minimum.at(fewest, s, f)
+    first = np.full(fewest.size, s.size)
+    at = np.flatnonzero(f == fewest[s])
+    np.minimum.at(first, s[at], at)
+    fewest_above = np.r_[np.minimum.accumulate(fewest[::-1])[::-1][1:], none]
+    front = first[(first < s.size) & (fewest < fewest_above)]
+    scores = beta_quantile(s[front], f[front], epsilon)
+    return int(front[scores == scores.max()].min())
+
+
 def dgm_parent_weights(
     accuracy: np.ndarray, valid_children: np.ndarray, lam: float, alpha0: float
 ) -> np.ndarray:

@@ -8,42 +8,21 @@ cool-down τ is on, and tasks come in one run-wide order so nodes are compared o
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from evolve.search.estimates import beta_quantile, should_expand, temperature, thompson_argmax
+from evolve.search.estimates import quantile_argmax, should_expand, temperature, thompson_argmax
+from evolve.search.params import HGMParams
 from evolve.search.types import Action, Evaluate, Expand, NodeId, Stop
 from evolve.search.view import SearchView
-
-
-@dataclass(frozen=True)
-class HGMParams:
-    """HGM parameters (the run config's `policy.hgm` section has the same names)."""
-
-    alpha: float = 0.6
-    """Widening exponent: expand iff N^alpha >= |T|."""
-    cooldown: bool = True
-    """Use the temperature tau = B / max(B - n, 1) in Thompson sampling."""
-    epsilon: float = 0.25
-    """Quantile of Beta(1+s, 1+f) used to choose the final agent."""
-    min_evals: int = 5
-    """A node needs this many evaluations to be chosen as the final agent."""
-
-    def __post_init__(self) -> None:
-        if not 0.0 < self.alpha <= 1.0:
-            raise ValueError(f"HGMParams.alpha must be in (0, 1], got {self.alpha}")
-        if not 0.0 < self.epsilon < 1.0:
-            raise ValueError(f"HGMParams.epsilon must be in (0, 1), got {self.epsilon}")
-        if self.min_evals < 1:
-            raise ValueError(f"HGMParams.min_evals must be >= 1, got {self.min_evals}")
 
 
 @dataclass(frozen=True)
 class HGMPolicy:
     """CMP-guided search: Thompson sampling on clade counts to expand, on own counts to evaluate."""
 
-    params: HGMParams = HGMParams()
+    params: HGMParams = field(default_factory=HGMParams)
     name: str = "hgm"
 
     def tau(self, view: SearchView) -> float:
@@ -78,7 +57,10 @@ class HGMPolicy:
 
     def choose_expansion(self, view: SearchView, rng: np.random.Generator) -> int:
         """`argmax θ_a`, `θ_a ~ Beta(τ(1+S(a)), τ(1+F(a)))` over valid nodes (DESIGN.md §5)."""
-        return thompson_argmax(rng, view.clade_successes, view.clade_failures, self.tau(view), view.valid)
+        clade_s, clade_f = view.clade_successes, view.clade_failures
+        if clade_s is None or clade_f is None:  # SearchView always fills them in; this narrows the type
+            raise ValueError("a SearchView without clade counts")
+        return thompson_argmax(rng, clade_s, clade_f, self.tau(view), view.valid)
 
     def choose_evaluation(self, view: SearchView, rng: np.random.Generator) -> int:
         """`argmax θ_a`, `θ_a ~ Beta(τ(1+s(a)), τ(1+f(a)))` over valid nodes with tasks left (§5)."""
@@ -93,9 +75,7 @@ class HGMPolicy:
             mask = view.valid & (view.done >= needed)
             if mask.any():
                 candidates = np.flatnonzero(mask)
-                scores = beta_quantile(
-                    view.successes[candidates], view.failures[candidates], self.params.epsilon
-                )
-                return view.ids[int(candidates[int(np.argmax(scores))])]
+                chosen = quantile_argmax(view.successes[candidates], view.failures[candidates], self.params.epsilon)
+                return view.ids[int(candidates[chosen])]
         valid = np.flatnonzero(view.valid)
         return view.ids[int(valid[0])] if valid.size else None

@@ -9,7 +9,7 @@ productivity loss: early high scorers need not be the productive ones (the metap
 performance mismatch of the HGM paper). Some children fail validation (`invalid_rate`).
 
 `run_episode` drives one policy on one seeded world for a budget of evaluations, one job at a time,
-with incremental clade counts (as the archive's `CladeTree` keeps them), and records the true
+keeping the tree in the runner's `CladeTree` (incremental clade counts), and records the true
 quality of the policy's final agent after every evaluation.
 """
 
@@ -18,12 +18,13 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from scipy.special import expit
 
+from evolve.search.tree import CladeTree
 from evolve.search.types import Evaluate, Expand, Policy, Stop
-from evolve.search.view import SearchView
 
 
 @dataclass(frozen=True)
@@ -100,67 +101,19 @@ class EpisodeResult:
     """Time spent inside `next_action`."""
 
 
-class _Tree:
-    """The episode's bookkeeping, as the runner keeps it: own and incremental clade counts."""
-
-    def __init__(self) -> None:
-        self.parent: list[int] = [-1]
-        self.valid: list[bool] = [True]
-        self.s: list[int] = [0]
-        self.f: list[int] = [0]
-        self.clade_s: list[int] = [0]
-        self.clade_f: list[int] = [0]
-        self.evaluated: list[set[int]] = [set()]
-
-    def add(self, parent: int, valid: bool) -> None:
-        for column, value in (
-            (self.parent, parent),
-            (self.valid, valid),
-            (self.s, 0),
-            (self.f, 0),
-            (self.clade_s, 0),
-            (self.clade_f, 0),
-        ):
-            column.append(value)
-        self.evaluated.append(set())
-
-    def record(self, node: int, task: int, success: bool) -> None:
-        own, clade = (self.s, self.clade_s) if success else (self.f, self.clade_f)
-        own[node] += 1
-        self.evaluated[node].add(task)
-        current = node
-        while current >= 0:  # O(depth): the node and each ancestor
-            clade[current] += 1
-            current = self.parent[current]
-
-    def view(self, task_order: tuple[int, ...], budget: int, used: int) -> SearchView:
-        return SearchView(
-            ids=range(len(self.parent)),
-            parent=self.parent,
-            valid=self.valid,
-            successes=self.s,
-            failures=self.f,
-            evaluated=self.evaluated,
-            task_order=task_order,
-            budget=budget,
-            used=used,
-            clade_successes=self.clade_s,
-            clade_failures=self.clade_f,
-        )
-
-
 def run_episode(policy: Policy, params: WorldParams, budget: int, seed: int) -> EpisodeResult:
     """Drive `policy` on the world of `seed` until it stops or spends `budget` evaluations."""
     world_seq, order_seq, policy_seq = np.random.SeedSequence(seed).spawn(3)
     world = SyntheticWorld(params, np.random.default_rng(world_seq))
     task_order = tuple(int(t) for t in np.random.default_rng(order_seq).permutation(params.n_tasks))
     rng = np.random.default_rng(policy_seq)
-    tree, used, decisions, seconds = _Tree(), 0, 0, 0.0
+    tree, decisions, seconds = CladeTree(), 0, 0.0
+    tree.add_node(0)
     quality_by_evals = np.full(budget + 1, np.nan)
     quality_by_evals[0] = world.true_quality(0)
     max_decisions = 20 * budget + 1000  # guards against a policy that never evaluates
     while decisions < max_decisions:
-        view = tree.view(task_order, budget, used)
+        view = tree.view(task_order, budget)
         start = time.perf_counter()
         action = policy.next_action(view, rng)
         seconds += time.perf_counter() - start
@@ -168,16 +121,15 @@ def run_episode(policy: Policy, params: WorldParams, budget: int, seed: int) -> 
         if isinstance(action, Stop):
             break
         if isinstance(action, Expand):
-            child = world.spawn(action.node)
-            tree.add(action.node, world.valid[child])
+            child = world.spawn(cast(int, action.node))
+            tree.add_node(child, action.node, valid=world.valid[child])
         elif isinstance(action, Evaluate):
-            tree.record(action.node, action.task, world.evaluate(action.node, action.task))
-            used += 1
-            final = policy.best(tree.view(task_order, budget, used))
-            quality_by_evals[used] = world.true_quality(final)
-    final_view = tree.view(task_order, budget, used)
-    final = policy.best(final_view)
-    final_quality = world.true_quality(final) if final is not None else float("nan")
+            node, task = cast(int, action.node), cast(int, action.task)
+            tree.record(node, task, world.evaluate(node, task))
+            quality_by_evals[tree.results] = world.true_quality(cast(int, policy.best(tree.view(task_order, budget))))
+    used = tree.results
+    final = policy.best(tree.view(task_order, budget))
+    final_quality = world.true_quality(cast(int, final)) if final is not None else float("nan")
     # a policy that stopped early keeps its last final agent for the rest of the budget
     filled = np.maximum.accumulate(np.where(np.isnan(quality_by_evals), -np.inf, np.arange(budget + 1)))
     quality_by_evals = quality_by_evals[filled.astype(int)]

@@ -11,31 +11,13 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
 from evolve.search.estimates import mean_accuracy
+from evolve.search.params import StagedParams
 from evolve.search.types import Action, Evaluate, Expand, NodeId, Stop
 from evolve.search.view import SearchView
-
-
-@dataclass(frozen=True)
-class StagedParams:
-    """Staged evaluation (the run config's `policy.dgm` stage keys have the same names)."""
-
-    stages: tuple[int, ...] = (10, 50)
-    """Tasks per evaluation stage before the rest."""
-    stage_threshold: float = 0.4
-    """Fraction solved in a stage needed to run the next stage."""
-    top_k_full: int = 2
-    """After the last stage, nodes among the top k get the remaining tasks."""
-
-    def __post_init__(self) -> None:
-        if not self.stages or any(size < 1 for size in self.stages):
-            raise ValueError(f"StagedParams.stages must be positive sizes, got {self.stages}")
-        if self.top_k_full < 1:
-            raise ValueError(f"StagedParams.top_k_full must be >= 1, got {self.top_k_full}")
 
 
 def stage_bounds(params: StagedParams, n_tasks: int) -> np.ndarray:

@@ -28,18 +28,18 @@ class Expand:
 
 
 @dataclass(frozen=True)
+class Stop:
+    """Nothing to start now. With jobs in flight the runner waits and asks again; else the run ends."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
 class Evaluate:
     """Run `node`'s agent on `task` and grade it (one unit of the evaluation budget B)."""
 
     node: NodeId
     task: TaskId
-
-
-@dataclass(frozen=True)
-class Stop:
-    """Nothing to start now. With jobs in flight the runner waits and asks again; else the run ends."""
-
-    reason: str
 
 
 Action: TypeAlias = Expand | Evaluate | Stop

@@ -2,9 +2,10 @@
 
 Nodes are positions `0..N-1` in creation order (parents before children); `ids[i]` is the external
 id the actions carry. Everything per node is a read-only numpy array, so a policy's decision is a
-few vectorised operations even on a tree of 10,000 nodes. The runner builds a view from the
-archive's `CladeTree` (plain lists: ids, parent index, valid flags, own successes/failures, evaluated
-task ids) and may pass the tree's clade counts; otherwise they are computed here in O(nodes).
+few vectorised operations even on a tree of 10,000 nodes. The runner and the simulator get their
+view from the one `CladeTree` (evolve.search.tree: `tree.view()`, array copies and the tree's own
+incremental clade counts); a view built from plain lists (tests, hand-made trees) has its clade
+counts computed here by the reverse pass of `estimates.clade_counts`, O(nodes).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from evolve.search.types import NodeId, TaskId
 
 def _frozen(values: Sequence | np.ndarray, dtype: type, size: int, name: str) -> np.ndarray:
     """A read-only copy (never a view of the caller's array, so freezing it cannot affect theirs)."""
-    array = np.array(values, dtype=dtype)
+    array: np.ndarray = np.array(values, dtype=dtype)
     if array.shape != (size,):
         raise ValueError(f"SearchView.{name} has shape {array.shape}, expected ({size},)")
     array.setflags(write=False)

@@ -114,7 +114,7 @@ def anthropic_message(content: Sequence[dict[str, Any]], stop_reason: str = "end
 
 
 def anthropic_text(text: str = "ok", **usage: int) -> Answer:
-    return anthropic_message([{"type": "text", "text": text}], **usage)
+    return anthropic_message([{"type": "text", "text": text}], "end_turn", **usage)
 
 
 def anthropic_tool_use(name: str, arguments: dict[str, Any], *, call_id: str = "toolu_1") -> Answer:

@@ -63,7 +63,8 @@ def instance_task(instance: Mapping[str, object], suite: str) -> Task:
     for key in ("instance_id", "repo", "problem_statement", "patch", "FAIL_TO_PASS", "PASS_TO_PASS"):
         if key not in instance:
             raise TaskError(f"SWE-bench instance {instance.get('instance_id', '?')} lacks {key!r}")
-    record = dict(instance) | {"image": instance_image(instance)}
+    image = instance_image(instance)
+    record = dict(instance) | {"image": image}
     task_id = str(instance["instance_id"])
     return Task(
         id=task_id,
@@ -75,7 +76,7 @@ def instance_task(instance: Mapping[str, object], suite: str) -> Task:
         reference_patch=str(instance["patch"]),
         test_command="bash /eval.sh",
         tests_dir=".swebench",
-        image=record["image"],
+        image=image,
         language=str(instance.get("language", "python")),
         difficulty=str(instance.get("difficulty", "medium")),
         agent_timeout_s=1800.0,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from evolve.sandbox.types import Sandbox, SandboxLimits, SandboxUnavailable
 from evolve.tasks.check import CheckReport, TaskCheck
-from evolve.tasks.grading import Grade
+from evolve.tasks.grading import Grade, GradeOutcome
 from evolve.tasks.swebench import DOCKER_HUB, NEEDS, SWEbenchUnavailable, hub_url, task_instance
 from evolve.tasks.types import Task, TaskError, TaskSuite
 
@@ -103,7 +103,7 @@ def grade_swebench(sandbox: Sandbox, task: Task, patch: str, key: str | None = N
     gold = {"FAIL_TO_PASS": spec.FAIL_TO_PASS, "PASS_TO_PASS": spec.PASS_TO_PASS}
     report = grading.get_eval_tests_report(status, gold, eval_type=eval_type(spec.eval_type or "pass_and_fail"))
     resolution = grading.get_resolution_status(report)
-    outcome = "pass" if resolution == resolved_status.FULL.value else "fail"
+    outcome: GradeOutcome = "pass" if resolution == resolved_status.FULL.value else "fail"
     failing = report["FAIL_TO_PASS"]["failure"] + report["PASS_TO_PASS"]["failure"]
     detail = "resolved" if outcome == "pass" else f"{resolution}: failing {', '.join(failing[:5]) or 'none'}"
     return Grade(key, outcome, detail, log[-20000:], time.monotonic() - start)

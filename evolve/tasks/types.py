@@ -106,8 +106,8 @@ class TaskSuite:
                 return task
         raise TaskError(f"suite {self.name} has no task {task_id}")
 
-    def split(self, split: Split | None) -> TaskSuite:
-        """The tasks of one split (`None`: all)."""
+    def split(self, split: str | None) -> TaskSuite:
+        """The tasks of one split (`None`: all); the name may come from a user, so it is checked."""
         if split is None:
             return self
         if split not in SPLITS:

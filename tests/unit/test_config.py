@@ -66,7 +66,7 @@ def test_dump_round_trips():
 def test_cli_config_check_prints_one_line_and_fails():
     bad = subprocess.run(
         [sys.executable, "-m", "evolve", "config", "check", str(DATA / "bad.toml")],
-        capture_output=True, text=True,
+        capture_output=True, text=True, check=False,
     )
     assert bad.returncode != 0
     assert bad.stdout == ""
@@ -74,6 +74,6 @@ def test_cli_config_check_prints_one_line_and_fails():
     assert len(lines) == 1 and "policy.nmae" in lines[0] and "bad.toml" in lines[0]
     good = subprocess.run(
         [sys.executable, "-m", "evolve", "config", "check", str(DATA / "good.toml")],
-        capture_output=True, text=True,
+        capture_output=True, text=True, check=False,
     )
     assert good.returncode == 0 and "ok" in good.stdout

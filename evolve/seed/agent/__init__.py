@@ -1,5 +1,1 @@
-"""The seed coding agent: a step loop over a model reached through the evolve gateway.
-
-Standard library only. Entry points: `python -m agent solve ...` and `python -m agent improve ...`.
-Everything in this package may be edited by the agent itself.
-"""
+"""The seed coding agent: `python -m agent solve|improve`. Standard library only; all of it may change."""

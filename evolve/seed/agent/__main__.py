@@ -1,57 +1,36 @@
-"""`python -m agent solve|improve ...`: the contract between the engine and the agent (DESIGN.md §3)."""
-
-from __future__ import annotations
-
+"""`python -m agent solve|improve ...`: the agent contract (README, "The agent contract")."""
 import argparse
 import os
 import sys
 from pathlib import Path
 
-from agent import prompts
-from agent.improve import improve
-from agent.loop import Agent, AgentConfig
-from agent.model import GatewayModel, ModelError
+from agent.commands import improve, solve
+from agent.loop import Agent
+from agent.model import Model
 from agent.tools import Workspace
-
-CLOSING_FENCE = ("\n```\n",)  # every block of the text protocol opens with a type, so this only closes one
-
-
-def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="agent")
-    sub = parser.add_subparsers(dest="command", required=True)
-    solve = sub.add_parser("solve", help="edit the repository in --workdir to solve the problem")
-    solve.add_argument("--workdir", type=Path, required=True)
-    solve.add_argument("--problem", type=Path, required=True)
-    solve.add_argument("--budget-steps", type=int, default=20)
-    improve = sub.add_parser("improve", help="edit the agent's own code following the instructions")
-    improve.add_argument("--workdir", type=Path, required=True)
-    improve.add_argument("--instructions", type=Path, required=True)
-    improve.add_argument("--budget-steps", type=int, default=30)
-    for p in (solve, improve):
-        p.add_argument("--transcript", type=Path, default=os.environ.get("EVOLVE_TRANSCRIPT"))
-    return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(sys.argv[1:] if argv is None else argv)
-    try:
-        model = GatewayModel.from_env()
-    except ModelError as exc:
-        print(f"agent: {exc}", file=sys.stderr)
-        return 2
-    native = os.environ.get("EVOLVE_TOOL_PROTOCOL", "text") == "native"
-    if not native:
-        model.stop = CLOSING_FENCE
-    config = AgentConfig(max_steps=args.budget_steps, native_tools=native,
-                         context_chars=int(os.environ.get("EVOLVE_CONTEXT_CHARS", "12000")))
-    agent = Agent(model, Workspace(args.workdir.resolve()), config, transcript=args.transcript)
-    if args.command == "solve":
-        status = agent.run(args.problem.read_text(), prompts.SOLVE)
-    else:
-        status = improve(agent, args.instructions.read_text())
-    why = f" ({agent.last_error[:300]})" if agent.last_error else ""
+    """Exit 0: the agent ran (done or out of steps); 1: the model failed; 2: bad arguments or environment."""
+    parser = argparse.ArgumentParser(prog="agent")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for command, text in (("solve", "--problem"), ("improve", "--instructions")):
+        p = sub.add_parser(command)
+        p.add_argument("--workdir", type=Path, required=True)
+        p.add_argument(text, dest="text", type=Path, required=True)
+        p.add_argument("--budget-steps", type=int, default=20)
+        p.add_argument("--transcript", type=Path, default=os.environ.get("EVOLVE_TRANSCRIPT"))
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    env = os.environ.get
+    if not env("EVOLVE_LLM_SOCKET") and not env("EVOLVE_LLM_URL"):
+        parser.error("neither EVOLVE_LLM_SOCKET nor EVOLVE_LLM_URL is set")  # exits 2
+    model = Model(env("EVOLVE_LLM_SOCKET"), env("EVOLVE_LLM_URL"), env("EVOLVE_LLM_TOKEN"))
+    agent = Agent(model, Workspace(args.workdir.resolve()), args.budget_steps, args.transcript,
+                  int(env("EVOLVE_CONTEXT_CHARS", "26000")))
+    status = (solve if args.command == "solve" else improve)(agent, args.text.read_text())
+    why = f" ({agent.error[:300]})" if agent.error else ""
     print(f"agent: {status} after {agent.steps} steps, {agent.workspace.edits} edits{why}")
-    return 0 if status in {"submitted", "limits", "stuck"} else 1
+    return 1 if status == "model_error" else 0
 
 
 if __name__ == "__main__":

@@ -12,9 +12,9 @@ import pytest
 from evolve.archive import Run, export_lineage
 from evolve.config import BudgetConfig, RunConfig
 from evolve.engine.evaluate import EvalSettings, evaluate
-from evolve.standins.models import ScriptedModel
 from evolve.llm.gateway import Gateway
 from evolve.seed import copy_seed
+from evolve.standins.models import ScriptedModel
 from evolve.tasks import load_suite
 from evolve.sandbox.factory import DockerSandboxes
 

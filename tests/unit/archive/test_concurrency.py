@@ -2,6 +2,7 @@
 
 import threading
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -15,10 +16,11 @@ EVALUATIONS = 5_000
 
 def brute_force_clade_counts(nodes, evaluations):
     parent = {n.id: n.parent for n in nodes}
-    own = Counter()
-    for e in evaluations:
+    own, seen = Counter(), set()
+    for e in evaluations:  # the search's rule: the first counted result of a node on a task
         success = counts_as(e.outcome)
-        if success is not None:
+        if success is not None and (e.node, e.task) not in seen:
+            seen.add((e.node, e.task))
             own[(e.node, success)] += 1
     totals = {}
     for node in parent:
@@ -41,35 +43,28 @@ def test_threads_record_nodes_and_evaluations_consistently(tmp_path):
     seed_code.mkdir()
     (seed_code / "agent.py").write_text("step = 0\n")
     run.add_node(seed_code)
-    errors = []
     lock = threading.Lock()
 
     def worker(index: int) -> None:
         rng = np.random.default_rng(index)
-        try:
-            for step in range(NODES // THREADS):
+        for step in range(NODES // THREADS):
+            with lock:
+                existing = [n.id for n in run.nodes()]
+            parent = existing[int(rng.integers(len(existing)))]
+            code = tmp_path / f"w{index}-{step}"
+            code.mkdir()
+            (code / "agent.py").write_text(f"step = {index}-{step}\n")
+            run.add_node(code, parent=parent, origin="self_modify")
+            for _ in range(EVALUATIONS // NODES):
                 with lock:
                     existing = [n.id for n in run.nodes()]
-                parent = existing[int(rng.integers(len(existing)))]
-                code = tmp_path / f"w{index}-{step}"
-                code.mkdir()
-                (code / "agent.py").write_text(f"step = {index}-{step}\n")
-                run.add_node(code, parent=parent, origin="self_modify")
-                for _ in range(EVALUATIONS // NODES):
-                    with lock:
-                        existing = [n.id for n in run.nodes()]
-                    target = existing[int(rng.integers(len(existing)))]
-                    outcome = ["pass", "fail", "timeout", "error", "infra"][int(rng.integers(5))]
-                    run.record_evaluation(target, f"task-{int(rng.integers(40))}", outcome)
-        except Exception as exc:  # surfaced by the assertion below
-            errors.append(exc)
+                target = existing[int(rng.integers(len(existing)))]
+                outcome = ["pass", "fail", "timeout", "error", "infra"][int(rng.integers(5))]
+                run.record_evaluation(target, f"task-{int(rng.integers(40))}", outcome)
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(THREADS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
+    with ThreadPoolExecutor(THREADS) as pool:  # all at once; result() re-raises a worker's error
+        for future in [pool.submit(worker, i) for i in range(THREADS)]:
+            future.result()
     run.close()
 
     with Run.open(tmp_path / "run") as reopened:

@@ -4,6 +4,7 @@ import tarfile
 import pytest
 
 from evolve.archive import export_lineage, import_bundle
+from evolve.archive.tree import record_tasks, recorded_tasks
 from evolve.errors import EvolveError
 
 
@@ -26,8 +27,20 @@ def test_export_import_reproduces_ids_trees_and_results(run, build_run, tmp_path
             assert copy.tree().clade_counts(node.id) == run.tree().clade_counts(node.id)
 
 
+def test_a_copy_counts_only_the_search_tasks_the_original_counts(run, build_run, tmp_path):
+    build_run()
+    tasks = sorted({e.task for e in run.evaluations()})
+    record_tasks(run, tasks[:1])  # as a runner records its task set; the rest is `evolve eval` extra
+    bundle = export_lineage(run, tmp_path / "all.evolve.tar.gz")
+    with import_bundle(bundle, tmp_path / "copy") as copy:
+        assert recorded_tasks(copy) == {tasks[0]}
+        for node in run.nodes():
+            assert copy.tree().own_counts(node.id) == run.tree().own_counts(node.id)
+            assert {*copy.tree().evaluated(node.id)} <= {tasks[0]}
+
+
 def test_export_of_one_lineage_holds_root_to_node(run, build_run, tmp_path):
-    root, a, b, c = build_run()
+    root, a, _b, c = build_run()
     bundle = export_lineage(run, tmp_path / "c.evolve.tar.gz", c.id)
     with import_bundle(bundle, tmp_path / "copy") as copy:
         assert [n.id for n in copy.nodes()] == [root.id, a.id, c.id]

@@ -10,8 +10,8 @@ import pytest
 
 from evolve.llm.balancer import LeastLoaded, Overloaded
 from evolve.llm.client import ModelError, OpenAICompatible, RetryPolicy
-from evolve.standins.models import FakeOpenAIServer, ScriptedModel
 from evolve.llm.types import ChatRequest, ChatResponse, Message
+from evolve.standins.models import FakeOpenAIServer, ScriptedModel
 
 
 def _ask(text: str = "hi") -> ChatRequest:

@@ -9,9 +9,9 @@ import stat
 import pytest
 
 from evolve.llm.client import ModelError, OpenAICompatible, RetryPolicy, host_key
-from evolve.standins.models import FakeOpenAIServer, ScriptedModel, fake_completion_cap
 from evolve.llm.gateway import Gateway
 from evolve.llm.types import Message, ToolCall
+from evolve.standins.models import FakeOpenAIServer, ScriptedModel, fake_completion_cap
 
 
 class RecordingSink:

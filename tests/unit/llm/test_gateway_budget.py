@@ -10,7 +10,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from evolve.standins import apis as s
 from evolve.llm.budget import prompt_token_bound
 from evolve.llm.capabilities import REASONING_MAX_TOKENS
 from evolve.llm.client import AnthropicModel, OpenAICompatible, OpenAIModel
@@ -18,6 +17,7 @@ from evolve.llm.exchanges import request_digest
 from evolve.llm.gateway import Gateway
 from evolve.llm.retries import RetryPolicy
 from evolve.llm.types import ChatRequest, Message, request_from_openai
+from evolve.standins import apis as s
 
 ONCE = RetryPolicy(attempts=1)
 

@@ -8,12 +8,12 @@ import json
 
 import pytest
 
-from evolve.standins import apis as s
 from evolve.llm.client import AnthropicModel, OpenAIModel
-from evolve.standins.models import fake_completion_cap
 from evolve.llm.gateway import Gateway
 from evolve.llm.retries import RetryPolicy
 from evolve.llm.types import ChatRequest, ChatResponse
+from evolve.standins import apis as s
+from evolve.standins.models import fake_completion_cap
 
 NO_WAIT = RetryPolicy(window_s=0.5, initial_s=0.01, max_s=0.02)
 

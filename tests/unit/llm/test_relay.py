@@ -6,9 +6,9 @@ import socket
 
 import pytest
 
-from evolve.standins.models import ScriptedModel
 from evolve.llm.gateway import Gateway, GatewayError
 from evolve.llm.relay import GatewayGrant, RelayChannels
+from evolve.standins.models import ScriptedModel
 
 from .conftest import unix_json
 

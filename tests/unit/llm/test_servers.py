@@ -10,10 +10,10 @@ import pytest
 
 from evolve.config import ModelConfig, ModelsConfig
 from evolve.llm.balancer import LeastLoaded
-from evolve.standins.models import FakeOpenAIServer
 from evolve.llm.servers import ExternalServer, LlamaCppServer, ServerError, VLLMServer, healthy
 from evolve.llm.stack import ModelStack, client_for, default_server, gpu_plan
 from evolve.llm.types import ChatRequest, Message
+from evolve.standins.models import FakeOpenAIServer
 
 
 def _stand_in(tmp_path: Path, body: str) -> Path:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from evolve.standins.models import ScriptedModel
 from evolve.llm.speed import measure_speed, round_trip
 from evolve.llm.types import ChatRequest, ChatResponse, Usage
+from evolve.standins.models import ScriptedModel
 
 
 class TimedModel:

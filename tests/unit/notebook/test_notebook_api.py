@@ -37,6 +37,23 @@ def test_best_belief_is_the_epsilon_quantile_argmax(loaded):
     assert loaded.best == expected == best_belief(loaded.clade, 0.25, 5)
 
 
+def test_best_belief_is_hgms_final_agent_and_never_an_invalid_node():
+    from evolve.archive import CladeTree
+    from evolve.search import HGMParams, HGMPolicy
+
+    tree = CladeTree()
+    tree.add_node("root")
+    tree.add_node("lucky", "root", valid=False)  # the best scores, but invalidated after the fact
+    tree.add_node("good", "root")
+    for i in range(6):
+        tree.record("lucky", i, True)
+        tree.record("good", i, i < 4)
+        tree.record("root", i, i < 1)
+    assert best_belief(tree, 0.25, 5) == "good" == HGMPolicy(HGMParams(min_evals=5)).best(tree.view())
+    tree.invalidate("good")
+    assert best_belief(tree, 0.25, 5) == "root"
+
+
 def test_load_run_reads_a_bundle(example_path, tmp_path):
     with Run.open(example_path) as run:
         bundle = export_lineage(run, tmp_path / "b.evolve.tar.gz")

@@ -143,3 +143,17 @@ def test_thompson_with_a_high_temperature_becomes_greedy():
     cold = [thompson_argmax(np.random.default_rng(i), s, f, 800.0, mask) for i in range(200)]
     warm = [thompson_argmax(np.random.default_rng(i), s, f, 1.0, mask) for i in range(200)]
     assert set(cold) == {0} and set(warm) == {0, 1}
+
+
+def test_quantile_argmax_is_the_argmax_of_every_quantile_first_on_ties():
+    from evolve.search.estimates import beta_quantile, quantile_argmax
+
+    for seed in range(400):
+        rng = np.random.default_rng(seed)
+        size, top = int(rng.integers(1, 60)), int(rng.integers(1, 12))
+        successes, failures = rng.integers(0, top, size), rng.integers(0, top, size)
+        if seed % 3 == 0:  # many repeated (s, f) pairs: the first must win
+            successes, failures = np.repeat(successes[: size // 4 + 1], 4)[:size], np.repeat(failures[: size // 4 + 1], 4)[:size]
+        epsilon = float(rng.choice([0.05, 0.25, 0.5, 0.9]))
+        expected = int(np.argmax(beta_quantile(successes, failures, epsilon)))
+        assert quantile_argmax(successes, failures, epsilon) == expected, seed

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from evolve.search import HGMPolicy, RandomPolicy
+from evolve.search import DGMPolicy, GreedyPolicy, HGMPolicy, RandomPolicy
 from evolve.search.estimates import clade_counts
-from evolve.search.simulate import SyntheticWorld, WorldParams, _Tree, compare_policies, run_episode
+from evolve.search.simulate import SyntheticWorld, WorldParams, compare_policies, run_episode
+from evolve.search.tree import CladeTree
 
 
 def test_world_is_seeded_and_quality_is_the_mean_pass_probability():
@@ -49,13 +50,16 @@ def test_evaluations_are_bernoulli_draws_at_the_hidden_rate():
 
 
 def test_incremental_clade_counts_match_the_reverse_pass():
-    tree, rng = _Tree(), np.random.default_rng(0)
+    tree, rng = CladeTree(capacity=4), np.random.default_rng(0)  # small capacity: the columns grow
+    tree.add_node(0)
     for i in range(1, 60):
-        tree.add(int(rng.integers(0, i)), bool(rng.random() < 0.8))
+        tree.add_node(i, int(rng.integers(0, i)), valid=bool(rng.random() < 0.8))
     for _ in range(300):
         tree.record(int(rng.integers(0, 60)), int(rng.integers(0, 1000)), bool(rng.random() < 0.5))
-    clade_s, clade_f = clade_counts(tree.parent, np.array(tree.s), np.array(tree.f))
-    assert clade_s.tolist() == tree.clade_s and clade_f.tolist() == tree.clade_f
+    view = tree.view(range(1000), 1000)
+    clade_s, clade_f = clade_counts(view.parent, view.successes, view.failures)
+    assert clade_s.tolist() == view.clade_successes.tolist() and clade_f.tolist() == view.clade_failures.tolist()
+    assert view.used == tree.results == int(view.done.sum())
 
 
 def test_run_episode_spends_the_budget_and_tracks_the_final_agent():
@@ -75,3 +79,18 @@ def test_compare_policies_uses_the_same_worlds_for_every_policy():
     for seed in (0, 1):
         assert results["hgm"][seed].quality_by_evals[0] == results["random"][seed].quality_by_evals[0]
     assert results["hgm"][0].quality_by_evals[0] != results["hgm"][1].quality_by_evals[0]
+
+
+@pytest.mark.parametrize(("policy", "final", "nodes", "decisions", "trajectory"), [
+    (HGMPolicy(), 0.20321922431645892, 21, 171, 40.07678635485084),
+    (DGMPolicy(), 0.3849623463201514, 10, 160, 56.93997703743848),
+    (GreedyPolicy(), 0.4434468560503428, 10, 160, 63.43175761748972),
+    (RandomPolicy(), 0.3663224688651793, 10, 160, 54.87095063993657),
+], ids=lambda value: getattr(value, "name", ""))  # fmt: skip
+def test_episodes_reproduce_the_recorded_reference_seed_for_seed(policy, final, nodes, decisions, trajectory):
+    # Recorded before the simulator moved onto the runner's CladeTree: the same world and seed must
+    # give the same decisions, tree and final agent.
+    result = run_episode(policy, WorldParams(n_tasks=30), budget=150, seed=4)
+    assert (result.nodes, result.decisions) == (nodes, decisions)
+    assert result.final_quality == pytest.approx(final, rel=1e-12)
+    assert float(result.quality_by_evals.sum()) == pytest.approx(trajectory, rel=1e-12)

@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from evolve.standins import apis as s
 from evolve.llm.client import AnthropicModel, ModelError, OpenAIModel
 from evolve.llm.pricing import price_of
 from evolve.llm.retries import RetryPolicy
 from evolve.llm.types import ChatRequest, Message
+from evolve.standins import apis as s
 
 TOOLS = ({"type": "function", "function": {"name": "bash", "parameters": {"type": "object"}}},)
 

@@ -1,0 +1,63 @@
+"""What `solve` and `improve` show the model: the task with the relevant files, or the agent's own code."""
+import re
+from pathlib import Path
+
+from agent import prompts
+from agent.loop import Agent, repairs
+
+
+def files(root: Path, limit: int = 400) -> list[str]:
+    skip = {".git", "__pycache__", ".pytest_cache", "node_modules", ".venv"}
+    return [p.relative_to(root).as_posix() for p in sorted(root.rglob("*"))
+            if p.is_file() and not skip & set(p.relative_to(root).parts)][:limit]
+
+
+def is_test(name: str) -> bool:
+    return name.startswith("tests/") or "/tests/" in name or Path(name).name.startswith(("test_", "conftest"))
+
+
+def check_command(root: Path, sources: list[str], tests: bool) -> str:
+    """The repository's tests, else its docstring examples, else a compile: exit 0 means good."""
+    examples = [n for n in sources if ">>>" in (root / n).read_text("utf-8", "replace")]
+    if tests:
+        return "python3 -m pytest -q -x -p no:cacheprovider" + (" --doctest-modules" if examples else "")
+    return "python3 -m doctest " + " ".join(examples[:5]) if examples else "python3 -m compileall -q ."
+
+
+def solve(agent: Agent, problem: str, budget: int = 6000) -> str:
+    """The file list, then (smallest first) the source files the problem names or that hold a stub."""
+    root, names, shown = agent.workspace.root, files(agent.workspace.root), []
+    words = {word.strip(".") for word in re.findall(r"[\w./-]+", problem)}
+    sources = [n for n in names if n.endswith(".py") and not is_test(n)]
+    for name in sorted(sources, key=lambda n: (root / n).stat().st_size):
+        text = (root / name).read_text("utf-8", "replace")
+        wanted = name in words or Path(name).name in words or "NotImplementedError" in text
+        if wanted and sum(map(len, shown)) + len(text) <= budget:
+            shown.append(f"\n\n--- {name} ---\n{text.rstrip()}")
+    listing = "Files in the repository:\n" + "\n".join(names[:80]) + "".join(shown)
+    check = check_command(root, sources, any(is_test(n) and n.endswith(".py") for n in names))
+    return agent.run(prompts.SOLVE.format(problem=problem.strip(), files=listing), check)
+
+
+def improve(agent: Agent, instructions: str) -> str:
+    """The file list, then every file of agent/ (named ones first) that fits; undo edits that break tests."""
+    root, parts = agent.workspace.root, []
+    before = {name: (root / name).read_bytes() for name in files(root, 5000)}
+    budget = agent.context_chars - len(instructions) - 3000  # leaves room for the prompts and a few steps
+    for name in sorted((n for n in before if n.startswith("agent/") and n.endswith(".py")),
+                       key=lambda n: (Path(n).name not in instructions, n)):
+        text = before[name].decode("utf-8", "replace").rstrip()
+        if sum(map(len, parts)) + len(text) <= budget:
+            parts.append(f"\n\n--- {name} ---\n{text}")
+    shown = "Files:\n" + "\n".join(before) + "".join(parts)
+    status = agent.run(prompts.IMPROVE.format(files=shown, problem=instructions.strip()))
+    now = {name: (root / name).read_bytes() for name in files(root, 5000)}
+    tests = "python3 -m pytest -q -x -p no:cacheprovider tests"
+    if now != before and not agent.workspace.bash(tests, timeout=600).endswith("[exit code 0]"):
+        for name in now.keys() | before.keys():  # put back what was there, remove what is new
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_bytes(before[name]) if name in before else (root / name).unlink()
+        agent.log({"event": "reverted", "detail": "the agent's own tests failed after the edit"})
+    elif now == before and repairs and status != "model_error":
+        repairs.learn(agent, instructions)
+    return status

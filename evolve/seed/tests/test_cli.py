@@ -1,0 +1,70 @@
+"""`python -m agent solve|improve`: arguments, exit codes, the transcript, and what each command may change."""
+import json
+
+import pytest
+from agent.__main__ import main
+
+REPLACE = "Fix it.\n```replace calc.py\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n```"
+
+
+def repo(tmp_path):
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo/calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (tmp_path / "repo/test_calc.py").write_text("from calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n")
+    (tmp_path / "problem.md").write_text("Fix add in calc.py.")
+    return ["solve", "--workdir", str(tmp_path / "repo"), "--problem", str(tmp_path / "problem.md")]
+
+
+def records(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_solve_edits_the_repo_and_ends_with_an_exit_record(gateway, tmp_path, capsys):
+    gateway.replies.append((200, REPLACE))
+    transcript = tmp_path / "t.jsonl"
+    assert main([*repo(tmp_path), "--budget-steps", "3", "--transcript", str(transcript)]) == 0
+    assert "return a + b" in (tmp_path / "repo/calc.py").read_text()
+    assert "Fix add in calc.py." in gateway.requests[0][1]["messages"][1]["content"]
+    last = records(transcript)[-1]
+    assert last["event"] == "exit" and last["status"] in ("submitted", "limits")
+    assert capsys.readouterr().out.startswith("agent: ")
+
+
+def test_solve_stops_at_the_step_budget(gateway, tmp_path):
+    gateway.replies += [(200, "```bash\ntrue\n```")] * 5
+    transcript = tmp_path / "t.jsonl"
+    assert main([*repo(tmp_path), "--budget-steps", "2", "--transcript", str(transcript)]) == 0
+    assert len(gateway.requests) == 2 and records(transcript)[-1]["status"] == "limits"
+
+
+def test_a_failing_model_exits_1_and_no_gateway_exits_2(gateway, tmp_path, monkeypatch):
+    gateway.replies += [(400, "")]
+    assert main(repo(tmp_path)) == 1
+    monkeypatch.delenv("EVOLVE_LLM_SOCKET")
+    with pytest.raises(SystemExit) as exit_:
+        main(["solve", "--workdir", str(tmp_path / "repo"), "--problem", str(tmp_path / "problem.md")])
+    assert exit_.value.code == 2
+
+
+def self_copy(tmp_path):
+    (tmp_path / "self/agent").mkdir(parents=True)
+    (tmp_path / "self/tests").mkdir()
+    (tmp_path / "self/agent/__init__.py").write_text("X = 1\n")
+    (tmp_path / "self/tests/test_x.py").write_text("from agent import X\n\n\ndef test_x():\n    assert X == 1\n")
+    (tmp_path / "why.md").write_text("Add agent/notes.py.")
+    return ["improve", "--workdir", str(tmp_path / "self"), "--instructions", str(tmp_path / "why.md")]
+
+
+def test_improve_shows_the_agent_code_and_the_instructions_and_keeps_an_edit(gateway, tmp_path):
+    gateway.replies += [(200, "```write agent/notes.py\nNOTE = 1\n```"), (200, "```done\n```")]
+    assert main([*self_copy(tmp_path), "--budget-steps", "3"]) == 0
+    assert (tmp_path / "self/agent/notes.py").read_text() == "NOTE = 1\n"
+    prompt = gateway.requests[0][1]["messages"][1]["content"]
+    assert "--- agent/__init__.py ---\nX = 1" in prompt and "Add agent/notes.py." in prompt
+
+
+def test_improve_undoes_an_edit_that_breaks_the_agents_tests(gateway, tmp_path):
+    gateway.replies += [(200, "```write agent/__init__.py\nX = 2\n```"), (200, "```done\n```")]
+    assert main([*self_copy(tmp_path), "--budget-steps", "3"]) == 0
+    assert (tmp_path / "self/agent/__init__.py").read_text() == "X = 1\n"
+

@@ -1,0 +1,102 @@
+"""Any agent as a seed: a second, deliberately different agent (tests/data/toolcall-agent: OpenAI tool
+calls, one file) passes `evolve agent check`, a hollow one fails naming the check, and a tree grows
+from it in a real run (Docker sandboxes, the gateway, the gate) with scripted tool-call models."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from evolve.config import parse_config
+from evolve.engine.launch import run_evolution
+from evolve.llm.types import ChatRequest, ChatResponse, Message, ToolCall, Usage
+from evolve.meta.validate import SMOKE_STATEMENT
+from evolve.standins.models import RoutedModel, fake_completion_cap
+
+pytestmark = pytest.mark.docker
+AGENT = Path(__file__).resolve().parents[2] / "data" / "toolcall-agent"
+SMOKE_FIX = "sed -i 's/raise NotImplementedError/return \"Hello, \" + name + \"!\"/' greet.py"
+NOTE = 'echo "# note $(date +%s%N)" >> agent/__main__.py'
+
+
+class ToolCaller:
+    """Answers the task's first message with one `bash` call (by marker), and anything after it with `finish`."""
+
+    name = "tool-caller"
+
+    def __init__(self, rules: list[tuple[str, str]]) -> None:
+        self.rules = rules
+
+    def completion_cap(self, request: ChatRequest) -> int:
+        return fake_completion_cap(request)
+
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        first, last = request.messages[0].content or "", request.messages[-1]
+        command = next((c for marker, c in self.rules if marker in first), None)
+        call = (ToolCall(id="c1", name="bash", arguments=json.dumps({"command": command}))
+                if command and last.role != "tool" else ToolCall(id="c2", name="finish"))
+        return ChatResponse(message=Message(role="assistant", content="", tool_calls=(call,)), finish_reason="tool_calls",
+                            model=self.name, usage=Usage(prompt_tokens=len(first.split()), completion_tokens=3))
+
+
+def check(directory: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "evolve", "agent", "check", str(directory), "--scripted",
+                           "--timeout", "60"], capture_output=True, text=True, timeout=600, check=False)
+
+
+def test_agent_check_passes_the_tool_call_agent_and_names_what_a_hollow_one_fails(tmp_path, base_image):
+    good = check(AGENT)
+    assert good.returncode == 0 and "meets the agent contract" in good.stdout, good.stdout + good.stderr
+    hollow = shutil.copytree(AGENT, tmp_path / "hollow", ignore=shutil.ignore_patterns("__pycache__"))
+    main = hollow / "agent" / "__main__.py"  # its tests still pass; it claims success without asking the model
+    main.write_text(main.read_text().replace("sys.exit(main(sys.argv[1:]))", "print('agent: finished')"))
+    bad = check(hollow)
+    assert bad.returncode == 1 and "FAIL model request" in bad.stdout, bad.stdout + bad.stderr
+    assert "check 'model request' failed" in bad.stderr
+
+
+CONFIG = """
+[run]
+name = "toolcall-seed"
+seed = 3
+archive_dir = "{archive}"
+
+[seed]
+path = "{agent}"
+
+[sandbox]
+memory = "512m"
+timeout_s = 120
+
+[tasks]
+suite = "humaneval"
+limit = 2
+heldout_limit = 1
+
+[budget]
+evaluations = 3
+expansions = 1
+agent_steps = 2
+improve_steps = 3
+
+[policy]
+name = "greedy"
+"""
+
+
+def test_a_tree_grows_from_the_tool_call_agent(tmp_path, base_image):
+    models = {
+        "diagnose": RoutedModel([], '```json\n{"problem": "p", "cause": "c", "change": "note the attempt", '
+                                    '"files": ["agent/__main__.py"]}\n```'),
+        "modify": ToolCaller([("Edit your own code", NOTE)]),
+        "solve": ToolCaller([(SMOKE_STATEMENT.strip()[:40], SMOKE_FIX)]),
+    }
+    run, outcome = run_evolution(parse_config(CONFIG.format(archive=tmp_path, agent=AGENT)), models=models)
+    root, *children = sorted(run.nodes(), key=lambda n: n.created)
+    assert root.origin == "seed" and "TOOLS = [" in (run.checkout(root.id, tmp_path / "root") / "agent/__main__.py").read_text()
+    assert children and all(child.valid for child in children), (outcome, [c.reason for c in children])
+    assert "# note" in run.diff(children[0].id)
+    assert run.evaluations(root.id), outcome

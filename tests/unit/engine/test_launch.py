@@ -1,0 +1,30 @@
+"""`[seed] path`: a run's root is any directory that meets the agent contract."""
+
+import pytest
+
+from evolve.config import parse_config
+from evolve.engine.launch import open_run
+from evolve.errors import EvolveError
+
+
+def _config(tmp_path, agent):
+    return parse_config(f'[run]\nname = "r"\narchive_dir = "{tmp_path}"\n\n[seed]\npath = "{agent}"\n')
+
+
+def test_the_root_is_the_seed_path(tmp_path):
+    agent = tmp_path / "mine"
+    (agent / "agent").mkdir(parents=True)
+    (agent / "agent" / "__main__.py").write_text("X = 1\n")
+    run = open_run(_config(tmp_path, agent), None)
+    try:
+        (root,) = run.nodes()
+        assert root.origin == "seed"
+        assert (run.checkout(root.id, tmp_path / "out") / "agent" / "__main__.py").read_text() == "X = 1\n"
+    finally:
+        run.close()
+
+
+def test_a_seed_path_that_is_no_agent_is_refused_before_the_run_exists(tmp_path):
+    with pytest.raises(EvolveError, match=r"\[seed\] path: .*no such directory"):
+        open_run(_config(tmp_path, tmp_path / "missing"), None)
+    assert not (tmp_path / "r").exists()
