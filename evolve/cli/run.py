@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
+if TYPE_CHECKING:
+    from evolve.engine.outcome import RunOutcome
 
-def _report(run, outcome) -> None:
+
+def _report(run, outcome: RunOutcome) -> None:
     from evolve.archive.summary import render_tree
+    from evolve.archive.vocab import StopReason
 
     typer.echo("")
     typer.echo(render_tree(run.nodes(), run.tree()))
@@ -22,17 +27,19 @@ def _report(run, outcome) -> None:
         elif not outcome.heldout_total:
             score = "no held-out tasks configured"
         else:
-            score = f"not scored on held-out tasks: the run was stopped; `evolve run --resume {run.path}` scores it"
+            refused = outcome.stop == StopReason.MODEL_REFUSED
+            why = "no model could be reached" if refused else "the run was stopped"
+            score = f"not scored on held-out tasks: {why}; `evolve run --resume {run.path}` scores it"
         typer.echo(f"best agent: node {outcome.best_node} ({score})")
     typer.echo(f"archive: {run.path}   (evolve tree {run.path}; evolve show {run.path} NODE)")
 
 
 def _execute(config, resume: Path | None) -> None:
     from evolve.engine.launch import exit_status, run_evolution
-    from evolve.engine.progress import make_progress
+    from evolve.engine.progress import RichProgress, make_progress
 
     progress = make_progress()
-    if hasattr(progress, "__enter__"):
+    if isinstance(progress, RichProgress):
         with progress:
             run, outcome = run_evolution(config, resume=resume, progress=progress)
     else:
@@ -52,14 +59,14 @@ def run(
 
     if (config is None) == (resume is None):
         raise EvolveError("give a CONFIG to start a run, or --resume RUN to continue one (not both)")
-    if resume is not None:
+    if config is not None:
+        _execute(load_config(config), None)
+    elif resume is not None:
         from evolve.archive import Run
 
         with Run.open(resume) as opened:
             loaded = opened.config
         _execute(loaded, resume)
-    else:
-        _execute(load_config(config), None)
 
 
 def quickstart(
