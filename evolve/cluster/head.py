@@ -85,7 +85,7 @@ class OnCluster:
 
 def cluster_worker(run: Run, tasks: Mapping[str, Task], *, gateway: Gateway, gateway_origin: str, cluster: Cluster,
                    settings: WorkerSettings, sandboxes: SandboxMaker, seed: int,
-                   cancel: Callable[[], None] | None = None) -> EngineWorker:
+                   cancel: Callable[[], object] | None = None) -> EngineWorker:
     """The engine worker with its sandbox work on `cluster`."""
     place = OnCluster(run, gateway, gateway_origin, cluster, sandboxes)
     return EngineWorker(run, tasks, gateway=gateway, settings=settings, seed=seed, place=place, cancel=cancel)

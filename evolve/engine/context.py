@@ -26,10 +26,15 @@ class SandboxMaker(Protocol):
     """Makes a fresh sandbox from `image`, labelled with `job`, optionally with the model channel mounted
     (evolve.sandbox.factory's `DockerSandboxes` and `ProcessSandboxes` fit)."""
 
-    limits: SandboxLimits
-    """Every sandbox's limits; the agent's timeouts derive from their wall clock."""
-    isolating: bool
-    """Its graders run the tests as another uid; only the process backend's do not (tests only)."""
+    @property
+    def limits(self) -> SandboxLimits:
+        """Every sandbox's limits; the agent's timeouts derive from their wall clock."""
+        ...
+
+    @property
+    def isolating(self) -> bool:
+        """Its graders run the tests as another uid; only the process backend's do not (tests only)."""
+        ...
 
     def __call__(self, image: str, job: str, *, gateway_socket: Path | None = None, grader: bool = False) -> Sandbox:
         """`grader=True`: a grading sandbox, whose grader runs as root and its tests as uid 1000."""

@@ -80,7 +80,7 @@ class EngineWorker:
 
     def __init__(self, run: Run, tasks: Mapping[str, Task], *, gateway: Channels, settings: WorkerSettings, seed: int,
                  sandboxes: SandboxMaker | None = None, place: Place | None = None,
-                 cancel: Callable[[], None] | None = None) -> None:
+                 cancel: Callable[[], object] | None = None) -> None:
         if place is None:
             if sandboxes is None:
                 raise ValueError("EngineWorker needs sandboxes (to work here) or a place")
