@@ -52,14 +52,15 @@ def bench_engine(jobs: int = 8, levels: tuple[int, ...] = (1, 2, 4), image: str 
     from evolve.archive import Run
     from evolve.engine.evaluate import EvalSettings
     from evolve.engine.executors import LocalExecutor
+    from evolve.engine.expand import ExpandSettings
     from evolve.engine.worker import EngineWorker, WorkerSettings
     from evolve.llm.gateway import Gateway
     from evolve.sandbox import SandboxLimits, reap_run
+    from evolve.sandbox.factory import DockerSandboxes
     from evolve.sandbox.pool import SandboxPool
     from evolve.seed import copy_seed
     from evolve.standins.models import RoutedModel
     from evolve.tasks import load_suite
-    from evolve.tasks.docker import DockerSandboxes
 
     tasks = list(load_suite("humaneval").split("dev").select(limit=jobs))
     instant = RoutedModel([], "```done\n```", name="instant")
@@ -69,7 +70,7 @@ def bench_engine(jobs: int = 8, levels: tuple[int, ...] = (1, 2, 4), image: str 
     with tempfile.TemporaryDirectory(prefix="evolve-bench-engine-") as tmp:
         run = Run.create(Path(tmp) / "run")
         node = run.add_node(copy_seed(Path(tmp) / "seed"))
-        settings = WorkerSettings(eval=EvalSettings(budget_steps=1, infra_retries=0), image=image)
+        settings = WorkerSettings(eval=EvalSettings(budget_steps=1, infra_retries=0), expand=ExpandSettings(image=image))
         try:
             with Gateway({"solve": instant, "modify": instant, "diagnose": instant},
                          exchanges_dir=run.path / "exchanges", usage_sink=run) as gateway, SandboxPool() as pool:

@@ -106,7 +106,7 @@ def container_options(
         "memswap_limit": limits.memory,
         "pids_limit": limits.pids,
         "cap_drop": ["ALL"],
-        "cap_add": list(cap_add),  # only a grader's root gets any: to run the tests as uid 1000 (evolve.tasks.docker)
+        "cap_add": list(cap_add),  # only a grader's root gets any: to run the tests as uid 1000 (evolve.sandbox.factory)
         "security_opt": ["no-new-privileges"],
         "read_only": limits.disk is not None,
         "tmpfs": writable_mounts(limits, user=user, workdir=workdir),
