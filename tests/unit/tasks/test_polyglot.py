@@ -74,7 +74,7 @@ def test_disabled_tests_are_enabled_as_the_benchmark_runs_them(suite):
     js = suite.get("javascript__leap").hidden_tests["leap.spec.js"].decode()
     assert "xtest(" not in js and js.count("test(") == 3
     assert "--include-ignored" in suite.get("rust__leap").test_command
-    assert "EXERCISM_RUN_ALL_TESTS=1" in suite.get("cpp__leap").test_command
+    assert "EXERCISM_RUN_ALL_TESTS=1" in suite.get("cpp__leap").build_command
     assert enable_all_tests("python", b"xtest(") == b"xtest("
 
 
@@ -90,7 +90,7 @@ def test_agent_edits_of_build_files_and_read_only_files_never_reach_grading(suit
     assert {"go.mod", "cases_test.go"} <= set(go.hidden_tests) and "cases_test.go" in go.repo
     assert go.is_protected("go.mod") and go.is_protected("cases_test.go") and not go.is_protected("leap.go")
     cpp = suite.get("cpp__leap")
-    assert cpp.is_protected("CMakeLists.txt") and cpp.is_protected("test/check.hpp")
+    assert cpp.is_protected("CMakeLists.txt") and cpp.is_protected("test/catch.hpp")
     assert not cpp.is_protected("leap.cpp")
 
 
