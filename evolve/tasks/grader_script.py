@@ -44,6 +44,8 @@ PROTECTED_PARTS = frozenset({
     ".babelrc.json", ".babelrc.js", ".babelrc.cjs", ".babelrc.mjs", "babel.config.json", "babel.config.cjs",
     "babel.config.mjs", "__mocks__",  # babel rewrites the spec files; jest mocks modules from __mocks__
 })
+SEALED = ("catch2", "junit")
+"""Report protocols whose tests run from a finished build, without reading their sources."""
 TEST_SUFFIXES = ("_test.py", ".pth", "_test.go", ".test.js", ".spec.js")
 """New test files (a Go TestMain, a jest setup) run inside the hidden tests' process: none may be added."""
 """Path components no change may touch, anywhere in the tree (beside the task's own protected names)."""
@@ -299,6 +301,8 @@ def run_reported(job, work, root, scratch, env, isolate):
         code, out, timed_out, _ = run(job["build"], work, job["timeout"], env, isolate)
         if timed_out or code != 0:
             return code, out, timed_out, [{"error": f"the build failed (exit {code})"}]
+    if isolate and job["results"] in SEALED:
+        seal(work, job["protect"]["hidden"])
     report_dir = tempfile.mkdtemp(prefix="report-", dir=scratch)
     if isolate:
         os.chown(report_dir, TEST_UID, TEST_UID)
@@ -315,6 +319,22 @@ def run_reported(job, work, root, scratch, env, isolate):
         records = [{"error": f"the tests wrote no per-test report (exit {code})"}]
     failures = [f"FAILED {r['test']}: {r['message']}" for r in records if r.get("outcome") == "failed"]
     return code, "\n".join([out, run_out, *failures]).strip("\n"), timed_out, records
+
+
+def seal(work, hidden):
+    """Make the built hidden test files root's alone, so the tested code cannot read the test names out
+    of them to forge a report (it still can out of its own binary: see README)."""
+    for rel in hidden:
+        try:
+            fd = os.open(os.path.join(work, rel), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            continue  # gone or a link after the build: nothing of ours to protect there
+        try:
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                os.fchown(fd, 0, 0)
+                os.fchmod(fd, 0o600)
+        finally:
+            os.close(fd)
 
 
 def _names(reported, expected):
