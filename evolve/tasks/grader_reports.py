@@ -17,6 +17,8 @@ import stat
 import xml.etree.ElementTree as ET
 
 PROTOCOLS = ("catch2", "gotest", "libtest", "junit", "jest")
+SEALED = ("catch2", "junit")
+"""Protocols whose tests run from a finished build without reading their sources (see `seal`)."""
 REPORT_CAP = 8_000_000
 """Bytes of one report file read back; a larger one is unreadable, and its run fails."""
 MESSAGE_CAP = 600
@@ -24,6 +26,40 @@ MESSAGE_CAP = 600
 
 class ReportError(ValueError):
     """A report file that is not the runner's format."""
+
+
+def judge(job, records):
+    """A runner's report (catch2, gotest, libtest, junit, jest): pass needs every expected test reported
+    passed and no test reported failed. Exit status and output decide nothing."""
+    if records and "error" in records[0]:
+        return "fail", records[0]["error"]
+    if not job["expected"]:
+        return "fail", "the grader found no test names in the hidden tests, so nothing can be proved"
+    failed = sorted({r["test"] for r in records if r["outcome"] == "failed"})
+    if failed:
+        return "fail", f"{len(failed)} test(s) failed: {', '.join(failed[:5])}"
+    passed = [r["test"] for r in records if r["outcome"] == "passed"]
+    missing = [name for name in job["expected"]
+               if not any(matches(job["results"], test, name) for test in passed)]
+    if missing:
+        return "fail", f"{len(missing)} expected test(s) not reported passed: {', '.join(missing[:5])}"
+    return "pass", f"{len(passed)} tests pass"
+
+
+def seal(work, hidden):
+    """Make the built hidden test files root's alone, so the tested code cannot read the test names out
+    of them to forge a report (it still can out of its own binary: see README)."""
+    for rel in hidden:
+        try:
+            fd = os.open(os.path.join(work, rel), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            continue  # gone or a link after the build: nothing of ours to protect there
+        try:
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                os.fchown(fd, 0, 0)
+                os.fchmod(fd, 0o600)
+        finally:
+            os.close(fd)
 
 
 def read_reports(directory):

@@ -44,8 +44,6 @@ PROTECTED_PARTS = frozenset({
     ".babelrc.json", ".babelrc.js", ".babelrc.cjs", ".babelrc.mjs", "babel.config.json", "babel.config.cjs",
     "babel.config.mjs", "__mocks__",  # babel rewrites the spec files; jest mocks modules from __mocks__
 })
-SEALED = ("catch2", "junit")
-"""Report protocols whose tests run from a finished build, without reading their sources."""
 TEST_SUFFIXES = ("_test.py", ".pth", "_test.go", ".test.js", ".spec.js")
 """New test files (a Go TestMain, a jest setup) run inside the hidden tests' process: none may be added."""
 """Path components no change may touch, anywhere in the tree (beside the task's own protected names)."""
@@ -243,7 +241,7 @@ def judge(job, code, out, timed_out, records):
         return "timeout", f"the tests ran past {job['timeout']}s"
     protocol = job["results"]
     if protocol in reports.PROTOCOLS:
-        return judge_report(job, records)
+        return reports.judge(job, records)
     if protocol == "exit":
         if code != 0:
             return "fail", f"tests exit with status {code}"
@@ -267,27 +265,10 @@ def judge(job, code, out, timed_out, records):
     return "pass", f"{len(passed)} tests pass"
 
 
-def judge_report(job, records):
-    """A runner's report (catch2, gotest, libtest, junit, jest): pass needs every expected test reported
-    passed and no test reported failed. Exit status and output decide nothing."""
-    if records and "error" in records[0]:
-        return "fail", records[0]["error"]
-    if not job["expected"]:
-        return "fail", "the grader found no test names in the hidden tests, so nothing can be proved"
-    failed = sorted({r["test"] for r in records if r["outcome"] == "failed"})
-    if failed:
-        return "fail", f"{len(failed)} test(s) failed: {', '.join(failed[:5])}"
-    passed = [r["test"] for r in records if r["outcome"] == "passed"]
-    missing = [name for name in job["expected"]
-               if not any(reports.matches(job["results"], test, name) for test in passed)]
-    if missing:
-        return "fail", f"{len(missing)} expected test(s) not reported passed: {', '.join(missing[:5])}"
-    return "pass", f"{len(passed)} tests pass"
-
-
-def run_reported(job, work, root, scratch, env, isolate):
+def run_reported(job, work, root, scratch, env, isolate, alone):
     """Build (as the test uid), then run the tests with a report directory root makes only now, under a
-    name nothing before could know; then root takes the directory back and reads it.
+    name nothing before could know; then root takes the directory back and reads it. `alone`: no other
+    job runs in this container meanwhile, so every process of the test uid is this build's.
 
     (exit, output, timed out, records); records start with {"error": why} when there is no report."""
     deadline = time.monotonic() + job["timeout"]
@@ -301,8 +282,10 @@ def run_reported(job, work, root, scratch, env, isolate):
         code, out, timed_out, _ = run(job["build"], work, job["timeout"], env, isolate)
         if timed_out or code != 0:
             return code, out, timed_out, [{"error": f"the build failed (exit {code})"}]
-    if isolate and job["results"] in SEALED:
-        seal(work, job["protect"]["hidden"])
+    if isolate and alone:  # nothing the build started (a Rust proc-macro's daemon) lives on into the run
+        kill_test_user()
+    if isolate and job["results"] in reports.SEALED:
+        reports.seal(work, job["protect"]["hidden"])
     report_dir = tempfile.mkdtemp(prefix="report-", dir=scratch)
     if isolate:
         os.chown(report_dir, TEST_UID, TEST_UID)
@@ -321,22 +304,6 @@ def run_reported(job, work, root, scratch, env, isolate):
     return code, "\n".join([out, run_out, *failures]).strip("\n"), timed_out, records
 
 
-def seal(work, hidden):
-    """Make the built hidden test files root's alone, so the tested code cannot read the test names out
-    of them to forge a report (it still can out of its own binary: see README)."""
-    for rel in hidden:
-        try:
-            fd = os.open(os.path.join(work, rel), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except OSError:
-            continue  # gone or a link after the build: nothing of ours to protect there
-        try:
-            if stat.S_ISREG(os.fstat(fd).st_mode):
-                os.fchown(fd, 0, 0)
-                os.fchmod(fd, 0o600)
-        finally:
-            os.close(fd)
-
-
 def _names(reported, expected):
     """Whether a reported test id (pytest node id, maybe relative to another rootdir, maybe parametrised)
     is the expected `path::name`, or any test of the expected file when it names no test."""
@@ -347,7 +314,7 @@ def _names(reported, expected):
     return same_file and (not name or rname == name)
 
 
-def grade(index, job, scratch, plugin_dir, isolate):
+def grade(index, job, scratch, plugin_dir, isolate, alone=True):
     start = time.monotonic()
     root = os.path.join(scratch, f"{index:04d}")  # not the key: make cannot build under a path with '#'
     clean, work = os.path.join(job["dir"], "repo"), os.path.join(root, "repo")
@@ -365,7 +332,7 @@ def grade(index, job, scratch, plugin_dir, isolate):
     if isolate:
         _chown_tree(root, TEST_UID)
     if job["results"] in reports.PROTOCOLS:
-        code, out, timed_out, records = run_reported(job, work, root, scratch, test_env(plugin_dir), isolate)
+        code, out, timed_out, records = run_reported(job, work, root, scratch, test_env(plugin_dir), isolate, alone)
     else:
         code, out, timed_out, records = run(job["command"], work, job["timeout"], test_env(plugin_dir), isolate)
     outcome, detail = judge(job, code, out, timed_out, records)
@@ -396,8 +363,9 @@ def main(manifest_path):
     with open(os.path.join(plugin_dir, PLUGIN + ".py"), "w") as handle:
         handle.write(PLUGIN_SOURCE)
     os.chmod(os.path.join(plugin_dir, PLUGIN + ".py"), 0o644)
-    with ThreadPoolExecutor(max_workers=max(1, manifest.get("workers", 1))) as pool:
-        results = list(pool.map(lambda n: grade(n, manifest["jobs"][n], scratch, plugin_dir, isolate),
+    workers = max(1, manifest.get("workers", 1))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        results = list(pool.map(lambda n: grade(n, manifest["jobs"][n], scratch, plugin_dir, isolate, workers == 1),
                                 range(len(manifest["jobs"]))))
     if isolate:
         kill_test_user()
