@@ -16,6 +16,7 @@ _GO = re.compile(r"^func\s+(Test(?![a-z])\w*)\s*\(\s*\w+\s+\*testing\.T\s*\)", r
 _RUST = re.compile(r"#\[test\]\s*(?:#\[[^\]]*\]\s*)*(?:pub\s+)?(?:async\s+)?fn\s+(\w+)")
 _JAVA_TEST = re.compile(r"@(?:Test|ParameterizedTest)\b(?:\([^)]*\))?\s*(?:@\w+(?:\([^)]*\))?\s*)*"
                         r"(?:(?:public|protected|private|static|final)\s+)*void\s+(\w+)\s*\(")
+_JAVA_PACKAGE = re.compile(r"^\s*package\s+([\w.]+)\s*;", re.MULTILINE)
 _JEST = re.compile(r"(?<![\w.$])(?:test|it)\s*\(\s*(?:'((?:\\.|[^'\\\n])*)'|\"((?:\\.|[^\"\\\n])*)\"|`([^`$\\]*)`)")
 
 
@@ -67,8 +68,12 @@ def rust_names(rel: str, source: str) -> list[str]:
 
 
 def java_names(rel: str, source: str) -> list[str]:
-    cls = PurePosixPath(rel).stem
-    return [f"{cls}#{method}" for method in _JAVA_TEST.findall(strip_comments(source))]
+    """`package.Class#method`: the file's top-level class (nested classes report as `Class$Inner`, matched
+    by their outer class), so a class of the same name in another package never stands in for it."""
+    code = strip_comments(source)
+    package = _JAVA_PACKAGE.search(code)
+    cls = (package.group(1) + "." if package else "") + PurePosixPath(rel).stem
+    return [f"{cls}#{method}" for method in _JAVA_TEST.findall(code)]
 
 
 def jest_names(rel: str, source: str) -> list[str]:

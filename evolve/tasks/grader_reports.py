@@ -7,7 +7,7 @@ hidden test sources, so `matches` can compare them:
 - catch2   Catch2's XML reporter (`-r xml`): the TEST_CASE name.
 - gotest   `go test -json`: the test name (`TestX`, subtests `TestX/case`).
 - libtest  Rust's libtest JSON (`-Z unstable-options --format json`): the test's path in its crate.
-- junit    JUnit's legacy XML (`--reports-dir`): `Class#method` (Class without package or `$Nested`).
+- junit    JUnit's legacy XML (`--reports-dir`): `package.Class#method` (nested classes: the outer one).
 - jest     jest's `--json --outputFile`: `file::title`.
 """
 
@@ -172,7 +172,7 @@ def parse_junit(data, name):
     root = _xml(data, name)
     records = []
     for case in root.iter("testcase"):
-        cls = case.get("classname", "").rsplit(".", 1)[-1].split("$", 1)[0]
+        cls = case.get("classname", "").split("$", 1)[0]
         method = case.get("name", "?").split("(", 1)[0]
         bad = [e for e in case if e.tag in ("failure", "error")]
         outcome = "failed" if bad else "skipped" if case.find("skipped") is not None else "passed"

@@ -265,18 +265,25 @@ def test_names_in_comments_strings_and_disabled_forms_are_not_expected():
     rust = ("#[test]\n#[ignore]\nfn one() {}\n// #[test]\n// fn two() {}\nfn helper<'a>(s: &'a str) {}\n"
             "#[test]\n#[should_panic(expected = \"x\")]\nfn three() { let c = '\"'; }\n")
     assert names.rust_names("tests/t.rs", rust) == ["one", "three"]
-    java = ("class T {\n  @Test\n  @DisplayName(\"d\")\n  public void a() {}\n  // @Test void b() {}\n"
+    java = ("package org.leap;\n\nclass T {\n  @Test\n  @DisplayName(\"d\")\n  public void a() {}\n  // @Test void b() {}\n"
             "  @ParameterizedTest\n  @ValueSource(ints = {1})\n  void c(int x) {}\n  void helper() {}\n}\n")
-    assert names.java_names("src/test/java/T.java", java) == ["T#a", "T#c"]
+    assert names.java_names("src/test/java/org/leap/T.java", java) == ["org.leap.T#a", "org.leap.T#c"]
     js = ("describe('d', () => {\n  test('a \\'b\\'', () => {});\n  // test('gone', () => {});\n"
           "  it(\"c\", () => {});\n  test.each([1])('each %s', () => {});\n  test(`tpl`, () => {});\n"
           "  test(`tpl ${x}`, () => {});\n  xtest('skipped', () => {});\n});\n")
     assert names.jest_names("a.spec.js", js) == ["a.spec.js::a 'b'", "a.spec.js::c", "a.spec.js::tpl"]
 
 
-def test_jest_and_libtest_ids_match_as_the_runners_report_them():
+def test_reported_ids_match_as_the_runners_report_them():
+    """A test of the same name elsewhere (jest's __tests__, a Java class in another package) is not the
+    hidden one, so it cannot stand in for a hidden test that never ran."""
     assert reports.matches("jest", "/tmp/x/repo/leap.spec.js::t", "leap.spec.js::t")
     assert not reports.matches("jest", "/tmp/x/repo/other-leap.spec.js::t", "leap.spec.js::t")
+    assert not reports.matches("jest", "/tmp/x/repo/__tests__/x.js::t", "leap.spec.js::t")
+    xml = b'<testsuite><testcase name="m()" classname="evil.LeapTest$Inner"/><testcase name="n(int)[1]" ' \
+          b'classname="LeapTest"/></testsuite>'
+    assert [r["test"] for r in reports.parse("junit", {"TEST-x.xml": xml})] == ["evil.LeapTest#m", "LeapTest#n"]
+    assert not reports.matches("junit", "evil.LeapTest#m", "LeapTest#m")
     assert reports.matches("libtest", "tests::one", "one") and not reports.matches("libtest", "tests::done", "one")
     assert not reports.matches("catch2", "divisible_by_400 ", "divisible_by_400")
 
