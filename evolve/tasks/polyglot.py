@@ -6,7 +6,9 @@ the tests. Each exercise becomes a task `<language>__<exercise>` (DGM's ids): th
 the tests are hidden, the example (`.meta/example.*`, `.meta/proof.ci.js`,
 `.meta/src/reference/...`) is the reference. Python runs in the base image, the other languages in
 the image built from `sandboxes/polyglot/`, with the test commands the benchmark intends: every test
-enabled (no `@Disabled`, `xtest`, `#[ignore]`, and `EXERCISM_RUN_ALL_TESTS` for C++).
+enabled (no `@Disabled`, `xtest`, `#[ignore]`, and `EXERCISM_RUN_ALL_TESTS` for C++). Each language's
+runner writes its per-test report (Catch2 XML, `go test -json`, libtest JSON, JUnit XML, jest JSON) into
+a directory the root grader makes after the build; only that report decides (evolve.tasks.grader_reports).
 """
 
 from __future__ import annotations
