@@ -295,6 +295,8 @@ def run_reported(job, work, root, scratch, env, isolate, alone):
     code, run_out, timed_out, _ = run(job["command"], work, left, dict(env, EVOLVE_REPORT_DIR=report_dir), isolate)
     if isolate:
         os.chown(report_dir, 0, 0)  # mode 0700: whatever the tests left running can add nothing now
+        if alone:
+            kill_test_user()  # nor write on into a file it holds open
     try:
         records = reports.parse(job["results"], reports.read_reports(report_dir))
     except (OSError, reports.ReportError) as exc:
