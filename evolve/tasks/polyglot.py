@@ -212,6 +212,7 @@ def reference_files(exercise: Path, examples: list[str], solution: list[str],
     for example in examples:
         path = PurePosixPath(example)
         same_suffix = next((PurePosixPath(s) for s in solution if PurePosixPath(s).suffix == path.suffix), None)
+        target: str | None
         if path.name == "Cargo-example.toml":  # the Rust example's manifest (its crates)
             target = "Cargo.toml"
         elif path.stem.split(".")[0] in ("example", "proof"):
