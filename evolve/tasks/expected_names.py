@@ -14,6 +14,7 @@ _CATCH = re.compile(r"\b(TEST_CASE|SCENARIO|TEST_CASE_METHOD\s*\(\s*[\w:<>]+\s*,
                     + r"(?:\s*,\s*" + _STRING + r")?")
 _GO = re.compile(r"^func\s+(Test(?![a-z])\w*)\s*\(\s*\w+\s+\*testing\.T\s*\)", re.MULTILINE)
 _RUST = re.compile(r"#\[test\]\s*(?:#\[[^\]]*\]\s*)*(?:pub\s+)?(?:async\s+)?fn\s+(\w+)")
+_FEATURE_GATE = re.compile(r"#\[cfg\(\s*feature\s*=\s*\"[^\"]*\"\s*\)\]")
 _JAVA_TEST = re.compile(r"@(?:Test|ParameterizedTest)\b(?:\([^)]*\))?\s*(?:@\w+(?:\([^)]*\))?\s*)*"
                         r"(?:(?:public|protected|private|static|final)\s+)*void\s+(\w+)\s*\(")
 _JAVA_PACKAGE = re.compile(r"^\s*package\s+([\w.]+)\s*;", re.MULTILINE)
@@ -64,7 +65,22 @@ def go_names(rel: str, source: str) -> list[str]:
 
 
 def rust_names(rel: str, source: str) -> list[str]:
-    return _RUST.findall(strip_comments(source))
+    return _RUST.findall(drop_feature_gated(strip_comments(source)))
+
+
+def drop_feature_gated(code: str) -> str:
+    """Rust source without the items behind `#[cfg(feature = ...)]` (a test fn, a `mod` of tests): the
+    benchmark builds no features, so those tests do not exist."""
+    while match := _FEATURE_GATE.search(code):
+        body = code.find("{", match.end())
+        end, depth = body, 0
+        while 0 <= end < len(code):
+            depth += {"{": 1, "}": -1}.get(code[end], 0)
+            if depth == 0:
+                break
+            end += 1
+        code = code[:match.start()] + code[end + 1:] if body >= 0 else code[:match.start()]
+    return code
 
 
 def java_names(rel: str, source: str) -> list[str]:

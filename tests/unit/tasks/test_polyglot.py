@@ -265,6 +265,10 @@ def test_names_in_comments_strings_and_disabled_forms_are_not_expected():
     rust = ("#[test]\n#[ignore]\nfn one() {}\n// #[test]\n// fn two() {}\nfn helper<'a>(s: &'a str) {}\n"
             "#[test]\n#[should_panic(expected = \"x\")]\nfn three() { let c = '\"'; }\n")
     assert names.rust_names("tests/t.rs", rust) == ["one", "three"]
+    gated = ('#[cfg(feature = "io")]\nmod io {\n    #[test]\n    fn reader() { if true { } }\n}\n'
+             '#[test]\n#[cfg(feature = "x")]\nfn exp() {}\n#[test]\nfn plain() {}\n'
+             '#[cfg(not(feature = "x"))]\n#[test]\nfn without_x() {}\n')
+    assert names.rust_names("tests/t.rs", gated) == ["plain", "without_x"]  # no features are built
     java = ("package org.leap;\n\nclass T {\n  @Test\n  @DisplayName(\"d\")\n  public void a() {}\n  // @Test void b() {}\n"
             "  @ParameterizedTest\n  @ValueSource(ints = {1})\n  void c(int x) {}\n  void helper() {}\n}\n")
     assert names.java_names("src/test/java/org/leap/T.java", java) == ["org.leap.T#a", "org.leap.T#c"]
