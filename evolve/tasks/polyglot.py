@@ -42,13 +42,14 @@ _JUNIT = "/usr/share/java/junit-platform-console-standalone.jar"
 _ASSERTJ = "/usr/share/java/assertj-core.jar"
 _RUST_MANIFEST_GUARD = (
     "! grep -nEi '^[[:space:]]*(\\[\\[?[[:space:]]*\"?(test|bench|workspace|patch|replace)\\b|([a-z_.\"-]*\\.)?\"?"
-    "(test|autotests|harness|build|workspace)\"?[[:space:]]*=)|\\bpath\"?[[:space:]]*=' Cargo.toml"
-    " || { echo 'Cargo.toml declares test targets, a harness, a build script, paths or patches: refused' >&2;"
+    "(test|autotests|harness|build|workspace)\"?[[:space:]]*=)|\\b(path|proc[-_]macro)\"?[[:space:]]*=' Cargo.toml"
+    " || { echo 'Cargo.toml declares test targets, a harness, a build script, a proc-macro, paths or patches:"
+    " refused' >&2;"
     " false; }")
 """The agent edits Cargo.toml (the references add crates), but a manifest that names its own test targets
-(`[[test]] name = "leap" path = ...`) would swap the hidden tests for its own, and a path dependency
-(a proc-macro crate of its own) runs its code in the build, where it could replace the built test
-binary: such a manifest fails. Crates come only from Debian's packaged registry."""
+(`[[test]] name = "leap" path = ...`) would swap the hidden tests for its own, and a proc-macro (the
+crate itself, or a path dependency of its own) runs its code in the build, where it could replace the
+built test binary: such a manifest fails. Crates come only from Debian's packaged registry."""
 
 
 @dataclass(frozen=True)

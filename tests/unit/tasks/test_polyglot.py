@@ -305,6 +305,8 @@ def test_reported_ids_match_as_the_runners_report_them():
     ('[ workspace ]\n', True),
     ('[dependencies]\nmacros = { path = "macros" }\n', True),
     ('[dependencies.macros]\npath = "macros"\n', True),
+    ('[lib]\nproc-macro = true\n', True),
+    ('lib = { proc_macro = true }\n', True),
 ])
 def test_a_rust_manifest_that_could_swap_the_hidden_tests_fails_the_build(tmp_path, manifest, refused):
     (tmp_path / "Cargo.toml").write_text(manifest)
