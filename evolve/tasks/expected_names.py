@@ -12,6 +12,7 @@ from pathlib import PurePosixPath
 _STRING = r'"((?:\\.|[^"\\\n])*)"'
 _CATCH = re.compile(r"\b(TEST_CASE|SCENARIO|TEST_CASE_METHOD\s*\(\s*[\w:<>]+\s*,)\s*\(?\s*" + _STRING
                     + r"(?:\s*,\s*" + _STRING + r")?")
+_CPP_IF = re.compile(r"#\s*(ifdef|ifndef|if)\s+(?:(\w+)\s*$|defined\s*\(?\s*(\w+)\s*\)?\s*$)")
 _GO = re.compile(r"^func\s+(Test(?![a-z])\w*)\s*\(\s*\w+\s+\*testing\.T\s*\)", re.MULTILINE)
 _RUST = re.compile(r"#\[test\]\s*(?:#\[[^\]]*\]\s*)*(?:pub\s+)?(?:async\s+)?fn\s+(\w+)")
 _FEATURE_GATE = re.compile(r"#\[cfg\(\s*feature\s*=\s*\"[^\"]*\"\s*\)\]")
@@ -51,9 +52,30 @@ def _unescape(text: str) -> str:
     return re.sub(r"\\(.)", r"\1", text)
 
 
+def compiled_cpp(code: str, defined: frozenset[str] = frozenset({"EXERCISM_RUN_ALL_TESTS"})) -> str:
+    """The lines of C++ `code` the build compiles, as far as `#ifdef X` / `#if defined(X)` / `#ifndef X`
+    on `defined` macros tell (other conditions count as true): `#if defined(EXERCISM_INCLUDE_BENCHMARK)`
+    tests are not built."""
+    kept, stack = [], []  # stack: is each open block active
+    for line in code.splitlines():
+        directive = line.strip()
+        if match := _CPP_IF.match(directive):
+            neg, name = match.group(1) == "ifndef", match.group(2) or match.group(3)
+            stack.append((name in defined) != neg)
+        elif directive.startswith("#if"):
+            stack.append(True)
+        elif directive.startswith("#else") and stack:
+            stack[-1] = not stack[-1]
+        elif directive.startswith("#endif") and stack:
+            stack.pop()
+        elif all(stack):
+            kept.append(line)
+    return "\n".join(kept)
+
+
 def catch2_names(rel: str, source: str) -> list[str]:
     names = []
-    for macro, name, tags in _CATCH.findall(strip_comments(source)):
+    for macro, name, tags in _CATCH.findall(compiled_cpp(strip_comments(source))):
         if tags and ("[." in tags or "[!hide]" in tags):
             continue  # a hidden test case: Catch2 runs it only when asked by name
         names.append(("Scenario: " if macro == "SCENARIO" else "") + _unescape(name))

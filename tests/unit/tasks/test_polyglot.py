@@ -259,6 +259,10 @@ def test_names_in_comments_strings_and_disabled_forms_are_not_expected():
            "int big = 1'000'000;\nTEST_CASE(\"after separators\") {}\n")
     assert names.catch2_names("t.cpp", cpp) == ['a "quoted" // name', "Scenario: story", "method",
                                                 "after separators"]
+    gated = ('TEST_CASE("first") {}\n#if defined(EXERCISM_RUN_ALL_TESTS)\nTEST_CASE("all") {}\n'
+             '#if defined(EXERCISM_INCLUDE_BENCHMARK)\nTEST_CASE("benchmark") {}\n#endif\n#ifndef X\n'
+             'TEST_CASE("not x") {}\n#else\nTEST_CASE("x") {}\n#endif\n#endif\n')
+    assert names.catch2_names("t.cpp", gated) == ["first", "all", "not x"]  # as the build compiles it
     go = ("func TestMain(m *testing.M) {}\nfunc Testify(t *testing.T) {}\nfunc TestA(t *testing.T) {}\n"
           "// func TestB(t *testing.T) {}\nvar s = `//`\nfunc Test_D(tt *testing.T) {}\n")
     assert names.go_names("x_test.go", go) == ["TestA", "Test_D"]
