@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from evolve.archive.compute import run_cpu_hours
 from evolve.archive.records import Job
 from evolve.archive.store import Run
 from evolve.config import BudgetConfig
@@ -86,6 +87,7 @@ class Runner:
         clock: Callable[[], float] = time.monotonic,
         fatal: Callable[[], str | None] = lambda: None,
         compiled_stage: int | None = None,
+        cpus_per_job: float = 1.0,
     ) -> None:
         self.run = run
         self.fatal = fatal  # a reason the run cannot go on (the gateway's refused engine key), polled
@@ -98,6 +100,7 @@ class Runner:
         self.progress = progress
         self.clock = clock
         self.heldout_tasks = list(heldout_tasks)
+        self.cpus_per_job = cpus_per_job  # a job's sandbox CPUs: what its wall time costs in CPU-hours
         self.compiled_stage = compiled_stage  # DGM's compiled check on this many first tasks; None: off
         self.state = SearchState.from_run(run, task_order(search_tasks, seed))
         self._stop = threading.Event()
@@ -209,6 +212,8 @@ class Runner:
             return f"token budget spent ({tokens}/{budget.tokens})"
         if budget.dollars is not None and dollars >= budget.dollars:
             return f"dollar budget spent (${dollars:.2f}/${budget.dollars:.2f})"
+        if budget.cpu_hours is not None and (hours := self._cpu_hours()) >= budget.cpu_hours:
+            return f"CPU-hour budget spent ({hours:.2f}/{budget.cpu_hours:g} CPU-hours)"
         if budget.wall_clock_s is not None and self.clock() - self._started_at >= budget.wall_clock_s:
             return f"wall-clock budget spent ({budget.wall_clock_s:.0f} s)"
         if self._infra_streak >= MAX_CONSECUTIVE_INFRA:
@@ -218,6 +223,9 @@ class Runner:
                     "(the diagnosis or the modify model keeps failing: see the `reason` of the last nodes "
                     "in `evolve tree`, fix the models, then resume)")
         return None
+
+    def _cpu_hours(self) -> float:
+        return run_cpu_hours(self.run, self.cpus_per_job)
 
     def _expansions_started(self) -> int:
         return self._expansions + len(self.state.pending_expansions)
@@ -375,6 +383,7 @@ class Runner:
                 best_failures=best_counts.failures if best_counts else 0,
                 tokens=tokens,
                 cost_usd=dollars,
+                cpu_hours=self._cpu_hours(),
                 elapsed_s=self.clock() - self._started_at,
                 final=final,
             )
