@@ -27,7 +27,7 @@ def sandbox_cpus(run: Run) -> float:
     """The CPUs of the run's sandboxes, from its run.toml (1 for a run imported without one)."""
     if not (run.path / "run.toml").exists():
         return 1.0
-    return run.config().sandbox.cpus
+    return run.config.sandbox.cpus
 
 
 def run_cpu_hours(run: Run, cpus_per_job: float, now: float | None = None) -> float:

@@ -14,6 +14,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -75,17 +76,23 @@ def priced_policy(name: str, expand_cost: float, overrides: Mapping[str, Policy]
     if name == COST_AWARE:
         base = (overrides or {}).get(COST_AWARE)
         params = base.params if isinstance(base, HGMCostPolicy) else HGMCostParams()
-        return HGMCostPolicy(HGMCostParams(**{**vars(params), "expand_cost": max(expand_cost, 1.0)}))
+        priced = HGMCostPolicy(HGMCostParams(**{**vars(params), "expand_cost": max(expand_cost, 1.0)}))
+        return cast(Policy, priced)  # a frozen dataclass's `name` is read-only; the protocol's is a plain str
     return (overrides or {}).get(name) or default_policy(name)
 
 
-def _episode(job: tuple[Policy, WorldParams, int, int, float]) -> EpisodeResult:
-    policy, world, budget, seed, cost = job
-    return run_episode(policy, world, budget, seed, expand_cost=cost, trace=False)
+Episode = tuple[Policy, WorldParams, int, int, float, bool]
+"""`run_episode`'s arguments: policy, world, budget, seed, expansion price, trace."""
 
 
-def run_many(jobs: list[tuple[Policy, WorldParams, int, int, float]], workers: int | None = None) -> list[EpisodeResult]:
-    """The episodes on up to 2 processes (results in the order of `jobs`)."""
+def _episode(job: Episode) -> EpisodeResult:
+    policy, world, budget, seed, cost, trace = job
+    return run_episode(policy, world, budget, seed, expand_cost=cost, trace=trace)
+
+
+def run_many(jobs: list[Episode], workers: int | None = None) -> list[EpisodeResult]:
+    """The episodes on up to 2 processes (results in the order of `jobs`; each episode is seeded by its
+    own seed, so the split over processes changes nothing)."""
     workers = workers or min(2, os.cpu_count() or 1)
     if workers <= 1:
         return [_episode(job) for job in jobs]
@@ -150,7 +157,7 @@ def priced_sweep(
 ) -> PricedSweep:
     """Each policy on worlds 0..seeds-1 for `budget` units at each expansion cost in `costs`."""
     world = world or WorldParams()
-    jobs = [(priced_policy(name, cost, overrides), world, budget, seed, float(cost))
+    jobs: list[Episode] = [(priced_policy(name, cost, overrides), world, budget, seed, float(cost), False)
             for cost in costs for name in policy_names for seed in range(seeds)]
     results = iter(run_many(jobs, workers))
     sweep = PricedSweep(budget, seeds, tuple(float(c) for c in costs), estimators=estimator_accuracy(world, seeds))

@@ -23,7 +23,7 @@ from evolve.engine.state import SearchState
 from evolve.search.costaware import HGMCostPolicy
 from evolve.search.dgm import DGMPolicy, GreedyPolicy, RandomPolicy
 from evolve.search.hgm import HGMPolicy
-from evolve.search.simulate import EpisodeResult, WorldParams, compare_policies
+from evolve.search.simulate import EpisodeResult, WorldParams
 from evolve.search.types import Policy
 
 if TYPE_CHECKING:
@@ -211,7 +211,10 @@ def bench_search(
     chosen = {name: (policies or {}).get(name) or default_policy(name) for name in policy_names}
     runs = dict(chosen)
     runs.setdefault("dgm", (policies or {}).get("dgm") or default_policy("dgm"))
-    results = compare_policies(runs, world, budget, list(range(seeds)))
+    from evolve.bench.priced import run_many
+
+    episodes = iter(run_many([(policy, world, budget, seed, 0.0, True) for policy in runs.values() for seed in range(seeds)]))
+    results = {name: [next(episodes) for _ in range(seeds)] for name in runs}
     targets = [r.final_quality for r in results["dgm"]]
     state = runner_state(tree_nodes, tree_evaluations or 10 * tree_nodes, np.random.default_rng(12345))
     timings = {name: time_runner_decision(policy, state) for name, policy in chosen.items()}
