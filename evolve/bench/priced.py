@@ -32,6 +32,11 @@ PRICED_POLICIES = ("hgm", "hgm_cost", "dgm")
 COST_AWARE = "hgm_cost"
 
 
+def _json(interval: Interval) -> dict | None:
+    """None for a correlation defined on no seed (strict JSON has no NaN)."""
+    return None if np.isnan(interval.mean) else interval.to_json()
+
+
 @dataclass(frozen=True)
 class PricedScore:
     final_quality: Interval
@@ -42,7 +47,7 @@ class PricedScore:
 
     def to_json(self) -> dict:
         return {"final_quality": self.final_quality.to_json(), "units": self.units, "nodes": self.nodes,
-                "cmp_correlation": self.cmp_correlation.to_json()}
+                "cmp_correlation": _json(self.cmp_correlation)}
 
 
 @dataclass(frozen=True)
@@ -67,7 +72,7 @@ class PricedSweep:
                 }
                 for cost, scores in self.policies.items()
             },
-            "estimators_on_fixed_trees": {name: value.to_json() for name, value in self.estimators.items()},
+            "estimators_on_fixed_trees": {name: _json(value) for name, value in self.estimators.items()},
         }
 
 
