@@ -7,7 +7,6 @@ never by agent code) and the gateway's token counts (evaluation rows and node to
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -31,8 +30,9 @@ def sandbox_cpus(run: Run) -> float:
 
 
 def run_cpu_hours(run: Run, cpus_per_job: float, now: float | None = None) -> float:
-    """The run's CPU-hours so far: every job row's wall time (jobs still running count up to `now`)."""
-    return cpu_hours(run.job_seconds(time.time() if now is None else now), cpus_per_job)
+    """The run's CPU-hours: every ended job's wall time, and with `now` (only the runner knows which jobs
+    are live) jobs not ended up to `now`; a reader of a crashed run would otherwise count its dead jobs forever."""
+    return cpu_hours(run.job_seconds(now), cpus_per_job)
 
 
 @dataclass(frozen=True)

@@ -97,9 +97,13 @@ class JobRows:
                  job.split, job.attempt, job.requeue_of, job.decision),
             )
 
-    def job_seconds(self, now: float) -> float:
-        """Wall seconds of every job, evaluations and expansions alike; a job not ended counts to `now`."""
-        (row,) = self._query("SELECT COALESCE(SUM(MAX(COALESCE(finished, ?) - started, 0)), 0) FROM jobs", (now,))
+    def job_seconds(self, now: float | None = None) -> float:
+        """Wall seconds of the jobs that ran, evaluations and expansions alike: ended ones (not cancelled: an
+        interrupted job ends when a resume finds it, maybe days later, and its re-run counts), and with
+        `now` those still running, up to `now`."""
+        (row,) = self._query(
+            "SELECT COALESCE(SUM(MAX(COALESCE(finished, ?) - started, 0)), 0) FROM jobs WHERE state != ?",
+            (now, JobState.CANCELLED))
         return float(row[0])
 
     def jobs(self, state: JobState | None = None) -> list[Job]:

@@ -213,7 +213,7 @@ class Runner:
         return None
 
     def _cpu_hours(self) -> float:
-        return run_cpu_hours(self.run, self.cpus_per_job)
+        return run_cpu_hours(self.run, self.cpus_per_job, now=time.time())
 
     def _expansions_started(self) -> int:
         return self._expansions + len(self.state.pending_expansions)

@@ -21,9 +21,9 @@ from evolve.errors import EvolveError
 V2_RUN = Path(__file__).parents[2] / "data" / "runs" / "v2-run.tar.gz"
 V2_ANSWERS = json.loads(V2_RUN.with_name("v2-run.json").read_text())
 """What evolve at 9c40030 answered on that run (tests/data/runs/make_v2_run.py)."""
-V2_STATUS = {**V2_ANSWERS["status"], "best_node": {"evaluated": 6, "id": "0", "passed": 4}}
-"""The status 9c40030 gave, but for the best node's counts, which now follow the search's counting rule:
-its 3 held-out results (2 passed) no longer count, so 6 evaluated and 4 passed instead of 9 and 6."""
+V2_STATUS = {**V2_ANSWERS["status"], "best_node": {"evaluated": 6, "id": "0", "passed": 4}, "cpu_hours": 0.0001}
+"""The status 9c40030 gave, but for the best node's counts, which now follow the search's counting rule
+(its 3 held-out results, 2 passed, no longer count: 6 and 4 instead of 9 and 6), and CPU-hours, new since."""
 
 
 def v2_run(tmp_path: Path) -> Path:
