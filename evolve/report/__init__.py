@@ -14,9 +14,10 @@ from pathlib import Path
 
 from evolve.archive.store import Run
 from evolve.report.data import ReportData, collect
+from evolve.report.live import live_report
 from evolve.report.page import render
 
-__all__ = ["ReportData", "collect", "render", "watch_report", "write_report"]
+__all__ = ["ReportData", "collect", "live_report", "render", "watch_report", "write_report"]
 
 
 def write_report(run: Run | Path | str, out: Path | str, *, stop_reason: str | None = None,
