@@ -78,6 +78,8 @@ class ReportData:
     heldout_tasks: list[str] = field(default_factory=list)
     curves: Curves = field(default_factory=Curves)
     usage: Usage = field(default_factory=Usage)
+    import_times: bool = False
+    """The results carry the time of an import from another engine's run directory, not of the run."""
 
     def panel_json(self) -> str:
         """The per-node data the page's script shows on a click (safe inside a <script> element)."""
@@ -129,7 +131,14 @@ def _diffs(run: Run, nodes: list[Node], lineage: set[str], limit: int) -> dict[s
     return diffs
 
 
-def _config_rows(run: Run) -> list[tuple[str, str]]:
+def _imported_from(run: Run) -> dict | None:
+    try:
+        return json.loads(run.meta("imported_from"))
+    except KeyError:
+        return None  # a run made here, not imported
+
+
+def _config_rows(run: Run, source: dict | None) -> list[tuple[str, str]]:
     config = run.config
     models = {role: getattr(config.models, role).model for role in ("diagnose", "modify", "solve")}
     model_text = ", ".join(f"{role}: {model}" for role, model in models.items())
@@ -144,10 +153,12 @@ def _config_rows(run: Run) -> list[tuple[str, str]]:
                     f"{config.sandbox.timeout_s:g} s per job")),
         ("executor", f"{config.executor.kind}, {config.executor.concurrency} jobs in flight"),
     ]  # fmt: skip
-    try:
-        rows.append(("imported from", run.meta("imported_from")))
-    except KeyError:
-        pass  # a run made here, not imported
+    if source is None:
+        return rows
+    if "bundle" in source:
+        rows.append(("imported from", f"bundle {source['bundle']} (run {source.get('run_id', '?')})"))
+    else:
+        rows.append(("imported from", f"a {source.get('format', '?')} run directory ({len(source.get('ids', {}))} nodes)"))
     return rows
 
 
@@ -169,11 +180,9 @@ def infer_stop_reason(run: Run, tree: CladeTree, nodes: list[Node]) -> str:
     budget = run.config.budget
     if tree.results >= budget.evaluations:
         return f"evaluation budget spent ({tree.results}/{budget.evaluations})"
-    try:
-        source = json.loads(run.meta("imported_from"))
+    source = _imported_from(run)
+    if source is not None:
         return f"imported ({source.get('format', 'bundle')}): the original run's stop reason is not recorded"
-    except KeyError:
-        pass  # not imported: fall through to what the counts say
     if budget.expansions is not None and len(nodes) - len(tree.roots) >= budget.expansions:
         return f"expansion budget spent ({budget.expansions}); no evaluation left to run"
     return f"not recorded ({tree.results}/{budget.evaluations} evaluations used)"
@@ -205,12 +214,13 @@ def collect(run: Run, *, stop_reason: str | None = None, diff_nodes: int = DIFF_
     heldout_tasks = list(dict.fromkeys(e.task for e in heldout if e.task not in set(dev_tasks)))
     usage = usage_over_time(run, run.jobs())
     tokens, dollars = run.usage_totals()
+    source = _imported_from(run)
     return ReportData(
         title=f"evolve run {run.config.run.name}",
         run_id=run.id,
         path=str(run.path),
         generated=time.time(),
-        config=_config_rows(run),
+        config=_config_rows(run, source),
         budget=_budget_rows(run, tree, nodes, tokens, dollars),
         stop_reason=stop_reason or infer_stop_reason(run, tree, nodes),
         best=best,
@@ -219,4 +229,5 @@ def collect(run: Run, *, stop_reason: str | None = None, diff_nodes: int = DIFF_
         heldout_tasks=heldout_tasks,
         curves=progress_curves(run, nodes, evaluations, run.config.policy.hgm),
         usage=usage,
+        import_times=source is not None and "bundle" not in source,
     )

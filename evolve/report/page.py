@@ -109,9 +109,11 @@ def _usage_charts(data: ReportData) -> str:
 def _progress_charts(data: ReportData) -> str:
     c = data.curves
     def lines(xs: list[float]) -> list[Line]:
-        return [Line("best belief (own pass rate)", xs, c.best_belief, "#e0a800"),
-                Line("best observed own pass rate", xs, c.best_observed, "#1f77b4")]  # fmt: skip
-    return ('<div class="charts">'
+        return [Line("best observed own pass rate (valid nodes)", xs, c.best_observed, "#1f77b4"),
+                Line("best belief's own pass rate", xs, c.best_belief, "#e0a800")]  # fmt: skip
+    note = ("<p class='meta'>An imported run: its results were recorded at import time, so the wall-time "
+            "axis shows the import, not the original run.</p>" if data.import_times else "")
+    return (note + '<div class="charts">'
             + line_chart("curve-evaluations", "progress against evaluations used",
                          lines([float(x) for x in c.evaluations]), "counted dev results", "pass rate", y_max=1.0)
             + line_chart("curve-time", "progress against wall time", lines(c.hours), "hours since the run started",

@@ -28,7 +28,7 @@ class Curves:
     best_belief: list[float | None] = field(default_factory=list)
     """Own pass rate of the best-belief node then (None: no valid node)."""
     best_observed: list[float | None] = field(default_factory=list)
-    """The highest own pass rate of any node with a result then."""
+    """The highest own pass rate of any valid node with a result then."""
 
 
 def progress_curves(run: Run, nodes: list[Node], evaluations: list[Evaluation], params: HGMParams,
@@ -56,5 +56,6 @@ def progress_curves(run: Run, nodes: list[Node], evaluations: list[Evaluation], 
         curves.evaluations.append(replay.results)
         curves.hours.append(max(evaluation.created - start, 0.0) / 3600)
         curves.best_belief.append(belief)
-        curves.best_observed.append(float(np.nanmax(rates)) if np.any(done > 0) else None)
+        observed = rates[view.valid & (done > 0)]
+        curves.best_observed.append(float(observed.max()) if observed.size else None)
     return curves
