@@ -22,7 +22,7 @@ table.kv td{padding:1px 10px 1px 0;vertical-align:top}table.kv td:first-child{co
 #panel pre{max-height:360px;overflow:auto;background:#f6f8fa;padding:6px;font-size:12px;white-space:pre-wrap}
 #panel pre.diff{white-space:pre}
 #panel .add{color:#116329;background:#dafbe1}#panel .del{color:#82071e;background:#ffebe9}#panel .hunk{color:#0550ae}
-.node{cursor:pointer}.node circle{stroke:#333;stroke-width:1}.node.selected circle{stroke:#d00;stroke-width:3}
+.node{cursor:pointer}.node circle{stroke:#333;stroke-width:1}.node.selected circle{stroke:#0969da;stroke-width:3.5}
 .node text{font:11px monospace;text-anchor:middle;fill:#333}.ring{fill:none;stroke:#e0a800!important;stroke-width:3!important}
 .node.invalid circle{stroke:#c00;stroke-dasharray:3 2}.cross{stroke:#c00;stroke-width:2.5}
 .edge{stroke:#aaa;stroke-width:1.2}.edge.best{stroke:#e0a800;stroke-width:3.5}
