@@ -103,9 +103,10 @@ def plot_tree(run: LoadedRun, ax: Axes | None = None, labels: bool | None = None
     ax.set_yticks(sorted({y for _, y in positions.values()}))
     ax.set_yticklabels([str(int(-y)) for y in sorted({y for _, y in positions.values()})])
     ax.set_xticks([])
+    ax.margins(x=0.08, y=0.15)  # room for the labels above the top and outer nodes
     ax.set_title(f"clade tree: {len(nodes)} nodes, {int(evaluated.sum())} evaluations")
     if invalid or run.best is not None:
-        ax.legend(loc="upper right", fontsize=8)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.02), ncol=2, fontsize=8, frameon=False)  # off the tree
     return ax
 
 
