@@ -22,8 +22,10 @@ from evolve.report.usage import Usage, usage_over_time
 from evolve.search import HGMParams, HGMPolicy
 from evolve.search.estimates import beta_quantile
 
-DIFF_NODES = 300
-"""Diffs embedded in one page: the best lineage first, then nodes in creation order (a git diff each)."""
+DETAIL_NODES = 300
+"""Nodes whose panel (instructions, diff, outcomes) is embedded in the page: the best lineage first,
+then nodes in creation order. A git diff each, and the page stays small on a run of 10,000 nodes;
+`evolve show RUN NODE` prints any node."""
 DIFF_CHARS = 60_000
 """A longer diff is cut, with a note (the page stays small; `evolve show` prints all of it)."""
 INTERVAL = (0.05, 0.95)
@@ -48,7 +50,9 @@ class NodeView:
     outcomes: dict[str, list[str]]
     """Task → outcomes of every attempt, dev and held-out, in recording order."""
     diff: str | None
-    """The diff against the parent; None when not embedded (the root, or past `DIFF_NODES`)."""
+    """The diff against the parent; None for the root and for a node without details."""
+    detailed: bool = True
+    """Its instructions, diff and outcomes are in the page's panel data (see `DETAIL_NODES`)."""
 
 
 @dataclass(frozen=True)
@@ -85,8 +89,8 @@ class ReportData:
         """The per-node data the page's script shows on a click (safe inside a <script> element)."""
         rows = {
             n.id: {"parent": n.parent, "valid": n.valid, "reason": n.reason, "origin": n.origin,
-                   "instructions": n.instructions, "own": n.own, "clade": n.clade,
-                   "outcomes": n.outcomes, "diff": n.diff, "best_lineage": n.on_best_lineage}
+                   "own": n.own, "clade": n.clade, "best_lineage": n.on_best_lineage, "detailed": n.detailed,
+                   **({"instructions": n.instructions, "outcomes": n.outcomes, "diff": n.diff} if n.detailed else {})}
             for n in self.nodes
         }  # fmt: skip
         return json.dumps(rows).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
@@ -116,13 +120,13 @@ def _lineage(tree: CladeTree, node: Hashable | None) -> set[str]:
     return set() if node is None else {str(node), *(str(a) for a in tree.ancestors(node))}
 
 
-def _diffs(run: Run, nodes: list[Node], lineage: set[str], limit: int) -> dict[str, str]:
+def _diffs(run: Run, nodes: list[Node], lineage: set[str], limit: int) -> dict[str, str | None]:
+    """The diffs of the detailed nodes (None for a root), the best lineage first."""
     order = [n for n in nodes if n.id in lineage] + [n for n in nodes if n.id not in lineage]
-    diffs: dict[str, str] = {}
-    for node in order:
-        if len(diffs) >= limit:
-            break
+    diffs: dict[str, str | None] = {}
+    for node in order[:limit]:
         if node.parent is None:
+            diffs[node.id] = None
             continue
         text = run.diff(node.id)
         if len(text) > DIFF_CHARS:
@@ -188,7 +192,7 @@ def infer_stop_reason(run: Run, tree: CladeTree, nodes: list[Node]) -> str:
     return f"not recorded ({tree.results}/{budget.evaluations} evaluations used)"
 
 
-def collect(run: Run, *, stop_reason: str | None = None, diff_nodes: int = DIFF_NODES) -> ReportData:
+def collect(run: Run, *, stop_reason: str | None = None, detail_nodes: int = DETAIL_NODES) -> ReportData:
     """Everything the page shows, from one consistent read of the run."""
     nodes = run.nodes()
     evaluations = run.evaluations()
@@ -196,7 +200,7 @@ def collect(run: Run, *, stop_reason: str | None = None, diff_nodes: int = DIFF_
     heldout = [e for e in evaluations if e.split != "dev"]
     best = best_belief(run, tree, run.config.policy.hgm, heldout)
     lineage = _lineage(tree, None if best is None else best.node)
-    diffs = _diffs(run, nodes, lineage, diff_nodes)
+    diffs = _diffs(run, nodes, lineage, detail_nodes)
     outcomes: dict[str, dict[str, list[str]]] = {}
     for evaluation in evaluations:
         outcomes.setdefault(evaluation.node, {}).setdefault(evaluation.task, []).append(evaluation.outcome)
@@ -208,7 +212,7 @@ def collect(run: Run, *, stop_reason: str | None = None, diff_nodes: int = DIFF_
         views.append(NodeView(
             node.id, node.parent, node.valid, node.reason, node.origin, node.instructions or "",
             (own.successes, own.failures), (clade.successes, clade.failures), x, int(-y), node.id in lineage,
-            outcomes.get(node.id, {}), diffs.get(node.id),
+            outcomes.get(node.id, {}), diffs.get(node.id), node.id in diffs,
         ))  # fmt: skip
     dev_tasks = list(dict.fromkeys(e.task for e in evaluations if e.split == "dev"))
     heldout_tasks = list(dict.fromkeys(e.task for e in heldout if e.task not in set(dev_tasks)))

@@ -49,11 +49,12 @@ function select(id){
   const rows=[['parent',n.parent??'- (root)'],['origin',n.origin],['status',n.valid?'valid':'invalid: '+(n.reason||'no reason recorded')],
     ['own',rate(n.own)],['clade estimate',rate(n.clade)+'  S/(S+F) over its clade'],['best lineage',n.best_lineage?'yes':'no']];
   for(const [k,v] of rows){const r=el('tr');r.append(el('td',k),el('td',v));t.append(r);}
-  p.append(t,el('h4','instructions'),el('pre',n.instructions||'(none: the seed agent, or none recorded)'));
+  p.append(t);
+  if(!n.detailed){p.append(el('p','Instructions, diff and outcomes of this node are not embedded in this page (a large run): evolve show RUN '+id+' prints them.'));return;}
+  p.append(el('h4','instructions'),el('pre',n.instructions||'(none: the seed agent, or none recorded)'));
   p.append(el('h4','diff against its parent'));
   const d=el('pre',undefined,'diff');d.id='diff';
   if(n.parent===null){d.textContent='(the root has no parent)';}
-  else if(n.diff===null){d.textContent='(not embedded in this page: evolve show RUN '+id+' prints it)';}
   else if(!n.diff){d.textContent='(no change)';}
   else for(const line of n.diff.split('\\n')){
     const cls=line.startsWith('+')&&!line.startsWith('+++')?'add':line.startsWith('-')&&!line.startsWith('---')?'del':line.startsWith('@@')?'hunk':'';

@@ -126,3 +126,14 @@ def test_cli_refuses_what_is_not_a_run_in_one_line(tmp_path):
     bad = _evolve("report", str(tmp_path))
     assert bad.returncode == 1 and bad.stderr.strip().count("\n") == 0 and "not a run directory" in bad.stderr
     assert not list(tmp_path.iterdir())  # nothing written
+
+
+def test_a_large_run_embeds_details_of_the_best_lineage_first(example):
+    with Run.open(example) as run:
+        data = collect(run, detail_nodes=2)
+    detailed = {n.id for n in data.nodes if n.detailed}
+    lineage = [n.id for n in data.nodes if n.on_best_lineage]
+    assert detailed == set(lineage[:2])
+    panel = json.loads(data.panel_json())
+    assert all(("diff" in panel[n.id]) == n.detailed for n in data.nodes)
+    assert all(panel[n.id]["own"] == list(n.own) for n in data.nodes)  # counts for every node still
