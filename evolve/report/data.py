@@ -196,7 +196,7 @@ def collect(run: Run, *, stop_reason: str | None = None, detail_nodes: int = DET
     """Everything the page shows, from one consistent read of the run."""
     nodes = run.nodes()
     evaluations = run.evaluations()
-    tree = run.tree()
+    curves, tree = progress_curves(run, nodes, evaluations, run.config.policy.hgm)  # = run.tree(), built once
     heldout = [e for e in evaluations if e.split != "dev"]
     best = best_belief(run, tree, run.config.policy.hgm, heldout)
     lineage = _lineage(tree, None if best is None else best.node)
@@ -231,7 +231,7 @@ def collect(run: Run, *, stop_reason: str | None = None, detail_nodes: int = DET
         nodes=views,
         tasks=dev_tasks + heldout_tasks,
         heldout_tasks=heldout_tasks,
-        curves=progress_curves(run, nodes, evaluations, run.config.policy.hgm),
+        curves=curves,
         usage=usage,
         import_times=source is not None and "bundle" not in source,
     )
