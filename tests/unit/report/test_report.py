@@ -137,3 +137,21 @@ def test_a_large_run_embeds_details_of_the_best_lineage_first(example):
     panel = json.loads(data.panel_json())
     assert all(("diff" in panel[n.id]) == n.detailed for n in data.nodes)
     assert all(panel[n.id]["own"] == list(n.own) for n in data.nodes)  # counts for every node still
+
+
+def test_live_report_waits_for_the_run_then_keeps_the_page_current(example, tmp_path):
+    import shutil
+    import time
+
+    from evolve.report import live_report
+
+    run_dir, page = tmp_path / "live", tmp_path / "live.html"
+    with live_report(run_dir, page, every_s=0.05):
+        time.sleep(0.2)
+        assert not page.exists()  # no run yet: nothing written, no error
+        shutil.copytree(example, run_dir)
+        for _ in range(200):
+            if page.exists():
+                break
+            time.sleep(0.05)
+    assert page.exists() and '<meta http-equiv="refresh" content="1">' in page.read_text()
