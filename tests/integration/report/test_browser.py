@@ -20,6 +20,7 @@ from evolve.report import write_report
 
 ROOT = Path(__file__).resolve().parents[3]
 PUBLISHED = ROOT / "archive" / "published"
+HOSTILE = '</script><script>document.title="pwned"</script><img src="http://attacker.example/x.png">'
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +81,9 @@ def test_published_run_report_renders_in_chromium(chromium, tmp_path, artifacts)
 def test_imported_dgm_run_report_renders_in_chromium(chromium, tmp_path, artifacts):
     fixtures = PUBLISHED / "fixtures" / "dgm"
     report = import_dgm_run(fixtures / "run", fixtures / "initial-code", tmp_path / "dgm")
-    try:
+    try:  # a child whose agent-written instructions try to run script and load a remote image
+        code = report.run.checkout("initial", tmp_path / "code")
+        report.run.add_node(code, parent="initial", origin="self_modify", instructions=HOSTILE)
         page = write_report(report.run, tmp_path / "dgm.html")
         node_count = len(report.run.nodes())
     finally:
@@ -90,3 +93,4 @@ def test_imported_dgm_run_report_renders_in_chromium(chromium, tmp_path, artifac
     dom = render_in_browser(chromium, page, node, shot, tmp_path / "profile")
     check_page(dom, node, node_count, shot)
     assert dom.count('<path class="cross"') == 3  # the three invalid nodes are crossed out
+    assert "<title>evolve run dgm</title>" in dom and "<img" not in dom  # the hostile text stayed text
