@@ -226,9 +226,9 @@ def docker_evaluator(run: Run) -> Iterator[EvaluateOne]:
     with a gateway that answers from the run's recorded exchanges instead of a model."""
     from evolve.engine.evaluate import EvalSettings, evaluate
     from evolve.llm.gateway import Gateway
+    from evolve.sandbox.factory import DockerSandboxes
     from evolve.sandbox.types import SandboxLimits
     from evolve.tasks import load_suite
-    from evolve.tasks.docker import DockerSandboxes
 
     config = run.config
     suite = load_suite(config.tasks.suite)

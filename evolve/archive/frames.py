@@ -11,6 +11,7 @@ import pandas as pd
 
 from evolve.archive.records import Evaluation, Node
 from evolve.archive.store import Run
+from evolve.archive.vocab import Outcome
 
 _NODE_COLUMNS = [field for field in Node.__dataclass_fields__]
 _EVALUATION_COLUMNS = [field for field in Evaluation.__dataclass_fields__]
@@ -34,6 +35,7 @@ def nodes_frame(run: Run | Path | str) -> pd.DataFrame:
     own = [tree.own_counts(node.id) for node in nodes]
     clade = [tree.clade_counts(node.id) for node in nodes]
     frame["created"] = pd.to_datetime(frame["created"], unit="s", utc=True)
+    frame["status"] = frame["status"].astype(str)  # plain strings, not the vocabulary's members
     frame["depth"] = [tree.depth(node.id) for node in nodes]
     frame["children"] = [len(tree.children(node.id)) for node in nodes]
     frame["successes"] = [c.successes for c in own]
@@ -53,5 +55,7 @@ def evaluations_frame(run: Run | Path | str) -> pd.DataFrame:
         evaluations = opened.evaluations()
     frame = pd.DataFrame([asdict(e) for e in evaluations], columns=_EVALUATION_COLUMNS)
     frame["created"] = pd.to_datetime(frame["created"], unit="s", utc=True)
-    frame["outcome"] = pd.Categorical(frame["outcome"], categories=["pass", "fail", "timeout", "error", "infra"])
+    outcomes = [str(o) for o in frame["outcome"]]  # plain strings, not the vocabulary's members
+    frame["outcome"] = pd.Categorical(outcomes, categories=[o.value for o in Outcome])
+    frame["split"] = frame["split"].astype(str)
     return frame.set_index("id")

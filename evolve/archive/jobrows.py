@@ -8,8 +8,11 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 
 from evolve.archive import schema
-from evolve.archive.records import JOB_STATES, Job
+from evolve.archive.records import Job
+from evolve.archive.vocab import JobKind, JobState, Split
 from evolve.errors import EvolveError
+
+_ENDS = (JobState.FINISHED, JobState.FAILED, JobState.CANCELLED)
 
 
 class JobRows:
@@ -23,36 +26,45 @@ class JobRows:
     def _query(self, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
         raise NotImplementedError  # `Run` provides it
 
-    def start_job(self, kind: str, node_id: str, task: str | None = None, *, split: str | None = None,
+    def start_job(self, kind: JobKind, node_id: str, task: str | None = None, *, split: Split | None = None,
                   requeues: Job | None = None, decision: int | None = None) -> Job:
         """Write `started` before the work, so a crash leaves a row that says what to run again.
 
         `requeues` is an interrupted (cancelled) job this one re-runs: the new row copies what it
-        is (kind, node, task, split, decision) with the next attempt number, and the old one is
-        marked in the same transaction, so it is re-queued exactly once.
+        is (kind, node, task, split, decision) with the next attempt number; it is refused when a
+        job re-runs the old one already, so an interrupted job is re-queued exactly once.
         """
         started = time.time()
+        kind, split = JobKind(kind), None if split is None else Split(split)
         attempt, requeue_of = 1, None
         if requeues is not None:
             kind, node_id, task = requeues.kind, requeues.node, requeues.task
             split, decision = requeues.split, requeues.decision
             attempt, requeue_of = requeues.attempt + 1, requeues.id
         with self._transaction() as db:
+            if requeue_of is not None:
+                self._check_rerunnable(db, requeue_of)
             cursor = db.execute(
                 "INSERT INTO jobs (kind, node, task, state, started, split, attempt, requeue_of, decision)"
-                " VALUES (?, ?, ?, 'started', ?, ?, ?, ?, ?)",
-                (kind, node_id, task, started, split, attempt, requeue_of, decision),
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (kind, node_id, task, JobState.STARTED, started, split, attempt, requeue_of, decision),
             )
-            if requeue_of is not None:
-                marked = db.execute(
-                    "UPDATE jobs SET detail = ? WHERE id = ? AND state = 'cancelled'"
-                    " AND (detail IS NULL OR detail NOT LIKE 'requeued%')",
-                    (f"requeued as job {cursor.lastrowid}", requeue_of),
-                ).rowcount
-                if not marked:
-                    raise EvolveError(f"job {requeue_of} of run {self.path} is not an interrupted job to re-run")
-        return Job(cursor.lastrowid, kind, node_id, task, "started", started, split=split, attempt=attempt,
-                   requeue_of=requeue_of, decision=decision)
+        job_id = cursor.lastrowid
+        if job_id is None:  # SQLite gives every inserted row an id; this is only for the type
+            raise EvolveError(f"run {self.path} gave the new job no id")
+        return Job(job_id, kind, node_id, task, JobState.STARTED, started, split=split,
+                   attempt=attempt, requeue_of=requeue_of, decision=decision)
+
+    def _check_rerunnable(self, db: sqlite3.Connection, job_id: int) -> None:
+        """An interrupted job is run again once: it is `cancelled` and no job says it re-runs it yet
+        (the column is unique too, so a second re-run could not be written anyway)."""
+        found = db.execute(
+            "SELECT 1 FROM jobs WHERE id = ? AND state = ?"
+            " AND NOT EXISTS (SELECT 1 FROM jobs WHERE requeue_of = ?)",
+            (job_id, JobState.CANCELLED, job_id),
+        ).fetchone()
+        if found is None:
+            raise EvolveError(f"job {job_id} of run {self.path} is not an interrupted job to re-run")
 
     def decisions_recorded(self) -> int:
         """How many search decisions the run has recorded (a resumed runner numbers on from here)."""
@@ -60,17 +72,17 @@ class JobRows:
         # a v1 run numbered its decisions by jobs started
         return int(row[0]) if row[0] is not None else int(row[1])
 
-    def finish_job(self, job_id: int, state: str, detail: str | None = None) -> None:
-        """Move a started job to `finished`, `failed` or `cancelled`."""
+    def finish_job(self, job_id: int, state: JobState, detail: str | None = None) -> None:
+        """Move a started job to `finished`, `failed` or `cancelled`; `detail` is text for people."""
         with self._transaction() as db:
             self._finish_job(db, job_id, state, detail)
 
-    def _finish_job(self, db: sqlite3.Connection, job_id: int, state: str, detail: str | None) -> None:
-        if state not in JOB_STATES or state == "started":
-            raise ValueError(f"a job ends as finished, failed or cancelled, not {state!r}")
+    def _finish_job(self, db: sqlite3.Connection, job_id: int, state: JobState, detail: str | None) -> None:
+        if state not in _ENDS:
+            raise ValueError(f"a job ends as {', '.join(_ENDS)}, not {state!r}")
         changed = db.execute(
-            "UPDATE jobs SET state = ?, finished = ?, detail = ? WHERE id = ? AND state = 'started'",
-            (state, time.time(), detail, job_id),
+            "UPDATE jobs SET state = ?, finished = ?, detail = ? WHERE id = ? AND state = ?",
+            (state, time.time(), detail, job_id, JobState.STARTED),
         ).rowcount
         if not changed:
             raise EvolveError(f"job {job_id} is not a started job of run {self.path}")
@@ -85,7 +97,7 @@ class JobRows:
                  job.split, job.attempt, job.requeue_of, job.decision),
             )
 
-    def jobs(self, state: str | None = None) -> list[Job]:
+    def jobs(self, state: JobState | None = None) -> list[Job]:
         if state is None:
             rows = self._query("SELECT * FROM jobs ORDER BY id")
         else:

@@ -1,29 +1,23 @@
-"""Typed rows of a run: nodes, evaluations, jobs, and the outcome vocabulary."""
+"""Typed rows of a run: nodes, evaluations, jobs (their vocabulary is in `evolve.archive.vocab`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
-Outcome = Literal["pass", "fail", "timeout", "error", "infra"]
-OUTCOMES: tuple[str, ...] = ("pass", "fail", "timeout", "error", "infra")
-# `infra` means the engine, Docker or the model server failed: retried, never counted.
-FAILURE_OUTCOMES: frozenset[str] = frozenset({"fail", "timeout", "error"})
+from evolve.archive.vocab import (
+    FAILURE_OUTCOMES,
+    JOB_STATES,
+    OUTCOMES,
+    JobKind,
+    JobState,
+    NodeStatus,
+    Outcome,
+    Split,
+    counts_as,
+)
 
-NodeStatus = Literal["valid", "invalid"]
-JobState = Literal["started", "finished", "failed", "cancelled"]
-JOB_STATES: tuple[str, ...] = ("started", "finished", "failed", "cancelled")
-
-
-def counts_as(outcome: str) -> bool | None:
-    """True for a success, False for a failure, None for an outcome that does not count (infra)."""
-    if outcome == "pass":
-        return True
-    if outcome in FAILURE_OUTCOMES:
-        return False
-    if outcome == "infra":
-        return None
-    raise ValueError(f"unknown outcome {outcome!r}; expected one of {', '.join(OUTCOMES)}")
+__all__ = ["FAILURE_OUTCOMES", "JOB_STATES", "OUTCOMES", "Evaluation", "Job", "JobKind", "JobState", "Node",
+           "NodeStatus", "Outcome", "Split", "counts_as"]
 
 
 @dataclass(frozen=True)
@@ -35,7 +29,7 @@ class Node:
     commit: str
     created: float
     origin: str
-    status: NodeStatus = "valid"
+    status: NodeStatus = NodeStatus.VALID
     reason: str | None = None
     instructions: str | None = None
     tokens: int = 0
@@ -43,7 +37,7 @@ class Node:
 
     @property
     def valid(self) -> bool:
-        return self.status == "valid"
+        return self.status == NodeStatus.VALID
 
 
 @dataclass(frozen=True)
@@ -59,7 +53,7 @@ class Evaluation:
     log_path: str | None = None
     created: float = 0.0
     id: int | None = None
-    split: str = "dev"
+    split: Split = Split.DEV
     """The task split: the search counts `dev` results; `heldout` only scores the final agent."""
 
 
@@ -68,19 +62,20 @@ class Job:
     """One unit of dispatched work (an expansion or an evaluation) and its state."""
 
     id: int
-    kind: str
+    kind: JobKind
     node: str
     task: str | None
     state: JobState
     started: float
     finished: float | None = None
     detail: str | None = None
-    split: str | None = None
+    """Text for people (why it failed or was cancelled); nothing reads state back from it."""
+    split: Split | None = None
     """An evaluation's split: `dev` (the search counts it) or `heldout` (final scoring only)."""
     attempt: int = 1
     """1, or 1 + the attempts of the same work that an interruption cut short."""
     requeue_of: int | None = None
-    """The interrupted job this one runs again."""
+    """The interrupted job this one runs again (each is run again at most once)."""
     decision: int | None = None
     """The ordinal of the search decision that made this job (shared by its re-runs); None for
     held-out scoring and jobs outside a runner."""

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from evolve.archive.records import OUTCOMES, Node
+from evolve.archive.records import Node
 from evolve.archive.store import Run
 from evolve.archive.tree import CladeTree, Counts
+from evolve.archive.vocab import JobState, Outcome
 
 
 def _rate(counts: Counts) -> str:
@@ -32,8 +33,8 @@ def run_summary(run: Run) -> dict:
             "valid": sum(n.valid for n in nodes),
             "invalid": sum(not n.valid for n in nodes),
         },
-        "evaluations": {"total": len(evaluations), **{o: outcomes.get(o, 0) for o in OUTCOMES}},
-        "jobs": {"total": len(jobs), **{s: states.get(s, 0) for s in ("started", "finished", "failed", "cancelled")}},
+        "evaluations": {"total": len(evaluations), **{o.value: outcomes.get(o, 0) for o in Outcome}},
+        "jobs": {"total": len(jobs), **{s.value: states.get(s, 0) for s in JobState}},
         "tokens": sum(n.tokens for n in nodes),
         "cost_usd": round(sum(n.cost_usd for n in nodes), 6),
         "best_node": None
@@ -48,8 +49,8 @@ def render_summary(summary: dict) -> str:
     lines = [
         f"run {summary['name']} ({summary['run_id']}) at {summary['path']}",
         f"nodes: {n['total']} ({n['valid']} valid, {n['invalid']} invalid)",
-        "evaluations: " + f"{e['total']} (" + ", ".join(f"{o} {e[o]}" for o in OUTCOMES) + ")",
-        "jobs: " + f"{j['total']} (" + ", ".join(f"{s} {j[s]}" for s in ("started", "finished", "failed", "cancelled")) + ")",
+        "evaluations: " + f"{e['total']} (" + ", ".join(f"{o} {e[o]}" for o in Outcome) + ")",
+        "jobs: " + f"{j['total']} (" + ", ".join(f"{s} {j[s]}" for s in JobState) + ")",
         f"usage: {summary['tokens']} tokens, ${summary['cost_usd']:.4f}",
         "best node by pass rate: "
         + ("none evaluated yet" if best is None else f"{best['id']} ({best['passed']}/{best['evaluated']})"),

@@ -51,9 +51,8 @@ def check(
     from evolve.llm.gateway import Gateway
     from evolve.llm.stack import ModelStack
     from evolve.meta.validate import check_agent
-    from evolve.sandbox.factory import limits_from_config
+    from evolve.sandbox.factory import DockerSandboxes, limits_from_config
     from evolve.seed import agent_problem
-    from evolve.tasks.docker import DockerSandboxes
 
     if problem := agent_problem(directory):
         raise EvolveError(problem)

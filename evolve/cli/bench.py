@@ -133,7 +133,7 @@ def engine(
     typer.echo(f"overhead per evaluation job: median {result.overhead_median_s:.2f} s, "
                f"p95 {result.overhead_p95_s:.2f} s")
     for level, rate in result.jobs_per_s.items():
-        typer.echo(f"{level} concurrent: {rate:.2f} jobs/s")
+        typer.echo(f"{level} concurrent: {rate:.2f} jobs/s, median overhead {result.median_by_level[level]:.2f} s")
 
 
 

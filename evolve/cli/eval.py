@@ -65,9 +65,8 @@ def eval_command(
     from evolve.engine.evaluate import EvalSettings, evaluate_all
     from evolve.llm.gateway import Gateway
     from evolve.llm.stack import ModelStack
-    from evolve.sandbox.factory import limits_from_config
+    from evolve.sandbox.factory import DockerSandboxes, limits_from_config
     from evolve.tasks import load_suite
-    from evolve.tasks.docker import DockerSandboxes
 
     cfg = load_config(config) if config else RunConfig()
     tasks = list(load_suite(suite).split(split).select(task, limit))  # type: ignore[arg-type]
@@ -80,8 +79,7 @@ def eval_command(
         raise
     console = Console(highlight=False, stderr=as_json)
     console.print(f"evaluating {agent} (run {run.path}, node {node_id}) on {len(tasks)} tasks of {suite}")
-    # the agent's timeout stays below the container's wall clock, so a slow agent is a `timeout`, not `infra`
-    agent_timeout = max(cfg.sandbox.timeout_s - 120.0, 60.0)
+    # the agent's timeout derives from the sandboxes' wall clock (evolve.engine.context.agent_timeout)
     limits = limits_from_config(cfg.sandbox)
     table = Table("task", "outcome", "s", "tokens", "detail")
 
@@ -95,7 +93,7 @@ def eval_command(
     signal.signal(signal.SIGHUP, lambda *_: sys.exit(129))
     with closing(stack), run, Gateway(stack.models, exchanges_dir=run.path / "exchanges", usage_sink=run) as gateway:
         results = evaluate_all(run, node_id, tasks, sandboxes=DockerSandboxes(run.id, limits), gateway=gateway,
-                               settings=EvalSettings(budget_steps=steps, agent_timeout_s=agent_timeout),
+                               settings=EvalSettings(budget_steps=steps),
                                on_result=show)
     counted = [r for r in results if r.outcome != "infra"]
     passed = sum(r.outcome == "pass" for r in counted)

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+if TYPE_CHECKING:
+    from evolve.engine.outcome import RunOutcome
 
-def _report(run, outcome) -> None:
+
+def _report(run, outcome: RunOutcome) -> None:
     from evolve.archive.summary import render_tree
+    from evolve.archive.vocab import StopReason
 
     typer.echo("")
     typer.echo(render_tree(run.nodes(), run.tree()))
@@ -23,7 +27,9 @@ def _report(run, outcome) -> None:
         elif not outcome.heldout_total:
             score = "no held-out tasks configured"
         else:
-            score = f"not scored on held-out tasks: the run was stopped; `evolve run --resume {run.path}` scores it"
+            refused = outcome.stop == StopReason.MODEL_REFUSED
+            why = "no model could be reached" if refused else "the run was stopped"
+            score = f"not scored on held-out tasks: {why}; `evolve run --resume {run.path}` scores it"
         typer.echo(f"best agent: node {outcome.best_node} ({score})")
     typer.echo(f"archive: {run.path}   (evolve tree {run.path}; evolve show {run.path} NODE)")
 
@@ -44,7 +50,7 @@ def _execute(config, resume: Path | None, report: Path | None = None) -> None:
         run, outcome = run_evolution(config, resume=resume, progress=progress)
     _report(run, outcome)
     if report is not None:  # the last page, with the runner's own stop reason
-        typer.echo(f"report: {write_report(run, report, stop_reason=outcome.stop_reason)}")
+        typer.echo(f"report: {write_report(run, report, stop_reason=str(outcome.stop_reason))}")
     if outcome.signal is not None:  # stopped or cancelled by a signal: 130 (Ctrl-C), 143 (TERM), 129 (HUP)
         raise typer.Exit(exit_status(outcome))
 
@@ -62,14 +68,14 @@ def run(
 
     if (config is None) == (resume is None):
         raise EvolveError("give a CONFIG to start a run, or --resume RUN to continue one (not both)")
-    if resume is not None:
+    if config is not None:
+        _execute(load_config(config), None, report)
+    elif resume is not None:
         from evolve.archive import Run
 
         with Run.open(resume) as opened:
             loaded = opened.config
         _execute(loaded, resume, report)
-    elif config is not None:
-        _execute(load_config(config), None, report)
 
 
 def quickstart(

@@ -47,8 +47,8 @@ def check(
     language: Annotated[list[str] | None, typer.Option(help="polyglot: only these languages")] = None,
 ) -> None:
     """Grade every task's reference solution (must pass) and untouched repo (must fail) in Docker."""
+    from evolve.sandbox.factory import grading_sandbox
     from evolve.tasks.check import check_suite
-    from evolve.tasks.docker import grading_sandbox
 
     if suite == "polyglot" or suite.startswith("polyglot:"):
         from evolve.tasks.polyglot import polyglot_suite

@@ -1,10 +1,12 @@
 """Evaluate one agent (a node) on one task: solve in a fresh sandbox, grade in a second one (DESIGN.md §4).
 
-The agent sandbox gets the node's code at /work/agent, the task repo at /work/repo (a git repo, so
-its tools can use git), the statement at /work/problem.md and the gateway channel; it never sees the
-hidden tests. The engine copies the work tree out and diffs it on the host; grading
-(evolve.tasks.grading) applies that diff to a clean repo in a fresh sandbox and reverts protected paths.
-Every attempt is a job in the archive; an `infra` failure is retried and never counts against the agent.
+`evaluate_task` is the evaluation, one function over a job context (evolve.engine.context), run as is
+by the local worker and shipped to cluster nodes. The agent sandbox gets the node's code at
+/work/agent, the task repo at /work/repo (a git repo, so its tools can use git), the statement at
+/work/problem.md and the gateway channel; it never sees the hidden tests. The engine copies the work
+tree out and diffs it on the host; grading (evolve.tasks.grading) applies that diff to a clean repo in
+a fresh sandbox and reverts protected paths. `evaluate` records each attempt as a job of its own;
+an `infra` attempt is retried (evolve.engine.retry) and never counts against the agent.
 """
 
 from __future__ import annotations
@@ -15,51 +17,18 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 from evolve.archive.store import Run
-from evolve.llm.types import Usage
+from evolve.engine.context import Channel, Channels, ChannelSpec, JobContext, SandboxMaker, local_context
+from evolve.engine.jobs import EvaluationResult
+from evolve.engine.retry import InfraRetry
 from evolve.sandbox.types import ExecResult, Sandbox, SandboxUnavailable
-from evolve.tasks.grading import GradeItem, grade_in
+from evolve.tasks.grading import STAGE, GradeItem, grade_in
 from evolve.tasks.tree_diff import TreeDiffFailed, diff_trees, tree_entries
 from evolve.tasks.types import Task, write_files
 
 AGENT_DIR, REPO_DIR, PROBLEM, TRANSCRIPT = "/work/agent", "/work/repo", "/work/problem.md", "/work/transcript.jsonl"
 _GIT = ["git", "-c", "user.name=evolve", "-c", "user.email=evolve@localhost", "-c", "core.autocrlf=false"]
-
-
-class SandboxMaker(Protocol):
-    """Makes a fresh sandbox from `image`, labelled with `job`, optionally with the model channel mounted."""
-
-    def __call__(self, image: str, job: str, *, gateway_socket: Path | None = None, grader: bool = False) -> Sandbox:
-        """`grader=True`: a grading sandbox, whose grader runs as root and its tests as uid 1000."""
-        ...
-
-
-class Channel(Protocol):
-    socket_path: Path
-
-    def sandbox_env(self) -> dict[str, str]: ...
-
-
-class Report(Protocol):
-    """What the gateway itself saw of a job (`evolve.llm.gateway.JobReport` fits)."""
-
-    usage: Usage
-    requests: int
-    upstream_failures: int
-
-
-class Channels(Protocol):
-    """The model gateway as evaluation uses it (`evolve.llm.gateway.Gateway` fits)."""
-
-    def open_job(self, job_id: str | int, node_id: str, role: str, token_budget: int) -> Channel: ...
-
-    def report(self, job_id: str | int) -> Report:
-        """What an open job was served so far (the validation gate's request count)."""
-        ...
-
-    def close_job(self, job_id: str | int) -> Report: ...
 
 
 @dataclass(frozen=True)
@@ -69,12 +38,9 @@ class EvalSettings:
     token_budget: int = 300_000
     """Tokens the gateway serves to one solve job."""
     infra_retries: int = 2
-    """Extra attempts after an `infra` outcome."""
+    """Extra attempts after an `infra` attempt (evolve.engine.retry), for evaluations and expansions."""
     tool_protocol: str = "text"
     """`text` (fenced blocks, small models) or `native` (OpenAI tool calls); `EVOLVE_TOOL_PROTOCOL`."""
-    agent_timeout_s: float | None = None
-    """Caps each task's own agent timeout; keep it below the sandbox's wall clock, or a slow agent
-    looks like an infra failure (the container dies before the diff is taken)."""
 
 
 @dataclass(frozen=True)
@@ -99,56 +65,71 @@ def evaluate(run: Run, node_id: str, task: Task, *, sandboxes: SandboxMaker, gat
     """Run `node_id`'s agent on `task`, grade it, record the evaluation; retries `infra` attempts.
 
     Each attempt is a job of its own; an `infra` attempt that will be retried ends as a failed job."""
-    for attempt in range(settings.infra_retries + 1):
-        job = run.start_job("evaluate", node_id, task=task.id)
-        result = run_task(run, node_id, task, job.id, sandboxes=sandboxes, gateway=gateway, settings=settings)
-        if result.outcome == "infra" and attempt < settings.infra_retries:
-            run.finish_job(job.id, "failed", result.detail)
-            continue
-        run.record_evaluation(node_id, task.id, result.outcome, duration_s=result.duration_s, tokens=result.tokens,
-                              log_path=str(result.log_dir), split=task.split, job_id=job.id)
-        return result
-    raise AssertionError("unreachable: the last attempt always records")
+    jobs: list[int] = []
+
+    def attempt(_: int) -> EvalResult:
+        jobs.append(run.start_job("evaluate", node_id, task=task.id).id)
+        with local_context(run, jobs[-1], node_id, sandboxes=sandboxes, channels=gateway) as ctx:
+            return evaluate_task(ctx, task, settings)
+
+    result = InfraRetry(settings.infra_retries).run(
+        attempt, lambda r: r.outcome == "infra", before_retry=lambda r: run.finish_job(jobs[-1], "failed", r.detail))
+    run.record_evaluation(node_id, task.id, result.outcome, duration_s=result.duration_s, tokens=result.tokens,
+                          log_path=str(result.log_dir), split=task.split, job_id=jobs[-1])
+    return result
 
 
-def run_task(run: Run, node_id: str, task: Task, job_id: int, *, sandboxes: SandboxMaker, gateway: Channels,
-             settings: EvalSettings = EvalSettings()) -> EvalResult:
-    """One attempt under an already started job: solve, grade, write the logs; records nothing.
+@dataclass(frozen=True)
+class Evaluation:
+    """An evaluation as a worker runs it (here or shipped to a cluster node): the runner's result type."""
 
-    For schedulers that own the job's life cycle (and its infra retries); `evaluate` wraps it."""
-    log_dir = run.log_dir(job_id)
+    task: Task
+    settings: EvalSettings
+
+    def channels(self, job: str) -> tuple[ChannelSpec, ...]:
+        return (ChannelSpec(job, "solve", self.settings.token_budget),)
+
+    def __call__(self, ctx: JobContext) -> EvaluationResult:
+        result = evaluate_task(ctx, self.task, self.settings)
+        return EvaluationResult(result.outcome, result.duration_s, result.tokens, log_path=str(result.log_dir),
+                                detail=result.detail)
+
+
+def evaluate_task(ctx: JobContext, task: Task, settings: EvalSettings = EvalSettings()) -> EvalResult:
+    """The evaluation: one attempt to solve and grade `task`, its logs in `ctx.log_dir`; records nothing."""
     start = time.monotonic()
     try:
-        result = _attempt(run, node_id, task, str(job_id), log_dir, sandboxes, gateway, settings)
+        result = _attempt(ctx, task, settings)
     except SandboxUnavailable as exc:
         result = _Attempt("infra", f"sandbox failed: {exc}", 0)
     except TreeDiffFailed as exc:  # the engine's own git failed on the host
         result = _Attempt("infra", f"the engine could not diff the agent's tree: {exc}", 0)
     duration = time.monotonic() - start
-    (log_dir / "outcome.json").write_text(json.dumps({"outcome": result.outcome, "detail": result.detail,
-                                                      "tokens": result.tokens, "duration_s": duration}))
-    return EvalResult(task.id, result.outcome, result.detail, duration, result.tokens, log_dir)
+    (ctx.log_dir / "outcome.json").write_text(json.dumps({"outcome": result.outcome, "detail": result.detail,
+                                                          "tokens": result.tokens, "duration_s": duration}))
+    return EvalResult(task.id, result.outcome, result.detail, duration, result.tokens, ctx.log_dir)
 
 
-def _attempt(run: Run, node_id: str, task: Task, job: str, log_dir: Path, sandboxes: SandboxMaker,
-             gateway: Channels, settings: EvalSettings) -> _Attempt:
+def _attempt(ctx: JobContext, task: Task, settings: EvalSettings) -> _Attempt:
     """Solve, then grade; `infra` only from the engine's own failures or the gateway's upstream failures."""
+    (spec,) = Evaluation(task, settings).channels(ctx.job)
     with tempfile.TemporaryDirectory(prefix="evolve-eval-") as tmp:
-        code = run.checkout(node_id, Path(tmp) / "agent")
         repo = write_files(task.repo, Path(tmp) / "repo")
-        channel = gateway.open_job(job, node_id, "solve", settings.token_budget)
+        channel = ctx.channels.open_job(spec.job, ctx.node_id, spec.role, spec.tokens)
         try:
-            solved = _solve(task, job, code, repo, Path(tmp) / "after", log_dir, sandboxes, channel, settings)
+            solved = _solve(ctx, task, repo, Path(tmp) / "after", channel, settings)
         finally:
-            report = gateway.close_job(job)
+            report = ctx.channels.close_job(spec.job)
     tokens = report.usage.prompt_tokens + report.usage.completion_tokens
     if solved.outcome == "infra":
         return _Attempt("infra", solved.detail, tokens)
-    patch = (log_dir / "diff.patch").read_text()
-    with sandboxes(task.image, f"{job}-grade", grader=True) as grader:
-        (grade,) = grade_in(grader, [GradeItem(task.id, task, patch)])
-    (log_dir / "grade.log").write_text(f"{grade.outcome}: {grade.detail}\ndropped: {list(grade.dropped)}\n\n"
-                                       f"{grade.output}")
+    patch = (ctx.log_dir / "diff.patch").read_text()
+    with ctx.sandboxes(task.image, f"{ctx.job}-grade", grader=True) as grader:
+        # A container's grader stages in its root-owned /tmp; a process sandbox (tests) in its own directory.
+        stage = STAGE if ctx.sandboxes.isolating else f"{grader.workdir}/grade"
+        (grade,) = grade_in(grader, [GradeItem(task.id, task, patch)], isolate=ctx.sandboxes.isolating, remote=stage)
+    (ctx.log_dir / "grade.log").write_text(f"{grade.outcome}: {grade.detail}\ndropped: {list(grade.dropped)}\n\n"
+                                           f"{grade.output}")
     if grade.outcome == "pass":
         return _Attempt("pass", grade.detail, tokens)
     if report.upstream_failures > 0:  # the gateway's own record: the model failed this job, not the agent
@@ -159,14 +140,14 @@ def _attempt(run: Run, node_id: str, task: Task, job: str, log_dir: Path, sandbo
     return _Attempt(grade.outcome, grade.detail, tokens)
 
 
-def _solve(task: Task, job: str, code: Path, repo: Path, after: Path, log_dir: Path, sandboxes: SandboxMaker,
-           channel: Channel, settings: EvalSettings) -> _Attempt:
+def _solve(ctx: JobContext, task: Task, repo: Path, after: Path, channel: Channel, settings: EvalSettings) -> _Attempt:
     """Run the agent; leaves diff.patch, agent.log and transcript.jsonl in `log_dir`.
 
     The diff is the engine's: the work tree is copied out (the agent's `.git` is never read) and
     compared with the task's pristine files on the host (evolve.tasks.tree_diff)."""
-    with sandboxes(task.image, job, gateway_socket=channel.socket_path) as box:
-        box.put_dir(code, AGENT_DIR)
+    log_dir, timeout = ctx.log_dir, task_timeout(ctx, task)
+    with ctx.sandboxes(task.image, ctx.job, gateway_socket=channel.socket_path) as box:
+        box.put_dir(ctx.code, AGENT_DIR)
         box.put_dir(repo, REPO_DIR)
         box.write_file(PROBLEM, task.statement)
         git = " ".join(_GIT)
@@ -180,7 +161,7 @@ def _solve(task: Task, job: str, code: Path, repo: Path, after: Path, log_dir: P
         try:
             ran = box.exec(["python3", "-m", "agent", "solve", "--workdir", REPO_DIR, "--problem", PROBLEM,
                             "--budget-steps", str(settings.budget_steps)], cwd=AGENT_DIR, env=env,
-                           timeout=_agent_timeout(task, settings))
+                           timeout=timeout)
         except SandboxUnavailable as exc:
             # Only the agent's processes run there: if the engine still copies the tree out below, the
             # agent stopped its own container (an engine failure raises again there and is infra).
@@ -196,7 +177,7 @@ def _solve(task: Task, job: str, code: Path, repo: Path, after: Path, log_dir: P
     (log_dir / "diff.patch").write_text(patch)
     summary = (ran.stdout.strip().splitlines() or [""])[-1]
     if ran.timed_out:
-        return _Attempt("timeout", f"the agent ran past {_agent_timeout(task, settings):.0f} s", 0)
+        return _Attempt("timeout", f"the agent ran past {timeout:.0f} s", 0)
     if ran.disk_full:  # measured by the host after the agent failed, not taken from its output
         return _Attempt("error", f"the sandbox's disk was full when the agent exited with {ran.returncode}", 0)
     if ran.returncode != 0:
@@ -215,9 +196,9 @@ def _copy_out(box: Sandbox, dest: Path) -> str | None:
     return None
 
 
-def _agent_timeout(task: Task, settings: EvalSettings) -> float:
-    cap = settings.agent_timeout_s
-    return task.agent_timeout_s if cap is None else min(task.agent_timeout_s, cap)
+def task_timeout(ctx: JobContext, task: Task) -> float:
+    """The task's own agent timeout, within the one rule (it ends before its sandbox: evolve.engine.context)."""
+    return min(task.agent_timeout_s, ctx.agent_timeout())
 
 
 def evaluate_all(run: Run, node_id: str, tasks: list[Task], *, sandboxes: SandboxMaker, gateway: Channels,

@@ -183,25 +183,29 @@ def run_evolution(config: RunConfig, *, resume: Path | None = None, progress: Pr
 def _worker(config: RunConfig, run: Run, tasks: RunTasks, gateway, cluster: ExitStack):
     """The engine's worker: Docker sandboxes here, or jobs on a Ray cluster (runner, archive, gateway stay here)."""
     from evolve.engine.evaluate import EvalSettings
-    from evolve.engine.worker import EngineWorker, WorkerSettings, agent_timeout
+    from evolve.engine.expand import ExpandSettings
+    from evolve.engine.worker import EngineWorker, WorkerSettings
     from evolve.sandbox import limits_from_config, reap_run
-    from evolve.tasks.docker import DockerSandboxes
+    from evolve.sandbox.factory import DockerSandboxes
+    from evolve.sandbox.pool import SandboxPool
 
     settings = WorkerSettings(
-        eval=EvalSettings(budget_steps=config.budget.agent_steps, token_budget=config.budget.job_tokens,
-                          agent_timeout_s=agent_timeout(config.sandbox.timeout_s)),
-        image=config.sandbox.image, improve_steps=config.budget.improve_steps,
-        job_tokens=config.budget.job_tokens, job_timeout_s=config.sandbox.timeout_s, meta=config.meta,
+        eval=EvalSettings(budget_steps=config.budget.agent_steps, token_budget=config.budget.job_tokens),
+        expand=ExpandSettings(image=config.sandbox.image, improve_steps=config.budget.improve_steps,
+                              job_tokens=config.budget.job_tokens),
+        meta=config.meta,
     )
+    sandboxes = DockerSandboxes(run.id, limits_from_config(config.sandbox))
     if config.executor.kind == "ray":
         from evolve.cluster.head import ray_worker
 
         return cluster.enter_context(ray_worker(
             run, {**tasks.search, **tasks.heldout}, gateway=gateway, address=config.executor.ray_address,
-            settings=settings, limits=limits_from_config(config.sandbox), seed=config.run.seed,
+            settings=settings, sandboxes=sandboxes, seed=config.run.seed,
         ))
+    pool = cluster.enter_context(SandboxPool())  # fresh containers, started ahead; drained before the gateway
     return EngineWorker(
         run, {**tasks.search, **tasks.heldout},
-        sandboxes=DockerSandboxes(run.id, limits_from_config(config.sandbox)),
+        sandboxes=replace(sandboxes, pool=pool),
         gateway=gateway, settings=settings, seed=config.run.seed, cancel=lambda: reap_run(run.id),
     )

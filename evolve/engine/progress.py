@@ -6,7 +6,8 @@ import logging
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Protocol
+from types import TracebackType
+from typing import Protocol, Self
 
 from rich.console import Console
 from rich.live import Live
@@ -14,12 +15,15 @@ from rich.logging import RichHandler
 from rich.table import Table
 from scipy.stats import beta
 
+from evolve.archive.vocab import JobKind
+
 
 @dataclass(frozen=True)
 class Snapshot:
     """What the runner shows after each change."""
 
-    in_flight: list[tuple[str, str, str | None]] = field(default_factory=list)
+    in_flight: list[tuple[JobKind, str, str | None]] = field(default_factory=list)
+    """(kind, node, task) of each job in flight."""
     evaluations_used: int = 0
     evaluations_budget: int = 0
     nodes_valid: int = 0
@@ -93,16 +97,17 @@ class RichProgress:
         self._live = Live(console=self._console, refresh_per_second=2, transient=False)
         self._handler = RichHandler(console=self._console, level=logging.WARNING, show_path=False)
 
-    def __enter__(self) -> RichProgress:
+    def __enter__(self) -> Self:
         self._live.__enter__()
         logging.getLogger().addHandler(self._handler)
         logging.captureWarnings(True)
         return self
 
-    def __exit__(self, *exc_info: object) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 traceback: TracebackType | None) -> None:
         logging.captureWarnings(False)
         logging.getLogger().removeHandler(self._handler)
-        self._live.__exit__(*exc_info)
+        self._live.__exit__(exc_type, exc, traceback)
 
     def update(self, snapshot: Snapshot) -> None:
         table = Table(show_header=False, box=None, pad_edge=False)

@@ -19,45 +19,33 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from evolve.archive.records import Job
 from evolve.archive.store import Run
+from evolve.archive.vocab import JobKind, JobState, Outcome, Split, StopReason
 from evolve.config import BudgetConfig
-from evolve.errors import EvolveError
 from evolve.engine.executors import Executor
 from evolve.engine.jobs import EvaluationResult, ExpansionResult, Worker
-from evolve.meta import compiled
+from evolve.engine.outcome import RunOutcome, Stopping
 from evolve.engine.progress import ProgressSink, Snapshot
 from evolve.engine.resume import Requeue, recover
-from evolve.search import Evaluate, Expand, Policy, Stop
 from evolve.engine.state import SearchState
+from evolve.errors import EvolveError
+from evolve.meta import compiled
+from evolve.search import Evaluate, Expand, Policy, Stop
 
 log = logging.getLogger(__name__)
+
+__all__ = ["MACHINE_FAULTS", "MAX_CONSECUTIVE_INFRA", "RunOutcome", "Runner", "task_order"]
 
 # A worker's OSError with one of these stops the run (cleanly; a resume continues once fixed).
 MACHINE_FAULTS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO})
 
 # After this many infra outcomes in a row the engine, not the agents, is broken: stop the run.
 MAX_CONSECUTIVE_INFRA = 8
-
-
-@dataclass(frozen=True)
-class RunOutcome:
-    """How a run (or one session of it) ended."""
-
-    stop_reason: str
-    best_node: str | None
-    heldout_passed: int
-    heldout_total: int
-    evaluations_used: int
-    nodes: int
-    heldout_scored: bool = False
-    signal: int | None = None
-    """The signal that stopped or cancelled the run (the CLI exits with 128 + it), if any."""
 
 
 def task_order(tasks: Sequence[str], seed: int) -> list[str]:
@@ -105,7 +93,7 @@ class Runner:
         self._in_flight: dict[Future, Job] = {}
         self._infra_streak = 0
         self._invalid_streak = _trailing_invalid(run)
-        self._expansions = sum(1 for j in run.jobs() if j.kind == "expand" and j.state == "finished")
+        self._expansions = sum(j.kind == JobKind.EXPAND and j.state == JobState.FINISHED for j in run.jobs())
         self._decisions = run.decisions_recorded()
         self._requeue = Requeue()
         self._started_at = clock()
@@ -144,7 +132,7 @@ class Runner:
         self.cancel()
         for job in self._in_flight.values():
             try:
-                self.run.finish_job(job.id, "cancelled", f"interrupted: {type(error).__name__}")
+                self.run.finish_job(job.id, JobState.CANCELLED, f"interrupted: {type(error).__name__}")
             except (sqlite3.Error, OSError, EvolveError) as exc:
                 # The archive takes no writes now: the job stays `started`, which a resume re-queues too.
                 log.warning("job %s left started (%s); a resume re-runs it", job.id, exc)
@@ -154,25 +142,25 @@ class Runner:
         self._requeue = recover(self.run, search_tasks=self.state.task_order, heldout_tasks=self.heldout_tasks,
                                 evaluated=self.state.evaluated)
         requeue = self._requeue.search
-        for node in list(self.state.tree) if self.compiled_stage else ():  # a crash may have come before the check
-            if len(self.state.evaluated(node)) >= self.compiled_stage:
-                compiled.enforce(self.run, self.state, node, self.compiled_stage)
-        stop_reason: str | None = None
+        if stage := self.compiled_stage:  # a crash may have come before the check
+            for node in list(self.state.tree):
+                if len(self.state.evaluated(node)) >= stage:
+                    compiled.enforce(self.run, self.state, node, stage)
+        stopping: Stopping | None = None
         while True:
             # Interrupted jobs were admitted under the budgets before the crash: they run again
             # even when a budget is now spent, unless the user stops the run.
             while requeue and not self._stop.is_set() and len(self._in_flight) < self.concurrency:
                 interrupted = requeue.pop(0)
                 self._dispatch(interrupted.kind, interrupted.node, interrupted.task, interrupted)
-            stop_reason = stop_reason or self._budget_spent()
-            while stop_reason is None and len(self._in_flight) < self.concurrency:
+            stopping = stopping or self._budget_spent()
+            while stopping is None and len(self._in_flight) < self.concurrency:
                 left = self._expansions_left()
                 action = self.policy.next_action(self.state.view(self.budget.evaluations, left), self._rng())
                 if isinstance(action, Stop):
                     if not self._in_flight:
-                        stop_reason = action.reason
-                        if left == 0:
-                            stop_reason = f"expansion budget spent ({self.budget.expansions}); {action.reason}"
+                        stopping = Stopping(StopReason.POLICY, action.reason) if left != 0 else Stopping.of(
+                            StopReason.EXPANSION_BUDGET, f"({self.budget.expansions}); {action.reason}")
                     break
                 self._dispatch_action(action)
             if not self._in_flight:
@@ -182,12 +170,10 @@ class Runner:
             if self._cancel.is_set():
                 # Work that cannot be killed (a model call on the host) is abandoned, not awaited.
                 for job in self._in_flight.values():
-                    self.run.finish_job(job.id, "cancelled", "cancelled by the user")
+                    self.run.finish_job(job.id, JobState.CANCELLED, "cancelled by the user")
                 self._in_flight.clear()
-                stop_reason = "cancelled"
-        if stop_reason != "cancelled":
-            stop_reason = stop_reason or "stopped"
-        return self._finish(stop_reason)
+                stopping = Stopping.of(StopReason.CANCELLED)
+        return self._finish(stopping or Stopping.of(StopReason.STOPPED))
 
     def _rng(self) -> np.random.Generator:
         # One generator per decision, seeded by (run seed, decisions recorded): a resumed run draws
@@ -195,28 +181,30 @@ class Runner:
         # interrupted jobs are not decisions).
         return np.random.default_rng([self.seed, self._decisions])
 
-    def _budget_spent(self) -> str | None:
+    def _budget_spent(self) -> Stopping | None:
         budget = self.budget
         if (fatal := self.fatal()) is not None:
             self._stop.set()  # no model can be reached: nothing more starts, the held-out score included
-            return fatal
+            return Stopping(StopReason.MODEL_REFUSED, fatal)
         if self._stop.is_set():
-            return "stop requested"
+            return Stopping.of(StopReason.STOP_REQUESTED)
         if self.state.used >= budget.evaluations:
-            return f"evaluation budget spent ({self.state.used}/{budget.evaluations})"
+            return Stopping.of(StopReason.EVALUATION_BUDGET, f"({self.state.used}/{budget.evaluations})")
         tokens, dollars = self.run.usage_totals()
         if budget.tokens is not None and tokens >= budget.tokens:
-            return f"token budget spent ({tokens}/{budget.tokens})"
+            return Stopping.of(StopReason.TOKEN_BUDGET, f"({tokens}/{budget.tokens})")
         if budget.dollars is not None and dollars >= budget.dollars:
-            return f"dollar budget spent (${dollars:.2f}/${budget.dollars:.2f})"
+            return Stopping.of(StopReason.DOLLAR_BUDGET, f"(${dollars:.2f}/${budget.dollars:.2f})")
         if budget.wall_clock_s is not None and self.clock() - self._started_at >= budget.wall_clock_s:
-            return f"wall-clock budget spent ({budget.wall_clock_s:.0f} s)"
+            return Stopping.of(StopReason.WALL_CLOCK_BUDGET, f"({budget.wall_clock_s:.0f} s)")
         if self._infra_streak >= MAX_CONSECUTIVE_INFRA:
-            return f"{self._infra_streak} infrastructure failures in a row (Docker or the model server)"
+            return Stopping(StopReason.INFRA_STREAK, f"{self._infra_streak} {StopReason.INFRA_STREAK} "
+                            "(Docker or the model server)")
         if budget.invalid_streak is not None and self._invalid_streak >= budget.invalid_streak:
-            return (f"{self._invalid_streak} invalid expansions in a row with nothing left to evaluate "
-                    "(the diagnosis or the modify model keeps failing: see the `reason` of the last nodes "
-                    "in `evolve tree`, fix the models, then resume)")
+            return Stopping(StopReason.INVALID_STREAK, (
+                f"{self._invalid_streak} {StopReason.INVALID_STREAK} with nothing left to evaluate "
+                "(the diagnosis or the modify model keeps failing: see the `reason` of the last nodes "
+                "in `evolve tree`, fix the models, then resume)"))
         return None
 
     def _expansions_started(self) -> int:
@@ -231,21 +219,22 @@ class Runner:
 
     def _dispatch_action(self, action: Evaluate | Expand) -> None:
         if isinstance(action, Evaluate):
-            self._dispatch("evaluate", str(action.node), str(action.task), None)
+            self._dispatch(JobKind.EVALUATE, str(action.node), str(action.task), None)
         else:
-            self._dispatch("expand", str(action.node), None, None)
+            self._dispatch(JobKind.EXPAND, str(action.node), None, None)
 
-    def _dispatch(self, kind: str, node_id: str, task: str | None, requeues: Job | None) -> None:
+    def _dispatch(self, kind: JobKind, node_id: str, task: str | None, requeues: Job | None) -> None:
         if requeues is not None:
             job = self.run.start_job(kind, node_id, task, requeues=requeues)
         else:
-            split = "dev" if kind == "evaluate" else None
+            split = Split.DEV if kind == JobKind.EVALUATE else None
             job = self.run.start_job(kind, node_id, task, split=split, decision=self._decisions)
             self._decisions += 1
         node = self.run.node(node_id)
-        if kind == "evaluate":
-            self.state.pending_evaluations[job.id] = (node_id, task)
-            future = self.executor.submit(self.worker.evaluate, job, node, task, "dev")
+        future: Future
+        if kind == JobKind.EVALUATE:
+            self.state.pending_evaluations[job.id] = (node_id, _task(job))
+            future = self.executor.submit(self.worker.evaluate, job, node, _task(job), Split.DEV)
         else:
             self.state.pending_expansions[job.id] = node_id
             future = self.executor.submit(self.worker.expand, job, node)
@@ -262,14 +251,14 @@ class Runner:
 
     def _settle(self, job: Job, future: Future) -> None:
         if self._cancel.is_set():
-            self.run.finish_job(job.id, "cancelled", "cancelled by the user")
+            self.run.finish_job(job.id, JobState.CANCELLED, "cancelled by the user")
             return
         error = future.exception()
         if isinstance(error, OSError) and error.errno in MACHINE_FAULTS:
             raise error  # the disk, not the job: every next job would fail the same way
         if error is not None:
             # A worker bug or an unexpected failure: the job failed, the run goes on.
-            self.run.finish_job(job.id, "failed", f"{type(error).__name__}: {error}")
+            self.run.finish_job(job.id, JobState.FAILED, f"{type(error).__name__}: {error}")
             self._infra_streak += 1
             return
         result = future.result()
@@ -280,13 +269,13 @@ class Runner:
 
     def _record_evaluation(self, job: Job, result: EvaluationResult) -> None:
         self.run.record_evaluation(
-            job.node, job.task, result.outcome, duration_s=result.duration_s, tokens=result.tokens,
-            log_path=result.log_path, split="dev", job_id=job.id,
+            job.node, _task(job), result.outcome, duration_s=result.duration_s, tokens=result.tokens,
+            log_path=result.log_path, split=Split.DEV, job_id=job.id,
         )
-        counted = self.state.add_result(job.node, job.task, result.outcome)
+        counted = self.state.add_result(job.node, _task(job), result.outcome)
         if counted and self.compiled_stage == len(self.state.evaluated(job.node)):
             compiled.enforce(self.run, self.state, job.node, self.compiled_stage)
-        self._infra_streak = self._infra_streak + 1 if result.outcome == "infra" else 0
+        self._infra_streak = self._infra_streak + 1 if result.outcome == Outcome.INFRA else 0
         self._invalid_streak = 0  # there was something to evaluate
 
     def _record_expansion(self, job: Job, result: ExpansionResult) -> None:
@@ -310,7 +299,7 @@ class Runner:
 
     # -- the end ---------------------------------------------------------------------------
 
-    def _finish(self, stop_reason: str) -> RunOutcome:
+    def _finish(self, stopping: Stopping) -> RunOutcome:
         view = self.state.view(self.budget.evaluations)
         best = self.policy.best(view)
         passed, total = 0, len(self.heldout_tasks)
@@ -320,41 +309,43 @@ class Runner:
             passed, total = self._score_heldout(str(best))
             scored = not self._stop.is_set()
         self._report(final=True)
-        return RunOutcome(stop_reason, None if best is None else str(best), passed, total,
-                          self.state.used, len(self.state.tree), scored)
+        return RunOutcome(stopping.text, None if best is None else str(best), passed, total,
+                          self.state.used, len(self.state.tree), scored, stop=stopping.reason)
 
     def _score_heldout(self, node_id: str) -> tuple[int, int]:
         """Evaluate the final agent on every held-out task it has no counted result for yet.
 
         Its jobs say `split = heldout`, so a resume re-runs an interrupted one here, never in the
         search; results go to the held-out split, which no search count or budget reads."""
-        done = {e.task: e.outcome for e in self.run.evaluations(node_id, split="heldout") if e.outcome != "infra"}
+        done = {e.task: e.outcome for e in self.run.evaluations(node_id, split=Split.HELDOUT)
+                if e.outcome != Outcome.INFRA}
         interrupted = {j.task: j for j in self._requeue.heldout if j.node == node_id}
         node = self.run.node(node_id)
-        pending: dict[Future, Job] = {}
+        pending: dict[Future, tuple[Job, str]] = {}
         for task in self.heldout_tasks:
             if task in done:
                 continue
             if self._stop.is_set():
                 break  # stopped while scoring: the rest is scored on resume
-            job = self.run.start_job("evaluate", node_id, task, split="heldout", requeues=interrupted.get(task))
-            pending[self.executor.submit(self.worker.evaluate, job, node, task, "heldout")] = job
-        for future, job in pending.items():
+            job = self.run.start_job(JobKind.EVALUATE, node_id, task, split=Split.HELDOUT,
+                                     requeues=interrupted.get(task))
+            pending[self.executor.submit(self.worker.evaluate, job, node, task, Split.HELDOUT)] = job, task
+        for future, (job, task) in pending.items():
             error = future.exception()
             if self._cancel.is_set():
-                self.run.finish_job(job.id, "cancelled", "cancelled by the user")
+                self.run.finish_job(job.id, JobState.CANCELLED, "cancelled by the user")
                 continue
             if error is not None:
-                self.run.finish_job(job.id, "failed", f"{type(error).__name__}: {error}")
+                self.run.finish_job(job.id, JobState.FAILED, f"{type(error).__name__}: {error}")
                 continue
             result = future.result()
             self.run.record_evaluation(
-                node_id, job.task, result.outcome, duration_s=result.duration_s, tokens=result.tokens,
-                log_path=result.log_path, split="heldout", job_id=job.id,
+                node_id, task, result.outcome, duration_s=result.duration_s, tokens=result.tokens,
+                log_path=result.log_path, split=Split.HELDOUT, job_id=job.id,
             )
-            if result.outcome != "infra":
-                done[job.task] = result.outcome
-        return sum(outcome == "pass" for outcome in done.values()), len(self.heldout_tasks)
+            if result.outcome != Outcome.INFRA:
+                done[task] = result.outcome
+        return sum(outcome == Outcome.PASS for outcome in done.values()), len(self.heldout_tasks)
 
     def _report(self, final: bool = False) -> None:
         if self.progress is None:
@@ -381,9 +372,16 @@ class Runner:
         )
 
 
+def _task(job: Job) -> str:
+    """An evaluation job's task (every evaluation job has one)."""
+    if job.task is None:
+        raise EvolveError(f"evaluation job {job.id} has no task")
+    return job.task
+
+
 def _trailing_invalid(run: Run) -> int:
     """Invalid children made since the last search evaluation (the streak a resume continues)."""
-    evaluations = run.evaluations(split="dev")
+    evaluations = run.evaluations(split=Split.DEV)
     since = evaluations[-1].created if evaluations else 0.0
     streak = 0
     for node in reversed(run.nodes()):

@@ -237,7 +237,9 @@ class Listener:
 
     def __init__(self, server: socketserver.BaseServer) -> None:
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, daemon=True, name="evolve-gateway")
+        # `close` waits for the serving loop to look up (every poll interval): a job's close is on its path.
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True,
+                                        name="evolve-gateway")
         self._thread.start()
 
     @property

@@ -9,6 +9,7 @@ import docker
 import docker.errors
 
 from evolve.sandbox.engine import engine_client, infra
+from evolve.sandbox.gateway_slot import sweep_slots
 from evolve.sandbox.owner import OWNER_LABEL, owner_alive
 from evolve.sandbox.types import RUN_LABEL
 
@@ -78,5 +79,6 @@ def reap_run(run_id: str, *, client: docker.DockerClient | None = None) -> list[
     any container whose owner died (a killed `evolve sandbox exec`, another crashed run)."""
     if not run_id:
         raise ValueError("reap_run needs a run id; use cleanup() to sweep every run")
+    sweep_slots()  # gateway directories a killed engine left in the temp dir
     with engine_client(client) as engine:
         return cleanup(run_id, client=engine) + list(sweep_orphans(client=engine).removed)

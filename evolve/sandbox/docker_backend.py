@@ -1,9 +1,12 @@
 """`DockerSandbox`: one fresh container per job, with hard limits and no network.
 
-The container's main process is `sleep <wall clock>`, so it stops by itself at its wall clock
-even if the engine dies; every command runs under `timeout -k` in its own process group, and the
-host kills that group (or the whole container) when a command outlives its deadline or its output
-cap. The only channel out is the model gateway's Unix socket, bind-mounted when given.
+The container's main process is `sleep <wall clock>` (plus the pool's idle allowance,
+evolve.sandbox.docker_spec), so it stops by itself even if the engine dies; every command runs under
+`timeout -k` in its own process group, and the host kills that group (or the whole container) when
+a command outlives its deadline or its output cap. The only channel out is the model gateway's Unix
+socket (evolve.sandbox.gateway_slot). Copies into a read-only sandbox are gathered into one tar and
+extracted by one exec just before the next command runs or anything is read: each `docker exec`
+costs tens of milliseconds of `runc`.
 """
 
 from __future__ import annotations
@@ -15,23 +18,37 @@ import tarfile
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Self
 
 import docker
 import docker.errors
 
-from evolve.sandbox.docker_copy import Exec, get_tar, put_tar, read_capped
-from evolve.sandbox.docker_spec import AGENT_UID, container_options, exec_wrapper, home_of, writable_mounts
+from evolve.sandbox.docker_copy import (
+    Exec,
+    cgroup_memory_text,
+    drain,
+    full_mounts,
+    get_tar,
+    put_tar,
+    put_tars,
+    read_capped,
+)
+from evolve.sandbox.docker_spec import (
+    AGENT_UID,
+    container_name,
+    container_options,
+    exec_wrapper,
+    writable_mounts,
+)
+from evolve.sandbox.docker_start import start_container
 from evolve.sandbox.engine import INFRA_ERRORS, infra, oom_kill_count
+from evolve.sandbox.gateway_slot import link_socket, new_slot, remove_slot
 from evolve.sandbox.kill import kill_host_group
 from evolve.sandbox.output import OutputCollector
-from evolve.sandbox.tarballs import extract_dir, tar_of_bytes, tar_of_dir, tar_of_dirs
+from evolve.sandbox.tarballs import TarBuilder, extract_dir, tar_of_bytes, tar_of_dir, tar_of_dirs
 from evolve.sandbox.types import CopyRefused, ExecResult, SandboxLimits, SandboxUnavailable, truncation_note
-
-_HOME_CAP = 64 * 1024 * 1024
-"""An image's home directory bigger than this is not copied into a read-only sandbox's home."""
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +66,7 @@ class DockerSandbox:
         workdir: str,
         owns_client: bool,
         started_at: float | None = None,
+        slot: Path | None = None,
     ) -> None:
         self._client = client
         self._container = container
@@ -61,6 +79,10 @@ class DockerSandbox:
         self._exec_count = 0
         self._oom_kills_seen = 0
         self._closed = False
+        self._slot = slot
+        self._pending: TarBuilder | None = None
+        self._pending_dirs: list[str] = []
+        self.release: Callable[[Callable[[], None]], None] | None = None  # a pool's: removes it off the job's path
 
     @classmethod
     def create(
@@ -75,11 +97,19 @@ class DockerSandbox:
         workdir: str = "/work",
         client: docker.DockerClient | None = None,
         cap_add: tuple[str, ...] = (),
+        gateway_slot: bool = False,
     ) -> DockerSandbox:
-        """Start a fresh container labelled `evolve.run=run_id`, `evolve.job=job_id`."""
+        """Start a fresh container labelled `evolve.run=run_id`, `evolve.job=job_id`.
+
+        `gateway_slot` (for a container started ahead of its job) mounts an empty gateway directory,
+        into which `claim` links the job's socket."""
         limits = limits or SandboxLimits()
         if gateway_socket is not None and not gateway_socket.is_socket():
             raise SandboxUnavailable(f"gateway socket {gateway_socket} is not a Unix socket")
+        slot = new_slot() if gateway_socket is not None or gateway_slot else None
+        if slot is not None and gateway_socket is not None and not link_socket(slot, gateway_socket):
+            remove_slot(slot)
+            slot = None  # the socket file itself is mounted
         options = container_options(
             run_id=run_id,
             job_id=job_id,
@@ -88,30 +118,47 @@ class DockerSandbox:
             workdir=workdir,
             gateway_socket=gateway_socket,
             cap_add=cap_add,
+            gateway_dir=slot,
         )
+        try:
+            return cls._start(image, options, client, limits=limits, user=user, workdir=workdir, slot=slot)
+        except BaseException:
+            remove_slot(slot)
+            raise
+
+    @classmethod
+    def _start(cls, image: str, options: dict, client: docker.DockerClient | None, *, limits: SandboxLimits,
+               user: str, workdir: str, slot: Path | None) -> DockerSandbox:
         owns_client = client is None
         with infra("cannot reach the Docker engine"):
             client = client or docker.from_env(timeout=120)
-        container = None
         try:
-            with infra(f"cannot start a container from {image}"):
-                container = client.containers.create(image, **options)
-                home = _image_home(container, options) if options["read_only"] else None
-                if not options["read_only"]:  # docker would create the work dir as root
-                    container.put_archive("/", tar_of_dirs([workdir.strip("/")]))
-                started_at = time.monotonic()
-                container.start()
-            if home is not None:  # the image's home, hidden by the writable mount, copied onto it
-                put_tar(Exec(client, container.id, user), posixpath.dirname(home[0]), home[1])
+            container, started_at, home = start_container(client, image, options, workdir, user)
         except BaseException:
-            if container is not None:
-                with contextlib.suppress(*INFRA_ERRORS):
-                    container.remove(force=True)
             if owns_client:
                 client.close()
             raise
-        return cls(client, container, limits=limits, user=user, workdir=workdir, owns_client=owns_client,
-                   started_at=started_at)
+        box = cls(client, container, limits=limits, user=user, workdir=workdir, owns_client=owns_client,
+                  started_at=started_at, slot=slot)
+        if home is not None:
+            try:
+                box._copy_home(*home)
+            except BaseException:
+                box.close()
+                raise
+        return box
+
+    def claim(self, run_id: str, job_id: str, gateway_socket: Path | None) -> bool:
+        """Hand a container started ahead to its job: its name, its gateway socket, its wall clock from
+        now. False when it cannot be (the caller then closes it and starts a fresh one)."""
+        if (gateway_socket is None) != (self._slot is None):
+            return False
+        if gateway_socket is not None and not link_socket(self._slot, gateway_socket):
+            return False
+        with infra("cannot rename a container"):
+            self._container.rename(container_name(run_id, job_id))
+        self._deadline = time.monotonic() + self._limits.wall_clock_s
+        return True
 
     # -- the Sandbox protocol ------------------------------------------------------------------
 
@@ -134,18 +181,20 @@ class DockerSandbox:
     ) -> ExecResult:
         if not cmd:
             raise ValueError("exec needs a command")
-        started = time.monotonic()
-        remaining = self._deadline - started
-        if remaining <= 0:
-            self._kill_container()
-            return ExecResult(-1, "", "sandbox wall clock exhausted", 0.0, timed_out=True)
-        limit = remaining if timeout is None else min(timeout, remaining)
+        if self._deadline <= time.monotonic():
+            return self._exhausted()
         self._exec_count += 1
         pidfile = f"/tmp/.evolve-exec-{self._exec_count}.pid"
         stdin_file = ""
         if input is not None:
             stdin_file = f"/tmp/.evolve-stdin-{self._exec_count}"
             self.write_file(stdin_file, input)
+        self._flush()
+        started = time.monotonic()
+        remaining = self._deadline - started
+        if remaining <= 0:
+            return self._exhausted()
+        limit = remaining if timeout is None else min(timeout, remaining)
         wrapper = exec_wrapper(
             cmd,
             pidfile=pidfile,
@@ -160,7 +209,7 @@ class DockerSandbox:
                 self._container.id, wrapper, user=self._user, environment=env or {}
             )["Id"]
             stream = self._client.api.exec_start(exec_id, stream=True, demux=True)
-        reader = threading.Thread(target=_drain, args=(stream, collector), daemon=True)
+        reader = threading.Thread(target=drain, args=(stream, collector), daemon=True)
         reader.start()
         finished = collector.finished.wait(limit + self._limits.kill_grace_s + 3.0)
         if not finished or collector.over_limit.is_set():
@@ -192,8 +241,12 @@ class DockerSandbox:
 
     def write_file(self, path: str, content: str | bytes) -> None:
         data = content.encode() if isinstance(content, str) else content
-        parent, name = posixpath.split(self._path(path))
-        self._put(parent, tar_of_bytes(name, data))
+        target = self._path(path)
+        parent, name = posixpath.split(target)
+        if self._limits.disk is not None:
+            self._stage(parent).add_bytes(target.lstrip("/"), data)
+        else:
+            self._put(parent, tar_of_bytes(name, data))
 
     def read_file(self, path: str) -> bytes:
         """The file's bytes; one over the copy cap (sparse files count in full) is cut at the cap, with
@@ -201,16 +254,22 @@ class DockerSandbox:
         target = self._path(path)
         cap = self._limits.copy_limit_bytes
         note = truncation_note(target, cap)
+        self._flush()
         data, size = read_capped(self._exec_as(), target, cap - len(note), note)
         if size > cap - len(note):
             log.warning("%s is %d bytes, over the copy cap of %d: truncated", target, size, cap)
         return data
 
     def put_dir(self, host_dir: Path, path: str) -> None:
-        self._put(self._path(path), tar_of_dir(host_dir))
+        target = self._path(path)
+        if self._limits.disk is not None:
+            self._stage(target).add_tree(host_dir, target.lstrip("/"))
+        else:
+            self._put(target, tar_of_dir(host_dir))
 
     def get_dir(self, path: str, host_dir: Path) -> None:
         """Copy a directory out; `CopyTooLarge` (nothing copied) when it holds more than the copy cap."""
+        self._flush()
         with tempfile.TemporaryFile() as spool:
             get_tar(self._exec_as(), self._path(path), spool, self._limits.copy_limit_bytes)
             spool.seek(0)
@@ -223,6 +282,13 @@ class DockerSandbox:
         if self._closed:
             return
         self._closed = True
+        self._pending, self._pending_dirs = None, []
+        if self.release is not None:
+            self.release(self._remove)
+        else:
+            self._remove()
+
+    def _remove(self) -> None:
         try:
             self._container.remove(force=True)
         except docker.errors.NotFound:
@@ -232,6 +298,7 @@ class DockerSandbox:
                 "could not remove container %s (the next reap removes it): %s", self._container.id[:12], exc
             )
         finally:
+            remove_slot(self._slot)
             if self._owns_client:
                 self._client.close()
 
@@ -250,21 +317,41 @@ class DockerSandbox:
         """The writable mounts with under 1 MiB free (a failed command may have died of a full disk)."""
         if self._limits.disk is None:
             return []
-        mounts = list(writable_mounts(self._limits, user=self._user, workdir=self._workdir))
-        with contextlib.suppress(*INFRA_ERRORS):  # best effort: the command's own result stands
-            exec_id = self._client.api.exec_create(self._container.id, ["df", "-P", "-k", *mounts], user=self._user)
-            text = self._client.api.exec_start(exec_id["Id"]).decode(errors="replace")
-            return [row[5] for row in (line.split() for line in text.splitlines()[1:])
-                    if len(row) >= 6 and row[3].isdigit() and int(row[3]) < 1024]
-        return []
+        return full_mounts(self._exec_as(), list(writable_mounts(self._limits, user=self._user, workdir=self._workdir)))
+
+    def _copy_home(self, home: str, archive: bytes) -> None:
+        """The image's home, hidden by its tmpfs mount, copied onto it: root's now; any other user's
+        (that tmpfs belongs to uid 1000) with the first copies in, sparing an exec."""
+        parent = posixpath.dirname(home)
+        if home == "/root":
+            put_tar(Exec(self._client, self._container.id, self._user), parent, archive)
+        else:
+            self._stage(parent).add_archive(archive, parent.lstrip("/"))
+
+    def _stage(self, directory: str) -> TarBuilder:
+        """The tar of copies not yet made, to which one going into `directory` is added."""
+        if directory not in self._pending_dirs:
+            self._pending_dirs.append(directory)
+        if self._pending is None:
+            self._pending = TarBuilder()
+        return self._pending
+
+    def _flush(self) -> None:
+        """Make the gathered copies. Files copied in belong to uid 1000 whoever the sandbox user is
+        (graders running as root hand them to the tests). A read-only sandbox takes them through exec
+        + tar (the archive API cannot reach its tmpfs mounts)."""
+        if self._pending is None:
+            return
+        archive, directories = self._pending.getvalue(), self._pending_dirs
+        self._pending, self._pending_dirs = None, []
+        put_tars(Exec(self._client, self._container.id, f"{AGENT_UID}:{AGENT_UID}"), directories, archive)
+
+    def _exhausted(self) -> ExecResult:
+        self._kill_container()
+        return ExecResult(-1, "", "sandbox wall clock exhausted", 0.0, timed_out=True)
 
     def _put(self, directory: str, archive: bytes) -> None:
-        """Files copied in belong to uid 1000 whoever the sandbox user is (graders running as root
-        hand them to the tests). A read-only sandbox takes them through exec + tar (the archive API
-        cannot reach its tmpfs mounts); a writable root through the archive API, anywhere, as before."""
-        if self._limits.disk is not None:
-            put_tar(Exec(self._client, self._container.id, f"{AGENT_UID}:{AGENT_UID}"), directory, archive)
-            return
+        """A writable root takes copies through the archive API, anywhere, as before (uid 1000)."""
         with infra(f"cannot copy into {directory}"):
             try:
                 self._container.put_archive(directory, archive)
@@ -301,13 +388,7 @@ class DockerSandbox:
 
     def _new_oom_kill(self) -> bool:
         """Whether the cgroup's OOM-kill counter grew since the last look (cgroup v1 or v2)."""
-        script = (
-            "cat /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null || cat /sys/fs/cgroup/memory.events"
-        )
-        with infra("cannot read the memory cgroup"):
-            exec_id = self._client.api.exec_create(self._container.id, ["sh", "-c", script], user=self._user)
-            text = self._client.api.exec_start(exec_id["Id"]).decode(errors="replace")
-        count = oom_kill_count(text)
+        count = oom_kill_count(cgroup_memory_text(self._exec_as()))
         if count is None:
             with infra("cannot inspect the container"):
                 self._container.reload()
@@ -315,33 +396,3 @@ class DockerSandbox:
         grew, self._oom_kills_seen = count > self._oom_kills_seen, count
         return grew
 
-
-def _drain(stream: Iterator[tuple[bytes | None, bytes | None]], collector: OutputCollector) -> None:
-    # Keep reading past the cap (the collector drops the excess): an undrained exec stream
-    # stalls the engine's handling of this container's later execs.
-    try:
-        for stdout, stderr in stream:
-            collector.feed(stdout, stderr)
-    except INFRA_ERRORS as exc:  # the container was killed under the stream: partial output stands
-        log.debug("exec stream ended early: %s", exc)
-    finally:
-        collector.finished.set()
-
-
-def _image_home(container, options: dict) -> tuple[str, bytes] | None:
-    """The image's home directory of the sandbox user as a tar (read before start, while no tmpfs
-    hides it); None when the image has none."""
-    home = home_of(options["user"])
-    if home not in options["tmpfs"]:
-        return None
-    try:
-        chunks, _stat = container.get_archive(home)
-    except docker.errors.NotFound:
-        return None
-    data = bytearray()
-    for chunk in chunks:
-        data += chunk
-        if len(data) > _HOME_CAP:
-            log.warning("the image's %s is over %d bytes: the sandbox's home starts empty", home, _HOME_CAP)
-            return None
-    return home, bytes(data)

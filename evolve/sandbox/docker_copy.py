@@ -8,18 +8,30 @@ and the host counts what arrives too, writing it to a temporary file rather than
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import socket
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO
 
 import docker
+import docker.errors
 from docker.utils.socket import frames_iter
 
-from evolve.sandbox.engine import infra
+from evolve.sandbox.docker_spec import home_of
+from evolve.sandbox.engine import INFRA_ERRORS, infra
+from evolve.sandbox.output import OutputCollector
 from evolve.sandbox.types import CopyTooLarge, SandboxUnavailable
 
+_HOME_CAP = 64 * 1024 * 1024
+"""An image's home directory bigger than this is not copied into a read-only sandbox's home."""
+log = logging.getLogger(__name__)
+
 _IN = 'mkdir -p -- "$1" && exec tar -x --no-same-owner -f - -C "$1"'
+# Several copies at once: each directory made, then one tar whose entries carry their full paths.
+_IN_MANY = 'for d; do mkdir -p -- "$d" || exit 1; done; exec tar -x --no-same-owner -f - -C /'
 # stderr line 1: "<type>|<size>" (no link followed); stdout: at most $2 bytes, only of a regular file
 # (a FIFO would block the read), under a timeout in case it is swapped for one meanwhile.
 _READ = (
@@ -95,6 +107,15 @@ def put_tar(where: Exec, directory: str, archive: bytes) -> None:
         raise SandboxUnavailable(f"cannot copy into {directory} (exit {code}): {text}")
 
 
+def put_tars(where: Exec, directories: list[str], archive: bytes) -> None:
+    """Extract a tar whose entries are paths from `/` (made on the host), after creating `directories`."""
+    with infra(f"cannot copy into {', '.join(directories)}"):
+        code, output = where.feed(["sh", "-c", _IN_MANY, "sh", *directories], archive)
+    if code != 0:
+        text = output.decode(errors="replace").strip()[-500:]
+        raise SandboxUnavailable(f"cannot copy into {', '.join(directories)} (exit {code}): {text}")
+
+
 def read_capped(where: Exec, path: str, cap: int, note: bytes) -> tuple[bytes, int]:
     """The first `cap` bytes of a regular file, followed by `note` when it is longer, and its
     apparent size (FileNotFoundError, IsADirectoryError as for a local file). Spooled through a file
@@ -126,3 +147,52 @@ def get_tar(where: Exec, directory: str, sink: IO[bytes], cap: int) -> None:
         raise CopyTooLarge(f"refused to copy {directory} out of the sandbox: it holds {size}, the cap is {cap}")
     if code != 0:
         raise SandboxUnavailable(f"cannot copy {directory} out (exit {code}): {errors.decode(errors='replace')[-300:]}")
+
+
+def image_home(container, options: dict, user: str) -> tuple[str, bytes] | None:
+    """The image's home directory of the sandbox user as a tar (read before start, while no tmpfs
+    hides it); None when the image has none."""
+    home = home_of(user)  # the sandbox user's (the container's own process is root's)
+    if home not in options["tmpfs"]:
+        return None
+    try:
+        chunks, _stat = container.get_archive(home)
+    except docker.errors.NotFound:
+        return None
+    data = bytearray()
+    for chunk in chunks:
+        data += chunk
+        if len(data) > _HOME_CAP:
+            log.warning("the image's %s is over %d bytes: the sandbox's home starts empty", home, _HOME_CAP)
+            return None
+    return home, bytes(data)
+
+
+def drain(stream: Iterator[tuple[bytes | None, bytes | None]], collector: OutputCollector) -> None:
+    # Keep reading past the cap (the collector drops the excess): an undrained exec stream
+    # stalls the engine's handling of this container's later execs.
+    try:
+        for stdout, stderr in stream:
+            collector.feed(stdout, stderr)
+    except INFRA_ERRORS as exc:  # the container was killed under the stream: partial output stands
+        log.debug("exec stream ended early: %s", exc)
+    finally:
+        collector.finished.set()
+
+
+def full_mounts(where: Exec, mounts: list[str]) -> list[str]:
+    """Which of `mounts` have under 1 MiB free; best effort (none when the engine fails)."""
+    with contextlib.suppress(*INFRA_ERRORS):  # best effort: the command's own result stands
+        exec_id = where._create(["df", "-P", "-k", *mounts])
+        text = where.client.api.exec_start(exec_id).decode(errors="replace")
+        return [row[5] for row in (line.split() for line in text.splitlines()[1:])
+                if len(row) >= 6 and row[3].isdigit() and int(row[3]) < 1024]
+    return []
+
+
+def cgroup_memory_text(where: Exec) -> str:
+    """The container's memory cgroup counters (cgroup v1 `memory.oom_control` or v2 `memory.events`)."""
+    script = "cat /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null || cat /sys/fs/cgroup/memory.events"
+    with infra("cannot read the memory cgroup"):
+        exec_id = where._create(["sh", "-c", script])
+        return where.client.api.exec_start(exec_id).decode(errors="replace")

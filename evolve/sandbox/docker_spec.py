@@ -6,6 +6,7 @@ Pure functions, so the security-relevant settings are unit-tested without an eng
 from __future__ import annotations
 
 import math
+import posixpath
 import re
 import uuid
 from pathlib import Path
@@ -31,6 +32,13 @@ _WRAPPER = (
 def container_name(run_id: str, job_id: str) -> str:
     slug = re.sub(r"[^a-zA-Z0-9_.-]+", "-", f"{run_id}-{job_id}")[:80]
     return f"evolve-{slug}-{uuid.uuid4().hex[:6]}"
+
+
+def idle_allowance_s(limits: SandboxLimits) -> float:
+    """How long a container may wait, started ahead of need (evolve.sandbox.pool), before its job takes
+    it: its own clock (`sleep`) runs this much past the wall clock, and the host's deadline, set when a
+    job takes it, comes first. Fresh containers get the same, so a pooled one looks the same."""
+    return min(60.0, 0.1 * limits.wall_clock_s)
 
 
 def home_of(user: str) -> str:
@@ -62,21 +70,27 @@ def container_options(
     workdir: str,
     gateway_socket: Path | None,
     cap_add: tuple[str, ...] = (),
+    gateway_dir: Path | None = None,
 ) -> dict[str, Any]:
     """Keyword arguments of `containers.create` (after the image): limits, labels, no network.
 
     The main process is `sleep <wall clock>`, so the container stops by itself at its wall clock.
-    The gateway's socket, when given, is the only host path mounted and the only way out. With a
+    The gateway's socket, when given, is the only host path mounted and the only way out: either the
+    socket file itself, or (`gateway_dir`) a directory of this container's own, mounted read-only, into
+    which the engine links the job's socket when the job takes the container. With a
     `disk` limit the root filesystem is read-only and only the tmpfs mounts of `writable_mounts` take
     writes, so a sandbox cannot fill the host's disk.
     """
     environment: dict[str, str] = {}
     mounts: list[Mount] = []
-    if gateway_socket is not None:
+    if gateway_dir is not None:
+        mounts.append(Mount(posixpath.dirname(GATEWAY_SOCKET_PATH), str(gateway_dir), type="bind", read_only=True))
+        environment["EVOLVE_LLM_SOCKET"] = GATEWAY_SOCKET_PATH
+    elif gateway_socket is not None:
         mounts.append(Mount(GATEWAY_SOCKET_PATH, str(gateway_socket), type="bind"))
         environment["EVOLVE_LLM_SOCKET"] = GATEWAY_SOCKET_PATH
     return {
-        "command": ["sleep", str(math.ceil(limits.wall_clock_s))],
+        "command": ["sleep", str(math.ceil(limits.wall_clock_s + idle_allowance_s(limits)))],
         "name": container_name(run_id, job_id),
         "labels": {RUN_LABEL: run_id, JOB_LABEL: job_id, OWNER_LABEL: current_owner()},
         "environment": environment,
@@ -92,7 +106,7 @@ def container_options(
         "memswap_limit": limits.memory,
         "pids_limit": limits.pids,
         "cap_drop": ["ALL"],
-        "cap_add": list(cap_add),  # only a grader's root gets any: to run the tests as uid 1000 (evolve.tasks.docker)
+        "cap_add": list(cap_add),  # only a grader's root gets any: to run the tests as uid 1000 (evolve.sandbox.factory)
         "security_opt": ["no-new-privileges"],
         "read_only": limits.disk is not None,
         "tmpfs": writable_mounts(limits, user=user, workdir=workdir),

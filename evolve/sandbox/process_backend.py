@@ -4,6 +4,11 @@ It isolates nothing: commands run as the engine's user with the host's files in 
 for development on machines without Docker and is used only when a config names it
 (`[sandbox] backend = "process"`). It does keep the host's environment out (commands get a minimal
 one), kill whole process groups at timeouts, and cap output, so the conformance suite holds for it.
+
+Paths a container would have are emulated, so engine code written for containers runs unchanged:
+`/work` (a container's work dir) names this sandbox's directory, and `mounts` name host paths for
+other container paths (a job's model socket). They are translated in file operations, `cwd`, and
+every command argument or environment value that is such a path or starts with one and a `/`.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Self
 
@@ -23,15 +29,18 @@ from evolve.sandbox.output import OutputCollector
 from evolve.sandbox.types import CopyTooLarge, ExecResult, SandboxLimits, truncation_note
 
 _KEPT_ENV = ("PATH", "LANG", "LC_ALL", "TZ")
+_WORK = "/work"
 
 
 class ProcessSandbox:
     """Subprocesses in a fresh temporary directory; `close()` deletes it."""
 
-    def __init__(self, *, limits: SandboxLimits | None = None, base_dir: Path | None = None) -> None:
+    def __init__(self, *, limits: SandboxLimits | None = None, base_dir: Path | None = None,
+                 mounts: Mapping[str, Path] | None = None) -> None:
         limits = limits or SandboxLimits()
         self._limits = limits
         self._root = Path(tempfile.mkdtemp(prefix="evolve-sandbox-", dir=base_dir))
+        self._mounts = {_WORK: str(self._root), **{where: str(host) for where, host in (mounts or {}).items()}}
         self._deadline = time.monotonic() + limits.wall_clock_s
         self._closed = False
 
@@ -60,9 +69,9 @@ class ProcessSandbox:
             return ExecResult(126, "", f"no such directory: {directory}\n", time.monotonic() - started)
         try:
             proc = subprocess.Popen(
-                cmd,
+                [self._host(arg) for arg in cmd],
                 cwd=directory,
-                env=self._environment(env),
+                env=self._environment({name: self._host(value) for name, value in (env or {}).items()}),
                 stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -131,7 +140,15 @@ class ProcessSandbox:
         self.close()
 
     def _path(self, path: str) -> Path:
-        return self._root / path  # an absolute `path` replaces the root: this backend isolates nothing
+        # An absolute `path` outside the emulated ones replaces the root: this backend isolates nothing.
+        return self._root / self._host(path)
+
+    def _host(self, text: str) -> str:
+        """`text` with a leading container path (see the module's doc) replaced by its host path."""
+        for where, host in self._mounts.items():
+            if text == where or text.startswith(where + "/"):
+                return host + text[len(where):]
+        return text
 
     def _environment(self, extra: dict[str, str] | None) -> dict[str, str]:
         base = {name: os.environ[name] for name in _KEPT_ENV if name in os.environ}

@@ -10,46 +10,79 @@ from pathlib import Path
 from typing import IO
 
 
-def tar_of_bytes(name: str, content: bytes, *, uid: int = 1000, gid: int = 1000, mode: int = 0o644) -> bytes:
-    """A tar holding one file `name` (relative), owned by uid:gid."""
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w") as tar:
+class TarBuilder:
+    """One tar built from several pieces (files from bytes, directories, host trees), each under its
+    own path, so several copies into a sandbox cost one extraction. Entries are owned by uid:gid."""
+
+    def __init__(self, *, uid: int = 1000, gid: int = 1000) -> None:
+        self._buffer = io.BytesIO()
+        self._tar = tarfile.TarFile(fileobj=self._buffer, mode="w")  # closed by getvalue
+        self._uid, self._gid = uid, gid
+
+    def add_bytes(self, name: str, content: bytes, *, mode: int = 0o644) -> None:
         info = tarfile.TarInfo(name)
         info.size = len(content)
         info.mode = mode
-        info.uid, info.gid = uid, gid
+        info.uid, info.gid = self._uid, self._gid
         info.mtime = int(time.time())
-        tar.addfile(info, io.BytesIO(content))
-    return buffer.getvalue()
+        self._tar.addfile(info, io.BytesIO(content))
+
+    def add_dir(self, name: str) -> None:
+        info = tarfile.TarInfo(name)
+        info.type = tarfile.DIRTYPE
+        info.mode = 0o755
+        info.uid, info.gid = self._uid, self._gid
+        info.mtime = int(time.time())
+        self._tar.addfile(info)
+
+    def add_tree(self, host_dir: Path, prefix: str = "") -> None:
+        """The contents of `host_dir`, as entries under `prefix` (relative; "" for none)."""
+
+        def owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
+            info.uid, info.gid = self._uid, self._gid
+            info.uname = info.gname = ""
+            return info
+
+        for child in sorted(host_dir.iterdir()):
+            self._tar.add(child, arcname=posixpath.join(prefix, child.name), filter=owned)
+    
+    def add_archive(self, archive: bytes, prefix: str) -> None:
+        """The entries of another tar (such as one docker made), under `prefix`."""
+        with tarfile.open(fileobj=io.BytesIO(archive), mode="r") as source:
+            for member in source.getmembers():
+                data = source.extractfile(member) if member.isfile() else None
+                member.name = posixpath.join(prefix, member.name)
+                if member.islnk():
+                    member.linkname = posixpath.join(prefix, member.linkname)
+                member.uid, member.gid = self._uid, self._gid
+                member.uname = member.gname = ""
+                self._tar.addfile(member, data)
+
+    def getvalue(self) -> bytes:
+        self._tar.close()
+        return self._buffer.getvalue()
+
+
+def tar_of_bytes(name: str, content: bytes, *, uid: int = 1000, gid: int = 1000, mode: int = 0o644) -> bytes:
+    """A tar holding one file `name` (relative), owned by uid:gid."""
+    builder = TarBuilder(uid=uid, gid=gid)
+    builder.add_bytes(name, content, mode=mode)
+    return builder.getvalue()
 
 
 def tar_of_dirs(names: list[str], *, uid: int = 1000, gid: int = 1000) -> bytes:
     """A tar holding the (relative) directories `names`, owned by uid:gid."""
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w") as tar:
-        for name in names:
-            info = tarfile.TarInfo(name)
-            info.type = tarfile.DIRTYPE
-            info.mode = 0o755
-            info.uid, info.gid = uid, gid
-            info.mtime = int(time.time())
-            tar.addfile(info)
-    return buffer.getvalue()
+    builder = TarBuilder(uid=uid, gid=gid)
+    for name in names:
+        builder.add_dir(name)
+    return builder.getvalue()
 
 
 def tar_of_dir(host_dir: Path, *, uid: int = 1000, gid: int = 1000) -> bytes:
     """A tar of the contents of `host_dir` (entries relative to it), re-owned to uid:gid."""
-
-    def owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
-        info.uid, info.gid = uid, gid
-        info.uname = info.gname = ""
-        return info
-
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w") as tar:
-        for child in sorted(host_dir.iterdir()):
-            tar.add(child, arcname=child.name, filter=owned)
-    return buffer.getvalue()
+    builder = TarBuilder(uid=uid, gid=gid)
+    builder.add_tree(host_dir)
+    return builder.getvalue()
 
 
 def extract_dir(source: bytes | IO[bytes], host_dir: Path, *, strip: str) -> None:

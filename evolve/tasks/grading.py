@@ -100,7 +100,7 @@ def grade_in(sandbox: Sandbox, items: list[GradeItem], *, workers: int = 1, time
              remote: str = STAGE, isolate: bool = True) -> list[Grade]:
     """Grade `items` in one fresh sandbox (staged at `remote`); SandboxUnavailable when grading itself fails.
 
-    `isolate` (the default) needs a grading sandbox whose grader is root (evolve.tasks.docker.grading_sandbox):
+    `isolate` (the default) needs a grading sandbox whose grader is root (evolve.sandbox.factory.grading_sandbox):
     the tests then run as uid 1000. Only unit tests on a host turn it off."""
     if not items:
         return []
@@ -115,6 +115,6 @@ def grade_in(sandbox: Sandbox, items: list[GradeItem], *, workers: int = 1, time
     report = json.loads(result.stdout.rsplit(MARKER, 1)[1])
     if isolate and not report["isolated"]:
         raise SandboxUnavailable("the grading sandbox's grader is not root, so it cannot run the tests as "
-                                 "another uid (make it with evolve.tasks.docker.grading_sandbox)")
+                                 "another uid (make it with evolve.sandbox.factory.grading_sandbox)")
     return [Grade(r["key"], r["outcome"], r["detail"], r["output"], r["duration"], tuple(r["dropped"]))
             for r in report["results"]]

@@ -8,7 +8,7 @@ from evolve.standins.models import ScriptedModel
 from evolve.llm.gateway import Gateway
 from evolve.sandbox import SandboxLimits
 from evolve.tasks import load_suite
-from evolve.tasks.docker import DockerSandboxes
+from evolve.sandbox.factory import DockerSandboxes
 
 # Writes until the disk is full, then exits 1 claiming nothing about it.
 FILLER = """

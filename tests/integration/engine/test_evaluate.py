@@ -12,7 +12,7 @@ from evolve.standins.models import ScriptedModel
 from evolve.llm.gateway import Gateway
 from evolve.seed import copy_seed
 from evolve.tasks import load_suite
-from evolve.tasks.docker import DockerSandboxes
+from evolve.sandbox.factory import DockerSandboxes
 
 FIX = "The bug is in get.\n```replace structs/lru.py\n<<<<<<< SEARCH\n            return default\n        return self._data[key]\n=======\n            return default\n        self._data.move_to_end(key)\n        return self._data[key]\n>>>>>>> REPLACE\n```"
 

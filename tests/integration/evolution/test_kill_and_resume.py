@@ -47,10 +47,11 @@ def test_kill_midway_then_resume(tmp_path, docker_client):
         jobs = {j.id: j for j in run.jobs()}
         for job_id, job in finished_before.items():
             assert jobs[job_id] == job  # finished before the kill: untouched, never re-run
+        reruns = {j.requeue_of: j for j in jobs.values() if j.requeue_of is not None}
         for job_id in interrupted:  # started, never finished: re-run exactly once
             old = jobs[job_id]
-            assert old.state == "cancelled" and old.detail.startswith("requeued as job ")
-            new = jobs[int(old.detail.rsplit(" ", 1)[1])]
+            assert old.state == "cancelled" and job_id in reruns
+            new = reruns[job_id]
             assert (new.kind, new.node, new.task, new.state) == (old.kind, old.node, old.task, "finished")
         assert not run.jobs("started")
         dev = [e for e in run.evaluations(split="dev") if e.outcome != "infra"]

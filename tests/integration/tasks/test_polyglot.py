@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from evolve.cli.app import app
 from evolve.tasks.check import check_suite
-from evolve.tasks.docker import grading_sandbox
+from evolve.sandbox.factory import grading_sandbox
 from evolve.tasks.grading import GradeItem, grade_in
 from evolve.tasks.polyglot import LANGUAGES, POLYGLOT_IMAGE, load_polyglot
 

@@ -59,3 +59,26 @@ def test_errors_are_one_line_and_nonzero(populated, args, message):
     out = evolve(*[a.format(run=populated.path) for a in args])
     assert out.returncode == 1
     assert out.stderr.strip().count("\n") == 0 and message in out.stderr
+
+
+def test_status_of_a_run_made_by_an_earlier_version_is_what_that_version_said(tmp_path):
+    from tests.unit.archive.test_schema import V2_STATUS, v2_run
+
+    path = v2_run(tmp_path)
+    out = evolve("status", path, "--json")
+    assert out.returncode == 0, out.stderr
+    assert {**json.loads(out.stdout), "path": None} == V2_STATUS
+
+
+def test_an_unknown_value_in_a_run_is_one_error_line(tmp_path):
+    import sqlite3
+
+    from tests.unit.archive.test_schema import v2_run
+
+    path = v2_run(tmp_path)
+    with sqlite3.connect(path / "run.sqlite") as db:
+        db.execute("UPDATE jobs SET kind = 'grade' WHERE id = 3")
+    out = evolve("status", path)
+    assert out.returncode == 1
+    assert out.stderr.strip().splitlines() == [
+        "error: unknown value 'grade' in column jobs.kind (this evolve knows evaluate, expand)"]

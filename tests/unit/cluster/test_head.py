@@ -1,4 +1,4 @@
-"""RemoteWorker's head side under the real Runner, with a stand-in cluster that loses some attempts.
+"""The engine worker placed on a cluster (evolve.cluster.head) under the real Runner, with a stand-in cluster that loses some attempts.
 
 The cluster answers each shipped job as a worker node would (a result and its logs as bytes) but
 raises `WorkerLost` for chosen attempts. Checks: code travels as a tar of the node's commit, lost
@@ -20,18 +20,20 @@ from pathlib import Path
 import pytest
 
 from evolve.archive import Run
+from evolve.cluster.head import cluster_worker
+from evolve.cluster.node import RemoteOutcome, pack_dir, unpack
 from evolve.config import BudgetConfig
+from evolve.engine.evaluate import Evaluation
 from evolve.engine.executors import LocalExecutor, WorkerLost
+from evolve.engine.expand import Expansion
 from evolve.engine.jobs import EvaluationResult, ExpansionResult
-from evolve.standins.models import RoutedModel
-from evolve.llm.gateway import Gateway, GatewayError
-from evolve.cluster.head import RemoteWorker
-from evolve.cluster.node import EvaluationJob, ExpansionJob, RemoteOutcome, pack_dir, unpack
 from evolve.engine.runner import Runner
-from evolve.sandbox.types import SandboxLimits
-from evolve.search import HGMPolicy
-from evolve.tasks.types import Task
 from evolve.engine.worker import WorkerSettings
+from evolve.llm.gateway import Gateway, GatewayError
+from evolve.sandbox.factory import ProcessSandboxes
+from evolve.search import HGMPolicy
+from evolve.standins.models import RoutedModel
+from evolve.tasks.types import Task
 
 TASKS = [f"task-{i:02d}" for i in range(8)]
 DIAGNOSIS = '```json\n{"problem": "p", "cause": "c", "change": "note it", "files": ["agent.py"]}\n```'
@@ -61,15 +63,17 @@ class LosingCluster:
                 return future
             logs = Path(tmp) / "logs"
             logs.mkdir()
-            if isinstance(payload, EvaluationJob):
-                draw = zlib.crc32(f"{payload.node_id}/{payload.task.id}".encode()) % 3
-                result = EvaluationResult("pass" if draw == 0 else "fail", duration_s=0.1)
-                (logs / "agent.log").write_text(f"exit 0 on {payload.task.id}\n")
+            work = payload.work
+            if isinstance(work, Evaluation):
+                draw = zlib.crc32(f"{payload.node_id}/{work.task.id}".encode()) % 3
+                result = EvaluationResult("pass" if draw == 0 else "fail", duration_s=0.1, log_path=str(logs))
+                (logs / "agent.log").write_text(f"exit 0 on {work.task.id}\n")
             else:
+                assert isinstance(work, Expansion)
                 child = unpack(payload.code, logs / "child")
                 (child / "CHANGES").write_text(f"job {payload.job_id}\n")
-                result = ExpansionResult(Path("child"), valid=True, instructions=payload.instructions)
-            future.set_result(RemoteOutcome(result, pack_dir(logs), where=f"node-{attempt}"))
+                result = ExpansionResult(logs / "child", valid=True, instructions=work.instructions)
+            future.set_result(RemoteOutcome(result, pack_dir(logs), str(logs), where=f"node-{attempt}"))
         return future
 
 
@@ -86,8 +90,8 @@ def _run_with(tmp_path: Path, lose, evaluations: int = 8):
     models = {"diagnose": RoutedModel([], DIAGNOSIS), "modify": RoutedModel([], "x"), "solve": RoutedModel([], "x")}
     gateway = Gateway(models, exchanges_dir=run.path / "exchanges")
     cluster = LosingCluster(gateway, lose)
-    worker = RemoteWorker(run, {t: _task(t) for t in TASKS}, gateway=gateway, gateway_origin="http://head:1",
-                          cluster=cluster, settings=WorkerSettings(), limits=SandboxLimits(), seed=1)
+    worker = cluster_worker(run, {t: _task(t) for t in TASKS}, gateway=gateway, gateway_origin="http://head:1",
+                            cluster=cluster, settings=WorkerSettings(), sandboxes=ProcessSandboxes(), seed=1)
     executor = LocalExecutor(3)
     runner = Runner(run, HGMPolicy(), worker, executor, search_tasks=TASKS, budget=BudgetConfig(evaluations=evaluations),
                     concurrency=3, seed=2)
@@ -139,7 +143,7 @@ def test_an_expansion_whose_every_attempt_is_lost_fails_its_job_and_adds_no_node
     doomed: list[int] = []
 
     def lose_the_first_expansion(payload, attempt: int) -> bool:
-        if isinstance(payload, ExpansionJob) and not doomed:
+        if isinstance(payload.work, Expansion) and not doomed:
             doomed.append(payload.job_id)
         return payload.job_id in doomed
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from evolve.archive.records import counts_as
 from evolve.archive.store import Run
 from evolve.engine.evaluate import EvalSettings, evaluate
-from evolve.sandbox.types import SandboxUnavailable
+from evolve.sandbox.types import SandboxLimits, SandboxUnavailable
 from evolve.seed import copy_seed
 from evolve.tasks import load_suite
 
@@ -48,12 +48,23 @@ class FakeGateway:
         return FakeReport(FakeUsage())
 
 
-def test_infra_is_retried_then_recorded_as_infra(tmp_path):
-    calls = []
+class BrokenEngine:
+    """A sandbox maker whose engine is down."""
 
-    def broken_engine(image, job, *, gateway_socket=None):
-        calls.append(job)
+    limits = SandboxLimits()
+    isolating = True
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def __call__(self, image, job, *, gateway_socket=None, grader=False):
+        self.calls.append(job)
         raise SandboxUnavailable("the engine is down")
+
+
+def test_infra_is_retried_then_recorded_as_infra(tmp_path):
+    broken_engine = BrokenEngine()
+    calls = broken_engine.calls
 
     run = Run.create(tmp_path / "run")
     node = run.add_node(copy_seed(tmp_path / "seed"))

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import asdict
 
 from evolve.archive import Run
+from evolve.archive.vocab import StopReason
 from evolve.config import BudgetConfig
-from tests.unit.archive.test_schema import downgrade_to_v1
-from tests.unit.engine.conftest import HELDOUT
+from evolve.engine.resume import recover
+from evolve.engine.runner import task_order
+from evolve.engine.state import SearchState
+from tests.unit.archive.test_schema import V2_ANSWERS, downgrade_to_v1, status, v2_run
+from tests.unit.engine.conftest import HELDOUT, TASKS
 
 
 def _interrupt_heldout(run: Run, node: str, tasks: list[str], *, split: str | None = "heldout") -> list[int]:
@@ -76,7 +81,63 @@ def test_invalid_expansions_in_a_row_stop_the_run_and_leave_no_parent_code_in_lo
     budget = BudgetConfig(evaluations=200, invalid_streak=5)
     runner, run, _ = make_runner(budget, concurrency=1, invalid_every=1)
     outcome = runner.execute()
+    assert outcome.stop == StopReason.INVALID_STREAK
     assert "5 invalid expansions in a row" in outcome.stop_reason
     invalid = [n for n in run.nodes() if not n.valid]
     assert len(invalid) >= 5 and outcome.evaluations_used < 200
     assert not list(run.path.glob("logs/*/child")) and not list(run.path.glob("logs/*/parent-code"))
+
+
+def test_a_v2_run_migrated_re_queues_what_the_old_code_re_queued(tmp_path):
+    with Run.open(v2_run(tmp_path), writer=True) as run:
+        state = SearchState.from_run(run, task_order(TASKS, 3))
+        queue = recover(run, search_tasks=state.task_order, heldout_tasks=HELDOUT, evaluated=state.evaluated)
+    assert [j.id for j in queue.search] == V2_ANSWERS["requeue"]["search"] == [19, 20]
+    assert [j.id for j in queue.heldout] == V2_ANSWERS["requeue"]["heldout"]
+    assert [j.requeue_of for j in queue.search] == [None, 17]  # 20 re-ran 17, was itself interrupted
+
+
+def _without_detail_and_times(jobs: list[dict]) -> list[dict]:
+    return [{k: v for k, v in job.items() if k not in ("detail", "started", "finished")} for job in jobs]
+
+
+def _resume_v2_run(make_runner, tmp_path) -> tuple[Run, dict, list[dict]]:
+    """The migrated fixture resumed to an evaluation budget of 14 (its maker's tasks, seed, worker)."""
+    run = Run.open(v2_run(tmp_path), writer=True)
+    runner, _, _ = make_runner(BudgetConfig(evaluations=14), run=run, concurrency=1)
+    outcome = runner.execute()
+    return run, asdict(outcome), [asdict(job) for job in run.jobs()]
+
+
+def test_a_v2_run_migrated_re_runs_what_the_old_code_re_ran_and_loses_nothing(make_runner, tmp_path):
+    run, outcome, jobs = _resume_v2_run(make_runner, tmp_path)
+    old = V2_ANSWERS["resumed"]["jobs"]
+    assert _without_detail_and_times(jobs[:23]) == _without_detail_and_times(old[:23])  # the fixture, then
+    assert [(j["requeue_of"], j["attempt"], j["state"]) for j in jobs[21:23]] == [(19, 2, "finished"),
+                                                                                (20, 3, "finished")]
+    assert jobs[20]["state"] == "cancelled" and 21 not in {j["requeue_of"] for j in jobs}  # `evolve eval`'s
+    dev = [e for e in run.evaluations(split="dev") if e.outcome != "infra"]
+    assert len(dev) == 14 == outcome["evaluations_used"]
+    assert max(Counter((e.node, e.task) for e in dev).values()) == 1
+    assert not run.jobs("started") and outcome["heldout_scored"]
+    run.close()
+
+
+def test_a_v2_run_migrated_resumes_to_the_end_the_old_code_reached(make_runner, tmp_path):
+    """Holds while the search decides as at 9c40030 (HGM on the scripted worker): a change that alters
+    the search's decisions on purpose changes this end, not what the migration kept."""
+    expected = V2_ANSWERS["resumed"]
+    run, outcome, jobs = _resume_v2_run(make_runner, tmp_path)
+    assert outcome == {**expected["outcome"], "stop": StopReason.EVALUATION_BUDGET}
+    # The best node's counts follow the search's counting rule now: its 3 held-out results no longer count.
+    assert status(run) == {**expected["status"], "best_node": {"evaluated": 7, "id": "0", "passed": 5}}
+    # The same work, in the same order; only what the old code wrote into `detail` differs.
+    assert _without_detail_and_times(jobs) == _without_detail_and_times(expected["jobs"])
+    old_detail = {job["id"]: job["detail"] for job in expected["jobs"]}
+    rerun_by = {job["requeue_of"]: job["id"] for job in jobs if job["requeue_of"] is not None}
+    for job in jobs:
+        if (old_detail[job["id"]] or "").startswith("requeued as job"):
+            assert old_detail[job["id"]] == f"requeued as job {rerun_by[job['id']]}"
+        else:
+            assert job["detail"] == old_detail[job["id"]]
+    run.close()

@@ -41,9 +41,10 @@ def test_resume_after_sigkill(tmp_path):
         dev = [e for e in run.evaluations(split="dev") if e.outcome != "infra"]
         assert max(Counter((e.node, e.task) for e in dev).values()) == 1
         # Every interrupted job was re-queued exactly once and its re-run finished.
+        reruns = {j.requeue_of: j for j in jobs.values() if j.requeue_of is not None}
         for job_id in interrupted:
-            assert jobs[job_id].state == "cancelled" and jobs[job_id].detail.startswith("requeued as job")
-            rerun = jobs[int(jobs[job_id].detail.rsplit(" ", 1)[1])]
+            assert jobs[job_id].state == "cancelled" and jobs[job_id].detail == "interrupted"
+            rerun = reruns[job_id]
             assert (rerun.kind, rerun.node, rerun.task, rerun.state) == (
                 jobs[job_id].kind, jobs[job_id].node, jobs[job_id].task, "finished")
         assert not run.jobs("started")

@@ -3,6 +3,7 @@ from collections import Counter
 
 import pytest
 
+from evolve.archive.vocab import StopReason
 from evolve.config import BudgetConfig
 from evolve.engine.runner import task_order
 from evolve.search import DGMPolicy, GreedyPolicy, RandomPolicy
@@ -18,7 +19,8 @@ def test_run_spends_exactly_the_evaluation_budget(make_runner):
     runner, run, _ = make_runner(BudgetConfig(evaluations=30))
     outcome = runner.execute()
     assert outcome.evaluations_used == 30 and len(counted(run)) == 30
-    assert "evaluation budget" in outcome.stop_reason or "budget" in outcome.stop_reason
+    assert outcome.stop == StopReason.EVALUATION_BUDGET
+    assert outcome.stop_reason == "evaluation budget spent (30/30)"
     pairs = Counter((e.node, e.task) for e in counted(run))
     assert max(pairs.values()) == 1  # never a task twice on one node
     assert len(run.nodes()) > 1  # HGM expanded
@@ -57,17 +59,18 @@ def test_baselines_run_on_the_same_runner(make_runner, policy):
 @pytest.mark.parametrize(
     ("budget", "reason"),
     [
-        (BudgetConfig(evaluations=500, expansions=3), "expansion budget"),
-        (BudgetConfig(evaluations=500, tokens=1000), "token budget"),
-        (BudgetConfig(evaluations=500, dollars=0.002), "dollar budget"),
-        (BudgetConfig(evaluations=500, wall_clock_s=0.5), "wall-clock budget"),
+        (BudgetConfig(evaluations=500, expansions=3), StopReason.EXPANSION_BUDGET),
+        (BudgetConfig(evaluations=500, tokens=1000), StopReason.TOKEN_BUDGET),
+        (BudgetConfig(evaluations=500, dollars=0.002), StopReason.DOLLAR_BUDGET),
+        (BudgetConfig(evaluations=500, wall_clock_s=0.5), StopReason.WALL_CLOCK_BUDGET),
     ],
 )
 def test_each_budget_stops_new_work(make_runner, budget, reason):
     concurrency = 2
     runner, run, _ = make_runner(budget, concurrency=concurrency, delay_s=0.05, tokens_per_job=100)
     outcome = runner.execute()
-    assert reason in outcome.stop_reason
+    assert outcome.stop_reason.startswith(reason) and (outcome.stop == reason or (
+        reason == StopReason.EXPANSION_BUDGET and outcome.stop == StopReason.EVALUATION_BUDGET))
     jobs = run.jobs()
     if budget.expansions is not None:
         assert sum(j.kind == "expand" for j in jobs) == budget.expansions
@@ -108,13 +111,14 @@ def test_stop_then_cancel(make_runner):
     runner, run, worker = make_runner(BudgetConfig(evaluations=500), delay_s=0.2)
     threading.Timer(0.5, runner.request_stop).start()
     outcome = runner.execute()
-    assert outcome.stop_reason == "stop requested"
+    assert outcome.stop_reason == "stop requested" and outcome.stop == StopReason.STOP_REQUESTED
     assert all(j.state == "finished" for j in run.jobs())  # jobs in flight were let finish
     assert run.evaluations(split="heldout") == []  # a user's stop skips held-out scoring
 
     runner2, _, worker2 = make_runner(BudgetConfig(evaluations=500), run=run, delay_s=5.0)
     threading.Timer(0.5, runner2.cancel).start()
-    assert runner2.execute().stop_reason == "cancelled"
+    cancelled_outcome = runner2.execute()
+    assert cancelled_outcome.stop_reason == "cancelled" and cancelled_outcome.stop == StopReason.CANCELLED
     assert worker2.cancelled.is_set()
     cancelled = run.jobs("cancelled")
     assert cancelled and all(j.detail == "cancelled by the user" for j in cancelled)
@@ -130,6 +134,7 @@ def test_infra_outcomes_do_not_count_and_a_broken_engine_stops_the_run(make_runn
     infra = [e for e in run.evaluations() if e.outcome == "infra"]
     assert infra and runner.state.tree.own_counts("0").total == 0
     assert "infrastructure failures" in outcome.stop_reason or outcome.evaluations_used == 10
+    assert outcome.stop in (StopReason.INFRA_STREAK, StopReason.EVALUATION_BUDGET)
 
 
 def test_resume_reruns_interrupted_jobs_once(make_runner):
@@ -143,8 +148,8 @@ def test_resume_reruns_interrupted_jobs_once(make_runner):
     runner2, _, _ = make_runner(BudgetConfig(evaluations=10), run=run)
     runner2.execute()
     jobs = {j.id: j for j in run.jobs()}
-    assert jobs[crashed_eval.id].state == "cancelled" and jobs[crashed_eval.id].detail.startswith("requeued")
-    assert jobs[crashed_expand.id].detail.startswith("requeued")
+    rerun_of = {j.requeue_of for j in jobs.values()}
+    assert jobs[crashed_eval.id].state == "cancelled" and {crashed_eval.id, crashed_expand.id} <= rerun_of
     reruns = [j for j in jobs.values() if j.id > crashed_expand.id and j.kind == "evaluate" and j.task == unevaluated]
     assert len(reruns) == 1 and reruns[0].state == "finished"
     assert len(run.evaluations(split="dev")) == before + 1  # budget already spent: only the re-run

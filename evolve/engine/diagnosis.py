@@ -1,0 +1,89 @@
+"""The expansion's diagnosis, on the host: choose a problem from the node's failures and ask the
+`diagnose` model (through the gateway, so it is counted and recorded) what the agent should change.
+
+It reads the run's archive, so it runs where the archive is (the head, with a cluster); its
+instructions are what the expansion's sandbox work (evolve.engine.expand) gets.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+
+from evolve.archive.records import FAILURE_OUTCOMES, Job, Node
+from evolve.archive.store import Run
+from evolve.config import MetaConfig
+from evolve.engine.jobs import ExpansionResult
+from evolve.meta import DiagnosisFailed, choose_problem, diagnose, read_failure
+from evolve.meta.dgm import dgm_instructions
+from evolve.tasks.types import Task
+
+
+def agent_files(code: Path) -> list[str]:
+    """The agent's Python files, as the diagnosis names them."""
+    return sorted(str(p.relative_to(code)) for p in code.rglob("*.py"))
+
+
+def diagnose_node(run: Run, job: Job, node: Node, tasks: Mapping[str, Task], gateway, files: list[str], *,
+                  seed: int, job_tokens: int, meta: MetaConfig | None = None,
+                  parent_code: Path | None = None) -> str | ExpansionResult:
+    """Choose a problem from the node's failures and diagnose it through the gateway, on the host.
+
+    Returns the rendered instructions (also written to the job's log), or the failed expansion."""
+    log_dir = run.log_dir(job.id)
+    if meta is not None and meta.style == "dgm" and parent_code is not None:
+        return _diagnose_dgm(run, job, node, tasks, gateway, parent_code, seed=seed, job_tokens=job_tokens,
+                             meta=meta)
+    failures = [read_failure(e) for e in run.evaluations(node.id, split="dev") if e.outcome in FAILURE_OUTCOMES]
+    statements = {f.task: tasks[f.task].statement for f in failures if f.task in tasks}
+    # seeded by the search decision, which a re-run after a resume shares (its job id is new)
+    draw = job.decision if job.decision is not None else job.id
+    problem = choose_problem(failures, statements, np.random.default_rng([seed, draw]))
+    (log_dir / "problem.json").write_text(json.dumps(problem.__dict__, indent=2))
+    diagnose_job = f"{job.id}-diagnose"
+    gateway.open_job(diagnose_job, node.id, "diagnose", job_tokens)
+    try:
+        instructions = diagnose(GatewayCompleter(gateway, diagnose_job), problem, files)
+    except DiagnosisFailed as exc:
+        return ExpansionResult(None, valid=False, reason=f"diagnosis failed: {exc}")
+    finally:
+        gateway.close_job(diagnose_job)
+    text = instructions.render()
+    (log_dir / "instructions.md").write_text(text)
+    return text
+
+
+def _diagnose_dgm(run: Run, job: Job, node: Node, tasks: Mapping[str, Task], gateway, parent_code: Path, *,
+                  seed: int, job_tokens: int, meta: MetaConfig) -> str | ExpansionResult:
+    """DGM's meta step (evolve/meta/dgm.py); its records are dgm-entry.json and diagnosis.json."""
+    diagnose_job = f"{job.id}-diagnose"
+    gateway.open_job(diagnose_job, node.id, "diagnose", job_tokens)
+    try:
+        text = dgm_instructions(run, node, {t: task.statement for t, task in tasks.items()}, parent_code,
+                                GatewayCompleter(gateway, diagnose_job), rng=np.random.default_rng([seed, job.id]),
+                                show_test_results=meta.show_test_results, log_dir=run.log_dir(job.id))
+    except DiagnosisFailed as exc:
+        return ExpansionResult(None, valid=False, reason=f"diagnosis failed: {exc}")
+    finally:
+        gateway.close_job(diagnose_job)
+    (run.log_dir(job.id) / "instructions.md").write_text(text)
+    return text
+
+
+class GatewayCompleter:
+    """`diagnose`'s completion function, served by the gateway so it is counted and recorded."""
+
+    def __init__(self, gateway, job_id: str) -> None:
+        self._gateway = gateway
+        self._job_id = job_id
+
+    def __call__(self, messages: list[dict], temperature: float | None = None) -> str:
+        request = {"messages": messages} if temperature is None else {"messages": messages, "temperature": temperature}
+        status, body = self._gateway.handle(self._job_id, "POST", "/v1/chat/completions", json.dumps(request).encode())
+        reply = json.loads(body)
+        if status != 200:
+            raise DiagnosisFailed(f"the gateway answered {status}: {reply.get('error', reply)}")
+        return reply["choices"][0]["message"].get("content") or ""
