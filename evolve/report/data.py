@@ -108,7 +108,7 @@ def best_belief(run: Run, tree: CladeTree, params: HGMParams, heldout: list[Eval
         return None
     own = tree.own_counts(best)
     first: dict[str, str] = {}
-    for evaluation in heldout:  # the first counted attempt per task, as the runner scores
+    for evaluation in heldout:  # the first attempt per task that is not an infra failure
         if evaluation.node == best and evaluation.outcome != "infra":
             first.setdefault(evaluation.task, evaluation.outcome)
     score = (sum(o == "pass" for o in first.values()), len(first)) if first else None
@@ -193,7 +193,8 @@ def infer_stop_reason(run: Run, tree: CladeTree, nodes: list[Node]) -> str:
 
 
 def collect(run: Run, *, stop_reason: str | None = None, detail_nodes: int = DETAIL_NODES) -> ReportData:
-    """Everything the page shows, from one consistent read of the run."""
+    """Everything the page shows. The nodes and evaluations are read once, and the tree, the curves, the
+    best belief and the grid all come from those rows (a live run's later rows wait for the next page)."""
     nodes = run.nodes()
     evaluations = run.evaluations()
     curves, tree = progress_curves(run, nodes, evaluations, run.config.policy.hgm)  # = run.tree(), built once
@@ -215,7 +216,8 @@ def collect(run: Run, *, stop_reason: str | None = None, detail_nodes: int = DET
             outcomes.get(node.id, {}), diffs.get(node.id), node.id in diffs,
         ))  # fmt: skip
     dev_tasks = list(dict.fromkeys(e.task for e in evaluations if e.split == "dev"))
-    heldout_tasks = list(dict.fromkeys(e.task for e in heldout if e.task not in set(dev_tasks)))
+    dev_set = set(dev_tasks)
+    heldout_tasks = list(dict.fromkeys(e.task for e in heldout if e.task not in dev_set))
     usage = usage_over_time(run, run.jobs())
     tokens, dollars = run.usage_totals()
     source = _imported_from(run)
