@@ -19,7 +19,7 @@ table.kv td{padding:1px 10px 1px 0;vertical-align:top}table.kv td:first-child{co
 .big{font-size:20px;font-weight:600}.scroll{overflow:auto;background:#fff;border:1px solid #ddd;border-radius:6px}
 #treebox{display:flex;gap:16px;align-items:flex-start}#treebox .scroll{flex:1 1 60%;max-height:640px}
 #panel{flex:1 1 40%;min-width:320px;max-width:640px;background:#fff;border:1px solid #ddd;border-radius:6px;padding:10px 14px}
-#panel pre{max-height:360px;overflow:auto;background:#f6f8fa;padding:6px;font-size:12px;white-space:pre-wrap}
+#panel pre{max-height:360px;overflow:auto;background:#f6f8fa;padding:6px;font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere}
 #panel pre.diff{white-space:pre}
 #panel .add{color:#116329;background:#dafbe1}#panel .del{color:#82071e;background:#ffebe9}#panel .hunk{color:#0550ae}
 .node{cursor:pointer}.node circle{stroke:#333;stroke-width:1}.node.selected circle{stroke:#0969da;stroke-width:3.5}
@@ -70,7 +70,7 @@ document.querySelectorAll('.node').forEach(g=>{
   g.addEventListener('keydown',e=>{if(e.key==='Enter')g.dispatchEvent(new MouseEvent('click'));});});
 function fromHash(){const m=location.hash.match(/^#node=(.+)$/);if(!m)return;
   const g=document.querySelector(`.node[data-id="${CSS.escape(decodeURIComponent(m[1]))}"]`);
-  if(g) g.dispatchEvent(new MouseEvent('click',{bubbles:true}));}
+  if(g){g.dispatchEvent(new MouseEvent('click',{bubbles:true}));const box=g.closest('.scroll'),b=g.getBBox();box.scrollLeft=b.x-box.clientWidth/2;box.scrollTop=b.y-box.clientHeight/2;}}
 fromHash();
 """
 

@@ -50,10 +50,12 @@ def tree_svg(nodes: Sequence[NodeView], best: str | None) -> str:
             best_edge = node.on_best_lineage
             parts.append(f'<line class="edge{" best" if best_edge else ""}" x1="{x0:.1f}" y1="{y0:.1f}" '
                          f'x2="{x1:.1f}" y2="{y1:.1f}"/>')  # fmt: skip
+    most = max((sum(n.own) for n in nodes), default=0) or 1
+    largest = min(20.0, dx / 2 - 1)  # neighbours never overlap
     for node in nodes:
         x, y = at[node.id]
         results = sum(node.own)
-        radius = min(5 + 2.5 * math.sqrt(results), 20)
+        radius = 4 + (largest - 4) * math.sqrt(results / most)  # area grows with the counted results
         rate = _rate(node.own)
         tip = (f"{node.id}: own {node.own[0]}/{results}, clade {node.clade[0]}/{sum(node.clade)}"
                + ("" if node.valid else f", invalid: {node.reason or 'no reason recorded'}"))  # fmt: skip
