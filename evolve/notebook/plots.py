@@ -30,21 +30,24 @@ def _axes(ax: Axes | None, size: tuple[float, float]) -> Axes:
 
 
 def tree_layout(clade: CladeTree) -> dict[Hashable, tuple[float, float]]:
-    """Leaves spread evenly on x in depth-first order, each parent centred over its children; y = -depth."""
+    """Leaves spread evenly on x in depth-first order, each parent centred over its children; y = -depth.
+    Iterative (post-order), so a chain thousands of nodes deep is laid out too."""
     positions: dict[Hashable, tuple[float, float]] = {}
-    next_leaf = [0.0]
-
-    def place(node: Hashable, depth: int) -> float:
-        children = clade.children(node)
-        if children:
-            x = float(np.mean([place(child, depth + 1) for child in children]))
-        else:
-            x, next_leaf[0] = next_leaf[0], next_leaf[0] + 1.0
-        positions[node] = (x, -float(depth))
-        return x
-
+    next_leaf = 0.0
     for root in clade.roots:
-        place(root, 0)
+        stack: list[tuple[Hashable, int, bool]] = [(root, 0, False)]
+        while stack:
+            node, depth, children_done = stack.pop()
+            children = clade.children(node)
+            if children and not children_done:
+                stack.append((node, depth, True))
+                stack.extend((child, depth + 1, False) for child in reversed(children))
+                continue
+            if children:
+                x = float(np.mean([positions[child][0] for child in children]))
+            else:
+                x, next_leaf = next_leaf, next_leaf + 1.0
+            positions[node] = (x, -float(depth))
     return positions
 
 

@@ -170,3 +170,16 @@ def test_plots_draw(loaded, plot, tmp_path):
     ax.figure.savefig(out)
     assert out.stat().st_size > 1000
     plt.close(ax.figure)
+
+
+def test_tree_layout_of_a_deep_chain():
+    from evolve.search.tree import CladeTree
+
+    chain = CladeTree()
+    chain.add_node(0)
+    for node in range(1, 5000):
+        chain.add_node(node, node - 1)
+    chain.add_node("side", 0)
+    positions = tree_layout(chain)
+    assert positions[4999] == (0.0, -4999.0) and positions["side"] == (1.0, -1.0)
+    assert positions[0] == (0.5, 0.0)
