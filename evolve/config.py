@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pydantic_core import ErrorDetails
 
 from evolve.errors import EvolveError
-from evolve.search.params import DGMParams, HGMParams
+from evolve.search.params import DGMParams, HGMCostParams, HGMParams
 
 
 class ConfigError(EvolveError, ValueError):
@@ -163,10 +163,13 @@ class TasksConfig(_Section):
 class PolicyConfig(_Section):
     """Which node to grow next."""
 
-    name: Literal["hgm", "dgm", "greedy", "random"] = "hgm"
-    """The selection policy."""
+    name: Literal["hgm", "dgm", "greedy", "random", "hgm_cost"] = "hgm"
+    """The selection policy (`hgm_cost`: HGM with priced expansions, README "Search that pays for what
+    it spends")."""
     hgm: HGMParams = HGMParams()
     """HGM's parameters (evolve.search.params.HGMParams, the class the policy takes)."""
+    hgm_cost: HGMCostParams = HGMCostParams()
+    """The cost-aware HGM's parameters: HGM's plus `expand_cost` (HGMCostParams)."""
     dgm: DGMParams = DGMParams()
     """DGM's parent selection and the staged evaluation of DGM, greedy and random (DGMParams)."""
 
@@ -183,6 +186,9 @@ class BudgetConfig(_Section):
     """Model tokens across all roles."""
     dollars: float | None = Field(None, gt=0)
     """Spend on hosted APIs."""
+    cpu_hours: float | None = Field(None, gt=0)
+    """Compute spent by evaluations and expansions alike: each job's wall time (start to end, from the
+    engine's job rows) times `sandbox.cpus`, summed, in hours (evolve.archive.compute)."""
     wall_clock_s: float | None = Field(None, gt=0)
     """Wall-clock time of the run."""
     job_tokens: int = Field(200_000, gt=0)

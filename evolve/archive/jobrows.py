@@ -97,6 +97,11 @@ class JobRows:
                  job.split, job.attempt, job.requeue_of, job.decision),
             )
 
+    def job_seconds(self, now: float) -> float:
+        """Wall seconds of every job, evaluations and expansions alike; a job not ended counts to `now`."""
+        (row,) = self._query("SELECT COALESCE(SUM(MAX(COALESCE(finished, ?) - started, 0)), 0) FROM jobs", (now,))
+        return float(row[0])
+
     def jobs(self, state: JobState | None = None) -> list[Job]:
         if state is None:
             rows = self._query("SELECT * FROM jobs ORDER BY id")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from evolve.archive.compute import run_cpu_hours, sandbox_cpus
 from evolve.archive.records import Node
 from evolve.archive.store import Run
 from evolve.archive.tree import CladeTree, Counts
@@ -37,6 +38,7 @@ def run_summary(run: Run) -> dict:
         "jobs": {"total": len(jobs), **{s.value: states.get(s, 0) for s in JobState}},
         "tokens": sum(n.tokens for n in nodes),
         "cost_usd": round(sum(n.cost_usd for n in nodes), 6),
+        "cpu_hours": round(run_cpu_hours(run, sandbox_cpus(run)), 4),
         "best_node": None
         if best is None
         else {"id": best.id, "passed": tree.own_counts(best.id).successes, "evaluated": tree.own_counts(best.id).total},
@@ -51,7 +53,7 @@ def render_summary(summary: dict) -> str:
         f"nodes: {n['total']} ({n['valid']} valid, {n['invalid']} invalid)",
         "evaluations: " + f"{e['total']} (" + ", ".join(f"{o} {e[o]}" for o in Outcome) + ")",
         "jobs: " + f"{j['total']} (" + ", ".join(f"{s} {j[s]}" for s in JobState) + ")",
-        f"usage: {summary['tokens']} tokens, ${summary['cost_usd']:.4f}",
+        f"usage: {summary['tokens']} tokens, ${summary['cost_usd']:.4f}, {summary['cpu_hours']:.2f} CPU-hours",
         "best node by pass rate: "
         + ("none evaluated yet" if best is None else f"{best['id']} ({best['passed']}/{best['evaluated']})"),
     ]

@@ -70,6 +70,7 @@ class StopReason(StrEnum):
     EXPANSION_BUDGET = "expansion budget spent"
     TOKEN_BUDGET = "token budget spent"
     DOLLAR_BUDGET = "dollar budget spent"
+    CPU_HOUR_BUDGET = "CPU-hour budget spent"
     WALL_CLOCK_BUDGET = "wall-clock budget spent"
     INFRA_STREAK = "infrastructure failures in a row"
     INVALID_STREAK = "invalid expansions in a row"

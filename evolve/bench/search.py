@@ -13,16 +13,21 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import stats
 
 from evolve.archive.records import Evaluation, Node, Outcome
 from evolve.engine.state import SearchState
+from evolve.search.costaware import HGMCostPolicy
 from evolve.search.dgm import DGMPolicy, GreedyPolicy, RandomPolicy
 from evolve.search.hgm import HGMPolicy
-from evolve.search.simulate import EpisodeResult, WorldParams, compare_policies
+from evolve.search.simulate import EpisodeResult, WorldParams
 from evolve.search.types import Policy
+
+if TYPE_CHECKING:
+    from evolve.bench.priced import PricedSweep
 
 DEFAULT_POLICIES = ("hgm", "dgm", "greedy", "random")
 _MATCH_TOLERANCE = 1e-9
@@ -30,7 +35,8 @@ _MATCH_TOLERANCE = 1e-9
 
 def default_policy(name: str) -> Policy:
     """A policy with its DESIGN.md §5 default parameters."""
-    makers = {"hgm": HGMPolicy, "dgm": DGMPolicy, "greedy": GreedyPolicy, "random": RandomPolicy}
+    makers = {"hgm": HGMPolicy, "dgm": DGMPolicy, "greedy": GreedyPolicy, "random": RandomPolicy,
+              "hgm_cost": HGMCostPolicy}
     if name not in makers:
         raise ValueError(f"unknown policy {name!r}; known: {', '.join(makers)}")
     return makers[name]()
@@ -98,6 +104,8 @@ class SearchBench:
     tree_nodes: int
     tree_evaluations: int
     policies: dict[str, PolicyScore] = field(default_factory=dict)
+    priced: PricedSweep | None = None
+    """The sweep over expansion prices (evolve.bench.priced); None when no price was asked for."""
 
     @property
     def decision_ms_10k_nodes(self) -> float:
@@ -116,6 +124,7 @@ class SearchBench:
                             "view_ms": self.runner.view_ms, "decision_ms": self.runner.decision_ms},
             "decision_ms_10k_nodes": self.decision_ms_10k_nodes,
             "view_ms_10k_nodes": self.view_ms_10k_nodes,
+            **({"priced": self.priced.to_json()} if self.priced is not None else {}),
         }
 
 
@@ -187,21 +196,33 @@ def bench_search(
     policies: Mapping[str, Policy] | None = None,
     tree_nodes: int = 10_000,
     tree_evaluations: int | None = None,
+    expand_costs: Sequence[float] = (),
+    priced_policies: Sequence[str] = (),
 ) -> SearchBench:
     """Run each policy on worlds 0..seeds-1 (DGM as the reference even when not listed) and score it;
     time each policy's decision on the runner's path at `tree_nodes` nodes and `tree_evaluations`
     counted evaluations (10 per node by default: 100,000 at 10,000 nodes).
 
     `policies` overrides the default policy for a name (e.g. one built from a run config).
+    With `expand_costs`, `priced_policies` also run for `budget` units at each expansion price
+    (evolve.bench.priced).
     """
     world = world or WorldParams()
     chosen = {name: (policies or {}).get(name) or default_policy(name) for name in policy_names}
     runs = dict(chosen)
     runs.setdefault("dgm", (policies or {}).get("dgm") or default_policy("dgm"))
-    results = compare_policies(runs, world, budget, list(range(seeds)))
+    from evolve.bench.priced import run_many
+
+    episodes = iter(run_many([(policy, world, budget, seed, 0.0, True) for policy in runs.values() for seed in range(seeds)]))
+    results = {name: [next(episodes) for _ in range(seeds)] for name in runs}
     targets = [r.final_quality for r in results["dgm"]]
     state = runner_state(tree_nodes, tree_evaluations or 10 * tree_nodes, np.random.default_rng(12345))
     timings = {name: time_runner_decision(policy, state) for name, policy in chosen.items()}
     scores = {name: _score(results[name], targets, budget, timings[name]) for name in chosen}
     default = timings["hgm"] if "hgm" in timings else time_runner_decision(default_policy("hgm"), state)
-    return SearchBench(budget, seeds, default, tree_nodes, state.used, scores)
+    priced = None
+    if expand_costs:
+        from evolve.bench.priced import PRICED_POLICIES, priced_sweep
+
+        priced = priced_sweep(priced_policies or PRICED_POLICIES, expand_costs, budget, seeds, world, policies)
+    return SearchBench(budget, seeds, default, tree_nodes, state.used, scores, priced)

@@ -71,23 +71,94 @@ def search(
     budget: Annotated[int, typer.Option(min=1, help="Task evaluations per run (B).")] = 800,
     seeds: Annotated[int, typer.Option(min=1, help="Worlds (seeds 0..N-1), the same for every policy.")] = 30,
     config: Annotated[Path | None, typer.Option(help="Take policy parameters from this run config.")] = None,
+    expand_cost: Annotated[
+        str, typer.Option(help="Expansion prices C to sweep (evaluation units, comma-separated); '' for none.")
+    ] = "1,2,4,8",
+    expand_cost_from: Annotated[
+        Path | None, typer.Option(help="Also sweep the price measured on this run (mean expansion over mean evaluation wall time).")
+    ] = None,
+    priced_policies: Annotated[str, typer.Option(help="Policies of the priced sweep.")] = "hgm,hgm_cost,dgm",
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Compare search policies on a synthetic world with known ground truth (true final quality)."""
+    """Compare search policies on a synthetic world with known ground truth (true final quality), with
+    free expansions and then with expansions priced at C evaluation units."""
     import json
 
     from evolve.bench.search import bench_search
 
     names = [name.strip() for name in policies.split(",") if name.strip()]
+    priced_names = [name.strip() for name in priced_policies.split(",") if name.strip()]
+    costs = _costs(expand_cost)
+    measured = _measured_price(expand_cost_from) if expand_cost_from is not None else None
+    if measured is not None and measured.by_wall_time is not None:
+        costs = sorted({*costs, round(max(measured.by_wall_time, 1.0), 2)})
     overrides = _policies_from_config(config) if config is not None else None
     try:
-        result = bench_search(names, budget=budget, seeds=seeds, policies=overrides)
+        result = bench_search(names, budget=budget, seeds=seeds, policies=overrides, expand_costs=costs,
+                              priced_policies=priced_names)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--policies") from exc
     if as_json:
-        typer.echo(json.dumps(result.to_json()))
+        typer.echo(json.dumps({**result.to_json(), **({"measured_price": measured.to_json()} if measured else {})}))
         return
     _print_search(result)
+    if result.priced is not None:
+        _print_priced(result.priced)
+    if measured is not None:
+        typer.echo(f"{expand_cost_from}: {measured.expansions} expansions, {measured.evaluations} evaluations; an "
+                   f"expansion costs {_times(measured.by_wall_time)} an evaluation by wall time, "
+                   f"{_times(measured.by_tokens)} by tokens")
+
+
+def _times(ratio: float | None) -> str:
+    return "(not measurable)" if ratio is None else f"{ratio:.2f}x"
+
+
+def _costs(text: str) -> list[float]:
+    try:
+        costs = [float(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise typer.BadParameter(f"{text!r} is not a comma-separated list of numbers", param_hint="--expand-cost") from None
+    if any(cost < 1.0 for cost in costs):
+        raise typer.BadParameter("an expansion costs at least one evaluation unit (C >= 1)", param_hint="--expand-cost")
+    return costs
+
+
+def _measured_price(path: Path):
+    from evolve.archive.compute import expansion_price
+    from evolve.archive.store import Run
+    from evolve.errors import EvolveError
+
+    if not (path / "run.sqlite").exists():
+        raise typer.BadParameter(f"{path} holds no run (no run.sqlite)", param_hint="--expand-cost-from")
+    try:
+        run = Run.open(path)
+    except EvolveError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--expand-cost-from") from exc
+    return expansion_price(run.jobs(), run.nodes(), run.evaluations())
+
+
+def _print_priced(priced) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"priced expansions: {priced.budget} units (an evaluation 1, an expansion C), "
+                        f"{priced.seeds} worlds (95 % CI)")
+    for column in ("C", "policy", "final quality", "units", "nodes", "CMP corr.", "hgm_cost − hgm"):
+        table.add_column(column, justify="right")
+    for cost, scores in priced.policies.items():
+        for name, score in scores.items():
+            paired = priced.paired.get(cost) if name == "hgm_cost" else None
+            final, corr = score.final_quality, score.cmp_correlation
+            table.add_row(
+                f"{cost:g}", name, f"{final.mean:.3f} [{final.low:.3f}, {final.high:.3f}]", f"{score.units:.0f}",
+                f"{score.nodes:.1f}", f"{corr.mean:.2f}",
+                "" if paired is None else f"{paired.mean:+.3f} [{paired.low:+.3f}, {paired.high:+.3f}]",
+            )
+    console = Console()
+    console.print(table)
+    console.print("CMP estimators alone on fixed trees (correlation with the true CMP): " + ", ".join(
+        f"{name} {value.mean:.2f} [{value.low:.2f}, {value.high:.2f}]" for name, value in priced.estimators.items()))
 
 
 def _print_search(result) -> None:

@@ -21,6 +21,7 @@ from evolve.engine.runner import Runner, RunOutcome
 from evolve.errors import EvolveError
 from evolve.meta import compiled
 from evolve.search import DGMPolicy, GreedyPolicy, HGMPolicy, Policy, RandomPolicy
+from evolve.search.costaware import HGMCostPolicy
 
 if TYPE_CHECKING:
     from evolve.llm.client import ChatModel
@@ -35,6 +36,7 @@ def policies_from_config(section: PolicyConfig) -> dict[str, Policy]:
         "dgm": DGMPolicy(section.dgm),
         "greedy": GreedyPolicy(staged),
         "random": RandomPolicy(staged),
+        "hgm_cost": HGMCostPolicy(section.hgm_cost),
     }
 
 
@@ -170,6 +172,7 @@ def run_evolution(config: RunConfig, *, resume: Path | None = None, progress: Pr
                     concurrency=config.executor.concurrency, seed=config.run.seed, progress=progress,
                     fatal=lambda: gateway.fatal,
                     compiled_stage=compiled.stage_size(config, len(tasks.search)),
+                    cpus_per_job=config.sandbox.cpus,
                 )
                 outcome = execute_with_signals(runner)
     finally:

@@ -33,6 +33,7 @@ class Snapshot:
     best_failures: int = 0
     tokens: int = 0
     cost_usd: float = 0.0
+    cpu_hours: float = 0.0
     elapsed_s: float = 0.0
     final: bool = False
 
@@ -59,6 +60,7 @@ class Snapshot:
         return (
             f"evals {self.evaluations_used}/{self.evaluations_budget}  nodes {self.nodes_valid} valid"
             f" {self.nodes_invalid} invalid  best {best}  tokens {self.tokens}  ${self.cost_usd:.2f}"
+            f"  {self.cpu_hours:.2f} CPU-h"
             f"  elapsed {self.elapsed_s / 60:.1f} min  eta {eta}  in flight: {jobs}"
         )
 
@@ -119,7 +121,7 @@ class RichProgress:
             ("nodes", f"{snapshot.nodes_valid} valid, {snapshot.nodes_invalid} invalid"),
             ("best belief", "-" if snapshot.best_node is None else
              f"node {snapshot.best_node}: {snapshot.best_successes}/{done} passed, 95% [{low:.2f}, {high:.2f}]"),
-            ("usage", f"{snapshot.tokens} tokens, ${snapshot.cost_usd:.2f}"),
+            ("usage", f"{snapshot.tokens} tokens, ${snapshot.cost_usd:.2f}, {snapshot.cpu_hours:.2f} CPU-hours"),
             ("time", f"{snapshot.elapsed_s / 60:.1f} min elapsed, eta {eta}"),
             ("in flight", "\n".join(f"{k} node {n}" + (f" on {t}" if t else "") for k, n, t in snapshot.in_flight) or "-"),
         ]

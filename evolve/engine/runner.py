@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from evolve.archive.compute import run_cpu_hours
 from evolve.archive.records import Job
 from evolve.archive.store import Run
 from evolve.archive.vocab import JobKind, JobState, Outcome, Split, StopReason
@@ -74,6 +75,7 @@ class Runner:
         clock: Callable[[], float] = time.monotonic,
         fatal: Callable[[], str | None] = lambda: None,
         compiled_stage: int | None = None,
+        cpus_per_job: float = 1.0,
     ) -> None:
         self.run = run
         self.fatal = fatal  # a reason the run cannot go on (the gateway's refused engine key), polled
@@ -86,6 +88,7 @@ class Runner:
         self.progress = progress
         self.clock = clock
         self.heldout_tasks = list(heldout_tasks)
+        self.cpus_per_job = cpus_per_job  # a job's sandbox CPUs: what its wall time costs in CPU-hours
         self.compiled_stage = compiled_stage  # DGM's compiled check on this many first tasks; None: off
         self.state = SearchState.from_run(run, task_order(search_tasks, seed))
         self._stop = threading.Event()
@@ -195,6 +198,8 @@ class Runner:
             return Stopping.of(StopReason.TOKEN_BUDGET, f"({tokens}/{budget.tokens})")
         if budget.dollars is not None and dollars >= budget.dollars:
             return Stopping.of(StopReason.DOLLAR_BUDGET, f"(${dollars:.2f}/${budget.dollars:.2f})")
+        if budget.cpu_hours is not None and (hours := self._cpu_hours()) >= budget.cpu_hours:
+            return Stopping.of(StopReason.CPU_HOUR_BUDGET, f"({hours:.2f}/{budget.cpu_hours:g} CPU-hours)")
         if budget.wall_clock_s is not None and self.clock() - self._started_at >= budget.wall_clock_s:
             return Stopping.of(StopReason.WALL_CLOCK_BUDGET, f"({budget.wall_clock_s:.0f} s)")
         if self._infra_streak >= MAX_CONSECUTIVE_INFRA:
@@ -206,6 +211,9 @@ class Runner:
                 "(the diagnosis or the modify model keeps failing: see the `reason` of the last nodes "
                 "in `evolve tree`, fix the models, then resume)"))
         return None
+
+    def _cpu_hours(self) -> float:
+        return run_cpu_hours(self.run, self.cpus_per_job)
 
     def _expansions_started(self) -> int:
         return self._expansions + len(self.state.pending_expansions)
@@ -366,6 +374,7 @@ class Runner:
                 best_failures=best_counts.failures if best_counts else 0,
                 tokens=tokens,
                 cost_usd=dollars,
+                cpu_hours=self._cpu_hours(),
                 elapsed_s=self.clock() - self._started_at,
                 final=final,
             )

@@ -43,6 +43,10 @@ class StagedPolicy:
     def best(self, view: SearchView) -> NodeId | None:
         return best_mean(view, self.params)
 
+    def cmp_estimate(self, view: SearchView) -> np.ndarray:
+        """What DGM-style parent choice reads as a node's promise: its own mean accuracy."""
+        return mean_accuracy(view.successes, view.failures)
+
 
 @dataclass(frozen=True)
 class DGMPolicy(StagedPolicy):

@@ -109,6 +109,14 @@ def dgm_parent_weights(
     return weights / total if total > 0 else weights
 
 
+def clade_posterior_mean(clade_successes: np.ndarray | None, clade_failures: np.ndarray | None) -> np.ndarray:
+    """`(1 + S) / (2 + S + F)`: the mean of HGM's clade estimate `Beta(1+S, 1+F)` (DESIGN.md §5)."""
+    if clade_successes is None or clade_failures is None:
+        raise ValueError("a SearchView without clade counts")
+    s, f = np.asarray(clade_successes, float), np.asarray(clade_failures, float)
+    return (1.0 + s) / (2.0 + s + f)
+
+
 def mean_accuracy(successes: np.ndarray, failures: np.ndarray) -> np.ndarray:
     """`α_i = s_i / (s_i + f_i)`, 0 for a node without evaluations."""
     done = successes + failures

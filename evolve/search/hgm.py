@@ -12,7 +12,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from evolve.search.estimates import quantile_argmax, should_expand, temperature, thompson_argmax
+from evolve.search.estimates import (
+    clade_posterior_mean,
+    quantile_argmax,
+    should_expand,
+    temperature,
+    thompson_argmax,
+)
 from evolve.search.params import HGMParams
 from evolve.search.types import Action, Evaluate, Expand, NodeId, Stop
 from evolve.search.view import SearchView
@@ -66,6 +72,10 @@ class HGMPolicy:
         """`argmax θ_a`, `θ_a ~ Beta(τ(1+s(a)), τ(1+f(a)))` over valid nodes with tasks left (§5)."""
         mask = view.valid & (view.tasks_left > 0)
         return thompson_argmax(rng, view.successes, view.failures, self.tau(view), mask)
+
+    def cmp_estimate(self, view: SearchView) -> np.ndarray:
+        """HGM's clade-metaproductivity estimate per node: the posterior mean of `Beta(1+S, 1+F)`."""
+        return clade_posterior_mean(view.clade_successes, view.clade_failures)
 
     def best(self, view: SearchView) -> NodeId | None:
         """Best belief: argmax of the ε-quantile of `Beta(1+s, 1+f)` over valid nodes with ≥ k

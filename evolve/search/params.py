@@ -30,6 +30,15 @@ class HGMParams:
 
 
 @dataclass(frozen=True, config=_STRICT)
+class HGMCostParams(HGMParams):
+    """HGM with priced expansions (evolve.search.costaware)."""
+
+    expand_cost: Annotated[float, Field(ge=1.0)] = 4.0
+    """An expansion's cost in evaluations (the quickstart: about 4x an evaluation's wall time;
+    measure a run's with `evolve bench search --expand-cost-from RUN`)."""
+
+
+@dataclass(frozen=True, config=_STRICT)
 class StagedParams:
     """DGM's staged evaluation, shared by the DGM, greedy and random policies."""
 

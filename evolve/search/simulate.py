@@ -25,6 +25,7 @@ from scipy.special import expit
 
 from evolve.search.tree import CladeTree
 from evolve.search.types import Evaluate, Expand, Policy, Stop
+from evolve.search.view import SearchView
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ class SyntheticWorld:
         self.skill: list[float] = [params.root_skill]
         self.productivity: list[float] = [0.0]
         self.valid: list[bool] = [True]
+        self.parent: list[int] = [-1]
 
     def spawn(self, parent: int) -> int:
         """A child of `parent`; returns its index (the world's nodes grow in creation order)."""
@@ -70,6 +72,7 @@ class SyntheticWorld:
         self.productivity.append(productivity)
         self.skill.append(self.skill[parent] + productivity + step)
         self.valid.append(bool(self._rng.random() >= p.invalid_rate))
+        self.parent.append(parent)
         return len(self.skill) - 1
 
     def pass_probability(self, node: int, task: int) -> float:
@@ -99,21 +102,43 @@ class EpisodeResult:
     decisions: int
     decision_seconds: float
     """Time spent inside `next_action`."""
+    expansions: int = 0
+    units: float = 0.0
+    """Evaluations plus `expand_cost` per expansion."""
+    cmp_correlation: float = float("nan")
+    """Pearson correlation of the policy's CMP estimate with the true CMP over its final tree."""
 
 
-def run_episode(policy: Policy, params: WorldParams, budget: int, seed: int) -> EpisodeResult:
-    """Drive `policy` on the world of `seed` until it stops or spends `budget` evaluations."""
+def _priced_view(tree: CladeTree, task_order: tuple, budget: int, expand_cost: float, expansions: int) -> SearchView:
+    """The policy's view. Free expansions (C = 0): the evaluation budget B as it is. Priced (C > 0):
+    `budget` is in units (an evaluation 1, an expansion C) and the view's B is the results counted
+    plus the whole units left, so `budget_left` is the units left and the cool-down reaches its end
+    value as the units run out; no expansion may start that the units left cannot pay for."""
+    if expand_cost <= 0:
+        return tree.view(task_order, budget)
+    left = budget - tree.results - expand_cost * expansions
+    return tree.view(task_order, tree.results + max(int(np.floor(left + 1e-9)), 0),
+                     expansions_left=0 if left < expand_cost else None)
+
+
+def run_episode(
+    policy: Policy, params: WorldParams, budget: int, seed: int, expand_cost: float = 0.0, trace: bool = True
+) -> EpisodeResult:
+    """Drive `policy` on the world of `seed` until it stops or spends `budget`: evaluations when
+    expansions are free (`expand_cost` 0), else units (an evaluation 1, an expansion `expand_cost`).
+    `trace=False` skips the final agent after every evaluation (`quality_by_evals` then holds only
+    its ends)."""
     world_seq, order_seq, policy_seq = np.random.SeedSequence(seed).spawn(3)
     world = SyntheticWorld(params, np.random.default_rng(world_seq))
     task_order = tuple(int(t) for t in np.random.default_rng(order_seq).permutation(params.n_tasks))
     rng = np.random.default_rng(policy_seq)
-    tree, decisions, seconds = CladeTree(), 0, 0.0
+    tree, decisions, seconds, expansions = CladeTree(), 0, 0.0, 0
     tree.add_node(0)
     quality_by_evals = np.full(budget + 1, np.nan)
     quality_by_evals[0] = world.true_quality(0)
     max_decisions = 20 * budget + 1000  # guards against a policy that never evaluates
     while decisions < max_decisions:
-        view = tree.view(task_order, budget)
+        view = _priced_view(tree, task_order, budget, expand_cost, expansions)
         start = time.perf_counter()
         action = policy.next_action(view, rng)
         seconds += time.perf_counter() - start
@@ -123,13 +148,17 @@ def run_episode(policy: Policy, params: WorldParams, budget: int, seed: int) -> 
         if isinstance(action, Expand):
             child = world.spawn(cast(int, action.node))
             tree.add_node(child, action.node, valid=world.valid[child])
+            expansions += 1
         elif isinstance(action, Evaluate):
             node, task = cast(int, action.node), cast(int, action.task)
             tree.record(node, task, world.evaluate(node, task))
-            quality_by_evals[tree.results] = world.true_quality(cast(int, policy.best(tree.view(task_order, budget))))
+            if trace:
+                quality_by_evals[tree.results] = world.true_quality(cast(int, policy.best(tree.view(task_order, budget))))
     used = tree.results
-    final = policy.best(tree.view(task_order, budget))
+    last = tree.view(task_order, budget)
+    final = policy.best(last)
     final_quality = world.true_quality(cast(int, final)) if final is not None else float("nan")
+    quality_by_evals[used] = final_quality
     # a policy that stopped early keeps its last final agent for the rest of the budget
     filled = np.maximum.accumulate(np.where(np.isnan(quality_by_evals), -np.inf, np.arange(budget + 1)))
     quality_by_evals = quality_by_evals[filled.astype(int)]
@@ -142,14 +171,48 @@ def run_episode(policy: Policy, params: WorldParams, budget: int, seed: int) -> 
         evaluations=used,
         decisions=decisions,
         decision_seconds=seconds,
+        expansions=expansions,
+        units=used + expand_cost * expansions,
+        cmp_correlation=estimate_correlation(policy, last, world),
     )
 
 
+def true_cmp(world: SyntheticWorld, size: int) -> np.ndarray:
+    """True clade metaproductivity of nodes `0..size-1`: the best true quality over the valid nodes
+    of the node's clade (itself and its descendants) in the final tree, as the HGM paper scores its
+    estimates; -inf for a clade without a valid node. One reverse pass (parents come first)."""
+    quality = np.array([world.true_quality(i) if world.valid[i] else -np.inf for i in range(size)])
+    best = quality.copy()
+    for child in range(size - 1, 0, -1):
+        up = world.parent[child]
+        best[up] = max(best[up], best[child])
+    return best
+
+
+def pearson(estimate: np.ndarray, truth: np.ndarray) -> float:
+    """Pearson correlation; nan with fewer than 3 nodes or a constant side."""
+    if estimate.size < 3 or np.ptp(estimate) == 0 or np.ptp(truth) == 0:
+        return float("nan")
+    return float(np.corrcoef(estimate, truth)[0, 1])
+
+
+def estimate_correlation(policy: object, view: SearchView, world: SyntheticWorld) -> float:
+    """Correlation of the policy's CMP estimate (`policy.cmp_estimate(view)`) with the true CMP over the
+    valid nodes with at least one result of their own; nan for a policy without an estimate."""
+    estimator = getattr(policy, "cmp_estimate", None)
+    if estimator is None:
+        return float("nan")
+    nodes = view.valid & (view.done > 0)
+    return pearson(np.asarray(estimator(view), float)[nodes], true_cmp(world, view.size)[nodes])
+
+
 def compare_policies(
-    policies: Mapping[str, Policy], params: WorldParams, budget: int, seeds: Sequence[int]
+    policies: Mapping[str, Policy], params: WorldParams, budget: int, seeds: Sequence[int],
+    expand_cost: float = 0.0, trace: bool = True,
 ) -> dict[str, list[EpisodeResult]]:
-    """Each policy on the same worlds (same seeds), on equal evaluation budgets."""
+    """Each policy on the same worlds (same seeds), on equal budgets (evaluations, or units when
+    expansions cost `expand_cost`)."""
     return {
-        name: [run_episode(policy, params, budget, seed) for seed in seeds]
+        name: [run_episode(policy, params, budget, seed, expand_cost, trace) for seed in seeds]
         for name, policy in policies.items()
     }

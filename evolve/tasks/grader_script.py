@@ -4,8 +4,11 @@ parsing the patch), copy the hidden tests in, run the tests as uid 1000, and jud
 records sent over a pipe only the grader reads. Prints the results as JSON after MARKER.
 
 The tests cannot signal, ptrace or write the files of the root grader, and their output goes to a pipe
-of the grader's, never to its stdout. Code inside the test process can still write its own records (it
-is the same process as the reporter): see README "What an agent cannot do".
+of the grader's, never to its stdout. Suites of other runners (polyglot's C++, Go, Rust, Java,
+JavaScript) build first, then write the runner's own report into a directory made after the build
+(`run_reported`; parsed by grader_reports.py, staged beside this script). Code inside the test process
+can still write its own records (it is the same process as the reporter): see README "What an agent
+cannot do".
 
 Usage: python3 grader_script.py MANIFEST.json   (see evolve/tasks/grading.py for the manifest)
 """
@@ -23,6 +26,11 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+if __package__:  # imported on the host; in the sandbox it sits beside this script
+    from evolve.tasks import grader_reports as reports
+else:
+    import grader_reports as reports  # type: ignore[import-not-found,no-redef]
+
 OUTPUT_CAP = 20000
 RECORDS_CAP = 8_000_000
 """Bytes of per-test records kept; a run that sends more has cut records, which fail as malformed."""
@@ -36,6 +44,8 @@ PROTECTED_PARTS = frozenset({
     "conftest.py", "pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml",  # how pytest collects
     "build.rs", ".cargo", "go.work", "node_modules", ".babelrc", "jest.config.js", "jest.config.ts",  # other
     "jest.config.mjs", "jest.config.cjs", "jest.config.json",  # runners' hooks (Cargo.toml: references edit it)
+    ".babelrc.json", ".babelrc.js", ".babelrc.cjs", ".babelrc.mjs", "babel.config.json", "babel.config.cjs",
+    "babel.config.mjs", "__mocks__",  # babel rewrites the spec files; jest mocks modules from __mocks__
 })
 TEST_SUFFIXES = ("_test.py", ".pth", "_test.go", ".test.js", ".spec.js")
 """New test files (a Go TestMain, a jest setup) run inside the hidden tests' process: none may be added."""
@@ -233,6 +243,8 @@ def judge(job, code, out, timed_out, records):
     if timed_out:
         return "timeout", f"the tests ran past {job['timeout']}s"
     protocol = job["results"]
+    if protocol in reports.PROTOCOLS:
+        return reports.judge(job, records)
     if protocol == "exit":
         if code != 0:
             return "fail", f"tests exit with status {code}"
@@ -256,6 +268,47 @@ def judge(job, code, out, timed_out, records):
     return "pass", f"{len(passed)} tests pass"
 
 
+def run_reported(job, work, root, scratch, env, isolate, alone):
+    """Build (as the test uid), then run the tests with a report directory root makes only now, under a
+    name nothing before could know; then root takes the directory back and reads it. `alone`: no other
+    job runs in this container meanwhile, so every process of the test uid is this build's.
+
+    (exit, output, timed out, records); records start with {"error": why} when there is no report."""
+    deadline = time.monotonic() + job["timeout"]
+    build_dir = os.path.join(root, "build")  # outside the repo: the patch cannot pre-seed a build
+    os.makedirs(build_dir)
+    if isolate:
+        os.chown(build_dir, TEST_UID, TEST_UID)
+    env = dict(env, EVOLVE_BUILD_DIR=build_dir)
+    out = ""
+    if job.get("build"):
+        code, out, timed_out, _ = run(job["build"], work, job["timeout"], env, isolate)
+        if timed_out or code != 0:
+            return code, out, timed_out, [{"error": f"the build failed (exit {code})"}]
+    if isolate and alone:  # nothing the build started (a Rust proc-macro's daemon) lives on into the run
+        kill_test_user()
+    if isolate and job["results"] in reports.SEALED:
+        reports.seal(work, job["protect"]["hidden"])
+    report_dir = tempfile.mkdtemp(prefix="report-", dir=scratch)
+    if isolate:
+        os.chown(report_dir, TEST_UID, TEST_UID)
+    left = max(1.0, deadline - time.monotonic())
+    code, run_out, timed_out, _ = run(job["command"], work, left, dict(env, EVOLVE_REPORT_DIR=report_dir), isolate)
+    if isolate:
+        os.chown(report_dir, 0, 0)  # mode 0700: whatever the tests left running can add nothing now
+        if alone:
+            kill_test_user()  # nor write on into a file it holds open
+    try:
+        records = reports.parse(job["results"], reports.read_reports(report_dir))
+    except (OSError, reports.ReportError) as exc:
+        records = [{"error": f"the test report is unreadable: {exc}"}]
+    shutil.rmtree(report_dir, ignore_errors=True)
+    if not records:
+        records = [{"error": f"the tests wrote no per-test report (exit {code})"}]
+    failures = [f"FAILED {r['test']}: {r['message']}" for r in records if r.get("outcome") == "failed"]
+    return code, "\n".join([out, run_out, *failures]).strip("\n"), timed_out, records
+
+
 def _names(reported, expected):
     """Whether a reported test id (pytest node id, maybe relative to another rootdir, maybe parametrised)
     is the expected `path::name`, or any test of the expected file when it names no test."""
@@ -266,9 +319,9 @@ def _names(reported, expected):
     return same_file and (not name or rname == name)
 
 
-def grade(job, scratch, plugin_dir, isolate):
+def grade(index, job, scratch, plugin_dir, isolate, alone=True):
     start = time.monotonic()
-    root = os.path.join(scratch, job["key"].replace("/", "_"))
+    root = os.path.join(scratch, f"{index:04d}")  # not the key: make cannot build under a path with '#'
     clean, work = os.path.join(job["dir"], "repo"), os.path.join(root, "repo")
     shutil.copytree(clean, work, symlinks=True)
     before = snapshot(work)
@@ -283,7 +336,10 @@ def grade(job, scratch, plugin_dir, isolate):
     shutil.copytree(os.path.join(job["dir"], "tests"), work, dirs_exist_ok=True)
     if isolate:
         _chown_tree(root, TEST_UID)
-    code, out, timed_out, records = run(job["command"], work, job["timeout"], test_env(plugin_dir), isolate)
+    if job["results"] in reports.PROTOCOLS:
+        code, out, timed_out, records = run_reported(job, work, root, scratch, test_env(plugin_dir), isolate, alone)
+    else:
+        code, out, timed_out, records = run(job["command"], work, job["timeout"], test_env(plugin_dir), isolate)
     outcome, detail = judge(job, code, out, timed_out, records)
     shutil.rmtree(root, ignore_errors=True)
     return dict(result, outcome=outcome, detail=detail, output=cap(out), duration=time.monotonic() - start)
@@ -312,8 +368,10 @@ def main(manifest_path):
     with open(os.path.join(plugin_dir, PLUGIN + ".py"), "w") as handle:
         handle.write(PLUGIN_SOURCE)
     os.chmod(os.path.join(plugin_dir, PLUGIN + ".py"), 0o644)
-    with ThreadPoolExecutor(max_workers=max(1, manifest.get("workers", 1))) as pool:
-        results = list(pool.map(lambda job: grade(job, scratch, plugin_dir, isolate), manifest["jobs"]))
+    workers = max(1, manifest.get("workers", 1))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        results = list(pool.map(lambda n: grade(n, manifest["jobs"][n], scratch, plugin_dir, isolate, workers == 1),
+                                range(len(manifest["jobs"]))))
     if isolate:
         kill_test_user()
     sys.stdout.write(MARKER + "\n" + json.dumps({"isolated": isolate, "results": results}) + "\n")

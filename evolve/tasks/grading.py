@@ -16,12 +16,14 @@ from pathlib import Path
 from typing import Literal
 
 from evolve.sandbox.types import Sandbox, SandboxUnavailable
+from evolve.tasks.expected_names import READERS, expected_names
 from evolve.tasks.types import Task, write_files
 
 GradeOutcome = Literal["pass", "fail", "timeout"]
 STAGE = "/tmp/evolve-grade"
 MARKER = "=== evolve-grade-results ==="
 _SCRIPT = Path(__file__).with_name("grader_script.py")
+_REPORTS = Path(__file__).with_name("grader_reports.py")
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,8 @@ def expected_tests(task: Task) -> list[str]:
     syntax on the host; a file whose tests cannot be read statically is expected as a whole (`path`)."""
     if task.results_protocol == "script":
         return ["check"]
+    if task.results_protocol in READERS:  # a runner's report file (polyglot's other languages)
+        return expected_names(task.results_protocol, task.hidden_tests)
     expected = []
     for rel, content in sorted(task.hidden_tests.items()):
         name = rel.rsplit("/", 1)[-1]
@@ -89,10 +93,12 @@ def stage(items: list[GradeItem], dest: Path, workers: int, remote: str = STAGE,
         write_files(task.hidden_tests, job_dir / "tests")
         (job_dir / "patch.diff").write_text(item.patch)
         jobs.append({"key": item.key, "dir": f"{remote}/{n:04d}", "command": task.test_command,
+                     "build": task.build_command,
                      "timeout": task.test_timeout_s, "pass_regex": task.pass_regex,
                      "results": task.results_protocol, "expected": expected_tests(task),
                      "protect": task.protection()})
     (dest / "grader_script.py").write_text(_SCRIPT.read_text())
+    (dest / "grader_reports.py").write_text(_REPORTS.read_text())
     (dest / "manifest.json").write_text(json.dumps({"workers": workers, "isolate": isolate, "jobs": jobs}))
 
 

@@ -6,7 +6,9 @@ the tests. Each exercise becomes a task `<language>__<exercise>` (DGM's ids): th
 the tests are hidden, the example (`.meta/example.*`, `.meta/proof.ci.js`,
 `.meta/src/reference/...`) is the reference. Python runs in the base image, the other languages in
 the image built from `sandboxes/polyglot/`, with the test commands the benchmark intends: every test
-enabled (no `@Disabled`, `xtest`, `#[ignore]`, and `EXERCISM_RUN_ALL_TESTS` for C++).
+enabled (no `@Disabled`, `xtest`, `#[ignore]`, and `EXERCISM_RUN_ALL_TESTS` for C++). Each language's
+runner writes its per-test report (Catch2 XML, `go test -json`, libtest JSON, JUnit XML, jest JSON) into
+a directory the root grader makes after the build; only that report decides (evolve.tasks.grader_reports).
 """
 
 from __future__ import annotations
@@ -21,7 +23,15 @@ from pathlib import Path, PurePosixPath
 from types import MappingProxyType
 
 from evolve.tasks.diffs import files_diff
-from evolve.tasks.types import DEFAULT_PROTECTED, Split, Task, TaskError, TaskSuite, read_files
+from evolve.tasks.types import (
+    DEFAULT_PROTECTED,
+    ResultsProtocol,
+    Split,
+    Task,
+    TaskError,
+    TaskSuite,
+    read_files,
+)
 
 BASE_IMAGE = "evolve-base:latest"
 POLYGLOT_IMAGE = "evolve-polyglot:latest"
@@ -30,11 +40,24 @@ STATEMENT_DOCS = ("introduction.md", "instructions.md", "instructions.append.md"
 
 _JUNIT = "/usr/share/java/junit-platform-console-standalone.jar"
 _ASSERTJ = "/usr/share/java/assertj-core.jar"
+_RUST_MANIFEST_GUARD = (
+    "! grep -nEi '^[[:space:]]*(\\[\\[?[[:space:]]*\"?(test|bench|workspace|patch|replace)\\b|([a-z_.\"-]*\\.)?\"?"
+    "(test|autotests|harness|build|workspace)\"?[[:space:]]*=)|\\b(path|proc[-_]macro)\"?[[:space:]]*=' Cargo.toml"
+    " || { echo 'Cargo.toml declares test targets, a harness, a build script, a proc-macro, paths or patches:"
+    " refused' >&2;"
+    " false; }")
+"""The agent edits Cargo.toml (the references add crates), but a manifest that names its own test targets
+(`[[test]] name = "leap" path = ...`) would swap the hidden tests for its own, and a proc-macro (the
+crate itself, or a path dependency of its own) runs its code in the build, where it could replace the
+built test binary: such a manifest fails. Crates come only from Debian's packaged registry."""
 
 
 @dataclass(frozen=True)
 class LanguageSpec:
-    """How one language's exercises are graded."""
+    """How one language's exercises are graded: `build_command`, then `test_command`, which writes the
+    runner's per-test report (format `results`) into $EVOLVE_REPORT_DIR (evolve.tasks.grader_reports).
+    Both run in the repo; $EVOLVE_BUILD_DIR is a fresh directory outside it; `{exercise}` and `{tests}`
+    (Rust's hidden test targets) are filled in per exercise."""
 
     test_command: str
     tests_dir: str
@@ -42,26 +65,36 @@ class LanguageSpec:
     build_files: tuple[str, ...]
     """File names that decide how the tests build and run: restored at grading, like the tests."""
     test_timeout_s: float
+    results: ResultsProtocol
+    build_command: str = ""
     image: str = POLYGLOT_IMAGE
 
 
 SPECS: Mapping[str, LanguageSpec] = MappingProxyType({
     "cpp": LanguageSpec(
-        # In a copy: make cannot build under a path with '#' in it (grading dirs have one).
-        'd=$(mktemp -d /tmp/cpp.XXXXXX) && cp -r . "$d" && mkdir -p "$d/build" && cd "$d/build" '
-        '&& cmake -DEXERCISM_RUN_ALL_TESTS=1 -G "Unix Makefiles" .. >/dev/null && make',
-        "test", ("CMakeLists.txt",), 300.0),
-    "go": LanguageSpec("go test ./...", "tests", ("go.mod", "go.sum"), 180.0),
+        '"$EVOLVE_BUILD_DIR/{exercise}" -r xml -o "$EVOLVE_REPORT_DIR/catch2.xml"',
+        "test", ("CMakeLists.txt",), 300.0, "catch2",
+        'cmake -S . -B "$EVOLVE_BUILD_DIR" -DEXERCISM_RUN_ALL_TESTS=1 -G "Unix Makefiles" >/dev/null '
+        '&& cmake --build "$EVOLVE_BUILD_DIR" --target "{exercise}"'),
+    "go": LanguageSpec('go test -json ./... > "$EVOLVE_REPORT_DIR/go.json"', "tests", ("go.mod", "go.sum"),
+                       180.0, "gotest"),
     "java": LanguageSpec(
-        f"rm -rf build && mkdir -p build && javac -nowarn -encoding UTF-8 -d build -cp {_JUNIT}:{_ASSERTJ} "
-        f"$(find src -name '*.java') && java -jar {_JUNIT} --class-path build:{_ASSERTJ} --scan-class-path "
-        "--fail-if-no-tests --disable-banner --details=tree",
-        "src/test", ("build.gradle", "settings.gradle"), 180.0),
+        f'java -jar {_JUNIT} --class-path "$EVOLVE_BUILD_DIR":{_ASSERTJ} --scan-class-path --fail-if-no-tests '
+        '--disable-banner --details=tree --reports-dir="$EVOLVE_REPORT_DIR"',
+        "src/test", ("build.gradle", "settings.gradle"), 180.0, "junit",
+        f'javac -nowarn -encoding UTF-8 -d "$EVOLVE_BUILD_DIR" -cp {_JUNIT}:{_ASSERTJ} $(find src -name \'*.java\')'),
     "javascript": LanguageSpec(
-        'ln -sfn "$POLYGLOT_NODE_MODULES" node_modules && node node_modules/jest/bin/jest.js --ci ./*',
-        "tests", ("package.json", "babel.config.js", ".npmrc"), 180.0),
-    "python": LanguageSpec("python3 -m pytest -q -p no:cacheprovider", "tests", (), 60.0, BASE_IMAGE),
-    "rust": LanguageSpec("cargo test --offline -- --include-ignored", "tests", (), 300.0),
+        'ln -sfn "$POLYGLOT_NODE_MODULES" node_modules && node node_modules/jest/bin/jest.js --ci '
+        '--json --outputFile="$EVOLVE_REPORT_DIR/jest.json" ./*',
+        "tests", ("package.json", "babel.config.js", ".npmrc"), 180.0, "jest"),
+    "python": LanguageSpec("python3 -m pytest -q -p no:cacheprovider", "tests", (), 60.0, "pytest",
+                           image=BASE_IMAGE),
+    # libtest's JSON is unstable: RUSTC_BOOTSTRAP lets the test binaries print it (cargo does not rebuild).
+    "rust": LanguageSpec(
+        'CARGO_TARGET_DIR="$EVOLVE_BUILD_DIR" RUSTC_BOOTSTRAP=1 cargo test --offline {tests} -- --include-ignored '
+        '-Z unstable-options --format json > "$EVOLVE_REPORT_DIR/libtest.json"',
+        "tests", (), 300.0, "libtest", _RUST_MANIFEST_GUARD
+        + ' && CARGO_TARGET_DIR="$EVOLVE_BUILD_DIR" cargo test --offline --no-run {tests}'),
 })
 LANGUAGES: tuple[str, ...] = tuple(SPECS)
 
@@ -140,7 +173,9 @@ def load_exercise(language: str, exercise: Path, *, image: str = POLYGLOT_IMAGE)
         repo=repo,
         hidden_tests=hidden,
         reference_patch=files_diff(repo, reference_files(exercise, examples, solution, repo)),
-        test_command=spec.test_command,
+        test_command=fill(spec.test_command, exercise.name, hidden),
+        build_command=fill(spec.build_command, exercise.name, hidden),
+        results=spec.results,
         tests_dir=spec.tests_dir,
         image=BASE_IMAGE if language == "python" else image,
         language=language,
@@ -149,6 +184,14 @@ def load_exercise(language: str, exercise: Path, *, image: str = POLYGLOT_IMAGE)
         protected=DEFAULT_PROTECTED + spec.build_files,
         tags=("polyglot", language),
     )
+
+
+def fill(command: str, exercise: str, hidden: Mapping[str, bytes]) -> str:
+    """A language's command for one exercise: its name, and Rust's test targets (`tests/X.rs` -> `--test X`:
+    only the hidden tests run, never the agent's own)."""
+    targets = [PurePosixPath(rel).stem for rel in sorted(hidden)
+               if rel.startswith("tests/") and rel.endswith(".rs") and rel.count("/") == 1]
+    return command.replace("{exercise}", exercise).replace("{tests}", " ".join(f"--test {t}" for t in targets))
 
 
 def statement(language: str, exercise: Path, solution: list[str]) -> str:
@@ -170,6 +213,7 @@ def reference_files(exercise: Path, examples: list[str], solution: list[str],
     for example in examples:
         path = PurePosixPath(example)
         same_suffix = next((PurePosixPath(s) for s in solution if PurePosixPath(s).suffix == path.suffix), None)
+        target: str | None
         if path.name == "Cargo-example.toml":  # the Rust example's manifest (its crates)
             target = "Cargo.toml"
         elif path.stem.split(".")[0] in ("example", "proof"):

@@ -11,7 +11,7 @@ from evolve.errors import EvolveError
 from evolve.tasks.grader_script import protected
 
 Split = Literal["dev", "heldout"]
-ResultsProtocol = Literal["pytest", "script", "exit"]
+ResultsProtocol = Literal["pytest", "script", "exit", "catch2", "gotest", "libtest", "junit", "jest"]
 SPLITS: tuple[Split, ...] = ("dev", "heldout")
 
 DEFAULT_PROTECTED = ("conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml",
@@ -40,6 +40,9 @@ class Task:
     """A unified diff (git format) that solves the task; never shown to the agent."""
     test_command: str
     """Shell command run in the repo root at grading, as uid 1000; see `results` for what makes a pass."""
+    build_command: str = ""
+    """Run before `test_command` (as uid 1000) by the report protocols (catch2 ...): it gets no report
+    directory, so nothing it starts can know where the results will be written."""
     tests_dir: str = "tests"
     """Where the tests live; the agent's changes under it are dropped at grading."""
     pass_regex: str | None = None
@@ -53,7 +56,8 @@ class Task:
     tags: tuple[str, ...] = field(default=())
     results: ResultsProtocol | None = None
     """How the tests report per-test results to the grader (evolve.tasks.grader_script); None: `pytest`
-    when the command runs pytest, else `exit` (exit status only, for suites with no reporter yet)."""
+    when the command runs pytest, else `exit` (exit status only, for suites with no reporter yet). The
+    runners' report formats (evolve.tasks.grader_reports) write to $EVOLVE_REPORT_DIR."""
 
     @property
     def results_protocol(self) -> ResultsProtocol:

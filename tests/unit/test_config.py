@@ -77,3 +77,20 @@ def test_cli_config_check_prints_one_line_and_fails():
         capture_output=True, text=True, check=False,
     )
     assert good.returncode == 0 and "ok" in good.stdout
+
+
+def test_the_cost_aware_policy_and_the_cpu_hour_budget_load():
+    from evolve.engine.launch import policies_from_config
+    from evolve.search import HGMCostPolicy
+
+    config = parse_config('[policy]\nname = "hgm_cost"\n[policy.hgm_cost]\nexpand_cost = 2.5\nalpha = 0.5\n'
+                          '[budget]\ncpu_hours = 12.5\n')
+    policy = policies_from_config(config.policy)[config.policy.name]
+    assert isinstance(policy, HGMCostPolicy)
+    assert (policy.params.expand_cost, policy.params.alpha) == (2.5, 0.5)
+    assert config.budget.cpu_hours == 12.5
+    assert parse_config(dump_config(config)) == config
+    with pytest.raises(ConfigError, match="cpu_hours"):
+        parse_config("[budget]\ncpu_hours = 0\n")
+    with pytest.raises(ConfigError, match="expand_cost"):
+        parse_config("[policy.hgm_cost]\nexpand_cost = 0.5\n")

@@ -157,3 +157,26 @@ def test_resume_reruns_interrupted_jobs_once(make_runner):
     runner3, _, _ = make_runner(BudgetConfig(evaluations=10), run=run)
     runner3.execute()
     assert len(run.evaluations(split="dev")) == before + 1
+
+
+def test_the_cpu_hour_budget_stops_new_work_and_is_shown(make_runner):
+    """Evaluations and expansions alike spend CPU-hours (job wall time x sandbox CPUs)."""
+    from evolve.archive.summary import render_summary, run_summary
+    from evolve.engine.progress import Snapshot
+
+    concurrency, delay = 2, 0.05
+    limit = 20 * delay / 3600.0  # about 20 jobs of one CPU each
+    runner, run, _ = make_runner(BudgetConfig(evaluations=500, cpu_hours=limit), concurrency=concurrency, delay_s=delay)
+    outcome = runner.execute()
+    assert "CPU-hour budget" in outcome.stop_reason
+    jobs = run.jobs()
+    search = [j for j in jobs if not (j.kind == "evaluate" and j.task in HELDOUT)]
+    assert {j.kind for j in search} == {"evaluate", "expand"}
+    seconds = sum(j.finished - j.started for j in search)
+    # the limit, plus at most the jobs in flight when it was reached (each a little over the delay)
+    assert limit * 3600 <= seconds <= limit * 3600 + concurrency * 4 * delay
+    assert len(search) < 40
+    summary = run_summary(run)
+    assert summary["cpu_hours"] == pytest.approx(sum(j.finished - j.started for j in jobs) / 3600, abs=1e-4)
+    assert "CPU-hours" in render_summary(summary)
+    assert "0.01 CPU-h" in Snapshot(cpu_hours=0.0125).line()

@@ -11,6 +11,7 @@ from evolve.search import (
     Evaluate,
     Expand,
     GreedyPolicy,
+    HGMCostPolicy,
     HGMParams,
     HGMPolicy,
     Policy,
@@ -22,7 +23,7 @@ from evolve.search.dgm import dgm_parent_probabilities
 from evolve.search.simulate import WorldParams, run_episode
 from evolve.search.staged import archive_members, evaluation_due
 
-ALL = [HGMPolicy(), DGMPolicy(), GreedyPolicy(), RandomPolicy()]
+ALL = [HGMPolicy(), DGMPolicy(), GreedyPolicy(), RandomPolicy(), HGMCostPolicy()]
 
 
 @pytest.mark.parametrize("policy", ALL, ids=lambda p: p.name)

@@ -8,7 +8,14 @@ from scipy.special import expit
 
 from evolve.search import DGMPolicy, GreedyPolicy, HGMPolicy, RandomPolicy
 from evolve.search.estimates import clade_counts
-from evolve.search.simulate import SyntheticWorld, WorldParams, compare_policies, run_episode
+from evolve.search.simulate import (
+    SyntheticWorld,
+    WorldParams,
+    compare_policies,
+    pearson,
+    run_episode,
+    true_cmp,
+)
 from evolve.search.tree import CladeTree
 
 
@@ -94,3 +101,43 @@ def test_episodes_reproduce_the_recorded_reference_seed_for_seed(policy, final, 
     assert (result.nodes, result.decisions) == (nodes, decisions)
     assert result.final_quality == pytest.approx(final, rel=1e-12)
     assert float(result.quality_by_evals.sum()) == pytest.approx(trajectory, rel=1e-12)
+
+
+@pytest.mark.parametrize("cost", [1.0, 2.0, 8.0])
+@pytest.mark.parametrize("policy", [HGMPolicy(), DGMPolicy()], ids=["hgm", "dgm"])
+def test_priced_episodes_never_spend_more_units_than_the_budget(policy, cost):
+    result = run_episode(policy, WorldParams(n_tasks=30), 200, seed=3, expand_cost=cost, trace=False)
+    assert result.units == result.evaluations + cost * result.expansions
+    assert result.expansions == result.nodes - 1
+    assert result.units <= 200
+    assert result.units > 200 - cost - 30  # it stops only when no unit is left or nothing is left to evaluate
+
+
+def test_a_priced_expansion_leaves_fewer_evaluations():
+    free = run_episode(HGMPolicy(), WorldParams(n_tasks=30), 200, seed=3)
+    priced = run_episode(HGMPolicy(), WorldParams(n_tasks=30), 200, seed=3, expand_cost=4.0)
+    assert free.evaluations == 200 and free.units == 200  # C = 0: expansions are free, as before
+    assert priced.evaluations < 200 and priced.expansions > 0
+
+
+def test_true_cmp_is_the_best_valid_quality_in_the_clade():
+    world = SyntheticWorld(WorldParams(invalid_rate=0.0), np.random.default_rng(5))
+    a, b = world.spawn(0), world.spawn(0)
+    c = world.spawn(a)
+    world.valid[c] = False  # an invalid node counts for nothing, not even in its own clade
+    truth = true_cmp(world, 4)
+    q = [world.true_quality(i) for i in range(4)]
+    assert truth[c] == -np.inf
+    assert truth[a] == pytest.approx(q[a]) and truth[b] == pytest.approx(q[b])
+    assert truth[0] == pytest.approx(max(q[0], q[a], q[b]))
+
+
+def test_pearson_and_the_policies_estimates():
+    assert pearson(np.array([1.0, 2.0, 3.0]), np.array([2.0, 4.0, 6.5])) == pytest.approx(0.9986, abs=1e-3)
+    assert np.isnan(pearson(np.array([1.0, 1.0, 1.0]), np.array([1.0, 2.0, 3.0])))
+    assert np.isnan(pearson(np.array([1.0, 2.0]), np.array([1.0, 2.0])))
+    result = run_episode(HGMPolicy(), WorldParams(n_tasks=30), 200, seed=1)
+    assert -1.0 <= result.cmp_correlation <= 1.0
+    class NoEstimate(RandomPolicy):
+        cmp_estimate = None
+    assert np.isnan(run_episode(NoEstimate(), WorldParams(n_tasks=30), 50, seed=1).cmp_correlation)

@@ -1,0 +1,184 @@
+"""The search benchmark with priced expansions (issue 21): every policy on the same worlds for a
+budget of units (an evaluation 1, an expansion C), for each C of the sweep.
+
+Per C and policy: the mean and 95 % CI over seeds of the true quality of the final agent, the units
+spent, the nodes grown, and the correlation of the policy's CMP estimate with the true clade
+metaproductivity over its final tree; per C, the cost-aware policy's paired difference against HGM
+(same seeds, so the same worlds) with its 95 % interval. And for the estimators alone: each one on
+a fixed set of trees, the same trees for all (grown by uniform random expansions and evaluations).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import cast
+
+import numpy as np
+
+from evolve.bench.search import Interval, default_policy, mean_ci95
+from evolve.search.costaware import HGMCostPolicy
+from evolve.search.estimates import clade_posterior_mean, mean_accuracy
+from evolve.search.params import HGMCostParams
+from evolve.search.simulate import EpisodeResult, SyntheticWorld, WorldParams, pearson, run_episode, true_cmp
+from evolve.search.tree import CladeTree
+from evolve.search.types import Policy
+from evolve.search.view import SearchView
+
+DEFAULT_COSTS = (1.0, 2.0, 4.0, 8.0)
+PRICED_POLICIES = ("hgm", "hgm_cost", "dgm")
+COST_AWARE = "hgm_cost"
+
+
+def _json(interval: Interval) -> dict | None:
+    """None for a correlation defined on no seed (strict JSON has no NaN)."""
+    return None if np.isnan(interval.mean) else interval.to_json()
+
+
+@dataclass(frozen=True)
+class PricedScore:
+    final_quality: Interval
+    units: float
+    nodes: float
+    cmp_correlation: Interval
+    """Over the seeds where the correlation is defined."""
+
+    def to_json(self) -> dict:
+        return {"final_quality": self.final_quality.to_json(), "units": self.units, "nodes": self.nodes,
+                "cmp_correlation": _json(self.cmp_correlation)}
+
+
+@dataclass(frozen=True)
+class PricedSweep:
+    budget: int
+    seeds: int
+    costs: tuple[float, ...]
+    policies: dict[float, dict[str, PricedScore]] = field(default_factory=dict)
+    paired: dict[float, Interval] = field(default_factory=dict)
+    """hgm_cost − hgm, per C."""
+    estimators: dict[str, Interval] = field(default_factory=dict)
+    """Each estimator's correlation with the true CMP on the fixed trees."""
+
+    def to_json(self) -> dict:
+        return {
+            "units_budget": self.budget,
+            "seeds": self.seeds,
+            "by_expand_cost": {
+                str(cost): {
+                    "policies": {name: score.to_json() for name, score in scores.items()},
+                    **({"hgm_cost_minus_hgm": self.paired[cost].to_json()} if cost in self.paired else {}),
+                }
+                for cost, scores in self.policies.items()
+            },
+            "estimators_on_fixed_trees": {name: _json(value) for name, value in self.estimators.items()},
+        }
+
+
+def priced_policy(name: str, expand_cost: float, overrides: Mapping[str, Policy] | None = None) -> Policy:
+    """The policy `name` told the price of an expansion when it reads one (only `hgm_cost` does)."""
+    if name == COST_AWARE:
+        base = (overrides or {}).get(COST_AWARE)
+        params = base.params if isinstance(base, HGMCostPolicy) else HGMCostParams()
+        priced = HGMCostPolicy(HGMCostParams(**{**vars(params), "expand_cost": max(expand_cost, 1.0)}))
+        return cast(Policy, priced)  # a frozen dataclass's `name` is read-only; the protocol's is a plain str
+    return (overrides or {}).get(name) or default_policy(name)
+
+
+Episode = tuple[Policy, WorldParams, int, int, float, bool]
+"""`run_episode`'s arguments: policy, world, budget, seed, expansion price, trace."""
+
+
+def _episode(job: Episode) -> EpisodeResult:
+    policy, world, budget, seed, cost, trace = job
+    return run_episode(policy, world, budget, seed, expand_cost=cost, trace=trace)
+
+
+def run_many(jobs: list[Episode], workers: int | None = None) -> list[EpisodeResult]:
+    """The episodes on up to 2 processes (results in the order of `jobs`; each episode is seeded by its
+    own seed, so the split over processes changes nothing)."""
+    workers = workers or min(2, os.cpu_count() or 1)
+    if workers <= 1:
+        return [_episode(job) for job in jobs]
+    with ProcessPoolExecutor(workers) as pool:
+        return list(pool.map(_episode, jobs, chunksize=8))
+
+
+def _defined(values: Sequence[float]) -> Interval:
+    finite = [v for v in values if np.isfinite(v)]
+    return mean_ci95(finite) if finite else Interval(float("nan"), float("nan"), float("nan"))
+
+
+def fixed_tree(world_params: WorldParams, seed: int, nodes: int = 60, evaluations: int = 600) -> tuple[SearchView, np.ndarray]:
+    """A tree grown without any policy (uniform random valid parents, uniform random evaluations of
+    valid nodes on their next task) and the true CMP of its nodes."""
+    rng = np.random.default_rng([seed, 21])
+    world = SyntheticWorld(world_params, rng)
+    tree = CladeTree()
+    tree.add_node(0)
+    for _ in range(nodes - 1):
+        valid = [i for i, ok in enumerate(world.valid) if ok]
+        child = world.spawn(int(rng.choice(valid)))
+        tree.add_node(child, world.parent[child], valid=world.valid[child])
+    valid = [i for i, ok in enumerate(world.valid) if ok]
+    for _ in range(evaluations):
+        node = int(rng.choice(valid))
+        done = tree.evaluated(node)
+        if len(done) < world_params.n_tasks:
+            task = next(t for t in range(world_params.n_tasks) if t not in done)
+            tree.record(node, task, world.evaluate(node, task))
+    return tree.view(range(world_params.n_tasks), evaluations), true_cmp(world, len(world.valid))
+
+
+ESTIMATORS: dict[str, Callable[[SearchView], np.ndarray]] = {
+    "hgm": lambda view: clade_posterior_mean(view.clade_successes, view.clade_failures),
+    "dgm": lambda view: mean_accuracy(view.successes, view.failures),
+    COST_AWARE: lambda view: HGMCostPolicy().cmp_estimate(view),
+}
+
+
+def estimator_accuracy(world: WorldParams, seeds: int) -> dict[str, Interval]:
+    """Each estimator's correlation with the true CMP over the valid evaluated nodes of fixed trees."""
+    trees = [fixed_tree(world, seed) for seed in range(seeds)]
+    result = {}
+    for name, estimate in ESTIMATORS.items():
+        values = []
+        for view, truth in trees:
+            mask = view.valid & (view.done > 0)
+            values.append(pearson(np.asarray(estimate(view), float)[mask], truth[mask]))
+        result[name] = _defined(values)
+    return result
+
+
+def priced_sweep(
+    policy_names: Sequence[str] = PRICED_POLICIES,
+    costs: Sequence[float] = DEFAULT_COSTS,
+    budget: int = 800,
+    seeds: int = 30,
+    world: WorldParams | None = None,
+    overrides: Mapping[str, Policy] | None = None,
+    workers: int | None = None,
+) -> PricedSweep:
+    """Each policy on worlds 0..seeds-1 for `budget` units at each expansion cost in `costs`."""
+    world = world or WorldParams()
+    jobs: list[Episode] = [(priced_policy(name, cost, overrides), world, budget, seed, float(cost), False)
+            for cost in costs for name in policy_names for seed in range(seeds)]
+    results = iter(run_many(jobs, workers))
+    sweep = PricedSweep(budget, seeds, tuple(float(c) for c in costs), estimators=estimator_accuracy(world, seeds))
+    for cost in sweep.costs:
+        by_name = {name: [next(results) for _ in range(seeds)] for name in policy_names}
+        sweep.policies[cost] = {
+            name: PricedScore(
+                final_quality=mean_ci95([r.final_quality for r in runs]),
+                units=float(np.mean([r.units for r in runs])),
+                nodes=float(np.mean([r.nodes for r in runs])),
+                cmp_correlation=_defined([r.cmp_correlation for r in runs]),
+            )
+            for name, runs in by_name.items()
+        }
+        if COST_AWARE in by_name and "hgm" in by_name:
+            sweep.paired[cost] = mean_ci95([a.final_quality - b.final_quality
+                                            for a, b in zip(by_name[COST_AWARE], by_name["hgm"], strict=True)])
+    return sweep
+
