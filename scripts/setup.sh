@@ -5,6 +5,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+echo "== Debian packages: chromium (headless, for the run report's browser test)"
+# Before the Docker step, which may run apt-get itself in the background (one dpkg at a time).
+apt_packages=(chromium)
+missing=()
+for package in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
 echo "== docker engine and base image (in the background)"
 mkdir -p .setup-logs
 # The image carries a hash of its recipe, so a machine with an older image rebuilds it.

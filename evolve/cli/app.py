@@ -12,6 +12,7 @@ from rich.console import Console
 from evolve.cli import agent, archive, bench, config, faults, models, sandbox, tasks
 from evolve.cli import eval as eval_cli
 from evolve.cli import replay as replay_cli
+from evolve.cli import report as report_cli
 from evolve.cli import run as run_cli
 from evolve.errors import EvolveError
 
@@ -28,6 +29,7 @@ archive.register(app)
 models.register(app)
 eval_cli.register(app)
 replay_cli.register(app)
+report_cli.register(app)
 for group in (config, sandbox, bench, tasks, agent):
     if group.app.registered_commands or group.app.registered_groups:
         app.add_typer(group.app)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -34,24 +34,33 @@ def _report(run, outcome: RunOutcome) -> None:
     typer.echo(f"archive: {run.path}   (evolve tree {run.path}; evolve show {run.path} NODE)")
 
 
-def _execute(config, resume: Path | None) -> None:
+def _execute(config, resume: Path | None, report: Path | None = None) -> None:
+    from contextlib import nullcontext
+
     from evolve.engine.launch import exit_status, run_evolution
     from evolve.engine.progress import RichProgress, make_progress
+    from evolve.report import live_report, write_report
 
     progress = make_progress()
-    if isinstance(progress, RichProgress):
-        with progress:
-            run, outcome = run_evolution(config, resume=resume, progress=progress)
-    else:
+    run_dir = resume or config.run.archive_dir / config.run.name
+    with (
+        live_report(run_dir, report) if report is not None else nullcontext(),
+        progress if isinstance(progress, RichProgress) else nullcontext(),
+    ):
         run, outcome = run_evolution(config, resume=resume, progress=progress)
     _report(run, outcome)
+    if report is not None:  # the last page, with the runner's own stop reason
+        typer.echo(f"report: {write_report(run, report, stop_reason=str(outcome.stop_reason))}")
     if outcome.signal is not None:  # stopped or cancelled by a signal: 130 (Ctrl-C), 143 (TERM), 129 (HUP)
         raise typer.Exit(exit_status(outcome))
 
 
 def run(
-    config: Path | None = typer.Argument(None, help="Run configuration (TOML)."),
-    resume: Path | None = typer.Option(None, "--resume", help="Continue the run in this directory."),
+    config: Annotated[Path | None, typer.Argument(help="Run configuration (TOML).")] = None,
+    resume: Annotated[Path | None, typer.Option("--resume", help="Continue the run in this directory.")] = None,
+    report: Annotated[
+        Path | None, typer.Option("--report", help="Keep this HTML run report up to date (`evolve report`).")
+    ] = None,
 ) -> None:
     """Run an evolution from CONFIG, or continue a stopped or crashed one with --resume RUN."""
     from evolve.config import load_config
@@ -60,17 +69,17 @@ def run(
     if (config is None) == (resume is None):
         raise EvolveError("give a CONFIG to start a run, or --resume RUN to continue one (not both)")
     if config is not None:
-        _execute(load_config(config), None)
+        _execute(load_config(config), None, report)
     elif resume is not None:
         from evolve.archive import Run
 
         with Run.open(resume) as opened:
             loaded = opened.config
-        _execute(loaded, resume)
+        _execute(loaded, resume, report)
 
 
 def quickstart(
-    archive: Path = typer.Option(Path("archive"), help="Where the run directory is created."),
+    archive: Annotated[Path, typer.Option(help="Where the run directory is created.")] = Path("archive"),
 ) -> None:
     """A short evolution on the embedded CPU model, Docker sandboxes and HGM (about 12 min on 2 idle cores)."""
     from evolve.config import load_config

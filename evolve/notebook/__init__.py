@@ -21,7 +21,9 @@ import pandas as pd
 from evolve.archive import CladeTree, Run, evaluations_frame, import_bundle, nodes_frame
 from evolve.archive.tree import to_networkx
 from evolve.errors import EvolveError
+from evolve.notebook.edits import focus_node, improvements
 from evolve.notebook.example import build_example_run
+from evolve.notebook.labels import short_labels
 from evolve.notebook.plots import plot_outcomes, plot_progress, plot_tree, plot_usage
 from evolve.search import HGMParams, HGMPolicy
 
@@ -30,6 +32,7 @@ __all__ = [
     "LoadedRun",
     "best_belief",
     "build_example_run",
+    "focus_node",
     "improvements",
     "lineage",
     "load_default_run",
@@ -38,6 +41,7 @@ __all__ = [
     "plot_progress",
     "plot_tree",
     "plot_usage",
+    "short_labels",
     "show_diff",
 ]
 
@@ -171,32 +175,6 @@ def lineage(run: LoadedRun | Run, node: str) -> pd.DataFrame:
     frame["clade_rate"] = frame["clade_rate"].astype("float64")
     frame["delta"] = frame["pass_rate"].diff()
     return frame
-
-
-def improvements(run: LoadedRun, min_evals: int = 1) -> pd.DataFrame:
-    """Every parent → child edit with both ends evaluated `min_evals` times, by pass-rate change.
-
-    A large positive `delta` marks an edit that mattered; `clade_rate` shows whether it kept paying
-    off below the child.
-    """
-    nodes = run.nodes
-    evaluated = nodes[(nodes["successes"] + nodes["failures"]) >= min_evals]
-    rows = [
-        {
-            "node": child,
-            "parent": row["parent"],
-            "instructions": row["instructions"] or "",
-            "parent_rate": evaluated.at[row["parent"], "pass_rate"],
-            "pass_rate": row["pass_rate"],
-            "delta": row["pass_rate"] - evaluated.at[row["parent"], "pass_rate"],
-            "clade_rate": row["clade_rate"],
-        }
-        for child, row in evaluated.iterrows()
-        if pd.notna(row["parent"]) and row["parent"] in evaluated.index
-    ]
-    columns = ["node", "parent", "instructions", "parent_rate", "pass_rate", "delta", "clade_rate"]
-    frame = pd.DataFrame(rows, columns=columns)
-    return frame.sort_values("delta", ascending=False).set_index("node")
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from evolve.archive.store import Run
+from evolve.archive.vocab import JobKind
 from evolve.config import RunConfig, RunSection
 
 _EDITS = (
@@ -44,7 +45,7 @@ def build_example_run(dest: Path | str, *, nodes: int = 12, tasks: int = 8, seed
             target = code / ("prompts.py" if index % 2 else "agent.py")
             target.write_text(target.read_text() + f"# edit {index}: {edit}\n")
             valid = rng.random() > 0.15
-            job = run.start_job("expand", parent)
+            job = run.start_job(JobKind.EXPAND, parent)
             child = run.add_node(
                 code,
                 parent=parent,
@@ -60,7 +61,7 @@ def build_example_run(dest: Path | str, *, nodes: int = 12, tasks: int = 8, seed
             if not node.valid:
                 continue
             for task in task_ids[: int(rng.integers(3, tasks + 1))]:
-                job = run.start_job("evaluate", node.id, task)
+                job = run.start_job(JobKind.EVALUATE, node.id, task)
                 outcome = (
                     "pass"
                     if rng.random() < quality[node.id]

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from evolve.archive.tree import CladeTree, build_tree, count_result, recorded_tasks
+from evolve.notebook.labels import short_labels
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -29,21 +30,24 @@ def _axes(ax: Axes | None, size: tuple[float, float]) -> Axes:
 
 
 def tree_layout(clade: CladeTree) -> dict[Hashable, tuple[float, float]]:
-    """Leaves spread evenly on x in depth-first order, each parent centred over its children; y = -depth."""
+    """Leaves spread evenly on x in depth-first order, each parent centred over its children; y = -depth.
+    Iterative (post-order), so a chain thousands of nodes deep is laid out too."""
     positions: dict[Hashable, tuple[float, float]] = {}
-    next_leaf = [0.0]
-
-    def place(node: Hashable, depth: int) -> float:
-        children = clade.children(node)
-        if children:
-            x = float(np.mean([place(child, depth + 1) for child in children]))
-        else:
-            x, next_leaf[0] = next_leaf[0], next_leaf[0] + 1.0
-        positions[node] = (x, -float(depth))
-        return x
-
+    next_leaf = 0.0
     for root in clade.roots:
-        place(root, 0)
+        stack: list[tuple[Hashable, int, bool]] = [(root, 0, False)]
+        while stack:
+            node, depth, children_done = stack.pop()
+            children = clade.children(node)
+            if children and not children_done:
+                stack.append((node, depth, True))
+                stack.extend((child, depth + 1, False) for child in reversed(children))
+                continue
+            if children:
+                x = float(np.mean([positions[child][0] for child in children]))
+            else:
+                x, next_leaf = next_leaf, next_leaf + 1.0
+            positions[node] = (x, -float(depth))
     return positions
 
 
@@ -93,16 +97,19 @@ def plot_tree(run: LoadedRun, ax: Axes | None = None, labels: bool | None = None
             label=f"best belief ({run.best})",
         )
     if labels if labels is not None else len(nodes) <= 40:
+        short = short_labels(str(node) for node in positions)
         for node, (x, y) in positions.items():
-            ax.annotate(str(node), (x, y), textcoords="offset points", xytext=(0, 8), ha="center", fontsize=7)
+            ax.annotate(short[str(node)], (x, y), textcoords="offset points", xytext=(0, 9), ha="center",
+                        fontsize=7, rotation=20)  # fmt: skip
     ax.figure.colorbar(points, ax=ax, label="own pass rate")
     ax.set_ylabel("depth")
     ax.set_yticks(sorted({y for _, y in positions.values()}))
     ax.set_yticklabels([str(int(-y)) for y in sorted({y for _, y in positions.values()})])
     ax.set_xticks([])
+    ax.margins(x=0.08, y=0.15)  # room for the labels above the top and outer nodes
     ax.set_title(f"clade tree: {len(nodes)} nodes, {int(evaluated.sum())} evaluations")
     if invalid or run.best is not None:
-        ax.legend(loc="upper right", fontsize=8)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.02), ncol=2, fontsize=8, frameon=False)  # off the tree
     return ax
 
 
@@ -153,19 +160,31 @@ def plot_progress(run: LoadedRun, ax: Axes | None = None, min_evals: int = 3) ->
     return ax
 
 
+def heldout_tasks(run: LoadedRun) -> list[str]:
+    """The tasks only the final agent was scored on (split other than dev), in recording order."""
+    evaluations = run.evaluations
+    dev = set(evaluations.loc[evaluations["split"] == "dev", "task"])
+    return [t for t in dict.fromkeys(evaluations.loc[evaluations["split"] != "dev", "task"]) if t not in dev]
+
+
 def outcome_matrix(run: LoadedRun) -> pd.DataFrame:
-    """Node × task: the fraction of counted attempts that passed (NaN: never evaluated)."""
+    """Node × task: the fraction of counted attempts that passed (NaN: never evaluated); nodes in tree
+    order, dev tasks first, then the held-out ones (`heldout_tasks`)."""
     frame = run.evaluations[run.evaluations["outcome"] != "infra"].copy()
     frame["passed"] = (frame["outcome"] == "pass").astype(float)
     matrix = frame.pivot_table(index="node", columns="task", values="passed", aggfunc="mean", observed=True)
     preorder = [n for root in run.clade.roots for n in (root, *run.clade.descendants(root))]
     order = [n for n in preorder if n in matrix.index]
-    return matrix.reindex(order)
+    held = [t for t in heldout_tasks(run) if t in matrix.columns]
+    columns = [t for t in matrix.columns if t not in set(held)] + held
+    return matrix.reindex(index=order, columns=columns)
 
 
 def plot_outcomes(run: LoadedRun, ax: Axes | None = None) -> Axes:
-    """A node × task heatmap of outcomes (green: passed, red: failed, white: not evaluated)."""
+    """A node × task heatmap of outcomes (green: passed, red: failed, white: not evaluated); the
+    held-out tasks are the last columns, after a dashed line, labelled in purple."""
     matrix = outcome_matrix(run)
+    held = set(heldout_tasks(run))
     ax = _axes(ax, (max(6, 0.35 * len(matrix.columns) + 3), max(3, 0.3 * len(matrix) + 1)))
     image = ax.imshow(
         np.ma.masked_invalid(matrix.to_numpy(dtype=float)),
@@ -175,9 +194,17 @@ def plot_outcomes(run: LoadedRun, ax: Axes | None = None) -> Axes:
         aspect="auto",
         interpolation="nearest",
     )
-    ax.set_xticks(range(len(matrix.columns)), matrix.columns, rotation=90, fontsize=7)
-    ax.set_yticks(range(len(matrix.index)), matrix.index, fontsize=7)
-    ax.set_xlabel("task")
+    ax.set_xticks(range(len(matrix.columns)), [f"{t} (held-out)" if t in held else t for t in matrix.columns],
+                  rotation=90, fontsize=7)  # fmt: skip
+    for label in ax.get_xticklabels():
+        if label.get_text().endswith("(held-out)"):
+            label.set_color("purple")
+    dev_columns = sum(t not in held for t in matrix.columns)
+    if 0 < dev_columns < len(matrix.columns):
+        ax.axvline(dev_columns - 0.5, color="purple", linestyle="--", linewidth=1.5)
+    short = short_labels(str(n) for n in matrix.index)
+    ax.set_yticks(range(len(matrix.index)), [short[str(n)] for n in matrix.index], fontsize=7)
+    ax.set_xlabel("task (held-out: only the final agent is scored on them)" if held else "task")
     ax.set_ylabel("node")
     ax.figure.colorbar(image, ax=ax, label="fraction passed")
     ax.set_title("outcomes per node and task")
@@ -190,7 +217,8 @@ def plot_usage(run: LoadedRun, ax: Axes | None = None) -> Axes:
     ax = _axes(ax, (max(6, 0.3 * len(nodes) + 2), 4))
     positions = np.arange(len(nodes))
     ax.bar(positions, nodes["tokens"], color="tab:blue", label="tokens")
-    ax.set_xticks(positions, nodes.index, rotation=90, fontsize=7)
+    short = short_labels(str(n) for n in nodes.index)
+    ax.set_xticks(positions, [short[str(n)] for n in nodes.index], rotation=90, fontsize=7)
     ax.set_ylabel("tokens")
     cost = ax.twinx()
     cost.plot(positions, nodes["cost_usd"], color="tab:orange", marker="o", label="cost (USD)")

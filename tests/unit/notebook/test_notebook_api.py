@@ -8,6 +8,8 @@ from evolve.archive import Run, export_lineage
 from evolve.errors import EvolveError
 from evolve.notebook import (
     best_belief,
+    build_example_run,
+    focus_node,
     improvements,
     lineage,
     load_run,
@@ -15,9 +17,10 @@ from evolve.notebook import (
     plot_progress,
     plot_tree,
     plot_usage,
+    short_labels,
     show_diff,
 )
-from evolve.notebook.plots import outcome_matrix, progress_curves, tree_layout
+from evolve.notebook.plots import heldout_tasks, outcome_matrix, progress_curves, tree_layout
 
 
 def test_load_run_frames_and_graph_match_the_archive(loaded):
@@ -81,11 +84,31 @@ def test_lineage_walks_root_to_node_with_instructions_and_scores(loaded):
     np.testing.assert_allclose(table["delta"].to_numpy()[1:], np.diff(rates))
 
 
-def test_improvements_sorted_by_pass_rate_change(loaded):
+def test_improvements_rank_every_edit_by_its_clade_change(loaded):
     table = improvements(loaded)
-    assert list(table["delta"]) == sorted(table["delta"], reverse=True)
+    nodes = loaded.nodes
+    with_results = nodes[(nodes["clade_successes"] + nodes["clade_failures"] > 0) & nodes["parent"].notna()]
+    assert set(table.index) == set(with_results.index)  # the whole tree, not one lineage
+    assert list(table["clade_delta"]) == sorted(table["clade_delta"], reverse=True)
     for node, row in table.iterrows():
-        assert row["delta"] == pytest.approx(loaded.nodes.at[node, "pass_rate"] - row["parent_rate"])
+        assert row["clade_delta"] == pytest.approx(nodes.at[node, "clade_rate"] - nodes.at[row["parent"], "clade_rate"])
+        assert row["clade_results"] == loaded.clade.clade_counts(node).total
+
+
+def test_focus_node_is_the_best_belief_unless_that_is_the_root(loaded):
+    assert focus_node(loaded)[0] == loaded.best
+    seed = type(loaded)(loaded.run, loaded.nodes, loaded.evaluations, loaded.tree, loaded.clade, loaded.clade.roots[0])
+    node, why = focus_node(seed)
+    assert node == improvements(loaded).index[0] and "top-ranked edit" in why
+
+
+def test_short_labels_are_unique_and_keep_the_distinct_part():
+    dgm = ["initial", "20250101_000001_000001", "20250101_000002_000001", "20250101_000003_000002"]
+    labels = short_labels(dgm)
+    assert labels["initial"] == "initial" and labels["20250101_000002_000001"] == "…000002_000001"
+    assert len(set(labels.values())) == len(dgm) and max(map(len, labels.values())) <= 15
+    clash = ["x" * 20 + "a" + "y" * 14, "x" * 20 + "b" + "y" * 14]
+    assert short_labels(clash) == {i: i for i in clash}  # cut to the same tail: shown in full
 
 
 def test_show_diff_renders_the_parent_diff(loaded):
@@ -126,6 +149,19 @@ def test_outcome_matrix_holds_pass_fractions(loaded):
     assert set(matrix.index) == set(loaded.evaluations["node"])
 
 
+def test_outcomes_put_heldout_tasks_last_and_mark_them(tmp_path):
+    run = build_example_run(tmp_path / "run", nodes=4, tasks=4)
+    run.record_evaluation(run.nodes()[0].id, "held-1", "pass", split="heldout")
+    run.close()
+    with load_run(tmp_path / "run") as loaded:
+        assert heldout_tasks(loaded) == ["held-1"]
+        assert list(outcome_matrix(loaded).columns)[-1] == "held-1"
+        ax = plot_outcomes(loaded)
+        labels = [label.get_text() for label in ax.get_xticklabels()]
+        assert labels[-1] == "held-1 (held-out)" and not any("held-out" in label for label in labels[:-1])
+        plt.close(ax.figure)
+
+
 @pytest.mark.parametrize("plot", [plot_tree, plot_progress, plot_outcomes, plot_usage])
 def test_plots_draw(loaded, plot, tmp_path):
     ax = plot(loaded)
@@ -134,3 +170,16 @@ def test_plots_draw(loaded, plot, tmp_path):
     ax.figure.savefig(out)
     assert out.stat().st_size > 1000
     plt.close(ax.figure)
+
+
+def test_tree_layout_of_a_deep_chain():
+    from evolve.search.tree import CladeTree
+
+    chain = CladeTree()
+    chain.add_node(0)
+    for node in range(1, 5000):
+        chain.add_node(node, node - 1)
+    chain.add_node("side", 0)
+    positions = tree_layout(chain)
+    assert positions[4999] == (0.0, -4999.0) and positions["side"] == (1.0, -1.0)
+    assert positions[0] == (0.5, 0.0)

@@ -52,6 +52,12 @@ def test_browse_archive_runs_on_the_default_run(monkeypatch):
     assert len(outputs(book, "image/png")) == 4  # tree, progress, outcomes, usage
     assert outputs(book, "text/markdown")  # diffs
     assert "best-belief node" in text(book)
+    # The published run's best belief is its seed: the walk follows the top-ranked edit instead, and
+    # the ranking covers every edit with its clade change and instructions.
+    assert "walking the lineage of the best belief is the root 0, so the child of the top-ranked edit, 2" in text(book)
+    assert "largest gain: 1 -> 2: clade estimate 0.50 -> 0.50 (+0.00, 2 results in its clade)" in text(book)
+    assert "largest loss: 0 -> 1: clade estimate 0.58 -> 0.50 (-0.08, 6 results in its clade)" in text(book)
+    assert "instructions: Problem:" in text(book)
 
 
 def test_browse_archive_runs_on_an_imported_dgm_run(monkeypatch, tmp_path):
@@ -60,6 +66,8 @@ def test_browse_archive_runs_on_an_imported_dgm_run(monkeypatch, tmp_path):
     monkeypatch.setenv(RUN_ENV, str(tmp_path / "dgm"))
     book = execute("browse_archive.ipynb")
     assert f"source: {tmp_path / 'dgm'}" in text(book)
+    assert "walking the lineage of the best-belief node 20250101_000002_000001" in text(book)
+    assert "largest gain: 20250101_000002_000002 -> 20250101_000003_000001" in text(book)
     assert "6 nodes (3 invalid), 14 evaluations" in text(book)
 
 

@@ -1,0 +1,239 @@
+"""What a run report shows, read from a run as a reader (never the writer lock).
+
+Counts come from the one clade tree (`Run.tree`, the search's counting rule) and the best belief
+from `HGMPolicy.best`, so the report agrees with `evolve tree`, `evolve status` and the notebooks.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from evolve.archive.records import Evaluation, Node
+from evolve.archive.store import Run
+from evolve.archive.tree import CladeTree
+from evolve.notebook.plots import tree_layout
+from evolve.report.progress import Curves, progress_curves
+from evolve.report.usage import Usage, usage_over_time
+from evolve.search import HGMParams, HGMPolicy
+from evolve.search.estimates import beta_quantile
+
+DETAIL_NODES = 300
+"""Nodes whose panel (instructions, diff, outcomes) is embedded in the page: the best lineage first,
+then nodes in creation order. A git diff each, and the page stays small on a run of 10,000 nodes;
+`evolve show RUN NODE` prints any node."""
+DIFF_CHARS = 60_000
+"""A longer diff is cut, with a note (the page stays small; `evolve show` prints all of it)."""
+INTERVAL = (0.05, 0.95)
+"""The credible interval shown for a pass rate: the 5% and 95% quantiles of Beta(1+s, 1+f)."""
+
+
+@dataclass(frozen=True)
+class NodeView:
+    """One node as the page shows it."""
+
+    id: str
+    parent: str | None
+    valid: bool
+    reason: str | None
+    origin: str
+    instructions: str
+    own: tuple[int, int]
+    clade: tuple[int, int]
+    x: float
+    depth: int
+    on_best_lineage: bool
+    outcomes: dict[str, list[str]]
+    """Task → outcomes of every attempt, dev and held-out, in recording order."""
+    diff: str | None
+    """The diff against the parent; None for the root and for a node without details."""
+    detailed: bool = True
+    """Its instructions, diff and outcomes are in the page's panel data (see `DETAIL_NODES`)."""
+
+
+@dataclass(frozen=True)
+class BestBelief:
+    node: str
+    successes: int
+    failures: int
+    quantile: float
+    """The ε-quantile the choice maximises."""
+    interval: tuple[float, float]
+    heldout: tuple[int, int] | None
+    """Held-out tasks passed and scored, None when the node has no held-out result."""
+
+
+@dataclass(frozen=True)
+class ReportData:
+    title: str
+    run_id: str
+    path: str
+    generated: float
+    config: list[tuple[str, str]]
+    budget: list[tuple[str, str]]
+    stop_reason: str
+    best: BestBelief | None
+    nodes: list[NodeView]
+    tasks: list[str]
+    heldout_tasks: list[str] = field(default_factory=list)
+    curves: Curves = field(default_factory=Curves)
+    usage: Usage = field(default_factory=Usage)
+    import_times: bool = False
+    """The results carry the time of an import from another engine's run directory, not of the run."""
+
+    def panel_json(self) -> str:
+        """The per-node data the page's script shows on a click (safe inside a <script> element)."""
+        rows = {
+            n.id: {"parent": n.parent, "valid": n.valid, "reason": n.reason, "origin": n.origin,
+                   "own": n.own, "clade": n.clade, "best_lineage": n.on_best_lineage, "detailed": n.detailed,
+                   **({"instructions": n.instructions, "outcomes": n.outcomes, "diff": n.diff} if n.detailed else {})}
+            for n in self.nodes
+        }  # fmt: skip
+        return json.dumps(rows).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _interval(successes: int, failures: int) -> tuple[float, float]:
+    low, high = (float(beta_quantile(np.array([successes]), np.array([failures]), q)[0]) for q in INTERVAL)
+    return low, high
+
+
+def best_belief(run: Run, tree: CladeTree, params: HGMParams, heldout: list[Evaluation]) -> BestBelief | None:
+    """`HGMPolicy.best` on the run's tree, with its interval and held-out score."""
+    best = HGMPolicy(params).best(tree.view())
+    if best is None:
+        return None
+    own = tree.own_counts(best)
+    first: dict[str, str] = {}
+    for evaluation in heldout:  # the first attempt per task that is not an infra failure
+        if evaluation.node == best and evaluation.outcome != "infra":
+            first.setdefault(evaluation.task, evaluation.outcome)
+    score = (sum(o == "pass" for o in first.values()), len(first)) if first else None
+    quantile = float(beta_quantile(np.array([own.successes]), np.array([own.failures]), params.epsilon)[0])
+    return BestBelief(str(best), own.successes, own.failures, quantile, _interval(own.successes, own.failures), score)
+
+
+def _lineage(tree: CladeTree, node: Hashable | None) -> set[str]:
+    return set() if node is None else {str(node), *(str(a) for a in tree.ancestors(node))}
+
+
+def _diffs(run: Run, nodes: list[Node], lineage: set[str], limit: int) -> dict[str, str | None]:
+    """The diffs of the detailed nodes (None for a root), the best lineage first."""
+    order = [n for n in nodes if n.id in lineage] + [n for n in nodes if n.id not in lineage]
+    diffs: dict[str, str | None] = {}
+    for node in order[:limit]:
+        if node.parent is None:
+            diffs[node.id] = None
+            continue
+        text = run.diff(node.id)
+        if len(text) > DIFF_CHARS:
+            text = text[:DIFF_CHARS] + f"\n... cut at {DIFF_CHARS} characters: `evolve show` prints all of it\n"
+        diffs[node.id] = text
+    return diffs
+
+
+def _imported_from(run: Run) -> dict | None:
+    try:
+        return json.loads(run.meta("imported_from"))
+    except KeyError:
+        return None  # a run made here, not imported
+
+
+def _config_rows(run: Run, source: dict | None) -> list[tuple[str, str]]:
+    config = run.config
+    models = {role: getattr(config.models, role).model for role in ("diagnose", "modify", "solve")}
+    model_text = ", ".join(f"{role}: {model}" for role, model in models.items())
+    rows = [
+        ("run", f"{config.run.name} (seed {config.run.seed})"),
+        ("policy", config.policy.name),
+        ("tasks", (f"{config.tasks.suite}: search on {config.tasks.split}"
+                  f"{'' if config.tasks.limit is None else f' (first {config.tasks.limit})'}, held out "
+                  f"{config.tasks.heldout_split}{'' if config.tasks.heldout_limit is None else f' (first {config.tasks.heldout_limit})'}")),
+        ("models", model_text),
+        ("sandbox", (f"{config.sandbox.backend}, {config.sandbox.cpus:g} CPU, {config.sandbox.memory}, "
+                    f"{config.sandbox.timeout_s:g} s per job")),
+        ("executor", f"{config.executor.kind}, {config.executor.concurrency} jobs in flight"),
+    ]  # fmt: skip
+    if source is None:
+        return rows
+    if "bundle" in source:
+        rows.append(("imported from", f"bundle {source['bundle']} (run {source.get('run_id', '?')})"))
+    else:
+        rows.append(("imported from", f"a {source.get('format', '?')} run directory ({len(source.get('ids', {}))} nodes)"))
+    return rows
+
+
+def _budget_rows(run: Run, tree: CladeTree, nodes: list[Node], tokens: int, dollars: float) -> list[tuple[str, str]]:
+    budget = run.config.budget
+    expansions = len(nodes) - len(tree.roots)
+    rows = [("evaluations", f"{tree.results} of {budget.evaluations}"),
+            ("expansions", f"{expansions}" + ("" if budget.expansions is None else f" of {budget.expansions}")),
+            ("tokens", f"{tokens:,}" + ("" if budget.tokens is None else f" of {budget.tokens:,}")),
+            ("dollars", f"${dollars:.4f}" + ("" if budget.dollars is None else f" of ${budget.dollars:.2f}"))]  # fmt: skip
+    return rows
+
+
+def infer_stop_reason(run: Run, tree: CladeTree, nodes: list[Node]) -> str:
+    """Why the run stopped, as far as the archive shows (the runner prints the exact reason)."""
+    in_flight = [job for job in run.jobs() if job.state == "started"]
+    if in_flight:
+        return f"running, or stopped without finishing: {len(in_flight)} job(s) in flight"
+    budget = run.config.budget
+    if tree.results >= budget.evaluations:
+        return f"evaluation budget spent ({tree.results}/{budget.evaluations})"
+    source = _imported_from(run)
+    if source is not None:
+        return f"imported ({source.get('format', 'bundle')}): the original run's stop reason is not recorded"
+    if budget.expansions is not None and len(nodes) - len(tree.roots) >= budget.expansions:
+        return f"expansion budget spent ({budget.expansions}); no evaluation left to run"
+    return f"not recorded ({tree.results}/{budget.evaluations} evaluations used)"
+
+
+def collect(run: Run, *, stop_reason: str | None = None, detail_nodes: int = DETAIL_NODES) -> ReportData:
+    """Everything the page shows. The nodes and evaluations are read once, and the tree, the curves, the
+    best belief and the grid all come from those rows (a live run's later rows wait for the next page)."""
+    nodes = run.nodes()
+    evaluations = run.evaluations()
+    curves, tree = progress_curves(run, nodes, evaluations, run.config.policy.hgm)  # = run.tree(), built once
+    heldout = [e for e in evaluations if e.split != "dev"]
+    best = best_belief(run, tree, run.config.policy.hgm, heldout)
+    lineage = _lineage(tree, None if best is None else best.node)
+    diffs = _diffs(run, nodes, lineage, detail_nodes)
+    outcomes: dict[str, dict[str, list[str]]] = {}
+    for evaluation in evaluations:
+        outcomes.setdefault(evaluation.node, {}).setdefault(evaluation.task, []).append(evaluation.outcome)
+    positions = tree_layout(tree)
+    views = []
+    for node in nodes:
+        own, clade = tree.own_counts(node.id), tree.clade_counts(node.id)
+        x, y = positions[node.id]
+        views.append(NodeView(
+            node.id, node.parent, node.valid, node.reason, node.origin, node.instructions or "",
+            (own.successes, own.failures), (clade.successes, clade.failures), x, int(-y), node.id in lineage,
+            outcomes.get(node.id, {}), diffs.get(node.id), node.id in diffs,
+        ))  # fmt: skip
+    dev_tasks = list(dict.fromkeys(e.task for e in evaluations if e.split == "dev"))
+    dev_set = set(dev_tasks)
+    heldout_tasks = list(dict.fromkeys(e.task for e in heldout if e.task not in dev_set))
+    usage = usage_over_time(run, run.jobs())
+    tokens, dollars = run.usage_totals()
+    source = _imported_from(run)
+    return ReportData(
+        title=f"evolve run {run.config.run.name}",
+        run_id=run.id,
+        path=str(run.path),
+        generated=time.time(),
+        config=_config_rows(run, source),
+        budget=_budget_rows(run, tree, nodes, tokens, dollars),
+        stop_reason=stop_reason or infer_stop_reason(run, tree, nodes),
+        best=best,
+        nodes=views,
+        tasks=dev_tasks + heldout_tasks,
+        heldout_tasks=heldout_tasks,
+        curves=curves,
+        usage=usage,
+        import_times=source is not None and "bundle" not in source,
+    )

@@ -1,0 +1,161 @@
+"""The run report as one self-contained HTML page: styles, script and figures inline, no network."""
+
+from __future__ import annotations
+
+import time
+from html import escape
+
+from evolve.report.data import ReportData
+from evolve.report.svg import Line, grid_svg, line_chart, tree_svg
+
+_PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
+
+_STYLE = """
+body{font:14px/1.45 system-ui,sans-serif;margin:0 24px 40px;color:#222;background:#fafafa}
+h1{font-size:22px;margin:18px 0 4px}h2{font-size:17px;margin:26px 0 8px;border-bottom:1px solid #ddd}
+.meta{color:#666}.cards{display:flex;flex-wrap:wrap;gap:16px}.card{background:#fff;border:1px solid #ddd;
+border-radius:6px;padding:10px 14px;min-width:260px}.card h3{margin:0 0 6px;font-size:14px}
+table.kv td{padding:1px 10px 1px 0;vertical-align:top}table.kv td:first-child{color:#666;white-space:nowrap}
+.big{font-size:20px;font-weight:600}.scroll{overflow:auto;background:#fff;border:1px solid #ddd;border-radius:6px}
+#treebox{display:flex;gap:16px;align-items:flex-start}#treebox .scroll{flex:1 1 60%;max-height:640px}
+#panel{flex:1 1 40%;min-width:320px;max-width:640px;background:#fff;border:1px solid #ddd;border-radius:6px;padding:10px 14px}
+#panel pre{max-height:360px;overflow:auto;background:#f6f8fa;padding:6px;font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere}
+#panel pre.diff{white-space:pre}
+#panel .add{color:#116329;background:#dafbe1}#panel .del{color:#82071e;background:#ffebe9}#panel .hunk{color:#0550ae}
+.node{cursor:pointer}.node circle{stroke:#333;stroke-width:1}.node.selected circle{stroke:#0969da;stroke-width:3.5}
+.node text{font:11px monospace;text-anchor:middle;fill:#333}.ring{fill:none;stroke:#e0a800!important;stroke-width:3!important}
+.node.invalid circle{stroke:#c00;stroke-dasharray:3 2}.cross{stroke:#c00;stroke-width:2.5}
+.edge{stroke:#aaa;stroke-width:1.2}.edge.best{stroke:#e0a800;stroke-width:3.5}
+.chart .frame{fill:#fff;stroke:#ccc}.chart .grid{stroke:#eee}.chart .series{fill:none;stroke-width:2}
+.chart text{font-size:11px;fill:#444}.chart .title{font-size:13px;font-weight:600}.charts{display:flex;flex-wrap:wrap;gap:12px}
+#grid text{font:11px monospace;fill:#333}#grid .heldout-row{fill:#f3e8ff}#grid .split{fill:#888}
+#grid .split.heldout{fill:#7b2cbf;font-weight:700}#grid .col.best{fill:#b07d00;font-weight:700}
+.legend-row span{display:inline-block;margin-right:14px}.swatch{display:inline-block;width:11px;height:11px;
+border:1px solid #333;vertical-align:-1px;margin-right:4px}table.outcomes td{padding:0 8px 0 0;font-family:monospace}
+.pass{color:#116329}.fail,.error,.timeout{color:#a40e26}.infra{color:#888}
+"""
+
+_SCRIPT = """
+const NODES = JSON.parse(document.getElementById('node-data').textContent);
+function el(tag, text, cls){const e=document.createElement(tag);if(text!==undefined)e.textContent=text;if(cls)e.className=cls;return e;}
+function rate(c){const n=c[0]+c[1];return n?`${c[0]}/${n} (${(c[0]/n).toFixed(2)})`:'no results';}
+function select(id){
+  const n=NODES[id]; if(!n) return;
+  document.querySelectorAll('.node.selected').forEach(g=>g.classList.remove('selected'));
+  const g=document.querySelector(`.node[data-id="${CSS.escape(id)}"]`); if(g) g.classList.add('selected');
+  const p=document.getElementById('panel'); p.replaceChildren(); p.dataset.node=id;
+  p.append(el('h3','node '+id));
+  const t=el('table');t.className='kv';
+  const rows=[['parent',n.parent??'- (root)'],['origin',n.origin],['status',n.valid?'valid':'invalid: '+(n.reason||'no reason recorded')],
+    ['own',rate(n.own)],['clade estimate',rate(n.clade)+'  S/(S+F) over its clade'],['best lineage',n.best_lineage?'yes':'no']];
+  for(const [k,v] of rows){const r=el('tr');r.append(el('td',k),el('td',v));t.append(r);}
+  p.append(t);
+  if(!n.detailed){p.append(el('p','Instructions, diff and outcomes of this node are not embedded in this page (a large run): evolve show RUN '+id+' prints them.'));return;}
+  p.append(el('h4','instructions'),el('pre',n.instructions||'(none: the seed agent, or none recorded)'));
+  p.append(el('h4','diff against its parent'));
+  const d=el('pre',undefined,'diff');d.id='diff';
+  if(n.parent===null){d.textContent='(the root has no parent)';}
+  else if(!n.diff){d.textContent='(no change)';}
+  else for(const line of n.diff.split('\\n')){
+    const cls=line.startsWith('+')&&!line.startsWith('+++')?'add':line.startsWith('-')&&!line.startsWith('---')?'del':line.startsWith('@@')?'hunk':'';
+    d.append(el('span',line+'\\n',cls));}
+  p.append(d,el('h4','outcomes per task'));
+  const o=el('table');o.className='outcomes';
+  for(const [task,outs] of Object.entries(n.outcomes)){const r=el('tr');r.append(el('td',task));
+    const c=el('td');outs.forEach(x=>c.append(el('span',x+' ',x)));r.append(c);o.append(r);}
+  p.append(Object.keys(n.outcomes).length?o:el('p','no evaluations yet'));
+}
+document.querySelectorAll('.node').forEach(g=>{
+  g.addEventListener('click',()=>{select(g.dataset.id);history.replaceState(null,'','#node='+encodeURIComponent(g.dataset.id));});
+  g.addEventListener('keydown',e=>{if(e.key==='Enter')g.dispatchEvent(new MouseEvent('click'));});});
+function fromHash(){const m=location.hash.match(/^#node=(.+)$/);if(!m)return;
+  const g=document.querySelector(`.node[data-id="${CSS.escape(decodeURIComponent(m[1]))}"]`);
+  if(g){g.dispatchEvent(new MouseEvent('click',{bubbles:true}));const box=g.closest('.scroll'),b=g.getBBox();box.scrollLeft=b.x-box.clientWidth/2;box.scrollTop=b.y-box.clientHeight/2;}}
+fromHash();
+"""
+
+
+def _kv(rows: list[tuple[str, str]]) -> str:
+    return '<table class="kv">' + "".join(f"<tr><td>{escape(k)}</td><td>{escape(v)}</td></tr>" for k, v in rows) + "</table>"
+
+
+def _best_card(data: ReportData) -> str:
+    best = data.best
+    if best is None:
+        return '<div class="card" id="best"><h3>best belief</h3><p>no valid node yet</p></div>'
+    total = best.successes + best.failures
+    own = f"{best.successes}/{total} ({best.successes / total:.2f})" if total else "no results yet"
+    held = "not scored" if best.heldout is None else f"{best.heldout[0]}/{best.heldout[1]} passed"
+    rows = [("own pass rate", own), ("90% interval", f"{best.interval[0]:.2f} to {best.interval[1]:.2f}"),
+            ("ε-quantile", f"{best.quantile:.3f}"), ("held-out", held)]  # fmt: skip
+    return (f'<div class="card" id="best"><h3>best belief (HGM: max ε-quantile)</h3><div class="big">'
+            f'node <a href="#node={escape(best.node)}" onclick="select(\'{escape(best.node)}\')">{escape(best.node)}</a>'
+            f"</div>{_kv(rows)}</div>")  # fmt: skip
+
+
+def _usage_charts(data: ReportData) -> str:
+    usage, charts = data.usage, []
+    for chart_id, title, series, unit in (
+        ("usage-tokens", "model tokens by role", usage.tokens, "tokens"),
+        ("usage-dollars", "dollars by role", usage.dollars, "USD"),
+        ("usage-cpu", "sandbox CPU-hours by job kind", usage.cpu_hours, "CPU-hours"),
+    ):
+        lines = [Line(role, s.hours, list(s.totals), _PALETTE[i % len(_PALETTE)], steps=True)
+                 for i, (role, s) in enumerate(series.items())]  # fmt: skip
+        charts.append(line_chart(chart_id, title, lines, "hours since the run started", unit))
+    note = "" if usage.exchanges else "<p class='meta'>No recorded model exchanges in this run (an imported run keeps none).</p>"
+    return note + '<div class="charts">' + "".join(charts) + "</div>"
+
+
+def _progress_charts(data: ReportData) -> str:
+    c = data.curves
+    def lines(xs: list[float]) -> list[Line]:
+        return [Line("best observed own pass rate (valid nodes)", xs, c.best_observed, "#1f77b4"),
+                Line("best belief's own pass rate", xs, c.best_belief, "#e0a800")]  # fmt: skip
+    note = ("<p class='meta'>An imported run: its results were recorded at import time, so the wall-time "
+            "axis shows the import, not the original run.</p>" if data.import_times else "")
+    return (note + '<div class="charts">'
+            + line_chart("curve-evaluations", "progress against evaluations used",
+                         lines([float(x) for x in c.evaluations]), "counted dev results", "pass rate", y_max=1.0)
+            + line_chart("curve-time", "progress against wall time", lines(c.hours), "hours since the run started",
+                         "pass rate", y_max=1.0)
+            + "</div>")  # fmt: skip
+
+
+def render(data: ReportData, refresh_s: float | None = None) -> str:
+    """The whole page. `refresh_s`: the page reloads itself that often (`--watch`), keeping its #node."""
+    refresh = "" if refresh_s is None else f'<meta http-equiv="refresh" content="{max(1, round(refresh_s))}">'
+    generated = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(data.generated))
+    evaluated = sum(1 for n in data.nodes if sum(n.own))
+    invalid = sum(1 for n in data.nodes if not n.valid)
+    legend = ("<div class='legend-row'><span><i class='swatch' style='background:#440154'></i>own pass rate 0"
+              "</span><span><i class='swatch' style='background:#fde725'></i>1</span><span><i class='swatch' "
+              "style='background:#c8c8c8'></i>no result</span><span>size: counted results</span><span style='color:"
+              "#b07d00'>gold: best lineage, ringed: best belief</span><span style='color:#c00'>red cross: invalid"
+              "</span></div>")  # fmt: skip
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">{refresh}<title>{escape(data.title)}</title>
+<style>{_STYLE}</style></head><body>
+<h1>{escape(data.title)}</h1>
+<p class="meta">run {escape(data.run_id)} at {escape(data.path)} &middot; report written {generated}</p>
+<div class="cards">
+<div class="card" id="config"><h3>configuration</h3>{_kv(data.config)}</div>
+<div class="card" id="budget"><h3>budget used</h3>{_kv(data.budget)}<p><b>stop reason:</b> <span id="stop-reason">{escape(data.stop_reason)}</span></p></div>
+{_best_card(data)}
+</div>
+<h2>clade tree: {len(data.nodes)} nodes ({evaluated} evaluated, {invalid} invalid)</h2>
+{legend}
+<div id="treebox"><div class="scroll">{tree_svg(data.nodes, None if data.best is None else data.best.node)}</div>
+<div id="panel"><p>Click a node to see its instructions, its diff against its parent, its outcomes and its clade estimate.</p></div></div>
+<h2>progress</h2>
+{_progress_charts(data)}
+<h2>outcomes: task x node</h2>
+<p class="meta">Green: passed, red: failed (fail, timeout or error), amber: attempts disagree, grey: only infra.
+Held-out rows are shaded: only the final agent is scored on them, the search never sees them. Columns: nodes in tree order, up to 150 (the best lineage, in gold, always among them).</p>
+<div class="scroll">{grid_svg(data.nodes, data.tasks, data.heldout_tasks)}</div>
+<h2>usage over time</h2>
+{_usage_charts(data)}
+<script type="application/json" id="node-data">{data.panel_json()}</script>
+<script>{_SCRIPT}</script>
+</body></html>
+"""

@@ -1,0 +1,78 @@
+"""Tokens, dollars and CPU-hours by role over time.
+
+Tokens and dollars come from the recorded model exchanges (`exchanges/job-N.jsonl`, written by the
+host-side gateway, one line per request with its role and usage); CPU-hours from the job rows: a
+finished job's wall time times the sandbox's CPU quota, by job kind (expansions run the diagnose and
+modify roles, evaluations the solve role).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from evolve.archive.records import Job
+from evolve.archive.store import Run
+
+POINTS = 200
+"""Points per series kept (evenly spaced over the records)."""
+
+
+@dataclass(frozen=True)
+class Series:
+    """A cumulative series: hours since the run's start and the running total then."""
+
+    hours: list[float] = field(default_factory=list)
+    totals: list[float] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Usage:
+    tokens: dict[str, Series] = field(default_factory=dict)
+    dollars: dict[str, Series] = field(default_factory=dict)
+    cpu_hours: dict[str, Series] = field(default_factory=dict)
+    exchanges: int = 0
+    """Model requests read; 0 for a run without recorded exchanges (an imported DGM run)."""
+
+
+def _cumulative(events: Iterable[tuple[float, str, float]], start: float) -> dict[str, Series]:
+    by_role: dict[str, list[tuple[float, float]]] = {}
+    for when, role, amount in sorted(events):
+        points = by_role.setdefault(role, [])
+        points.append((when, (points[-1][1] if points else 0.0) + amount))
+    result = {}
+    for role, points in sorted(by_role.items()):
+        step = max(1, len(points) // POINTS)
+        kept = points[::step] if points[-1] in points[::step] else [*points[::step], points[-1]]
+        result[role] = Series([max(t - start, 0.0) / 3600 for t, _ in kept], [v for _, v in kept])
+    return result
+
+
+def _exchange_events(run: Run) -> tuple[list[tuple[float, str, float]], list[tuple[float, str, float]], int]:
+    tokens, dollars, count = [], [], 0
+    directory = run.path / "exchanges"
+    for path in sorted(directory.glob("job-*.jsonl")) if directory.is_dir() else []:
+        with path.open(encoding="utf-8") as lines:
+            for line in lines:
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # a line cut by a crash mid-append: the complete ones still count
+                usage = (row.get("response") or {}).get("usage") or {}
+                role, when = str(row.get("role", "?")), float(row.get("created", 0))
+                tokens.append((when, role, float(usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0))))
+                dollars.append((when, role, float(usage.get("cost_usd", 0.0))))
+                count += 1
+    return tokens, dollars, count
+
+
+def usage_over_time(run: Run, jobs: list[Job]) -> Usage:
+    start = min((job.started for job in jobs), default=0.0)
+    tokens, dollars, count = _exchange_events(run)
+    if tokens:
+        start = min(start, min(t for t, _, _ in tokens)) if jobs else min(t for t, _, _ in tokens)
+    cpus = run.config.sandbox.cpus
+    cpu = [(job.finished, job.kind, (job.finished - job.started) * cpus / 3600)
+           for job in jobs if job.finished is not None]  # fmt: skip
+    return Usage(_cumulative(tokens, start), _cumulative(dollars, start), _cumulative(cpu, start), count)
