@@ -12,8 +12,10 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from evolve.archive.compute import cpu_hours, sandbox_cpus
 from evolve.archive.records import Job
 from evolve.archive.store import Run
+from evolve.archive.vocab import JobState
 
 POINTS = 200
 """Points per series kept (evenly spaced over the records)."""
@@ -72,7 +74,7 @@ def usage_over_time(run: Run, jobs: list[Job]) -> Usage:
     tokens, dollars, count = _exchange_events(run)
     if tokens:
         start = min(start, min(t for t, _, _ in tokens)) if jobs else min(t for t, _, _ in tokens)
-    cpus = run.config.sandbox.cpus
-    cpu = [(job.finished, job.kind, (job.finished - job.started) * cpus / 3600)
-           for job in jobs if job.finished is not None]  # fmt: skip
+    cpus = sandbox_cpus(run)
+    cpu = [(job.finished, job.kind, cpu_hours(job.finished - job.started, cpus))
+           for job in jobs if job.finished is not None and job.state != JobState.CANCELLED]  # as the budget counts
     return Usage(_cumulative(tokens, start), _cumulative(dollars, start), _cumulative(cpu, start), count)
