@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO
+from typing import IO, Self
 
 from evolve.archive import schema
 from evolve.archive.code import NODE_ID, CodeStore
@@ -132,7 +132,7 @@ class Run(JobRows):
                 self._writer_lock.close()  # closing the file releases the flock
                 self._writer_lock = None
 
-    def __enter__(self) -> Run:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

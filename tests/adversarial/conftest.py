@@ -10,8 +10,8 @@ import pytest
 from evolve.archive.store import Run
 from evolve.engine.evaluate import EvalSettings, evaluate
 from evolve.llm.gateway import Gateway
-from evolve.tasks import load_suite
 from evolve.sandbox.factory import DockerSandboxes, grading_sandbox
+from evolve.tasks import load_suite
 
 TASK = "structs-lru-recency"
 FIX = ("python3 - <<'PY'\nfrom pathlib import Path\np = Path('structs/lru.py')\n"

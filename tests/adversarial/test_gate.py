@@ -7,10 +7,10 @@ import shutil
 
 import pytest
 
-from evolve.standins.models import RoutedModel
 from evolve.llm.gateway import Gateway
 from evolve.meta.validate import SMOKE_STATEMENT, validate_child
 from evolve.sandbox.factory import DockerSandboxes
+from evolve.standins.models import RoutedModel
 
 from .conftest import executor_agent
 

@@ -7,8 +7,8 @@ import uuid
 
 import pytest
 
-from evolve.sandbox.types import SandboxLimits
 from evolve.sandbox.factory import grading_sandbox
+from evolve.sandbox.types import SandboxLimits
 from evolve.tasks.grading import GradeItem, grade_in
 from evolve.tasks.tree_diff import diff_trees, tree_entries
 from evolve.tasks.types import write_files

@@ -9,8 +9,8 @@ import time
 import pytest
 
 from evolve.bench.scale import bench_scale
-from evolve.engine.executors import RayExecutor, WorkerLost
 from evolve.cluster.local import LocalRayCluster
+from evolve.engine.executors import RayExecutor, WorkerLost
 
 
 def _where(seconds: float) -> str:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from evolve.archive.store import Run
 from evolve.engine.evaluate import EvalSettings, evaluate
-from evolve.standins.models import ScriptedModel
 from evolve.llm.gateway import Gateway
 from evolve.sandbox import SandboxLimits
-from evolve.tasks import load_suite
 from evolve.sandbox.factory import DockerSandboxes
+from evolve.standins.models import ScriptedModel
+from evolve.tasks import load_suite
 
 # Writes until the disk is full, then exits 1 claiming nothing about it.
 FILLER = """

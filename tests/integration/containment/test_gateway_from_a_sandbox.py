@@ -7,9 +7,9 @@ import threading
 import time
 
 from evolve.llm.budget import prompt_token_bound
-from evolve.standins.models import ScriptedModel, fake_completion_cap
 from evolve.llm.gateway import Gateway
 from evolve.llm.types import ChatResponse, Message, Usage
+from evolve.standins.models import ScriptedModel, fake_completion_cap
 
 from .conftest import host_status
 

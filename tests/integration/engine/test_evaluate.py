@@ -8,11 +8,11 @@ import pytest
 
 from evolve.archive.store import Run
 from evolve.engine.evaluate import EvalSettings, evaluate
-from evolve.standins.models import ScriptedModel
 from evolve.llm.gateway import Gateway
-from evolve.seed import copy_seed
-from evolve.tasks import load_suite
 from evolve.sandbox.factory import DockerSandboxes
+from evolve.seed import copy_seed
+from evolve.standins.models import ScriptedModel
+from evolve.tasks import load_suite
 
 FIX = "The bug is in get.\n```replace structs/lru.py\n<<<<<<< SEARCH\n            return default\n        return self._data[key]\n=======\n            return default\n        self._data.move_to_end(key)\n        return self._data[key]\n>>>>>>> REPLACE\n```"
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from evolve.config import parse_config
 from evolve.engine.launch import run_evolution
-from evolve.standins.models import RoutedModel
 from evolve.meta.validate import SMOKE_STATEMENT
+from evolve.standins.models import RoutedModel
 
 CONFIG = """
 [run]

@@ -8,8 +8,8 @@ import pytest
 
 from evolve.config import parse_config
 from evolve.engine.launch import run_evolution
-from evolve.standins.models import RoutedModel
 from evolve.meta.dgm import FIELDS, SPECIAL
+from evolve.standins.models import RoutedModel
 
 CONFIG = """
 [run]

@@ -13,10 +13,10 @@ from evolve.archive import Run, export_lineage
 from evolve.config import BudgetConfig, RunConfig
 from evolve.engine.evaluate import EvalSettings, evaluate
 from evolve.llm.gateway import Gateway
+from evolve.sandbox.factory import DockerSandboxes
 from evolve.seed import copy_seed
 from evolve.standins.models import ScriptedModel
 from evolve.tasks import load_suite
-from evolve.sandbox.factory import DockerSandboxes
 
 FIX = (
     "The bug is in get.\n```replace structs/lru.py\n<<<<<<< SEARCH\n            return default\n"

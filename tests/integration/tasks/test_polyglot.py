@@ -17,8 +17,8 @@ import pytest
 from typer.testing import CliRunner
 
 from evolve.cli.app import app
-from evolve.tasks.check import check_suite
 from evolve.sandbox.factory import grading_sandbox
+from evolve.tasks.check import check_suite
 from evolve.tasks.grading import GradeItem, grade_in
 from evolve.tasks.polyglot import LANGUAGES, POLYGLOT_IMAGE, load_polyglot
 

@@ -7,9 +7,9 @@ import pytest
 from evolve.archive import Run
 from evolve.config import BudgetConfig
 from evolve.engine.executors import LocalExecutor
-from evolve.standins.worker import ScriptedWorker
 from evolve.engine.runner import Runner
 from evolve.search import HGMPolicy
+from evolve.standins.worker import ScriptedWorker
 
 TASKS = [f"task-{i:02d}" for i in range(12)]
 HELDOUT = ["held-0", "held-1", "held-2"]

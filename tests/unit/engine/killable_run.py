@@ -6,9 +6,9 @@ from pathlib import Path
 from evolve.archive import Run
 from evolve.config import BudgetConfig
 from evolve.engine.executors import LocalExecutor
-from evolve.standins.worker import ScriptedWorker
 from evolve.engine.runner import Runner
 from evolve.search import HGMPolicy
+from evolve.standins.worker import ScriptedWorker
 
 
 def main(path: str, delay: float) -> None:

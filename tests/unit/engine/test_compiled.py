@@ -13,10 +13,10 @@ import pytest
 from evolve.archive import Run
 from evolve.config import BudgetConfig, RunConfig
 from evolve.engine.executors import LocalExecutor
-from evolve.standins.worker import ScriptedWorker
-from evolve.meta.compiled import compiled_verdict, patch_empty, stage_size
 from evolve.engine.runner import Runner
+from evolve.meta.compiled import compiled_verdict, patch_empty, stage_size
 from evolve.search import DGMParams, DGMPolicy, HGMPolicy
+from evolve.standins.worker import ScriptedWorker
 from tests.unit.engine.conftest import TASKS, seeded_run
 
 STAGE = 3

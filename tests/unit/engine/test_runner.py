@@ -52,7 +52,7 @@ def test_clade_counts_match_a_recount(make_runner):
 
 @pytest.mark.parametrize("policy", [DGMPolicy(), GreedyPolicy(), RandomPolicy()], ids=lambda p: p.name)
 def test_baselines_run_on_the_same_runner(make_runner, policy):
-    runner, run, _ = make_runner(BudgetConfig(evaluations=25), policy=policy)
+    runner, _run, _ = make_runner(BudgetConfig(evaluations=25), policy=policy)
     assert runner.execute().evaluations_used == 25
 
 
@@ -108,7 +108,7 @@ def test_task_order_is_seeded_and_complete():
 
 
 def test_stop_then_cancel(make_runner):
-    runner, run, worker = make_runner(BudgetConfig(evaluations=500), delay_s=0.2)
+    runner, run, _worker = make_runner(BudgetConfig(evaluations=500), delay_s=0.2)
     threading.Timer(0.5, runner.request_stop).start()
     outcome = runner.execute()
     assert outcome.stop_reason == "stop requested" and outcome.stop == StopReason.STOP_REQUESTED

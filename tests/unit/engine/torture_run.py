@@ -9,9 +9,9 @@ from pathlib import Path
 from evolve.archive import Run
 from evolve.config import BudgetConfig
 from evolve.engine.executors import LocalExecutor
-from evolve.standins.worker import ScriptedWorker
 from evolve.engine.runner import Runner
 from evolve.search import HGMPolicy
+from evolve.standins.worker import ScriptedWorker
 
 SEARCH = [f"t{i}" for i in range(10)]
 HELDOUT = [f"h{i}" for i in range(4)]
