@@ -22,6 +22,7 @@ from evolve.archive.code import CodeStore
 from evolve.archive.lineage import import_bundle
 from evolve.archive.records import Evaluation, Job
 from evolve.archive.store import Run
+from evolve.archive.vocab import JobState
 from evolve.errors import EvolveError
 
 
@@ -161,7 +162,7 @@ def replayable(run: Run, node: str | None = None) -> list[tuple[Evaluation, Job 
     a node on a task came from its k-th finished evaluation job (infra retries end `failed`).
     """
     jobs: dict[tuple[str, str | None], list[Job]] = {}
-    for job in run.jobs("finished"):
+    for job in run.jobs(JobState.FINISHED):
         if job.kind == "evaluate":
             jobs.setdefault((job.node, job.task), []).append(job)
     pairs = []

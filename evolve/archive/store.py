@@ -21,6 +21,7 @@ from evolve.archive.code import NODE_ID, CodeStore
 from evolve.archive.jobrows import JobRows
 from evolve.archive.records import OUTCOMES, Evaluation, Node
 from evolve.archive.tree import CladeTree, build_tree, recorded_tasks
+from evolve.archive.vocab import JobState, NodeStatus, Outcome, Split
 from evolve.archive.writer import RunDamaged, claim_writer
 from evolve.config import RunConfig, dump_config, parse_config
 from evolve.errors import EvolveError
@@ -218,7 +219,7 @@ class Run(JobRows):
         message = f"node {node_id}" + (f" (child of {parent}, {origin})" if parent else f" ({origin})")
         commit = self.code.commit_dir(code_dir, parent_commit, message, created)
         self.code.create_ref(node_id, commit)
-        node = Node(node_id, parent, commit, created, origin, status, reason, instructions)
+        node = Node(node_id, parent, commit, created, origin, NodeStatus(status), reason, instructions)
         try:
             self.adopt_node(node, job_id=job_id)
         except BaseException:
@@ -230,7 +231,7 @@ class Run(JobRows):
         """Insert the row of a node whose commit and ref already exist (importers, `add_node`)."""
         with self._transaction() as db:
             if job_id is not None:
-                self._finish_job(db, job_id, "finished", f"node {node.id}")
+                self._finish_job(db, job_id, JobState.FINISHED, f"node {node.id}")
             db.execute(
                 "INSERT INTO nodes (id, parent, commit_sha, created, origin, status, reason,"
                 " instructions, tokens, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -340,9 +341,9 @@ class Run(JobRows):
                 (node_id, task, split, attempt, outcome, duration_s, tokens, log_path, created),
             )
             if job_id is not None:
-                self._finish_job(db, job_id, "finished", outcome)
-        return Evaluation(node_id, task, attempt, outcome, duration_s, tokens, log_path, created,
-                          cursor.lastrowid, split)
+                self._finish_job(db, job_id, JobState.FINISHED, outcome)
+        return Evaluation(node_id, task, attempt, Outcome(outcome), duration_s, tokens, log_path, created,
+                          cursor.lastrowid, Split(split))
 
     def adopt_evaluation(self, evaluation: Evaluation) -> None:
         """Insert an evaluation exactly as given (importers)."""

@@ -76,10 +76,10 @@ def render_tree(nodes: list[Node], tree: CladeTree) -> str:
         children = tree.children(node_id)
         child_prefix = prefix if top else prefix + ("    " if last else "│   ")
         for index, child in enumerate(children):
-            walk(child, child_prefix, index == len(children) - 1, False)
+            walk(str(child), child_prefix, index == len(children) - 1, False)
 
     for root in tree.roots:
-        walk(root, "", True, True)
+        walk(str(root), "", True, True)
     return "\n".join(lines)
 
 
@@ -93,7 +93,7 @@ def render_node(run: Run, node_id: str) -> str:
     lines = [
         f"node {node.id}  ({node.status}{': ' + node.reason if node.reason else ''})",
         f"parent: {node.parent or '-'}   origin: {node.origin}   commit: {node.commit}",
-        f"children: {', '.join(tree.children(node.id)) or '-'}",
+        f"children: {', '.join(map(str, tree.children(node.id))) or '-'}",
         f"own: {_rate(tree.own_counts(node.id))}   clade: {_rate(tree.clade_counts(node.id))}",
         f"usage: {node.tokens} tokens, ${node.cost_usd:.4f}",
     ]

@@ -50,6 +50,7 @@ def _p95(values: list[float]) -> float:
 def bench_engine(jobs: int = 8, levels: tuple[int, ...] = (1, 2, 4), image: str = "evolve-base:latest") -> EngineBench:
     """Run `jobs` evaluation jobs at each concurrency level and measure overhead and throughput."""
     from evolve.archive import Run
+    from evolve.archive.vocab import JobKind
     from evolve.engine.evaluate import EvalSettings
     from evolve.engine.executors import LocalExecutor
     from evolve.engine.expand import ExpandSettings
@@ -82,11 +83,11 @@ def bench_engine(jobs: int = 8, levels: tuple[int, ...] = (1, 2, 4), image: str 
                     start = time.monotonic()
                     pending = []
                     for task in tasks:
-                        job = run.start_job("evaluate", node.id, task.id)
-                        pending.append((job, executor.submit(worker.evaluate, job, node, task.id, "dev")))
-                    for job, future in pending:
+                        job = run.start_job(JobKind.EVALUATE, node.id, task.id)
+                        pending.append((job, task.id, executor.submit(worker.evaluate, job, node, task.id, "dev")))
+                    for job, task_id, future in pending:
                         result = future.result()
-                        run.record_evaluation(node.id, job.task, result.outcome, duration_s=result.duration_s,
+                        run.record_evaluation(node.id, task_id, result.outcome, duration_s=result.duration_s,
                                               log_path=result.log_path, job_id=job.id)
                         log_dir = Path(result.log_path) if result.log_path else None
                         overheads.append(max(result.duration_s - agent_seconds(log_dir), 0.0))

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy import stats
 
-from evolve.archive.records import Evaluation, Node, Outcome
+from evolve.archive.records import Evaluation, Node
+from evolve.archive.vocab import NodeStatus, Outcome
 from evolve.engine.state import SearchState
 from evolve.search.costaware import HGMCostPolicy
 from evolve.search.dgm import DGMPolicy, GreedyPolicy, RandomPolicy
@@ -134,12 +135,12 @@ def runner_state(n_nodes: int, n_evaluations: int, rng: np.random.Generator, n_t
     and a few jobs in flight, as at concurrency 8."""
     parents = [None] + [str(rng.integers(0, i)) for i in range(1, n_nodes)]
     valid = rng.random(n_nodes) < 0.8
-    nodes = [Node(str(i), parents[i], "c", 0.0, "bench", "valid" if valid[i] else "invalid") for i in range(n_nodes)]
+    nodes = [Node(str(i), parents[i], "c", 0.0, "bench", NodeStatus.VALID if valid[i] else NodeStatus.INVALID) for i in range(n_nodes)]
     done = np.minimum(rng.multinomial(n_evaluations, np.full(n_nodes, 1.0 / n_nodes)), n_tasks)
     task_order = [f"t{j}" for j in range(n_tasks)]
     passed = rng.random(int(done.sum())) < 0.4
     rows = [(str(i), task_order[j]) for i, d in enumerate(done.tolist()) for j in range(d)]
-    outcomes: list[Outcome] = ["pass" if ok else "fail" for ok in passed.tolist()]
+    outcomes = [Outcome.PASS if ok else Outcome.FAIL for ok in passed.tolist()]
     state = SearchState(nodes, [Evaluation(n, t, 1, o) for (n, t), o in zip(rows, outcomes, strict=True)], task_order)
     busy = np.flatnonzero(valid & (done < n_tasks))[:6]
     for job, node in enumerate(busy.tolist()):

@@ -5,14 +5,19 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 
 from evolve.errors import EvolveError
 from evolve.llm.types import ChatRequest, ChatResponse, Message, ToolCall, Usage
+
+if TYPE_CHECKING:
+    from evolve.llm.client import ChatModel
+    from evolve.llm.types import Role
 
 app = typer.Typer(name="agent", help="Agents as seeds: check that a directory meets the agent contract.",
                   no_args_is_help=True)
@@ -67,7 +72,7 @@ def check(
             failed.append(name)
 
     stack = None if scripted else ModelStack(cfg.models, seed=cfg.run.seed).start()
-    models = {"solve": ContractStandIn()} if stack is None else stack.models
+    models: Mapping[Role, ChatModel] = {"solve": ContractStandIn()} if stack is None else stack.models
     job, run_id = "agent-check", f"agent-check-{os.getpid()}"
     try:
         with Gateway(models) as gateway, tempfile.TemporaryDirectory(prefix="evolve-agent-check-") as logs:

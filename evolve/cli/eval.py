@@ -10,7 +10,7 @@ import tempfile
 import time
 from contextlib import closing
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -18,12 +18,16 @@ from rich.table import Table
 
 from evolve.errors import EvolveError
 
+if TYPE_CHECKING:
+    from evolve.archive.store import Run
+    from evolve.config import RunConfig
+
 
 def register(app: typer.Typer) -> None:
     app.command("eval")(eval_command)
 
 
-def open_agent(agent: str, archive: Path, config) -> tuple[object, str]:
+def open_agent(agent: str, archive: Path, config: RunConfig) -> tuple[Run, str]:
     """(run, node id) for `seed` or a directory that meets the agent contract (a fresh run holding only that
     agent), or `RUN:NODE` (an existing run)."""
     from evolve.archive.store import Run
@@ -69,7 +73,7 @@ def eval_command(
     from evolve.tasks import load_suite
 
     cfg = load_config(config) if config else RunConfig()
-    tasks = list(load_suite(suite).split(split).select(task, limit))  # type: ignore[arg-type]
+    tasks = list(load_suite(suite).split(split).select(task, limit))
     # models start (and API keys are read) before anything is written
     stack = ModelStack(cfg.models, seed=cfg.run.seed).start()
     try:

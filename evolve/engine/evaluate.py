@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evolve.archive.store import Run
+from evolve.archive.vocab import JobKind, JobState, Outcome
 from evolve.engine.context import Channel, Channels, ChannelSpec, JobContext, SandboxMaker, local_context
 from evolve.engine.jobs import EvaluationResult
 from evolve.engine.retry import InfraRetry
@@ -68,12 +69,13 @@ def evaluate(run: Run, node_id: str, task: Task, *, sandboxes: SandboxMaker, gat
     jobs: list[int] = []
 
     def attempt(_: int) -> EvalResult:
-        jobs.append(run.start_job("evaluate", node_id, task=task.id).id)
+        jobs.append(run.start_job(JobKind.EVALUATE, node_id, task=task.id).id)
         with local_context(run, jobs[-1], node_id, sandboxes=sandboxes, channels=gateway) as ctx:
             return evaluate_task(ctx, task, settings)
 
     result = InfraRetry(settings.infra_retries).run(
-        attempt, lambda r: r.outcome == "infra", before_retry=lambda r: run.finish_job(jobs[-1], "failed", r.detail))
+        attempt, lambda r: r.outcome == Outcome.INFRA,
+        before_retry=lambda r: run.finish_job(jobs[-1], JobState.FAILED, r.detail))
     run.record_evaluation(node_id, task.id, result.outcome, duration_s=result.duration_s, tokens=result.tokens,
                           log_path=str(result.log_dir), split=task.split, job_id=jobs[-1])
     return result

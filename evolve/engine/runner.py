@@ -146,7 +146,7 @@ class Runner:
                                 evaluated=self.state.evaluated)
         requeue = self._requeue.search
         if stage := self.compiled_stage:  # a crash may have come before the check
-            for node in list(self.state.tree):
+            for node in map(str, list(self.state.tree)):
                 if len(self.state.evaluated(node)) >= stage:
                     compiled.enforce(self.run, self.state, node, stage)
         stopping: Stopping | None = None

@@ -153,7 +153,7 @@ class DockerSandbox:
         now. False when it cannot be (the caller then closes it and starts a fresh one)."""
         if (gateway_socket is None) != (self._slot is None):
             return False
-        if gateway_socket is not None and not link_socket(self._slot, gateway_socket):
+        if gateway_socket is not None and self._slot is not None and not link_socket(self._slot, gateway_socket):
             return False
         with infra("cannot rename a container"):
             self._container.rename(container_name(run_id, job_id))

@@ -66,7 +66,9 @@ class Exec:
         exec_id = self._create(cmd, stdin=True)
         sock = self.client.api.exec_start(exec_id, socket=True)
         try:
-            raw = getattr(sock, "_sock", sock)
+            raw = getattr(sock, "_sock", sock)  # over a Unix socket the SDK wraps the socket in a SocketIO
+            if not isinstance(raw, socket.socket):
+                raise SandboxUnavailable(f"the Docker engine gave no socket to write to ({type(raw).__name__})")
             raw.sendall(data)
             raw.shutdown(socket.SHUT_WR)
             output = b"".join(frame for _stream, frame in frames_iter(sock, tty=False))

@@ -7,7 +7,7 @@ timeouts derive from their wall clock (evolve.engine.context.agent_timeout).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import docker
@@ -78,8 +78,9 @@ class DockerSandboxes:
     def __call__(self, image: str, job: str, *, gateway_socket: Path | None = None,
                  grader: bool = False) -> DockerSandbox:
         if self.pool is not None:
-            spec = SandboxSpec(image, self.run_id, self.limits, gateway=gateway_socket is not None,
-                               **({"user": "root", "cap_add": GRADER_CAPS} if grader else {}))
+            spec = SandboxSpec(image, self.run_id, self.limits, gateway=gateway_socket is not None)
+            if grader:
+                spec = replace(spec, user="root", cap_add=tuple(GRADER_CAPS))
             return self.pool.sandbox(spec, job, gateway_socket)
         if grader:
             return grading_sandbox(image, job, run_id=self.run_id, limits=self.limits)

@@ -50,6 +50,8 @@ def image_info(name: str = DEFAULT_IMAGE, *, client: docker.DockerClient | None 
             raise SandboxUnavailable(
                 f"image {name} is missing; build it with `evolve sandbox build`"
             ) from None
+        if image.id is None:  # a local image always has one; the SDK types it optional
+            raise SandboxUnavailable(f"image {name} has no id")
         return ImageInfo(name, image.id, tuple(image.attrs.get("RepoDigests") or ()))
 
 

@@ -49,7 +49,10 @@ Action: TypeAlias = Expand | Evaluate | Stop
 class Policy(Protocol):
     """A selection policy: pure, no I/O, every random choice from the `rng` passed in."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """How the config names it (`policy.name`)."""
+        ...
 
     def next_action(self, view: SearchView, rng: np.random.Generator) -> Action:
         """The next job to start on the tree snapshot `view`."""

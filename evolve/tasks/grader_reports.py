@@ -142,7 +142,8 @@ def parse_catch2(data, name):
 
 
 def parse_gotest(data, name):
-    records, output = [], {}
+    records: list[dict] = []
+    output: dict[str, str] = {}
     for event in _json_lines(data):
         test, action = event.get("Test"), event.get("Action")
         key = test or f"package {event.get('Package', '?')}"

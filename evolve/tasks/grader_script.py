@@ -25,6 +25,7 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 if __package__:  # imported on the host; in the sandbox it sits beside this script
     from evolve.tasks import grader_reports as reports
@@ -173,7 +174,7 @@ def run(command, cwd, timeout, env, isolate):
     Both pipes are drained by threads and never awaited past the deadline: a process the tests leave
     behind holding them open cannot stall the grader."""
     read_end, write_end = os.pipe()
-    as_user = {"user": TEST_UID, "group": TEST_UID, "extra_groups": []} if isolate else {}
+    as_user: dict[str, Any] = {"user": TEST_UID, "group": TEST_UID, "extra_groups": []} if isolate else {}
     env = dict(env, **{RESULTS_FD: str(write_end)})
     # The tests, not the grader, are what the kernel kills first when they exhaust the memory.
     command = "echo 1000 > /proc/self/oom_score_adj 2>/dev/null; " + command
@@ -181,7 +182,9 @@ def run(command, cwd, timeout, env, isolate):
                             stdin=subprocess.DEVNULL, start_new_session=True, pass_fds=(write_end,), env=env,
                             **as_user)
     os.close(write_end)
-    output, results = [], []
+    assert proc.stdout is not None  # piped above
+    output: list[bytes] = []
+    results: list[bytes] = []
     readers = [threading.Thread(target=_drain, args=(fd, into, limit), daemon=True)
                for fd, into, limit in ((proc.stdout.fileno(), output, 4 * OUTPUT_CAP), (read_end, results, RECORDS_CAP))]
     for reader in readers:
@@ -228,7 +231,7 @@ def kill_test_user():
 
 
 def _records(data):
-    records = []
+    records: list[dict] = []
     for line in data.decode(errors="replace").splitlines():
         try:
             record = json.loads(line)
