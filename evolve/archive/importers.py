@@ -30,6 +30,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from evolve.archive.bundlefiles import removing_on_failure
 from evolve.archive.code import NODE_ID
 from evolve.archive.store import Run
 from evolve.config import PolicyConfig, RunConfig, RunSection
@@ -177,16 +178,8 @@ def _import(sources: dict[str, _Source], initial_code: Path, dest: Path, kind: s
     if not initial_code.is_dir():
         raise EvolveError(f"initial code {initial_code} is not a directory")
     _check_links(initial_code)
-    before = set(dest.iterdir()) if dest.is_dir() else None
-    try:
+    with removing_on_failure(dest):
         return _import_into(sources, initial_code, dest, kind)
-    except BaseException:
-        if before is None:
-            shutil.rmtree(dest, ignore_errors=True)
-        else:  # dest existed (empty, or Run.create refused it): remove only what this import made
-            for entry in set(dest.iterdir()) - before:
-                shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
-        raise
 
 
 def _import_into(sources: dict[str, _Source], initial_code: Path, dest: Path, kind: str) -> ImportReport:
