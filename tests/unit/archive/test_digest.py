@@ -107,3 +107,11 @@ def test_a_lineage_export_has_the_digest_of_that_lineage(run, build_run, tmp_pat
         assert run_digest(copy) == expected
     out = evolve("replay", run.path, "--node", c.id, "--expect", expected)
     assert out.returncode == 0, out.stderr
+
+
+def test_the_published_readme_states_the_published_bundles_digest():
+    from evolve.replay import verify
+
+    published = Path(__file__).resolve().parents[3] / "archive" / "published"
+    stated = {word for word in (published / "README.md").read_text().split() if word.startswith("sha256:")}
+    assert stated == {verify(published / "quickstart-embedded.evolve.tar.gz").digest}
