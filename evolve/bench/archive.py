@@ -120,12 +120,13 @@ def _cli(*args: str) -> CliTiming:
 
 
 def bench_archive(path: Path, nodes: int = 10_000, evaluations: int = 1_000_000, seed: int = 0) -> ArchiveBench:
-    """Build the archive at `path` (a new directory) and time each view on it."""
+    """Build the archive at `path` (unless it holds one already) and time each view on it."""
     from evolve.archive.frames import evaluations_frame, nodes_frame
     from evolve.notebook import load_run
 
     start = time.perf_counter()
-    build_archive(path, nodes, evaluations, seed)
+    if not (path / "run.sqlite").exists():  # `--keep DIR` of an earlier bench: time its views again
+        build_archive(path, nodes, evaluations, seed)
     build_s = time.perf_counter() - start
     with Run.open(path) as run:
         nodes_s = _timed(lambda: nodes_frame(run))

@@ -173,7 +173,7 @@ def scale(
 def archive(
     nodes: Annotated[int, typer.Option(min=1, help="Nodes of the synthetic run.")] = 10_000,
     evaluations: Annotated[int, typer.Option(min=1, help="Evaluations of the synthetic run.")] = 1_000_000,
-    keep: Annotated[Path | None, typer.Option(help="Build the run here and keep it (default: a temp dir).")] = None,
+    keep: Annotated[Path | None, typer.Option(help="Build the run here and keep it (or reuse the one there); default: a temp dir.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Time the archive's views (frames, load_run, `evolve status`, `evolve tree`) on a synthetic long run."""
