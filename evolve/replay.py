@@ -8,8 +8,6 @@ new commit must equal the recorded one; the recorded commit's parent must be the
 
 from __future__ import annotations
 
-import json
-import tarfile
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -18,7 +16,9 @@ from pathlib import Path
 
 import git
 
+from evolve.archive.bundlefiles import extract, fetch_code, read_jsonl, tree_of
 from evolve.archive.code import CodeStore
+from evolve.archive.digest import NodeClaim, evaluation_claim, lineage_digest
 from evolve.archive.lineage import import_bundle
 from evolve.archive.records import Evaluation, Job
 from evolve.archive.store import Run
@@ -80,32 +80,32 @@ class _Recorded:
 
 
 @contextmanager
-def _source(path: Path) -> Iterator[tuple[CodeStore, list[_Recorded]]]:
-    """The code store and recorded nodes of a run directory or of a bundle (extracted to a scratch dir)."""
+def _source(path: Path) -> Iterator[tuple[CodeStore, list[_Recorded], list[Evaluation | dict]]]:
+    """The code store, recorded nodes and evaluations of a run directory or of a bundle (extracted to a
+    scratch dir)."""
     if path.is_dir():
         with Run.open(path) as run:
             yield (
                 run.code,
                 [_Recorded(n.id, n.parent, n.commit, run.code.tree_hash(n.commit)) for n in run.nodes()],
+                list(run.evaluations()),
             )
         return
-    if not path.is_file():
+    if not path.exists():
         raise EvolveError(f"{path}: neither a run directory nor a bundle file")
     with tempfile.TemporaryDirectory(prefix="evolve-replay-") as tmp:
         staging = Path(tmp)
-        try:
-            with tarfile.open(path, "r:*") as tar:
-                tar.extractall(staging, filter="data")
-        except tarfile.TarError as exc:
-            raise EvolveError(f"{path}: not an evolve bundle ({exc})") from None
-        if not (staging / "nodes.jsonl").is_file() or not (staging / "code.bundle").is_file():
-            raise EvolveError(f"{path}: not an evolve bundle (no nodes.jsonl or code.bundle)")
+        extract(path, staging, ("code.bundle", "nodes.jsonl", "evaluations.jsonl"))
         store = CodeStore.init(staging / "code.git")
-        store.fetch_bundle(staging / "code.bundle")
-        rows = [
-            json.loads(line) for line in (staging / "nodes.jsonl").read_text().splitlines() if line.strip()
-        ]
-        yield store, [_Recorded(r["id"], r["parent"], r["commit"], r["tree"]) for r in rows]
+        fetch_code(store, staging, path)
+        try:
+            recorded = [_Recorded(r["id"], r["parent"], r["commit"], r["tree"])
+                        for r in read_jsonl(staging, "nodes.jsonl", path)]
+        except KeyError as exc:
+            raise EvolveError(f"{path}: nodes.jsonl has a row without {exc}") from None
+        for item in recorded:
+            tree_of(store, item.commit, item.node, path)  # a commit the code does not hold: one clear line
+        yield store, recorded, list(read_jsonl(staging, "evaluations.jsonl", path))
 
 
 def _parent_commit(store: CodeStore, commit: str) -> str | None:
@@ -129,11 +129,24 @@ def _chain(recorded: list[_Recorded], node: str | None) -> list[_Recorded]:
     return list(reversed(chain))
 
 
+@dataclass(frozen=True)
+class Verified:
+    """The code checks of a lineage and its digest over the rebuilt tree hashes (not the recorded ones)."""
+
+    checks: list[CodeCheck]
+    digest: str
+
+
 def verify_code(path: Path | str, node: str | None = None) -> list[CodeCheck]:
     """Rebuild every node's code (or the lineage of `node`) from its files and check its tree hash."""
+    return verify(path, node).checks
+
+
+def verify(path: Path | str, node: str | None = None) -> Verified:
+    """`verify_code`, and the lineage digest of what was rebuilt (see evolve/archive/digest.py)."""
     checks = []
     with (
-        _source(Path(path)) as (store, recorded),
+        _source(Path(path)) as (store, recorded, evaluations),
         tempfile.TemporaryDirectory(prefix="evolve-rebuild-") as tmp,
     ):
         rebuilt_store = CodeStore.init(Path(tmp) / "rebuilt.git")
@@ -148,7 +161,11 @@ def verify_code(path: Path | str, node: str | None = None) -> list[CodeCheck]:
             checks.append(
                 CodeCheck(item.node, item.tree, rebuilt_store.tree_hash(rebuilt[item.node]), parent_ok)
             )
-    return checks
+    parents = {r.node: r.parent for r in recorded}
+    claims = [NodeClaim(c.node, parents[c.node], c.rebuilt_tree) for c in checks]
+    lineage = {c.node for c in checks}
+    digest = lineage_digest(claims, [e for e in evaluations if evaluation_claim(e)[0] in lineage])
+    return Verified(checks, digest)
 
 
 EvaluateOne = Callable[[Run, Evaluation, Job], Replayed]

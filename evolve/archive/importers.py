@@ -27,10 +27,12 @@ import shutil
 import subprocess
 import tempfile
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from evolve.archive.bundlefiles import removing_on_failure
 from evolve.archive.code import NODE_ID
+from evolve.archive.dgm_polyglot import as_dgm_polyglot, is_polyglot_run, refuse_other_engine
 from evolve.archive.store import Run
 from evolve.config import PolicyConfig, RunConfig, RunSection
 from evolve.errors import EvolveError
@@ -55,6 +57,8 @@ class ImportReport:
     nodes: int
     evaluations: int
     problems: tuple[ImportProblem, ...]
+    warnings: tuple[str, ...] = ()
+    """What the import worked around (e.g. an incomplete last metadata entry)."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +80,15 @@ def load_concatenated_json(path: Path) -> list[dict]:
     DGM's `dgm_metadata.jsonl` and HGM's `hgm_metadata.jsonl` are written with `indent=2`, so they
     are not JSON Lines; HGM writes `Infinity` for the mean utility of a node without evaluations.
     """
+    objects, truncated = load_metadata_entries(path)
+    if truncated is not None:
+        raise EvolveError(truncated)
+    return objects
+
+
+def load_metadata_entries(path: Path) -> tuple[list[dict], str | None]:
+    """`load_concatenated_json`, but a last entry cut short (a crash mid-append) is left out and
+    described in the second value instead of refused; damage before the last entry is refused."""
     text = Path(path).read_text(encoding="utf-8")
     decoder = json.JSONDecoder()
     objects: list[dict] = []
@@ -84,10 +97,15 @@ def load_concatenated_json(path: Path) -> list[dict]:
         while position < len(text) and text[position].isspace():
             position += 1
         if position == len(text):
-            return objects
+            return objects, None
         try:
             value, position = decoder.raw_decode(text, position)
         except json.JSONDecodeError as exc:
+            # Entries are written with indent=2, so only a complete top-level entry has a `}` at the
+            # start of a line: none after here means the last entry was cut short.
+            if "\n}" not in text[position:] and text[position] == "{":
+                return objects, (f"{path}: its last entry is incomplete (cut short at byte {len(text)}, "
+                                 f"{exc.msg}); imported its {len(objects)} complete entries")
             raise EvolveError(f"{path}: not concatenated JSON objects ({exc})") from None
         objects.append(value)
 
@@ -171,22 +189,15 @@ def _check_links(root: Path) -> None:
                                   f"the tree (to {target}); refusing to import it")
 
 
-def _import(sources: dict[str, _Source], initial_code: Path, dest: Path, kind: str) -> ImportReport:
+def _import(sources: dict[str, _Source], initial_code: Path, dest: Path, kind: str,
+            warnings: tuple[str, ...] = ()) -> ImportReport:
     """Import the nodes into a new run at `dest`; on any failure nothing is left at `dest`."""
     initial_code = Path(initial_code)
     if not initial_code.is_dir():
         raise EvolveError(f"initial code {initial_code} is not a directory")
     _check_links(initial_code)
-    before = set(dest.iterdir()) if dest.is_dir() else None
-    try:
-        return _import_into(sources, initial_code, dest, kind)
-    except BaseException:
-        if before is None:
-            shutil.rmtree(dest, ignore_errors=True)
-        else:  # dest existed (empty, or Run.create refused it): remove only what this import made
-            for entry in set(dest.iterdir()) - before:
-                shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
-        raise
+    with removing_on_failure(dest):
+        return replace(_import_into(sources, initial_code, dest, kind), warnings=warnings)
 
 
 def _import_into(sources: dict[str, _Source], initial_code: Path, dest: Path, kind: str) -> ImportReport:
@@ -261,10 +272,11 @@ def import_dgm_run(run_dir: Path | str, initial_code: Path | str, dest: Path | s
     its archive.
     """
     run_dir = Path(run_dir)
-    generations = (
-        load_concatenated_json(run_dir / "dgm_metadata.jsonl")
+    refuse_other_engine(run_dir, "dgm")
+    generations, truncated = (
+        load_metadata_entries(run_dir / "dgm_metadata.jsonl")
         if (run_dir / "dgm_metadata.jsonl").is_file()
-        else []
+        else ([], None)
     )
     children = {c for g in generations for c in g.get("children", [])}
     compiled = {c for g in generations for c in g.get("children_compiled", [])}
@@ -278,7 +290,12 @@ def import_dgm_run(run_dir: Path | str, initial_code: Path | str, dest: Path | s
             rejected = "DGM did not admit it to its archive (not compiled)"
         parent = None if node_id == ROOT else metadata.get("parent_commit", ROOT)
         sources[node_id] = _Source(node_id, parent, metadata, patch, f"dgm:{node_id}", rejected)
-    return _import(sources, Path(initial_code), Path(dest), "dgm")
+    warnings = () if truncated is None else (truncated,)
+    if not is_polyglot_run(s.metadata for s in sources.values()):
+        return _import(sources, Path(initial_code), Path(dest), "dgm", warnings)
+    with tempfile.TemporaryDirectory(prefix="evolve-import-polyglot-") as tmp:
+        polyglot_code = as_dgm_polyglot(run_dir, Path(initial_code), Path(tmp) / "code")
+        return _import(sources, polyglot_code, Path(dest), "dgm", warnings)
 
 
 def import_hgm_run(run_dir: Path | str, initial_code: Path | str | None, dest: Path | str) -> ImportReport:
@@ -292,9 +309,15 @@ def import_hgm_run(run_dir: Path | str, initial_code: Path | str | None, dest: P
     `init_evaluated_tasks.json` says the search drew on.
     """
     run_dir = Path(run_dir)
+    refuse_other_engine(run_dir, "hgm")
     initial_code = Path(initial_code) if initial_code is not None else run_dir / ROOT / "src"
     metadata_file = run_dir / "hgm_metadata.jsonl"
-    entries = load_concatenated_json(metadata_file) if metadata_file.is_file() else []
+    if not metadata_file.is_file():
+        raise EvolveError(f"{metadata_file}: missing; it holds HGM's tree (which node joined it, under which "
+                          "parent), so the run cannot be imported without it: copy it from the HGM output directory")
+    entries, truncated = load_metadata_entries(metadata_file)
+    if not entries:
+        raise EvolveError(f"{metadata_file}: holds no complete entry, so HGM's tree is unknown")
     tree_nodes = entries[-1]["nodes"] if entries else []
     commit_of = {0: ROOT, **{int(n["id"]): str(n["commit_id"]) for n in tree_nodes}}
     tree_parent = {str(n["commit_id"]): commit_of.get(n["parent_id"]) for n in tree_nodes}
@@ -313,4 +336,4 @@ def import_hgm_run(run_dir: Path | str, initial_code: Path | str | None, dest: P
             )
         origin = f"hgm:{node_id}" + (f"#{hgm_id[node_id]}" if node_id in hgm_id else "")
         sources[node_id] = _Source(node_id, parent, metadata, patch, origin, rejected)
-    return _import(sources, initial_code, Path(dest), "hgm")
+    return _import(sources, initial_code, Path(dest), "hgm", () if truncated is None else (truncated,))

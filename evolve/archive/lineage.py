@@ -9,12 +9,17 @@ commits (hence tree hashes) and results exactly, and checks the tree hashes on t
 from __future__ import annotations
 
 import json
+import re
+import shutil
 import tarfile
 import tempfile
 import time
-from dataclasses import asdict
-from pathlib import Path
+from dataclasses import asdict, replace
+from pathlib import Path, PurePath
+from typing import TypeVar
 
+from evolve.archive.bundlefiles import extract, fetch_code, read_jsonl, removing_on_failure, tree_of
+from evolve.archive.digest import NodeClaim, check_expected, lineage_digest
 from evolve.archive.importers import ImportProblem, ImportReport, import_dgm_run, import_hgm_run
 from evolve.archive.records import Evaluation, Job, Node
 from evolve.archive.store import Run
@@ -33,6 +38,7 @@ __all__ = [
 
 BUNDLE_FORMAT = "evolve-bundle"
 BUNDLE_VERSION = 1
+_Row = TypeVar("_Row")
 
 
 def _write_jsonl(path: Path, rows: list[dict]) -> None:
@@ -41,9 +47,9 @@ def _write_jsonl(path: Path, rows: list[dict]) -> None:
             out.write(json.dumps(row, sort_keys=True) + "\n")
 
 
-def _read_jsonl(path: Path) -> list[dict]:
-    with path.open(encoding="utf-8") as lines:
-        return [json.loads(line) for line in lines if line.strip()]
+def lineage_ids(run: Run, node_id: str) -> list[str]:
+    """The ids of `node_id` and its ancestors, root first."""
+    return [n.id for n in _lineage(run, node_id)]
 
 
 def _lineage(run: Run, node_id: str) -> list[Node]:
@@ -53,8 +59,9 @@ def _lineage(run: Run, node_id: str) -> list[Node]:
     return list(reversed(chain))
 
 
-def export_lineage(run: Run, dest: Path | str, node: str | None = None) -> Path:
-    """Write a bundle of the whole run, or of `node` and its ancestors, to `dest`."""
+def export_lineage(run: Run, dest: Path | str, node: str | None = None, *, with_logs: bool = False) -> Path:
+    """Write a bundle of the whole run, or of `node` and its ancestors, to `dest`; `with_logs` adds
+    each exported job's log directory (`logs/job-<id>/`: transcripts, outputs, diffs)."""
     dest = Path(dest)
     nodes = run.nodes() if node is None else _lineage(run, node)
     if not nodes:
@@ -75,6 +82,9 @@ def export_lineage(run: Run, dest: Path | str, node: str | None = None) -> Path:
             recorded = run.exchanges_file(job.id)
             if recorded.exists():
                 (staging / "exchanges" / recorded.name).write_bytes(recorded.read_bytes())
+            logs = run.path / "logs" / f"job-{job.id}"
+            if with_logs and logs.is_dir():
+                shutil.copytree(logs, staging / "logs" / logs.name, symlinks=True)
         manifest = {
             "format": BUNDLE_FORMAT,
             "version": BUNDLE_VERSION,
@@ -83,6 +93,7 @@ def export_lineage(run: Run, dest: Path | str, node: str | None = None) -> Path:
             "lineage_of": node,
             "nodes": [n.id for n in nodes],
             "search_tasks": None if (tasks := recorded_tasks(run)) is None else sorted(tasks),
+            "logs": with_logs,
         }
         (staging / "manifest.json").write_text(json.dumps(manifest, indent=2))
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -95,51 +106,85 @@ def export_lineage(run: Run, dest: Path | str, node: str | None = None) -> Path:
 def _read_manifest(staging: Path, bundle: Path) -> dict:
     try:
         manifest = json.loads((staging / "manifest.json").read_text())
-    except (FileNotFoundError, json.JSONDecodeError) as exc:
-        raise EvolveError(f"{bundle}: not an evolve bundle ({exc})") from None
-    if manifest.get("format") != BUNDLE_FORMAT or manifest.get("version") != BUNDLE_VERSION:
-        raise EvolveError(
-            f"{bundle}: bundle format {manifest.get('format')} v{manifest.get('version')} is not "
-            f"{BUNDLE_FORMAT} v{BUNDLE_VERSION}"
-        )
+    except json.JSONDecodeError as exc:
+        raise EvolveError(f"{bundle}: manifest.json is not JSON ({exc.msg}); the bundle is damaged") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != BUNDLE_FORMAT \
+            or manifest.get("version") != BUNDLE_VERSION:
+        found = manifest if not isinstance(manifest, dict) else f"{manifest.get('format')} v{manifest.get('version')}"
+        raise EvolveError(f"{bundle}: manifest.json says bundle format {found}, not {BUNDLE_FORMAT} v{BUNDLE_VERSION}")
     return manifest
 
 
-def import_bundle(bundle: Path | str, dest: Path | str) -> Run:
-    """Create a run at `dest` from a bundle: same node ids, commits, tree hashes and results."""
+def _imported_log_path(run: Run, log_path: str | None) -> str | None:
+    """Where a recorded log directory is in the imported run: `logs/job-<id>` if the bundle carried it.
+
+    The recorded path is on the machine that made the run, so it is never kept as it is."""
+    if log_path is None:
+        return None
+    source = PurePath(log_path)
+    if source.parent.name != "logs" or not re.fullmatch(r"job-\d+", source.name):
+        return None
+    local = run.path / "logs" / source.name
+    return str(local) if local.is_dir() else None
+
+
+def _record(row: dict, kind: type[_Row], name: str, bundle: Path) -> _Row:
+    try:
+        return kind(**row)
+    except TypeError as exc:
+        raise EvolveError(f"{bundle}: {name} has a row this version cannot read ({exc})") from None
+
+
+def _node_row(row: dict, bundle: Path) -> tuple[Node, str]:
+    """A row of a bundle's nodes.jsonl: the node and its recorded tree hash."""
+    fields = dict(row)
+    tree = fields.pop("tree", None)
+    if not isinstance(tree, str):
+        raise EvolveError(f"{bundle}: nodes.jsonl has a row without a tree hash (node {row.get('id')!r})")
+    return _record(fields, Node, "nodes.jsonl", bundle), tree
+
+
+def import_bundle(bundle: Path | str, dest: Path | str, *, expect: str | None = None) -> Run:
+    """Create a run at `dest` from a bundle: same node ids, commits, tree hashes and results.
+
+    `expect`: the lineage digest the bundle must have (see evolve/archive/digest.py). On any failure
+    nothing is left at `dest`."""
     bundle, dest = Path(bundle), Path(dest)
-    if not bundle.is_file():
-        raise EvolveError(f"{bundle}: no such bundle file")
-    with tempfile.TemporaryDirectory(prefix="evolve-import-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="evolve-import-") as tmp, removing_on_failure(dest):
         staging = Path(tmp)
-        try:
-            with tarfile.open(bundle, "r:*") as tar:
-                tar.extractall(staging, filter="data")
-        except tarfile.TarError as exc:
-            raise EvolveError(f"{bundle}: not an evolve bundle ({exc})") from None
+        extract(bundle, staging)
         manifest = _read_manifest(staging, bundle)
         config = parse_config((staging / "run.toml").read_text(), f"{bundle}:run.toml")
+        nodes = [_node_row(row, bundle) for row in read_jsonl(staging, "nodes.jsonl", bundle)]
+        evaluations = [_record({k: v for k, v in row.items() if k != "id"}, Evaluation, "evaluations.jsonl",
+                               bundle) for row in read_jsonl(staging, "evaluations.jsonl", bundle)]
+        jobs = [_record(row, Job, "jobs.jsonl", bundle) for row in read_jsonl(staging, "jobs.jsonl", bundle)]
         run = Run.create(dest, config)
         try:
             run.set_meta("imported_from", json.dumps({"bundle": str(bundle), "run_id": manifest["run_id"]}))
             if manifest.get("search_tasks") is not None:  # the copy counts results as the original did
                 record_tasks(run, manifest["search_tasks"])
-            run.code.fetch_bundle(staging / "code.bundle")
-            for row in _read_jsonl(staging / "nodes.jsonl"):
-                tree = row.pop("tree")
-                node = Node(**row)
-                if run.code.tree_hash(node.commit) != tree:
-                    raise EvolveError(f"{bundle}: node {node.id} has tree {run.code.tree_hash(node.commit)}, "
-                                      f"the bundle says {tree}")
+            fetch_code(run.code, staging, bundle)
+            for row in nodes:
+                tree = tree_of(run.code, row[0].commit, row[0].id, bundle)
+                if tree != row[1]:
+                    raise EvolveError(f"{bundle}: node {row[0].id} has tree {tree}, the bundle says {row[1]}")
+            check_expected(
+                lineage_digest([NodeClaim(n.id, n.parent, tree) for n, tree in nodes], evaluations),
+                expect,
+                str(bundle),
+            )
+            for node, _tree in nodes:
                 run.adopt_node(node)
-            for row in _read_jsonl(staging / "evaluations.jsonl"):
-                row.pop("id", None)
-                run.adopt_evaluation(Evaluation(**row))
-            for row in _read_jsonl(staging / "jobs.jsonl"):
-                run.adopt_job(Job(**row))
-            for recorded in (staging / "exchanges").iterdir():
-                (run.path / "exchanges" / recorded.name).write_bytes(recorded.read_bytes())
+            for directory in ("exchanges", "logs"):
+                if (staging / directory).is_dir():
+                    shutil.copytree(staging / directory, run.path / directory, symlinks=True, dirs_exist_ok=True)
+            for evaluation in evaluations:
+                run.adopt_evaluation(replace(evaluation, log_path=_imported_log_path(run, evaluation.log_path)))
+            for job in jobs:
+                run.adopt_job(job)
         except BaseException:
             run.close()
             raise
     return run
+

@@ -371,7 +371,12 @@ class Run(JobRows):
 
     def tree(self, split: str | None = "dev") -> CladeTree:
         """The clade tree rebuilt from the rows of `split` (None: all), counted as the search counts."""
-        return build_tree(self.nodes(), self.evaluations(split=split), recorded_tasks(self))
+        # Only the columns the count reads: full records of a long run's million results are most of
+        # the time of every view that draws the tree (`evolve status`, `tree`, the notebooks' frames).
+        clause, params = ("", ()) if split is None else (" WHERE split = ?", (split,))
+        rows = self._query(f"SELECT node, task, attempt, outcome FROM evaluations{clause} ORDER BY id", params)
+        results = [Evaluation(node, task, attempt, outcome) for node, task, attempt, outcome in rows]
+        return build_tree(self.nodes(), results, recorded_tasks(self))
 
     def log_dir(self, job_id: int) -> Path:
         """The directory for one job's transcripts, outputs and diffs."""

@@ -9,7 +9,10 @@ from typing import Annotated
 import typer
 
 from evolve.archive import Run, export_lineage, import_bundle
+from evolve.archive.digest import run_digest
+from evolve.archive.lineage import lineage_ids
 from evolve.archive.summary import render_node, render_summary, render_tree, run_summary
+from evolve.errors import EvolveError
 
 
 def status(
@@ -54,12 +57,17 @@ def export(
         typer.Argument(help="Export only this node's lineage (root to node)."),
     ] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Bundle file to write.")] = None,
+    with_logs: Annotated[
+        bool, typer.Option("--with-logs", help="Also carry each job's logs (transcripts, outputs, diffs).")
+    ] = False,
 ) -> None:
-    """Write a lineage bundle (git bundle + nodes, evaluations, jobs, exchanges)."""
+    """Write a lineage bundle (git bundle + nodes, evaluations, jobs, exchanges) and print its digest."""
     with Run.open(run) as opened:
         dest = output or Path(f"{run.name}{'-' + node if node else ''}.evolve.tar.gz")
-        export_lineage(opened, dest, node)
+        export_lineage(opened, dest, node, with_logs=with_logs)
+        digest = run_digest(opened, [n.id for n in opened.nodes()] if node is None else lineage_ids(opened, node))
     typer.echo(f"wrote {dest}")
+    typer.echo(f"digest {digest}  (publish it; `evolve replay {dest} --expect DIGEST` checks a copy)")
 
 
 def import_(
@@ -78,12 +86,18 @@ def import_(
             "--initial-code", help="The code a DGM/HGM run started from (HGM default: RUN_DIR/initial/src)."
         ),
     ] = None,
+    expect: Annotated[
+        str | None,
+        typer.Option("--expect", help="Refuse a bundle whose lineage digest is not this (from `evolve export`)."),
+    ] = None,
 ) -> None:
     """Create a run from a lineage bundle, or from a DGM or HGM run directory (`--from dgm|hgm`)."""
     if source == "bundle":
-        with import_bundle(bundle, dest) as run:
+        with import_bundle(bundle, dest, expect=expect) as run:
             typer.echo(f"imported {len(run.nodes())} nodes into {run.path}")
         return
+    if expect is not None:
+        raise EvolveError("--expect checks bundles only (a DGM/HGM directory has no published digest)")
     from evolve.cli.imports import import_published
 
     import_published(source, bundle, dest, initial_code)

@@ -238,3 +238,31 @@ def scale(
         for level, row in levels.items():
             typer.echo(f"{name:<6} {level:>3} concurrent: {row.jobs_per_s:7.2f} jobs/s, "
                        f"{row.fraction_of_ideal:6.1%} of ideal ({level / result.sleep_s:.1f} jobs/s)")
+
+
+@app.command("archive")
+def archive(
+    nodes: Annotated[int, typer.Option(min=1, help="Nodes of the synthetic run.")] = 10_000,
+    evaluations: Annotated[int, typer.Option(min=1, help="Evaluations of the synthetic run.")] = 1_000_000,
+    keep: Annotated[Path | None, typer.Option(help="Build the run here and keep it (or reuse the one there); default: a temp dir.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Time the archive's views (frames, load_run, `evolve status`, `evolve tree`) on a synthetic long run."""
+    import json
+    import tempfile
+
+    from evolve.bench.archive import TARGET_MB, TARGETS_S, bench_archive
+
+    with tempfile.TemporaryDirectory(prefix="evolve-bench-archive-") as tmp:
+        result = bench_archive(keep or Path(tmp) / "run", nodes, evaluations)
+    if as_json:
+        typer.echo(json.dumps(result.to_json()))
+        return
+    typer.echo(f"{result.nodes} nodes, {result.evaluations} evaluations (built in {result.build_s:.1f} s)")
+    frames = result.nodes_frame_s + result.evaluations_frame_s
+    typer.echo(f"frames     {frames:7.2f} s (nodes {result.nodes_frame_s:.2f} s, evaluations "
+               f"{result.evaluations_frame_s:.2f} s; target {TARGETS_S['frames']:.0f} s)")
+    typer.echo(f"load_run   {result.load_run_s:7.2f} s (target {TARGETS_S['load_run']:.0f} s)")
+    for name, timing in (("status", result.status), ("tree", result.tree)):
+        typer.echo(f"{name:<10} {timing.seconds:7.2f} s, {timing.peak_mb:.0f} MB peak "
+                   f"(target {TARGETS_S[name]:.0f} s, {TARGET_MB:.0f} MB)")

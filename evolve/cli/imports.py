@@ -28,3 +28,5 @@ def import_published(source: str, run_dir: Path, dest: Path, initial_code: Path 
         )
     for problem in report.problems:
         typer.echo(f"node {problem.node}: {problem.reason}")
+    for warning in report.warnings:
+        typer.echo(f"warning: {warning}", err=True)

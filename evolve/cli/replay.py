@@ -10,7 +10,8 @@ from typing import Annotated
 
 import typer
 
-from evolve.replay import docker_evaluator, rerun, scratch_copy, verify_code
+from evolve.archive.digest import check_expected
+from evolve.replay import docker_evaluator, rerun, scratch_copy, verify
 
 
 def replay(
@@ -24,9 +25,15 @@ def replay(
         typer.Option("--rerun", help="Re-run the recorded evaluations in replay mode (Docker; no model)."),
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    expect: Annotated[
+        str | None,
+        typer.Option("--expect", help="Refuse the lineage unless its digest is this (as `evolve export` printed)."),
+    ] = None,
 ) -> None:
-    """Rebuild every node's code from a bundle or run and check the git tree hashes."""
-    checks = verify_code(source, node)
+    """Rebuild every node's code from a bundle or run and check the git tree hashes (and the lineage digest)."""
+    verified_lineage = verify(source, node)
+    check_expected(verified_lineage.digest, expect, str(source))  # before anything is re-run
+    checks = verified_lineage.checks
     verified = sum(check.ok for check in checks)
     reruns = []
     if rerun_jobs:
@@ -38,6 +45,7 @@ def replay(
             json.dumps(
                 {
                     "verified": verified,
+                    "digest": verified_lineage.digest,
                     "nodes": len(checks),
                     "code": [{**asdict(c), "ok": c.ok} for c in checks],
                     "rerun": [asdict(r) for r in reruns],
@@ -58,6 +66,7 @@ def replay(
             )
             typer.echo(f"node {check.node}: tree {check.recorded_tree[:12]} {state}")
         typer.echo(f"{verified}/{len(checks)} nodes' code verified")
+        typer.echo(f"digest {verified_lineage.digest}" + (" (as expected)" if expect else ""))
         for result in reruns:
             extra = f", {len(result.skipped)} not replayable" if result.skipped else ""
             typer.echo(f"node {result.node}: {result.matching}/{result.compared} outcomes match{extra}")

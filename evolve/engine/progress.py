@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import TracebackType
 from typing import Protocol, Self
 
@@ -70,22 +70,30 @@ class ProgressSink(Protocol):
 
 
 class LineProgress:
-    """One plain line per change (at most one every `min_interval_s`), for logs and pipes."""
+    """A plain line when something changes (at most one every `min_interval_s`; a change held back is
+    printed when due), and a heartbeat line every `heartbeat_s` while nothing does, for logs and pipes.
 
-    def __init__(self, stream=None, min_interval_s: float = 5.0, clock=time.monotonic) -> None:
+    Elapsed time and the estimate left are not changes: they move on every update, and a log of them
+    alone would be a line every few seconds, all day."""
+
+    def __init__(self, stream=None, min_interval_s: float = 5.0, clock=time.monotonic,
+                 heartbeat_s: float = 300.0) -> None:
         self._stream = stream or sys.stderr
         self._interval = min_interval_s
+        self._heartbeat = heartbeat_s
         self._clock = clock
         self._last_time: float | None = None
-        self._last_line = ""
+        self._last_state = ""
 
     def update(self, snapshot: Snapshot) -> None:
-        line = snapshot.line()
+        state = replace(snapshot, elapsed_s=0.0).line()  # what changed, not how long it has been
         now = self._clock()
-        due = self._last_time is None or now - self._last_time >= self._interval
-        if snapshot.final or (line != self._last_line and due):
-            print(line, file=self._stream, flush=True)
-            self._last_time, self._last_line = now, line
+        since = None if self._last_time is None else now - self._last_time
+        changed = state != self._last_state and (since is None or since >= self._interval)
+        heartbeat = since is not None and since >= self._heartbeat
+        if snapshot.final or changed or heartbeat:
+            print(snapshot.line(), file=self._stream, flush=True)
+            self._last_time, self._last_state = now, state
 
 
 class RichProgress:

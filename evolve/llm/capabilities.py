@@ -42,6 +42,8 @@ class Capabilities:
     caller_cap: bool
     """Whether a caller's smaller `max_tokens` is honoured. Not for reasoning models: an agent's
     1024 would be spent on hidden reasoning and leave no answer."""
+    seed: bool = False
+    """Whether a per-request sampling `seed` is accepted (OpenAI chat models, vLLM, llama.cpp)."""
 
 
 def is_reasoning(model: str) -> bool:
@@ -60,9 +62,9 @@ def capabilities(provider: str, model: str) -> Capabilities:
                             caller_cap=False)
     if provider == "openai":
         return Capabilities(provider, "openai-chat", "max_completion_tokens", sampling=True, stop=True,
-                            default_max_tokens=4096, default_timeout_s=120.0, caller_cap=True)
+                            default_max_tokens=4096, default_timeout_s=120.0, caller_cap=True, seed=True)
     return Capabilities(provider, "openai-compatible", "max_tokens", sampling=True, stop=True,
-                        default_max_tokens=1024, default_timeout_s=120.0, caller_cap=True)
+                        default_max_tokens=1024, default_timeout_s=120.0, caller_cap=True, seed=True)
 
 
 def completion_cap(caps: Capabilities, configured: int, requested: int | None, ceiling: int | None) -> int:

@@ -85,6 +85,8 @@ def openai_arguments(request: ChatRequest, model: str, caps: Capabilities, tempe
             payload["tool_choice"] = request.tool_choice
     if request.stop and caps.stop:
         payload["stop"] = list(request.stop)
+    if request.seed is not None and caps.seed:
+        payload["seed"] = request.seed
     return payload
 
 

@@ -44,6 +44,13 @@ SANDBOX_SOCKET_PATH = "/run/evolve/llm.sock"
 """Where sandboxes mount the job's socket; agents find it in `EVOLVE_LLM_SOCKET`."""
 
 
+def request_seed(run_seed: int, job_id: str, request_number: int) -> int:
+    """The sampling seed of one request: a hash of (run seed, job, request number), below 2**31 so that
+    every provider's seed field takes it (llama.cpp's is 32-bit)."""
+    digest = hashlib.sha256(f"{run_seed}:{job_id}:{request_number}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
 class GatewayError(EvolveError):
     """A gateway used wrongly (unknown job, a job opened twice, no model for a role)."""
 
@@ -123,6 +130,7 @@ class Gateway:
         socket_dir: Path | None = None,
         clock: Callable[[], float] = time.time,
         on_fatal: Callable[[str], None] | None = None,
+        seed: int | None = None,
     ) -> None:
         if models is None and replay_from is None:
             raise GatewayError("a gateway needs models, or a recording to replay (replay_from)")
@@ -140,6 +148,8 @@ class Gateway:
         self._lock = threading.Lock()
         self._tcp: Listener | None = None
         self._on_fatal = on_fatal
+        self._seed = seed
+        """The run seed; each request's sampling seed is derived from it (`request_seed`)."""
         self.fatal: str | None = None
         """Set (once) when the engine's own key or account is refused: the run cannot go on."""
 
@@ -322,7 +332,8 @@ class Gateway:
         """The exchange under `grant`: the model gets the reservation as its `ceiling` (the record keeps
         the request as the agent sent it, which replay matches on); usage then replaces it."""
         try:
-            sent = request.model_copy(update={"ceiling": grant.max_tokens})
+            seed = None if self._seed is None else request_seed(self._seed, job.channel.job_id, seq)
+            sent = request.model_copy(update={"ceiling": grant.max_tokens, "seed": seed})
             exchange = self._exchange(job, request, seq, sent)
         except BaseException:
             with job.lock:

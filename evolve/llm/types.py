@@ -45,6 +45,10 @@ class ChatRequest(_Value):
     """The engine's bound on completion tokens (the gateway's grant from the job's budget): every client
     honours it, whatever it does with `max_tokens`. Never read from an agent's body, and left out of
     dumps, so records and `request_digest` stay those of the request as the agent sent it."""
+    seed: int | None = Field(None, ge=0, exclude=True)
+    """The engine's sampling seed for this request (the gateway derives it from the run seed, the job
+    and the request number), sent to providers that accept one. Like `ceiling`: never read from an
+    agent's body, left out of dumps, so replay matches recordings made with or without seeds."""
 
 
 class Usage(_Value):

@@ -72,3 +72,20 @@ def test_bad_bundles_are_refused(run, build_run, tmp_path):
             tar.add(item, arcname=item.name)
     with pytest.raises(EvolveError, match="has tree"):
         import_bundle(tampered, tmp_path / "z")
+
+
+def test_logs_travel_with_the_bundle_and_log_paths_point_inside_the_imported_run(run, code, tmp_path):
+    root = run.add_node(code({"agent.py": "v = 0\n"}))
+    job = run.start_job("evaluate", root.id, "t0")
+    (run.log_dir(job.id) / "transcript.txt").write_text("the agent said hello\n")
+    run.finish_job(job.id, "finished")
+    run.record_evaluation(root.id, "t0", "pass", log_path=str(run.log_dir(job.id)))
+    run.record_evaluation(root.id, "t1", "fail", log_path="/elsewhere/on/another/machine")
+    with_logs = export_lineage(run, tmp_path / "with.tar.gz", with_logs=True)
+    with import_bundle(with_logs, tmp_path / "copy") as copy:
+        paths = {e.task: e.log_path for e in copy.evaluations()}
+        assert paths == {"t0": str(copy.path / "logs" / f"job-{job.id}"), "t1": None}
+        assert (copy.path / "logs" / f"job-{job.id}" / "transcript.txt").read_text() == "the agent said hello\n"
+    without = export_lineage(run, tmp_path / "without.tar.gz")
+    with import_bundle(without, tmp_path / "bare") as bare:
+        assert {e.log_path for e in bare.evaluations()} == {None}  # never a path on the exporting machine

@@ -22,3 +22,22 @@ def test_docker_warnings_are_printed_above_the_live_table_not_through_it(capsys)
     assert "container 1234 was gone already" in shown and "the engine answered slowly" in shown
     assert capsys.readouterr().err == ""
     assert not [h for h in logging.getLogger().handlers if h.__class__.__name__ == "RichHandler"]
+
+
+def test_the_line_log_prints_changes_and_a_rare_heartbeat_not_every_tick():
+    from evolve.engine.progress import LineProgress
+
+    now = [0.0]
+    out = io.StringIO()
+    progress = LineProgress(out, min_interval_s=5.0, clock=lambda: now[0], heartbeat_s=300.0)
+    used = 0
+    for second in range(0, 3600, 5):  # an update every 5 s for an hour; one change every 10 minutes
+        now[0] = float(second)
+        used = second // 600
+        progress.update(Snapshot(evaluations_used=used, evaluations_budget=10, elapsed_s=float(second)))
+    lines = out.getvalue().splitlines()
+    changes = [line for line in lines if line.startswith("evals")]
+    assert len({line.split()[1] for line in changes}) == 6  # every change (0/10 .. 5/10) is logged
+    assert len(lines) == 12  # 6 changes + one heartbeat in each 10-minute quiet stretch, not 720 lines
+    progress.update(Snapshot(evaluations_used=used, evaluations_budget=10, elapsed_s=3600.0, final=True))
+    assert len(out.getvalue().splitlines()) == 13  # the final line always

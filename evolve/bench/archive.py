@@ -1,0 +1,138 @@
+"""`evolve bench archive`: how long the archive's views take on a long run's archive.
+
+A synthetic run of `nodes` nodes (a random tree, each node a real commit in the run's git store,
+written by one `git fast-import`) and `evaluations` evaluations (spread evenly over the nodes, each
+node with its own pass probability), in the real schema, written by plain SQL inserts (building it is
+not what is measured). Then each view is timed: `nodes_frame`, `evaluations_frame`, the notebooks'
+`load_run`, and `evolve status` and `evolve tree` as the user runs them (a fresh process each: wall
+time and peak resident memory of that process).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from evolve.archive.store import Run
+from evolve.config import RunConfig, RunSection
+
+TARGETS_S = {"frames": 3.0, "load_run": 5.0, "status": 2.0, "tree": 2.0}
+"""Issue 22's targets on 2 cores (status and tree also under 300 MB)."""
+TARGET_MB = 300.0
+
+
+@dataclass(frozen=True)
+class CliTiming:
+    seconds: float
+    peak_mb: float
+
+
+@dataclass(frozen=True)
+class ArchiveBench:
+    nodes: int
+    evaluations: int
+    build_s: float
+    nodes_frame_s: float
+    evaluations_frame_s: float
+    load_run_s: float
+    status: CliTiming
+    tree: CliTiming
+
+    def to_json(self) -> dict:
+        return {**asdict(self), "frames_s": self.nodes_frame_s + self.evaluations_frame_s,
+                "targets_s": TARGETS_S, "target_mb": TARGET_MB}
+
+
+def _commits(run: Run, parents: list[int]) -> list[str]:
+    """One commit per node (`agent.py` differs), each on its parent's commit; refs/nodes/<id> set."""
+    script = []
+    for node, parent in enumerate(parents):
+        text = f"VERSION = {node}\n".encode()
+        script.append(b"blob\nmark :%d\ndata %d\n%s\n" % (2 * node + 1, len(text), text))
+        source = b"" if parent < 0 else b"from :%d\n" % (2 * parent + 2)
+        script.append(b"commit refs/nodes/%d\nmark :%d\ncommitter evolve <evolve@localhost> 0 +0000\n"
+                      b"data 0\n%sM 100644 :%d agent.py\n\n" % (node, 2 * node + 2, source, 2 * node + 1))
+    marks = run.path / "bench-marks"
+    subprocess.run(["git", f"--git-dir={run.code.path}", "fast-import", "--quiet", f"--export-marks={marks}"],
+                   input=b"".join(script), check=True, capture_output=True)
+    by_mark = dict(line.split() for line in marks.read_text().splitlines())
+    marks.unlink()
+    return [by_mark[f":{2 * node + 2}"] for node in range(len(parents))]
+
+
+def build_archive(path: Path, nodes: int, evaluations: int, seed: int = 0) -> Path:
+    """Write the synthetic run at `path` (see the module docstring)."""
+    rng = random.Random(seed)
+    parents = [-1] + [rng.randrange(node) for node in range(1, nodes)]
+    with Run.create(path, RunConfig(run=RunSection(name="bench-archive", seed=seed))) as run:
+        commits = _commits(run, parents)
+    connection = sqlite3.connect(path / "run.sqlite", isolation_level=None)
+    try:
+        connection.execute("BEGIN")
+        connection.executemany(
+            "INSERT INTO nodes (id, parent, commit_sha, created, origin, status) VALUES (?, ?, ?, ?, ?, ?)",
+            ((str(n), None if p < 0 else str(p), commits[n], 1.8e9 + n, "self_modify" if p >= 0 else "seed",
+              "invalid" if n and rng.random() < 0.05 else "valid") for n, p in enumerate(parents)),
+        )
+        per_node = max(1, evaluations // nodes)
+        rate = [rng.random() for _ in range(nodes)]
+        outcomes = ("pass", "fail")
+        connection.executemany(
+            "INSERT INTO evaluations (node, task, split, attempt, outcome, duration_s, tokens, log_path, created)"
+            " VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?)",
+            ((str(i // per_node), f"task-{i % per_node}", "dev", outcomes[rng.random() >= rate[i // per_node]],
+              1.0, 100, f"logs/job-{i}", 1.8e9 + i) for i in range(min(evaluations, per_node * nodes))),
+        )
+        connection.execute("UPDATE counters SET value = ? WHERE name = 'node'", (nodes,))
+        connection.execute("COMMIT")
+    finally:
+        connection.close()
+    return path
+
+
+def _timed(call: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    call()
+    return time.perf_counter() - start
+
+
+def _cli(*args: str) -> CliTiming:
+    """Wall time and peak RSS of `evolve ARGS` in a fresh process."""
+    start = time.perf_counter()
+    process = subprocess.Popen([sys.executable, "-m", "evolve", *args], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise RuntimeError(f"evolve {' '.join(args)} exited {process.returncode}: "
+                           f"{process.stderr.read().decode() if process.stderr else ''}")
+    if process.stderr is not None:
+        process.stderr.close()
+    return CliTiming(seconds, usage.ru_maxrss / 1024)  # ru_maxrss is in KiB on Linux
+
+
+def bench_archive(path: Path, nodes: int = 10_000, evaluations: int = 1_000_000, seed: int = 0) -> ArchiveBench:
+    """Build the archive at `path` (unless it holds one already) and time each view on it."""
+    from evolve.archive.frames import evaluations_frame, nodes_frame
+    from evolve.notebook import load_run
+
+    start = time.perf_counter()
+    if not (path / "run.sqlite").exists():  # `--keep DIR` of an earlier bench: time its views again
+        build_archive(path, nodes, evaluations, seed)
+    build_s = time.perf_counter() - start
+    with Run.open(path) as run:
+        nodes_s = _timed(lambda: nodes_frame(run))
+        evaluations_s = _timed(lambda: evaluations_frame(run))
+    loaded: list = []
+    load_s = _timed(lambda: loaded.append(load_run(path)))
+    loaded[0].close()
+    return ArchiveBench(nodes, evaluations, build_s, nodes_s, evaluations_s, load_s,
+                        _cli("status", str(path)), _cli("tree", str(path)))
