@@ -49,9 +49,10 @@ def test_a_retry_window_longer_than_the_agent_waits_is_refused():
 
 def test_the_seed_agent_waits_longer_than_the_gateways_longest_call():
     tree = ast.parse(SEED_MODEL.read_text())
-    fields = {node.target.id: ast.literal_eval(node.value) for node in ast.walk(tree)
-              if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None
-              and isinstance(node.value, ast.Constant)}
+    fields = {target.id: ast.literal_eval(node.value) for node in ast.walk(tree)
+              if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Constant)
+              for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+              if isinstance(target, ast.Name)}
     assert fields["timeout"] > AGENT_WAIT_S
     default = worst_case_s(10 * 60, capabilities("openai", "o1").default_timeout_s)
     assert default <= AGENT_WAIT_S
