@@ -10,8 +10,8 @@ import uuid
 from pathlib import Path
 
 import pytest
-from evolve.tasks.docker import grading_sandbox
 
+from evolve.sandbox.factory import grading_sandbox
 from evolve.tasks.grading import GradeItem, grade_in
 from evolve.tasks.polyglot import POLYGLOT_IMAGE, load_polyglot
 from evolve.tasks.tree_diff import diff_trees, tree_entries
