@@ -40,7 +40,7 @@ def test_a_sandboxed_agent_chats_with_the_embedded_model(tmp_path, monkeypatch, 
     (seed / "README").write_text("seed\n")
     run = Run.create(tmp_path / "run")
     node = run.add_node(seed)
-    job = run.start_job("solve", node.id)
+    job = run.start_job("evaluate", node.id)
 
     with LlamaCppServer(model_path, log_dir=tmp_path) as server:
         model = OpenAICompatible(server.base_urls[0], server.model, max_tokens=16)
