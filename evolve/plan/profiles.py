@@ -28,7 +28,8 @@ from __future__ import annotations
 import json
 import statistics
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from evolve.archive.vocab import JobKind, JobState
@@ -92,56 +93,81 @@ def _recorded(run_path: Path, kinds: dict[str, JobKind]) -> dict[JobKind, RoleTo
     return {kind: RoleTokens(**roles) for kind, roles in sums.items()}
 
 
-def measured_profile(runs: Sequence[Path], fallback: JobProfile) -> JobProfile | None:
-    """The mean job of `runs` (run directories), or None when they hold no evaluation."""
+@dataclass(frozen=True)
+class RunUsage:
+    """What one earlier run's jobs used, from its rows and the gateway's records."""
+
+    path: Path
+    evaluations: int
+    evaluation_tokens: float
+    expansion_tokens: float
+    seconds: Mapping[JobKind, tuple[float, ...]]
+    """Wall seconds of each ended (not cancelled) job, by kind."""
+    recorded: Mapping[JobKind, RoleTokens]
+
+
+def run_usage(path: Path) -> RunUsage:
+    """The usage of the run at `path`; a run that cannot be read is one `EvolveError` line."""
     from evolve.archive import Run
     from evolve.archive.compute import expansion_tokens
 
-    eval_tokens = expand_tokens = 0.0
-    eval_count = 0
-    durations: dict[JobKind, list[float]] = {JobKind.EVALUATE: [], JobKind.EXPAND: []}
-    shares = {JobKind.EVALUATE: RoleTokens(), JobKind.EXPAND: RoleTokens()}
-    for path in runs:
-        try:
-            with Run.open(path) as run:
-                evaluations, nodes, jobs = run.evaluations(), run.nodes(), run.jobs()
-        except EvolveError as exc:
-            raise EvolveError(f"cannot measure tokens from {path}: {exc}") from None
-        eval_tokens += sum(e.tokens for e in evaluations)
-        eval_count += len(evaluations)
-        expand_tokens += expansion_tokens(nodes, evaluations)
-        for job in jobs:
-            if job.finished is not None and job.state != JobState.CANCELLED:
-                durations[job.kind].append(job.finished - job.started)
-        for kind, tokens in _recorded(path, {str(j.id): j.kind for j in jobs}).items():
-            old = shares[kind]
-            shares[kind] = RoleTokens(*(old.of(r).plus(tokens.of(r)) for r in ROLES))
-    if not eval_count:
+    try:
+        with Run.open(path) as run:
+            evaluations, nodes, jobs = run.evaluations(), run.nodes(), run.jobs()
+        recorded = _recorded(path, {str(j.id): j.kind for j in jobs})
+    except (EvolveError, OSError, ValueError, KeyError) as exc:
+        raise EvolveError(f"cannot measure tokens from {path}: {exc}") from None
+    ended = [j for j in jobs if j.finished is not None and j.state != JobState.CANCELLED]
+    seconds = {kind: tuple(j.finished - j.started for j in ended if j.kind == kind)  # type: ignore[operator]
+               for kind in JobKind}
+    return RunUsage(path, len(evaluations), float(sum(e.tokens for e in evaluations)),
+                    float(expansion_tokens(nodes, evaluations)), seconds, recorded)
+
+
+def _sum_roles(parts: Sequence[RoleTokens]) -> RoleTokens:
+    return RoleTokens(*(Tokens(sum(p.of(r).input for p in parts), sum(p.of(r).output for p in parts))
+                        for r in ROLES))
+
+
+def measured_profile(usages: Sequence[RunUsage], fallback: JobProfile) -> JobProfile | None:
+    """The mean job over `usages`, or None when they hold no evaluation. Where the runs recorded no
+    exchanges of a kind of job, its role and input/output split is `fallback`'s."""
+    evaluations = sum(u.evaluations for u in usages)
+    if not evaluations:
         return None
-    expand_count = len(durations[JobKind.EXPAND])
-    eval_shares = shares[JobKind.EVALUATE] if shares[JobKind.EVALUATE].total else fallback.evaluation
-    expand_shares = shares[JobKind.EXPAND] if shares[JobKind.EXPAND].total else fallback.expansion
-    evaluation_minutes = statistics.fmean(durations[JobKind.EVALUATE]) / 60 if durations[JobKind.EVALUATE] else \
-        fallback.evaluation_minutes
-    expansion_minutes = statistics.fmean(durations[JobKind.EXPAND]) / 60 if expand_count else fallback.expansion_minutes
-    names = ", ".join(str(p) for p in runs)
+    eval_seconds = [s for u in usages for s in u.seconds[JobKind.EVALUATE]]
+    expand_seconds = [s for u in usages for s in u.seconds[JobKind.EXPAND]]
+    eval_shares = _sum_roles([u.recorded.get(JobKind.EVALUATE, RoleTokens()) for u in usages])
+    expand_shares = _sum_roles([u.recorded.get(JobKind.EXPAND, RoleTokens()) for u in usages])
+    expansion = fallback.expansion
+    if expand_seconds:
+        expansion = _split(sum(u.expansion_tokens for u in usages) / len(expand_seconds),
+                           expand_shares if expand_shares.total else fallback.expansion, ROLES)
     return JobProfile(
-        evaluation=_split(eval_tokens / eval_count, eval_shares, ("solve",)),
-        expansion=_split(expand_tokens / expand_count, expand_shares, ROLES) if expand_count else fallback.expansion,
-        evaluation_minutes=evaluation_minutes, expansion_minutes=expansion_minutes,
-        source=f"measured: {names} ({eval_count} evaluations, {expand_count} expansions)")
+        evaluation=_split(sum(u.evaluation_tokens for u in usages) / evaluations,
+                          eval_shares if eval_shares.total else fallback.evaluation, ("solve",)),
+        expansion=expansion,
+        evaluation_minutes=statistics.fmean(eval_seconds) / 60 if eval_seconds else fallback.evaluation_minutes,
+        expansion_minutes=statistics.fmean(expand_seconds) / 60 if expand_seconds else fallback.expansion_minutes,
+        source=f"measured: {', '.join(str(u.path) for u in usages)} ({evaluations} evaluations, "
+               f"{len(expand_seconds)} expansions)")
+
+
+EARLIER_RUNS = 3
+"""The newest matching runs measured (their exchange records can be large)."""
 
 
 def earlier_runs(config: RunConfig) -> list[Path]:
-    """Runs under the config's archive_dir on the same suite family with the same solving model: their
-    jobs are the best guess of this run's."""
+    """The newest runs under the config's archive_dir on the same suite family with the same solving
+    model: their jobs are the best guess of this run's."""
     from evolve.config import load_config
 
     root = config.run.archive_dir
     if not root.is_dir():
         return []
+    runs = [p for p in root.iterdir() if (p / "run.sqlite").is_file() and (p / "run.toml").is_file()]
     found = []
-    for path in sorted(p for p in root.iterdir() if (p / "run.sqlite").is_file() and (p / "run.toml").is_file()):
+    for path in sorted(runs, key=lambda p: (p / "run.sqlite").stat().st_mtime, reverse=True):
         try:
             other = load_config(path / "run.toml")
         except EvolveError:
@@ -149,14 +175,24 @@ def earlier_runs(config: RunConfig) -> list[Path]:
         same_suite = suite_family(other.tasks.suite) == suite_family(config.tasks.suite)
         if same_suite and other.models.solve.model == config.models.solve.model:
             found.append(path)
+        if len(found) == EARLIER_RUNS:
+            break
     return found
 
 
 def job_profile(config: RunConfig, measured_from: Sequence[Path] | None = None) -> JobProfile:
-    """From `measured_from` when given, else from earlier runs in the archive, else the suite default."""
+    """From `measured_from` when given (each must be readable), else from the newest earlier runs in the
+    archive that can be read, else the suite default."""
     fallback = default_profile(config.tasks.suite)
-    runs = list(measured_from) if measured_from is not None else earlier_runs(config)
-    measured = measured_profile(runs, fallback) if runs else None
-    if measured is None and measured_from:
-        raise EvolveError(f"no evaluations to measure in {', '.join(map(str, measured_from))}")
-    return measured or fallback
+    if measured_from:
+        measured = measured_profile([run_usage(path) for path in measured_from], fallback)
+        if measured is None:
+            raise EvolveError(f"no evaluations to measure in {', '.join(map(str, measured_from))}")
+        return measured
+    usages = []
+    for path in earlier_runs(config):
+        try:
+            usages.append(run_usage(path))
+        except EvolveError:
+            continue  # a damaged or foreign run is no measurement; the others (or the default) are
+    return measured_profile(usages, fallback) or fallback

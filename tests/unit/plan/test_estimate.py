@@ -109,3 +109,17 @@ def test_a_run_with_nothing_to_measure_is_refused_with_one_line(tmp_path):
     Run.create(tmp_path / "empty").close()
     with pytest.raises(EvolveError, match="no evaluations to measure"):
         make_plan(_quickstart_config(tmp_path), measured_from=[tmp_path / "empty"], check=False)
+
+
+def test_a_damaged_earlier_run_is_passed_over_but_a_named_one_is_an_error(quickstart, tmp_path):
+    from evolve.config import dump_config
+    from evolve.errors import EvolveError
+
+    archive = tmp_path / "archive"
+    damaged = archive / "damaged"
+    damaged.mkdir(parents=True)
+    (damaged / "run.toml").write_text(dump_config(_quickstart_config(archive)))
+    (damaged / "run.sqlite").write_bytes(b"not a database")
+    assert make_plan(_quickstart_config(archive), check=False).profile.source.startswith("default")
+    with pytest.raises(EvolveError, match="cannot measure tokens from"):
+        make_plan(_quickstart_config(archive), measured_from=[damaged], check=False)
