@@ -31,7 +31,9 @@ def _dataset(config: RunConfig) -> list[str]:
 
             problem = hub_reachable(timeout=PROBE_S)
             if problem is not None:
-                missing.append(f"the SWE-bench dataset: the Hugging Face hub at {hub_url()} does not answer ({problem})")
+                why = problem.split(":", 1)[0]  # the exception's name: its text repeats the URL at length
+                missing.append(f"the SWE-bench dataset: the Hugging Face hub at {hub_url()} does not answer ({why}; "
+                               "or set EVOLVE_SWEBENCH_DATASET to a local copy)")
         return missing
     if base == "polyglot":
         checkout = config.tasks.polyglot_dir or os.environ.get("EVOLVE_POLYGLOT_DIR")
@@ -85,9 +87,11 @@ def _first_embedded(config: RunConfig) -> str | None:
 def _models(config: RunConfig) -> list[str]:
     from evolve.llm.dryrun import models_plan
 
-    lines = []
+    roles_of: dict[str, list[str]] = {}  # one line per missing thing, naming every role it stops
     for plan in models_plan(config.models):
-        lines += [f"models.{plan['role']}: {missing}" for missing in plan["missing"]]
+        for missing in plan["missing"]:
+            roles_of.setdefault(missing, []).append(f"models.{plan['role']}")
+    lines = [f"{', '.join(roles)}: {missing}" for missing, roles in roles_of.items()]
     probed: set[str] = set()
     for role in ROLES:
         model: ModelConfig = getattr(config.models, role)
