@@ -22,8 +22,10 @@ from evolve.plan.prereqs import missing_prerequisites
 from evolve.plan.profiles import job_profile
 from evolve.plan.types import Counts, Images, JobProfile, Plan, RoleCost, Tokens
 
-SWEBENCH_IMAGE_GB = (1.0, 5.0)
-"""One SWE-bench instance image (they share base layers, so many together take less than the sum)."""
+SWEBENCH_IMAGE_GB = (0.4, 5.0)
+"""One SWE-bench instance image: 1-5 GB alone, but instances of one repository share their layers, so
+together they take about 0.2-0.4 GB each (~100 GB for all 500 of Verified, ~25 GB for DGM's 60:
+docs/benchmarks.md)."""
 OTHER_IMAGE_GB = (0.3, 1.0)
 """evolve's own images (evolve-base is about 0.3 GB, evolve-polyglot:cpp 0.8 GB, all six languages more)."""
 HOSTED = ("openai", "anthropic")

@@ -55,8 +55,8 @@ def render_table(plan: Plan) -> str:
         + (f" and {plan.images.unnamed} SWE-bench instance images" if plan.images.unnamed else ""),
     ]
     if plan.images.unnamed or any("sweb.eval" in name for name in plan.images.names):
-        lines.append("                (1-5 GB per SWE-bench instance image; instances of one repository share "
-                     "layers, so the total is usually lower)")
+        lines.append("                (a SWE-bench instance image is 1-5 GB alone; instances of one repository "
+                     "share layers, about 0.4 GB each together)")
     if not plan.checked:
         lines.append("  missing now   not checked (--offline)")
     elif plan.missing:
