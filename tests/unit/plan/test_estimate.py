@@ -123,3 +123,16 @@ def test_a_damaged_earlier_run_is_passed_over_but_a_named_one_is_an_error(quicks
     assert make_plan(_quickstart_config(archive), check=False).profile.source.startswith("default")
     with pytest.raises(EvolveError, match="cannot measure tokens from"):
         make_plan(_quickstart_config(archive), measured_from=[damaged], check=False)
+
+
+def test_the_table_and_the_line_show_the_plan(quickstart):
+    from evolve.plan import plan_json, render_table, summary_line
+
+    plan = make_plan(_quickstart_config(quickstart.parent), measured_from=[quickstart], check=False)
+    line = summary_line(plan)
+    assert line.startswith("plan: 15 evaluations, 3 expansions, 40,343 tokens, $0.00, ") and "\n" not in line
+    table = render_table(plan)
+    assert "expansions    3 (the expansion budget)" in table and "not checked (--offline)" in table
+    assert all(f"  {role:<13} qwen2.5-coder-0.5b-instruct: " in table for role in ("diagnose", "modify", "solve"))
+    data = plan_json(plan)
+    assert data["tokens"]["total"] == 40_343 and data["evaluations"]["total"] == 15
