@@ -75,10 +75,22 @@ def _split(total: float, shares: RoleTokens, roles: Sequence[Role]) -> RoleToken
     return RoleTokens(**{r: shares.of(r).times(total / whole) for r in roles})
 
 
+SHARE_FILES = 200
+"""Job record files read per run for the role and input/output shares: they are only proportions, and
+every record of a long run (whole requests) would take minutes to read."""
+
+
+def _spread(paths: list[Path], most: int) -> list[Path]:
+    """At most `most` of `paths`, evenly spread over them (all when there are fewer)."""
+    if len(paths) <= most:
+        return paths
+    return [paths[i * len(paths) // most] for i in range(most)]
+
+
 def _recorded(run_path: Path, kinds: dict[str, JobKind]) -> dict[JobKind, RoleTokens]:
     """Tokens by job kind and role from the gateway's exchange records (`exchanges/job-<id>[-step].jsonl`)."""
     sums: dict[JobKind, dict[Role, Tokens]] = defaultdict(lambda: {r: Tokens() for r in ROLES})
-    for path in sorted((run_path / "exchanges").glob("job-*.jsonl")):
+    for path in _spread(sorted((run_path / "exchanges").glob("job-*.jsonl")), SHARE_FILES):
         for line in path.read_text(encoding="utf-8").splitlines():
             if not line.strip():
                 continue

@@ -52,3 +52,4 @@ def test_a_whole_benchmark_not_here_is_counted_from_its_published_size(monkeypat
     tasks = planned_tasks(parse_config(f'[tasks]\nsuite = "{suite}"\n'))
     assert (tasks.search, tasks.heldout, tasks.exact) == (search, heldout, False)
     assert tasks.unnamed_images == (search + heldout if suite.startswith("swebench") else 0)
+
