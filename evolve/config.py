@@ -233,6 +233,14 @@ class MetaConfig(_Section):
     its tasks has a counted result. DGM keeps such a child out of its archive."""
 
 
+class PlanConfig(_Section):
+    """What `evolve run` does with the plan of a new run (`evolve plan CONFIG` prints it in full)."""
+
+    confirm_above_dollars: float | None = Field(25.0, ge=0)
+    """Ask before starting a run whose plan costs more than this many dollars (`--yes` skips the question;
+    without a terminal the run is refused); none: never ask."""
+
+
 class SeedConfig(_Section):
     """The agent at the root of the tree."""
 
@@ -264,6 +272,7 @@ class RunConfig(_Section):
     executor: ExecutorConfig = ExecutorConfig()
     meta: MetaConfig = MetaConfig()
     seed: SeedConfig = SeedConfig()
+    plan: PlanConfig = PlanConfig()
 
     @model_validator(mode="after")
     def _hosted_models_have_prices(self) -> RunConfig:

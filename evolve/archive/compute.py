@@ -55,18 +55,22 @@ def _ratio(numerator: float, count_n: int, denominator: float, count_d: int) -> 
     return (numerator / count_n) / (denominator / count_d)
 
 
+def expansion_tokens(nodes: Sequence[Node], evaluations: Sequence[Evaluation]) -> int:
+    """The tokens of all expansions. The gateway charges an expansion's tokens to its parent node and an
+    evaluation's to the evaluated node, and evaluation rows carry their own tokens, so expansion tokens
+    are the node totals less the evaluation tokens."""
+    return max(sum(n.tokens for n in nodes) - sum(e.tokens for e in evaluations), 0)
+
+
 def expansion_price(jobs: Sequence[Job], nodes: Sequence[Node], evaluations: Sequence[Evaluation]) -> ExpansionPrice:
-    """From finished jobs (wall time) and the gateway's usage (tokens). The gateway charges an
-    expansion's tokens to its parent node and an evaluation's to the evaluated node, and evaluation
-    rows carry their own tokens, so expansion tokens are the node totals less the evaluation tokens."""
+    """From finished jobs (wall time) and the gateway's usage (tokens, `expansion_tokens`)."""
     done = [job for job in jobs if job.state == "finished" and job.finished is not None]
     expand = [job.finished - job.started for job in done if job.kind == "expand"]  # type: ignore[operator]
     evaluate = [job.finished - job.started for job in done if job.kind == "evaluate"]  # type: ignore[operator]
     evaluation_tokens = sum(e.tokens for e in evaluations)
-    expansion_tokens = max(sum(n.tokens for n in nodes) - evaluation_tokens, 0)
     return ExpansionPrice(
         expansions=len(expand),
         evaluations=len(evaluate),
         by_wall_time=_ratio(sum(expand), len(expand), sum(evaluate), len(evaluate)),
-        by_tokens=_ratio(expansion_tokens, len(expand), evaluation_tokens, len(evaluations)),
+        by_tokens=_ratio(expansion_tokens(nodes, evaluations), len(expand), evaluation_tokens, len(evaluations)),
     )

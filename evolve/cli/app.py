@@ -11,6 +11,7 @@ from rich.console import Console
 
 from evolve.cli import agent, archive, bench, config, faults, models, sandbox, tasks
 from evolve.cli import eval as eval_cli
+from evolve.cli import plan as plan_cli
 from evolve.cli import replay as replay_cli
 from evolve.cli import report as report_cli
 from evolve.cli import run as run_cli
@@ -25,6 +26,7 @@ app = typer.Typer(
 )
 
 run_cli.register(app)
+plan_cli.register(app)
 archive.register(app)
 models.register(app)
 eval_cli.register(app)

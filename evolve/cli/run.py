@@ -55,12 +55,32 @@ def _execute(config, resume: Path | None, report: Path | None = None) -> None:
         raise typer.Exit(exit_status(outcome))
 
 
+def _confirm_plan(config, yes: bool) -> None:
+    """Print the plan's one line; ask before a run planned above `plan.confirm_above_dollars`."""
+    import sys
+
+    from evolve.errors import EvolveError
+    from evolve.plan import make_plan, summary_line
+
+    planned = make_plan(config, check=False)  # the run itself reports what is missing, at once
+    typer.echo(summary_line(planned))
+    limit = config.plan.confirm_above_dollars
+    if yes or limit is None or planned.dollars <= limit:
+        return
+    over = f"the plan's ${planned.dollars:,.2f} is over plan.confirm_above_dollars (${limit:,.2f})"
+    if not sys.stdin.isatty():
+        raise EvolveError(f"{over} and there is no terminal to ask: pass --yes to start the run")
+    if not typer.confirm(f"{over}; start the run?", default=False):
+        raise EvolveError(f"{over}; not started")
+
+
 def run(
     config: Annotated[Path | None, typer.Argument(help="Run configuration (TOML).")] = None,
     resume: Annotated[Path | None, typer.Option("--resume", help="Continue the run in this directory.")] = None,
     report: Annotated[
         Path | None, typer.Option("--report", help="Keep this HTML run report up to date (`evolve report`).")
     ] = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Start without asking, whatever the plan costs.")] = False,
 ) -> None:
     """Run an evolution from CONFIG, or continue a stopped or crashed one with --resume RUN."""
     from evolve.config import load_config
@@ -69,7 +89,9 @@ def run(
     if (config is None) == (resume is None):
         raise EvolveError("give a CONFIG to start a run, or --resume RUN to continue one (not both)")
     if config is not None:
-        _execute(load_config(config), None, report)
+        loaded = load_config(config)
+        _confirm_plan(loaded, yes)
+        _execute(loaded, None, report)
     elif resume is not None:
         from evolve.archive import Run
 

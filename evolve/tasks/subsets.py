@@ -95,3 +95,20 @@ POLYGLOT_SUBSETS: Mapping[str, tuple[str, ...]] = MappingProxyType({
         "go__markdown", "go__crypto-square",
     ),
 })
+
+
+def _union(*parts: tuple[str, ...]) -> tuple[str, ...]:
+    """The ids of `parts` in order, each once (DGM's polyglot lists share `python__dominoes`)."""
+    return tuple(dict.fromkeys(task for part in parts for task in part))
+
+
+# The whole sets the published runs searched on, in DGM's stage order (evolve/configs/ uses them):
+# `dgm` is DGM's 200 SWE-bench tasks (small, medium, big) and its 59 polyglot tasks (small, medium);
+# `60` is HGM's SWE-Verified-60 (small and medium).
+SWEBENCH_SUBSETS = MappingProxyType(dict(SWEBENCH_SUBSETS) | {
+    "dgm": _union(SWEBENCH_SUBSETS["small"], SWEBENCH_SUBSETS["medium"], SWEBENCH_SUBSETS["big"]),
+    "60": _union(SWEBENCH_SUBSETS["small"], SWEBENCH_SUBSETS["medium"]),
+})
+POLYGLOT_SUBSETS = MappingProxyType(dict(POLYGLOT_SUBSETS) | {
+    "dgm": _union(POLYGLOT_SUBSETS["small"], POLYGLOT_SUBSETS["medium"]),
+})
