@@ -51,7 +51,8 @@ def _quickstart_config(archive: Path, **models: str) -> RunConfig:
 def test_the_plan_of_the_quickstart_predicts_what_its_published_run_used(quickstart):
     recorded = _recorded(quickstart)
     assert recorded["evaluations"] == 15 and recorded["all_tokens"] == 40_343  # the bundle as published
-    plan = make_plan(_quickstart_config(quickstart.parent), measured_from=[quickstart], check=False)
+    config = _quickstart_config(quickstart.parent)
+    plan = make_plan(config, measured_from=[quickstart], check=False)
 
     # 12 search evaluations + 3 held-out, 3 expansions: what the run did, so the plan is its usage
     assert (plan.counts.search_evaluations, plan.counts.heldout_evaluations, plan.counts.expansions) == (12, 3, 3)
@@ -61,10 +62,10 @@ def test_the_plan_of_the_quickstart_predicts_what_its_published_run_used(quickst
     assert solve.tokens.input - expansion_solve.input == pytest.approx(recorded["eval_in"])
     assert solve.tokens.output - expansion_solve.output == pytest.approx(recorded["eval_out"])
     assert recorded["eval_in"] + recorded["eval_out"] == recorded["eval_tokens"]
-    # every ended job's wall time, once: container-hours; x 1 CPU; over 2 in flight
+    # every ended job's wall time, once: container-hours; x 1 CPU; over the config's jobs in flight
     assert plan.container_hours == pytest.approx(recorded["seconds"] / 3600)
     assert plan.cpu_hours == pytest.approx(plan.container_hours * 1.0)
-    assert plan.wall_hours == pytest.approx(plan.container_hours / 2)
+    assert plan.wall_hours == pytest.approx(plan.container_hours / config.executor.concurrency)
     assert plan.dollars == 0.0  # the embedded model is free
     assert plan.profile.source.startswith("measured:")
 
