@@ -61,6 +61,31 @@ def novelty(distances: np.ndarray, neighbours: int) -> np.ndarray:
     return nearest.mean(axis=1)
 
 
+def novelty_of(z: np.ndarray, neighbours: int, epsilon: float, rows: int = 256) -> np.ndarray:
+    """`novelty(cosine_distances(z, ε), M)` without the n×n matrix: agents with the same vector share
+    their distances (a vector over D probes has at most 2^D values), so the work is over the U distinct
+    vectors, a block of rows at a time (memory O(rows · U)); equal distances are taken with their
+    multiplicity, an agent's own vector once less."""
+    n = z.shape[0]
+    if n < 2:
+        return np.ones(n)
+    m = min(neighbours, n - 1)
+    unique, inverse, counts = np.unique(z, axis=0, return_inverse=True, return_counts=True)
+    norms = np.linalg.norm(unique, axis=1)
+    per_unique = np.empty(len(unique))
+    for start in range(0, len(unique), rows):
+        block = np.arange(start, min(start + rows, len(unique)))
+        d = 1.0 - (unique[block] @ unique.T) / (np.outer(norms[block], norms) + epsilon)
+        order = np.argsort(d, axis=1, kind="stable")
+        copies = np.broadcast_to(counts, d.shape).copy()
+        copies[np.arange(len(block)), block] -= 1  # an agent is not its own neighbour
+        copies = np.take_along_axis(copies, order, axis=1)
+        before = np.cumsum(copies, axis=1) - copies
+        taken = np.clip(m - before, 0, copies)  # how many of each distance fall among the M nearest
+        per_unique[block] = (np.take_along_axis(d, order, axis=1) * taken).sum(axis=1) / m
+    return per_unique[inverse.reshape(-1)]
+
+
 def combined_score(accuracy: np.ndarray, novelty_: np.ndarray) -> np.ndarray:
     """`score(i) = α_i · nov(i)`: performance times novelty."""
     return np.asarray(accuracy, float) * np.asarray(novelty_, float)
@@ -88,7 +113,7 @@ def group_scores(view: SearchView, params: GEAParams) -> GroupScores:
     members = np.flatnonzero(archive_members(view, params))
     z = success_vectors(view, members, probe_tasks(view, params))
     accuracy = mean_accuracy(view.successes, view.failures)[members]
-    nov = novelty(cosine_distances(z, params.epsilon), params.neighbours)
+    nov = novelty_of(z, params.neighbours, params.epsilon)
     return GroupScores(members, accuracy, nov, combined_score(accuracy, nov))
 
 

@@ -11,6 +11,7 @@ from evolve.search.gea import (
     cosine_distances,
     group_scores,
     novelty,
+    novelty_of,
     parent_group,
     probe_tasks,
     success_vectors,
@@ -64,6 +65,15 @@ def test_novelty_is_the_mean_distance_to_the_m_nearest_others():
     assert np.allclose(novelty(d, 10), [(D_AB + D_AC + D_AD) / 3, (D_AB + D_BC + D_BD) / 3,
                                         (D_AC + D_BC + D_CD) / 3, (D_AD + D_BD + D_CD) / 3])  # fewer than M: all
     assert novelty(np.zeros((1, 1)), 4).tolist() == [1.0]  # an agent alone: nothing is like it
+
+
+@pytest.mark.parametrize("probes", [3, 12])
+def test_novelty_over_distinct_vectors_equals_the_whole_matrix(probes):
+    z = (np.random.default_rng(3).random((300, probes)) < 0.4).astype(float)  # 3 probes: many agents alike
+    z[:4] = 0.0  # all-fail agents too
+    whole = novelty(cosine_distances(z, 1e-8), 4)
+    assert np.allclose(novelty_of(z, 4, 1e-8, rows=5), whole)
+    assert novelty_of(z[:1], 4, 1e-8).tolist() == [1.0]
 
 
 def test_combined_score_is_accuracy_times_novelty_and_prefers_the_novel_over_the_best():
