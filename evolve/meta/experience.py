@@ -16,6 +16,7 @@ the next improve step and decide nothing (no score, verdict or budget reads the 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -105,6 +106,14 @@ class ExperiencePool:
         return clip("\n\n".join(parts), self.bounds.total_chars) + "\n"
 
 
+def fenced(text: str, info: str = "") -> str:
+    """`text` in a code fence longer than any run of backticks in it, so agent-written text cannot close
+    the fence and pass itself off as the engine's lines (outcomes, headings) around it."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{text.rstrip()}\n{fence}"
+
+
 def _render_agent(agent: AgentExperience) -> str:
     lines = [f"## Agent {agent.node}"]
     passed = sum(outcome == "pass" for _, outcome in agent.outcomes)
@@ -115,11 +124,11 @@ def _render_agent(agent: AgentExperience) -> str:
         lines.append("Changes along its lineage, newest first:")
         for step in agent.lineage:
             lines.append(f"- {step.node}, made for: {step.problem or '(no recorded problem)'}")
-            lines.append(f"```diff\n{step.patch.rstrip() or '(empty patch)'}\n```")
+            lines.append(fenced(step.patch or "(empty patch)", "diff"))
     else:
         lines.append("Changes along its lineage: none (it is a root).")
     for excerpt in agent.excerpts:
-        lines.append(f"Where it failed, task {excerpt.task} ({excerpt.outcome}):\n```\n{excerpt.text.rstrip()}\n```")
+        lines.append(f"Where it failed, task {excerpt.task} ({excerpt.outcome}):\n{fenced(excerpt.text)}")
     return "\n".join(lines)
 
 
@@ -127,7 +136,9 @@ def agent_experience(node: str, lineage: Sequence[tuple[str, str | None, str]], 
                      failures: Sequence[tuple[str, str, str]], bounds: Bounds = Bounds()) -> AgentExperience:
     """One parent's bounded trace from raw material: `lineage` as `(node, instructions, patch)` oldest
     first, `outcomes` task → outcome, `failures` as `(task, outcome, log text)` in the order to show."""
-    steps = tuple(LineageStep(step, clip((problem or "").strip(), bounds.problem_chars), clip(patch, bounds.patch_chars))
+    # a problem is shown on one line: its text cannot start a line of its own (a fake outcome line)
+    steps = tuple(LineageStep(step, clip(" ".join((problem or "").split()), bounds.problem_chars),
+                              clip(patch, bounds.patch_chars))
                   for step, problem, patch in reversed(lineage[-bounds.lineage_steps:]))
     tasks = sorted(outcomes)
     return AgentExperience(
