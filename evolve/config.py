@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pydantic_core import ErrorDetails
 
 from evolve.errors import EvolveError
-from evolve.search.params import DGMParams, HGMCostParams, HGMParams
+from evolve.search.params import DGMParams, GEAParams, HGMCostParams, HGMParams
 
 
 class ConfigError(EvolveError, ValueError):
@@ -163,15 +163,17 @@ class TasksConfig(_Section):
 class PolicyConfig(_Section):
     """Which node to grow next."""
 
-    name: Literal["hgm", "dgm", "greedy", "random", "hgm_cost"] = "hgm"
+    name: Literal["hgm", "dgm", "greedy", "random", "hgm_cost", "gea"] = "hgm"
     """The selection policy (`hgm_cost`: HGM with priced expansions, README "Search that pays for what
-    it spends")."""
+    it spends"; `gea`: Group-Evolving Agents, README "DGM, HGM and GEA")."""
     hgm: HGMParams = HGMParams()
     """HGM's parameters (evolve.search.params.HGMParams, the class the policy takes)."""
     hgm_cost: HGMCostParams = HGMCostParams()
     """The cost-aware HGM's parameters: HGM's plus `expand_cost` (HGMCostParams)."""
     dgm: DGMParams = DGMParams()
     """DGM's parent selection and the staged evaluation of DGM, greedy and random (DGMParams)."""
+    gea: GEAParams = GEAParams()
+    """GEA's group size K, neighbours M and its own staged evaluation (GEAParams)."""
 
 
 class BudgetConfig(_Section):

@@ -23,6 +23,7 @@ from evolve.archive.vocab import NodeStatus, Outcome
 from evolve.engine.state import SearchState
 from evolve.search.costaware import HGMCostPolicy
 from evolve.search.dgm import DGMPolicy, GreedyPolicy, RandomPolicy
+from evolve.search.gea import GEAPolicy
 from evolve.search.hgm import HGMPolicy
 from evolve.search.simulate import EpisodeResult, WorldParams
 from evolve.search.types import Policy
@@ -30,14 +31,15 @@ from evolve.search.types import Policy
 if TYPE_CHECKING:
     from evolve.bench.priced import PricedSweep
 
-DEFAULT_POLICIES = ("hgm", "dgm", "greedy", "random")
+DEFAULT_POLICIES = ("hgm", "dgm", "gea", "greedy", "random")
+SELECTION_ONLY = {"gea": "its selection rule alone: the synthetic world has no experience for a group to share"}
 _MATCH_TOLERANCE = 1e-9
 
 
 def default_policy(name: str) -> Policy:
     """A policy with its DESIGN.md §5 default parameters."""
     makers = {"hgm": HGMPolicy, "dgm": DGMPolicy, "greedy": GreedyPolicy, "random": RandomPolicy,
-              "hgm_cost": HGMCostPolicy}
+              "hgm_cost": HGMCostPolicy, "gea": GEAPolicy}
     if name not in makers:
         raise ValueError(f"unknown policy {name!r}; known: {', '.join(makers)}")
     return makers[name]()

@@ -67,7 +67,7 @@ def search(
     policies: Annotated[
         str,
         typer.Option(help="Comma-separated policies to compare."),
-    ] = "hgm,dgm,greedy,random",
+    ] = "hgm,dgm,gea,greedy,random",
     budget: Annotated[int, typer.Option(min=1, help="Task evaluations per run (B).")] = 800,
     seeds: Annotated[int, typer.Option(min=1, help="Worlds (seeds 0..N-1), the same for every policy.")] = 30,
     config: Annotated[Path | None, typer.Option(help="Take policy parameters from this run config.")] = None,
@@ -180,6 +180,10 @@ def _print_search(result) -> None:
         )
     console = Console()
     console.print(table)
+    from evolve.bench.search import SELECTION_ONLY
+
+    for name in SELECTION_ONLY.keys() & result.policies.keys():
+        console.print(f"{name}: {SELECTION_ONLY[name]}")
     console.print(
         f"the runner's decision at {result.tree_nodes:,} nodes and {result.tree_evaluations:,} evaluations "
         f"(hgm): view build {result.view_ms_10k_nodes:.2f} ms, decision with the view "

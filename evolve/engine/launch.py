@@ -22,6 +22,7 @@ from evolve.errors import EvolveError
 from evolve.meta import compiled
 from evolve.search import DGMPolicy, GreedyPolicy, HGMPolicy, Policy, RandomPolicy
 from evolve.search.costaware import HGMCostPolicy
+from evolve.search.gea import GEAPolicy
 
 if TYPE_CHECKING:
     from evolve.llm.client import ChatModel
@@ -37,6 +38,7 @@ def policies_from_config(section: PolicyConfig) -> dict[str, Policy]:
         "greedy": GreedyPolicy(staged),
         "random": RandomPolicy(staged),
         "hgm_cost": HGMCostPolicy(section.hgm_cost),
+        "gea": GEAPolicy(section.gea),
     }
 
 
@@ -197,6 +199,7 @@ def _worker(config: RunConfig, run: Run, tasks: RunTasks, gateway, cluster: Exit
         expand=ExpandSettings(image=config.sandbox.image, improve_steps=config.budget.improve_steps,
                               job_tokens=config.budget.job_tokens),
         meta=config.meta,
+        pooled_experience=config.policy.name == "gea",
     )
     sandboxes = DockerSandboxes(run.id, limits_from_config(config.sandbox))
     if config.executor.kind == "ray":

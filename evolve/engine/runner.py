@@ -228,8 +228,9 @@ class Runner:
     def _dispatch_action(self, action: Evaluate | Expand) -> None:
         if isinstance(action, Evaluate):
             self._dispatch(JobKind.EVALUATE, str(action.node), str(action.task), None)
-        else:
-            self._dispatch(JobKind.EXPAND, str(action.node), None, None)
+        for parent in action.parents if isinstance(action, Expand) else ():  # a GEA group: one unit,
+            self._dispatch(JobKind.EXPAND, str(parent), None, None)  # its jobs share the decision ordinal
+        self._decisions += 1
 
     def _dispatch(self, kind: JobKind, node_id: str, task: str | None, requeues: Job | None) -> None:
         if requeues is not None:
@@ -237,7 +238,6 @@ class Runner:
         else:
             split = Split.DEV if kind == JobKind.EVALUATE else None
             job = self.run.start_job(kind, node_id, task, split=split, decision=self._decisions)
-            self._decisions += 1
         node = self.run.node(node_id)
         future: Future
         if kind == JobKind.EVALUATE:

@@ -29,6 +29,7 @@ from evolve.engine.executors import WorkerLost
 from evolve.engine.expand import ExpandSettings, Expansion
 from evolve.engine.jobs import EvaluationResult, ExpansionResult
 from evolve.engine.retry import InfraRetry
+from evolve.meta.experience import with_experience
 from evolve.tasks.types import Task
 
 R = TypeVar("R")
@@ -42,6 +43,8 @@ class WorkerSettings:
     expand: ExpandSettings = field(default_factory=ExpandSettings)
     meta: MetaConfig = field(default_factory=MetaConfig)
     """The meta step's style (`compact` or `dgm`)."""
+    pooled_experience: bool = False
+    """GEA: append the parent group's pooled experience (evolve.meta.experience) to the instructions."""
 
 
 class Place(Protocol):
@@ -133,9 +136,12 @@ class EngineWorker:
         """The diagnosis, on this host (a model call, no sandbox): instructions, or the failed expansion."""
         with tempfile.TemporaryDirectory(prefix="evolve-expand-") as tmp:
             parent_code = self.run.checkout(node.id, Path(tmp) / "parent")
-            return diagnose_node(self.run, job, node, self.tasks, self.gateway, agent_files(parent_code),
-                                 seed=self.seed, job_tokens=self.settings.expand.job_tokens, meta=self.settings.meta,
-                                 parent_code=parent_code)
+            instructions = diagnose_node(self.run, job, node, self.tasks, self.gateway, agent_files(parent_code),
+                                         seed=self.seed, job_tokens=self.settings.expand.job_tokens,
+                                         meta=self.settings.meta, parent_code=parent_code)
+        if isinstance(instructions, str) and self.settings.pooled_experience:
+            return with_experience(self.run, job, instructions)
+        return instructions
 
     def cancel(self) -> None:
         self._cancelled.set()  # infra attempts are not tried again

@@ -13,11 +13,13 @@ _HOMES = {
     "Action": "types", "Evaluate": "types", "Expand": "types", "NodeId": "types", "Policy": "types",
     "Stop": "types", "TaskId": "types", "DGMPolicy": "dgm", "GreedyPolicy": "dgm", "RandomPolicy": "dgm",
     "HGMPolicy": "hgm", "HGMCostPolicy": "costaware", "HGMCostParams": "params", "DGMParams": "params", "HGMParams": "params", "StagedParams": "params",
+    "GEAParams": "params", "GEAPolicy": "gea", "ExpandGroup": "types",
     "SearchView": "view", "CladeTree": "tree", "Counts": "tree",
 }  # fmt: skip
 
 __all__ = [
-    "Action", "CladeTree", "Counts", "DGMParams", "DGMPolicy", "Evaluate", "Expand", "GreedyPolicy",
+    "Action", "CladeTree", "Counts", "DGMParams", "DGMPolicy", "Evaluate", "Expand", "ExpandGroup", "GEAParams",
+    "GEAPolicy", "GreedyPolicy",
     "HGMCostParams", "HGMCostPolicy", "HGMParams", "HGMPolicy", "NodeId", "Policy", "RandomPolicy", "SearchView", "StagedParams", "Stop",
     "TaskId",
 ]  # fmt: skip
@@ -32,8 +34,9 @@ def __getattr__(name: str) -> object:
 if TYPE_CHECKING:
     from evolve.search.costaware import HGMCostPolicy
     from evolve.search.dgm import DGMPolicy, GreedyPolicy, RandomPolicy
+    from evolve.search.gea import GEAPolicy
     from evolve.search.hgm import HGMPolicy
-    from evolve.search.params import DGMParams, HGMCostParams, HGMParams, StagedParams
+    from evolve.search.params import DGMParams, GEAParams, HGMCostParams, HGMParams, StagedParams
     from evolve.search.tree import CladeTree, Counts
-    from evolve.search.types import Action, Evaluate, Expand, NodeId, Policy, Stop, TaskId
+    from evolve.search.types import Action, Evaluate, Expand, ExpandGroup, NodeId, Policy, Stop, TaskId
     from evolve.search.view import SearchView

@@ -68,3 +68,15 @@ class DGMParams(StagedParams):
     @property
     def staged(self) -> StagedParams:
         return StagedParams(self.stages, self.stage_threshold, self.top_k_full)
+
+
+@dataclass(frozen=True, config=_STRICT)
+class GEAParams(StagedParams):
+    """Group-Evolving Agents (arXiv 2602.04837): parent-group selection plus DGM's staged evaluation."""
+
+    group_size: Annotated[int, Field(ge=1)] = 2
+    """K: parents per group iteration, and so offspring per iteration (one per parent)."""
+    neighbours: Annotated[int, Field(ge=1)] = 4
+    """M: novelty is the mean cosine distance to an agent's M nearest archive members."""
+    epsilon: Annotated[float, Field(gt=0.0)] = 1e-8
+    """ε in the cosine distance's denominator (an all-fail vector is then at distance 1 from every agent)."""

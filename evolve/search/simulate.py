@@ -146,9 +146,10 @@ def run_episode(
         if isinstance(action, Stop):
             break
         if isinstance(action, Expand):
-            child = world.spawn(cast(int, action.node))
-            tree.add_node(child, action.node, valid=world.valid[child])
-            expansions += 1
+            for parent in action.parents:  # a group iteration (GEA's ExpandGroup): one child per parent
+                child = world.spawn(cast(int, parent))
+                tree.add_node(child, parent, valid=world.valid[child])
+                expansions += 1
         elif isinstance(action, Evaluate):
             node, task = cast(int, action.node), cast(int, action.task)
             tree.record(node, task, world.evaluate(node, task))

@@ -50,6 +50,7 @@ class CladeTree:
         self._up: list[int] = []  # parent positions as a list: walking ancestors is faster than numpy
         self._children: list[list[int]] = []
         self._evaluated: list[frozenset] = []
+        self._solved: list[frozenset] = []  # the passed subset of each node's evaluated tasks
         self._columns = {name: np.zeros(max(capacity, 1), dtype) for name, dtype in _COLUMNS.items()}
         self._ids_tuple: tuple[Hashable, ...] | None = ()
         self.results = 0
@@ -74,6 +75,7 @@ class CladeTree:
         self._up.append(up)
         self._children.append([])
         self._evaluated.append(frozenset())
+        self._solved.append(frozenset())
         self._ids_tuple = None
         if up >= 0:
             self._children[up].append(position)
@@ -86,6 +88,8 @@ class CladeTree:
         if task in done:
             return False
         self._evaluated[position] = done | {task}
+        if success:
+            self._solved[position] = self._solved[position] | {task}
         self._columns["s" if success else "f"][position] += 1
         clade = self._columns["clade_s" if success else "clade_f"]
         while position >= 0:  # the node and each ancestor: O(depth)
@@ -199,4 +203,5 @@ class CladeTree:
             clade_successes=columns["clade_s"],
             clade_failures=columns["clade_f"],
             expansions_left=expansions_left,
+            solved=tuple(self._solved),
         )

@@ -1,7 +1,7 @@
 """The policy's vocabulary: actions and the `Policy` protocol (DESIGN.md §5).
 
 A policy maps `(view, rng)` to one action: `Expand(node)` (let the node's agent modify itself; the
-child becomes a new node), `Evaluate(node, task)` (run the node's agent on one task) or `Stop`
+child becomes a new node; `ExpandGroup`: one child of each node of a group, as one decision), `Evaluate(node, task)` (run the node's agent on one task) or `Stop`
 (nothing to start now). `best(view)` names the final agent.
 """
 
@@ -26,6 +26,29 @@ class Expand:
 
     node: NodeId
 
+    @property
+    def parents(self) -> tuple[NodeId, ...]:
+        """The nodes to expand, one child each: this node alone."""
+        return (self.node,)
+
+
+@dataclass(frozen=True)
+class ExpandGroup(Expand):
+    """A group iteration (GEA): one child of each node of `group`, dispatched as one unit (one search
+    decision); `node` is `group[0]`, so code that reads an `Expand` sees the group's first parent."""
+
+    group: tuple[NodeId, ...] = ()
+
+    @classmethod
+    def of(cls, parents: tuple[NodeId, ...]) -> ExpandGroup:
+        if not parents:
+            raise ValueError("a group iteration needs at least one parent")
+        return cls(parents[0], tuple(parents))
+
+    @property
+    def parents(self) -> tuple[NodeId, ...]:
+        return self.group or (self.node,)
+
 
 @dataclass(frozen=True)
 class Stop:
@@ -43,6 +66,7 @@ class Evaluate:
 
 
 Action: TypeAlias = Expand | Evaluate | Stop
+"""`ExpandGroup` is an `Expand`: the runner and the simulator expand each of its `parents`."""
 
 
 @runtime_checkable

@@ -60,6 +60,9 @@ class SearchView:
     clade_failures: np.ndarray | None = None
     expansions_left: int | None = None
     """How many more expansions may start (the run's expansion budget); None: no limit."""
+    solved: tuple[AbstractSet[TaskId], ...] = ()
+    """Per node, the tasks of `evaluated` it passed (GEA's task-success vectors); empty when the
+    builder does not say (a hand-made view), which only policies reading counts accept."""
     pending_eval_counts: np.ndarray = field(init=False, repr=False)
     pending_expansion_counts: np.ndarray = field(init=False, repr=False)
 
@@ -73,10 +76,13 @@ class SearchView:
         put(self, "failures", _frozen(self.failures, np.int64, size, "failures"))
         put(self, "evaluated", tuple(self.evaluated))
         put(self, "task_order", tuple(self.task_order))
+        put(self, "solved", tuple(self.solved))
         put(self, "pending_evaluations", tuple((int(n), t) for n, t in self.pending_evaluations))
         put(self, "pending_expansions", tuple(int(n) for n in self.pending_expansions))
         if len(self.evaluated) != size:
             raise ValueError(f"SearchView.evaluated has {len(self.evaluated)} entries for {size} nodes")
+        if self.solved and len(self.solved) != size:
+            raise ValueError(f"SearchView.solved has {len(self.solved)} entries for {size} nodes")
         if size and not bool(np.all(self.parent < np.arange(size))):
             raise ValueError("SearchView.parent: every parent must come before its child (index < child)")
         if self.budget < 0 or self.used < 0:

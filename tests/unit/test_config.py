@@ -79,6 +79,19 @@ def test_cli_config_check_prints_one_line_and_fails():
     assert good.returncode == 0 and "ok" in good.stdout
 
 
+def test_gea_loads_its_group_size_and_neighbours():
+    from evolve.engine.launch import policies_from_config
+    from evolve.search import GEAPolicy
+
+    config = parse_config('[policy]\nname = "gea"\n[policy.gea]\ngroup_size = 3\nneighbours = 5\nstages = [4]\n')
+    policy = policies_from_config(config.policy)[config.policy.name]
+    assert isinstance(policy, GEAPolicy)
+    assert (policy.params.group_size, policy.params.neighbours, policy.params.stages) == (3, 5, (4,))
+    assert parse_config(dump_config(config)) == config
+    with pytest.raises(ConfigError, match="group_size"):
+        parse_config("[policy.gea]\ngroup_size = 0\n")
+
+
 def test_the_cost_aware_policy_and_the_cpu_hour_budget_load():
     from evolve.engine.launch import policies_from_config
     from evolve.search import HGMCostPolicy

@@ -64,7 +64,7 @@ def test_cli_bench_search_json():
     outcome = CliRunner().invoke(app, ["bench", "search", "--budget", "40", "--seeds", "2", "--json"])
     assert outcome.exit_code == 0, outcome.output
     result = json.loads(outcome.output)
-    assert set(result["policies"]) == {"hgm", "dgm", "greedy", "random"}
+    assert set(result["policies"]) == {"hgm", "dgm", "gea", "greedy", "random"}
     assert result["runner_path"]["decision_ms"] > 0 and "decision_ms_10k_nodes" in result
 
 

@@ -9,12 +9,15 @@ from evolve.search import SearchView
 
 def make_view(
     parent, successes, failures, *, valid=None, n_tasks=20, budget=100, used=None, evaluated=None,
-    pending_evaluations=(), pending_expansions=(), ids=None, expansions_left=None,
+    pending_evaluations=(), pending_expansions=(), ids=None, expansions_left=None, solved=None,
 ) -> SearchView:  # fmt: skip
-    """A view whose node i finished the first `s_i + f_i` tasks of the order 0..n_tasks-1."""
+    """A view whose node i finished the first `s_i + f_i` tasks of the order 0..n_tasks-1 and, unless
+    `solved` says otherwise, passed the first `s_i` of its evaluated tasks."""
     size = len(parent)
     if evaluated is None:
         evaluated = [frozenset(range(s + f)) for s, f in zip(successes, failures, strict=True)]
+    if solved is None:
+        solved = [frozenset(sorted(done)[:s]) for done, s in zip(evaluated, successes, strict=True)]
     return SearchView(
         ids=tuple(ids) if ids is not None else tuple(f"n{i}" for i in range(size)),
         parent=parent,
@@ -28,6 +31,7 @@ def make_view(
         pending_evaluations=pending_evaluations,
         pending_expansions=pending_expansions,
         expansions_left=expansions_left,
+        solved=solved,
     )
 
 

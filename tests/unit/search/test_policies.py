@@ -10,6 +10,7 @@ from evolve.search import (
     DGMPolicy,
     Evaluate,
     Expand,
+    GEAPolicy,
     GreedyPolicy,
     HGMCostPolicy,
     HGMParams,
@@ -23,7 +24,7 @@ from evolve.search.dgm import dgm_parent_probabilities
 from evolve.search.simulate import WorldParams, run_episode
 from evolve.search.staged import archive_members, evaluation_due
 
-ALL = [HGMPolicy(), DGMPolicy(), GreedyPolicy(), RandomPolicy(), HGMCostPolicy()]
+ALL = [HGMPolicy(), DGMPolicy(), GreedyPolicy(), RandomPolicy(), HGMCostPolicy(), GEAPolicy()]
 
 
 @pytest.mark.parametrize("policy", ALL, ids=lambda p: p.name)
