@@ -29,6 +29,7 @@ from evolve.engine.executors import WorkerLost
 from evolve.engine.expand import ExpandSettings, Expansion
 from evolve.engine.jobs import EvaluationResult, ExpansionResult
 from evolve.engine.retry import InfraRetry
+from evolve.meta.procedure import Material
 from evolve.tasks.types import Task
 
 R = TypeVar("R")
@@ -129,8 +130,9 @@ class EngineWorker:
         with (self.run.log_dir(job.id) / "attempts.jsonl").open("a") as log:
             log.write(json.dumps(line) + "\n")
 
-    def _diagnose(self, job: Job, node: Node) -> str | ExpansionResult:
-        """The diagnosis, on this host (a model call, no sandbox): instructions, or the failed expansion."""
+    def _diagnose(self, job: Job, node: Node) -> str | Material | ExpansionResult:
+        """The diagnosis, on this host (a model call, no sandbox): instructions (or the material of the
+        agent's own diagnose step, `[meta] procedure = "agent"`), or the failed expansion."""
         with tempfile.TemporaryDirectory(prefix="evolve-expand-") as tmp:
             parent_code = self.run.checkout(node.id, Path(tmp) / "parent")
             return diagnose_node(self.run, job, node, self.tasks, self.gateway, agent_files(parent_code),
