@@ -50,7 +50,7 @@ def diagnose_node(run: Run, job: Job, node: Node, tasks: Mapping[str, Task], gat
     rng = np.random.default_rng([seed, draw])
     if meta is not None and meta.procedure == "agent":
         counted = [(e.task, e.outcome) for e in evaluations if e.outcome != "infra"]
-        return failure_material(counted, failures, statements, rng, extra_material)
+        return failure_material(counted, failures, statements, files, rng, extra_material)
     problem = choose_problem(failures, statements, rng)
     (log_dir / "problem.json").write_text(json.dumps(problem.__dict__, indent=2))
     diagnose_job = f"{job.id}-diagnose"

@@ -39,6 +39,7 @@ README = """# Failure material for `python -m agent diagnose`
 
 What this agent (the one running `diagnose`) did on the search tasks it was given, as the engine
 recorded it; only what the agent itself saw (no hidden tests, no grader output).
+The agent's files: {files}
 
 - summary.md: every counted evaluation (task and outcome), and the failures by kind.
 - failures/NN-TASK.md: one failed task each: its statement, the end of the agent's transcript, the
@@ -70,8 +71,10 @@ def _cut(text: str, limit: int) -> str:
 
 
 def failure_material(outcomes: Sequence[tuple[str, str]], failures: Sequence[Failure], statements: Mapping[str, str],
-                     rng: np.random.Generator, extra: Mapping[str, str] | None = None) -> Material:
-    """The material from a node's counted search evaluations (`outcomes`: (task, outcome)) and its failures.
+                     agent_files: Sequence[str], rng: np.random.Generator,
+                     extra: Mapping[str, str] | None = None) -> Material:
+    """The material from a node's counted search evaluations (`outcomes`: (task, outcome)), its failures
+    and the names of its files.
 
     `extra`: more files by name, e.g. a pooled experience (GEA) as `experience.md`; each is cut to
     MAX_FILE_CHARS and listed in README.md."""
@@ -87,8 +90,9 @@ def failure_material(outcomes: Sequence[tuple[str, str]], failures: Sequence[Fai
     for number, failure in enumerate(shown, 1):
         files[f"failures/{number:02d}-{_UNSAFE.sub('_', failure.task)[:80]}.md"] = _failure_text(failure, statements)
     listed = "".join(f"- {name}: given by the engine for this run's procedure.\n" for name in sorted(extra or {}))
-    readme = README.format(limit=MAX_FAILURES, extra=listed, cap=MAX_INSTRUCTIONS)
-    return Material(tuple({"README.md": readme, **files, **(extra or {})}.items()))
+    readme = README.format(files=", ".join(agent_files), limit=MAX_FAILURES, extra=listed, cap=MAX_INSTRUCTIONS)
+    cut = {name: _cut(text, MAX_FILE_CHARS) for name, text in (extra or {}).items()}
+    return Material(tuple({"README.md": readme, **files, **cut}.items()))
 
 
 def _failure_text(failure: Failure, statements: Mapping[str, str]) -> str:
@@ -123,7 +127,7 @@ def agent_diagnose(sandbox: Sandbox, material: Material, log_dir: Path, *, chann
     runs it on its own small material, in the sandbox where the child already ran: hence the rm."""
     sandbox.exec(["rm", "-rf", OUT, MATERIAL, TRANSCRIPT], timeout=60)
     for name, text in material.files:
-        sandbox.write_file(f"{MATERIAL}/{name}", _cut(text, MAX_FILE_CHARS))
+        sandbox.write_file(f"{MATERIAL}/{name}", text)
     env = {**channel_env, "EVOLVE_TRANSCRIPT": TRANSCRIPT, "PYTHONDONTWRITEBYTECODE": "1"}
     ran = sandbox.exec(["python3", "-m", "agent", "diagnose", "--material", MATERIAL, "--out", OUT],
                        cwd=AGENT, env=env, timeout=timeout_s)

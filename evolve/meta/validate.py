@@ -39,7 +39,7 @@ GATE_INSTRUCTION = "This is a check that `improve` runs: change nothing and fini
 GATE_MATERIAL = Material((
     ("README.md", "This is a check that `diagnose` runs: write short instructions for `improve` to --out.\n"),
     ("summary.md", "# Evaluations\n\n- greet: fail\n"),
-    ("failures/01-greet.md", f"# greet: fail (changed no file)\n\n## The task statement\n{SMOKE_STATEMENT}"),
+    ("failures/01-greet.md", "# greet: fail (changed no file)\n\n## The task statement\nWrite `greet(name)`.\n"),
 ))
 
 
