@@ -8,7 +8,13 @@ import pytest
 
 from evolve.archive.records import Evaluation
 from evolve.meta import DiagnosisFailed, Failure, read_failure
-from evolve.meta.procedure import MAX_FAILURES, MAX_FILE_CHARS, MAX_INSTRUCTIONS, clean_instructions, failure_material
+from evolve.meta.procedure import (
+    MAX_FAILURES,
+    MAX_FILE_CHARS,
+    MAX_INSTRUCTIONS,
+    clean_instructions,
+    failure_material,
+)
 
 FILES = ["agent/__main__.py", "agent/loop.py"]
 
