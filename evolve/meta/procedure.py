@@ -41,7 +41,7 @@ What this agent (the one running `diagnose`) did on the search tasks it was give
 recorded it; only what the agent itself saw (no hidden tests, no grader output).
 The agent's files: {files}
 
-- summary.md: every counted evaluation (task and outcome), and the failures by kind.
+- SUMMARY.md: every counted evaluation (task and outcome), and the failures by kind.
 - failures/NN-TASK.md: one failed task each: its statement, the end of the agent's transcript, the
   agent's own output (at most {limit}; drawn when there are more).
 {extra}
@@ -86,7 +86,7 @@ def failure_material(outcomes: Sequence[tuple[str, str]], failures: Sequence[Fai
     summary = ["# Evaluations", "", *(f"- {task}: {outcome}" for task, outcome in outcomes), "",
                f"# Failures by kind ({len(failures)} of {len(outcomes)})", "",
                *(f"- {kind} ({KINDS[kind]}): {count}" for kind, count in kinds.most_common())]
-    files = {"summary.md": "\n".join(summary) + "\n"}
+    files = {"SUMMARY.md": "\n".join(summary) + "\n"}
     for number, failure in enumerate(shown, 1):
         files[f"failures/{number:02d}-{_UNSAFE.sub('_', failure.task)[:80]}.md"] = _failure_text(failure, statements)
     listed = "".join(f"- {name}: given by the engine for this run's procedure.\n" for name in sorted(extra or {}))

@@ -38,7 +38,7 @@ GATE_SELF, GATE_INSTRUCTIONS = "/work/gate-self", "/work/gate-instructions.md"
 GATE_INSTRUCTION = "This is a check that `improve` runs: change nothing and finish.\n"
 GATE_MATERIAL = Material((
     ("README.md", "This is a check that `diagnose` runs: write short instructions for `improve` to --out.\n"),
-    ("summary.md", "# Evaluations\n\n- greet: fail\n"),
+    ("SUMMARY.md", "# Evaluations\n\n- greet: fail\n"),
     ("failures/01-greet.md", "# greet: fail (changed no file)\n\n## The task statement\nWrite `greet(name)`.\n"),
 ))
 

@@ -65,6 +65,6 @@ def improve(agent: Agent, instructions: str) -> str:
 def diagnose(agent: Agent, material: Path, out: Path) -> str:
     """The meta procedure: one model call reads the failure material and writes `improve`'s instructions."""
     shown = "".join(f"\n\n--- {n} ---\n{(material / n).read_text(errors='replace')}" for n in files(material))
-    agent.add({"role": "user", "content": prompts.DIAGNOSE.format(material=shown[:agent.context_chars])})
+    agent.add({"role": "user", "content": prompts.DIAGNOSE + shown[:agent.context_chars * 3 // 4]})
     out.write_text(agent.model.query(agent.messages)["content"] or "")  # a ModelError ends it: exit 1
     return "submitted"

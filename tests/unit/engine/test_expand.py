@@ -151,7 +151,7 @@ def test_the_host_side_only_gathers_the_material_under_the_agents_procedure(tmp_
     assert isinstance(brief, Material)  # no model call on the host (its gateway is None here)
     files = dict(brief.files)
     assert files["experience.md"] == "pooled" and "agent/x.py" in files["README.md"]
-    assert "agent: limits after 3 steps" in files["failures/01-t1.md"] and "- t2: pass" in files["summary.md"]
+    assert "agent: limits after 3 steps" in files["failures/01-t1.md"] and "- t2: pass" in files["SUMMARY.md"]
     assert not (run.log_dir(job.id) / "instructions.md").exists()
 
 

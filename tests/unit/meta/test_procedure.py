@@ -27,10 +27,10 @@ def test_the_material_shows_every_outcome_each_failure_and_the_agents_files():
     failures = [failure("t1"), failure("t2", empty=True)]
     material = dict(failure_material([("t1", "fail"), ("t2", "fail"), ("t3", "pass")], failures,
                                      {"t1": "Add two numbers."}, FILES, np.random.default_rng(0)).files)
-    assert sorted(material) == ["README.md", "failures/01-t1.md", "failures/02-t2.md", "summary.md"]
+    assert sorted(material) == ["README.md", "SUMMARY.md", "failures/01-t1.md", "failures/02-t2.md"]
     assert "agent/__main__.py, agent/loop.py" in material["README.md"]
-    assert "- t3: pass" in material["summary.md"] and "Failures by kind (2 of 3)" in material["summary.md"]
-    assert "empty_diff (changed no file): 1" in material["summary.md"]
+    assert "- t3: pass" in material["SUMMARY.md"] and "Failures by kind (2 of 3)" in material["SUMMARY.md"]
+    assert "empty_diff (changed no file): 1" in material["SUMMARY.md"]
     first = material["failures/01-t1.md"]
     assert "Add two numbers." in first and "[assistant] tried t1" in first and "agent: limits (t1)" in first
     assert "(unknown)" in material["failures/02-t2.md"]  # no statement known: said, not invented
