@@ -28,7 +28,7 @@ TRANSCRIPT = "/work/diagnose-transcript.jsonl"
 MAX_FAILURES = 12
 """Failed tasks shown; with more, a seeded draw (repeated expansions of one node see different ones)."""
 MAX_FILE_CHARS = 20_000
-"""Any one file of the material (an `extra` one, such as a pooled experience, included) is cut here."""
+"""Any one file of the material (the summary of a long-evaluated node, a pooled experience) is cut here."""
 MAX_INSTRUCTIONS = 8_000
 """The instructions read back are cut here: the child's improve prompt must leave room for its code."""
 STATEMENT_CHARS = 1_500
@@ -76,8 +76,10 @@ def failure_material(outcomes: Sequence[tuple[str, str]], failures: Sequence[Fai
     """The material from a node's counted search evaluations (`outcomes`: (task, outcome)), its failures
     and the names of its files.
 
-    `extra`: more files by name, e.g. a pooled experience (GEA) as `experience.md`; each is cut to
-    MAX_FILE_CHARS and listed in README.md."""
+    `extra`: more files by relative name, e.g. a pooled experience (GEA) as `experience.md`, listed in
+    README.md. Every file is cut to MAX_FILE_CHARS."""
+    if bad := [name for name in extra or {} if name.startswith("/") or ".." in Path(name).parts]:
+        raise ValueError(f"material file names must be relative and inside the material: {bad}")
     shown = list(failures)
     if len(shown) > MAX_FAILURES:
         picked = sorted(rng.choice(len(shown), MAX_FAILURES, replace=False))
@@ -91,8 +93,8 @@ def failure_material(outcomes: Sequence[tuple[str, str]], failures: Sequence[Fai
         files[f"failures/{number:02d}-{_UNSAFE.sub('_', failure.task)[:80]}.md"] = _failure_text(failure, statements)
     listed = "".join(f"- {name}: given by the engine for this run's procedure.\n" for name in sorted(extra or {}))
     readme = README.format(files=", ".join(agent_files), limit=MAX_FAILURES, extra=listed, cap=MAX_INSTRUCTIONS)
-    cut = {name: _cut(text, MAX_FILE_CHARS) for name, text in (extra or {}).items()}
-    return Material(tuple({"README.md": readme, **files, **cut}.items()))
+    every = {"README.md": readme, **files, **(extra or {})}
+    return Material(tuple((name, _cut(text, MAX_FILE_CHARS)) for name, text in every.items()))
 
 
 def _failure_text(failure: Failure, statements: Mapping[str, str]) -> str:

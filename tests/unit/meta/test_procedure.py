@@ -64,6 +64,8 @@ def test_extra_files_such_as_a_pooled_experience_are_listed_and_bounded():
                                      extra={"experience.md": "x" * (3 * MAX_FILE_CHARS)}).files)
     assert "- experience.md" in material["README.md"]
     assert len(material["experience.md"]) < MAX_FILE_CHARS + 100 and "cut at" in material["experience.md"]
+    with pytest.raises(ValueError, match="relative and inside"):
+        failure_material([], [], {}, FILES, np.random.default_rng(0), extra={"../escape.md": "x"})
 
 
 def test_instructions_are_cleaned_and_capped_and_never_empty():
