@@ -145,6 +145,7 @@ def test_the_host_side_only_gathers_the_material_under_the_agents_procedure(tmp_
     (log / "agent.log").write_text("agent: limits after 3 steps")
     run.record_evaluation(node.id, "t1", "fail", log_path=str(log))
     run.record_evaluation(node.id, "t2", "pass")
+    run.record_evaluation(node.id, "held-out-task", "fail", log_path=str(log), split="heldout")
     job = run.start_job("expand", node.id)
     brief = diagnose_node(run, job, node, {}, None, ["agent/x.py"], seed=0, job_tokens=1,
                           meta=MetaConfig(procedure="agent"), extra_material={"experience.md": "pooled"})
@@ -153,6 +154,7 @@ def test_the_host_side_only_gathers_the_material_under_the_agents_procedure(tmp_
     assert files["experience.md"] == "pooled" and "agent/x.py" in files["README.md"]
     assert "agent: limits after 3 steps" in files["failures/01-t1.md"] and "- t2: pass" in files["SUMMARY.md"]
     assert not (run.log_dir(job.id) / "instructions.md").exists()
+    assert not any("held-out-task" in text for _, text in brief.files)  # held-out results never reach it
 
 
 def test_the_diagnose_step_has_its_own_model_channel_only_under_the_agents_procedure():
