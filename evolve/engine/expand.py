@@ -48,8 +48,9 @@ class Expansion:
         """The agent's diagnose step's channel (with material), the modify step's, then the validation's
         (it solves the smoke task, and runs the child's diagnose step under the agent's procedure)."""
         tokens = self.settings.job_tokens
-        diagnose = (ChannelSpec(f"{job}-diagnose", "diagnose", tokens),) if isinstance(self.instructions, Material) else ()
-        return (*diagnose, ChannelSpec(f"{job}-modify", "modify", tokens), ChannelSpec(f"{job}-validate", "solve", tokens))
+        agent = isinstance(self.instructions, Material)
+        return (*([ChannelSpec(f"{job}-diagnose", "diagnose", tokens)] if agent else []),
+                ChannelSpec(f"{job}-modify", "modify", tokens), ChannelSpec(f"{job}-validate", "solve", tokens))
 
     def __call__(self, ctx: JobContext) -> ExpansionResult:
         return expand_child(ctx, self.instructions, self.settings)
