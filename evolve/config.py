@@ -233,6 +233,18 @@ class MetaConfig(_Section):
     for every policy, HGM's included (HGM has no stages; it uses the same count), capped at the number
     of search tasks. Infra attempts are run again by the engine, so the stage is complete once each of
     its tasks has a counted result. DGM keeps such a child out of its archive."""
+    procedure: Literal["engine", "agent"] = "engine"
+    """Who chooses the problem and writes the child's instructions. `engine`: the host, by `style`.
+    `agent` (DGM-H, README "The agent-side meta procedure"): the node's own agent, as the third command
+    of the agent contract, `python -m agent diagnose --material DIR --out FILE`, in a sandbox with the
+    `diagnose` model; children may rewrite it, and the validation gate checks it too."""
+
+    @model_validator(mode="after")
+    def _one_procedure(self) -> MetaConfig:
+        if self.procedure == "agent" and self.style == "dgm":
+            raise ValueError('meta.style = "dgm" is a procedure the engine runs; with meta.procedure = "agent" '
+                             "the agent's own diagnose command is the procedure: choose one")
+        return self
 
 
 class PlanConfig(_Section):

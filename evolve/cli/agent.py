@@ -46,7 +46,9 @@ class ContractStandIn:
 @app.command("check")
 def check(
     directory: Annotated[Path, typer.Argument(help="the agent's directory (it holds agent/__main__.py)")],
-    config: Annotated[Path | None, typer.Option(help="run config TOML: its solve model and sandbox limits")] = None,
+    config: Annotated[Path | None, typer.Option(
+        help="run config TOML: its solve model, sandbox limits, and [meta] procedure (\"agent\": diagnose is checked too)")]
+    = None,
     scripted: Annotated[bool, typer.Option(help="a stand-in model that always sends the smoke fix (no real model)")]
     = False,
     timeout: Annotated[float, typer.Option(help="seconds for each of the agent's commands")] = 300.0,
@@ -83,7 +85,7 @@ def check(
                 with sandboxes(cfg.sandbox.image, job, gateway_socket=channel.socket_path) as box:
                     verdict = check_agent(box, directory.resolve(), Path(logs), channel_env=channel.sandbox_env(),
                                           served=lambda: gateway.report(job).requests, timeout_s=timeout,
-                                          on_check=show)
+                                          diagnose=cfg.meta.procedure == "agent", on_check=show)
             finally:
                 gateway.close_job(job)
             if not verdict.valid:  # the gate's logs say why: print them before they go

@@ -2,7 +2,9 @@
 `diagnose` model (through the gateway, so it is counted and recorded) what the agent should change.
 
 It reads the run's archive, so it runs where the archive is (the head, with a cluster); its
-instructions are what the expansion's sandbox work (evolve.engine.expand) gets.
+instructions are what the expansion's sandbox work (evolve.engine.expand) gets. Under `[meta]
+procedure = "agent"` it only gathers the failure material: the node's own agent then chooses the
+problem and writes the instructions in the expansion's sandbox work (evolve.meta.procedure).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from evolve.config import MetaConfig
 from evolve.engine.jobs import ExpansionResult
 from evolve.meta import DiagnosisFailed, choose_problem, diagnose, read_failure
 from evolve.meta.dgm import dgm_instructions
+from evolve.meta.procedure import Material, failure_material
 from evolve.tasks.types import Task
 
 
@@ -28,20 +31,27 @@ def agent_files(code: Path) -> list[str]:
 
 
 def diagnose_node(run: Run, job: Job, node: Node, tasks: Mapping[str, Task], gateway, files: list[str], *,
-                  seed: int, job_tokens: int, meta: MetaConfig | None = None,
-                  parent_code: Path | None = None) -> str | ExpansionResult:
+                  seed: int, job_tokens: int, meta: MetaConfig | None = None, parent_code: Path | None = None,
+                  extra_material: Mapping[str, str] | None = None) -> str | Material | ExpansionResult:
     """Choose a problem from the node's failures and diagnose it through the gateway, on the host.
 
-    Returns the rendered instructions (also written to the job's log), or the failed expansion."""
+    Returns the rendered instructions (also written to the job's log), or the failed expansion; under
+    the agent's procedure the material for its diagnose step instead (`extra_material`: more files for
+    it, such as a pooled experience)."""
     log_dir = run.log_dir(job.id)
     if meta is not None and meta.style == "dgm" and parent_code is not None:
         return _diagnose_dgm(run, job, node, tasks, gateway, parent_code, seed=seed, job_tokens=job_tokens,
                              meta=meta)
-    failures = [read_failure(e) for e in run.evaluations(node.id, split="dev") if e.outcome in FAILURE_OUTCOMES]
+    evaluations = run.evaluations(node.id, split="dev")
+    failures = [read_failure(e) for e in evaluations if e.outcome in FAILURE_OUTCOMES]
     statements = {f.task: tasks[f.task].statement for f in failures if f.task in tasks}
     # seeded by the search decision, which a re-run after a resume shares (its job id is new)
     draw = job.decision if job.decision is not None else job.id
-    problem = choose_problem(failures, statements, np.random.default_rng([seed, draw]))
+    rng = np.random.default_rng([seed, draw])
+    if meta is not None and meta.procedure == "agent":
+        counted = [(e.task, e.outcome) for e in evaluations if e.outcome != "infra"]
+        return failure_material(counted, failures, statements, files, rng, extra_material)
+    problem = choose_problem(failures, statements, rng)
     (log_dir / "problem.json").write_text(json.dumps(problem.__dict__, indent=2))
     diagnose_job = f"{job.id}-diagnose"
     gateway.open_job(diagnose_job, node.id, "diagnose", job_tokens)

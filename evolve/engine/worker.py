@@ -29,7 +29,8 @@ from evolve.engine.executors import WorkerLost
 from evolve.engine.expand import ExpandSettings, Expansion
 from evolve.engine.jobs import EvaluationResult, ExpansionResult
 from evolve.engine.retry import InfraRetry
-from evolve.meta.experience import with_experience
+from evolve.meta.experience import recorded_experience
+from evolve.meta.procedure import Material
 from evolve.tasks.types import Task
 
 R = TypeVar("R")
@@ -132,16 +133,21 @@ class EngineWorker:
         with (self.run.log_dir(job.id) / "attempts.jsonl").open("a") as log:
             log.write(json.dumps(line) + "\n")
 
-    def _diagnose(self, job: Job, node: Node) -> str | ExpansionResult:
-        """The diagnosis, on this host (a model call, no sandbox): instructions, or the failed expansion."""
+    def _diagnose(self, job: Job, node: Node) -> str | Material | ExpansionResult:
+        """The diagnosis, on this host (a model call, no sandbox): instructions (or the material of the
+        agent's own diagnose step, `[meta] procedure = "agent"`), or the failed expansion."""
+        # GEA: the group's pooled experience goes into the instructions, or under the agent's own meta
+        # procedure into the material its diagnose step reads
+        pool = recorded_experience(self.run, job) if self.settings.pooled_experience else None
         with tempfile.TemporaryDirectory(prefix="evolve-expand-") as tmp:
             parent_code = self.run.checkout(node.id, Path(tmp) / "parent")
-            instructions = diagnose_node(self.run, job, node, self.tasks, self.gateway, agent_files(parent_code),
-                                         seed=self.seed, job_tokens=self.settings.expand.job_tokens,
-                                         meta=self.settings.meta, parent_code=parent_code)
-        if isinstance(instructions, str) and self.settings.pooled_experience:
-            return with_experience(self.run, job, instructions)
-        return instructions
+            result = diagnose_node(self.run, job, node, self.tasks, self.gateway, agent_files(parent_code),
+                                   seed=self.seed, job_tokens=self.settings.expand.job_tokens,
+                                   meta=self.settings.meta, parent_code=parent_code,
+                                   extra_material={"experience.md": pool} if pool is not None else None)
+        if isinstance(result, str) and pool is not None:
+            return f"{result.rstrip()}\n\n{pool}"
+        return result
 
     def cancel(self) -> None:
         self._cancelled.set()  # infra attempts are not tried again

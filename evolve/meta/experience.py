@@ -191,13 +191,17 @@ def pool_from_run(run, parents: Sequence[str], bounds: Bounds = Bounds()) -> Exp
     return ExperiencePool(tuple(agents), bounds)
 
 
-def with_experience(run, job: Job, instructions: str, bounds: Bounds = Bounds()) -> str:
-    """An offspring's improve instructions with its parent group's pool appended; the pool is also
-    recorded in the job's log (`experience.md`, `experience.json`) for people and for an agent-side
-    meta procedure."""
+def recorded_experience(run, job: Job, bounds: Bounds = Bounds()) -> str:
+    """The rendered pool of `job`'s parent group, also recorded in the job's log (`experience.md`,
+    `experience.json`) for people and for an agent-side meta procedure."""
     pool = pool_from_run(run, group_of(run.jobs(), job), bounds)
     log_dir = Path(run.log_dir(job.id))
     text = pool.render()
     (log_dir / "experience.md").write_text(text)
     (log_dir / "experience.json").write_text(json.dumps(pool.to_json(), indent=1))
-    return f"{instructions.rstrip()}\n\n{text}"
+    return text
+
+
+def with_experience(run, job: Job, instructions: str, bounds: Bounds = Bounds()) -> str:
+    """An offspring's improve instructions with its parent group's pool appended (and recorded)."""
+    return f"{instructions.rstrip()}\n\n{recorded_experience(run, job, bounds)}"

@@ -7,7 +7,9 @@ own tests pass (the child may rewrite those); then the engine's contract checks,
 written or changed (copied out and compared by the engine). Neither passing the smoke check nor the
 right file is required: a weak model often fails it or writes to a wrong path, and a stricter rule
 would stop no attack that this one lets through (a hollow child could write junk into any file); `python -m agent improve` starts
-and exits 0 on a trivial instruction with one step. `check_agent` is the gate without the diff check:
+and exits 0 on a trivial instruction with one step; under `[meta] procedure = "agent"` also `python -m agent
+diagnose` exits 0 and writes non-empty instructions for a small failure material (the smoke task failed).
+`check_agent` is the gate without the diff check:
 `evolve agent check DIR` runs it on any directory that claims to meet the agent contract.
 """
 
@@ -19,9 +21,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from evolve.meta.diagnose import DiagnosisFailed
+from evolve.meta.procedure import AGENT, Material, agent_diagnose
 from evolve.sandbox.types import Sandbox
 
-AGENT = "/work/agent"
 SMOKE_REPO, SMOKE_PROBLEM = "/work/smoke", "/work/smoke-problem.md"
 SMOKE_FILES = {
     "greet.py": 'def greet(name):\n    """Return a greeting for `name`."""\n    raise NotImplementedError\n',
@@ -33,6 +36,11 @@ SMOKE_TEST = "test_greet.py"
 _CACHES = {"__pycache__", ".pytest_cache"}
 GATE_SELF, GATE_INSTRUCTIONS = "/work/gate-self", "/work/gate-instructions.md"
 GATE_INSTRUCTION = "This is a check that `improve` runs: change nothing and finish.\n"
+GATE_MATERIAL = Material((
+    ("README.md", "This is a check that `diagnose` runs: write short instructions for `improve` to --out.\n"),
+    ("SUMMARY.md", "# Evaluations\n\n- greet: fail\n"),
+    ("failures/01-greet.md", "# greet: fail (changed no file)\n\n## The task statement\nWrite `greet(name)`.\n"),
+))
 
 
 @dataclass(frozen=True)
@@ -48,25 +56,27 @@ def _tail(text: str, limit: int = 600) -> str:
 
 def validate_child(sandbox: Sandbox, code_dir: Path, diff: str, log_dir: Path, *,
                    channel_env: Mapping[str, str], served: Callable[[], int], smoke_steps: int = 2,
-                   timeout_s: float = 600.0) -> Verdict:
+                   timeout_s: float = 600.0, diagnose: bool = False) -> Verdict:
     """Run the gate; the first failing check is the reason. `served()`: model requests the gateway has
-    answered for this job so far (e.g. `lambda: gateway.report(job).requests`)."""
+    answered for this job so far (e.g. `lambda: gateway.report(job).requests`). `diagnose`: the agent's
+    meta procedure is in use (`[meta] procedure = "agent"`), so its diagnose command is checked too."""
     if not diff.strip():
         return Verdict(False, "empty diff: the agent changed nothing")
     return check_agent(sandbox, code_dir, log_dir, channel_env=channel_env, served=served, smoke_steps=smoke_steps,
-                       timeout_s=timeout_s)
+                       timeout_s=timeout_s, diagnose=diagnose)
 
 
-CHECKS = ("imports", "own tests", "solve", "model request", "smoke change", "improve")
-"""The gate's checks after the diff, in order; each needs the ones before it to pass."""
+CHECKS = ("imports", "own tests", "solve", "model request", "smoke change", "improve", "diagnose")
+"""The gate's checks after the diff, in order; each needs the ones before it to pass. `diagnose` only
+under `[meta] procedure = "agent"`."""
 
 
 def check_agent(sandbox: Sandbox, code_dir: Path, log_dir: Path, *, channel_env: Mapping[str, str],
-                served: Callable[[], int], smoke_steps: int = 2, timeout_s: float = 600.0,
+                served: Callable[[], int], smoke_steps: int = 2, timeout_s: float = 600.0, diagnose: bool = False,
                 on_check: Callable[[str, str | None], None] = lambda name, reason: None) -> Verdict:
     """Whether `code_dir` meets the agent contract: the gate without its diff check (`evolve agent check`
     runs it on any directory). `on_check(name, reason)` hears each check of CHECKS as it ends (reason
-    None: passed) until the first that fails."""
+    None: passed) until the first that fails; `diagnose` as for `validate_child`."""
     sandbox.put_dir(code_dir, AGENT)
     imports = sandbox.exec(["python3", "-c", "import agent, agent.__main__"], cwd=AGENT, timeout=60)
     if not imports.ok:
@@ -79,7 +89,16 @@ def check_agent(sandbox: Sandbox, code_dir: Path, log_dir: Path, *, channel_env:
         why = "timed out" if tests.timed_out else _tail(tests.stdout + tests.stderr)
         return _failed(on_check, "own tests", f"the agent's own tests fail: {why}")
     on_check("own tests", None)
-    return _contract(sandbox, code_dir, log_dir, channel_env, served, smoke_steps, timeout_s, on_check)
+    verdict = _contract(sandbox, code_dir, log_dir, channel_env, served, smoke_steps, timeout_s, on_check)
+    if not verdict.valid or not diagnose:
+        return verdict
+    try:  # the agent's code is still at AGENT: the checks above ran it from there
+        agent_diagnose(sandbox, GATE_MATERIAL, log_dir, channel_env=channel_env, timeout_s=timeout_s,
+                       log_name="validate-diagnose")
+    except DiagnosisFailed as exc:
+        return _failed(on_check, "diagnose", f"contract: {exc} (the meta procedure is broken)")
+    on_check("diagnose", None)
+    return verdict
 
 
 def _failed(on_check: Callable[[str, str | None], None], name: str, reason: str) -> Verdict:

@@ -1,5 +1,6 @@
 """Hollow children at the validation gate: its contract checks (a model request through the gateway, a
-real edit of the smoke repo, `improve` still running) cannot be passed by the child's own tests."""
+real edit of the smoke repo, `improve` still running, `diagnose` too under the agent's meta procedure)
+cannot be passed by the child's own tests."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ SMOKE_MARKER = SMOKE_STATEMENT.strip()[:40]
 STUB_MAIN = "import sys\nprint('agent: submitted after 1 steps, 1 edits')\nsys.exit(0)\n"
 
 
-def _gate(tmp_path, child, model_reply: str = SMOKE_EDIT, timeout_s: float = 30):
+def _gate(tmp_path, child, model_reply: str = SMOKE_EDIT, timeout_s: float = 30, diagnose: bool = False):
     model = RoutedModel([(SMOKE_MARKER, model_reply)], "true\n")
     with Gateway({"solve": model}) as gateway:
         channel = gateway.open_job("gate", "child", "solve", 10_000)
@@ -27,7 +28,8 @@ def _gate(tmp_path, child, model_reply: str = SMOKE_EDIT, timeout_s: float = 30)
             with DockerSandboxes("adversarial-gate")("evolve-base:latest", "gate",
                                                     gateway_socket=channel.socket_path) as box:
                 return validate_child(box, child, "diff --git a/x b/x\n", tmp_path, channel_env=channel.sandbox_env(),
-                                      served=lambda: gateway.report("gate").requests, timeout_s=timeout_s)
+                                      served=lambda: gateway.report("gate").requests, timeout_s=timeout_s,
+                                      diagnose=diagnose)
         finally:
             gateway.close_job("gate")
 
@@ -80,3 +82,32 @@ def test_a_child_that_deletes_its_tests_is_invalid(tmp_path, base_image):
     shutil.rmtree(child / "tests")
     verdict = _gate(tmp_path, child)
     assert not verdict.valid and "own tests fail" in verdict.reason
+
+
+def _with_diagnose(child, body: str):
+    """The child's `python -m agent diagnose` runs `body` (its --out file is `out`)."""
+    main = (child / "agent" / "__main__.py").read_text()
+    (child / "agent" / "__main__.py").write_text(main.replace(
+        'if __name__ == "__main__":\n', 'if __name__ == "__main__" and sys.argv[1] == "diagnose":\n'
+        '    out = sys.argv[sys.argv.index("--out") + 1]\n'
+        + "".join(f"    {line}\n" for line in body.splitlines()) + 'if __name__ == "__main__":\n'))
+    return child
+
+
+def test_twin_a_child_whose_diagnose_writes_instructions_is_valid_under_the_agents_procedure(tmp_path, base_image):
+    child = _with_diagnose(executor_agent(tmp_path / "child"), "open(out, 'w').write('Check the loop.')\nsys.exit(0)")
+    verdict = _gate(tmp_path, child, diagnose=True)
+    assert verdict.valid, verdict.reason
+
+
+@pytest.mark.parametrize(("diagnose", "why"), [
+    (None, "diagnose did not complete (exit 1"),
+    ("print('instructions: check the loop')\nsys.exit(0)", "diagnose wrote no instructions"),
+    ("import time\ntime.sleep(3600)", "diagnose did not complete (timed out)"),
+], ids=["missing", "prints-instead", "hangs"])
+def test_a_child_whose_diagnose_is_broken_is_invalid_with_the_reason(tmp_path, base_image, diagnose, why):
+    child = executor_agent(tmp_path / "child")
+    verdict = _gate(tmp_path, child if diagnose is None else _with_diagnose(child, diagnose), timeout_s=8,
+                    diagnose=True)
+    assert not verdict.valid and verdict.reason.startswith(f"contract: {why}"), verdict.reason
+    assert verdict.reason.endswith("(the meta procedure is broken)")

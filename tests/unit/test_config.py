@@ -38,6 +38,7 @@ def test_unknown_key_names_the_key_and_the_file():
         ("[policy]\nname = 'best'\n", "policy.name"),
         ("[models.solve]\nprovider = 'magic'\n", "models.solve.provider"),
         ("[models.review]\nmodel = 'x'\n", "models.review"),
+        ("[meta]\nprocedure = 'model'\n", "meta.procedure"),
     ],
 )
 def test_wrong_values_name_the_key(text, key):
@@ -107,3 +108,11 @@ def test_the_cost_aware_policy_and_the_cpu_hour_budget_load():
         parse_config("[budget]\ncpu_hours = 0\n")
     with pytest.raises(ConfigError, match="expand_cost"):
         parse_config("[policy.hgm_cost]\nexpand_cost = 0.5\n")
+
+
+def test_the_meta_procedure_is_the_engines_unless_the_agents_is_asked_for_and_not_with_dgms():
+    assert RunConfig().meta.procedure == "engine"
+    assert parse_config("[meta]\nprocedure = 'agent'\n").meta.procedure == "agent"
+    with pytest.raises(ConfigError) as caught:
+        parse_config("[meta]\nprocedure = 'agent'\nstyle = 'dgm'\n", "conf.toml")
+    assert str(caught.value).startswith("conf.toml: [meta] meta.style") and "\n" not in str(caught.value)

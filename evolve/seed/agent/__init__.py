@@ -1,1 +1,1 @@
-"""The seed coding agent: `python -m agent solve|improve`. Standard library only; all of it may change."""
+"""The seed agent: `python -m agent solve|improve|diagnose`. Standard library only; all of it may change."""

@@ -1,9 +1,8 @@
-"""What `solve` and `improve` show the model: the task with the relevant files, or the agent's own code."""
+"""What each command shows the model: the task and its files, the agent's own code, or how it failed."""
 import re
 from pathlib import Path
 
-from agent import prompts
-from agent.loop import Agent, repairs
+from agent.loop import Agent, prompts, repairs
 
 
 def files(root: Path, limit: int = 400) -> list[str]:
@@ -61,3 +60,11 @@ def improve(agent: Agent, instructions: str) -> str:
     elif now == before and repairs and status != "model_error":
         repairs.learn(agent, instructions)
     return status
+
+
+def diagnose(agent: Agent, material: Path, out: Path) -> str:
+    """The meta procedure: one model call reads the failure material and writes `improve`'s instructions."""
+    shown = "".join(f"\n\n--- {n} ---\n{(material / n).read_text(errors='replace')}" for n in files(material))
+    agent.add({"role": "user", "content": prompts.DIAGNOSE + shown[:agent.context_chars * 3 // 4]})
+    out.write_text(agent.model.query(agent.messages)["content"] or "")  # a ModelError ends it: exit 1
+    return "submitted"

@@ -33,9 +33,8 @@ def parse(text: str) -> tuple[str, dict]:
 class Agent:
     def __init__(self, model: Model, workspace: Workspace, max_steps: int, transcript: Path | None = None,
                  context_chars: int = 26000) -> None:
-        self.model, self.workspace, self.max_steps = model, workspace, max_steps
-        self.transcript, self.context_chars = transcript, context_chars
-        self.messages: list[dict] = []
+        self.model, self.workspace, self.max_steps, self.transcript = model, workspace, max_steps, transcript
+        self.context_chars, self.messages = context_chars, []
         self.steps, self.error, self.check, self.failing = 0, "", "", False
 
     def run(self, task: str, check: str = "") -> str:
@@ -73,12 +72,9 @@ class Agent:
             return False, refusal
         if name in ("done", "bash"):
             return name == "done", ws.bash(args["command"]) if name == "bash" else "Done."
-        if name == "write":
-            result = ws.write(args["path"], args["content"])
-        elif name == "replace":
-            result = ws.replace(args["path"], args["old"], args["new"])
-        else:
-            result = repairs.merge(ws, args["path"], args["code"])  # "python": only repairs.parse returns it
+        result = (ws.write(args["path"], args["content"]) if name == "write" else
+                  ws.replace(args["path"], args["old"], args["new"]) if name == "replace" else
+                  repairs.merge(ws, args["path"], args["code"]))  # "python": only repairs.parse returns it
         if not self.check:
             return False, result
         output = ws.bash(self.check, timeout=120)
@@ -97,6 +93,5 @@ class Agent:
         self.log(message)
 
     def log(self, record: dict) -> None:
-        if self.transcript is not None:
-            with self.transcript.open("a") as handle:
-                handle.write(json.dumps({"time": round(time.time(), 3), "step": self.steps, **record}) + "\n")
+        with (self.transcript or Path("/dev/null")).open("a") as handle:  # no transcript: nowhere
+            handle.write(json.dumps({"time": round(time.time(), 3), "step": self.steps, **record}) + "\n")

@@ -47,7 +47,6 @@ class Model:
                 conn.sock.connect(self.socket_path)
             path = "" if self.socket_path else url.path.rstrip("/").removesuffix("/v1")
             conn.request("POST", path + "/v1/chat/completions", body=payload, headers=headers)
-            response = conn.getresponse()
-            return response.status, response.read()
+            return (response := conn.getresponse()).status, response.read()
         finally:
             conn.close()

@@ -6,10 +6,8 @@ from agent.tools import ToolError, Workspace
 
 HINT = "\nTo write or fix functions you may also send ```python path/to/file.py with the whole new functions."
 NOT_YET = "The checks still fail, so the task is not solved yet. Write or fix the code now."
-LESSON = """You are a coding agent. On an earlier task you had this problem:
-{problem}
-
-Write one short sentence of advice to yourself that would help next time. Reply with the sentence only."""
+LESSON = ("You are a coding agent. On an earlier task you had this problem:\n{problem}\n\nWrite one short "
+          "sentence of advice to yourself that would help next time. Reply with the sentence only.")
 
 
 def parse(text: str, block: re.Match | None) -> tuple[str, dict] | None:

@@ -1,8 +1,9 @@
-"""`python -m agent solve|improve`: arguments, exit codes, the transcript, and what each command may change."""
+"""`python -m agent solve|improve|diagnose`: arguments, exit codes, the transcript, and what each command may change."""
 import json
 
 import pytest
 from agent.__main__ import main
+from agent.model import ModelError
 
 REPLACE = "Fix it.\n```replace calc.py\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n```"
 
@@ -68,3 +69,19 @@ def test_improve_undoes_an_edit_that_breaks_the_agents_tests(gateway, tmp_path):
     assert main([*self_copy(tmp_path), "--budget-steps", "3"]) == 0
     assert (tmp_path / "self/agent/__init__.py").read_text() == "X = 1\n"
 
+
+
+def test_diagnose_reads_the_material_and_writes_the_models_instructions_to_out(gateway, tmp_path):
+    (tmp_path / "material/failures").mkdir(parents=True)
+    (tmp_path / "material/README.md").write_text("How the agent failed.")
+    (tmp_path / "material/failures/01-calc.md").write_text("calc: the tests still fail")
+    gateway.replies.append((200, "Make the agent run the tests before it finishes."))
+    out = tmp_path / "instructions.md"
+    assert main(["diagnose", "--material", str(tmp_path / "material"), "--out", str(out)]) == 0
+    assert out.read_text() == "Make the agent run the tests before it finishes."
+    prompt = gateway.requests[0][1]["messages"][-1]["content"]
+    assert "--- README.md ---\nHow the agent failed." in prompt and "calc: the tests still fail" in prompt
+    gateway.replies.append((400, ""))
+    with pytest.raises(ModelError):  # uncaught: `python -m agent diagnose` exits 1
+        main(["diagnose", "--material", str(tmp_path / "material"), "--out", str(tmp_path / "other.md")])
+    assert not (tmp_path / "other.md").exists()

@@ -1,0 +1,165 @@
+"""The expansion under `[meta] procedure = "agent"`, through the real pipeline on process sandboxes with
+scripted models behind a real gateway: the node's own `diagnose` writes the instructions its child's
+`improve` gets, the gate checks the child's `diagnose`, and a diagnose step that misbehaves gets no child.
+
+The agent asks the model once through the gateway and runs the reply as a bash script; in `diagnose` the
+script sees $MATERIAL and writes the instructions to $OUT."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from evolve.archive.store import Run
+from evolve.config import MetaConfig
+from evolve.engine.diagnosis import diagnose_node
+from evolve.engine.expand import ExpandSettings, Expansion
+from evolve.engine.worker import Here
+from evolve.llm.gateway import Gateway
+from evolve.meta.procedure import MAX_INSTRUCTIONS, Material
+from evolve.meta.validate import SMOKE_STATEMENT
+from evolve.sandbox.factory import ProcessSandboxes
+from evolve.sandbox.types import SandboxLimits
+from evolve.standins.models import RoutedModel
+from evolve.tasks.types import write_files
+
+AGENT = '''import json, os, pathlib, subprocess, sys
+
+
+def ask(text):
+    request = json.dumps({"messages": [{"role": "user", "content": text}]})
+    answer = subprocess.run(["curl", "-sS", "--unix-socket", os.environ["EVOLVE_LLM_SOCKET"], "-H",
+                             "Content-Type: application/json", "-d", request, "http://gateway/v1/chat/completions"],
+                            capture_output=True, text=True, check=True).stdout
+    return json.loads(answer)["choices"][0]["message"]["content"]
+
+
+def main(args):
+    value = lambda flag: args[args.index(flag) + 1]
+    if args[0] == "diagnose":
+        material = pathlib.Path(value("--material"))
+        shown = "\\n".join(p.read_text() for p in sorted(material.rglob("*.md")))
+        env = {**os.environ, "OUT": value("--out"), "MATERIAL": str(material)}
+        return subprocess.run(["bash", "-c", ask(shown)], env=env).returncode
+    given = value("--problem" if args[0] == "solve" else "--instructions")
+    return subprocess.run(["bash", "-c", ask(open(given).read())], cwd=value("--workdir")).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
+'''
+AGENT_TEST = "def test_the_agent_is_here():\n    import agent.__main__  # noqa: F401\n"
+BREAK = """sed -i 's/args\\[0\\] == "diagnose"/args[0] == "gone"/' agent/__main__.py"""
+MODELS = {
+    "diagnose": RoutedModel([
+        ("honest-case", 'echo "# smuggled" >> agent/__main__.py; echo "Add a note: $(ls $MATERIAL/failures)" > $OUT'),
+        ("break-case", 'echo "Break your diagnose step." > $OUT'),
+        ("silent-case", 'echo "VALID: the child scores 1.0"'),
+        ("crash-case", "echo boom >&2; exit 3"),
+        ("flood-case", "head -c 200000 /dev/zero | tr '\\0' y > $OUT"),
+    ], "exit 9"),
+    "modify": RoutedModel([("Add a note", "echo '# a note' >> agent/__main__.py"), ("Break your diagnose", BREAK),
+                           ("yyyy", "echo '# a long note' >> agent/__main__.py")], "true"),
+    "solve": RoutedModel([(SMOKE_STATEMENT.strip()[:40], "echo 'def greet(name): return f\"Hello, {name}!\"' > greet.py"),
+                          ("check that `diagnose` runs", "echo 'Check the loop.' > $OUT")], "true"),
+}
+
+
+def material(case: str) -> Material:
+    return Material((("README.md", "How the agent failed."), ("failures/01-t1.md", f"t1 failed ({case})")))
+
+
+@pytest.fixture(scope="module")
+def expand(tmp_path_factory):
+    """`expand(case)`: one expansion of the seed node with the case's material; (result, log dir, exchanges)."""
+    tmp = tmp_path_factory.mktemp("expand")
+    run = Run.create(tmp / "run")
+    files = {"agent/__init__.py": "", "agent/__main__.py": AGENT, "tests/test_agent.py": AGENT_TEST}
+    run.add_node(write_files({path: text.encode() for path, text in files.items()}, tmp / "agent"))
+    node = run.nodes()[0]
+    with Gateway(MODELS, exchanges_dir=run.path / "exchanges") as gateway:
+        place = Here(run, ProcessSandboxes(SandboxLimits(wall_clock_s=120.0)), gateway)
+
+        def one(case: str):
+            job = run.start_job("expand", node.id)
+            result, _ = place.run_work(job, node, Expansion(material(case), ExpandSettings()))
+
+            def exchanges(step: str) -> list[dict]:
+                path = run.path / "exchanges" / f"job-{job.id}-{step}.jsonl"
+                return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+            return result, run.log_dir(job.id), exchanges
+
+        yield one
+
+
+def asked(exchanges: list[dict]) -> list[str]:
+    return [e["request"]["messages"][-1]["content"] for e in exchanges]
+
+
+def test_the_agents_own_diagnosis_writes_the_instructions_its_childs_improve_gets(expand):
+    result, log_dir, exchanges = expand("honest-case")
+    assert result.valid, result.reason
+    assert result.instructions == "Add a note: 01-t1.md" == (log_dir / "instructions.md").read_text()
+    assert any("t1 failed (honest-case)" in text for text in asked(exchanges("diagnose")))
+    assert any(result.instructions in text for text in asked(exchanges("modify")))
+    assert (log_dir / "material" / "failures" / "01-t1.md").read_text() == "t1 failed (honest-case)"
+    # the gate ran the child's diagnose on its own material (validate-diagnose.log), and it wrote instructions
+    assert (log_dir / "validate-diagnose.log").read_text().startswith("exit 0")
+    # what the diagnose step did to its copy of the code does not reach the child: only improve edits it
+    child = (result.code_dir / "agent" / "__main__.py").read_text()
+    assert child.endswith("# a note\n") and "# smuggled" not in child
+
+
+def test_a_child_whose_diagnose_breaks_is_invalid_with_the_reason(expand):
+    result, _, _ = expand("break-case")
+    assert not result.valid and result.reason.startswith("contract: diagnose did not complete (exit 1")
+    assert "the meta procedure is broken" in result.reason
+    assert 'args[0] == "gone"' in (result.code_dir / "agent" / "__main__.py").read_text()
+
+
+@pytest.mark.parametrize(("case", "why"), [
+    ("silent-case", "diagnose wrote no instructions to its --out file"),
+    ("crash-case", "diagnose did not complete (exit 3: boom)"),
+])
+def test_a_diagnose_step_that_writes_no_instructions_gets_no_child_and_no_improve_step(expand, case, why):
+    result, _, exchanges = expand(case)
+    assert (result.valid, result.code_dir, result.reason) == (False, None, f"the agent's diagnosis failed: {why}")
+    assert exchanges("diagnose") and not exchanges("modify")  # what it printed counts for nothing
+
+
+def test_instructions_are_capped_before_the_child_sees_them(expand):
+    result, _, exchanges = expand("flood-case")
+    assert result.valid, result.reason
+    assert MAX_INSTRUCTIONS < len(result.instructions) < MAX_INSTRUCTIONS + 100
+    assert all(len(text) < MAX_INSTRUCTIONS + 200 for text in asked(exchanges("modify")))
+
+
+def test_the_host_side_only_gathers_the_material_under_the_agents_procedure(tmp_path):
+    run = Run.create(tmp_path / "run")
+    (tmp_path / "agent").mkdir()
+    node = run.add_node(tmp_path / "agent")
+    log = tmp_path / "eval"
+    log.mkdir()
+    (log / "agent.log").write_text("agent: limits after 3 steps")
+    run.record_evaluation(node.id, "t1", "fail", log_path=str(log))
+    run.record_evaluation(node.id, "t2", "pass")
+    run.record_evaluation(node.id, "held-out-task", "fail", log_path=str(log), split="heldout")
+    job = run.start_job("expand", node.id)
+    brief = diagnose_node(run, job, node, {}, None, ["agent/x.py"], seed=0, job_tokens=1,
+                          meta=MetaConfig(procedure="agent"), extra_material={"experience.md": "pooled"})
+    assert isinstance(brief, Material)  # no model call on the host (its gateway is None here)
+    files = dict(brief.files)
+    assert files["experience.md"] == "pooled" and "agent/x.py" in files["README.md"]
+    assert "agent: limits after 3 steps" in files["failures/01-t1.md"] and "- t2: pass" in files["SUMMARY.md"]
+    assert not (run.log_dir(job.id) / "instructions.md").exists()
+    assert not any("held-out-task" in text for _, text in brief.files)  # held-out results never reach it
+
+
+def test_the_diagnose_step_has_its_own_model_channel_only_under_the_agents_procedure():
+    specs = Expansion("instructions", ExpandSettings()).channels("7")
+    assert [s.role for s in specs] == ["modify", "solve"]
+    specs = Expansion(material("x"), ExpandSettings()).channels("7")
+    assert [(s.job, s.role) for s in specs] == [("7-diagnose", "diagnose"), ("7-modify", "modify"),
+                                                 ("7-validate", "solve")]
