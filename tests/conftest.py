@@ -66,3 +66,16 @@ def base_image(docker_client) -> str:
             pytest.fail(message)
         pytest.skip(message)
     return name
+
+
+SWEBENCH_DATA = Path(__file__).resolve().parent / "data" / "swebench"
+SWEBENCH_FAKE_IMAGE = "evolve-test/swebench-fake:latest"
+
+
+@pytest.fixture(scope="session")
+def swebench_image(docker_client, base_image) -> str:
+    """The fake SWE-bench instance image of the fixture (tests/data/swebench), built offline FROM the base
+    image (seconds: two layers on it), shared by every test that grades or solves a fixture instance."""
+    docker_client.images.build(path=str(SWEBENCH_DATA), tag=SWEBENCH_FAKE_IMAGE, buildargs={"BASE": base_image},
+                               rm=True)
+    return SWEBENCH_FAKE_IMAGE

@@ -76,15 +76,16 @@ class DockerSandboxes:
     """Its graders run the tests as another uid (evolve.tasks.grading's `isolate`)."""
 
     def __call__(self, image: str, job: str, *, gateway_socket: Path | None = None,
-                 grader: bool = False) -> DockerSandbox:
+                 grader: bool = False, writable_root: bool = False) -> DockerSandbox:
+        limits = replace(self.limits, disk=None) if writable_root else self.limits
         if self.pool is not None:
-            spec = SandboxSpec(image, self.run_id, self.limits, gateway=gateway_socket is not None)
+            spec = SandboxSpec(image, self.run_id, limits, gateway=gateway_socket is not None)
             if grader:
                 spec = replace(spec, user="root", cap_add=tuple(GRADER_CAPS))
             return self.pool.sandbox(spec, job, gateway_socket)
         if grader:
-            return grading_sandbox(image, job, run_id=self.run_id, limits=self.limits)
-        return DockerSandbox.create(image, run_id=self.run_id, job_id=job, limits=self.limits,
+            return grading_sandbox(image, job, run_id=self.run_id, limits=limits)
+        return DockerSandbox.create(image, run_id=self.run_id, job_id=job, limits=limits,
                                     gateway_socket=gateway_socket)
 
 
@@ -98,6 +99,6 @@ class ProcessSandboxes:
     isolating: bool = field(default=False, init=False)
 
     def __call__(self, image: str, job: str, *, gateway_socket: Path | None = None,
-                 grader: bool = False) -> ProcessSandbox:
+                 grader: bool = False, writable_root: bool = False) -> ProcessSandbox:
         mounts = {} if gateway_socket is None else {GATEWAY_SOCKET_PATH: gateway_socket}
         return ProcessSandbox(limits=self.limits, mounts=mounts)

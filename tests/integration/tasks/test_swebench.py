@@ -15,7 +15,6 @@ from evolve.tasks.swebench_grading import ensure_image, grade_swebench, swebench
 
 DATA = Path(__file__).resolve().parents[3] / "tests" / "data" / "swebench"
 INSTANCES = DATA / "instances.jsonl"
-FAKE_IMAGE = "evolve-test/swebench-fake:latest"
 BREAKS_ADD = """diff --git a/calc/__init__.py b/calc/__init__.py
 --- a/calc/__init__.py
 +++ b/calc/__init__.py
@@ -32,9 +31,8 @@ BREAKS_ADD = """diff --git a/calc/__init__.py b/calc/__init__.py
 
 
 @pytest.fixture(scope="module")
-def fake_image(docker_client, base_image) -> str:
-    docker_client.images.build(path=str(DATA), tag=FAKE_IMAGE, buildargs={"BASE": base_image}, rm=True)
-    return FAKE_IMAGE
+def fake_image(swebench_image) -> str:
+    return swebench_image
 
 
 @pytest.fixture(scope="module")
