@@ -44,7 +44,7 @@ def main(manifest_path):
         os.chown(stage, 0, 0)
         os.chmod(stage, 0o700)  # the tests cannot read the expected names or rewrite the patch
     testbed = manifest["testbed"]
-    reply = {"isolated": isolate, "applied": True, "code": None, "output": "", "timed_out": False, "records": []}
+    reply: dict = {"isolated": isolate, "applied": True, "code": None, "output": "", "timed_out": False, "records": []}
     patch = os.path.join(stage, "patch.diff")
     if os.path.getsize(patch) > 0:
         ok, out = gs.apply_patch(patch, testbed)
