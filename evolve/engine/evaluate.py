@@ -1,11 +1,14 @@
 """Evaluate one agent (a node) on one task: solve in a fresh sandbox, grade in a second one (DESIGN.md §4).
 
 `evaluate_task` is the evaluation, one function over a job context (evolve.engine.context), run as is
-by the local worker and shipped to cluster nodes. The agent sandbox gets the node's code at
-/work/agent, the task repo at /work/repo (a git repo, so its tools can use git), the statement at
-/work/problem.md and the gateway channel; it never sees the hidden tests. The engine copies the work
-tree out and diffs it on the host; grading (evolve.tasks.grading) applies that diff to a clean repo in
-a fresh sandbox and reverts protected paths. `evaluate` records each attempt as a job of its own;
+by the local worker and shipped to cluster nodes. The agent sandbox, of the task's solve image, gets
+the node's code at /work/agent, the task repo at /work/repo (a git repo, so its tools can use git) or,
+where the image holds the repo (a SWE-bench instance's /testbed), that repo handed to the agent's uid,
+the statement at /work/problem.md and the gateway channel; it never sees the hidden tests. The engine
+copies the work tree out and diffs it on the host; grading, in a fresh sandbox of the task's grade
+image, applies that diff to a clean repo and reverts protected paths (evolve.tasks.grading), or gets it
+with them already taken out (SWE-bench's harness: evolve.tasks.swebench_grading). `evaluate` records
+each attempt as a job of its own;
 an `infra` attempt is retried (evolve.engine.retry) and never counts against the agent.
 """
 
