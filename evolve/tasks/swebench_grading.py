@@ -12,6 +12,7 @@ and Polyglot inside a run" says what that leaves open).
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 import time
 from collections.abc import Callable
@@ -94,8 +95,9 @@ def grade_swebench(sandbox: Sandbox, task: Task, patch: str, key: str | None = N
         for name in _STAGED:
             (stage / name).write_text((_HERE / name).read_text())
         (stage / "patch.diff").write_text(patch if not patch or patch.endswith("\n") else patch + "\n")
+        prelude, tests = split_eval_script(spec.eval_script, start_marker)
         (stage / "manifest.json").write_text(json.dumps({
-            "testbed": WORKDIR, "eval_script": spec.eval_script, "timeout": task.test_timeout_s,
+            "testbed": WORKDIR, "prelude": prelude, "tests": tests, "timeout": task.test_timeout_s,
             "expected": expected, "isolate": True}))
         sandbox.put_dir(stage, STAGE)
     done = sandbox.exec(["python3", f"{STAGE}/swebench_grader.py", f"{STAGE}/manifest.json"],
@@ -125,6 +127,27 @@ def grade_swebench(sandbox: Sandbox, task: Task, patch: str, key: str | None = N
     if not failing:
         return graded("pass", "resolved")
     return graded("fail", f"{resolved_status.NO.value}: failing {', '.join(failing[:5])}")
+
+
+ENVIRONMENT_LINE = re.compile(r"(source |conda activate |export |cd )")
+"""Lines of an eval script's prelude that set up the tests' environment (repeated before the tests)."""
+
+
+def split_eval_script(script: str, start_marker: str) -> tuple[str, str]:
+    """An instance's eval script (trusted: the dataset's) as its prelude and its tests: the prelude's
+    environment lines (outside its heredocs), then everything from the start-of-output marker."""
+    prelude, marker, rest = script.partition(f": '{start_marker}'")
+    if not marker:
+        raise TaskError(f"the eval script lacks the harness's {start_marker!r} marker")
+    environment, heredoc = [], None
+    for line in prelude.splitlines():
+        if heredoc is not None:
+            heredoc = None if line == heredoc else heredoc
+        elif "<<'" in line:
+            heredoc = line.split("<<'", 1)[1].split("'", 1)[0]
+        elif ENVIRONMENT_LINE.match(line):
+            environment.append(line)
+    return prelude, "\n".join(["set -uxo pipefail", *environment, marker + rest])
 
 
 def failing_from_records(records: list[dict], expected: list[str]) -> list[str] | None:

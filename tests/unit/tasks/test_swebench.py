@@ -122,3 +122,17 @@ def test_an_instance_without_its_eval_script_is_named_before_any_sandbox_runs():
     del record["eval_script"]
     with pytest.raises(TaskError, match="lacks 'eval_script'"):
         grade_swebench(None, instance_task(record, "s"), "")  # type: ignore[arg-type]
+
+
+def test_the_tests_part_of_an_eval_script_repeats_only_its_environment_lines():
+    from evolve.tasks.swebench_grading import split_eval_script
+
+    script = ("#!/bin/bash\nset -uxo pipefail\nsource /opt/miniconda3/bin/activate\nexport LANG=C.UTF-8\n"
+              "python -m pip install -e .\ngit apply -v - <<'EOF_1'\n--- a/t.py\n+++ b/t.py\ncd /elsewhere\n"
+              "export INSIDE=heredoc\nEOF_1\n: '>>>>> Start Test Output'\npytest -rA t.py\n: '>>>>> End Test Output'\n")
+    prelude, tests = split_eval_script(script, ">>>>> Start Test Output")
+    assert "pip install" in prelude and "pytest" not in prelude
+    assert tests == ("set -uxo pipefail\nsource /opt/miniconda3/bin/activate\nexport LANG=C.UTF-8\n"
+                     ": '>>>>> Start Test Output'\npytest -rA t.py\n: '>>>>> End Test Output'\n")
+    with pytest.raises(TaskError, match="marker"):
+        split_eval_script("pytest\n", ">>>>> Start Test Output")
