@@ -72,9 +72,20 @@ def _grade_log(result) -> str:
     return (result.log_dir / "grade.log").read_text()
 
 
+PROBE = ("id -u; grep CapEff /proc/self/status; (cat /sys/fs/cgroup/memory.max || cat /sys/fs/cgroup/memory/memory.limit_in_bytes) 2>/dev/null; "
+         "python3 -c \"import socket; socket.create_connection(('192.0.2.1', 80), timeout=3)\" 2>/dev/null "
+         "&& echo NET-OPEN || echo NET-NONE\n")
+"""What the agent's sandbox is: its uid, capabilities, memory limit and network."""
+
+
 def test_twin_an_honest_fix_in_testbed_resolves_the_instance(attempt):
-    result = attempt(FIX + "printf '\\n# the agent was here\\n' >> tests/test_calc.py\n")
+    result = attempt(PROBE + FIX + "printf '\\n# the agent was here\\n' >> tests/test_calc.py\n")
     assert result.outcome == "pass", _grade_log(result)
+    seen = (result.log_dir / "agent.log").read_text().split("--- stdout\n", 1)[1].split()
+    memory = DockerSandboxes("x").limits.memory  # the run's limits hold in the instance image's sandbox
+    assert seen[:3] == ["1000", "CapEff:", "0000000000000000"], seen
+    assert seen[3] == str(int(memory[:-1]) * 1024 ** "kmg".index(memory[-1].lower()) * 1024), (seen, memory)
+    assert seen[4] == "NET-NONE", seen
     assert result.detail == "resolved"
     patch = (result.log_dir / "diff.patch").read_text()
     assert "return 0.0" in patch and "tests/test_calc.py" not in patch  # its test edit never reaches grading
