@@ -29,6 +29,7 @@ from evolve.engine.jobs import EvaluationResult
 from evolve.engine.retry import InfraRetry
 from evolve.sandbox.types import ExecResult, Sandbox, SandboxUnavailable
 from evolve.tasks.grading import STAGE, Grade, GradeItem, grade_in
+from evolve.tasks.swebench import SWEbenchUnavailable
 from evolve.tasks.tree_diff import Entry, TreeDiffFailed, diff_entries, keep_unprotected, tree_entries
 from evolve.tasks.types import Task, write_files
 
@@ -110,6 +111,8 @@ def evaluate_task(ctx: JobContext, task: Task, settings: EvalSettings = EvalSett
         result = _attempt(ctx, task, settings)
     except SandboxUnavailable as exc:
         result = _Attempt("infra", f"sandbox failed: {exc}", 0)
+    except SWEbenchUnavailable as exc:  # its instance image is not here and cannot be pulled
+        result = _Attempt("infra", str(exc), 0)
     except TreeDiffFailed as exc:  # the engine's own git failed on the host
         result = _Attempt("infra", f"the engine could not diff the agent's tree: {exc}", 0)
     duration = time.monotonic() - start
@@ -164,6 +167,10 @@ def _solve(ctx: JobContext, task: Task, tmp: Path, channel: Channel, settings: E
     compared with the task's pristine files on the host (evolve.tasks.tree_diff)."""
     log_dir, timeout = ctx.log_dir, task_timeout(ctx, task)
     repo_dir = task.repo_in_image or REPO_DIR
+    if task.grader == "swebench":  # its image comes from Docker Hub: pulled once, on first use
+        from evolve.tasks.swebench_grading import ensure_image
+
+        ensure_image(task.solve_image)
     with ctx.sandboxes(task.solve_image, ctx.job, gateway_socket=channel.socket_path,
                        writable_root=task.writable_root) as box:
         box.put_dir(ctx.code, AGENT_DIR)
