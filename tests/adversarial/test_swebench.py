@@ -6,6 +6,7 @@ honest twins pass."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,8 @@ from evolve.engine.evaluate import EvalSettings, evaluate
 from evolve.llm.gateway import Gateway
 from evolve.sandbox.factory import DockerSandboxes
 from evolve.standins.models import ScriptedModel
-from evolve.tasks.swebench import load_swebench
+from evolve.tasks.swebench import load_swebench, task_instance
+from evolve.tasks.types import Task
 
 from .conftest import executor_agent
 from .test_scoring import NEUTER
@@ -57,15 +59,15 @@ def task():
 
 @pytest.fixture(scope="module")
 def attempt(swebench_image, tmp_path_factory, task):
-    """attempt(script) -> EvalResult: the executor agent runs `script` in /testbed of the instance image."""
+    """attempt(script[, task]) -> EvalResult: the executor agent runs `script` in /testbed of the instance image."""
     root = tmp_path_factory.mktemp("swebench-attacks")
     run = Run.create(root / "run")
     node = run.add_node(executor_agent(root / "code"), origin="seed")
 
-    def go(script: str):
+    def go(script: str, on: Task = task):
         with Gateway({"solve": ScriptedModel([script])}, exchanges_dir=run.path / "exchanges",
                      usage_sink=run) as gateway:
-            return evaluate(run, node.id, task, sandboxes=DockerSandboxes(run.id), gateway=gateway,
+            return evaluate(run, node.id, on, sandboxes=DockerSandboxes(run.id), gateway=gateway,
                             settings=EvalSettings(infra_retries=0))
 
     yield go
@@ -110,8 +112,6 @@ def test_a_forged_harness_log_gets_no_credit(attempt, task):
     harness = pytest.importorskip("swebench.harness.log_parsers", reason="needs the swebench extra")
     from swebench.harness.utils import make_test_spec
 
-    from evolve.tasks.swebench import task_instance
-
     result = attempt(ATTACKS["prints-the-harness-log"])
     assert result.outcome == "fail", _grade_log(result)
     assert "report.json" in (result.log_dir / "diff.patch").read_text()  # it reached grading, and decided nothing
@@ -125,3 +125,26 @@ def test_a_forged_harness_log_gets_no_credit(attempt, task):
 def test_killing_the_test_run_is_a_failure_not_infra(attempt):
     result = attempt(ATTACKS["kills-the-test-run"])
     assert result.outcome == "fail", _grade_log(result)
+
+
+PRELUDE_FORGER = ("cat >> calc/__init__.py <<'EOF_F'\nimport json, os, sys, time\n_fd = int(os.environ.get('EVOLVE_RESULTS_FD', '-1'))\n"
+                  "_lie = ''.join(json.dumps({'test': 'tests/test_calc.py::' + n, 'when': 'call', 'outcome': 'passed'})"
+                  f" + '\\n' for n in {list(EXPECTED)!r}).encode()\n"
+                  "if _fd >= 0 and 'pytest' in sys.modules:\n    os.close(_fd)  # the real run reports nothing\n"
+                  "elif _fd >= 0:  # the reinstall: every expected test passed, now and from a daemon later\n"
+                  "    os.write(_fd, _lie)\n    if os.fork() == 0:\n        os.setsid()\n        for _ in range(20):\n"
+                  "            time.sleep(0.5)\n            os.write(_fd, _lie)\n        os._exit(0)\nEOF_F\n")
+"""Code that the eval script's prelude runs (as a reinstall imports the package): it forges passed records
+and leaves a daemon forging more; in the tests' run it only closes the records pipe."""
+
+
+def test_records_forged_by_what_the_eval_script_runs_before_the_tests_get_no_credit(attempt, task, tmp_path):
+    instance = task_instance(task)
+    marker = ": '>>>>> Start Test Output'"
+    instance["eval_script"] = instance["eval_script"].replace(marker, f"python3 -c 'import calc'\n{marker}")
+    dataset = tmp_path / "instances.jsonl"
+    dataset.write_text(json.dumps(instance) + "\n")
+    reinstalling = load_swebench(str(dataset)).get(task.id)
+    result = attempt(PRELUDE_FORGER, reinstalling)
+    assert result.outcome == "fail", _grade_log(result)
+    assert "test_mean_empty" in result.detail
