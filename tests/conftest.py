@@ -66,3 +66,39 @@ def base_image(docker_client) -> str:
             pytest.fail(message)
         pytest.skip(message)
     return name
+
+
+SWEBENCH_DATA = Path(__file__).resolve().parent / "data" / "swebench"
+SWEBENCH_FAKE_IMAGE = "evolve-test/swebench-fake:latest"
+
+
+@pytest.fixture(scope="session")
+def swebench_image(docker_client, base_image) -> str:
+    """The fake SWE-bench instance image of the fixture (tests/data/swebench), built offline FROM the base
+    image (seconds: two layers on it), shared by every test that grades or solves a fixture instance."""
+    docker_client.images.build(path=str(SWEBENCH_DATA), tag=SWEBENCH_FAKE_IMAGE, buildargs={"BASE": base_image},
+                               rm=True)
+    return SWEBENCH_FAKE_IMAGE
+
+
+@pytest.fixture(scope="session")
+def polyglot_cpp_image(docker_client, base_image) -> str:
+    """A polyglot image with the C++ toolchain: $EVOLVE_POLYGLOT_IMAGE, evolve-polyglot:latest or the C++-only
+    evolve-polyglot:cpp (which setup and CI build), else evolve-polyglot:cpp built now (minutes, once)."""
+    import subprocess
+
+    import docker.errors
+
+    for name in (os.environ.get("EVOLVE_POLYGLOT_IMAGE"), "evolve-polyglot:latest", "evolve-polyglot:cpp"):
+        if not name:
+            continue
+        try:
+            docker_client.images.get(name)
+            return name
+        except docker.errors.ImageNotFound:
+            continue
+    build = Path(__file__).resolve().parents[1] / "sandboxes" / "polyglot" / "build.sh"
+    done = subprocess.run(["bash", str(build), "evolve-polyglot:cpp", "cpp"], capture_output=True, text=True,
+                          check=False, timeout=1800)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return "evolve-polyglot:cpp"

@@ -36,8 +36,10 @@ class SandboxMaker(Protocol):
         """Its graders run the tests as another uid; only the process backend's do not (tests only)."""
         ...
 
-    def __call__(self, image: str, job: str, *, gateway_socket: Path | None = None, grader: bool = False) -> Sandbox:
-        """`grader=True`: a grading sandbox, whose grader runs as root and its tests as uid 1000."""
+    def __call__(self, image: str, job: str, *, gateway_socket: Path | None = None, grader: bool = False,
+                 writable_root: bool = False) -> Sandbox:
+        """`grader=True`: a grading sandbox, whose grader runs as root and its tests as uid 1000.
+        `writable_root`: for images whose tools write anywhere (a SWE-bench instance's); no disk cap then."""
         ...
 
 

@@ -14,6 +14,7 @@ import docker
 
 from evolve.config import SandboxConfig
 from evolve.sandbox.docker_backend import DockerSandbox
+from evolve.sandbox.docker_spec import AGENT_UID
 from evolve.sandbox.pool import SandboxPool, SandboxSpec
 from evolve.sandbox.process_backend import ProcessSandbox
 from evolve.sandbox.types import GATEWAY_SOCKET_PATH, Sandbox, SandboxLimits
@@ -76,15 +77,19 @@ class DockerSandboxes:
     """Its graders run the tests as another uid (evolve.tasks.grading's `isolate`)."""
 
     def __call__(self, image: str, job: str, *, gateway_socket: Path | None = None,
-                 grader: bool = False) -> DockerSandbox:
+                 grader: bool = False, writable_root: bool = False) -> DockerSandbox:
+        # An image whose tools write anywhere (a SWE-bench instance's) has no disk cap and may lack the
+        # `agent` user: its agent runs as that uid by number.
+        limits = replace(self.limits, disk=None) if writable_root else self.limits
+        user = f"{AGENT_UID}:{AGENT_UID}" if writable_root else "agent"
         if self.pool is not None:
-            spec = SandboxSpec(image, self.run_id, self.limits, gateway=gateway_socket is not None)
+            spec = SandboxSpec(image, self.run_id, limits, user=user, gateway=gateway_socket is not None)
             if grader:
                 spec = replace(spec, user="root", cap_add=tuple(GRADER_CAPS))
             return self.pool.sandbox(spec, job, gateway_socket)
         if grader:
-            return grading_sandbox(image, job, run_id=self.run_id, limits=self.limits)
-        return DockerSandbox.create(image, run_id=self.run_id, job_id=job, limits=self.limits,
+            return grading_sandbox(image, job, run_id=self.run_id, limits=limits)
+        return DockerSandbox.create(image, run_id=self.run_id, job_id=job, limits=limits, user=user,
                                     gateway_socket=gateway_socket)
 
 
@@ -98,6 +103,6 @@ class ProcessSandboxes:
     isolating: bool = field(default=False, init=False)
 
     def __call__(self, image: str, job: str, *, gateway_socket: Path | None = None,
-                 grader: bool = False) -> ProcessSandbox:
+                 grader: bool = False, writable_root: bool = False) -> ProcessSandbox:
         mounts = {} if gateway_socket is None else {GATEWAY_SOCKET_PATH: gateway_socket}
         return ProcessSandbox(limits=self.limits, mounts=mounts)

@@ -252,8 +252,11 @@ def enable_all_tests(language: str, source: bytes) -> bytes:
 
 
 def polyglot_suite(name: str, polyglot_dir: Path | None = None, languages: Iterable[str] | None = None,
-                   *, image: str = POLYGLOT_IMAGE) -> TaskSuite:
-    """`polyglot` (every exercise) or `polyglot:SUBSET` (a DGM subset), from `polyglot_dir` or $EVOLVE_POLYGLOT_DIR."""
+                   *, image: str | None = None) -> TaskSuite:
+    """`polyglot` (every exercise) or `polyglot:SUBSET` (a DGM subset), from `polyglot_dir` or $EVOLVE_POLYGLOT_DIR;
+    its other languages' image is `image`, else $EVOLVE_POLYGLOT_IMAGE (e.g. the C++-only `evolve-polyglot:cpp`
+    CI builds), else evolve-polyglot:latest."""
+    image = image or os.environ.get("EVOLVE_POLYGLOT_IMAGE") or POLYGLOT_IMAGE
     root = polyglot_dir or (Path(os.environ["EVOLVE_POLYGLOT_DIR"]) if os.environ.get("EVOLVE_POLYGLOT_DIR") else None)
     if root is None:
         raise TaskError("the polyglot suite reads a checkout of the benchmark: pass --polyglot-dir DIR, set "

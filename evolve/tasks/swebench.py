@@ -3,9 +3,11 @@
 The dataset comes from the Hugging Face hub through the `swebench` package's loader (or from a local
 `.json`/`.jsonl` file in the dataset's format: $EVOLVE_SWEBENCH_DATASET), the images from Docker Hub;
 without network neither can be had, and the error says so. A task's repo is empty: the instance
-image carries the repository at /testbed. Its hidden part is the instance record itself, so grading
-(evolve/tasks/swebench_grading.py, through the package's harness) has FAIL_TO_PASS, PASS_TO_PASS and
-the eval script; the agent never sees them. DGM's and HGM's subsets are selectable by name:
+image carries the repository at /testbed, where the agent solves it in a container of that image
+(evolve.engine.evaluate). Its hidden part is the instance record itself, so grading
+(evolve/tasks/swebench_grading.py, in a fresh container of the same image) has FAIL_TO_PASS,
+PASS_TO_PASS and the eval script; the agent never sees them, and its changes to the tests, the test
+patch's files and test configuration are dropped. DGM's and HGM's subsets are selectable by name:
 `swebench-verified:small` (10 ids), `:medium` (50), `:big` (140).
 """
 
@@ -24,6 +26,8 @@ DATASETS: Mapping[str, str] = MappingProxyType({
     "verified": "SWE-bench/SWE-bench_Verified",
     "lite": "SWE-bench/SWE-bench_Lite",
 })
+TESTBED = "/testbed"
+"""Where an instance image holds its repository."""
 INSTANCE_FILE = ".swebench/instance.json"
 """Where a task keeps its instance record among its hidden files."""
 DOCKER_HUB = "docker.io"
@@ -75,15 +79,24 @@ def instance_task(instance: Mapping[str, object], suite: str) -> Task:
         hidden_tests={INSTANCE_FILE: json.dumps(record).encode()},
         reference_patch=str(instance["patch"]),
         test_command="bash /eval.sh",
-        tests_dir=".swebench",
+        tests_dir="tests",
+        protected_paths=patched_paths(str(instance.get("test_patch", ""))),
         image=image,
+        repo_in_image=TESTBED,
+        grader="swebench",
+        writable_root=True,
         language=str(instance.get("language", "python")),
         difficulty=str(instance.get("difficulty", "medium")),
         agent_timeout_s=1800.0,
         test_timeout_s=1800.0,
-        protected=(),
         tags=("swebench", str(instance["repo"])),
     )
+
+
+def patched_paths(patch: str) -> tuple[str, ...]:
+    """The files a patch of the dataset's (trusted, not the agent's) changes: its test patch's are protected."""
+    return tuple(sorted({line.split(" b/", 1)[1] for line in patch.splitlines()
+                         if line.startswith("diff --git a/") and " b/" in line}))
 
 
 def task_instance(task: Task) -> dict:

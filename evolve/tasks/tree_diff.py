@@ -12,7 +12,7 @@ import os
 import stat
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from evolve.errors import EvolveError
@@ -27,6 +27,8 @@ class TreeDiffFailed(EvolveError):
     """git could not turn the two trees into a diff (an engine failure, not the agent's)."""
 
 
+LINK = "120000"
+"""git's mode of a symlink."""
 Entry = tuple[str, bytes]
 """(git mode, content): `100644`/`100755` and the file's bytes, or `120000` and the link's target."""
 
@@ -63,7 +65,30 @@ def tree_entries(root: Path) -> dict[bytes, Entry]:
 
 def diff_trees(before: Mapping[str, bytes], after: Mapping[bytes, Entry]) -> str:
     """A git binary diff turning the files `before` (the task's pristine repo) into the tree `after`."""
-    pristine = {rel.encode(): ("100644", content) for rel, content in before.items()}
+    return diff_entries({rel.encode(): ("100644", content) for rel, content in before.items()}, after)
+
+
+def keep_unprotected(before: Mapping[bytes, Entry], after: Mapping[bytes, Entry],
+                     protected: Callable[[str], bool]) -> tuple[dict[bytes, Entry], list[str]]:
+    """`after` with every change to a protected path or a symlink undone (judged by path, on the engine's
+    own trees), and the paths undone: for graders that apply the change as it comes (SWE-bench's)."""
+    kept, dropped = dict(after), []
+    for rel in sorted(set(before) | set(after)):
+        old, new = before.get(rel), after.get(rel)
+        if old == new:
+            continue
+        name = os.fsdecode(rel)
+        if protected(name) or LINK in {old[0] if old else "", new[0] if new else ""}:
+            dropped.append(name)
+            if old is None:
+                del kept[rel]
+            else:
+                kept[rel] = old
+    return kept, dropped
+
+
+def diff_entries(pristine: Mapping[bytes, Entry], after: Mapping[bytes, Entry]) -> str:
+    """A git binary diff turning the tree `pristine` into the tree `after`."""
     with tempfile.TemporaryDirectory(prefix="evolve-diff-") as tmp:
         git_dir = Path(tmp) / "repo.git"
         env = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "HOME": tmp, "GIT_DIR": str(git_dir),

@@ -12,6 +12,7 @@ from evolve.tasks.grader_script import protected
 
 Split = Literal["dev", "heldout"]
 ResultsProtocol = Literal["pytest", "script", "exit", "catch2", "gotest", "libtest", "junit", "jest"]
+Grader = Literal["script", "swebench"]
 SPLITS: tuple[Split, ...] = ("dev", "heldout")
 
 DEFAULT_PROTECTED = ("conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml",
@@ -45,9 +46,21 @@ class Task:
     directory, so nothing it starts can know where the results will be written."""
     tests_dir: str = "tests"
     """Where the tests live; the agent's changes under it are dropped at grading."""
+    protected_paths: tuple[str, ...] = ()
+    """Further paths the agent's changes to are dropped, as the hidden tests' (SWE-bench: its test patch's)."""
     pass_regex: str | None = None
     """A pattern the test output must contain to pass, beside exit status 0."""
     image: str = "evolve-base:latest"
+    """The image the agent solves in (`solve_image`), and grading's unless `grader_image` names another."""
+    grader_image: str | None = None
+    repo_in_image: str | None = None
+    """Where the image itself holds the repo (a SWE-bench instance: /testbed); None: the engine copies
+    `repo` into the agent's sandbox."""
+    grader: Grader = "script"
+    """Who judges: `script` (evolve.tasks.grading) or `swebench` (evolve.tasks.swebench_grading, in the
+    instance's image)."""
+    writable_root: bool = False
+    """Its images write anywhere (SWE-bench instances): their sandboxes get a writable root, no disk cap."""
     language: str = "python"
     difficulty: str = "medium"
     agent_timeout_s: float = 600.0
@@ -60,6 +73,14 @@ class Task:
     runners' report formats (evolve.tasks.grader_reports) write to $EVOLVE_REPORT_DIR."""
 
     @property
+    def solve_image(self) -> str:
+        return self.image
+
+    @property
+    def grade_image(self) -> str:
+        return self.grader_image or self.image
+
+    @property
     def results_protocol(self) -> ResultsProtocol:
         if self.results is not None:
             return self.results
@@ -67,7 +88,8 @@ class Task:
 
     def protection(self) -> dict:
         """What the grader needs to judge a path protected (the rule itself is grader_script.protected)."""
-        return {"tests_dir": self.tests_dir, "hidden": sorted(self.hidden_tests), "names": list(self.protected)}
+        return {"tests_dir": self.tests_dir, "hidden": sorted({*self.hidden_tests, *self.protected_paths}),
+                "names": list(self.protected)}
 
     def is_protected(self, path: str) -> bool:
         """True when a change of `path` by the agent must not reach grading (tests, test configuration)."""

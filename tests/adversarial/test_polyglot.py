@@ -4,8 +4,6 @@ files, or forges the report from inside the test binary gets no credit; honest t
 
 from __future__ import annotations
 
-import os
-import subprocess
 import uuid
 from pathlib import Path
 
@@ -13,7 +11,7 @@ import pytest
 
 from evolve.sandbox.factory import grading_sandbox
 from evolve.tasks.grading import GradeItem, grade_in
-from evolve.tasks.polyglot import POLYGLOT_IMAGE, load_polyglot
+from evolve.tasks.polyglot import load_polyglot
 from evolve.tasks.tree_diff import diff_trees, tree_entries
 from evolve.tasks.types import write_files
 
@@ -64,23 +62,9 @@ ATTACKS = {  # each a C++ build (seconds on a loaded machine), so related tricks
 
 
 @pytest.fixture(scope="module")
-def cpp_box(docker_client, base_image):
-    """One grading sandbox on a polyglot image with the C++ toolchain (built once if none is present)."""
-    import docker.errors
-
-    names = [n for n in (os.environ.get("EVOLVE_POLYGLOT_IMAGE"), POLYGLOT_IMAGE, "evolve-polyglot:cpp") if n]
-    for name in names:
-        try:
-            docker_client.images.get(name)
-            break
-        except docker.errors.ImageNotFound:
-            continue
-    else:
-        name = "evolve-polyglot:cpp"
-        done = subprocess.run(["bash", str(ROOT / "sandboxes" / "polyglot" / "build.sh"), name, "cpp"],
-                              capture_output=True, text=True, check=False, timeout=1800)
-        assert done.returncode == 0, done.stderr[-3000:]
-    with grading_sandbox(name, "adversarial-polyglot") as box:
+def cpp_box(polyglot_cpp_image):
+    """One grading sandbox on a polyglot image with the C++ toolchain (the session's, tests/conftest.py)."""
+    with grading_sandbox(polyglot_cpp_image, "adversarial-polyglot") as box:
         yield box
 
 

@@ -62,11 +62,8 @@ def build(tag: str, *languages: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def cpp_image(docker_client, base_image) -> str:
-    for name in (os.environ.get("EVOLVE_POLYGLOT_IMAGE"), POLYGLOT_IMAGE):
-        if name and image_present(docker_client, name):
-            return name
-    return build("evolve-polyglot:cpp", "cpp")
+def cpp_image(polyglot_cpp_image) -> str:
+    return polyglot_cpp_image
 
 
 def test_python_graders_in_the_base_image(base_image):

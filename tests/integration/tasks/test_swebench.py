@@ -4,18 +4,24 @@ offline FROM the base image (tests/data/swebench). The harness tests need the `s
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from evolve.archive.store import Run
 from evolve.cli.app import app
+from evolve.engine.evaluate import EvalSettings, evaluate
+from evolve.llm.gateway import Gateway
+from evolve.sandbox.factory import DockerSandboxes
+from evolve.seed import copy_seed
+from evolve.standins.models import ScriptedModel
 from evolve.tasks.swebench import SWEbenchUnavailable, load_swebench
 from evolve.tasks.swebench_grading import ensure_image, grade_swebench, swebench_sandbox
 
 DATA = Path(__file__).resolve().parents[3] / "tests" / "data" / "swebench"
 INSTANCES = DATA / "instances.jsonl"
-FAKE_IMAGE = "evolve-test/swebench-fake:latest"
 BREAKS_ADD = """diff --git a/calc/__init__.py b/calc/__init__.py
 --- a/calc/__init__.py
 +++ b/calc/__init__.py
@@ -32,9 +38,8 @@ BREAKS_ADD = """diff --git a/calc/__init__.py b/calc/__init__.py
 
 
 @pytest.fixture(scope="module")
-def fake_image(docker_client, base_image) -> str:
-    docker_client.images.build(path=str(DATA), tag=FAKE_IMAGE, buildargs={"BASE": base_image}, rm=True)
-    return FAKE_IMAGE
+def fake_image(swebench_image) -> str:
+    return swebench_image
 
 
 @pytest.fixture(scope="module")
@@ -71,3 +76,16 @@ def test_a_missing_image_says_docker_hub_is_needed(docker_client):
         ensure_image("evolve-test/swebench-absent:latest")
     message = str(caught.value)
     assert "evolve-test/swebench-absent:latest" in message and "docker.io" in message and "GB" in message
+
+
+def test_an_instance_image_that_cannot_be_had_makes_the_evaluation_infra_saying_why(tmp_path, docker_client):
+    task = replace(load_swebench(str(INSTANCES)).get("evolve-fixtures__calc-1"), image="evolve-test/swebench-absent:latest")
+    run = Run.create(tmp_path / "run")
+    node = run.add_node(copy_seed(tmp_path / "seed"))
+    with Gateway({"solve": ScriptedModel(["```done\n```"])}, exchanges_dir=run.path / "exchanges",
+                 usage_sink=run) as gateway:
+        result = evaluate(run, node.id, task, sandboxes=DockerSandboxes(run.id), gateway=gateway,
+                          settings=EvalSettings(infra_retries=0))
+    assert result.outcome == "infra" and "evolve-test/swebench-absent:latest" in result.detail
+    assert "docker.io" in result.detail
+    run.close()

@@ -57,7 +57,7 @@ class BrokenEngine:
     def __init__(self) -> None:
         self.calls: list[str] = []
 
-    def __call__(self, image, job, *, gateway_socket=None, grader=False):
+    def __call__(self, image, job, *, gateway_socket=None, grader=False, writable_root=False):
         self.calls.append(job)
         raise SandboxUnavailable("the engine is down")
 

@@ -35,6 +35,32 @@ def test_instances_become_tasks_whose_image_carries_the_repo():
     assert task.is_protected(INSTANCE_FILE)  # the grading record is hidden like tests
 
 
+def test_a_task_solves_and_grades_in_its_instance_image_with_its_tests_protected():
+    task = load_swebench(str(FIXTURE)).get("evolve-fixtures__calc-1")
+    assert task.solve_image == task.grade_image == "evolve-test/swebench-fake:latest"
+    assert (task.repo_in_image, task.grader, task.writable_root) == ("/testbed", "swebench", True)
+    assert task.protected_paths == ("tests/test_calc.py",)  # the test patch's files
+    for path in ("tests/test_calc.py", "conftest.py", "calc/conftest.py", "setup.cfg", "tests/new.py"):
+        assert task.is_protected(path), path
+    assert not task.is_protected("calc/__init__.py")
+
+
+def test_which_expected_tests_fail_comes_from_the_records_alone():
+    pytest.importorskip("swebench.harness.grading", reason="needs the swebench extra")
+    from evolve.tasks.swebench_grading import failing_from_records
+
+    expected = ["t.py::a", "t.py::b[x y]", "t.py::c"]
+    records = [{"test": "t.py::a", "when": "setup", "outcome": "passed"},
+               {"test": "t.py::a", "when": "call", "outcome": "passed"},
+               {"test": "t.py::b[x y]", "when": "call", "outcome": "passed"},  # the harness keeps `t.py::b[x`
+               {"test": "t.py::c", "when": "call", "outcome": "passed"},
+               {"test": "t.py::c", "when": "teardown", "outcome": "failed"},
+               {"end": 1}]
+    assert failing_from_records(records, ["t.py::a", "t.py::b[x", "t.py::c", "t.py::d"]) == ["t.py::c", "t.py::d"]
+    assert failing_from_records(records[:3], expected[:1]) == []
+    assert failing_from_records([{"malformed": "PASSED t.py::a"}], expected) is None
+
+
 def test_json_and_jsonl_files_read_alike(tmp_path):
     instances = load_instances(str(FIXTURE))
     as_json = tmp_path / "instances.json"
@@ -96,3 +122,17 @@ def test_an_instance_without_its_eval_script_is_named_before_any_sandbox_runs():
     del record["eval_script"]
     with pytest.raises(TaskError, match="lacks 'eval_script'"):
         grade_swebench(None, instance_task(record, "s"), "")  # type: ignore[arg-type]
+
+
+def test_the_tests_part_of_an_eval_script_repeats_only_its_environment_lines():
+    from evolve.tasks.swebench_grading import split_eval_script
+
+    script = ("#!/bin/bash\nset -uxo pipefail\nsource /opt/miniconda3/bin/activate\nexport LANG=C.UTF-8\n"
+              "python -m pip install -e .\ngit apply -v - <<'EOF_1'\n--- a/t.py\n+++ b/t.py\ncd /elsewhere\n"
+              "export INSIDE=heredoc\nEOF_1\n: '>>>>> Start Test Output'\npytest -rA t.py\n: '>>>>> End Test Output'\n")
+    prelude, tests = split_eval_script(script, ">>>>> Start Test Output")
+    assert "pip install" in prelude and "pytest" not in prelude
+    assert tests == ("set -uxo pipefail\nsource /opt/miniconda3/bin/activate\nexport LANG=C.UTF-8\n"
+                     ": '>>>>> Start Test Output'\npytest -rA t.py\n: '>>>>> End Test Output'\n")
+    with pytest.raises(TaskError, match="marker"):
+        split_eval_script("pytest\n", ">>>>> Start Test Output")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 
-from evolve.tasks.tree_diff import diff_trees, tree_entries
+from evolve.tasks.tree_diff import diff_trees, keep_unprotected, tree_entries
 from evolve.tasks.types import write_files
 
 PRISTINE = {"src/a.py": b"x = 1\n", "src/gone.py": b"z = 0\n", "tests/test_a.py": b"def test_a():\n    pass\n"}
@@ -49,3 +49,12 @@ def test_a_file_mode_0_and_a_locked_directory_are_still_read(tmp_path):
     os.chmod(tree / "tests", 0)
     entries = tree_entries(tree)
     assert entries[b"src/a.py"] == ("100644", b"x = 5\n") and b"tests/test_a.py" in entries
+
+
+def test_protected_changes_and_symlinks_are_undone_by_path_before_the_diff():
+    before = {b"a.py": ("100644", b"a\n"), b"tests/t.py": ("100644", b"t\n"), b"link": ("120000", b"a.py")}
+    after = {b"a.py": ("100644", b"fixed\n"), b"tests/t.py": ("100644", b"gutted\n"), b"conftest.py": ("100644", b"x"),
+             b"b.py": ("120000", b"a.py")}
+    kept, dropped = keep_unprotected(before, after, lambda p: p.startswith("tests/") or p == "conftest.py")
+    assert kept == {b"a.py": ("100644", b"fixed\n"), b"tests/t.py": ("100644", b"t\n"), b"link": ("120000", b"a.py")}
+    assert dropped == ["b.py", "conftest.py", "link", "tests/t.py"]

@@ -1,0 +1,5 @@
+#include "reverse_string.h"
+
+namespace reverse_string {
+
+}  // namespace reverse_string
