@@ -10,6 +10,9 @@ at `e = 1` and HGM's α. And it keeps the last `reserve` share of the units for 
 expansion starts once the units left after paying for it would fall below that share, so the final
 agent is named on evidence rather than on a child's first results. Thompson draws, the cool-down
 and the final agent are HGM's; the cool-down runs on units when the view's budget is in units.
+In a run the view's budget counts evaluations only (`[budget] cpu_hours` is the runner's, unseen
+here), so "all units" is read as `N + C·E` plus the evaluations left, and the reserve bites somewhat
+earlier than `reserve` of the evaluation budget.
 """
 
 from __future__ import annotations
