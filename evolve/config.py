@@ -169,7 +169,7 @@ class PolicyConfig(_Section):
     hgm: HGMParams = HGMParams()
     """HGM's parameters (evolve.search.params.HGMParams, the class the policy takes)."""
     hgm_cost: HGMCostParams = HGMCostParams()
-    """The cost-aware HGM's parameters: HGM's plus `expand_cost` (HGMCostParams)."""
+    """The cost-aware HGM's parameters: HGM's plus `expand_cost`, `evals_per_node`, `reserve` (HGMCostParams)."""
     dgm: DGMParams = DGMParams()
     """DGM's parent selection and the staged evaluation of DGM, greedy and random (DGMParams)."""
     gea: GEAParams = GEAParams()

@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import cast
+from typing import TypeVar, cast
 
 import numpy as np
 
@@ -86,6 +86,7 @@ def priced_policy(name: str, expand_cost: float, overrides: Mapping[str, Policy]
     return (overrides or {}).get(name) or default_policy(name)
 
 
+_T = TypeVar("_T")
 Episode = tuple[Policy, WorldParams, int, int, float, bool]
 """`run_episode`'s arguments: policy, world, budget, seed, expansion price, trace."""
 
@@ -98,11 +99,19 @@ def _episode(job: Episode) -> EpisodeResult:
 def run_many(jobs: list[Episode], workers: int | None = None) -> list[EpisodeResult]:
     """The episodes on up to 2 processes (results in the order of `jobs`; each episode is seeded by its
     own seed, so the split over processes changes nothing)."""
+    return run_many_while(jobs, lambda: None, workers)[0]
+
+
+def run_many_while(jobs: list[Episode], meanwhile: Callable[[], _T], workers: int | None = None) -> tuple[list[EpisodeResult], _T]:
+    """`run_many`, with `meanwhile()` run in this process while the pool works (the bench's own
+    single-process parts overlap the episodes instead of following them)."""
     workers = workers or min(2, os.cpu_count() or 1)
     if workers <= 1:
-        return [_episode(job) for job in jobs]
+        return [_episode(job) for job in jobs], meanwhile()
     with ProcessPoolExecutor(workers) as pool:
-        return list(pool.map(_episode, jobs, chunksize=8))
+        pending = pool.map(_episode, jobs, chunksize=4)
+        extra = meanwhile()
+        return list(pending), extra
 
 
 def _defined(values: Sequence[float]) -> Interval:
@@ -162,10 +171,27 @@ def priced_sweep(
 ) -> PricedSweep:
     """Each policy on worlds 0..seeds-1 for `budget` units at each expansion cost in `costs`."""
     world = world or WorldParams()
-    jobs: list[Episode] = [(priced_policy(name, cost, overrides), world, budget, seed, float(cost), False)
+    jobs = priced_jobs(policy_names, costs, budget, seeds, world, overrides)
+    results, estimators = run_many_while(jobs, lambda: estimator_accuracy(world, seeds), workers)
+    return score_priced(results, policy_names, costs, budget, seeds, estimators)
+
+
+def priced_jobs(
+    policy_names: Sequence[str], costs: Sequence[float], budget: int, seeds: int, world: WorldParams,
+    overrides: Mapping[str, Policy] | None = None,
+) -> list[Episode]:
+    """The sweep's episodes: per C, per policy, worlds 0..seeds-1 (the order `score_priced` reads)."""
+    return [(priced_policy(name, cost, overrides), world, budget, seed, float(cost), False)
             for cost in costs for name in policy_names for seed in range(seeds)]
-    results = iter(run_many(jobs, workers))
-    sweep = PricedSweep(budget, seeds, tuple(float(c) for c in costs), estimators=estimator_accuracy(world, seeds))
+
+
+def score_priced(
+    episodes: Sequence[EpisodeResult], policy_names: Sequence[str], costs: Sequence[float], budget: int, seeds: int,
+    estimators: dict[str, Interval],
+) -> PricedSweep:
+    """The sweep's table from the episodes of `priced_jobs` (in its order)."""
+    results = iter(episodes)
+    sweep = PricedSweep(budget, seeds, tuple(float(c) for c in costs), estimators=estimators)
     for cost in sweep.costs:
         by_name = {name: [next(results) for _ in range(seeds)] for name in policy_names}
         sweep.policies[cost] = {

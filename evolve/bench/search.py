@@ -214,18 +214,28 @@ def bench_search(
     chosen = {name: (policies or {}).get(name) or default_policy(name) for name in policy_names}
     runs = dict(chosen)
     runs.setdefault("dgm", (policies or {}).get("dgm") or default_policy("dgm"))
-    from evolve.bench.priced import run_many
+    from evolve.bench.priced import (
+        PRICED_POLICIES,
+        estimator_accuracy,
+        priced_jobs,
+        run_many_while,
+        score_priced,
+    )
 
-    episodes = iter(run_many([(policy, world, budget, seed, 0.0, True) for policy in runs.values() for seed in range(seeds)]))
-    results = {name: [next(episodes) for _ in range(seeds)] for name in runs}
+    free = [(policy, world, budget, seed, 0.0, True) for policy in runs.values() for seed in range(seeds)]
+    priced_names = priced_policies or PRICED_POLICIES
+    priced = priced_jobs(priced_names, expand_costs, budget, seeds, world, policies) if expand_costs else []
+
+    def meanwhile() -> tuple[SearchState, dict]:  # this process's share, while the pool runs the episodes
+        state = runner_state(tree_nodes, tree_evaluations or 10 * tree_nodes, np.random.default_rng(12345))
+        return state, (estimator_accuracy(world, seeds) if expand_costs else {})
+
+    episodes, (state, estimators) = run_many_while(free + priced, meanwhile)
+    ordered = iter(episodes[: len(free)])
+    results = {name: [next(ordered) for _ in range(seeds)] for name in runs}
     targets = [r.final_quality for r in results["dgm"]]
-    state = runner_state(tree_nodes, tree_evaluations or 10 * tree_nodes, np.random.default_rng(12345))
-    timings = {name: time_runner_decision(policy, state) for name, policy in chosen.items()}
+    timings = {name: time_runner_decision(policy, state) for name, policy in chosen.items()}  # the cores are quiet now
     scores = {name: _score(results[name], targets, budget, timings[name]) for name in chosen}
     default = timings["hgm"] if "hgm" in timings else time_runner_decision(default_policy("hgm"), state)
-    priced = None
-    if expand_costs:
-        from evolve.bench.priced import PRICED_POLICIES, priced_sweep
-
-        priced = priced_sweep(priced_policies or PRICED_POLICIES, expand_costs, budget, seeds, world, policies)
-    return SearchBench(budget, seeds, default, tree_nodes, state.used, scores, priced)
+    sweep = score_priced(episodes[len(free):], priced_names, expand_costs, budget, seeds, estimators) if expand_costs else None
+    return SearchBench(budget, seeds, default, tree_nodes, state.used, scores, sweep)

@@ -33,9 +33,15 @@ class HGMParams:
 class HGMCostParams(HGMParams):
     """HGM with priced expansions (evolve.search.costaware)."""
 
+    alpha: Annotated[float, Field(gt=0.0, le=1.0)] = 1.0
+    """Widening exponent: expand iff (N / evals_per_node)^alpha >= |T| (1: a fixed quota per node)."""
     expand_cost: Annotated[float, Field(ge=1.0)] = 4.0
     """An expansion's cost in evaluations (the quickstart: about 4x an evaluation's wall time;
     measure a run's with `evolve bench search --expand-cost-from RUN`)."""
+    evals_per_node: Annotated[float, Field(ge=1.0)] = 2.0
+    """Evaluations each node is due before the tree grows again (a node costs expand_cost + this)."""
+    reserve: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.1
+    """Share of the budget kept for evaluations only: no expansion starts that would leave less."""
 
 
 @dataclass(frozen=True, config=_STRICT)

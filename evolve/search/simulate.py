@@ -61,6 +61,7 @@ class SyntheticWorld:
         self.productivity: list[float] = [0.0]
         self.valid: list[bool] = [True]
         self.parent: list[int] = [-1]
+        self._quality: dict[int, float] = {}  # true quality per node, computed once (skills never change)
 
     def spawn(self, parent: int) -> int:
         """A child of `parent`; returns its index (the world's nodes grow in creation order)."""
@@ -84,7 +85,10 @@ class SyntheticWorld:
 
     def true_quality(self, node: int) -> float:
         """Mean pass probability over all tasks: the ground truth the bench scores agents by."""
-        return float(expit(self.skill[node] - self.difficulty).mean())
+        quality = self._quality.get(node)
+        if quality is None:
+            quality = self._quality[node] = float(expit(self.skill[node] - self.difficulty).mean())
+        return quality
 
 
 @dataclass(frozen=True)
@@ -137,8 +141,8 @@ def run_episode(
     quality_by_evals = np.full(budget + 1, np.nan)
     quality_by_evals[0] = world.true_quality(0)
     max_decisions = 20 * budget + 1000  # guards against a policy that never evaluates
+    view = _priced_view(tree, task_order, budget, expand_cost, expansions)
     while decisions < max_decisions:
-        view = _priced_view(tree, task_order, budget, expand_cost, expansions)
         start = time.perf_counter()
         action = policy.next_action(view, rng)
         seconds += time.perf_counter() - start
@@ -153,10 +157,13 @@ def run_episode(
         elif isinstance(action, Evaluate):
             node, task = cast(int, action.node), cast(int, action.task)
             tree.record(node, task, world.evaluate(node, task))
-            if trace:
-                quality_by_evals[tree.results] = world.true_quality(cast(int, policy.best(tree.view(task_order, budget))))
+        view = _priced_view(tree, task_order, budget, expand_cost, expansions)
+        if trace and isinstance(action, Evaluate):
+            # free expansions: the next decision's view is the final agent's view (one snapshot, not two)
+            named = view if expand_cost <= 0 else tree.view(task_order, budget)
+            quality_by_evals[tree.results] = world.true_quality(cast(int, policy.best(named)))
     used = tree.results
-    last = tree.view(task_order, budget)
+    last = view if expand_cost <= 0 else tree.view(task_order, budget)
     final = policy.best(last)
     final_quality = world.true_quality(cast(int, final)) if final is not None else float("nan")
     quality_by_evals[used] = final_quality

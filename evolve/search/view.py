@@ -30,6 +30,15 @@ def _frozen(values: Sequence | np.ndarray, dtype: type, size: int, name: str) ->
     return array
 
 
+def _pending_counts(nodes: Sequence[int], size: int, name: str) -> np.ndarray:
+    """Jobs in flight per node, read-only (zeros without a `bincount` when none: the simulator's case)."""
+    if not nodes:
+        counts = np.zeros(size, np.int64)
+        counts.setflags(write=False)
+        return counts
+    return _frozen(np.bincount(nodes, minlength=size), np.int64, size, name)
+
+
 @dataclass(frozen=True, eq=False)
 class SearchView:
     """What a policy sees: the tree, each node's own results, the jobs in flight and the budget.
@@ -83,7 +92,7 @@ class SearchView:
             raise ValueError(f"SearchView.evaluated has {len(self.evaluated)} entries for {size} nodes")
         if self.solved and len(self.solved) != size:
             raise ValueError(f"SearchView.solved has {len(self.solved)} entries for {size} nodes")
-        if size and not bool(np.all(self.parent < np.arange(size))):
+        if size and not (self.parent < np.arange(size)).all():
             raise ValueError("SearchView.parent: every parent must come before its child (index < child)")
         if self.budget < 0 or self.used < 0:
             raise ValueError("SearchView.budget and .used must not be negative")
@@ -93,19 +102,8 @@ class SearchView:
             clade_s, clade_f = self.clade_successes, self.clade_failures
         put(self, "clade_successes", _frozen(clade_s, np.int64, size, "clade_successes"))
         put(self, "clade_failures", _frozen(clade_f, np.int64, size, "clade_failures"))
-        eval_nodes = [n for n, _ in self.pending_evaluations]
-        put(
-            self,
-            "pending_eval_counts",
-            _frozen(np.bincount(eval_nodes, minlength=size), np.int64, size, "pending_evaluations"),
-        )
-        put(
-            self,
-            "pending_expansion_counts",
-            _frozen(
-                np.bincount(self.pending_expansions, minlength=size), np.int64, size, "pending_expansions"
-            ),
-        )
+        put(self, "pending_eval_counts", _pending_counts([n for n, _ in self.pending_evaluations], size, "pending_evaluations"))
+        put(self, "pending_expansion_counts", _pending_counts(self.pending_expansions, size, "pending_expansions"))
 
     @property
     def size(self) -> int:
