@@ -157,6 +157,13 @@ class Run(JobRows):
         with self._lock, self._named_faults():
             return self._db.execute(sql, params).fetchall()
 
+    def _rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+        """Plain tuples, not `sqlite3.Row`s: for views that read a long run's million rows."""
+        with self._lock, self._named_faults():
+            cursor = self._db.cursor()
+            cursor.row_factory = None
+            return cursor.execute(sql, params).fetchall()
+
     @contextmanager
     def _named_faults(self) -> Iterator[None]:
         """A database error carries the file's path (as a note), so the CLI's one line can name it."""
