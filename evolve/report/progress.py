@@ -1,7 +1,8 @@
 """Progress curves: the best belief's and the best observed own pass rate, after each counted result.
 
 The dev results are replayed in recording order into a fresh clade tree by the search's counting rule
-(`count_result`); at up to `POINTS` checkpoints the best belief is `HGMPolicy.best` of that tree. The
+(`count_result`'s, on plain rows, fed to the tree in bulk between checkpoints); at up to `POINTS`
+checkpoints the best belief is `HGMPolicy.best` of that tree. The
 tree at the end is the run's tree (`Run.tree()` builds it from the same rows by the same rule), so
 the report builds it once.
 """
