@@ -55,17 +55,18 @@ def _where(split: str | None, tasks: Collection[str] | None, alias: str = "") ->
 def own_counts(run: Run, split: str | None = "dev", *, with_tasks: bool = False) -> dict[str, OwnCounts]:
     """Each evaluated node's own counts by the search's rule (nodes without a counted result are
     absent); with `with_tasks`, the tasks counted too."""
-    tasks = recorded_tasks(run)
-    where, params = _where(split, tasks)
-    success = f"outcome IN ({', '.join('?' * len(_SUCCESS))})"
-    listed = ", json_group_array(task)" if with_tasks else ""
-    rows = run._query(f"SELECT node, SUM({success}), COUNT(*){listed} FROM evaluations WHERE {where} GROUP BY node",
-                      (*_SUCCESS, *params))
-    counts = {}
-    for row in rows:
-        node, passed, total = row[0], int(row[1]), int(row[2])
-        counts[node] = OwnCounts(passed, total - passed, set(json.loads(row[3])) if with_tasks else None)
-    _correct_repeats(run, counts, split, tasks)
+    with run.snapshot():  # the two queries see one state of a live run
+        tasks = recorded_tasks(run)
+        where, params = _where(split, tasks)
+        success = f"outcome IN ({', '.join('?' * len(_SUCCESS))})"
+        listed = ", json_group_array(task)" if with_tasks else ""
+        rows = run._query(f"SELECT node, SUM({success}), COUNT(*){listed} FROM evaluations WHERE {where}"
+                          " GROUP BY node", (*_SUCCESS, *params))
+        counts = {}
+        for row in rows:
+            node, passed, total = row[0], int(row[1]), int(row[2])
+            counts[node] = OwnCounts(passed, total - passed, set(json.loads(row[3])) if with_tasks else None)
+        _correct_repeats(run, counts, split, tasks)
     return counts
 
 
@@ -98,9 +99,11 @@ def counted_tree(run: Run, split: str | None = "dev", *, with_tasks: bool = True
     `build_tree` makes from the rows (each node's evaluated tasks included); without, it holds the
     counts only (`CladeTree.record_counts`), for views that draw counts and nothing else."""
     tree = CladeTree(capacity=64)
-    for node_id, parent, status in run._query("SELECT id, parent, status FROM nodes ORDER BY rowid"):
+    with run.snapshot():  # every counted node is in the tree, on a live run too
+        nodes = run._query("SELECT id, parent, status FROM nodes ORDER BY rowid")
+        counts = own_counts(run, split, with_tasks=with_tasks)
+    for node_id, parent, status in nodes:
         tree.add_node(node_id, parent, valid=parse(NodeStatus, status, "nodes.status") == NodeStatus.VALID)
-    counts = own_counts(run, split, with_tasks=with_tasks)
     tree.record_counts((node, c.successes, c.failures, None if c.tasks is None else frozenset(c.tasks))
                        for node, c in counts.items())
     return tree

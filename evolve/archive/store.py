@@ -20,6 +20,7 @@ from evolve.archive import schema
 from evolve.archive.code import NODE_ID, CodeStore
 from evolve.archive.counts import counted_tree
 from evolve.archive.jobrows import JobRows
+from evolve.archive.reads import ViewReads
 from evolve.archive.records import OUTCOMES, Evaluation, Node
 from evolve.archive.tree import CladeTree
 from evolve.archive.vocab import JobState, NodeStatus, Outcome, Split
@@ -36,7 +37,7 @@ class NodeNotFound(EvolveError):
     """The run has no node with the given id."""
 
 
-class Run(JobRows):
+class Run(JobRows, ViewReads):
     """A run directory: `run.toml`, `code.git/`, `run.sqlite`, `logs/`, `exchanges/`."""
 
     def __init__(self, path: Path, connection: sqlite3.Connection, writer_lock: IO[str] | None = None) -> None:
@@ -156,13 +157,6 @@ class Run(JobRows):
     def _query(self, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
         with self._lock, self._named_faults():
             return self._db.execute(sql, params).fetchall()
-
-    def _rows(self, sql: str, params: tuple = ()) -> list[tuple]:
-        """Plain tuples, not `sqlite3.Row`s: for views that read a long run's million rows."""
-        with self._lock, self._named_faults():
-            cursor = self._db.cursor()
-            cursor.row_factory = None
-            return cursor.execute(sql, params).fetchall()
 
     @contextmanager
     def _named_faults(self) -> Iterator[None]:
@@ -378,8 +372,7 @@ class Run(JobRows):
         return [schema.evaluation_from_row(r) for r in rows]
 
     def tree(self, split: str | None = "dev", *, with_tasks: bool = True) -> CladeTree:
-        """The clade tree of the rows of `split` (None: all), counted as the search counts (in SQL:
-        `evolve.archive.counts`). Without `with_tasks` it holds the counts only (views that draw them)."""
+        """The clade tree of `split` (None: all), counted as the search counts, in SQL (`archive.counts`)."""
         return counted_tree(self, split, with_tasks=with_tasks)
 
     def log_dir(self, job_id: int) -> Path:

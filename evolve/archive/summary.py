@@ -20,7 +20,12 @@ def run_summary(run: Run) -> dict:
     """Counts of nodes, evaluations and jobs, usage totals, and the best node by own pass rate.
 
     All in SQL (counts and the search's own counts per node, `evolve.archive.counts`): a long run's
-    million results are never read into Python one by one."""
+    million results are never read into Python one by one. One snapshot: a live run's figures agree."""
+    with run.snapshot():
+        return _summary(run)
+
+
+def _summary(run: Run) -> dict:
     nodes = run._query("SELECT id, status, tokens, cost_usd FROM nodes ORDER BY rowid")
     valid = sum(parse(NodeStatus, row["status"], "nodes.status") == NodeStatus.VALID for row in nodes)
     outcomes: Counter[Outcome] = Counter()

@@ -80,3 +80,15 @@ def test_bulk_counts_refuse_tasks_counted_already():
         tree.record_counts([("a", 1, 0, frozenset({"t1"}))])
     with pytest.raises(ValueError, match="new tasks"):
         tree.record_counts([("a", 2, 0, frozenset({"t2"}))])
+
+
+def test_a_view_reads_one_state_of_a_live_run(run):
+    from evolve.archive.store import Run
+
+    _fill(run, 2, nodes=5)
+    with Run.open(run.path) as reader:
+        with reader.snapshot():
+            before = reader.tree().results
+            run.record_evaluation("1", "late", "pass")  # the live run's writer commits meanwhile
+            assert reader.tree().results == before and "late" not in reader.tree().evaluated("1")
+        assert reader.tree().results == before + 1
