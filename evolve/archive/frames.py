@@ -4,17 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict
 from pathlib import Path
 
 import pandas as pd
 
 from evolve.archive.records import Evaluation, Node
 from evolve.archive.store import Run
+from evolve.archive.tree import CladeTree
 from evolve.archive.vocab import Outcome
 
 _NODE_COLUMNS = [field for field in Node.__dataclass_fields__]
 _EVALUATION_COLUMNS = [field for field in Evaluation.__dataclass_fields__]
+_OUTCOME_CODE = "CASE outcome " + " ".join(f"WHEN '{o.value}' THEN {i}" for i, o in enumerate(Outcome)) + " END"
+_SELECTED = [_OUTCOME_CODE if column == "outcome" else column for column in _EVALUATION_COLUMNS]
 
 
 @contextmanager
@@ -26,17 +28,25 @@ def _opened(run: Run | Path | str) -> Iterator[Run]:
             yield opened
 
 
-def nodes_frame(run: Run | Path | str) -> pd.DataFrame:
-    """Nodes indexed by id, with own and clade pass counts and rates, depth and child count."""
+def nodes_frame(run: Run | Path | str, *, tree: CladeTree | None = None) -> pd.DataFrame:
+    """Nodes indexed by id, with own and clade pass counts and rates, depth and child count.
+
+    The counts are the search's (`Run.tree`, counted in SQL); `tree` is that tree when the caller
+    has it already (`load_run`)."""
     with _opened(run) as opened:
         nodes = opened.nodes()
-        tree = opened.tree()
-    frame = pd.DataFrame([asdict(node) for node in nodes], columns=_NODE_COLUMNS)
+        tree = tree if tree is not None else opened.tree(with_tasks=False)
+    frame = pd.DataFrame([tuple(getattr(node, name) for name in _NODE_COLUMNS) for node in nodes],
+                         columns=_NODE_COLUMNS)
     own = [tree.own_counts(node.id) for node in nodes]
     clade = [tree.clade_counts(node.id) for node in nodes]
+    depths: dict[str, int] = {}
+    for node in nodes:  # parents first: one pass, however deep the tree
+        parent = tree.parent(node.id)
+        depths[node.id] = 0 if parent is None else depths[str(parent)] + 1
     frame["created"] = pd.to_datetime(frame["created"], unit="s", utc=True)
     frame["status"] = frame["status"].astype(str)  # plain strings, not the vocabulary's members
-    frame["depth"] = [tree.depth(node.id) for node in nodes]
+    frame["depth"] = [depths[node.id] for node in nodes]
     frame["children"] = [len(tree.children(node.id)) for node in nodes]
     frame["successes"] = [c.successes for c in own]
     frame["failures"] = [c.failures for c in own]
@@ -52,12 +62,13 @@ def nodes_frame(run: Run | Path | str) -> pd.DataFrame:
 def evaluations_frame(run: Run | Path | str) -> pd.DataFrame:
     """One row per graded attempt: node, task, attempt, outcome, duration, tokens, log path."""
     with _opened(run) as opened:
-        # Straight from the rows: a record object per evaluation (and `asdict` of it) is most of the
-        # time on a long run's million evaluations. The columns are named as Evaluation's fields.
-        rows = opened._query(f"SELECT {', '.join(_EVALUATION_COLUMNS)} FROM evaluations ORDER BY id")
-    frame = pd.DataFrame.from_records([tuple(row) for row in rows], columns=_EVALUATION_COLUMNS)
+        # Straight from plain rows into the frame: a record object (or an sqlite3.Row) per evaluation
+        # is most of the time on a long run's million evaluations. The outcome comes as its code in
+        # the vocabulary (no string per row); one the vocabulary lacks is missing, as in a Categorical.
+        rows = opened._rows(f"SELECT {', '.join(_SELECTED)} FROM evaluations ORDER BY id")
+    frame = pd.DataFrame.from_records(rows, columns=_EVALUATION_COLUMNS)
     frame["created"] = pd.to_datetime(frame["created"], unit="s", utc=True)
-    outcomes = [str(o) for o in frame["outcome"]]  # plain strings, not the vocabulary's members
-    frame["outcome"] = pd.Categorical(outcomes, categories=[o.value for o in Outcome])
+    codes = frame["outcome"].fillna(-1).to_numpy(dtype="int8")
+    frame["outcome"] = pd.Categorical.from_codes(codes, categories=pd.Index([o.value for o in Outcome]))
     frame["split"] = frame["split"].astype(str)
     return frame.set_index("id")

@@ -18,9 +18,11 @@ from typing import IO, Self
 
 from evolve.archive import schema
 from evolve.archive.code import NODE_ID, CodeStore
+from evolve.archive.counts import counted_tree
 from evolve.archive.jobrows import JobRows
+from evolve.archive.reads import ViewReads
 from evolve.archive.records import OUTCOMES, Evaluation, Node
-from evolve.archive.tree import CladeTree, build_tree, recorded_tasks
+from evolve.archive.tree import CladeTree
 from evolve.archive.vocab import JobState, NodeStatus, Outcome, Split
 from evolve.archive.writer import RunDamaged, claim_writer
 from evolve.config import RunConfig, dump_config, parse_config
@@ -35,7 +37,7 @@ class NodeNotFound(EvolveError):
     """The run has no node with the given id."""
 
 
-class Run(JobRows):
+class Run(JobRows, ViewReads):
     """A run directory: `run.toml`, `code.git/`, `run.sqlite`, `logs/`, `exchanges/`."""
 
     def __init__(self, path: Path, connection: sqlite3.Connection, writer_lock: IO[str] | None = None) -> None:
@@ -369,14 +371,9 @@ class Run(JobRows):
         rows = self._query(f"SELECT * FROM evaluations{clause} ORDER BY id", tuple(params))
         return [schema.evaluation_from_row(r) for r in rows]
 
-    def tree(self, split: str | None = "dev") -> CladeTree:
-        """The clade tree rebuilt from the rows of `split` (None: all), counted as the search counts."""
-        # Only the columns the count reads: full records of a long run's million results are most of
-        # the time of every view that draws the tree (`evolve status`, `tree`, the notebooks' frames).
-        clause, params = ("", ()) if split is None else (" WHERE split = ?", (split,))
-        rows = self._query(f"SELECT node, task, attempt, outcome FROM evaluations{clause} ORDER BY id", params)
-        results = [Evaluation(node, task, attempt, outcome) for node, task, attempt, outcome in rows]
-        return build_tree(self.nodes(), results, recorded_tasks(self))
+    def tree(self, split: str | None = "dev", *, with_tasks: bool = True) -> CladeTree:
+        """The clade tree of `split` (None: all), counted as the search counts, in SQL (`archive.counts`)."""
+        return counted_tree(self, split, with_tasks=with_tasks)
 
     def log_dir(self, job_id: int) -> Path:
         """The directory for one job's transcripts, outputs and diffs."""

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections import Counter
 
 from evolve.archive.compute import run_cpu_hours, sandbox_cpus
+from evolve.archive.counts import own_counts
 from evolve.archive.records import Node
 from evolve.archive.store import Run
 from evolve.archive.tree import CladeTree, Counts
-from evolve.archive.vocab import JobState, Outcome
+from evolve.archive.vocab import JobKind, JobState, NodeStatus, Outcome, Split, parse
 
 
 def _rate(counts: Counts) -> str:
@@ -16,32 +17,43 @@ def _rate(counts: Counts) -> str:
 
 
 def run_summary(run: Run) -> dict:
-    """Counts of nodes, evaluations and jobs, usage totals, and the best node by own pass rate."""
-    nodes = run.nodes()
-    evaluations = run.evaluations()
-    jobs = run.jobs()
-    tree = run.tree()  # the search's rule: its split, its tasks, one result per node and task
-    outcomes = Counter(e.outcome for e in evaluations)
-    states = Counter(j.state for j in jobs)
-    evaluated = [n for n in nodes if tree.own_counts(n.id).total]
-    best = max(evaluated, key=lambda n: (tree.own_counts(n.id).mean, tree.own_counts(n.id).total), default=None)
+    """Counts of nodes, evaluations and jobs, usage totals, and the best node by own pass rate.
+
+    All in SQL (counts and the search's own counts per node, `evolve.archive.counts`): a long run's
+    million results are never read into Python one by one. One snapshot: a live run's figures agree."""
+    with run.snapshot():
+        return _summary(run)
+
+
+def _summary(run: Run) -> dict:
+    nodes = run._query("SELECT id, status, tokens, cost_usd FROM nodes ORDER BY rowid")
+    valid = sum(parse(NodeStatus, row["status"], "nodes.status") == NodeStatus.VALID for row in nodes)
+    outcomes: Counter[Outcome] = Counter()
+    for outcome, split, n in run._query("SELECT outcome, split, COUNT(*) FROM evaluations GROUP BY outcome, split"):
+        parse(Split, split, "evaluations.split")  # a value this evolve does not know is refused, not miscounted
+        outcomes[parse(Outcome, outcome, "evaluations.outcome")] += n
+    states: Counter[JobState] = Counter()
+    for state, kind, n in run._query("SELECT state, kind, COUNT(*) FROM jobs GROUP BY state, kind"):
+        parse(JobKind, kind, "jobs.kind")
+        states[parse(JobState, state, "jobs.state")] += n
+    own = own_counts(run)  # the search's rule: its split, its tasks, one result per node and task
+    best, best_key = None, (-1.0, 0)
+    for row in nodes:  # the first node (creation order) with the highest (rate, results)
+        counts = own.get(row["id"])
+        total = 0 if counts is None else counts.successes + counts.failures
+        if counts is not None and total and (counts.successes / total, total) > best_key:
+            best, best_key = (row["id"], counts.successes, total), (counts.successes / total, total)
     return {
         "run_id": run.id,
         "name": run.meta("name"),
         "path": str(run.path),
-        "nodes": {
-            "total": len(nodes),
-            "valid": sum(n.valid for n in nodes),
-            "invalid": sum(not n.valid for n in nodes),
-        },
-        "evaluations": {"total": len(evaluations), **{o.value: outcomes.get(o, 0) for o in Outcome}},
-        "jobs": {"total": len(jobs), **{s.value: states.get(s, 0) for s in JobState}},
-        "tokens": sum(n.tokens for n in nodes),
-        "cost_usd": round(sum(n.cost_usd for n in nodes), 6),
+        "nodes": {"total": len(nodes), "valid": valid, "invalid": len(nodes) - valid},
+        "evaluations": {"total": sum(outcomes.values()), **{o.value: outcomes.get(o, 0) for o in Outcome}},
+        "jobs": {"total": sum(states.values()), **{s.value: states.get(s, 0) for s in JobState}},
+        "tokens": sum(row["tokens"] for row in nodes),
+        "cost_usd": round(sum(row["cost_usd"] for row in nodes), 6),
         "cpu_hours": round(run_cpu_hours(run, sandbox_cpus(run)), 4),
-        "best_node": None
-        if best is None
-        else {"id": best.id, "passed": tree.own_counts(best.id).successes, "evaluated": tree.own_counts(best.id).total},
+        "best_node": None if best is None else {"id": best[0], "passed": best[1], "evaluated": best[2]},
     }
 
 
@@ -65,7 +77,10 @@ def render_tree(nodes: list[Node], tree: CladeTree) -> str:
     by_id = {node.id: node for node in nodes}
     lines: list[str] = []
 
-    def walk(node_id: str, prefix: str, last: bool, top: bool) -> None:
+    # A stack, not recursion: a lineage can be thousands of nodes deep.
+    stack: list[tuple[str, str, bool, bool]] = [(str(root), "", True, True) for root in reversed(tree.roots)]
+    while stack:
+        node_id, prefix, last, top = stack.pop()
         node = by_id[node_id]
         branch = "" if top else ("└── " if last else "├── ")
         mark = "" if node.valid else f"  [invalid: {node.reason or 'no reason recorded'}]"
@@ -75,18 +90,15 @@ def render_tree(nodes: list[Node], tree: CladeTree) -> str:
         )
         children = tree.children(node_id)
         child_prefix = prefix if top else prefix + ("    " if last else "│   ")
-        for index, child in enumerate(children):
-            walk(str(child), child_prefix, index == len(children) - 1, False)
-
-    for root in tree.roots:
-        walk(str(root), "", True, True)
+        for index in reversed(range(len(children))):
+            stack.append((str(children[index]), child_prefix, index == len(children) - 1, False))
     return "\n".join(lines)
 
 
 def render_node(run: Run, node_id: str) -> str:
     """A node's record, its own and clade counts, children, and per-task outcomes."""
     node = run.node(node_id)
-    tree = run.tree()
+    tree = run.tree(with_tasks=False)
     per_task: dict[str, list[str]] = {}
     for evaluation in run.evaluations(node_id):
         per_task.setdefault(evaluation.task, []).append(evaluation.outcome)

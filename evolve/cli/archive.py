@@ -28,7 +28,7 @@ def status(
 def tree(run: Annotated[Path, typer.Argument(help="Run directory.")]) -> None:
     """The clade tree, indented, with each node's own pass count and clade estimate."""
     with Run.open(run) as opened:
-        typer.echo(render_tree(opened.nodes(), opened.tree()))
+        typer.echo(render_tree(opened.nodes(), opened.tree(with_tasks=False)))
 
 
 def show(

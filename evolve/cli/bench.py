@@ -264,9 +264,11 @@ def archive(
         return
     typer.echo(f"{result.nodes} nodes, {result.evaluations} evaluations (built in {result.build_s:.1f} s)")
     frames = result.nodes_frame_s + result.evaluations_frame_s
-    typer.echo(f"frames     {frames:7.2f} s (nodes {result.nodes_frame_s:.2f} s, evaluations "
-               f"{result.evaluations_frame_s:.2f} s; target {TARGETS_S['frames']:.0f} s)")
-    typer.echo(f"load_run   {result.load_run_s:7.2f} s (target {TARGETS_S['load_run']:.0f} s)")
-    for name, timing in (("status", result.status), ("tree", result.tree)):
-        typer.echo(f"{name:<10} {timing.seconds:7.2f} s, {timing.peak_mb:.0f} MB peak "
-                   f"(target {TARGETS_S[name]:.0f} s, {TARGET_MB:.0f} MB)")
+    cpu = result.cpu_s
+    typer.echo(f"frames     {frames:7.2f} s, {cpu['nodes_frame'] + cpu['evaluations_frame']:.2f} s CPU (nodes "
+               f"{result.nodes_frame_s:.2f} s, evaluations {result.evaluations_frame_s:.2f} s; "
+               f"target {TARGETS_S['frames']:.0f} s)")
+    typer.echo(f"load_run   {result.load_run_s:7.2f} s, {cpu['load_run']:.2f} s CPU (target {TARGETS_S['load_run']:.0f} s)")
+    for name, timing in (("status", result.status), ("tree", result.tree), ("report", result.report)):
+        typer.echo(f"{name:<10} {timing.seconds:7.2f} s, {timing.cpu_s:.2f} s CPU, {timing.peak_mb:.0f} MB peak "
+                   f"(target {TARGETS_S[name]:.0f} s" + (f", {TARGET_MB:.0f} MB)" if name != "report" else ")"))

@@ -27,6 +27,12 @@ def register(app: typer.Typer) -> None:
     app.command("eval")(eval_command)
 
 
+def run_seed(run: Run, config: RunConfig) -> int:
+    """The seed the gateway derives each request's sampling seed from, as a run's does: the run's own
+    (its run.toml: a fresh evaluation run records `config`), or `config`'s for a run imported without one."""
+    return run.config.run.seed if (run.path / "run.toml").is_file() else config.run.seed
+
+
 def open_agent(agent: str, archive: Path, config: RunConfig) -> tuple[Run, str]:
     """(run, node id) for `seed` or a directory that meets the agent contract (a fresh run holding only that
     agent), or `RUN:NODE` (an existing run)."""
@@ -95,7 +101,8 @@ def eval_command(
     # SIGTERM unwinds like Ctrl-C, so the model servers stop and the containers are removed
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     signal.signal(signal.SIGHUP, lambda *_: sys.exit(129))
-    with closing(stack), run, Gateway(stack.models, exchanges_dir=run.path / "exchanges", usage_sink=run) as gateway:
+    with closing(stack), run, Gateway(stack.models, exchanges_dir=run.path / "exchanges", usage_sink=run,
+                                      seed=run_seed(run, cfg)) as gateway:
         results = evaluate_all(run, node_id, tasks, sandboxes=DockerSandboxes(run.id, limits), gateway=gateway,
                                settings=EvalSettings(budget_steps=steps),
                                on_result=show)

@@ -16,9 +16,6 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-import anthropic
-import openai
-
 from evolve.llm.client import ChatModel, ModelError
 from evolve.llm.types import ChatRequest, ChatResponse
 
@@ -54,6 +51,9 @@ class _Replica:
 
 def replica_failed(error: ModelError) -> bool:
     """Whether a failed call is the replica's fault (retry elsewhere) rather than the request's (4xx)."""
+    import anthropic  # the SDKs load with the first model call, not with every `evolve` command
+    import openai
+
     cause = error.__cause__
     if isinstance(cause, openai.APIStatusError | anthropic.APIStatusError):
         return cause.status_code >= 500 or cause.status_code == 429

@@ -16,9 +16,6 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-import anthropic
-import openai
-
 from evolve.llm.anthropic_wire import anthropic_payload, anthropic_response
 from evolve.llm.capabilities import Capabilities, capabilities, completion_cap
 from evolve.llm.failures import ModelError, untranslatable
@@ -153,6 +150,8 @@ class OpenAICompatible:
         self._retrier = Retrier(retry, sleep=sleep)
         self._price = price
         self._gpus = gpus
+        import openai  # the SDK loads with the first client, not with every `evolve` command
+
         self._client = openai.OpenAI(
             base_url=base_url, api_key=api_key or "no-key", timeout=self.timeout_s, max_retries=0
         )
@@ -203,6 +202,8 @@ class AnthropicModel:
         self.timeout_s = timeout_s or self.caps.default_timeout_s
         self._retrier = Retrier(retry, sleep=sleep)
         self._price = hosted_price(model, price)
+        import anthropic  # the SDK loads with the first client, not with every `evolve` command
+
         self._client = anthropic.Anthropic(api_key=host_key(api_key_env), base_url=base_url,
                                            timeout=self.timeout_s, max_retries=0)
 

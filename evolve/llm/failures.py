@@ -14,12 +14,13 @@ retry layer, the gateway's status mapping and the balancer).
 
 from __future__ import annotations
 
-from typing import Literal
-
-import anthropic
-import openai
+from typing import TYPE_CHECKING, Literal
 
 from evolve.errors import EvolveError
+
+if TYPE_CHECKING:
+    import anthropic
+    import openai
 
 FailureKind = Literal["request", "context", "auth", "unavailable", "internal"]
 
@@ -44,6 +45,9 @@ class ModelError(EvolveError):
 
 
 def status_error(exc: BaseException) -> openai.APIStatusError | anthropic.APIStatusError | None:
+    import anthropic  # the SDKs load with the first model call, not with every `evolve` command
+    import openai
+
     return exc if isinstance(exc, openai.APIStatusError | anthropic.APIStatusError) else None
 
 
@@ -68,6 +72,9 @@ def provider_message(exc: BaseException) -> str:
 
 def retryable(exc: BaseException) -> bool:
     """Worth another try within the window: 408, 409, 429 (not a spent quota), 5xx/529, connection errors."""
+    import anthropic  # the SDKs load with the first model call, not with every `evolve` command
+    import openai
+
     error = status_error(exc)
     if error is not None:
         if error.status_code == 429 and error_code(error) == "insufficient_quota":
@@ -78,6 +85,9 @@ def retryable(exc: BaseException) -> bool:
 
 def classify(exc: BaseException) -> FailureKind:
     """The kind of a final failure (after the retry layer gave up or did not retry)."""
+    import anthropic  # the SDKs load with the first model call, not with every `evolve` command
+    import openai
+
     error = status_error(exc)
     if error is None:
         if isinstance(exc, openai.APIConnectionError | anthropic.APIConnectionError):

@@ -16,9 +16,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import anthropic
-import openai
-
 from evolve.llm.failures import ModelError, model_error, retryable, status_error
 
 
@@ -73,6 +70,9 @@ class Retrier:
 
     def call(self, call: Callable[[], Any]) -> Any:
         """Run `call`; the final failure becomes a `ModelError` whose `kind` says what it was."""
+        import anthropic  # the SDKs load with the first model call, not with every `evolve` command
+        import openai
+
         deadline = self._clock() + self.policy.window_s
         attempt = 0
         while True:

@@ -128,7 +128,7 @@ def load_run(path: Path | str, *, _scratch: tempfile.TemporaryDirectory | None =
     clade = run.tree()
     return LoadedRun(
         run=run,
-        nodes=nodes_frame(run),
+        nodes=nodes_frame(run, tree=clade),
         evaluations=evaluations_frame(run),
         tree=to_networkx(clade),
         clade=clade,

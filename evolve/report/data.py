@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from evolve.archive.records import Evaluation, Node
+from evolve.archive.records import Node
 from evolve.archive.store import Run
 from evolve.archive.tree import CladeTree
 from evolve.notebook.plots import tree_layout
-from evolve.report.progress import Curves, progress_curves
+from evolve.report.progress import Curves, Row, progress_curves
 from evolve.report.usage import Usage, usage_over_time
 from evolve.search import HGMParams, HGMPolicy
 from evolve.search.estimates import beta_quantile
@@ -101,16 +101,16 @@ def _interval(successes: int, failures: int) -> tuple[float, float]:
     return low, high
 
 
-def best_belief(run: Run, tree: CladeTree, params: HGMParams, heldout: list[Evaluation]) -> BestBelief | None:
+def best_belief(run: Run, tree: CladeTree, params: HGMParams, heldout: list[Row]) -> BestBelief | None:
     """`HGMPolicy.best` on the run's tree, with its interval and held-out score."""
     best = HGMPolicy(params).best(tree.view())
     if best is None:
         return None
     own = tree.own_counts(best)
     first: dict[str, str] = {}
-    for evaluation in heldout:  # the first attempt per task that is not an infra failure
-        if evaluation.node == best and evaluation.outcome != "infra":
-            first.setdefault(evaluation.task, evaluation.outcome)
+    for node, task, _, outcome, _ in heldout:  # the first attempt per task that is not an infra failure
+        if node == best and outcome != "infra":
+            first.setdefault(task, outcome)
     score = (sum(o == "pass" for o in first.values()), len(first)) if first else None
     quantile = float(beta_quantile(np.array([own.successes]), np.array([own.failures]), params.epsilon)[0])
     return BestBelief(str(best), own.successes, own.failures, quantile, _interval(own.successes, own.failures), score)
@@ -196,15 +196,16 @@ def collect(run: Run, *, stop_reason: str | None = None, detail_nodes: int = DET
     """Everything the page shows. The nodes and evaluations are read once, and the tree, the curves, the
     best belief and the grid all come from those rows (a live run's later rows wait for the next page)."""
     nodes = run.nodes()
-    evaluations = run.evaluations()
-    curves, tree = progress_curves(run, nodes, evaluations, run.config.policy.hgm)  # = run.tree(), built once
-    heldout = [e for e in evaluations if e.split != "dev"]
+    # Plain rows, not records: a long run's million evaluations are read once, as tuples.
+    rows: list[Row] = run._rows("SELECT node, task, split, outcome, created FROM evaluations ORDER BY id")
+    curves, tree = progress_curves(run, nodes, rows, run.config.policy.hgm)  # = run.tree(), built once
+    heldout = [row for row in rows if row[2] != "dev"]
     best = best_belief(run, tree, run.config.policy.hgm, heldout)
     lineage = _lineage(tree, None if best is None else best.node)
     diffs = _diffs(run, nodes, lineage, detail_nodes)
     outcomes: dict[str, dict[str, list[str]]] = {}
-    for evaluation in evaluations:
-        outcomes.setdefault(evaluation.node, {}).setdefault(evaluation.task, []).append(evaluation.outcome)
+    for node_id, task, _, outcome, _ in rows:
+        outcomes.setdefault(node_id, {}).setdefault(task, []).append(outcome)
     positions = tree_layout(tree)
     views = []
     for node in nodes:
@@ -215,9 +216,9 @@ def collect(run: Run, *, stop_reason: str | None = None, detail_nodes: int = DET
             (own.successes, own.failures), (clade.successes, clade.failures), x, int(-y), node.id in lineage,
             outcomes.get(node.id, {}), diffs.get(node.id), node.id in diffs,
         ))  # fmt: skip
-    dev_tasks = list(dict.fromkeys(e.task for e in evaluations if e.split == "dev"))
+    dev_tasks = list(dict.fromkeys(row[1] for row in rows if row[2] == "dev"))
     dev_set = set(dev_tasks)
-    heldout_tasks = list(dict.fromkeys(e.task for e in heldout if e.task not in dev_set))
+    heldout_tasks = list(dict.fromkeys(row[1] for row in heldout if row[1] not in dev_set))
     usage = usage_over_time(run, run.jobs())
     tokens, dollars = run.usage_totals()
     source = _imported_from(run)

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.special import betaincinv, expit
 
 
 def clade_counts(
@@ -70,6 +69,8 @@ def thompson_argmax(
 
 def beta_quantile(successes: np.ndarray, failures: np.ndarray, epsilon: float) -> np.ndarray:
     """The ε-quantile of `Beta(1+s, 1+f)` per node (DESIGN.md §5, HGM's "best belief" final agent)."""
+    from scipy.special import betaincinv  # slow to import: loaded by the first estimate, not by every command
+
     return betaincinv(1.0 + np.asarray(successes, float), 1.0 + np.asarray(failures, float), epsilon)
 
 
@@ -102,6 +103,8 @@ def dgm_parent_weights(
 
     Returns the normalised probabilities (all zero when no node is eligible).
     """
+    from scipy.special import expit  # slow to import (see `beta_quantile`)
+
     accuracy = np.asarray(accuracy, dtype=float)
     weights = expit(lam * (accuracy - alpha0)) / (1.0 + np.asarray(valid_children, dtype=float))
     weights = np.where(accuracy >= 1.0, 0.0, weights)

@@ -55,6 +55,7 @@ class CladeTree:
         self._ids_tuple: tuple[Hashable, ...] | None = ()
         self.results = 0
         """Results counted (one per node and task)."""
+        self._tasks_known = True
 
     # -- building ------------------------------------------------------------------------------
 
@@ -83,6 +84,8 @@ class CladeTree:
 
     def record(self, node: Hashable, task: Hashable, success: bool) -> bool:
         """Count `node`'s result on `task`; False (not counted) when the node has one on it already."""
+        if not self._tasks_known:
+            self._require_tasks()
         position = self._index[node]
         done = self._evaluated[position]
         if task in done:
@@ -97,6 +100,40 @@ class CladeTree:
             position = self._up[position]
         self.results += 1
         return True
+
+    def record_counts(self, counts: Iterable[tuple[Hashable, int, int, frozenset | None]]) -> None:
+        """Count results in bulk, as `record` once per (node, task) would: each item is a node, its
+        successes and failures, and the tasks they are on (one result each). The archive's views
+        aggregate results in SQL by the same rule and feed the totals here. Clade counts are summed
+        once over the tree afterwards (O(nodes), however deep the tree). A task set of None leaves a
+        tree of counts only: it no longer knows which tasks a node has done, so `record`, `evaluated`
+        and `view` refuse (a repeat could not be told apart)."""
+        own_s, own_f = self._columns["s"], self._columns["f"]
+        for node, successes, failures, tasks in counts:
+            position = self._index[node]
+            if tasks is None:
+                self._tasks_known = False
+            elif len(tasks) != successes + failures or tasks & self._evaluated[position]:
+                raise ValueError(f"node {node!r}: {successes + failures} results on {len(tasks)} new tasks")
+            else:
+                self._evaluated[position] = self._evaluated[position] | tasks
+            own_s[position] += successes
+            own_f[position] += failures
+            self.results += successes + failures
+        size = len(self._ids)
+        clade_s, clade_f = own_s[:size].tolist(), own_f[:size].tolist()
+        for position in range(size - 1, 0, -1):  # children come after their parents
+            up = self._up[position]
+            if up >= 0:
+                clade_s[up] += clade_s[position]
+                clade_f[up] += clade_f[position]
+        self._columns["clade_s"][:size] = clade_s
+        self._columns["clade_f"][:size] = clade_f
+
+    def _require_tasks(self) -> None:
+        if not self._tasks_known:
+            raise ValueError("this tree holds counts only (built without each node's tasks): "
+                             "it cannot count another result or make a search view")
 
     def invalidate(self, node: Hashable) -> None:
         """Mark a node invalid after the fact (its results stay counted; no policy grows it further)."""
@@ -122,6 +159,7 @@ class CladeTree:
 
     def evaluated(self, node: Hashable) -> frozenset:
         """The tasks `node` has a counted result on."""
+        self._require_tasks()
         return self._evaluated[self._index[node]]
 
     def parent(self, node: Hashable) -> Hashable | None:
@@ -183,6 +221,7 @@ class CladeTree:
         """The immutable `SearchView` a policy decides on; `used` is the results counted.
 
         Pending jobs name nodes by id. The arrays are copied (the view never sees a later result)."""
+        self._require_tasks()
         size = len(self._ids)
         if self._ids_tuple is None:
             self._ids_tuple = tuple(self._ids)

@@ -26,5 +26,6 @@ def test_the_bench_command_prints_every_view_timing(tmp_path):
     assert (result["nodes"], result["evaluations"]) == (40, 400)
     for key in ("nodes_frame_s", "evaluations_frame_s", "load_run_s", "frames_s"):
         assert result[key] > 0
-    for view in ("status", "tree"):
-        assert result[view]["seconds"] > 0 and result[view]["peak_mb"] > 10
+    assert set(result["cpu_s"]) == {"nodes_frame", "evaluations_frame", "load_run"}
+    for view in ("status", "tree", "report"):
+        assert result[view]["seconds"] > 0 and result[view]["cpu_s"] > 0 and result[view]["peak_mb"] > 10

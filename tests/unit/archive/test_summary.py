@@ -1,0 +1,41 @@
+"""`evolve status` and `evolve tree` from SQL counts: the same figures as the records give, and a lineage
+thousands of nodes deep draws (no recursion)."""
+
+from collections import Counter
+
+import pytest
+
+from evolve.archive.records import Node
+from evolve.archive.summary import render_tree, run_summary
+from evolve.archive.tree import build_tree, record_tasks, recorded_tasks
+from tests.unit.archive.test_counts import _fill
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_summary_equals_the_records(run, seed):
+    _fill(run, seed)
+    if seed:
+        record_tasks(run, ["t1", "t2", "t4", "imported"])
+    run.start_job("evaluate", "0", "t1")
+    summary = run_summary(run)
+    nodes, evaluations = run.nodes(), run.evaluations()
+    tree = build_tree(nodes, run.evaluations(split="dev"), recorded_tasks(run))
+    evaluated = [n for n in nodes if tree.own_counts(n.id).total]
+    best = max(evaluated, key=lambda n: (tree.own_counts(n.id).mean, tree.own_counts(n.id).total))
+    assert summary["best_node"] == {"id": best.id, "passed": tree.own_counts(best.id).successes,
+                                    "evaluated": tree.own_counts(best.id).total}
+    outcomes = Counter(e.outcome for e in evaluations)
+    assert summary["evaluations"] == {"total": len(evaluations), **{o: outcomes.get(o, 0) for o in
+                                                                    ("pass", "fail", "timeout", "error", "infra")}}
+    assert summary["nodes"] == {"total": len(nodes), "valid": sum(n.valid for n in nodes),
+                                "invalid": sum(not n.valid for n in nodes)}
+    assert summary["jobs"]["total"] == 1 and summary["jobs"]["started"] == 1
+
+
+def test_a_deep_lineage_draws(run):
+    for index in range(3000):
+        run.adopt_node(Node(str(index), None if index == 0 else str(index - 1), "0" * 40, float(index), "seed"))
+    run.record_evaluation("2999", "t", "pass")
+    lines = render_tree(run.nodes(), run.tree(with_tasks=False)).splitlines()
+    assert len(lines) == 3000
+    assert lines[0].startswith("0  own 0/0  clade 1/1") and lines[-1].strip().endswith("2999  own 1/1 (1.00)  clade 1/1 (1.00)")
