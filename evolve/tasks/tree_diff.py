@@ -64,6 +64,8 @@ def tree_entries(root: Path) -> dict[bytes, Entry]:
 def diff_trees(before: Mapping[str, bytes], after: Mapping[bytes, Entry]) -> str:
     """A git binary diff turning the files `before` (the task's pristine repo) into the tree `after`."""
     pristine = {rel.encode(): ("100644", content) for rel, content in before.items()}
+    if dict(after) == pristine:  # what git would print for two equal trees, without its three processes
+        return ""
     with tempfile.TemporaryDirectory(prefix="evolve-diff-") as tmp:
         git_dir = Path(tmp) / "repo.git"
         env = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "HOME": tmp, "GIT_DIR": str(git_dir),

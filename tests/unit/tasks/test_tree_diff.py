@@ -49,3 +49,12 @@ def test_a_file_mode_0_and_a_locked_directory_are_still_read(tmp_path):
     os.chmod(tree / "tests", 0)
     entries = tree_entries(tree)
     assert entries[b"src/a.py"] == ("100644", b"x = 5\n") and b"tests/test_a.py" in entries
+
+
+def test_an_untouched_tree_is_no_change_and_a_mode_change_is_one(tmp_path):
+    tree = write_files(PRISTINE, tmp_path / "after")
+    (tree / ".git").mkdir()  # the agent's git data and caches are never part of a change
+    (tree / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    assert diff_trees(PRISTINE, tree_entries(tree)) == ""
+    os.chmod(tree / "src" / "a.py", 0o755)
+    assert "new mode 100755" in diff_trees(PRISTINE, tree_entries(tree))
