@@ -42,7 +42,7 @@ from evolve.sandbox.docker_spec import (
     exec_wrapper,
     writable_mounts,
 )
-from evolve.sandbox.docker_start import start_container
+from evolve.sandbox.docker_start import ImageHomes, start_container
 from evolve.sandbox.engine import INFRA_ERRORS, infra, oom_kill_count
 from evolve.sandbox.gateway_slot import link_socket, new_slot, remove_slot
 from evolve.sandbox.kill import kill_host_group
@@ -51,6 +51,9 @@ from evolve.sandbox.tarballs import TarBuilder, extract_dir, tar_of_bytes, tar_o
 from evolve.sandbox.types import CopyRefused, ExecResult, SandboxLimits, SandboxUnavailable, truncation_note
 
 log = logging.getLogger(__name__)
+_COPY_USERS = frozenset({"agent", str(AGENT_UID), f"{AGENT_UID}:{AGENT_UID}"})
+"""Users whose commands take the gathered copies in their own exec: those the copies are made as (the
+images' `agent` is uid 1000: sandboxes/base)."""
 
 
 class DockerSandbox:
@@ -98,11 +101,12 @@ class DockerSandbox:
         client: docker.DockerClient | None = None,
         cap_add: tuple[str, ...] = (),
         gateway_slot: bool = False,
+        homes: ImageHomes | None = None,
     ) -> DockerSandbox:
         """Start a fresh container labelled `evolve.run=run_id`, `evolve.job=job_id`.
 
         `gateway_slot` (for a container started ahead of its job) mounts an empty gateway directory,
-        into which `claim` links the job's socket."""
+        into which `claim` links the job's socket. `homes` keeps the image's home once read (a pool's)."""
         limits = limits or SandboxLimits()
         if gateway_socket is not None and not gateway_socket.is_socket():
             raise SandboxUnavailable(f"gateway socket {gateway_socket} is not a Unix socket")
@@ -121,19 +125,20 @@ class DockerSandbox:
             gateway_dir=slot,
         )
         try:
-            return cls._start(image, options, client, limits=limits, user=user, workdir=workdir, slot=slot)
+            return cls._start(image, options, client, limits=limits, user=user, workdir=workdir, slot=slot,
+                              homes=homes)
         except BaseException:
             remove_slot(slot)
             raise
 
     @classmethod
     def _start(cls, image: str, options: dict, client: docker.DockerClient | None, *, limits: SandboxLimits,
-               user: str, workdir: str, slot: Path | None) -> DockerSandbox:
+               user: str, workdir: str, slot: Path | None, homes: ImageHomes | None) -> DockerSandbox:
         owns_client = client is None
         with infra("cannot reach the Docker engine"):
             client = client or docker.from_env(timeout=120)
         try:
-            container, started_at, home = start_container(client, image, options, workdir, user)
+            container, started_at, home = start_container(client, image, options, workdir, user, homes)
         except BaseException:
             if owns_client:
                 client.close()
@@ -189,26 +194,26 @@ class DockerSandbox:
         if input is not None:
             stdin_file = f"/tmp/.evolve-stdin-{self._exec_count}"
             self.write_file(stdin_file, input)
-        self._flush()
+        copies = self._take_pending() if self._user in _COPY_USERS else None
+        if copies is None:
+            self._flush()
         started = time.monotonic()
         remaining = self._deadline - started
         if remaining <= 0:
             return self._exhausted()
         limit = remaining if timeout is None else min(timeout, remaining)
-        wrapper = exec_wrapper(
-            cmd,
-            pidfile=pidfile,
-            stdin_file=stdin_file,
-            cwd=self._path(cwd or "."),
-            limit_s=limit,
-            grace_s=self._limits.kill_grace_s,
-        )
+        wrapper = exec_wrapper(cmd, pidfile=pidfile, stdin_file=stdin_file, cwd=self._path(cwd or "."), limit_s=limit,
+                               grace_s=self._limits.kill_grace_s)
         collector = OutputCollector(self._limits.output_limit_bytes)
         with infra("exec failed"):
-            exec_id = self._client.api.exec_create(
-                self._container.id, wrapper, user=self._user, environment=env or {}
-            )["Id"]
-            stream = self._client.api.exec_start(exec_id, stream=True, demux=True)
+            if copies is not None:  # one exec: the copies, then the command (timed from when it starts)
+                exec_id, stream = self._exec_as().start_after_copies(*copies, wrapper, env or {})
+                started = time.monotonic()
+            else:
+                exec_id = self._client.api.exec_create(
+                    self._container.id, wrapper, user=self._user, environment=env or {}
+                )["Id"]
+                stream = self._client.api.exec_start(exec_id, stream=True, demux=True)
         reader = threading.Thread(target=drain, args=(stream, collector), daemon=True)
         reader.start()
         finished = collector.finished.wait(limit + self._limits.kill_grace_s + 3.0)
@@ -219,7 +224,8 @@ class DockerSandbox:
                 self._kill_container()
                 reader.join(3.0)
         duration = time.monotonic() - started
-        returncode = self._exit_code(exec_id)
+        with infra("cannot inspect exec"):
+            returncode = self._exec_as().wait_exit(exec_id)
         timed_out = not finished or (returncode in (124, 137) and duration >= limit)
         if timed_out and finished:
             self._kill_group(exec_id, pidfile)  # children that outlived timeout's TERM
@@ -228,16 +234,8 @@ class DockerSandbox:
         full = self._full_mounts() if returncode != 0 and not timed_out else []
         if full:
             stderr += f"\n[evolve: the sandbox's disk is full ({', '.join(full)}; limit {self._limits.disk} each)]\n"
-        return ExecResult(
-            returncode,
-            stdout,
-            stderr,
-            duration,
-            timed_out=timed_out,
-            oom_killed=oom,
-            truncated=collector.over_limit.is_set(),
-            disk_full=bool(full),
-        )
+        return ExecResult(returncode, stdout, stderr, duration, timed_out=timed_out, oom_killed=oom,
+                          truncated=collector.over_limit.is_set(), disk_full=bool(full))
 
     def write_file(self, path: str, content: str | bytes) -> None:
         data = content.encode() if isinstance(content, str) else content
@@ -340,11 +338,19 @@ class DockerSandbox:
         """Make the gathered copies. Files copied in belong to uid 1000 whoever the sandbox user is
         (graders running as root hand them to the tests). A read-only sandbox takes them through exec
         + tar (the archive API cannot reach its tmpfs mounts)."""
-        if self._pending is None:
+        copies = self._take_pending()
+        if copies is None:
             return
-        archive, directories = self._pending.getvalue(), self._pending_dirs
-        self._pending, self._pending_dirs = None, []
+        directories, archive = copies
         put_tars(Exec(self._client, self._container.id, f"{AGENT_UID}:{AGENT_UID}"), directories, archive)
+
+    def _take_pending(self) -> tuple[list[str], bytes] | None:
+        """The copies not yet made (their directories and tar), now the caller's to make."""
+        if self._pending is None:
+            return None
+        copies = self._pending_dirs, self._pending.getvalue()
+        self._pending, self._pending_dirs = None, []
+        return copies
 
     def _exhausted(self) -> ExecResult:
         self._kill_container()
@@ -361,15 +367,6 @@ class DockerSandbox:
 
     def _exec_as(self) -> Exec:
         return Exec(self._client, self._container.id, self._user)
-
-    def _exit_code(self, exec_id: str) -> int:
-        with infra("cannot inspect exec"):
-            for _ in range(50):
-                info = self._client.api.exec_inspect(exec_id)
-                if not info["Running"]:
-                    return info["ExitCode"] if info["ExitCode"] is not None else -1
-                time.sleep(0.02)
-        return -1
 
     def _kill_group(self, exec_id: str, pidfile: str) -> None:
         """Kill the command's process group (timeout made it the group leader): from the host when it

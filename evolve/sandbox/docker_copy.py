@@ -12,6 +12,7 @@ import contextlib
 import logging
 import socket
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO
@@ -32,6 +33,12 @@ log = logging.getLogger(__name__)
 _IN = 'mkdir -p -- "$1" && exec tar -x --no-same-owner -f - -C "$1"'
 # Several copies at once: each directory made, then one tar whose entries carry their full paths.
 _IN_MANY = 'for d; do mkdir -p -- "$d" || exit 1; done; exec tar -x --no-same-owner -f - -C /'
+# Gathered copies and then a command, in one exec (a second spared): the directories made, the tar
+# extracted, COPIED written to stderr, and only then the command (so nothing it writes comes before).
+COPIED = b"[evolve: copies made]\n"
+_IN_THEN = ('n=$1; shift; while [ "$n" -gt 0 ]; do mkdir -p -- "$1" || exit 1; shift; n=$((n - 1)); done; '
+            'tar -x --no-same-owner -f - -C / || exit 1; printf "%s\\n" "' + COPIED.decode().strip() + '" >&2; '
+            'exec "$@"')
 # stderr line 1: "<type>|<size>" (no link followed); stdout: at most $2 bytes, only of a regular file
 # (a FIFO would block the read), under a timeout in case it is swapped for one meanwhile.
 _READ = (
@@ -54,16 +61,25 @@ class Exec:
     container_id: str
     user: str
 
-    def _create(self, cmd: list[str], *, stdin: bool = False) -> str:
-        return self.client.api.exec_create(self.container_id, cmd, user=self.user, stdin=stdin)["Id"]
+    def _create(self, cmd: list[str], *, stdin: bool = False, env: dict[str, str] | None = None) -> str:
+        return self.client.api.exec_create(self.container_id, cmd, user=self.user, stdin=stdin,
+                                           environment=env or {})["Id"]
 
     def exit_code(self, exec_id: str) -> int:
         info = self.client.api.exec_inspect(exec_id)
         return info["ExitCode"] if info["ExitCode"] is not None else -1
 
-    def feed(self, cmd: list[str], data: bytes) -> tuple[int, bytes]:
-        """Run `cmd` with `data` on stdin; its exit code and output (stdout and stderr)."""
-        exec_id = self._create(cmd, stdin=True)
+    def wait_exit(self, exec_id: str) -> int:
+        """The exit code, once the engine has it (the output may end a moment before); -1 if it never does."""
+        for _ in range(50):
+            info = self.client.api.exec_inspect(exec_id)
+            if not info["Running"]:
+                return info["ExitCode"] if info["ExitCode"] is not None else -1
+            time.sleep(0.02)
+        return -1
+
+    def _send(self, exec_id: str, data: bytes):
+        """Start the exec, write `data` to its stdin and close it; the socket its output comes on."""
         sock = self.client.api.exec_start(exec_id, socket=True)
         try:
             raw = getattr(sock, "_sock", sock)  # over a Unix socket the SDK wraps the socket in a SocketIO
@@ -71,10 +87,55 @@ class Exec:
                 raise SandboxUnavailable(f"the Docker engine gave no socket to write to ({type(raw).__name__})")
             raw.sendall(data)
             raw.shutdown(socket.SHUT_WR)
+        except BaseException:
+            sock.close()
+            raise
+        return sock
+
+    def feed(self, cmd: list[str], data: bytes) -> tuple[int, bytes]:
+        """Run `cmd` with `data` on stdin; its exit code and output (stdout and stderr)."""
+        exec_id = self._create(cmd, stdin=True)
+        sock = self._send(exec_id, data)
+        try:
             output = b"".join(frame for _stream, frame in frames_iter(sock, tty=False))
         finally:
             sock.close()
         return self.exit_code(exec_id), output
+
+    def start_after_copies(self, directories: list[str], archive: bytes, cmd: list[str],
+                           env: dict[str, str]) -> tuple[str, Iterator[tuple[bytes | None, bytes | None]]]:
+        """Extract `archive` as `put_tars` does, then start `cmd`, in one exec: its id and its output as
+        (stdout, stderr) chunks from the command alone. SandboxUnavailable when the copy failed (the
+        command never ran). Only where `cmd` runs as the user copies are made as (uid 1000)."""
+        exec_id = self._create(["sh", "-c", _IN_THEN, "sh", str(len(directories)), *directories, *cmd],
+                               stdin=True, env=env)
+        sock = self._send(exec_id, archive)
+        frames = frames_iter(sock, tty=False)
+        early: list[bytes] = []  # the command's stdout may reach the stream before the line on stderr
+        errors = b""
+        for stream, frame in frames:
+            if stream == 2:
+                errors += frame
+            else:
+                early.append(frame)
+            if len(errors) >= len(COPIED):
+                break
+        if not errors.startswith(COPIED):
+            errors += b"".join(frame for _stream, frame in frames)[-500:]
+            sock.close()
+            text = errors.decode(errors="replace").strip()[-500:]
+            raise SandboxUnavailable(f"cannot copy into {', '.join(directories)} (exit {self.exit_code(exec_id)}): "
+                                     f"{text}")
+
+        def chunks() -> Iterator[tuple[bytes | None, bytes | None]]:
+            try:
+                yield from ((out, None) for out in early)
+                yield None, errors[len(COPIED):]
+                yield from ((frame, None) if stream == 1 else (None, frame) for stream, frame in frames)
+            finally:
+                sock.close()
+
+        return exec_id, chunks()
 
     def drain(self, cmd: list[str], sink: IO[bytes], cap: int) -> tuple[int, int, bytes]:
         """Run `cmd`, writing at most `cap` bytes of its stdout to `sink` (the rest is not read).

@@ -28,6 +28,7 @@ from typing import Self
 
 from evolve.sandbox.docker_backend import DockerSandbox
 from evolve.sandbox.docker_spec import idle_allowance_s
+from evolve.sandbox.docker_start import ImageHomes
 from evolve.sandbox.types import SandboxError, SandboxLimits, SandboxUnavailable
 
 log = logging.getLogger(__name__)
@@ -65,6 +66,7 @@ class SandboxPool:
         self._waiting: dict[SandboxSpec, deque[_Waiting]] = {}
         self._removals: set[Future[None]] = set()
         self._closed = False
+        self._homes = ImageHomes()
 
     def sandbox(self, spec: SandboxSpec, job_id: str, gateway_socket: Path | None = None) -> DockerSandbox:
         """A fresh sandbox for `job_id`: the waiting one when it is ready, else one started now."""
@@ -83,7 +85,7 @@ class SandboxPool:
         if box is None:
             box = DockerSandbox.create(spec.image, run_id=spec.run_id, job_id=job_id, limits=spec.limits,
                                        gateway_socket=gateway_socket, user=spec.user, workdir=spec.workdir,
-                                       cap_add=spec.cap_add)
+                                       cap_add=spec.cap_add, homes=self._homes)
         box.release = self._release
         return box
 
@@ -113,7 +115,7 @@ class SandboxPool:
     def _start_ahead(self, spec: SandboxSpec) -> DockerSandbox:
         return DockerSandbox.create(spec.image, run_id=spec.run_id, job_id=AHEAD_JOB, limits=spec.limits,
                                     user=spec.user, workdir=spec.workdir, cap_add=spec.cap_add,
-                                    gateway_slot=spec.gateway)
+                                    gateway_slot=spec.gateway, homes=self._homes)
 
     def _take(self, ready: _Waiting, spec: SandboxSpec, job_id: str, socket: Path | None) -> DockerSandbox | None:
         box = self._result(ready)
