@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import shlex
 import socket
 import tempfile
 import time
@@ -21,8 +22,9 @@ import docker
 import docker.errors
 from docker.utils.socket import frames_iter
 
-from evolve.sandbox.docker_spec import home_of
+from evolve.sandbox.docker_spec import AGENT_UID, home_of
 from evolve.sandbox.engine import INFRA_ERRORS, infra
+from evolve.sandbox.kill import kill_host_group
 from evolve.sandbox.output import OutputCollector
 from evolve.sandbox.types import CopyTooLarge, SandboxUnavailable
 
@@ -33,12 +35,24 @@ log = logging.getLogger(__name__)
 _IN = 'mkdir -p -- "$1" && exec tar -x --no-same-owner -f - -C "$1"'
 # Several copies at once: each directory made, then one tar whose entries carry their full paths.
 _IN_MANY = 'for d; do mkdir -p -- "$d" || exit 1; done; exec tar -x --no-same-owner -f - -C /'
-# Gathered copies and then a command, in one exec (a second spared): the directories made, the tar
-# extracted, COPIED written to stderr, and only then the command (so nothing it writes comes before).
+# Gathered copies and then a command, in one exec (a second spared): the directories (one a line) made
+# and the tar extracted as uid 1000, as `put_tars` does (a root command's exec drops to it with setpriv
+# first; exit 3 when the image has none), COPIED written to stderr, and only then the command, so
+# nothing the command writes can come before that line.
 COPIED = b"[evolve: copies made]\n"
-_IN_THEN = ('n=$1; shift; while [ "$n" -gt 0 ]; do mkdir -p -- "$1" || exit 1; shift; n=$((n - 1)); done; '
-            'tar -x --no-same-owner -f - -C / || exit 1; printf "%s\\n" "' + COPIED.decode().strip() + '" >&2; '
-            'exec "$@"')
+_COPY = ('printf "%s\\n" "$1" | while IFS= read -r d; do mkdir -p -- "$d" || exit 1; done && '
+         'exec tar -x --no-same-owner -f - -C /')
+_IN_THEN = (f'c={shlex.quote(_COPY)}; m=$1; d=$2; shift 2; if [ "$m" = drop ]; then '
+            'command -v setpriv >/dev/null 2>&1 || exit 3; '
+            f'setpriv --reuid={AGENT_UID} --regid={AGENT_UID} --clear-groups sh -c "$c" sh "$d" || exit 1; '
+            'else sh -c "$c" sh "$d" || exit 1; fi; '
+            f'printf "%s\\n" "{COPIED.decode().strip()}" >&2; exec "$@"')
+
+
+class NoSetpriv(SandboxUnavailable):
+    """The image has no `setpriv`, so a root command's copies cannot ride in its exec (nothing was run)."""
+
+
 # stderr line 1: "<type>|<size>" (no link followed); stdout: at most $2 bytes, only of a regular file
 # (a FIFO would block the read), under a timeout in case it is swapped for one meanwhile.
 _READ = (
@@ -92,6 +106,16 @@ class Exec:
             raise
         return sock
 
+    def kill_group(self, exec_id: str, pidfile: str) -> None:
+        """Kill a command's process group (timeout made it the group leader): from the host when it
+        sees the container's processes, and from inside with shell builtins only (no fork needed)."""
+        with contextlib.suppress(*INFRA_ERRORS):
+            host_pid = self.client.api.exec_inspect(exec_id).get("Pid") or 0
+            if host_pid > 0:
+                kill_host_group(host_pid, self.container_id)
+            script = f'read p < {pidfile} && kill -KILL "-$p" 2>/dev/null'
+            self.client.api.exec_start(self._create(["sh", "-c", script]))
+
     def feed(self, cmd: list[str], data: bytes) -> tuple[int, bytes]:
         """Run `cmd` with `data` on stdin; its exit code and output (stdout and stderr)."""
         exec_id = self._create(cmd, stdin=True)
@@ -102,13 +126,16 @@ class Exec:
             sock.close()
         return self.exit_code(exec_id), output
 
-    def start_after_copies(self, directories: list[str], archive: bytes, cmd: list[str],
-                           env: dict[str, str]) -> tuple[str, Iterator[tuple[bytes | None, bytes | None]]]:
+    def start_after_copies(self, directories: list[str], archive: bytes, cmd: list[str], env: dict[str, str],
+                           *, drop: bool) -> tuple[str, Iterator[tuple[bytes | None, bytes | None]]]:
         """Extract `archive` as `put_tars` does, then start `cmd`, in one exec: its id and its output as
         (stdout, stderr) chunks from the command alone. SandboxUnavailable when the copy failed (the
-        command never ran). Only where `cmd` runs as the user copies are made as (uid 1000)."""
-        exec_id = self._create(["sh", "-c", _IN_THEN, "sh", str(len(directories)), *directories, *cmd],
-                               stdin=True, env=env)
+        command never ran). `drop`: the exec's user is root, with the capabilities to make the copies
+        as uid 1000; else it is uid 1000 itself."""
+        if any("\n" in d for d in directories):
+            raise ValueError("a directory to copy into has a newline in its name")
+        exec_id = self._create(["sh", "-c", _IN_THEN, "sh", "drop" if drop else "self", "\n".join(directories),
+                                *cmd], stdin=True, env=env)
         sock = self._send(exec_id, archive)
         frames = frames_iter(sock, tty=False)
         early: list[bytes] = []  # the command's stdout may reach the stream before the line on stderr
@@ -123,9 +150,9 @@ class Exec:
         if not errors.startswith(COPIED):
             errors += b"".join(frame for _stream, frame in frames)[-500:]
             sock.close()
-            text = errors.decode(errors="replace").strip()[-500:]
-            raise SandboxUnavailable(f"cannot copy into {', '.join(directories)} (exit {self.exit_code(exec_id)}): "
-                                     f"{text}")
+            text, code = errors.decode(errors="replace").strip()[-500:], self.wait_exit(exec_id)
+            error = NoSetpriv if drop and code == 3 and not text else SandboxUnavailable
+            raise error(f"cannot copy into {', '.join(directories)} (exit {code}): {text}")
 
         def chunks() -> Iterator[tuple[bytes | None, bytes | None]]:
             try:
