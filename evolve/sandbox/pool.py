@@ -2,7 +2,8 @@
 
 Starting a container (create, start, the home copy) and removing one each cost a few hundred
 milliseconds of `runc` work, which an instant agent waits on twice per evaluation. A pool keeps, per
-kind of sandbox (`SandboxSpec`), one container started and waiting; a job takes it (`DockerSandbox.claim`:
+kind of sandbox (`SandboxSpec`), one container started and waiting (more, up to `most`, each time a job
+found none ready: jobs running side by side ask for several at once); a job takes it (`DockerSandbox.claim`:
 its name, its gateway socket, its wall clock from now on) and the next one starts in the background.
 Nothing is reused: a container serves one job and is removed, off the job's path, when the job closes
 it. A waiting container is made by the same code and options as a fresh one (same limits, run and
@@ -59,8 +60,9 @@ class _Waiting:
 class SandboxPool:
     """Fresh Docker sandboxes, one started ahead of need per spec; safe to use from several threads."""
 
-    def __init__(self, *, ahead: int = 1) -> None:
-        self._ahead = ahead
+    def __init__(self, *, ahead: int = 1, most: int = 4) -> None:
+        self._ahead: dict[SandboxSpec, int] = {}
+        self._first, self._most = ahead, max(ahead, most)
         self._executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="evolve-pool")
         self._lock = threading.RLock()  # a done future's callback runs at once, in the caller
         self._waiting: dict[SandboxSpec, deque[_Waiting]] = {}
@@ -79,7 +81,9 @@ class SandboxPool:
             ready = next((w for w in queue if w.future.done()), None)
             if ready is not None:
                 queue.remove(ready)
-            while len(queue) < self._ahead:
+            elif spec in self._ahead:  # jobs ask faster than one started ahead serves them: start more
+                self._ahead[spec] = min(self._ahead[spec] + 1, self._most)
+            while len(queue) < self._ahead.setdefault(spec, self._first):
                 queue.append(_Waiting(time.monotonic(), self._executor.submit(self._start_ahead, spec)))
         box = self._take(ready, spec, job_id, gateway_socket) if ready is not None else None
         if box is None:
