@@ -198,7 +198,8 @@ class DockerSandbox:
         if input is not None:
             stdin_file = f"/tmp/.evolve-stdin-{self._exec_count}"
             self.write_file(stdin_file, input)
-        copies = self._take_pending() if self._ride is not None else None
+        ride = self._ride is not None and not any("\n" in d for d in self._pending_dirs)
+        copies = self._take_pending() if ride else None
         self._flush()
         started = time.monotonic()
         remaining = self._deadline - started

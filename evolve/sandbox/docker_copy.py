@@ -140,15 +140,20 @@ class Exec:
         frames = frames_iter(sock, tty=False)
         early: list[bytes] = []  # the command's stdout may reach the stream before the line on stderr
         errors = b""
-        for stream, frame in frames:
-            if stream == 2:
-                errors += frame
-            else:
-                early.append(frame)
-            if len(errors) >= len(COPIED):
-                break
+        try:
+            for stream, frame in frames:
+                if stream == 2:
+                    errors += frame
+                else:
+                    early.append(frame)
+                if len(errors) >= len(COPIED):
+                    break
+            if not errors.startswith(COPIED):
+                errors += b"".join(frame for _stream, frame in frames)[-500:]
+        except BaseException:
+            sock.close()
+            raise
         if not errors.startswith(COPIED):
-            errors += b"".join(frame for _stream, frame in frames)[-500:]
             sock.close()
             text, code = errors.decode(errors="replace").strip()[-500:], self.wait_exit(exec_id)
             error = NoSetpriv if drop and code == 3 and not text else SandboxUnavailable
