@@ -1,4 +1,4 @@
-"""Containers started one ahead of need: each is still a fresh sandbox, used by one job, then removed.
+"""Containers started ahead of need: each is still a fresh sandbox, used by one job, then removed.
 
 Starting a container (create, start, the home copy) and removing one each cost a few hundred
 milliseconds of `runc` work, which an instant agent waits on twice per evaluation. A pool keeps, per
@@ -58,7 +58,7 @@ class _Waiting:
 
 
 class SandboxPool:
-    """Fresh Docker sandboxes, one started ahead of need per spec; safe to use from several threads."""
+    """Fresh Docker sandboxes, started ahead of need per spec; safe to use from several threads."""
 
     def __init__(self, *, ahead: int = 1, most: int = 4) -> None:
         self._ahead: dict[SandboxSpec, int] = {}
