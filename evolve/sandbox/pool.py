@@ -61,6 +61,7 @@ class SandboxPool:
     """Fresh Docker sandboxes, started ahead of need per spec; safe to use from several threads."""
 
     def __init__(self, *, ahead: int = 1, most: int = 4) -> None:
+        """`ahead` containers kept started per spec at first, up to `most` as jobs find none ready."""
         self._ahead: dict[SandboxSpec, int] = {}
         self._first, self._most = ahead, max(ahead, most)
         self._executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="evolve-pool")
