@@ -26,7 +26,7 @@ from evolve.sandbox.docker_spec import AGENT_UID, home_of
 from evolve.sandbox.engine import INFRA_ERRORS, infra
 from evolve.sandbox.kill import kill_host_group
 from evolve.sandbox.output import OutputCollector
-from evolve.sandbox.types import CopyTooLarge, SandboxUnavailable
+from evolve.sandbox.types import CopyRefused, CopyTooLarge, SandboxUnavailable
 
 _HOME_CAP = 64 * 1024 * 1024
 """An image's home directory bigger than this is not copied into a read-only sandbox's home."""
@@ -240,8 +240,11 @@ def get_tar(where: Exec, directory: str, sink: IO[bytes], cap: int) -> None:
     if code == 4 or code == -2 or written >= cap:
         size = f"{int(first)} bytes" if first.isdigit() else "more"
         raise CopyTooLarge(f"refused to copy {directory} out of the sandbox: it holds {size}, the cap is {cap}")
-    if code != 0:
-        raise SandboxUnavailable(f"cannot copy {directory} out (exit {code}): {errors.decode(errors='replace')[-300:]}")
+    if code == -1:  # no exit code: the engine lost the command
+        raise SandboxUnavailable(f"cannot copy {directory} out: {errors.decode(errors='replace')[-300:]}")
+    if code != 0:  # the tree is the agent's: a file it made unreadable, or changed by a process it left running
+        raise CopyRefused(f"refused to copy {directory} out of the sandbox (exit {code}): "
+                          f"{errors.decode(errors='replace')[-300:]}")
 
 
 def image_home(container, options: dict, user: str) -> tuple[str, bytes] | None:
