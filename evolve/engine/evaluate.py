@@ -172,7 +172,7 @@ def _solve(ctx: JobContext, task: Task, repo: Path, after: Path, channel: Channe
                                            f"--- stdout\n{ran.stdout}\n--- stderr\n{ran.stderr}")
         try:
             (log_dir / "transcript.jsonl").write_bytes(box.read_file(TRANSCRIPT))
-        except FileNotFoundError:
+        except (FileNotFoundError, IsADirectoryError):
             pass  # the agent wrote none; agent.log says what happened
         copied = _copy_out(box, after)
     patch = diff_trees(task.repo, tree_entries(after)) if copied is None else ""

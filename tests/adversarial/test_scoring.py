@@ -200,3 +200,13 @@ def test_an_unreadable_or_changing_tree_fails_the_copy_closed_not_as_infra(attem
 def test_twin_a_fix_in_a_locked_but_readable_tree_passes(attempt):
     result = attempt(ScriptedModel([FIX + "chmod 500 structs && chmod 400 structs/lru.py\n"]))
     assert result.outcome == "pass", result.detail
+
+
+def test_a_directory_for_a_transcript_neither_crashes_the_job_nor_counts_as_infra(attempt):
+    result = attempt(ScriptedModel(["rm -rf /work/transcript.jsonl && mkdir -p /work/transcript.jsonl/x\n"]))
+    assert result.outcome in {"fail", "error"}, result.detail  # an exception here would stop the whole run
+
+
+def test_twin_a_fix_beside_a_directory_for_a_transcript_passes(attempt):
+    result = attempt(ScriptedModel([FIX + "rm -rf /work/transcript.jsonl && mkdir -p /work/transcript.jsonl/x\n"]))
+    assert result.outcome == "pass", result.detail
