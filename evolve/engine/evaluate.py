@@ -192,7 +192,7 @@ def _solve(ctx: JobContext, task: Task, tmp: Path, channel: Channel, settings: E
                                            f"--- stdout\n{ran.stdout}\n--- stderr\n{ran.stderr}")
         try:
             (log_dir / "transcript.jsonl").write_bytes(box.read_file(TRANSCRIPT))
-        except FileNotFoundError:
+        except (FileNotFoundError, IsADirectoryError):
             pass  # the agent wrote none; agent.log says what happened
         copied = _copy_out(box, repo_dir, tmp / "after")
     patch, dropped = ("", ()) if copied is not None else _change(task, pristine, tree_entries(tmp / "after"))

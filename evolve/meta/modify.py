@@ -48,7 +48,7 @@ def self_modify(sandbox: Sandbox, parent_code: Path, instructions: str, dest: Pa
     )
     try:
         (log_dir / "improve-transcript.jsonl").write_bytes(sandbox.read_file(TRANSCRIPT))
-    except FileNotFoundError:
+    except (FileNotFoundError, IsADirectoryError):
         (log_dir / "improve-transcript.jsonl").write_text("")  # the agent wrote none; improve.log says why
     diff = repo.diff(sandbox, EDITED)
     (log_dir / "child.patch").write_text(diff)

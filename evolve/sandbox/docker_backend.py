@@ -5,8 +5,8 @@ evolve.sandbox.docker_spec), so it stops by itself even if the engine dies; ever
 `timeout -k` in its own process group, and the host kills that group (or the whole container) when
 a command outlives its deadline or its output cap. The only channel out is the model gateway's Unix
 socket (evolve.sandbox.gateway_slot). Copies into a read-only sandbox are gathered into one tar and
-extracted by one exec just before the next command runs or anything is read: each `docker exec`
-costs tens of milliseconds of `runc`.
+extracted in the next command's own exec, before the command starts (or by one exec before anything
+is read): each `docker exec` costs tens of milliseconds of `runc`.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import docker.errors
 
 from evolve.sandbox.docker_copy import (
     Exec,
+    NoSetpriv,
     cgroup_memory_text,
     drain,
     full_mounts,
@@ -42,15 +43,17 @@ from evolve.sandbox.docker_spec import (
     exec_wrapper,
     writable_mounts,
 )
-from evolve.sandbox.docker_start import start_container
+from evolve.sandbox.docker_start import ImageHomes, start_container
 from evolve.sandbox.engine import INFRA_ERRORS, infra, oom_kill_count
 from evolve.sandbox.gateway_slot import link_socket, new_slot, remove_slot
-from evolve.sandbox.kill import kill_host_group
 from evolve.sandbox.output import OutputCollector
 from evolve.sandbox.tarballs import TarBuilder, extract_dir, tar_of_bytes, tar_of_dir, tar_of_dirs
 from evolve.sandbox.types import CopyRefused, ExecResult, SandboxLimits, SandboxUnavailable, truncation_note
 
 log = logging.getLogger(__name__)
+_COPY_USERS = frozenset({"agent", str(AGENT_UID), f"{AGENT_UID}:{AGENT_UID}"})
+"""Users whose commands take the gathered copies in their own exec: those the copies are made as (the
+images' `agent` is uid 1000: sandboxes/base)."""
 
 
 class DockerSandbox:
@@ -67,6 +70,7 @@ class DockerSandbox:
         owns_client: bool,
         started_at: float | None = None,
         slot: Path | None = None,
+        cap_add: tuple[str, ...] = (),
     ) -> None:
         self._client = client
         self._container = container
@@ -82,6 +86,9 @@ class DockerSandbox:
         self._slot = slot
         self._pending: TarBuilder | None = None
         self._pending_dirs: list[str] = []
+        # How gathered copies ride in the next command's exec: as its user, by dropping root's uid, or not.
+        self._ride: str | None = "self" if user in _COPY_USERS else (
+            "drop" if user in ("root", "0") and {"SETUID", "SETGID"} <= set(cap_add) else None)
         self.release: Callable[[Callable[[], None]], None] | None = None  # a pool's: removes it off the job's path
 
     @classmethod
@@ -98,11 +105,12 @@ class DockerSandbox:
         client: docker.DockerClient | None = None,
         cap_add: tuple[str, ...] = (),
         gateway_slot: bool = False,
+        homes: ImageHomes | None = None,
     ) -> DockerSandbox:
         """Start a fresh container labelled `evolve.run=run_id`, `evolve.job=job_id`.
 
         `gateway_slot` (for a container started ahead of its job) mounts an empty gateway directory,
-        into which `claim` links the job's socket."""
+        into which `claim` links the job's socket. `homes` keeps the image's home once read (a pool's)."""
         limits = limits or SandboxLimits()
         if gateway_socket is not None and not gateway_socket.is_socket():
             raise SandboxUnavailable(f"gateway socket {gateway_socket} is not a Unix socket")
@@ -121,25 +129,26 @@ class DockerSandbox:
             gateway_dir=slot,
         )
         try:
-            return cls._start(image, options, client, limits=limits, user=user, workdir=workdir, slot=slot)
+            return cls._start(image, options, client, limits=limits, user=user, workdir=workdir, slot=slot,
+                              homes=homes)
         except BaseException:
             remove_slot(slot)
             raise
 
     @classmethod
     def _start(cls, image: str, options: dict, client: docker.DockerClient | None, *, limits: SandboxLimits,
-               user: str, workdir: str, slot: Path | None) -> DockerSandbox:
+               user: str, workdir: str, slot: Path | None, homes: ImageHomes | None) -> DockerSandbox:
         owns_client = client is None
         with infra("cannot reach the Docker engine"):
             client = client or docker.from_env(timeout=120)
         try:
-            container, started_at, home = start_container(client, image, options, workdir, user)
+            container, started_at, home = start_container(client, image, options, workdir, user, homes)
         except BaseException:
             if owns_client:
                 client.close()
             raise
         box = cls(client, container, limits=limits, user=user, workdir=workdir, owns_client=owns_client,
-                  started_at=started_at, slot=slot)
+                  started_at=started_at, slot=slot, cap_add=tuple(options["cap_add"]))
         if home is not None:
             try:
                 box._copy_home(*home)
@@ -189,55 +198,42 @@ class DockerSandbox:
         if input is not None:
             stdin_file = f"/tmp/.evolve-stdin-{self._exec_count}"
             self.write_file(stdin_file, input)
+        ride = self._ride is not None and not any("\n" in d for d in self._pending_dirs)
+        copies = self._take_pending() if ride else None
         self._flush()
         started = time.monotonic()
         remaining = self._deadline - started
         if remaining <= 0:
             return self._exhausted()
         limit = remaining if timeout is None else min(timeout, remaining)
-        wrapper = exec_wrapper(
-            cmd,
-            pidfile=pidfile,
-            stdin_file=stdin_file,
-            cwd=self._path(cwd or "."),
-            limit_s=limit,
-            grace_s=self._limits.kill_grace_s,
-        )
+        wrapper = exec_wrapper(cmd, pidfile=pidfile, stdin_file=stdin_file, cwd=self._path(cwd or "."), limit_s=limit,
+                               grace_s=self._limits.kill_grace_s)
         collector = OutputCollector(self._limits.output_limit_bytes)
         with infra("exec failed"):
-            exec_id = self._client.api.exec_create(
-                self._container.id, wrapper, user=self._user, environment=env or {}
-            )["Id"]
-            stream = self._client.api.exec_start(exec_id, stream=True, demux=True)
+            exec_id, stream = self._start_exec(wrapper, env or {}, copies)
+        started = time.monotonic()  # the command's own time, from when it started (after any copies)
         reader = threading.Thread(target=drain, args=(stream, collector), daemon=True)
         reader.start()
         finished = collector.finished.wait(limit + self._limits.kill_grace_s + 3.0)
         if not finished or collector.over_limit.is_set():
-            self._kill_group(exec_id, pidfile)
+            self._exec_as().kill_group(exec_id, pidfile)
             reader.join(3.0)
             if reader.is_alive():
                 self._kill_container()
                 reader.join(3.0)
         duration = time.monotonic() - started
-        returncode = self._exit_code(exec_id)
+        with infra("cannot inspect exec"):
+            returncode = self._exec_as().wait_exit(exec_id)
         timed_out = not finished or (returncode in (124, 137) and duration >= limit)
         if timed_out and finished:
-            self._kill_group(exec_id, pidfile)  # children that outlived timeout's TERM
+            self._exec_as().kill_group(exec_id, pidfile)  # children that outlived timeout's TERM
         oom = returncode == 137 and not timed_out and self._new_oom_kill()
         stdout, stderr = collector.texts()
         full = self._full_mounts() if returncode != 0 and not timed_out else []
         if full:
             stderr += f"\n[evolve: the sandbox's disk is full ({', '.join(full)}; limit {self._limits.disk} each)]\n"
-        return ExecResult(
-            returncode,
-            stdout,
-            stderr,
-            duration,
-            timed_out=timed_out,
-            oom_killed=oom,
-            truncated=collector.over_limit.is_set(),
-            disk_full=bool(full),
-        )
+        return ExecResult(returncode, stdout, stderr, duration, timed_out=timed_out, oom_killed=oom,
+                          truncated=collector.over_limit.is_set(), disk_full=bool(full))
 
     def write_file(self, path: str, content: str | bytes) -> None:
         data = content.encode() if isinstance(content, str) else content
@@ -340,11 +336,30 @@ class DockerSandbox:
         """Make the gathered copies. Files copied in belong to uid 1000 whoever the sandbox user is
         (graders running as root hand them to the tests). A read-only sandbox takes them through exec
         + tar (the archive API cannot reach its tmpfs mounts)."""
-        if self._pending is None:
+        copies = self._take_pending()
+        if copies is None:
             return
-        archive, directories = self._pending.getvalue(), self._pending_dirs
-        self._pending, self._pending_dirs = None, []
+        directories, archive = copies
         put_tars(Exec(self._client, self._container.id, f"{AGENT_UID}:{AGENT_UID}"), directories, archive)
+
+    def _start_exec(self, wrapper: list[str], env: dict[str, str], copies: tuple[list[str], bytes] | None):
+        """Start the command; with the gathered `copies` made first in the same exec (a second spared)."""
+        if copies is not None:
+            try:
+                return self._exec_as().start_after_copies(*copies, wrapper, env, drop=self._ride == "drop")
+            except NoSetpriv:  # this image has no setpriv: its copies take an exec of their own
+                self._ride = None
+                put_tars(Exec(self._client, self._container.id, f"{AGENT_UID}:{AGENT_UID}"), *copies)
+        exec_id = self._client.api.exec_create(self._container.id, wrapper, user=self._user, environment=env)["Id"]
+        return exec_id, self._client.api.exec_start(exec_id, stream=True, demux=True)
+
+    def _take_pending(self) -> tuple[list[str], bytes] | None:
+        """The copies not yet made (their directories and tar), now the caller's to make."""
+        if self._pending is None:
+            return None
+        copies = self._pending_dirs, self._pending.getvalue()
+        self._pending, self._pending_dirs = None, []
+        return copies
 
     def _exhausted(self) -> ExecResult:
         self._kill_container()
@@ -361,26 +376,6 @@ class DockerSandbox:
 
     def _exec_as(self) -> Exec:
         return Exec(self._client, self._container.id, self._user)
-
-    def _exit_code(self, exec_id: str) -> int:
-        with infra("cannot inspect exec"):
-            for _ in range(50):
-                info = self._client.api.exec_inspect(exec_id)
-                if not info["Running"]:
-                    return info["ExitCode"] if info["ExitCode"] is not None else -1
-                time.sleep(0.02)
-        return -1
-
-    def _kill_group(self, exec_id: str, pidfile: str) -> None:
-        """Kill the command's process group (timeout made it the group leader): from the host when it
-        sees the container's processes, and from inside with shell builtins only (no fork needed)."""
-        with contextlib.suppress(*INFRA_ERRORS):
-            host_pid = self._client.api.exec_inspect(exec_id).get("Pid") or 0
-            if host_pid > 0:
-                kill_host_group(host_pid, self._container.id)
-            script = f'read p < {pidfile} && kill -KILL "-$p" 2>/dev/null'
-            kill_id = self._client.api.exec_create(self._container.id, ["sh", "-c", script], user=self._user)
-            self._client.api.exec_start(kill_id["Id"])
 
     def _kill_container(self) -> None:
         with contextlib.suppress(*INFRA_ERRORS):

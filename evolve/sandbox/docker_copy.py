@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import shlex
 import socket
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO
@@ -20,10 +22,11 @@ import docker
 import docker.errors
 from docker.utils.socket import frames_iter
 
-from evolve.sandbox.docker_spec import home_of
+from evolve.sandbox.docker_spec import AGENT_UID, home_of
 from evolve.sandbox.engine import INFRA_ERRORS, infra
+from evolve.sandbox.kill import kill_host_group
 from evolve.sandbox.output import OutputCollector
-from evolve.sandbox.types import CopyTooLarge, SandboxUnavailable
+from evolve.sandbox.types import CopyRefused, CopyTooLarge, SandboxUnavailable
 
 _HOME_CAP = 64 * 1024 * 1024
 """An image's home directory bigger than this is not copied into a read-only sandbox's home."""
@@ -32,6 +35,24 @@ log = logging.getLogger(__name__)
 _IN = 'mkdir -p -- "$1" && exec tar -x --no-same-owner -f - -C "$1"'
 # Several copies at once: each directory made, then one tar whose entries carry their full paths.
 _IN_MANY = 'for d; do mkdir -p -- "$d" || exit 1; done; exec tar -x --no-same-owner -f - -C /'
+# Gathered copies and then a command, in one exec (a second spared): the directories (one a line) made
+# and the tar extracted as uid 1000, as `put_tars` does (a root command's exec drops to it with setpriv
+# first; exit 3 when the image has none), COPIED written to stderr, and only then the command, so
+# nothing the command writes can come before that line.
+COPIED = b"[evolve: copies made]\n"
+_COPY = ('printf "%s\\n" "$1" | while IFS= read -r d; do mkdir -p -- "$d" || exit 1; done && '
+         'exec tar -x --no-same-owner -f - -C /')
+_IN_THEN = (f'c={shlex.quote(_COPY)}; m=$1; d=$2; shift 2; if [ "$m" = drop ]; then '
+            'command -v setpriv >/dev/null 2>&1 || exit 3; '
+            f'setpriv --reuid={AGENT_UID} --regid={AGENT_UID} --clear-groups sh -c "$c" sh "$d" || exit 1; '
+            'else sh -c "$c" sh "$d" || exit 1; fi; '
+            f'printf "%s\\n" "{COPIED.decode().strip()}" >&2; exec "$@"')
+
+
+class NoSetpriv(SandboxUnavailable):
+    """The image has no `setpriv`, so a root command's copies cannot ride in its exec (nothing was run)."""
+
+
 # stderr line 1: "<type>|<size>" (no link followed); stdout: at most $2 bytes, only of a regular file
 # (a FIFO would block the read), under a timeout in case it is swapped for one meanwhile.
 _READ = (
@@ -54,16 +75,25 @@ class Exec:
     container_id: str
     user: str
 
-    def _create(self, cmd: list[str], *, stdin: bool = False) -> str:
-        return self.client.api.exec_create(self.container_id, cmd, user=self.user, stdin=stdin)["Id"]
+    def _create(self, cmd: list[str], *, stdin: bool = False, env: dict[str, str] | None = None) -> str:
+        return self.client.api.exec_create(self.container_id, cmd, user=self.user, stdin=stdin,
+                                           environment=env or {})["Id"]
 
     def exit_code(self, exec_id: str) -> int:
         info = self.client.api.exec_inspect(exec_id)
         return info["ExitCode"] if info["ExitCode"] is not None else -1
 
-    def feed(self, cmd: list[str], data: bytes) -> tuple[int, bytes]:
-        """Run `cmd` with `data` on stdin; its exit code and output (stdout and stderr)."""
-        exec_id = self._create(cmd, stdin=True)
+    def wait_exit(self, exec_id: str) -> int:
+        """The exit code, once the engine has it (the output may end a moment before); -1 if it never does."""
+        for _ in range(50):
+            info = self.client.api.exec_inspect(exec_id)
+            if not info["Running"]:
+                return info["ExitCode"] if info["ExitCode"] is not None else -1
+            time.sleep(0.02)
+        return -1
+
+    def _send(self, exec_id: str, data: bytes):
+        """Start the exec, write `data` to its stdin and close it; the socket its output comes on."""
         sock = self.client.api.exec_start(exec_id, socket=True)
         try:
             raw = getattr(sock, "_sock", sock)  # over a Unix socket the SDK wraps the socket in a SocketIO
@@ -71,10 +101,73 @@ class Exec:
                 raise SandboxUnavailable(f"the Docker engine gave no socket to write to ({type(raw).__name__})")
             raw.sendall(data)
             raw.shutdown(socket.SHUT_WR)
+        except BaseException:
+            sock.close()
+            raise
+        return sock
+
+    def kill_group(self, exec_id: str, pidfile: str) -> None:
+        """Kill a command's process group (timeout made it the group leader): from the host when it
+        sees the container's processes, and from inside with shell builtins only (no fork needed)."""
+        with contextlib.suppress(*INFRA_ERRORS):
+            host_pid = self.client.api.exec_inspect(exec_id).get("Pid") or 0
+            if host_pid > 0:
+                kill_host_group(host_pid, self.container_id)
+            script = f'read p < {pidfile} && kill -KILL "-$p" 2>/dev/null'
+            self.client.api.exec_start(self._create(["sh", "-c", script]))
+
+    def feed(self, cmd: list[str], data: bytes) -> tuple[int, bytes]:
+        """Run `cmd` with `data` on stdin; its exit code and output (stdout and stderr)."""
+        exec_id = self._create(cmd, stdin=True)
+        sock = self._send(exec_id, data)
+        try:
             output = b"".join(frame for _stream, frame in frames_iter(sock, tty=False))
         finally:
             sock.close()
         return self.exit_code(exec_id), output
+
+    def start_after_copies(self, directories: list[str], archive: bytes, cmd: list[str], env: dict[str, str],
+                           *, drop: bool) -> tuple[str, Iterator[tuple[bytes | None, bytes | None]]]:
+        """Extract `archive` as `put_tars` does, then start `cmd`, in one exec: its id and its output as
+        (stdout, stderr) chunks from the command alone. SandboxUnavailable when the copy failed (the
+        command never ran). `drop`: the exec's user is root, with the capabilities to make the copies
+        as uid 1000; else it is uid 1000 itself."""
+        if any("\n" in d for d in directories):
+            raise ValueError("a directory to copy into has a newline in its name")
+        exec_id = self._create(["sh", "-c", _IN_THEN, "sh", "drop" if drop else "self", "\n".join(directories),
+                                *cmd], stdin=True, env=env)
+        sock = self._send(exec_id, archive)
+        frames = frames_iter(sock, tty=False)
+        early: list[bytes] = []  # the command's stdout may reach the stream before the line on stderr
+        errors = b""
+        try:
+            for stream, frame in frames:
+                if stream == 2:
+                    errors += frame
+                else:
+                    early.append(frame)
+                if len(errors) >= len(COPIED):
+                    break
+            if not errors.startswith(COPIED):
+                errors += b"".join(frame for _stream, frame in frames)[-500:]
+        except BaseException:
+            sock.close()
+            raise
+        if not errors.startswith(COPIED):
+            sock.close()
+            text, code = errors.decode(errors="replace").strip()[-500:], self.wait_exit(exec_id)
+            error = NoSetpriv if drop and code == 3 and not text else SandboxUnavailable
+            raise error(f"cannot copy into {', '.join(directories)} (exit {code}): {text}")
+
+        def chunks() -> Iterator[tuple[bytes | None, bytes | None]]:
+            try:
+                yield from ((out, None) for out in early)
+                yield None, errors[len(COPIED):]
+                yield from ((frame, None) if stream == 1 else (None, frame) for stream, frame in frames)
+            finally:
+                sock.close()
+
+        return exec_id, chunks()
 
     def drain(self, cmd: list[str], sink: IO[bytes], cap: int) -> tuple[int, int, bytes]:
         """Run `cmd`, writing at most `cap` bytes of its stdout to `sink` (the rest is not read).
@@ -147,8 +240,11 @@ def get_tar(where: Exec, directory: str, sink: IO[bytes], cap: int) -> None:
     if code == 4 or code == -2 or written >= cap:
         size = f"{int(first)} bytes" if first.isdigit() else "more"
         raise CopyTooLarge(f"refused to copy {directory} out of the sandbox: it holds {size}, the cap is {cap}")
-    if code != 0:
-        raise SandboxUnavailable(f"cannot copy {directory} out (exit {code}): {errors.decode(errors='replace')[-300:]}")
+    if code == -1:  # no exit code: the engine lost the command
+        raise SandboxUnavailable(f"cannot copy {directory} out: {errors.decode(errors='replace')[-300:]}")
+    if code != 0:  # the tree is the agent's: a file it made unreadable, or changed by a process it left running
+        raise CopyRefused(f"refused to copy {directory} out of the sandbox (exit {code}): "
+                          f"{errors.decode(errors='replace')[-300:]}")
 
 
 def image_home(container, options: dict, user: str) -> tuple[str, bytes] | None:

@@ -1,8 +1,9 @@
-"""Containers started one ahead of need: each is still a fresh sandbox, used by one job, then removed.
+"""Containers started ahead of need: each is still a fresh sandbox, used by one job, then removed.
 
 Starting a container (create, start, the home copy) and removing one each cost a few hundred
 milliseconds of `runc` work, which an instant agent waits on twice per evaluation. A pool keeps, per
-kind of sandbox (`SandboxSpec`), one container started and waiting; a job takes it (`DockerSandbox.claim`:
+kind of sandbox (`SandboxSpec`), one container started and waiting (more, up to `most`, each time a job
+found none ready: jobs running side by side ask for several at once); a job takes it (`DockerSandbox.claim`:
 its name, its gateway socket, its wall clock from now on) and the next one starts in the background.
 Nothing is reused: a container serves one job and is removed, off the job's path, when the job closes
 it. A waiting container is made by the same code and options as a fresh one (same limits, run and
@@ -28,6 +29,7 @@ from typing import Self
 
 from evolve.sandbox.docker_backend import DockerSandbox
 from evolve.sandbox.docker_spec import idle_allowance_s
+from evolve.sandbox.docker_start import ImageHomes
 from evolve.sandbox.types import SandboxError, SandboxLimits, SandboxUnavailable
 
 log = logging.getLogger(__name__)
@@ -56,15 +58,18 @@ class _Waiting:
 
 
 class SandboxPool:
-    """Fresh Docker sandboxes, one started ahead of need per spec; safe to use from several threads."""
+    """Fresh Docker sandboxes, started ahead of need per spec; safe to use from several threads."""
 
-    def __init__(self, *, ahead: int = 1) -> None:
-        self._ahead = ahead
+    def __init__(self, *, ahead: int = 1, most: int = 4) -> None:
+        """`ahead` containers kept started per spec at first, up to `most` as jobs find none ready."""
+        self._ahead: dict[SandboxSpec, int] = {}
+        self._first, self._most = ahead, max(ahead, most)
         self._executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="evolve-pool")
         self._lock = threading.RLock()  # a done future's callback runs at once, in the caller
         self._waiting: dict[SandboxSpec, deque[_Waiting]] = {}
         self._removals: set[Future[None]] = set()
         self._closed = False
+        self._homes = ImageHomes()
 
     def sandbox(self, spec: SandboxSpec, job_id: str, gateway_socket: Path | None = None) -> DockerSandbox:
         """A fresh sandbox for `job_id`: the waiting one when it is ready, else one started now."""
@@ -77,13 +82,15 @@ class SandboxPool:
             ready = next((w for w in queue if w.future.done()), None)
             if ready is not None:
                 queue.remove(ready)
-            while len(queue) < self._ahead:
+            elif spec in self._ahead:  # jobs ask faster than one started ahead serves them: start more
+                self._ahead[spec] = min(self._ahead[spec] + 1, self._most)
+            while len(queue) < self._ahead.setdefault(spec, self._first):
                 queue.append(_Waiting(time.monotonic(), self._executor.submit(self._start_ahead, spec)))
         box = self._take(ready, spec, job_id, gateway_socket) if ready is not None else None
         if box is None:
             box = DockerSandbox.create(spec.image, run_id=spec.run_id, job_id=job_id, limits=spec.limits,
                                        gateway_socket=gateway_socket, user=spec.user, workdir=spec.workdir,
-                                       cap_add=spec.cap_add)
+                                       cap_add=spec.cap_add, homes=self._homes)
         box.release = self._release
         return box
 
@@ -113,7 +120,7 @@ class SandboxPool:
     def _start_ahead(self, spec: SandboxSpec) -> DockerSandbox:
         return DockerSandbox.create(spec.image, run_id=spec.run_id, job_id=AHEAD_JOB, limits=spec.limits,
                                     user=spec.user, workdir=spec.workdir, cap_add=spec.cap_add,
-                                    gateway_slot=spec.gateway)
+                                    gateway_slot=spec.gateway, homes=self._homes)
 
     def _take(self, ready: _Waiting, spec: SandboxSpec, job_id: str, socket: Path | None) -> DockerSandbox | None:
         box = self._result(ready)

@@ -35,4 +35,8 @@ def diff(sandbox: Sandbox, path: str) -> str:
     """
     _git(sandbox, path, "add", "-A")
     _git(sandbox, path, "diff", "--cached", "--binary", "--output=.git/evolve.diff", "evolve-baseline")
-    return sandbox.read_file(f"{path.rstrip('/')}/.git/evolve.diff").decode("utf-8", errors="surrogateescape")
+    try:
+        data = sandbox.read_file(f"{path.rstrip('/')}/.git/evolve.diff")
+    except (FileNotFoundError, IsADirectoryError) as exc:  # the agent's processes own that .git
+        raise GitFailed(f"the diff of {path} could not be read: {exc!r}") from exc
+    return data.decode("utf-8", errors="surrogateescape")

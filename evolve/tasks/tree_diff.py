@@ -89,6 +89,8 @@ def keep_unprotected(before: Mapping[bytes, Entry], after: Mapping[bytes, Entry]
 
 def diff_entries(pristine: Mapping[bytes, Entry], after: Mapping[bytes, Entry]) -> str:
     """A git binary diff turning the tree `pristine` into the tree `after`."""
+    if dict(after) == dict(pristine):  # what git would print for two equal trees, without its three processes
+        return ""
     with tempfile.TemporaryDirectory(prefix="evolve-diff-") as tmp:
         git_dir = Path(tmp) / "repo.git"
         env = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "HOME": tmp, "GIT_DIR": str(git_dir),

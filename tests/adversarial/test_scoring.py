@@ -186,3 +186,27 @@ def test_a_link_out_of_the_repo_fails_the_copy_closed_not_as_infra(attempt):
     assert result.outcome in {"pass", "error"} and result.outcome != "infra", result.detail
     patch = (result.log_dir / "diff.patch").read_text()
     assert "root:x:0:0" not in patch  # a link is never followed into the host's or the box's files
+
+
+@pytest.mark.parametrize("trick", [
+    "chmod 000 structs/lru.py\n",  # unreadable by the copy out (which runs as the agent's uid)
+    "(setsid sh -c 'while :; do head -c 200000 /dev/zero > churn.txt; done' >/dev/null 2>&1 &)\nsleep 0.3\n",
+])
+def test_an_unreadable_or_changing_tree_fails_the_copy_closed_not_as_infra(attempt, trick):
+    result = attempt(ScriptedModel([trick]))  # infra would be retried and never counted against the agent
+    assert result.outcome in {"fail", "error"}, result.detail
+
+
+def test_twin_a_fix_in_a_locked_but_readable_tree_passes(attempt):
+    result = attempt(ScriptedModel([FIX + "chmod 500 structs && chmod 400 structs/lru.py\n"]))
+    assert result.outcome == "pass", result.detail
+
+
+def test_a_directory_for_a_transcript_neither_crashes_the_job_nor_counts_as_infra(attempt):
+    result = attempt(ScriptedModel(["rm -rf /work/transcript.jsonl && mkdir -p /work/transcript.jsonl/x\n"]))
+    assert result.outcome in {"fail", "error"}, result.detail  # an exception here would stop the whole run
+
+
+def test_twin_a_fix_beside_a_directory_for_a_transcript_passes(attempt):
+    result = attempt(ScriptedModel([FIX + "rm -rf /work/transcript.jsonl && mkdir -p /work/transcript.jsonl/x\n"]))
+    assert result.outcome == "pass", result.detail

@@ -106,3 +106,15 @@ def test_a_pooled_grader_gets_its_capabilities_and_no_gateway(docker_client, bas
         with pytest.raises(ValueError):
             pool.sandbox(spec, "grade-3", Path("/nonexistent.sock"))  # a gateway the spec has not
     assert list_sandboxes(test_run_id, client=docker_client) == []
+
+
+def test_jobs_asking_side_by_side_make_the_pool_start_more_ahead(docker_client, base_image, test_run_id):
+    spec = SandboxSpec(base_image, test_run_id, LIMITS)
+    with SandboxPool(most=2) as pool, pool.sandbox(spec, "job-a"):
+        _wait_ready(pool, spec)
+        with pool.sandbox(spec, "job-b"), pool.sandbox(spec, "job-c"):
+            assert len(pool._waiting[spec]) == 2  # job-c asked before job-b's successor was up
+            _wait_ready(pool, spec)
+            with pool.sandbox(spec, "job-d"), pool.sandbox(spec, "job-e"), pool.sandbox(spec, "job-f"):
+                assert len(pool._waiting[spec]) == 2  # never more than `most`
+    assert list_sandboxes(test_run_id, client=docker_client) == []

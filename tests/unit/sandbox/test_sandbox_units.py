@@ -225,3 +225,20 @@ def test_process_backend_copies_out_are_capped(tmp_path):
         assert len(data) <= 4096 and data.endswith(b"only its start was kept]\n")
         with pytest.raises(CopyTooLarge, match="1073741824 bytes"):
             box.get_dir("d", tmp_path / "out")
+
+
+def test_a_diff_file_the_agent_swapped_for_a_directory_is_a_git_failure(tmp_path, monkeypatch):
+    from evolve.sandbox import repo
+
+    with ProcessSandbox(limits=SandboxLimits(), base_dir=tmp_path) as box:
+        box.write_file("r/a.txt", "x")
+        repo.snapshot(box, "r")
+        box.write_file("r/a.txt", "y")
+        assert "+y" in repo.diff(box, "r")
+
+        def swapped(path: str) -> bytes:  # what a process the agent left running can make of .git/evolve.diff
+            raise IsADirectoryError(path)
+
+        monkeypatch.setattr(box, "read_file", swapped)
+        with pytest.raises(repo.GitFailed, match="could not be read"):
+            repo.diff(box, "r")  # a SandboxError: the expansion's own failure, never an escaping exception

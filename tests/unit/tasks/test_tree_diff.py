@@ -58,3 +58,12 @@ def test_protected_changes_and_symlinks_are_undone_by_path_before_the_diff():
     kept, dropped = keep_unprotected(before, after, lambda p: p.startswith("tests/") or p == "conftest.py")
     assert kept == {b"a.py": ("100644", b"fixed\n"), b"tests/t.py": ("100644", b"t\n"), b"link": ("120000", b"a.py")}
     assert dropped == ["b.py", "conftest.py", "link", "tests/t.py"]
+
+
+def test_an_untouched_tree_is_no_change_and_a_mode_change_is_one(tmp_path):
+    tree = write_files(PRISTINE, tmp_path / "after")
+    (tree / ".git").mkdir()  # the agent's git data and caches are never part of a change
+    (tree / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    assert diff_trees(PRISTINE, tree_entries(tree)) == ""
+    os.chmod(tree / "src" / "a.py", 0o755)
+    assert "new mode 100755" in diff_trees(PRISTINE, tree_entries(tree))
