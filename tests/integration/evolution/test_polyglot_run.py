@@ -13,8 +13,8 @@ from evolve.standins.models import RoutedModel
 from tests.integration.scripted import DONE, evolution_config, scripted_models
 
 DATA = Path(__file__).resolve().parents[2] / "data"
-EXERCISES = (DATA / "polyglot" / "cpp" / "exercises" / "practice" / "leap",
-             DATA / "polyglot-cpp-run" / "cpp" / "exercises" / "practice" / "reverse-string")
+LEAP_DIR = DATA / "polyglot" / "cpp" / "exercises" / "practice" / "leap"
+EXERCISES = (LEAP_DIR, DATA / "polyglot-cpp-run" / "cpp" / "exercises" / "practice" / "reverse-string")
 DEV, HELDOUT = "cpp__reverse-string", "cpp__leap"
 """One exercise in each split (by id hash)."""
 LEAP = ("```bash\ncat > leap.cpp <<'EOF'\n#include \"leap.h\"\n\nnamespace leap {\n\nbool is_leap_year(int year) "
@@ -28,7 +28,10 @@ SOLVE = RoutedModel([("leap year", LEAP), ("Reverse a given string", ECHO)], DON
 @pytest.mark.docker
 def test_a_scripted_run_on_two_cpp_exercises_is_graded_per_test(tmp_path, polyglot_cpp_image, monkeypatch):
     for exercise in EXERCISES:
-        shutil.copytree(exercise, tmp_path / "checkout" / "cpp" / "exercises" / "practice" / exercise.name)
+        target = shutil.copytree(exercise, tmp_path / "checkout" / "cpp" / "exercises" / "practice" / exercise.name)
+        if exercise != LEAP_DIR:  # the build and the Catch2 stand-in every C++ exercise shares: leap's
+            shutil.copy(LEAP_DIR / "CMakeLists.txt", target)
+            shutil.copytree(LEAP_DIR / "test", target / "test")
     monkeypatch.setenv("EVOLVE_POLYGLOT_IMAGE", polyglot_cpp_image)
     config = evolution_config(tmp_path / "archive", "polyglot-cpp", 3, sandbox={"memory": "1g"},
                               tasks={"suite": "polyglot", "polyglot_dir": str(tmp_path / "checkout")},
