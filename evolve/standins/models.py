@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
+from evolve.llm.budget import prompt_token_bound
 from evolve.llm.types import ChatRequest, ChatResponse, Message, Usage
 
 FAKE_MAX_TOKENS = 1024
@@ -55,6 +56,26 @@ class ScriptedModel:
             model=self.name,
             usage=Usage(prompt_tokens=_words(request), completion_tokens=len((reply.content or "").split())),
         )
+
+
+def every_role(model: Any) -> dict[str, Any]:
+    """One model serving each role a gateway routes (solve, modify, diagnose)."""
+    return {"solve": model, "modify": model, "diagnose": model}
+
+
+class GreedyModel:
+    """Spends every token it is allowed (prompt bound + the ceiling it is sent), slowly: a budget's adversary."""
+
+    name = "greedy"
+    completion_cap = staticmethod(fake_completion_cap)
+
+    def __init__(self, delay_s: float) -> None:
+        self.delay_s = delay_s
+
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        time.sleep(self.delay_s)
+        usage = Usage(prompt_tokens=prompt_token_bound(request), completion_tokens=request.ceiling or 10**6)
+        return ChatResponse(message=Message(role="assistant", content="x"), model=self.name, usage=usage)
 
 
 class RoutedModel:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from evolve.llm.gateway import Gateway
+from evolve.standins.models import every_role
 
 
 class _UnixConnection(http.client.HTTPConnection):
@@ -74,6 +75,6 @@ def api_keys(monkeypatch) -> None:
 def gateway_for():
     """A gateway that serves one model in every role; keyword args go to `Gateway`."""
     def make(model, **options: object) -> Gateway:
-        return Gateway({"solve": model, "modify": model, "diagnose": model}, **options)
+        return Gateway(every_role(model), **options)
 
     return make
