@@ -12,14 +12,12 @@ from pathlib import Path
 from types import MappingProxyType
 
 from evolve.config import RunConfig, parse_config
-from evolve.meta.validate import SMOKE_STATEMENT
-from evolve.standins.models import RoutedModel
+from evolve.standins.models import SMOKE_FIX, SMOKE_MARKER, RoutedModel
 
 DONE = "```done\n```"
 NOTE_EDIT = 'Adding a note.\n```bash\necho "# note $(date +%s%N)" >> agent/prompts.py\n```'
 """One real edit of the agent's own code (a fresh line each time, so every child differs)."""
-SMOKE_MARKER = SMOKE_STATEMENT.strip()[:40]
-SMOKE_EDIT = "```bash\nsed -i 's/raise NotImplementedError/return \"Hello, \" + name + \"!\"/' greet.py\n```"
+SMOKE_EDIT = f"```bash\n{SMOKE_FIX}\n```"
 """The gate's smoke task solved: its contract checks need a model request and a change."""
 
 Table = Mapping[str, object]

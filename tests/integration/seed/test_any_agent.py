@@ -12,13 +12,11 @@ import pytest
 
 from evolve.engine.launch import run_evolution
 from evolve.llm.types import ChatRequest, ChatResponse, Message, ToolCall, Usage
-from evolve.meta.validate import SMOKE_STATEMENT
-from evolve.standins.models import RoutedModel, fake_completion_cap
+from evolve.standins.models import SMOKE_FIX, SMOKE_MARKER, RoutedModel, fake_completion_cap
 from tests.integration.scripted import ONE_EXPANSION, TWO_TASKS, diagnosis, evolution_config
 
 pytestmark = pytest.mark.docker
 AGENT = Path(__file__).resolve().parents[2] / "data" / "toolcall-agent"
-SMOKE_FIX = "sed -i 's/raise NotImplementedError/return \"Hello, \" + name + \"!\"/' greet.py"
 NOTE = 'echo "# note $(date +%s%N)" >> agent/__main__.py'
 
 
@@ -64,7 +62,7 @@ def test_a_tree_grows_from_the_tool_call_agent(tmp_path, base_image):
     models = {
         "diagnose": RoutedModel([], diagnosis(files=("agent/__main__.py",))),
         "modify": ToolCaller([("Edit your own code", NOTE)]),
-        "solve": ToolCaller([(SMOKE_STATEMENT.strip()[:40], SMOKE_FIX)]),
+        "solve": ToolCaller([(SMOKE_MARKER, SMOKE_FIX)]),
     }
     config = evolution_config(tmp_path, "toolcall-seed", 3, seed={"path": str(AGENT)}, tasks=TWO_TASKS,
                               budget=ONE_EXPANSION, policy={"name": "greedy"})
