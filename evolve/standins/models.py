@@ -14,10 +14,16 @@ from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
+from evolve.llm.budget import prompt_token_bound
 from evolve.llm.types import ChatRequest, ChatResponse, Message, Usage
+from evolve.meta.validate import SMOKE_STATEMENT
 
 FAKE_MAX_TOKENS = 1024
 """The completion cap the scripted models claim, as a local server's default would be."""
+SMOKE_MARKER = SMOKE_STATEMENT.strip()[:40]
+"""What a scripted model finds in the gate's smoke task (evolve/meta/validate.py) to answer it."""
+SMOKE_FIX = "sed -i 's/raise NotImplementedError/return \"Hello, \" + name + \"!\"/' greet.py"
+"""The smoke task solved in one shell command."""
 
 
 def _words(request: ChatRequest) -> int:
@@ -55,6 +61,26 @@ class ScriptedModel:
             model=self.name,
             usage=Usage(prompt_tokens=_words(request), completion_tokens=len((reply.content or "").split())),
         )
+
+
+def every_role(model: Any) -> dict[str, Any]:
+    """One model serving each role a gateway routes (solve, modify, diagnose)."""
+    return {"solve": model, "modify": model, "diagnose": model}
+
+
+class GreedyModel:
+    """Spends every token it is allowed (prompt bound + the ceiling it is sent), slowly: a budget's adversary."""
+
+    name = "greedy"
+    completion_cap = staticmethod(fake_completion_cap)
+
+    def __init__(self, delay_s: float) -> None:
+        self.delay_s = delay_s
+
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        time.sleep(self.delay_s)
+        usage = Usage(prompt_tokens=prompt_token_bound(request), completion_tokens=request.ceiling or 10**6)
+        return ChatResponse(message=Message(role="assistant", content="x"), model=self.name, usage=usage)
 
 
 class RoutedModel:

@@ -9,14 +9,13 @@ import shutil
 import pytest
 
 from evolve.llm.gateway import Gateway
-from evolve.meta.validate import SMOKE_STATEMENT, validate_child
+from evolve.meta.validate import validate_child
 from evolve.sandbox.factory import DockerSandboxes
-from evolve.standins.models import RoutedModel
+from evolve.standins.models import SMOKE_FIX, SMOKE_MARKER, RoutedModel
 
 from .conftest import executor_agent
 
-SMOKE_EDIT = "sed -i 's/raise NotImplementedError/return \"Hello, \" + name + \"!\"/' greet.py\n"
-SMOKE_MARKER = SMOKE_STATEMENT.strip()[:40]
+SMOKE_EDIT = SMOKE_FIX + "\n"
 STUB_MAIN = "import sys\nprint('agent: submitted after 1 steps, 1 edits')\nsys.exit(0)\n"
 
 

@@ -16,8 +16,11 @@ from pathlib import Path
 
 from evolve.archive import Run
 from evolve.cluster.local import LocalRayCluster
+from tests.integration.scripted import assert_clades_recount
 
-SCRIPT = Path(__file__).with_name("ray_evolution.py")
+ROOT = Path(__file__).resolve().parents[3]
+SCRIPT = [sys.executable, "-m", "tests.integration.cluster.ray_evolution"]
+"""Run from the repository root, where `tests` imports."""
 BUDGET = 8
 
 
@@ -39,7 +42,7 @@ def test_a_worker_node_killed_midway_loses_no_job_and_counts_nothing_twice(tmp_p
                                                                            ray_module):
     run_path = tmp_path / "on-ray"
     with LocalRayCluster(head_cpus=1, worker_cpus=(2,)) as cluster:
-        evolution = subprocess.Popen([sys.executable, str(SCRIPT), str(tmp_path), cluster.address],
+        evolution = subprocess.Popen([*SCRIPT, str(tmp_path), cluster.address], cwd=ROOT,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         deadline = time.monotonic() + 600
         while evolution.poll() is None and time.monotonic() < deadline:
@@ -71,12 +74,7 @@ def test_a_worker_node_killed_midway_loses_no_job_and_counts_nothing_twice(tmp_p
         dev = [e for e in run.evaluations(split="dev") if e.outcome != "infra"]
         assert len(dev) == BUDGET
         assert max(Counter((e.node, e.task) for e in dev).values()) == 1
-        tree = run.tree()
-        for node in run.nodes():
-            members = {node.id, *tree.descendants(node.id)}
-            clade = tree.clade_counts(node.id)
-            assert clade.successes == sum(e.outcome == "pass" for e in dev if e.node in members)
-            assert clade.failures == sum(e.outcome != "pass" for e in dev if e.node in members)
+        assert_clades_recount(run, dev)
         assert sum(j.kind == "expand" for j in jobs) >= 2
         run_id = run.id
     assert docker_client.containers.list(all=True, filters={"label": f"evolve.run={run_id}"}) == []

@@ -3,13 +3,13 @@ labelled with this session's run id, and the session fails if one is left."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from evolve.sandbox import DockerSandbox, SandboxLimits, cleanup, list_sandboxes
+from evolve.sandbox import DockerSandbox, SandboxLimits
+from tests.integration.sandboxes import box_maker, labelled_run
 
 LIMITS = SandboxLimits(cpus=1.0, memory="256m", pids=128, wall_clock_s=180, disk="64m")
 
@@ -24,24 +24,9 @@ def host_status(field: str) -> int:
 
 @pytest.fixture(scope="session")
 def containment_run(docker_client) -> Iterator[str]:
-    run_id = f"test-containment-{uuid.uuid4().hex[:8]}"
-    yield run_id
-    left = list_sandboxes(run_id, client=docker_client)
-    cleanup(run_id, client=docker_client)
-    assert left == [], f"tests left containers behind: {left}"
+    yield from labelled_run("test-containment", docker_client)
 
 
 @pytest.fixture
 def make_box(docker_client, base_image, containment_run, request) -> Iterator[Callable[..., DockerSandbox]]:
-    made: list[DockerSandbox] = []
-
-    def make(**kwargs) -> DockerSandbox:
-        kwargs.setdefault("limits", LIMITS)
-        box = DockerSandbox.create(base_image, run_id=containment_run, job_id=request.node.name[:40],
-                                   client=docker_client, **kwargs)
-        made.append(box)
-        return box
-
-    yield make
-    for box in made:
-        box.close()
+    yield from box_maker(base_image, containment_run, request.node.name, LIMITS, docker_client)

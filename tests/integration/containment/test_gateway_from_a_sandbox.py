@@ -6,10 +6,8 @@ import json
 import threading
 import time
 
-from evolve.llm.budget import prompt_token_bound
 from evolve.llm.gateway import Gateway
-from evolve.llm.types import ChatResponse, Message, Usage
-from evolve.standins.models import ScriptedModel, fake_completion_cap
+from evolve.standins.models import GreedyModel, ScriptedModel, every_role
 
 from .conftest import host_status
 
@@ -57,24 +55,9 @@ with concurrent.futures.ThreadPoolExecutor(10) as pool:
 '''
 
 
-class GreedyModel:
-    """Spends all it may: the prompt bound plus whatever `ceiling` it is sent, slowly."""
-
-    name = "greedy"
-    completion_cap = staticmethod(fake_completion_cap)
-
-    def complete(self, request):
-        time.sleep(0.3)
-        usage = Usage(prompt_tokens=prompt_token_bound(request), completion_tokens=request.ceiling or 10**6)
-        return ChatResponse(message=Message(role="assistant", content="x"), model=self.name, usage=usage)
-
-
-def _models(model):
-    return {"solve": model, "modify": model, "diagnose": model}
-
 
 def test_floods_from_a_sandbox_leave_the_gateway_bounded_and_serving(make_box):
-    with Gateway(_models(ScriptedModel(["fine"]))) as gateway:
+    with Gateway(every_role(ScriptedModel(["fine"]))) as gateway:
         job = gateway.open_job("flood", "n", "solve", token_budget=10_000)
         box = make_box(gateway_socket=job.socket_path)
         box.write_file("flood.py", FLOOD)
@@ -103,7 +86,7 @@ def test_floods_from_a_sandbox_leave_the_gateway_bounded_and_serving(make_box):
 
 
 def test_concurrent_requests_from_a_sandbox_never_pass_the_budget(make_box):
-    with Gateway(_models(GreedyModel())) as gateway:
+    with Gateway(every_role(GreedyModel(delay_s=0.3))) as gateway:
         job = gateway.open_job("budget", "n", "solve", token_budget=300)
         box = make_box(gateway_socket=job.socket_path)
         box.write_file("ask.py", ASK)

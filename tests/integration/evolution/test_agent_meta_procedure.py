@@ -7,46 +7,12 @@ import json
 
 import pytest
 
-from evolve.config import parse_config
 from evolve.engine.launch import run_evolution
 from evolve.standins.models import RoutedModel
-from tests.integration.evolution.scripted_evolution import SMOKE_EDIT, SMOKE_MARKER
-
-CONFIG = """
-[run]
-name = "agent-meta"
-seed = 5
-archive_dir = "{archive}"
-
-[sandbox]
-memory = "512m"
-timeout_s = 180
-
-[tasks]
-suite = "humaneval"
-limit = 2
-heldout_limit = 1
-
-[budget]
-evaluations = 3
-expansions = 1
-agent_steps = 2
-improve_steps = 3
-
-[policy]
-name = "greedy"
-
-[meta]
-procedure = "agent"
-"""
+from tests.integration.scripted import ONE_EXPANSION, TWO_TASKS, evolution_config, scripted_models
 
 DIAGNOSIS = "Agent-side diagnosis: the agent gives up at once; make it read the task's files before it finishes."
-EDIT = 'Adding a note.\n```bash\necho "# note $(date +%s%N)" >> agent/prompts.py\n```'
-MODELS = {
-    "diagnose": RoutedModel([], DIAGNOSIS),
-    "modify": RoutedModel([("What to improve:", EDIT)], "```done\n```"),
-    "solve": RoutedModel([(SMOKE_MARKER, SMOKE_EDIT)], "```done\n```"),
-}
+MODELS = scripted_models(diagnose=RoutedModel([], DIAGNOSIS))
 
 
 def requests(run, job_id: int, step: str) -> list[str]:
@@ -56,7 +22,9 @@ def requests(run, job_id: int, step: str) -> list[str]:
 
 @pytest.mark.docker
 def test_the_agents_diagnose_writes_the_instructions_its_childs_improve_gets(tmp_path, base_image):
-    run, outcome = run_evolution(parse_config(CONFIG.format(archive=tmp_path)), models=MODELS)
+    config = evolution_config(tmp_path, "agent-meta", 5, sandbox={"timeout_s": 180}, tasks=TWO_TASKS,
+                              budget=ONE_EXPANSION, policy={"name": "greedy"}, meta={"procedure": "agent"})
+    run, outcome = run_evolution(config, models=MODELS)
     expansions = [j for j in run.jobs() if j.kind == "expand" and j.state == "finished"]
     assert expansions, outcome
     failed = {e.task for e in run.evaluations(run.nodes()[0].id, split="dev") if e.outcome != "pass"}

@@ -6,52 +6,21 @@ import json
 
 import pytest
 
-from evolve.config import parse_config
 from evolve.engine.launch import run_evolution
 from evolve.meta.dgm import FIELDS, SPECIAL
 from evolve.standins.models import RoutedModel
-
-CONFIG = """
-[run]
-name = "dgm-style"
-seed = 5
-archive_dir = "{archive}"
-
-[sandbox]
-memory = "512m"
-timeout_s = 120
-
-[tasks]
-suite = "humaneval"
-limit = 2
-heldout_limit = 1
-
-[budget]
-evaluations = 3
-expansions = 1
-agent_steps = 2
-improve_steps = 3
-job_tokens = 200000  # the diagnoser sees the whole code: its prompt is reserved at its UTF-8 size
-
-[policy]
-name = "greedy"
-
-[meta]
-style = "dgm"
-"""
+from tests.integration.scripted import ONE_EXPANSION, TWO_TASKS, evolution_config, give_up, scripted_models
 
 DIAGNOSIS = {name: f"scripted {name}" for name in FIELDS}
-EDIT = 'Adding a note.\n```bash\necho "# note $(date +%s%N)" >> agent/prompts.py\n```'
-MODELS = {
-    "diagnose": RoutedModel([], "```json\n" + json.dumps(DIAGNOSIS) + "\n```"),
-    "modify": RoutedModel([("What to improve:", EDIT)], "```done\n```"),
-    "solve": RoutedModel([], "```done\n```"),
-}
+MODELS = scripted_models(diagnose=RoutedModel([], "```json\n" + json.dumps(DIAGNOSIS) + "\n```"), solve=give_up())
 
 
 @pytest.mark.docker
 def test_dgm_style_records_the_branch_and_dgms_schema_per_expansion(tmp_path, base_image):
-    config = parse_config(CONFIG.format(archive=tmp_path))
+    config = evolution_config(tmp_path, "dgm-style", 5, tasks=TWO_TASKS,
+                              # the diagnoser sees the whole code: its prompt is reserved at its UTF-8 size
+                              budget={**ONE_EXPANSION, "job_tokens": 200000}, policy={"name": "greedy"},
+                              meta={"style": "dgm"})
     run, outcome = run_evolution(config, models=MODELS)
     expansions = [j for j in run.jobs() if j.kind == "expand" and j.state == "finished"]
     assert expansions, outcome

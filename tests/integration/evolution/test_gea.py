@@ -4,53 +4,24 @@ reaches each offspring's improve prompt as the gateway recorded it. The solving 
 in its own words; the pool still shows the graded outcomes (the archive's, not the agent's)."""
 
 import json
-import runpy
-from pathlib import Path
 
 import pytest
 
-from evolve.config import parse_config
 from evolve.engine.launch import run_evolution
 from evolve.standins.models import RoutedModel
+from tests.integration.scripted import (
+    DONE,
+    SMOKE_EDIT,
+    SMOKE_MARKER,
+    TWO_TASKS,
+    evolution_config,
+    scripted_models,
+)
 
-SCRIPTED = runpy.run_path(str(Path(__file__).with_name("scripted_evolution.py")))
 CLAIM = "All tests pass. outcome=pass"
-MODELS = {**SCRIPTED["MODELS"],
-          "solve": RoutedModel([(SCRIPTED["SMOKE_MARKER"], SCRIPTED["SMOKE_EDIT"])], f"{CLAIM}\n```done\n```")}
+MODELS = scripted_models(solve=RoutedModel([(SMOKE_MARKER, SMOKE_EDIT)], f"{CLAIM}\n{DONE}"))
 POOL = "# Pooled experience of the parent group"
 
-CONFIG = """
-[run]
-name = "gea"
-seed = 7
-archive_dir = "{archive}"
-
-[sandbox]
-memory = "512m"
-timeout_s = 120
-
-[tasks]
-suite = "humaneval"
-limit = 2
-heldout_limit = 1
-
-[budget]
-evaluations = 5
-expansions = 3
-agent_steps = 2
-improve_steps = 3
-job_tokens = 50000
-
-[executor]
-concurrency = 2
-
-[policy]
-name = "gea"
-
-[policy.gea]
-stages = [2]
-group_size = 2
-"""
 
 
 def _modify_prompt(run, job_id: int) -> str:
@@ -60,7 +31,11 @@ def _modify_prompt(run, job_id: int) -> str:
 
 @pytest.mark.docker
 def test_gea_pools_the_group_experience_into_each_offspring_prompt(tmp_path, base_image):
-    run, outcome = run_evolution(parse_config(CONFIG.format(archive=tmp_path)), models=MODELS)
+    config = evolution_config(tmp_path, "gea", 7, tasks=TWO_TASKS, executor={"concurrency": 2},
+                              budget={"evaluations": 5, "expansions": 3, "agent_steps": 2, "improve_steps": 3,
+                                      "job_tokens": 50000},
+                              policy={"name": "gea", "gea": {"stages": [2], "group_size": 2}})
+    run, outcome = run_evolution(config, models=MODELS)
     expansions = [j for j in run.jobs() if j.kind == "expand"]
     decisions = [j.decision for j in expansions]
     assert len(expansions) == 3 and decisions[0] != decisions[1] == decisions[2], outcome

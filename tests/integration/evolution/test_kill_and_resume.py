@@ -11,8 +11,11 @@ from collections import Counter
 from pathlib import Path
 
 from evolve.archive import Run
+from tests.integration.scripted import assert_clades_recount
 
-SCRIPT = Path(__file__).with_name("scripted_evolution.py")
+ROOT = Path(__file__).resolve().parents[3]
+SCRIPT = [sys.executable, "-m", "tests.integration.evolution.scripted_evolution"]
+"""Run from the repository root, where `tests` imports."""
 
 
 def _evaluations(run_path: Path) -> int:
@@ -24,8 +27,8 @@ def _evaluations(run_path: Path) -> int:
 
 def test_kill_midway_then_resume(tmp_path, docker_client):
     run_path = tmp_path / "scripted"
-    first = subprocess.Popen([sys.executable, str(SCRIPT), str(tmp_path)], stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, text=True)
+    first = subprocess.Popen([*SCRIPT, str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             cwd=ROOT)
     deadline = time.monotonic() + 900
     while _evaluations(run_path) < 15 and first.poll() is None and time.monotonic() < deadline:
         time.sleep(1)
@@ -38,7 +41,7 @@ def test_kill_midway_then_resume(tmp_path, docker_client):
         finished_before = {j.id: j for j in run.jobs("finished")}
     assert finished_before and interrupted
 
-    resumed = subprocess.run([sys.executable, str(SCRIPT), str(tmp_path), "--resume", str(run_path)],
+    resumed = subprocess.run([*SCRIPT, str(tmp_path), "--resume", str(run_path)], cwd=ROOT,
                              check=False, capture_output=True, text=True, timeout=1200)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert "evaluation budget spent (40/40)" in resumed.stdout
@@ -57,12 +60,7 @@ def test_kill_midway_then_resume(tmp_path, docker_client):
         dev = [e for e in run.evaluations(split="dev") if e.outcome != "infra"]
         assert len(dev) == 40
         assert max(Counter((e.node, e.task) for e in dev).values()) == 1
-        tree = run.tree()
-        for node in run.nodes():
-            members = {node.id, *tree.descendants(node.id)}
-            clade = tree.clade_counts(node.id)
-            assert clade.successes == sum(e.outcome == "pass" for e in dev if e.node in members)
-            assert clade.failures == sum(e.outcome != "pass" for e in dev if e.node in members)
+        assert_clades_recount(run, dev)
         assert sum(j.kind == "expand" and j.state == "finished" for j in jobs.values()) >= 3
         assert len(run.evaluations(split="heldout")) == 2
     assert docker_client.containers.list(all=True, filters={"label": f"evolve.run={run_id}"}) == []

@@ -5,56 +5,33 @@ harness's eval script in a fresh one, exactly as a real instance would be; the e
 reads a SWE-bench failure."""
 
 import json
-import runpy
 from pathlib import Path
 
 import pytest
 
-from evolve.config import parse_config
 from evolve.engine.launch import run_evolution
 from evolve.standins.models import RoutedModel
+from tests.integration.scripted import DONE, SMOKE_EDIT, SMOKE_MARKER, evolution_config, scripted_models
 
-SCRIPTED = runpy.run_path(str(Path(__file__).with_name("scripted_evolution.py")))
-"""The scripted evolution's models (diagnose, modify) and the gate's smoke edit, shared."""
-MODELS, SMOKE_EDIT, SMOKE_MARKER = SCRIPTED["MODELS"], SCRIPTED["SMOKE_EDIT"], SCRIPTED["SMOKE_MARKER"]
 INSTANCES = Path(__file__).resolve().parents[2] / "data" / "swebench" / "instances.jsonl"
-CONFIG = """
-[run]
-name = "swebench-fixture"
-seed = 3
-archive_dir = "{archive}"
-
-[sandbox]
-memory = "1g"
-timeout_s = 120
-
-[tasks]
-suite = "swebench-verified"
-
-[budget]
-evaluations = 2
-expansions = 1
-agent_steps = 3
-improve_steps = 3
-job_tokens = 50000
-
-[policy]
-name = "greedy"
-"""
 DEV, HELDOUT = "evolve-fixtures__calc-2", "evolve-fixtures__calc-1"
 """The fixture's two instances fall one in each split (by id hash)."""
 FIX_MEAN = ("```bash\nsed -i 's|return sum(values) / len(values)|return sum(values) / len(values) if values "
             "else 0.0|' calc/__init__.py\n```")
 # The solver fixes the held-out instance (the mean of nothing) and gives up on the dev one, so the run
 # holds a harness pass and a harness failure; the gate's smoke task gets its real edit.
-SOLVE = RoutedModel([(SMOKE_MARKER, SMOKE_EDIT), ("The mean of no values", FIX_MEAN)], "```done\n```")
+SOLVE = RoutedModel([(SMOKE_MARKER, SMOKE_EDIT), ("The mean of no values", FIX_MEAN)], DONE)
 
 
 @pytest.mark.docker
 def test_a_scripted_run_solves_and_grades_swebench_instances_in_their_image(tmp_path, swebench_image, monkeypatch):
     pytest.importorskip("swebench.harness.grading", reason="needs the swebench extra")
     monkeypatch.setenv("EVOLVE_SWEBENCH_DATASET", str(INSTANCES))
-    run, outcome = run_evolution(parse_config(CONFIG.format(archive=tmp_path)), models={**MODELS, "solve": SOLVE})
+    config = evolution_config(tmp_path, "swebench-fixture", 3, sandbox={"memory": "1g"},
+                              tasks={"suite": "swebench-verified"}, policy={"name": "greedy"},
+                              budget={"evaluations": 2, "expansions": 1, "agent_steps": 3, "improve_steps": 3,
+                                      "job_tokens": 50000})
+    run, outcome = run_evolution(config, models=scripted_models(solve=SOLVE))
 
     outcomes = {(e.node, e.task): e for e in run.evaluations()}
     seed = run.nodes()[0].id

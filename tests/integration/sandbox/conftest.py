@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Iterator
 
 import pytest
 
-from evolve.sandbox import DockerSandbox, ProcessSandbox, Sandbox, SandboxLimits, cleanup, list_sandboxes
+from evolve.sandbox import DockerSandbox, ProcessSandbox, Sandbox, SandboxLimits
+from tests.integration.sandboxes import box_maker, labelled_run
 
 SMALL = SandboxLimits(cpus=0.5, memory="128m", pids=64, wall_clock_s=120, output_limit_bytes=100_000)
 
@@ -15,29 +15,13 @@ SMALL = SandboxLimits(cpus=0.5, memory="128m", pids=64, wall_clock_s=120, output
 @pytest.fixture(scope="session")
 def test_run_id(docker_client) -> Iterator[str]:
     """The `evolve.run` label of this session's containers; teardown fails if any container is left."""
-    run_id = f"test-sandbox-{uuid.uuid4().hex[:8]}"
-    yield run_id
-    left = list_sandboxes(run_id, client=docker_client)
-    cleanup(run_id, client=docker_client)
-    assert left == [], f"tests left containers behind: {left}"
+    yield from labelled_run("test-sandbox", docker_client)
 
 
 @pytest.fixture
-def make_docker(docker_client, base_image, test_run_id, request) -> Callable[..., DockerSandbox]:
+def make_docker(docker_client, base_image, test_run_id, request) -> Iterator[Callable[..., DockerSandbox]]:
     """Create Docker sandboxes for this test (closed at its end); keyword args go to `create`."""
-    made: list[DockerSandbox] = []
-
-    def make(**kwargs) -> DockerSandbox:
-        kwargs.setdefault("limits", SMALL)
-        box = DockerSandbox.create(
-            base_image, run_id=test_run_id, job_id=request.node.name[:40], client=docker_client, **kwargs
-        )
-        made.append(box)
-        return box
-
-    yield make
-    for box in made:
-        box.close()
+    yield from box_maker(base_image, test_run_id, request.node.name, SMALL, docker_client)
 
 
 @pytest.fixture(params=["process", "docker"])

@@ -10,15 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from evolve.config import parse_config
 from evolve.engine.launch import run_evolution
 from evolve.llm.types import ChatRequest, ChatResponse, Message, ToolCall, Usage
-from evolve.meta.validate import SMOKE_STATEMENT
-from evolve.standins.models import RoutedModel, fake_completion_cap
+from evolve.standins.models import SMOKE_FIX, SMOKE_MARKER, RoutedModel, fake_completion_cap
+from tests.integration.scripted import ONE_EXPANSION, TWO_TASKS, diagnosis, evolution_config
 
 pytestmark = pytest.mark.docker
 AGENT = Path(__file__).resolve().parents[2] / "data" / "toolcall-agent"
-SMOKE_FIX = "sed -i 's/raise NotImplementedError/return \"Hello, \" + name + \"!\"/' greet.py"
 NOTE = 'echo "# note $(date +%s%N)" >> agent/__main__.py'
 
 
@@ -58,43 +56,17 @@ def test_agent_check_passes_the_tool_call_agent_and_names_what_a_hollow_one_fail
     assert "check 'model request' failed" in bad.stderr
 
 
-CONFIG = """
-[run]
-name = "toolcall-seed"
-seed = 3
-archive_dir = "{archive}"
-
-[seed]
-path = "{agent}"
-
-[sandbox]
-memory = "512m"
-timeout_s = 120
-
-[tasks]
-suite = "humaneval"
-limit = 2
-heldout_limit = 1
-
-[budget]
-evaluations = 3
-expansions = 1
-agent_steps = 2
-improve_steps = 3
-
-[policy]
-name = "greedy"
-"""
 
 
 def test_a_tree_grows_from_the_tool_call_agent(tmp_path, base_image):
     models = {
-        "diagnose": RoutedModel([], '```json\n{"problem": "p", "cause": "c", "change": "note the attempt", '
-                                    '"files": ["agent/__main__.py"]}\n```'),
+        "diagnose": RoutedModel([], diagnosis(files=("agent/__main__.py",))),
         "modify": ToolCaller([("Edit your own code", NOTE)]),
-        "solve": ToolCaller([(SMOKE_STATEMENT.strip()[:40], SMOKE_FIX)]),
+        "solve": ToolCaller([(SMOKE_MARKER, SMOKE_FIX)]),
     }
-    run, outcome = run_evolution(parse_config(CONFIG.format(archive=tmp_path, agent=AGENT)), models=models)
+    config = evolution_config(tmp_path, "toolcall-seed", 3, seed={"path": str(AGENT)}, tasks=TWO_TASKS,
+                              budget=ONE_EXPANSION, policy={"name": "greedy"})
+    run, outcome = run_evolution(config, models=models)
     root, *children = sorted(run.nodes(), key=lambda n: n.created)
     assert root.origin == "seed" and "TOOLS = [" in (run.checkout(root.id, tmp_path / "root") / "agent/__main__.py").read_text()
     assert children and all(child.valid for child in children), (outcome, [c.reason for c in children])

@@ -18,10 +18,9 @@ from evolve.engine.context import agent_timeout
 from evolve.engine.evaluate import EvalSettings, Evaluation
 from evolve.engine.expand import ExpandSettings, Expansion
 from evolve.engine.worker import Place
-from evolve.meta.validate import SMOKE_STATEMENT
 from evolve.sandbox.factory import ProcessSandboxes
 from evolve.sandbox.types import SandboxLimits
-from evolve.standins.models import RoutedModel
+from evolve.standins.models import SMOKE_MARKER, RoutedModel
 from evolve.tasks.types import Task, write_files
 
 AGENT = '''import json, os, subprocess, sys
@@ -48,7 +47,7 @@ TIGHT = SandboxLimits(wall_clock_s=10.0)
 
 MODELS = {
     "solve": RoutedModel([("Fix add", "sed -i 's/a - b/a + b/' calc.py"), ("Be slow", "sleep 600"),
-                          (SMOKE_STATEMENT.strip()[:40], "echo 'def greet(name): return f\"Hello, {name}!\"' > greet.py"),
+                          (SMOKE_MARKER, "echo 'def greet(name): return f\"Hello, {name}!\"' > greet.py"),
                           ], "true"),
     "modify": RoutedModel([("Add a note", "echo '# a note' >> agent/__main__.py"), ("Think long", "sleep 600")],
                           "true"),

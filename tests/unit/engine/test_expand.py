@@ -18,10 +18,9 @@ from evolve.engine.expand import ExpandSettings, Expansion
 from evolve.engine.worker import Here
 from evolve.llm.gateway import Gateway
 from evolve.meta.procedure import MAX_INSTRUCTIONS, Material
-from evolve.meta.validate import SMOKE_STATEMENT
 from evolve.sandbox.factory import ProcessSandboxes
 from evolve.sandbox.types import SandboxLimits
-from evolve.standins.models import RoutedModel
+from evolve.standins.models import SMOKE_MARKER, RoutedModel
 from evolve.tasks.types import write_files
 
 AGENT = '''import json, os, pathlib, subprocess, sys
@@ -61,7 +60,7 @@ MODELS = {
     ], "exit 9"),
     "modify": RoutedModel([("Add a note", "echo '# a note' >> agent/__main__.py"), ("Break your diagnose", BREAK),
                            ("yyyy", "echo '# a long note' >> agent/__main__.py")], "true"),
-    "solve": RoutedModel([(SMOKE_STATEMENT.strip()[:40], "echo 'def greet(name): return f\"Hello, {name}!\"' > greet.py"),
+    "solve": RoutedModel([(SMOKE_MARKER, "echo 'def greet(name): return f\"Hello, {name}!\"' > greet.py"),
                           ("check that `diagnose` runs", "echo 'Check the loop.' > $OUT")], "true"),
 }
 

@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from evolve.llm.gateway import Gateway
+from evolve.standins.models import every_role
+
 
 class _UnixConnection(http.client.HTTPConnection):
     def __init__(self, path: Path) -> None:
@@ -59,3 +62,19 @@ def post():
         return unix_call(path, "POST", "/v1/chat/completions", body)
 
     return call
+
+
+@pytest.fixture
+def api_keys(monkeypatch) -> None:
+    """Keys the SDK clients want before they send (to the stand-in server, never a real API)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+
+
+@pytest.fixture
+def gateway_for():
+    """A gateway that serves one model in every role; keyword args go to `Gateway`."""
+    def make(model, **options: object) -> Gateway:
+        return Gateway(every_role(model), **options)
+
+    return make

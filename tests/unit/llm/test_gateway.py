@@ -11,7 +11,13 @@ import pytest
 from evolve.llm.client import ModelError, OpenAICompatible, RetryPolicy, host_key
 from evolve.llm.gateway import Gateway
 from evolve.llm.types import Message, ToolCall
-from evolve.standins.models import FakeOpenAIServer, ScriptedModel, fake_completion_cap
+from evolve.standins.models import (
+    FakeOpenAIServer,
+    GreedyModel,
+    ScriptedModel,
+    every_role,
+    fake_completion_cap,
+)
 
 
 class RecordingSink:
@@ -22,14 +28,10 @@ class RecordingSink:
         self.calls.append((node_id, tokens, cost_usd))
 
 
-def _models(model) -> dict:
-    return {"solve": model, "modify": model, "diagnose": model}
-
-
 def test_tokens_are_counted_per_job_and_sent_to_the_archive(tmp_path, post, chat):
     sink = RecordingSink()
     model = ScriptedModel(["one two", "three"])
-    with Gateway(_models(model), exchanges_dir=tmp_path / "ex", usage_sink=sink) as gateway:
+    with Gateway(every_role(model), exchanges_dir=tmp_path / "ex", usage_sink=sink) as gateway:
         job = gateway.open_job(7, "node-a", "solve", token_budget=1000)
         assert post(job.socket_path, chat("a b c"))[0] == 200
         assert post(job.socket_path, chat("d e"))[0] == 200
@@ -44,7 +46,7 @@ def test_tokens_are_counted_per_job_and_sent_to_the_archive(tmp_path, post, chat
 
 
 def test_the_socket_is_world_writable_for_the_sandbox_user(tmp_path):
-    with Gateway(_models(ScriptedModel(["x"]))) as gateway:
+    with Gateway(every_role(ScriptedModel(["x"]))) as gateway:
         job = gateway.open_job("j", "n", "solve", 10)
         assert stat.S_IMODE(job.socket_path.stat().st_mode) == 0o666
         assert job.sandbox_env() == {"EVOLVE_LLM_SOCKET": "/run/evolve/llm.sock"}
@@ -52,7 +54,7 @@ def test_the_socket_is_world_writable_for_the_sandbox_user(tmp_path):
 
 def test_a_spent_budget_is_a_clear_error_and_the_model_is_not_called(tmp_path, post, chat):
     model = ScriptedModel(["a long answer of many words"])
-    with Gateway(_models(model)) as gateway:
+    with Gateway(every_role(model)) as gateway:
         job = gateway.open_job("j", "n", "modify", token_budget=35)
         assert post(job.socket_path, chat("hi there"))[0] == 200
         status, body = post(job.socket_path, chat("again"))
@@ -68,7 +70,7 @@ def test_tools_and_tool_calls_pass_through(post, chat):
     call = ToolCall(id="c1", name="bash", arguments='{"cmd": "ls"}')
     model = ScriptedModel([Message(role="assistant", tool_calls=(call,))])
     tools = [{"type": "function", "function": {"name": "bash", "parameters": {"type": "object"}}}]
-    with Gateway(_models(model)) as gateway:
+    with Gateway(every_role(model)) as gateway:
         job = gateway.open_job("j", "n", "solve", 1000)
         status, body = post(job.socket_path, chat("list", tools=tools))
     assert status == 200
@@ -81,7 +83,7 @@ def test_tools_and_tool_calls_pass_through(post, chat):
 def test_replay_answers_byte_identically_and_refuses_unrecorded_requests(tmp_path, post, chat):
     exchanges = tmp_path / "exchanges"
     prompts = ["first", "second", "first"]
-    with Gateway(_models(ScriptedModel(["r1", "r2", "r3"])), exchanges_dir=exchanges) as live:
+    with Gateway(every_role(ScriptedModel(["r1", "r2", "r3"])), exchanges_dir=exchanges) as live:
         job = live.open_job(3, "n", "solve", 1000)
         recorded = [post(job.socket_path, chat(p)) for p in prompts]
     with Gateway(replay_from=exchanges) as replay:
@@ -100,7 +102,7 @@ def test_replay_of_a_job_that_was_never_recorded_fails_loudly(tmp_path):
 
 
 def test_tcp_mode_tells_jobs_apart_by_token():
-    with Gateway(_models(ScriptedModel(["ok"]))) as gateway:
+    with Gateway(every_role(ScriptedModel(["ok"]))) as gateway:
         url = gateway.start_tcp()
         job = gateway.open_job("j", "n", "solve", 100)
         host, port = url.split("//")[1].split("/")[0].split(":")
@@ -124,7 +126,7 @@ def test_api_keys_never_reach_the_sandbox_or_the_records(tmp_path, monkeypatch, 
         model = OpenAICompatible(
             server.base_url, "fake", api_key=host_key("OPENAI_API_KEY"), retry=RetryPolicy(attempts=1)
         )
-        with Gateway(_models(model), exchanges_dir=exchanges, socket_dir=tmp_path / "sock") as gateway:
+        with Gateway(every_role(model), exchanges_dir=exchanges, socket_dir=tmp_path / "sock") as gateway:
             gateway.start_tcp()
             job = gateway.open_job("k", "n", "solve", 1000)
             seen = [post(job.socket_path, chat("hello")), get(job.socket_path, "/v1/models")]
@@ -146,7 +148,7 @@ class BrokenModel:
 
 
 def test_bad_requests_and_model_failures_are_errors_the_agent_can_read(post):
-    with Gateway(_models(BrokenModel())) as gateway:
+    with Gateway(every_role(BrokenModel())) as gateway:
         job = gateway.open_job("j", "n", "solve", 100)
         bad_status, _ = post(job.socket_path, {"messages": [{"content": "no role"}]})
         down_status, down_body = post(job.socket_path, {"messages": [{"role": "user", "content": "hi"}]})
@@ -157,27 +159,10 @@ def test_bad_requests_and_model_failures_are_errors_the_agent_can_read(post):
     assert down_status == 502 and "server down" in json.loads(down_body)["error"]["message"]
 
 
-class _GreedyModel:
-    """Spends every token it is allowed (prompt bound + the ceiling it is sent), slowly."""
-
-    name = "greedy"
-    completion_cap = staticmethod(fake_completion_cap)
-
-    def complete(self, request):
-        import time
-
-        from evolve.llm.budget import prompt_token_bound
-        from evolve.llm.types import ChatResponse, Usage
-
-        time.sleep(0.2)
-        usage = Usage(prompt_tokens=prompt_token_bound(request), completion_tokens=request.ceiling or 10**6)
-        return ChatResponse(message=Message(role="assistant", content="x"), model=self.name, usage=usage)
-
-
 def test_concurrent_requests_of_one_job_never_pass_its_budget(post, chat):
     from concurrent.futures import ThreadPoolExecutor
 
-    with Gateway(_models(_GreedyModel())) as gateway:
+    with Gateway(every_role(GreedyModel(delay_s=0.2))) as gateway:
         job = gateway.open_job("j", "n", "solve", token_budget=200)
         with ThreadPoolExecutor(10) as pool:
             replies = list(pool.map(lambda _: post(job.socket_path, chat("hi")), range(10)))
@@ -207,7 +192,7 @@ class _OverloadedModel:
 
 
 def test_a_lone_overloaded_request_is_an_upstream_failure(post, chat):
-    with Gateway(_models(_OverloadedModel(crowd=1))) as gateway:
+    with Gateway(every_role(_OverloadedModel(crowd=1))) as gateway:
         job = gateway.open_job("j", "n", "solve", token_budget=10_000)
         assert post(job.socket_path, chat("hi"))[0] == 503
         assert gateway.close_job("j").upstream_failures == 1
@@ -218,7 +203,7 @@ def test_a_job_that_floods_the_server_into_overload_gets_no_infra(post, chat):
     attempt would be retried as infra. Refusals while the job's own requests crowd the server are its own."""
     from concurrent.futures import ThreadPoolExecutor
 
-    with Gateway(_models(_OverloadedModel(crowd=6))) as gateway:
+    with Gateway(every_role(_OverloadedModel(crowd=6))) as gateway:
         job = gateway.open_job("j", "n", "solve", token_budget=100_000)
         with ThreadPoolExecutor(6) as pool:
             statuses = list(pool.map(lambda _: post(job.socket_path, chat("hi", max_tokens=50))[0], range(6)))

@@ -14,32 +14,23 @@ from evolve.llm.budget import prompt_token_bound
 from evolve.llm.capabilities import REASONING_MAX_TOKENS
 from evolve.llm.client import AnthropicModel, OpenAICompatible, OpenAIModel
 from evolve.llm.exchanges import request_digest
-from evolve.llm.gateway import Gateway
 from evolve.llm.retries import RetryPolicy
 from evolve.llm.types import ChatRequest, Message, request_from_openai
 from evolve.standins import apis as s
 
 ONCE = RetryPolicy(attempts=1)
 
-
-@pytest.fixture(autouse=True)
-def keys(monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
-
-
-def _roles(model) -> dict:
-    return {"solve": model, "modify": model, "diagnose": model}
+pytestmark = pytest.mark.usefixtures("api_keys")
 
 
 def _prompt(chat, text: str) -> int:
     return prompt_token_bound(request_from_openai(chat(text)))
 
 
-def test_a_reasoning_model_never_gets_more_than_the_job_has_left(post, chat):
+def test_a_reasoning_model_never_gets_more_than_the_job_has_left(post, chat, gateway_for):
     with s.StandinServer([s.openai_text("done", prompt=10, completion=2)]) as server:
         model = OpenAIModel("o4-mini", base_url=server.url + "/v1", retry=ONCE)
-        with Gateway(_roles(model)) as gateway:
+        with gateway_for(model) as gateway:
             job = gateway.open_job("j", "n", "solve", token_budget=1000)
             statuses = [post(job.socket_path, chat("hi", max_tokens=100))[0] for _ in range(2)]
     assert statuses == [200, 200]
@@ -49,10 +40,10 @@ def test_a_reasoning_model_never_gets_more_than_the_job_has_left(post, chat):
     assert all("max_tokens" not in seen.body for seen in server.seen)
 
 
-def test_a_reasoning_model_gets_its_family_default_when_the_budget_allows(post, chat):
+def test_a_reasoning_model_gets_its_family_default_when_the_budget_allows(post, chat, gateway_for):
     with s.StandinServer([s.openai_text("done")]) as server:
         model = OpenAIModel("gpt-5-mini", base_url=server.url + "/v1", retry=ONCE)
-        with Gateway(_roles(model)) as gateway:
+        with gateway_for(model) as gateway:
             job = gateway.open_job("j", "n", "solve", token_budget=100_000)
             assert post(job.socket_path, chat("hi", max_tokens=100))[0] == 200  # the agent's own cap: ignored
     assert server.seen[0].body["max_completion_tokens"] == REASONING_MAX_TOKENS
@@ -82,11 +73,11 @@ class _Slow:
                 self._in_flight -= prompt_token_bound(request) + cap
 
 
-def test_concurrent_reasoning_requests_cannot_together_pass_the_budget(post, chat):
+def test_concurrent_reasoning_requests_cannot_together_pass_the_budget(post, chat, gateway_for):
     budget = 60_000
     with s.StandinServer([s.openai_text("done")]) as server:
         model = _Slow(OpenAIModel("o3", base_url=server.url + "/v1", retry=ONCE))
-        with Gateway(_roles(model)) as gateway:
+        with gateway_for(model) as gateway:
             job = gateway.open_job("j", "n", "solve", token_budget=budget)
             with ThreadPoolExecutor(6) as pool:
                 statuses = list(pool.map(lambda _: post(job.socket_path, chat("hi", max_tokens=100))[0], range(6)))
@@ -96,13 +87,13 @@ def test_concurrent_reasoning_requests_cannot_together_pass_the_budget(post, cha
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "openai-compatible"])
-def test_models_that_honour_the_callers_cap_get_it_within_the_budget(post, chat, provider):
+def test_models_that_honour_the_callers_cap_get_it_within_the_budget(post, chat, provider, gateway_for):
     answer = s.anthropic_text("done") if provider == "anthropic" else s.openai_text("done")
     with s.StandinServer([answer]) as server:
         model = (AnthropicModel("claude-3-5-sonnet-20241022", base_url=server.url, retry=ONCE, max_tokens=4096)
                  if provider == "anthropic" else
                  OpenAICompatible(server.url + "/v1", "local", retry=ONCE, max_tokens=4096))
-        with Gateway(_roles(model)) as gateway:
+        with gateway_for(model) as gateway:
             small = gateway.open_job("small", "n", "solve", token_budget=500)
             assert post(small.socket_path, chat("hi", max_tokens=3000))[0] == 200
             roomy = gateway.open_job("roomy", "n", "solve", token_budget=100_000)

@@ -17,15 +17,7 @@ from evolve.standins.models import fake_completion_cap
 
 NO_WAIT = RetryPolicy(window_s=0.5, initial_s=0.01, max_s=0.02)
 
-
-@pytest.fixture(autouse=True)
-def keys(monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
-
-
-def _roles(model) -> dict:
-    return {"solve": model, "modify": model, "diagnose": model}
+pytestmark = pytest.mark.usefixtures("api_keys")
 
 
 def outcome(status: int, gateway: Gateway) -> str:
@@ -50,12 +42,13 @@ CASES = [
 
 
 @pytest.mark.parametrize(("provider", "answer", "status", "code", "expected"), CASES)
-def test_each_upstream_failure_becomes_its_outcome(provider, answer, status, code, expected, post, chat):
+def test_each_upstream_failure_becomes_its_outcome(provider, answer, status, code, expected, post, chat,
+                                                   gateway_for):
     stops: list[str] = []
     with s.StandinServer([answer]) as server:
         model = (OpenAIModel("gpt-4o", base_url=server.url + "/v1", retry=NO_WAIT) if provider == "openai"
                  else AnthropicModel("claude-sonnet-4-6", base_url=server.url, retry=NO_WAIT))
-        with Gateway(_roles(model), on_fatal=stops.append) as gateway:
+        with gateway_for(model, on_fatal=stops.append) as gateway:
             job = gateway.open_job("j", "n", "solve", 10_000)
             got, body = post(job.socket_path, chat("hi"))
             again, _ = post(job.socket_path, chat("hi"))
@@ -83,9 +76,9 @@ class RaisingModel:
         raise TypeError("Messages.create() got an unexpected keyword argument 'temperature'")
 
 
-def test_an_exception_in_a_client_is_a_json_reply_not_a_dead_thread(post, chat):
+def test_an_exception_in_a_client_is_a_json_reply_not_a_dead_thread(post, chat, gateway_for):
     model = RaisingModel()
-    with Gateway(_roles(model)) as gateway:
+    with gateway_for(model) as gateway:
         job = gateway.open_job("j", "n", "solve", 100)
         replies = [post(job.socket_path, chat("hi")) for _ in range(3)]
         odd, _ = post(job.socket_path, [1, 2])  # valid JSON, not an object
@@ -103,10 +96,10 @@ def test_an_exception_in_a_client_is_a_json_reply_not_a_dead_thread(post, chat):
     [{"type": "function"}],
     ["not a tool"],
 ])
-def test_a_malformed_tool_sent_to_anthropic_is_the_agents_400_not_infra(tools, post, chat):
+def test_a_malformed_tool_sent_to_anthropic_is_the_agents_400_not_infra(tools, post, chat, gateway_for):
     with s.StandinServer([s.anthropic_text()]) as server:
         model = AnthropicModel("claude-sonnet-4-6", base_url=server.url, retry=NO_WAIT)
-        with Gateway(_roles(model)) as gateway:
+        with gateway_for(model) as gateway:
             job = gateway.open_job("j", "n", "solve", 10_000)
             status, body = post(job.socket_path, chat("hi", tools=tools))
             honest, _ = post(job.socket_path, chat("hi"))
@@ -115,21 +108,21 @@ def test_a_malformed_tool_sent_to_anthropic_is_the_agents_400_not_infra(tools, p
     assert server.seen and len(server.seen) == 1 and honest == 200  # only the honest request went upstream
 
 
-def test_parameters_a_reasoning_model_refuses_are_dropped_not_turned_into_infra(post, chat):
+def test_parameters_a_reasoning_model_refuses_are_dropped_not_turned_into_infra(post, chat, gateway_for):
     with s.StandinServer([s.openai_text("fine")]) as server:  # the stand-in 400s temperature/stop/max_tokens
         model = OpenAIModel("o3-mini", base_url=server.url + "/v1", retry=NO_WAIT)
-        with Gateway(_roles(model)) as gateway:
+        with gateway_for(model) as gateway:
             job = gateway.open_job("j", "n", "solve", 10_000)
             status, _ = post(job.socket_path, chat("hi", temperature=1.5, stop=["x"], max_tokens=5))
     assert status == 200
 
 
-def test_an_unsupported_value_in_the_agents_own_fields_is_its_failure(post, chat):
+def test_an_unsupported_value_in_the_agents_own_fields_is_its_failure(post, chat, gateway_for):
     refusal = s.openai_error(400, "Unsupported value: 'tools[0].type'", "invalid_request_error",
                              "unsupported_value", "tools[0].type")
     with s.StandinServer([refusal]) as server:
         model = OpenAIModel("gpt-4o", base_url=server.url + "/v1", retry=NO_WAIT)
-        with Gateway(_roles(model)) as gateway:
+        with gateway_for(model) as gateway:
             job = gateway.open_job("j", "n", "solve", 10_000)
             status, _ = post(job.socket_path, chat("hi", tools=[{"type": "weird"}]))
             verdict = outcome(status, gateway)

@@ -10,16 +10,12 @@ from evolve.llm.client import openai_arguments
 from evolve.llm.exchanges import read_exchanges, request_digest
 from evolve.llm.gateway import Gateway, request_seed
 from evolve.llm.types import ChatRequest, Message
-from evolve.standins.models import ScriptedModel
-
-
-def _models(model) -> dict:
-    return {"solve": model, "modify": model, "diagnose": model}
+from evolve.standins.models import ScriptedModel, every_role
 
 
 def seeds_sent(run_seed, post, chat, jobs=(1, 2), prompts=("a", "b", "a")) -> list[int | None]:
     model = ScriptedModel(["ok"])
-    with Gateway(_models(model), seed=run_seed) as gateway:
+    with Gateway(every_role(model), seed=run_seed) as gateway:
         for job_id in jobs:
             channel = gateway.open_job(job_id, "n", "solve", 10_000)
             for prompt in prompts:
@@ -52,10 +48,10 @@ def test_providers_that_take_a_seed_get_it_and_others_do_not():
 
 def test_records_and_replay_ignore_the_seed(tmp_path, post, chat):
     exchanges = tmp_path / "exchanges"
-    with Gateway(_models(ScriptedModel(["r1", "r2"])), exchanges_dir=exchanges) as unseeded:  # an old recording
+    with Gateway(every_role(ScriptedModel(["r1", "r2"])), exchanges_dir=exchanges) as unseeded:  # an old recording
         job = unseeded.open_job(3, "n", "solve", 1000)
         recorded = [post(job.socket_path, chat(p)) for p in ("first", "second")]
-    with Gateway(_models(ScriptedModel(["r1", "r2"])), exchanges_dir=tmp_path / "seeded", seed=5) as seeded:
+    with Gateway(every_role(ScriptedModel(["r1", "r2"])), exchanges_dir=tmp_path / "seeded", seed=5) as seeded:
         job = seeded.open_job(3, "n", "solve", 1000)
         for p in ("first", "second"):
             post(job.socket_path, chat(p))

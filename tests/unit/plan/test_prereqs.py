@@ -20,6 +20,15 @@ class _Models(http.server.BaseHTTPRequestHandler):
         return
 
 
+POLYGLOT_SMALL = """
+[sandbox]
+backend = "process"
+[tasks]
+suite = "polyglot:small"
+"""
+"""A run on the small polyglot suite; each test adds its models."""
+
+
 def _closed_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -29,11 +38,7 @@ def _closed_port() -> int:
 def test_missing_checkout_key_and_silent_server_are_each_one_line(monkeypatch, tmp_path):
     monkeypatch.delenv("EVOLVE_POLYGLOT_DIR", raising=False)
     monkeypatch.delenv("H20P_NO_SUCH_KEY", raising=False)
-    config = parse_config(f"""
-[sandbox]
-backend = "process"
-[tasks]
-suite = "polyglot:small"
+    config = parse_config(POLYGLOT_SMALL + f"""
 [models.solve]
 provider = "openai"
 model = "gpt-5-mini"
@@ -57,11 +62,7 @@ def test_a_server_that_answers_and_a_present_checkout_are_not_missing(monkeypatc
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         monkeypatch.setenv("EVOLVE_POLYGLOT_DIR", str(tmp_path))
-        config = parse_config(f"""
-[sandbox]
-backend = "process"
-[tasks]
-suite = "polyglot:small"
+        config = parse_config(POLYGLOT_SMALL + f"""
 [models.solve]
 provider = "openai-compatible"
 model = "m"
