@@ -4,7 +4,6 @@
 `ProcessSandbox` isolates nothing and is for development only, chosen by name in the config.
 """
 
-from evolve.bench.sandbox import SandboxBench, Timing, bench_sandbox
 from evolve.sandbox.cleanup import cleanup, list_sandboxes, reap_run
 from evolve.sandbox.docker_backend import DockerSandbox
 from evolve.sandbox.factory import limits_from_config, open_sandbox
@@ -45,12 +44,9 @@ __all__ = [
     "ImageInfo",
     "ProcessSandbox",
     "Sandbox",
-    "SandboxBench",
     "SandboxError",
     "SandboxLimits",
     "SandboxUnavailable",
-    "Timing",
-    "bench_sandbox",
     "build_image",
     "cleanup",
     "diff",

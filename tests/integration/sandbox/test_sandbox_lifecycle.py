@@ -8,6 +8,7 @@ import docker.errors
 import pytest
 from typer.testing import CliRunner
 
+from evolve.bench.sandbox import bench_sandbox
 from evolve.cli.app import app
 from evolve.sandbox import (
     JOB_LABEL,
@@ -15,7 +16,6 @@ from evolve.sandbox import (
     DockerSandbox,
     SandboxLimits,
     SandboxUnavailable,
-    bench_sandbox,
     cleanup,
     image_id,
     image_info,
