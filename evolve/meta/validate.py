@@ -36,6 +36,10 @@ SMOKE_TEST = "test_greet.py"
 _CACHES = {"__pycache__", ".pytest_cache"}
 GATE_SELF, GATE_INSTRUCTIONS = "/work/gate-self", "/work/gate-instructions.md"
 GATE_INSTRUCTION = "This is a check that `improve` runs: change nothing and finish.\n"
+# The improve check asks for a short context: an agent that honours it (the seed does) shows the model
+# a few of its files, not all of them, so the check costs one short model call instead of re-reading
+# the whole agent (about 90 s on the embedded CPU model, which cannot reuse the improve step's prefix).
+GATE_CONTEXT = {"EVOLVE_CONTEXT_CHARS": "8000"}
 GATE_MATERIAL = Material((
     ("README.md", "This is a check that `diagnose` runs: write short instructions for `improve` to --out.\n"),
     ("SUMMARY.md", "# Evaluations\n\n- greet: fail\n"),
@@ -155,7 +159,7 @@ def _contract(sandbox: Sandbox, code_dir: Path, log_dir: Path, channel_env: Mapp
     sandbox.write_file(GATE_INSTRUCTIONS, GATE_INSTRUCTION)
     improve = sandbox.exec(
         ["python3", "-m", "agent", "improve", "--workdir", GATE_SELF, "--instructions", GATE_INSTRUCTIONS,
-         "--budget-steps", "1"], cwd=AGENT, env=env, timeout=timeout_s)
+         "--budget-steps", "1"], cwd=AGENT, env={**env, **GATE_CONTEXT}, timeout=timeout_s)
     (log_dir / "validate-improve.log").write_text(f"exit {improve.returncode}\n{improve.stdout}\n{improve.stderr}")
     if not improve.ok:
         why = "timed out" if improve.timed_out else f"exit {improve.returncode}: {_tail(improve.stdout + improve.stderr)}"

@@ -37,9 +37,8 @@ class Model:
     def post(self, payload: bytes) -> tuple[int, bytes]:
         url = urllib.parse.urlparse(self.url or "http://localhost")
         conn = http.client.HTTPConnection(url.hostname, url.port or 80, timeout=self.timeout)
-        headers = {"Content-Type": "application/json"}
-        if self.token:
-            headers["Authorization"] = f"Bearer {self.token}"
+        auth = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        headers = {"Content-Type": "application/json", **auth}
         try:
             if self.socket_path:  # http.client uses a socket already set rather than connecting one
                 conn.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -13,16 +13,14 @@ LESSON = ("You are a coding agent. On an earlier task you had this problem:\n{pr
 def parse(text: str, block: re.Match | None) -> tuple[str, dict] | None:
     """A python block becomes a merge into its file; a bare "done" near the end finishes."""
     if block and block[1].lower() in ("python", "py", ""):
-        named = re.match(r"#\s*(?:file:\s*)?([\w./-]+\.py)\s*\n", block[3])
-        return "python", {"path": block[2].strip() or (named[1] if named else ""), "code": block[3]}
+        return "python", {"path": block[2].strip(), "code": block[3]}
     return ("done", {}) if not block and re.search(r"\b(done|DONE|TASK COMPLETE)\b", text[-200:]) else None
 
 
 def refuse_done(agent) -> str | None:  # agent: loop.Agent
     """Once, a "done" while the check still fails is sent back: weak models say it too early."""
-    if any(m["content"] == NOT_YET for m in agent.messages) or not agent.failing:
-        return None
-    return None if agent.workspace.bash(agent.check, timeout=120).endswith("[exit code 0]") else NOT_YET
+    settled = not agent.failing or any(m["content"] == NOT_YET for m in agent.messages)
+    return None if settled or agent.workspace.bash(agent.check, timeout=120).endswith("[exit code 0]") else NOT_YET
 
 
 def defined(source: str) -> dict[str, ast.stmt]:
@@ -35,9 +33,12 @@ def defined(source: str) -> dict[str, ast.stmt]:
 
 def merge(ws: Workspace, path: str, code: str) -> str:
     """Replace the file's functions that `code` redefines, append its new ones, put its imports on top."""
-    if not path:
+    new = defined(code)  # no path (small models forget it): the one file that defines the block's functions
+    sources = [] if path else sorted(ws.root.rglob("*.py"))
+    hits = [p for p in sources if set(new) & set(defined(p.read_text(errors="replace")))]
+    if not (path := path or (hits[0].relative_to(ws.root).as_posix() if len(hits) == 1 else "")):
         raise ToolError("Start the block with ```python path/to/file.py so I know which file it is.")
-    target, new = ws.path(path), defined(code)
+    target = ws.path(path)
     lines, new_lines = (target.read_text() if target.is_file() else "").splitlines(), code.splitlines()
     if not (old := defined("\n".join(lines))):
         return ws.write(path, code)
