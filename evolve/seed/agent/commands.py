@@ -57,7 +57,7 @@ def improve(agent: Agent, instructions: str) -> str:
             (root / name).parent.mkdir(parents=True, exist_ok=True)
             (root / name).write_bytes(before[name]) if name in before else (root / name).unlink()
         agent.log({"event": "reverted", "detail": "the agent's own tests failed after the edit"})
-    elif now == before and repairs and status != "model_error":
+    if {n: (root / n).read_bytes() for n in files(root, 5000)} == before and repairs and status != "model_error":
         repairs.learn(agent, instructions)
     return status
 

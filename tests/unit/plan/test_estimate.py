@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
+import tarfile
 from pathlib import Path
 
 import pytest
 
 from evolve.archive import Run
 from evolve.archive.lineage import import_bundle
-from evolve.config import RunConfig, load_config
-from evolve.configs import config_path
+from evolve.config import RunConfig, parse_config
 from evolve.llm.pricing import known_price
 from evolve.plan import make_plan
 from evolve.plan.profiles import default_profile
@@ -39,7 +39,9 @@ def _recorded(run_path: Path) -> dict:
 
 
 def _quickstart_config(archive: Path, **models: str) -> RunConfig:
-    config = load_config(config_path("quickstart"))
+    """The published run's own config (the bundle's `run.toml`), not today's quickstart, which has changed."""
+    with tarfile.open(BUNDLE) as bundle:
+        config = parse_config(bundle.extractfile("run.toml").read().decode(), "run.toml")
     config = config.model_copy(update={"run": config.run.model_copy(update={"archive_dir": archive})})
     if models:
         priced = {role: config.models.solve.model_copy(update={"provider": "openai", "model": name})
