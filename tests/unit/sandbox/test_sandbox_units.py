@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from evolve.bench.sandbox import Timing
 from evolve.config import SandboxConfig
 from evolve.sandbox import (
     ExecResult,
     ProcessSandbox,
     Sandbox,
     SandboxLimits,
-    Timing,
     limits_from_config,
     open_sandbox,
 )
