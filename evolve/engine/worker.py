@@ -29,7 +29,7 @@ from evolve.engine.executors import WorkerLost
 from evolve.engine.expand import ExpandSettings, Expansion
 from evolve.engine.jobs import EvaluationResult, ExpansionResult
 from evolve.engine.retry import InfraRetry
-from evolve.meta.experience import recorded_experience
+from evolve.meta.experience import recorded_experience, with_experience
 from evolve.meta.procedure import Material
 from evolve.tasks.types import Task
 
@@ -146,7 +146,7 @@ class EngineWorker:
                                    meta=self.settings.meta, parent_code=parent_code,
                                    extra_material={"experience.md": pool} if pool is not None else None)
         if isinstance(result, str) and pool is not None:
-            return f"{result.rstrip()}\n\n{pool}"
+            return with_experience(result, pool)
         return result
 
     def cancel(self) -> None:

@@ -202,6 +202,6 @@ def recorded_experience(run, job: Job, bounds: Bounds = Bounds()) -> str:
     return text
 
 
-def with_experience(run, job: Job, instructions: str, bounds: Bounds = Bounds()) -> str:
-    """An offspring's improve instructions with its parent group's pool appended (and recorded)."""
-    return f"{instructions.rstrip()}\n\n{recorded_experience(run, job, bounds)}"
+def with_experience(instructions: str, pool: str) -> str:
+    """An offspring's improve instructions with its parent group's rendered pool appended."""
+    return f"{instructions.rstrip()}\n\n{pool}"

@@ -117,7 +117,8 @@ def clean_instructions(raw: bytes) -> str:
     return text
 
 
-def _tail(text: str, limit: int = 600) -> str:
+def output_tail(text: str, limit: int = 600) -> str:
+    """The end of a command's output (where an error shows), for a one-line reason."""
     text = text.strip()
     return text if len(text) <= limit else "..." + text[-limit:]
 
@@ -138,7 +139,7 @@ def agent_diagnose(sandbox: Sandbox, material: Material, log_dir: Path, *, chann
         f"--- stdout\n{ran.stdout}\n--- stderr\n{ran.stderr}")
     _save_transcript(sandbox, log_dir / f"{log_name}-transcript.jsonl")
     if not ran.ok:
-        why = "timed out" if ran.timed_out else f"exit {ran.returncode}: {_tail(ran.stdout + ran.stderr)}"
+        why = "timed out" if ran.timed_out else f"exit {ran.returncode}: {output_tail(ran.stdout + ran.stderr)}"
         raise DiagnosisFailed(f"diagnose did not complete ({why})")
     try:
         raw = sandbox.read_file(OUT)

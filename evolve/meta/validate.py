@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evolve.meta.diagnose import DiagnosisFailed
-from evolve.meta.procedure import AGENT, Material, agent_diagnose
+from evolve.meta.procedure import AGENT, Material, agent_diagnose, output_tail
 from evolve.sandbox.types import Sandbox
 
 SMOKE_REPO, SMOKE_PROBLEM = "/work/smoke", "/work/smoke-problem.md"
@@ -53,11 +53,6 @@ class Verdict:
     reason: str | None = None
 
 
-def _tail(text: str, limit: int = 600) -> str:
-    text = text.strip()
-    return text if len(text) <= limit else "..." + text[-limit:]
-
-
 def validate_child(sandbox: Sandbox, code_dir: Path, diff: str, log_dir: Path, *,
                    channel_env: Mapping[str, str], served: Callable[[], int], smoke_steps: int = 2,
                    timeout_s: float = 600.0, diagnose: bool = False) -> Verdict:
@@ -84,13 +79,13 @@ def check_agent(sandbox: Sandbox, code_dir: Path, log_dir: Path, *, channel_env:
     sandbox.put_dir(code_dir, AGENT)
     imports = sandbox.exec(["python3", "-c", "import agent, agent.__main__"], cwd=AGENT, timeout=60)
     if not imports.ok:
-        return _failed(on_check, "imports", f"the agent no longer imports: {_tail(imports.stderr)}")
+        return _failed(on_check, "imports", f"the agent no longer imports: {output_tail(imports.stderr)}")
     on_check("imports", None)
     tests = sandbox.exec(["python3", "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "tests"],
                          cwd=AGENT, timeout=timeout_s)
     (log_dir / "validate-tests.log").write_text(tests.stdout + tests.stderr)
     if not tests.ok:
-        why = "timed out" if tests.timed_out else _tail(tests.stdout + tests.stderr)
+        why = "timed out" if tests.timed_out else output_tail(tests.stdout + tests.stderr)
         return _failed(on_check, "own tests", f"the agent's own tests fail: {why}")
     on_check("own tests", None)
     verdict = _contract(sandbox, code_dir, log_dir, channel_env, served, smoke_steps, timeout_s, on_check)
@@ -144,7 +139,7 @@ def _contract(sandbox: Sandbox, code_dir: Path, log_dir: Path, channel_env: Mapp
          "--budget-steps", str(smoke_steps)], cwd=AGENT, env=env, timeout=timeout_s)
     (log_dir / "validate-smoke.log").write_text(f"exit {smoke.returncode}\n{smoke.stdout}\n{smoke.stderr}")
     if not smoke.ok:
-        why = "timed out" if smoke.timed_out else f"exit {smoke.returncode}: {_tail(smoke.stdout + smoke.stderr)}"
+        why = "timed out" if smoke.timed_out else f"exit {smoke.returncode}: {output_tail(smoke.stdout + smoke.stderr)}"
         return _failed(on_check, "solve", f"contract: solve does not complete a smoke task ({why})")
     on_check("solve", None)
     if served() <= before:
@@ -162,7 +157,7 @@ def _contract(sandbox: Sandbox, code_dir: Path, log_dir: Path, channel_env: Mapp
          "--budget-steps", "1"], cwd=AGENT, env={**env, **GATE_CONTEXT}, timeout=timeout_s)
     (log_dir / "validate-improve.log").write_text(f"exit {improve.returncode}\n{improve.stdout}\n{improve.stderr}")
     if not improve.ok:
-        why = "timed out" if improve.timed_out else f"exit {improve.returncode}: {_tail(improve.stdout + improve.stderr)}"
+        why = "timed out" if improve.timed_out else f"exit {improve.returncode}: {output_tail(improve.stdout + improve.stderr)}"
         return _failed(on_check, "improve", f"contract: improve does not start and exit cleanly ({why})")
     on_check("improve", None)
     return Verdict(True)

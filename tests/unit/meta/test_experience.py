@@ -14,6 +14,7 @@ from evolve.meta.experience import (
     agent_experience,
     group_of,
     pool_from_run,
+    recorded_experience,
     with_experience,
 )
 
@@ -121,7 +122,7 @@ def test_with_experience_appends_the_group_pool_and_records_it(tmp_path):
     run.record_evaluation(root.id, "t1", "fail")
     first = run.start_job(JobKind.EXPAND, root.id, decision=4)
     run.start_job(JobKind.EXPAND, child.id, decision=4)
-    text = with_experience(run, first, "Problem: p\n\nChange to make: c\n")
+    text = with_experience("Problem: p\n\nChange to make: c\n", recorded_experience(run, first))
     assert text.startswith("Problem: p\n\nChange to make: c\n\n# Pooled experience of the parent group")
     assert f"## Agent {root.id}" in text and f"## Agent {child.id}" in text
     assert (run.log_dir(first.id) / "experience.md").read_text() in text
