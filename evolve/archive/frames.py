@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 
 from evolve.archive.records import Evaluation, Node
 from evolve.archive.store import Run
@@ -16,6 +17,10 @@ from evolve.archive.vocab import Outcome
 _NODE_COLUMNS = [field for field in Node.__dataclass_fields__]
 _EVALUATION_COLUMNS = [field for field in Evaluation.__dataclass_fields__]
 _OUTCOME_CODE = "CASE outcome " + " ".join(f"WHEN '{o.value}' THEN {i}" for i, o in enumerate(Outcome)) + " END"
+_EVALUATION_SCHEMA = pa.schema(
+    [(name, {"node": pa.string(), "task": pa.string(), "outcome": pa.int8(), "log_path": pa.string(),
+             "split": pa.string(), "duration_s": pa.float64(), "created": pa.float64()}.get(name, pa.int64()))
+     for name in _EVALUATION_COLUMNS])
 _SELECTED = [_OUTCOME_CODE if column == "outcome" else column for column in _EVALUATION_COLUMNS]
 
 
@@ -62,11 +67,13 @@ def nodes_frame(run: Run | Path | str, *, tree: CladeTree | None = None) -> pd.D
 def evaluations_frame(run: Run | Path | str) -> pd.DataFrame:
     """One row per graded attempt: node, task, attempt, outcome, duration, tokens, log path."""
     with _opened(run) as opened:
-        # Straight from plain rows into the frame: a record object (or an sqlite3.Row) per evaluation
-        # is most of the time on a long run's million evaluations. The outcome comes as its code in
-        # the vocabulary (no string per row); one the vocabulary lacks is missing, as in a Categorical.
-        rows = opened._rows(f"SELECT {', '.join(_SELECTED)} FROM evaluations ORDER BY id")
-    frame = pd.DataFrame.from_records(rows, columns=_EVALUATION_COLUMNS)
+        # Arrow columns straight from SQLite (`Run._table`): a Python object per cell was most of the
+        # time on a long run's million evaluations. The outcome comes as its code in the vocabulary;
+        # one the vocabulary lacks is missing, as in a Categorical.
+        table = opened._table(f"SELECT {', '.join(_SELECTED)} FROM evaluations ORDER BY id")
+    # A column that is NULL in every row comes typed int64; each gets its own type here.
+    table = table.rename_columns(_EVALUATION_COLUMNS).cast(_EVALUATION_SCHEMA)
+    frame = table.to_pandas()
     frame["created"] = pd.to_datetime(frame["created"], unit="s", utc=True)
     codes = frame["outcome"].fillna(-1).to_numpy(dtype="int8")
     frame["outcome"] = pd.Categorical.from_codes(codes, categories=pd.Index([o.value for o in Outcome]))

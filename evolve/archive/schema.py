@@ -86,18 +86,24 @@ _VOCABULARY = (("jobs", "kind", JobKind), ("jobs", "state", JobState), ("jobs", 
 _LEGACY_REQUEUED = "requeued as job "  # what v1 and v2 wrote into a re-run job's `detail`
 
 
+def reader_uri(path: Path) -> str:
+    """The URI every reader opens the database by (`mode=ro`: a reader never writes to the file)."""
+    uri = f"{Path(path).resolve().as_uri()}?mode=ro"
+    if os.statvfs(Path(path).parent).f_flag & os.ST_RDONLY:
+        # A read-only mount: SQLite cannot make the WAL index there, and nothing can write the
+        # file, so it is read as immutable.
+        uri += "&immutable=1"
+    return uri
+
+
 def connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
     """A connection shared by the threads of one process (callers serialise access).
 
     A reader opens the file with `mode=ro`, so no reader ever writes to it (a damaged or empty
     file stays byte-identical; SQLite would otherwise initialise a zero-byte file)."""
     if read_only:
-        uri = f"{Path(path).resolve().as_uri()}?mode=ro"
-        if os.statvfs(Path(path).parent).f_flag & os.ST_RDONLY:
-            # A read-only mount: SQLite cannot make the WAL index there, and nothing can write the
-            # file, so it is read as immutable.
-            uri += "&immutable=1"
-        connection = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False, timeout=60.0)
+        connection = sqlite3.connect(reader_uri(path), uri=True, isolation_level=None, check_same_thread=False,
+                                     timeout=60.0)
         connection.row_factory = sqlite3.Row
         connection.execute("PRAGMA busy_timeout=60000")
         return connection
