@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from evolve.cli import agent, archive, bench, config, faults, models, sandbox, tasks
+from evolve.cli import compare as compare_cli
 from evolve.cli import eval as eval_cli
 from evolve.cli import plan as plan_cli
 from evolve.cli import replay as replay_cli
@@ -30,6 +31,7 @@ plan_cli.register(app)
 archive.register(app)
 models.register(app)
 eval_cli.register(app)
+compare_cli.register(app)
 replay_cli.register(app)
 report_cli.register(app)
 for group in (config, sandbox, bench, tasks, agent):

@@ -1,0 +1,63 @@
+import json
+import subprocess
+import sys
+
+import pytest
+from scipy import stats
+
+from evolve.archive.compare import compare, counted_outcomes
+from evolve.errors import EvolveError
+
+
+def test_paired_comparison_counts_discordant_tasks_and_intervals():
+    a = {f"t{i}": i < 20 for i in range(40)}  # A passes t0..t19
+    b = {f"t{i}": 5 <= i < 30 for i in range(40)}  # B loses t0..t4, gains t20..t29
+    result = compare(a, b)
+    assert (result.a.passed, result.b.passed, result.tasks) == (20, 25, 40)
+    assert result.only_a == [f"t{i}" for i in range(5)] and len(result.only_b) == 10
+    assert result.difference.mean == pytest.approx(5 / 40)
+    assert result.difference.low < 0 < result.difference.high  # 5 of 15 discordant: not significant
+    assert result.mcnemar_p == pytest.approx(stats.binomtest(10, 15, 0.5).pvalue)
+    assert (result.a.interval.low, result.a.interval.high) == pytest.approx((0.352, 0.648), abs=1e-3)  # Wilson, 20/40
+
+
+def test_only_tasks_both_sides_counted_are_paired():
+    result = compare({"t1": True, "t2": False, "t3": True}, {"t1": True, "t2": True, "t4": False})
+    assert result.tasks == 2 and result.unpaired == 2 and result.mcnemar_p == 1.0
+    with pytest.raises(EvolveError, match="no counted task in common"):
+        compare({"t1": True}, {"t2": True})
+
+
+def test_first_counted_result_per_task_infra_never(run, code):
+    node = run.add_node(code({"a.py": "0\n"}))
+    run.record_evaluation(node.id, "t1", "infra")
+    run.record_evaluation(node.id, "t1", "fail")
+    run.record_evaluation(node.id, "t1", "pass")
+    run.record_evaluation(node.id, "t2", "pass", split="heldout")
+    assert counted_outcomes(run, node.id) == {"t1": False, "t2": True}
+    assert counted_outcomes(run, node.id, split="heldout") == {"t2": True}
+
+
+def test_cli_compares_two_eval_runs_and_names_an_ambiguous_run(tmp_path, code):
+    from evolve.archive.store import Run
+
+    paths = []
+    for name, passes in (("old", {"t1", "t2"}), ("new", {"t2", "t3"})):
+        with Run.create(tmp_path / name) as made:
+            node = made.add_node(code({"a.py": name}))
+            for task in ("t1", "t2", "t3", "t4"):
+                made.record_evaluation(node.id, task, "pass" if task in passes else "fail")
+            paths.append(made.path)
+    out = subprocess.run([sys.executable, "-m", "evolve", "compare", *map(str, paths), "--json"],
+                         capture_output=True, text=True, check=True)
+    result = json.loads(out.stdout)
+    assert result["a"]["passed"] == 2 and result["b"]["passed"] == 2 and result["tasks"] == 4
+    assert result["only_a"] == ["t1"] and result["only_b"] == ["t3"]
+    text = subprocess.run([sys.executable, "-m", "evolve", "compare", f"{paths[0]}:0", str(paths[1])],
+                          capture_output=True, text=True, check=True).stdout
+    assert "paired over 4 tasks: B − A = +0.000" in text and "exact McNemar p = 1" in text
+    with Run.open(paths[0], writer=True) as opened:
+        opened.add_node(code({"a.py": "2"}), parent="0", origin="self_modify")
+    refused = subprocess.run([sys.executable, "-m", "evolve", "compare", *map(str, paths)],
+                             capture_output=True, text=True, check=False)
+    assert refused.returncode != 0 and "the run has 2 nodes; name one as RUN:NODE" in refused.stderr
