@@ -111,6 +111,17 @@ class CodeStore:
             "diff", "--no-color", "--no-ext-diff", "--binary", old or EMPTY_TREE, new, strip=False
         )
 
+    def changed_files(self, old: str | None, new: str) -> list[str]:
+        """Paths added, changed or removed from `old` (None: empty tree) to `new`."""
+        return self._run("diff", "--no-renames", "--name-only", "-z", old or EMPTY_TREE, new).strip("\0").split("\0")
+
+    def read_file(self, commit: str, path: str) -> bytes | None:
+        """A file's bytes at `commit`; None where the commit has no such file."""
+        if path not in self._run("ls-tree", "-r", "-z", "--name-only", commit, "--", path).split("\0"):
+            return None
+        return self._git.execute(["git", f"--git-dir={self.path}", "cat-file", "blob", f"{commit}:{path}"],
+                                 stdout_as_string=False)
+
     def bundle(self, dest: Path, node_ids: list[str]) -> None:
         self._run("bundle", "create", str(Path(dest).resolve()), *[_ref(n) for n in node_ids])
 

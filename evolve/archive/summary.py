@@ -6,6 +6,7 @@ from collections import Counter
 
 from evolve.archive.compute import run_cpu_hours, sandbox_cpus
 from evolve.archive.counts import own_counts
+from evolve.archive.edits import edit_kind
 from evolve.archive.records import Node
 from evolve.archive.store import Run
 from evolve.archive.tree import CladeTree, Counts
@@ -104,7 +105,7 @@ def render_node(run: Run, node_id: str) -> str:
         per_task.setdefault(evaluation.task, []).append(evaluation.outcome)
     lines = [
         f"node {node.id}  ({node.status}{': ' + node.reason if node.reason else ''})",
-        f"parent: {node.parent or '-'}   origin: {node.origin}   commit: {node.commit}",
+        f"parent: {node.parent or '-'}   origin: {node.origin}   commit: {node.commit}   edit: {edit_kind(run, node.id)}",
         f"children: {', '.join(map(str, tree.children(node.id))) or '-'}",
         f"own: {_rate(tree.own_counts(node.id))}   clade: {_rate(tree.clade_counts(node.id))}",
         f"usage: {node.tokens} tokens, ${node.cost_usd:.4f}",

@@ -1,0 +1,130 @@
+"""What kind of change made a node: `code`, `prompt` text, `cosmetic`, or `none`.
+
+A self-modification that only appends a sentence to a prompt (the seed's lesson fallback) or only
+re-indents or re-comments is not a change of the agent's logic, and a study of a run needs to tell them
+apart (issue 19: "how many expansions produced a real code edit"). The rule compares each changed Python
+file's syntax tree with its parent's:
+
+- `cosmetic`: the trees are equal once docstrings are dropped (whitespace, comments, docstrings);
+- `prompt`: equal once every string constant is blanked and every statement that only binds a name to
+  string text (`SYSTEM += "..."`, `HINT = "..."`) is dropped: only words the model reads changed;
+- `code`: anything else, and any changed file that is not Python (tests and data are the agent's too).
+
+A node's kind is the strongest over its files (code > prompt > cosmetic); a root is `none`. A changed
+string inside logic (a separator, a pattern) counts as prompt text too: rare in an agent, and the diff
+shows it.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from enum import StrEnum
+
+from evolve.archive.store import Run
+
+
+class EditKind(StrEnum):
+    NONE = "none"
+    COSMETIC = "cosmetic"
+    PROMPT = "prompt"
+    CODE = "code"
+
+
+_STRENGTH = list(EditKind)
+
+
+def edit_kind(run: Run, node_id: str) -> EditKind:
+    """The kind of change between the node's parent's code and its own (see the module docstring)."""
+    node = run.node(node_id)
+    if node.parent is None:
+        return EditKind.NONE
+    parent = run.node(node.parent).commit
+    kind = EditKind.NONE
+    for path in filter(None, run.code.changed_files(parent, node.commit)):
+        before, after = run.code.read_file(parent, path), run.code.read_file(node.commit, path)
+        kind = max(kind, file_edit_kind(path, before, after), key=_STRENGTH.index)
+        if kind == EditKind.CODE:
+            break
+    return kind
+
+
+def file_edit_kind(path: str, before: bytes | None, after: bytes | None) -> EditKind:
+    """The kind of change of one file (None: the file is absent on that side)."""
+    if before == after:
+        return EditKind.NONE
+    if not path.endswith(".py"):
+        return EditKind.CODE
+    trees = [_parse(text) for text in (before, after)]
+    if trees[0] is None or trees[1] is None:
+        return EditKind.CODE  # a file that does not parse on one side changed its behaviour
+    if _dump(trees[0], _without_docstrings) == _dump(trees[1], _without_docstrings):
+        return EditKind.COSMETIC
+    if _dump(trees[0], _without_words) == _dump(trees[1], _without_words):
+        return EditKind.PROMPT
+    return EditKind.CODE
+
+
+def _parse(text: bytes | None) -> ast.Module | None:
+    if text is None:
+        return ast.Module(body=[], type_ignores=[])
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _dump(tree: ast.Module, normalise: Callable[[ast.Module], ast.AST]) -> str:
+    """The tree normalised, on a fresh copy (the normalisers edit the tree they get)."""
+    return ast.dump(normalise(ast.parse(ast.unparse(tree))))
+
+
+def _is_docstring(statement: ast.stmt) -> bool:
+    return (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+            and isinstance(statement.value.value, str))
+
+
+class _Docstrings(ast.NodeTransformer):
+    """Drops the docstring of the module, each class and each function."""
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        if (isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+                and node.body and _is_docstring(node.body[0])):
+            node.body = node.body[1:]
+        return super().generic_visit(node)
+
+
+class _Words(_Docstrings):
+    """Also drops each statement that only binds a name to text and blanks every string constant."""
+
+    def visit(self, node: ast.AST) -> ast.AST | None:
+        if isinstance(node, ast.stmt) and _binds_text(node):
+            return None
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return ast.Constant("")
+        return super().visit(node)
+
+
+def _without_docstrings(tree: ast.Module) -> ast.AST:
+    return _Docstrings().visit(tree)
+
+
+def _without_words(tree: ast.Module) -> ast.AST:
+    return _Words().visit(tree) or ast.Module(body=[], type_ignores=[])
+
+
+def _binds_text(statement: ast.stmt) -> bool:
+    """`NAME = <text>` or `NAME += <text>`, where the text is string constants (joined or formatted)."""
+    if isinstance(statement, ast.Assign | ast.AugAssign | ast.AnnAssign):
+        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+        return (all(isinstance(t, ast.Name) for t in targets) and statement.value is not None
+                and _is_text(statement.value))
+    return False
+
+
+def _is_text(value: ast.expr) -> bool:
+    if isinstance(value, ast.Constant):
+        return isinstance(value.value, str)
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+        return _is_text(value.left) and _is_text(value.right)
+    return isinstance(value, ast.JoinedStr) and all(isinstance(v, ast.Constant) for v in value.values)

@@ -1,0 +1,51 @@
+import pytest
+
+from evolve.archive.edits import EditKind, edit_kind, file_edit_kind
+
+PROMPTS = b'''"""The words."""
+
+SYSTEM = """You solve tasks."""  # the system prompt
+FORMAT = "Reply with one block."
+'''
+LOOP = b'''def step(reply):
+    """One step."""
+    if reply:
+        return reply.strip()
+    return None
+'''
+
+
+@pytest.mark.parametrize(("before", "after", "kind"), [
+    (PROMPTS, PROMPTS, EditKind.NONE),
+    (PROMPTS, PROMPTS.replace(b"# the system prompt", b"# changed comment\n\n"), EditKind.COSMETIC),
+    (LOOP, LOOP.replace(b'"""One step."""', b'"""One step of the loop, reworded."""'), EditKind.COSMETIC),
+    (PROMPTS, PROMPTS + b'\nSYSTEM += "\\nLesson: add more test cases."\n', EditKind.PROMPT),  # the seed's lesson
+    (PROMPTS, PROMPTS.replace(b"one block", b"exactly one fenced block"), EditKind.PROMPT),
+    (PROMPTS, PROMPTS + b'HINT = "Read the tests " + "first."\n', EditKind.PROMPT),
+    (LOOP, LOOP.replace(b"reply.strip()", b"reply.strip().lower()"), EditKind.CODE),
+    (LOOP.replace(b"None", b'"give up"'), LOOP.replace(b"None", b'"stop here"'), EditKind.PROMPT),
+    (LOOP, LOOP.replace(b"return None", b'return "give up"'), EditKind.CODE),  # None is not text
+    (LOOP, LOOP + b'\nSTEPS = len("abc")\n', EditKind.CODE),  # text into a call is logic
+    (LOOP, LOOP.replace(b"def step", b"def step(", 1), EditKind.CODE),  # no longer parses
+    (None, LOOP, EditKind.CODE),
+    (LOOP, None, EditKind.CODE),
+])
+def test_file_edit_kinds(before, after, kind):
+    assert file_edit_kind("agent/x.py", before, after) == kind
+
+
+def test_a_changed_file_that_is_not_python_is_code():
+    assert file_edit_kind("tests/data.json", b"{}", b"[]") == EditKind.CODE
+    assert file_edit_kind("README.md", b"a", b"a") == EditKind.NONE
+
+
+def test_a_node_takes_the_strongest_kind_over_its_files(run, code):
+    root = run.add_node(code({"agent/prompts.py": PROMPTS.decode(), "agent/loop.py": LOOP.decode()}))
+    lesson = run.add_node(code({"agent/prompts.py": PROMPTS.decode() + 'SYSTEM += "Lesson: x"\n',
+                                "agent/loop.py": LOOP.decode() + "# note\n"}), parent=root.id, origin="self_modify")
+    edit = run.add_node(code({"agent/prompts.py": PROMPTS.decode(), "agent/loop.py": LOOP.decode().replace("strip", "lstrip"),
+                              "agent/new.py": "X = 1\n"}), parent=lesson.id, origin="self_modify")
+    same = run.add_node(code({"agent/prompts.py": PROMPTS.decode(), "agent/loop.py": LOOP.decode().replace("strip", "lstrip"),
+                              "agent/new.py": "X = 1\n"}), parent=edit.id, origin="self_modify")
+    assert [edit_kind(run, n.id) for n in (root, lesson, edit, same)] == [
+        EditKind.NONE, EditKind.PROMPT, EditKind.CODE, EditKind.NONE]
