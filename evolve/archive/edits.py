@@ -7,7 +7,8 @@ file's syntax tree with its parent's:
 
 - `cosmetic`: the trees are equal once docstrings are dropped (whitespace, comments, docstrings);
 - `prompt`: equal once every string constant is blanked and every statement that only binds a name to
-  string text (`SYSTEM += "..."`, `HINT = "..."`) is dropped: only words the model reads changed;
+  string text (`SYSTEM += "..."`, `HINT = "..."`, `LESSONS = ["...", ...]`) is dropped: only words
+  the model reads changed;
 - `code`: anything else, and any changed file that is not Python (tests and data are the agent's too).
 
 A node's kind is the strongest over its files (code > prompt > cosmetic); a root is `none`. A changed
@@ -114,7 +115,8 @@ def _without_words(tree: ast.Module) -> ast.AST:
 
 
 def _binds_text(statement: ast.stmt) -> bool:
-    """`NAME = <text>` or `NAME += <text>`, where the text is string constants (joined or formatted)."""
+    """`NAME = <text>` or `NAME += <text>`, where the text is string constants (joined, formatted, or a
+    list of them)."""
     if isinstance(statement, ast.Assign | ast.AugAssign | ast.AnnAssign):
         targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
         return (all(isinstance(t, ast.Name) for t in targets) and statement.value is not None
@@ -127,4 +129,6 @@ def _is_text(value: ast.expr) -> bool:
         return isinstance(value.value, str)
     if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
         return _is_text(value.left) and _is_text(value.right)
+    if isinstance(value, ast.List | ast.Tuple):  # a list of lessons or of prompt lines
+        return all(_is_text(element) for element in value.elts)
     return isinstance(value, ast.JoinedStr) and all(isinstance(v, ast.Constant) for v in value.values)

@@ -21,6 +21,7 @@ LOOP = b'''def step(reply):
     (LOOP, LOOP.replace(b'"""One step."""', b'"""One step of the loop, reworded."""'), EditKind.COSMETIC),
     (PROMPTS, PROMPTS + b'\nSYSTEM += "\\nLesson: add more test cases."\n', EditKind.PROMPT),  # the seed's lesson
     (PROMPTS, PROMPTS.replace(b"one block", b"exactly one fenced block"), EditKind.PROMPT),
+    (b"LESSONS: list[str] = []\n", b'LESSONS: list[str] = ["Read the tests first."]\n', EditKind.PROMPT),  # the old seed
     (PROMPTS, PROMPTS + b'HINT = "Read the tests " + "first."\n', EditKind.PROMPT),
     (LOOP, LOOP.replace(b"reply.strip()", b"reply.strip().lower()"), EditKind.CODE),
     (LOOP.replace(b"None", b'"give up"'), LOOP.replace(b"None", b'"stop here"'), EditKind.PROMPT),
