@@ -156,6 +156,9 @@ class TasksConfig(_Section):
     """Search on only the first N tasks of `split` (in suite order)."""
     heldout_limit: int | None = Field(None, gt=0)
     """Score the final agent on only the first N tasks of `heldout_split` (in suite order)."""
+    heldout_seed: bool = False
+    """Score the seed on the held-out tasks too, so the final agent is compared with it on the same tasks
+    (`evolve compare RUN:ROOT RUN:FINAL --split heldout`)."""
     polyglot_dir: Path | None = None
     """Checkout of the polyglot benchmark (suite `polyglot`)."""
 

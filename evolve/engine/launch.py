@@ -170,7 +170,7 @@ def run_evolution(config: RunConfig, *, resume: Path | None = None, progress: Pr
                 worker = _worker(config, run, tasks, gateway, cluster)
                 runner = Runner(
                     run, policy, worker, executor, search_tasks=list(tasks.search),
-                    heldout_tasks=list(tasks.heldout), budget=config.budget,
+                    heldout_tasks=list(tasks.heldout), heldout_seed=config.tasks.heldout_seed, budget=config.budget,
                     concurrency=config.executor.concurrency, seed=config.run.seed, progress=progress,
                     fatal=lambda: gateway.fatal,
                     compiled_stage=compiled.stage_size(config, len(tasks.search)),

@@ -68,6 +68,7 @@ class Runner:
         *,
         search_tasks: Sequence[str],
         heldout_tasks: Sequence[str] = (),
+        heldout_seed: bool = False,
         budget: BudgetConfig,
         concurrency: int,
         seed: int,
@@ -88,6 +89,7 @@ class Runner:
         self.progress = progress
         self.clock = clock
         self.heldout_tasks = list(heldout_tasks)
+        self.heldout_seed = heldout_seed  # the seed is scored on them too, after the final agent
         self.cpus_per_job = cpus_per_job  # a job's sandbox CPUs: what its wall time costs in CPU-hours
         self.compiled_stage = compiled_stage  # DGM's compiled check on this many first tasks; None: off
         self.state = SearchState.from_run(run, task_order(search_tasks, seed))
@@ -315,6 +317,9 @@ class Runner:
         scored = best is not None and bool(self.heldout_tasks) and not self._stop.is_set()
         if scored:
             passed, total = self._score_heldout(str(best))
+            seed = self.run.nodes()[0].id  # the root: created first
+            if self.heldout_seed and seed != str(best) and not self._stop.is_set():
+                self._score_heldout(seed)  # recorded beside the final agent's, on the same tasks
             scored = not self._stop.is_set()
         self._report(final=True)
         return RunOutcome(stopping.text, None if best is None else str(best), passed, total,

@@ -119,10 +119,12 @@ def expansions_of(config: RunConfig) -> tuple[int, str]:
 
 
 def run_counts(config: RunConfig, tasks: PlannedTasks) -> Counts:
-    """The run's evaluations (search, then the final agent's held-out scoring) and expansions."""
+    """The run's evaluations (search, then the held-out scoring of the final agent, and of the seed under
+    `heldout_seed`) and expansions."""
     expansions, rule = expansions_of(config)
     # No node is evaluated twice on a task: the whole tree can take at most nodes x tasks.
     search = min(config.budget.evaluations, (expansions + 1) * tasks.search)
-    return Counts(search_evaluations=search, heldout_evaluations=tasks.heldout, expansions=expansions,
+    heldout = tasks.heldout * (2 if config.tasks.heldout_seed else 1)  # the final agent's, and the seed's
+    return Counts(search_evaluations=search, heldout_evaluations=heldout, expansions=expansions,
                   search_tasks=tasks.search, heldout_tasks=tasks.heldout, exact_tasks=tasks.exact,
                   expansion_rule=rule)

@@ -34,7 +34,8 @@ def render_table(plan: Plan) -> str:
         f"plan for run {plan.config_name}: suite {plan.suite}, policy {plan.policy} (at most, under the budgets)",
         f"  tasks         {counts.search_tasks} search, {counts.heldout_tasks} held out{exact}",
         (f"  evaluations   {counts.evaluations:,} ({counts.search_evaluations:,} search + "
-        f"{counts.heldout_evaluations:,} held-out scoring of the final agent)"),
+        f"{counts.heldout_evaluations:,} held-out scoring of the final agent"
+        f"{' and the seed' if counts.heldout_evaluations > counts.heldout_tasks else ''})"),
         f"  expansions    {counts.expansions:,} ({counts.expansion_rule})",
         f"  per job       from {plan.profile.source}",
         (f"                evaluation {plan.profile.evaluation.total:,.0f} tokens, "

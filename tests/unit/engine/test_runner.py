@@ -180,3 +180,15 @@ def test_the_cpu_hour_budget_stops_new_work_and_is_shown(make_runner):
     assert summary["cpu_hours"] == pytest.approx(sum(j.finished - j.started for j in jobs) / 3600, abs=1e-4)
     assert "CPU-hours" in render_summary(summary)
     assert "0.01 CPU-h" in Snapshot(cpu_hours=0.0125).line()
+
+
+@pytest.mark.parametrize("heldout_seed", [False, True])
+def test_the_seed_is_scored_on_the_heldout_tasks_beside_the_final_agent_when_asked(make_runner, heldout_seed):
+    failing_seed = {("0", task): "fail" for task in TASKS + HELDOUT}  # so the final agent is a child
+    runner, run, _ = make_runner(BudgetConfig(evaluations=30), heldout_seed=heldout_seed, outcomes=failing_seed)
+    outcome = runner.execute()
+    assert outcome.heldout_scored and outcome.best_node not in (None, "0")
+    scored = {(e.node, e.task) for e in run.evaluations(split="heldout")}
+    final = {(outcome.best_node, task) for task in HELDOUT}
+    assert scored == (final | {("0", task) for task in HELDOUT} if heldout_seed else final)
+    assert outcome.heldout_total == len(HELDOUT)  # the final agent's score
