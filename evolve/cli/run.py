@@ -31,7 +31,21 @@ def _report(run, outcome: RunOutcome) -> None:
             why = "no model could be reached" if refused else "the run was stopped"
             score = f"not scored on held-out tasks: {why}; `evolve run --resume {run.path}` scores it"
         typer.echo(f"best agent: node {outcome.best_node} ({score})")
+        _report_seed(run, outcome)
     typer.echo(f"archive: {run.path}   (evolve tree {run.path}; evolve show {run.path} NODE)")
+
+
+def _report_seed(run, outcome: RunOutcome) -> None:
+    """The seed's held-out score beside the final agent's, where the run scored it (`heldout_seed`)."""
+    from evolve.archive.compare import counted_outcomes
+
+    seed = run.nodes()[0].id
+    if not outcome.heldout_scored or seed == outcome.best_node:
+        return
+    scored = counted_outcomes(run, seed, split="heldout")
+    if scored:
+        typer.echo(f"seed: node {seed} ({sum(scored.values())}/{len(scored)} held-out tasks passed; paired: "
+                   f"evolve compare {run.path}:{seed} {run.path}:{outcome.best_node} --split heldout)")
 
 
 def _execute(config, resume: Path | None, report: Path | None = None) -> None:
