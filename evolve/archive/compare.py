@@ -15,8 +15,8 @@ from scipy import stats
 
 from evolve.archive.store import Run
 from evolve.archive.vocab import counts_as
-from evolve.bench.search import Interval, mean_ci95
 from evolve.errors import EvolveError
+from evolve.stats import Interval, mean_ci95, proportion_ci95
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,4 @@ def compare(a: dict[str, bool], b: dict[str, bool], labels: tuple[str, str] = ("
 
 
 def _side(label: str, passed: list[bool]) -> Side:
-    k, n = sum(passed), len(passed)
-    ci = stats.binomtest(k, n).proportion_ci(0.95, method="wilson")
-    return Side(label, k, n, Interval(k / n, float(ci.low), float(ci.high)))
+    return Side(label, sum(passed), len(passed), proportion_ci95(sum(passed), len(passed)))

@@ -18,7 +18,7 @@ from typing import TypeVar, cast
 
 import numpy as np
 
-from evolve.bench.search import Interval, default_policy, mean_ci95
+from evolve.bench.search import default_policy
 from evolve.search.costaware import HGMCostPolicy
 from evolve.search.estimates import clade_posterior_mean, mean_accuracy
 from evolve.search.params import HGMCostParams
@@ -26,6 +26,7 @@ from evolve.search.simulate import EpisodeResult, SyntheticWorld, WorldParams, p
 from evolve.search.tree import CladeTree
 from evolve.search.types import Policy
 from evolve.search.view import SearchView
+from evolve.stats import Interval, mean_ci95
 
 DEFAULT_COSTS = (1.0, 2.0, 4.0, 8.0)
 PRICED_POLICIES = ("hgm", "hgm_cost", "dgm")

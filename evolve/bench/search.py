@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import stats
 
 from evolve.archive.records import Evaluation, Node
 from evolve.archive.vocab import NodeStatus, Outcome
@@ -27,6 +26,7 @@ from evolve.search.gea import GEAPolicy
 from evolve.search.hgm import HGMPolicy
 from evolve.search.simulate import EpisodeResult, WorldParams
 from evolve.search.types import Policy
+from evolve.stats import Interval, mean_ci95
 
 if TYPE_CHECKING:
     from evolve.bench.priced import PricedSweep
@@ -43,28 +43,6 @@ def default_policy(name: str) -> Policy:
     if name not in makers:
         raise ValueError(f"unknown policy {name!r}; known: {', '.join(makers)}")
     return makers[name]()
-
-
-@dataclass(frozen=True)
-class Interval:
-    """A mean and its 95 % confidence interval."""
-
-    mean: float
-    low: float
-    high: float
-
-    def to_json(self) -> dict:
-        return {"mean": self.mean, "ci95": [self.low, self.high]}
-
-
-def mean_ci95(values: Sequence[float]) -> Interval:
-    """Mean ± t(0.975, n−1)·sd/√n; a single value has a zero-width interval."""
-    data = np.asarray(values, dtype=float)
-    mean = float(data.mean())
-    if data.size < 2:
-        return Interval(mean, mean, mean)
-    half = float(stats.t.ppf(0.975, data.size - 1) * data.std(ddof=1) / np.sqrt(data.size))
-    return Interval(mean, mean - half, mean + half)
 
 
 def evals_to_match(quality_by_evals: np.ndarray, target: float) -> int | None:

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from evolve.bench.search import bench_search, evals_to_match, mean_ci95, runner_state, time_runner_decision
+from evolve.bench.search import bench_search, evals_to_match, runner_state, time_runner_decision
 from evolve.cli.app import app
 from evolve.search import DGMPolicy, GreedyPolicy, HGMPolicy, RandomPolicy
+from evolve.stats import mean_ci95
 
 
 def test_mean_ci95_hand_computed():
