@@ -329,36 +329,44 @@ class Runner:
         """Evaluate the final agent on every held-out task it has no counted result for yet.
 
         Its jobs say `split = heldout`, so a resume re-runs an interrupted one here, never in the
-        search; results go to the held-out split, which no search count or budget reads."""
-        done = {e.task: e.outcome for e in self.run.evaluations(node_id, split=Split.HELDOUT)
-                if e.outcome != Outcome.INFRA}
+        search; results go to the held-out split, which no search count or budget reads. At most
+        `concurrency` jobs are handed to the executor at a time, so a stop (the first Ctrl-C) starts
+        no new one and the rest are scored on resume."""
+        done: dict[str, str] = {e.task: e.outcome for e in self.run.evaluations(node_id, split=Split.HELDOUT)
+                                if e.outcome != Outcome.INFRA}
         interrupted = {j.task: j for j in self._requeue.heldout if j.node == node_id}
         node = self.run.node(node_id)
+        waiting = [task for task in self.heldout_tasks if task not in done]
         pending: dict[Future, tuple[Job, str]] = {}
-        for task in self.heldout_tasks:
-            if task in done:
-                continue
-            if self._stop.is_set():
+        while waiting or pending:
+            while waiting and len(pending) < self.concurrency and not self._stop.is_set():
+                task = waiting.pop(0)
+                job = self.run.start_job(JobKind.EVALUATE, node_id, task, split=Split.HELDOUT,
+                                         requeues=interrupted.get(task))
+                pending[self.executor.submit(self.worker.evaluate, job, node, task, Split.HELDOUT)] = job, task
+            if not pending:
                 break  # stopped while scoring: the rest is scored on resume
-            job = self.run.start_job(JobKind.EVALUATE, node_id, task, split=Split.HELDOUT,
-                                     requeues=interrupted.get(task))
-            pending[self.executor.submit(self.worker.evaluate, job, node, task, Split.HELDOUT)] = job, task
-        for future, (job, task) in pending.items():
-            error = future.exception()
-            if self._cancel.is_set():
-                self.run.finish_job(job.id, JobState.CANCELLED, "cancelled by the user")
-                continue
-            if error is not None:
-                self.run.finish_job(job.id, JobState.FAILED, f"{type(error).__name__}: {error}")
-                continue
-            result = future.result()
-            self.run.record_evaluation(
-                node_id, task, result.outcome, duration_s=result.duration_s, tokens=result.tokens,
-                log_path=result.log_path, split=Split.HELDOUT, job_id=job.id,
-            )
-            if result.outcome != Outcome.INFRA:
-                done[task] = result.outcome
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                job, task = pending.pop(future)
+                self._record_heldout(future, job, node_id, task, done)
         return sum(outcome == Outcome.PASS for outcome in done.values()), len(self.heldout_tasks)
+
+    def _record_heldout(self, future: Future, job: Job, node_id: str, task: str, done: dict[str, str]) -> None:
+        error = future.exception()
+        if self._cancel.is_set():
+            self.run.finish_job(job.id, JobState.CANCELLED, "cancelled by the user")
+            return
+        if error is not None:
+            self.run.finish_job(job.id, JobState.FAILED, f"{type(error).__name__}: {error}")
+            return
+        result = future.result()
+        self.run.record_evaluation(
+            node_id, task, result.outcome, duration_s=result.duration_s, tokens=result.tokens,
+            log_path=result.log_path, split=Split.HELDOUT, job_id=job.id,
+        )
+        if result.outcome != Outcome.INFRA:
+            done[task] = result.outcome
 
     def _report(self, final: bool = False) -> None:
         if self.progress is None:

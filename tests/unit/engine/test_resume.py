@@ -143,3 +143,24 @@ def test_a_v2_run_migrated_resumes_to_the_end_the_old_code_reached(make_runner, 
         else:
             assert job["detail"] == old_detail[job["id"]]
     run.close()
+
+
+def test_a_stop_during_heldout_scoring_starts_no_new_heldout_job_and_a_resume_scores_the_rest(make_runner):
+    runner, run, worker = make_runner(BudgetConfig(evaluations=10), concurrency=1)
+    evaluate = worker.evaluate
+
+    def stop_after_the_first_heldout(job, node, task, split):
+        result = evaluate(job, node, task, split)
+        if split == "heldout":
+            runner.request_stop()  # the first Ctrl-C, while the final agent is being scored
+        return result
+
+    worker.evaluate = stop_after_the_first_heldout
+    first = runner.execute()
+    assert not first.heldout_scored
+    assert len(run.evaluations(split="heldout")) == 1, "no held-out job started after the stop"
+    assert not run.jobs("started")
+    runner2, _, _ = make_runner(BudgetConfig(evaluations=10), run=run, concurrency=1)
+    second = runner2.execute()
+    assert second.heldout_scored and second.best_node == first.best_node
+    _check_heldout_apart(run, 10)
