@@ -39,8 +39,8 @@ def _report_seed(run, outcome: RunOutcome) -> None:
     """The seed's held-out score beside the final agent's, where the run scored it (`heldout_seed`)."""
     from evolve.archive.compare import counted_outcomes
 
-    seed = run.nodes()[0].id
-    if not outcome.heldout_scored or seed == outcome.best_node:
+    seed = outcome.seed_node
+    if seed is None:
         return
     scored = counted_outcomes(run, seed, split="heldout")
     if scored:

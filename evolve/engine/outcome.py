@@ -22,6 +22,8 @@ class RunOutcome:
     signal: int | None = None
     """The signal that stopped or cancelled the run (the CLI exits with 128 + it), if any."""
     stop: StopReason = StopReason.STOPPED
+    seed_node: str | None = None
+    """The seed (the tree's root), where it was scored on the held-out tasks beside the final agent."""
 
 
 @dataclass(frozen=True)

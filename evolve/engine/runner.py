@@ -315,15 +315,18 @@ class Runner:
         passed, total = 0, len(self.heldout_tasks)
         # A user's stop skips the held-out scoring too; `evolve run --resume` does it.
         scored = best is not None and bool(self.heldout_tasks) and not self._stop.is_set()
+        seed: str | None = None
         if scored:
             passed, total = self._score_heldout(str(best))
-            seed = self.run.nodes()[0].id  # the root: created first
-            if self.heldout_seed and seed != str(best) and not self._stop.is_set():
-                self._score_heldout(seed)  # recorded beside the final agent's, on the same tasks
+            root = self.run.nodes()[0].id  # the seed: created first
+            if self.heldout_seed and root != str(best) and not self._stop.is_set():
+                self._score_heldout(root)  # recorded beside the final agent's, on the same tasks
+                seed = root
             scored = not self._stop.is_set()
         self._report(final=True)
         return RunOutcome(stopping.text, None if best is None else str(best), passed, total,
-                          self.state.used, len(self.state.tree), scored, stop=stopping.reason)
+                          self.state.used, len(self.state.tree), scored, stop=stopping.reason,
+                          seed_node=seed if scored else None)
 
     def _score_heldout(self, node_id: str) -> tuple[int, int]:
         """Evaluate the final agent on every held-out task it has no counted result for yet.

@@ -27,9 +27,9 @@ def test_the_report_puts_the_seeds_heldout_score_beside_the_final_agents(run, co
     for task, seed_outcome, child_outcome in (("h1", "fail", "pass"), ("h2", "pass", "pass"), ("h3", "infra", "fail")):
         run.record_evaluation(seed.id, task, seed_outcome, split="heldout")
         run.record_evaluation(child.id, task, child_outcome, split="heldout")
-    _report(run, RunOutcome("evaluation budget spent", child.id, 2, 3, 10, 2, heldout_scored=True))
+    _report(run, RunOutcome("evaluation budget spent", child.id, 2, 3, 10, 2, heldout_scored=True, seed_node=seed.id))
     out = capsys.readouterr().out
     assert "best agent: node 1 (2/3 held-out tasks passed)" in out
     assert f"seed: node 0 (1/2 held-out tasks passed; paired: evolve compare {run.path}:0 {run.path}:1 --split heldout)" in out
     _report(run, RunOutcome("evaluation budget spent", seed.id, 1, 3, 10, 2, heldout_scored=True))
-    assert "seed: node" not in capsys.readouterr().out  # the seed is the final agent
+    assert "seed: node" not in capsys.readouterr().out  # the seed is the final agent: the runner names no seed

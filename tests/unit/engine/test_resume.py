@@ -128,7 +128,7 @@ def test_a_v2_run_migrated_resumes_to_the_end_the_old_code_reached(make_runner, 
     the search's decisions on purpose changes this end, not what the migration kept."""
     expected = V2_ANSWERS["resumed"]
     run, outcome, jobs = _resume_v2_run(make_runner, tmp_path)
-    assert outcome == {**expected["outcome"], "stop": StopReason.EVALUATION_BUDGET}
+    assert outcome == {**expected["outcome"], "stop": StopReason.EVALUATION_BUDGET, "seed_node": None}
     # The best node's counts follow the search's counting rule now: its 3 held-out results no longer count.
     now = status(run)
     assert 0 < now.pop("cpu_hours") < 0.01  # new since 9c40030: the jobs' wall time, here seconds

@@ -192,3 +192,4 @@ def test_the_seed_is_scored_on_the_heldout_tasks_beside_the_final_agent_when_ask
     final = {(outcome.best_node, task) for task in HELDOUT}
     assert scored == (final | {("0", task) for task in HELDOUT} if heldout_seed else final)
     assert outcome.heldout_total == len(HELDOUT)  # the final agent's score
+    assert outcome.seed_node == ("0" if heldout_seed else None)
