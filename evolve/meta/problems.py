@@ -22,6 +22,13 @@ SYSTEMATIC = {
     "timeout": "In most failed tasks the agent ran out of time before finishing.",
     "context": "In most failed tasks the conversation overflowed the model's context window.",
 }
+# With no failure to study (HGM may expand a node after one passing evaluation) the problem is generic.
+# It names a change to the agent and not to tests: "check its work by running the tests" read to the
+# 0.5B diagnosis model as "add more test cases", and the lesson that followed made the child edit only
+# the smoke task's test, so the gate refused it (2 of the CPU run's 3 invalid children, one of a quickstart's 2).
+GENERAL = ("The agent solved every task it was given so far, so no failure shows what to fix. Make it more "
+           "reliable on harder tasks with one change to the agent itself, not to any task or its tests: for "
+           "example, have it write the complete solution into the task's source file in one step.")
 _CONTEXT_MARKERS = ("context length", "context window", "maximum context", "too many tokens", "n_ctx")
 
 
@@ -97,8 +104,7 @@ def choose_problem(
     """A systematic problem when one explains ≥ `dominance` of ≥ `min_failures` failures, else a
     random failed task; with no failures, a general robustness problem."""
     if not failures:
-        return Problem("general", "The agent solved every task it was given. Make it more reliable "
-                       "on harder tasks: check its work by running the tests before finishing.")
+        return Problem("general", GENERAL)
     signatures = Counter(f.signature for f in failures)
     signature, count = signatures.most_common(1)[0]
     if signature in SYSTEMATIC and len(failures) >= min_failures and count / len(failures) >= dominance:
