@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import docker
 import docker.errors
 
-from evolve.sandbox.engine import engine_client, infra
+from evolve.sandbox.engine import engine_client, infra, removal_in_progress
 from evolve.sandbox.gateway_slot import sweep_slots
 from evolve.sandbox.owner import OWNER_LABEL, owner_alive
 from evolve.sandbox.types import RUN_LABEL
@@ -41,6 +41,10 @@ def _remove(engine: docker.DockerClient, container_id: str) -> bool:
             engine.api.remove_container(container_id, force=True)
         except docker.errors.NotFound:
             return False  # removed meanwhile by its own sandbox
+        except docker.errors.APIError as exc:
+            if not removal_in_progress(exc):
+                raise
+            return False  # being removed by its own sandbox
     return True
 
 

@@ -44,7 +44,7 @@ from evolve.sandbox.docker_spec import (
     writable_mounts,
 )
 from evolve.sandbox.docker_start import ImageHomes, start_container
-from evolve.sandbox.engine import INFRA_ERRORS, infra, oom_kill_count
+from evolve.sandbox.engine import INFRA_ERRORS, infra, oom_kill_count, removal_in_progress
 from evolve.sandbox.gateway_slot import link_socket, new_slot, remove_slot
 from evolve.sandbox.output import OutputCollector
 from evolve.sandbox.tarballs import TarBuilder, extract_dir, tar_of_bytes, tar_of_dir, tar_of_dirs
@@ -290,6 +290,9 @@ class DockerSandbox:
         except docker.errors.NotFound:
             log.debug("container %s was already gone (reaped or engine restarted)", self._container.id[:12])
         except INFRA_ERRORS as exc:
+            if isinstance(exc, docker.errors.APIError) and removal_in_progress(exc):
+                log.debug("container %s is being removed by a sweep", self._container.id[:12])
+                return
             log.warning(
                 "could not remove container %s (the next reap removes it): %s", self._container.id[:12], exc
             )

@@ -24,6 +24,12 @@ def infra(what: str) -> Iterator[None]:
         raise SandboxUnavailable(f"{what}: {exc}") from exc
 
 
+def removal_in_progress(exc: docker.errors.APIError) -> bool:
+    """The engine answered 409: it is already removing the container (its own sandbox's removal, which
+    a run's closing sweep races after a stop). The container goes either way."""
+    return exc.status_code == 409 and "already in progress" in str(exc.explanation or exc)
+
+
 @contextlib.contextmanager
 def engine_client(client: docker.DockerClient | None = None) -> Iterator[docker.DockerClient]:
     """`client` itself, or a fresh client to the local engine that is closed afterwards."""

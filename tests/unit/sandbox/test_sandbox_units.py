@@ -8,7 +8,9 @@ import tarfile
 import time
 from pathlib import Path
 
+import docker.errors
 import pytest
+import requests
 
 from evolve.bench.sandbox import Timing
 from evolve.config import SandboxConfig
@@ -17,6 +19,8 @@ from evolve.sandbox import (
     ProcessSandbox,
     Sandbox,
     SandboxLimits,
+    SandboxUnavailable,
+    cleanup,
     limits_from_config,
     open_sandbox,
 )
@@ -242,3 +246,34 @@ def test_a_diff_file_the_agent_swapped_for_a_directory_is_a_git_failure(tmp_path
         monkeypatch.setattr(box, "read_file", swapped)
         with pytest.raises(repo.GitFailed, match="could not be read"):
             repo.diff(box, "r")  # a SandboxError: the expansion's own failure, never an escaping exception
+
+
+class _Engine:
+    """The part of a Docker client a run's closing sweep uses, answering each removal with `error`."""
+
+    def __init__(self, error: Exception):
+        self.api = self
+        self.error = error
+
+    def containers(self, all: bool, filters: dict) -> list[dict]:
+        return [{"Id": "c" * 64, "Labels": {}}]
+
+    def remove_container(self, container_id: str, force: bool) -> None:
+        raise self.error
+
+
+def _api_error(status: int, explanation: str) -> docker.errors.APIError:
+    response = requests.Response()
+    response.status_code = status
+    return docker.errors.APIError("engine said no", response=response, explanation=explanation)
+
+
+def test_a_sweep_racing_a_sandboxs_own_removal_is_no_error():
+    """After a stop, the run's closing sweep meets containers their sandboxes are still removing: the
+    engine answers 409 "already in progress". That ended a stopped CPU run with `error:` and exit 1."""
+    racing = _api_error(409, "removal of container ccc is already in progress")
+    assert cleanup("run-1", client=_Engine(racing)) == []  # not removed by the sweep, and no error
+    with pytest.raises(SandboxUnavailable, match="cannot remove container"):
+        cleanup("run-1", client=_Engine(_api_error(409, "container is paused")))
+    with pytest.raises(SandboxUnavailable, match="cannot remove container"):
+        cleanup("run-1", client=_Engine(_api_error(500, "removal is already in progress")))
