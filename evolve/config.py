@@ -138,6 +138,9 @@ class SandboxConfig(_Section):
     disk: str = Field("1g", pattern=r"^([0-9]+[kmgKMG]?|none)$")
     """Size of each writable place of a Docker sandbox (work dir, /tmp, /var/tmp, home: tmpfs on a
     read-only root, also charged to `memory`); `none` leaves the root writable with no quota."""
+    layer_disk: str = Field("10g", pattern=r"^[0-9]+[kmgKMG]?$")
+    """Where the root stays writable (`disk = "none"`, or a SWE-bench instance's image): the most a
+    sandbox's writable layer may hold, measured by the host every second; over it the agent is killed."""
     copy_limit_bytes: int = Field(64 * 1024 * 1024, gt=0)
     """Cap on one copy out of a sandbox (a transcript, a log, a child's code): a bigger file is cut with
     a note, a bigger directory is refused."""

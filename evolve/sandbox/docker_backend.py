@@ -46,6 +46,7 @@ from evolve.sandbox.docker_spec import (
 from evolve.sandbox.docker_start import ImageHomes, start_container
 from evolve.sandbox.engine import INFRA_ERRORS, infra, oom_kill_count, removal_in_progress
 from evolve.sandbox.gateway_slot import link_socket, new_slot, remove_slot
+from evolve.sandbox.layer import LayerWatch
 from evolve.sandbox.output import OutputCollector
 from evolve.sandbox.tarballs import TarBuilder, extract_dir, tar_of_bytes, tar_of_dir, tar_of_dirs
 from evolve.sandbox.types import CopyRefused, ExecResult, SandboxLimits, SandboxUnavailable, truncation_note
@@ -90,6 +91,8 @@ class DockerSandbox:
         self._ride: str | None = "self" if user in _COPY_USERS else (
             "drop" if user in ("root", "0") and {"SETUID", "SETGID"} <= set(cap_add) else None)
         self.release: Callable[[Callable[[], None]], None] | None = None  # a pool's: removes it off the job's path
+        self._layer = None if limits.disk is not None else LayerWatch(
+            client, container.id, cap=limits.layer_disk, poll_s=limits.layer_poll_s, uid=AGENT_UID)
 
     @classmethod
     def create(
@@ -192,6 +195,9 @@ class DockerSandbox:
             raise ValueError("exec needs a command")
         if self._deadline <= time.monotonic():
             return self._exhausted()
+        if self._layer_full():
+            return ExecResult(-1, "", f"[evolve: {self._layer_note()}; no command runs in it now]\n", 0.0,
+                              disk_full=True)
         self._exec_count += 1
         pidfile = f"/tmp/.evolve-exec-{self._exec_count}.pid"
         stdin_file = ""
@@ -232,8 +238,10 @@ class DockerSandbox:
         full = self._full_mounts() if returncode != 0 and not timed_out else []
         if full:
             stderr += f"\n[evolve: the sandbox's disk is full ({', '.join(full)}; limit {self._limits.disk} each)]\n"
+        elif self._layer_full():
+            stderr += f"\n[evolve: {self._layer_note()}]\n"
         return ExecResult(returncode, stdout, stderr, duration, timed_out=timed_out, oom_killed=oom,
-                          truncated=collector.over_limit.is_set(), disk_full=bool(full))
+                          truncated=collector.over_limit.is_set(), disk_full=bool(full) or self._layer_full())
 
     def write_file(self, path: str, content: str | bytes) -> None:
         data = content.encode() if isinstance(content, str) else content
@@ -279,6 +287,8 @@ class DockerSandbox:
             return
         self._closed = True
         self._pending, self._pending_dirs = None, []
+        if self._layer is not None:
+            self._layer.stop()
         if self.release is not None:
             self.release(self._remove)
         else:
@@ -311,6 +321,12 @@ class DockerSandbox:
 
     def _path(self, path: str) -> str:
         return posixpath.normpath(posixpath.join(self._workdir, path))
+
+    def _layer_full(self) -> bool:
+        return self._layer is not None and self._layer.full.is_set()
+
+    def _layer_note(self) -> str:
+        return f"the sandbox's writable layer passed its cap of {self._limits.layer_disk}: its processes were killed"
 
     def _full_mounts(self) -> list[str]:
         """The writable mounts with under 1 MiB free (a failed command may have died of a full disk)."""

@@ -33,6 +33,7 @@ def limits_from_config(config: SandboxConfig) -> SandboxLimits:
         wall_clock_s=config.timeout_s,
         output_limit_bytes=config.output_limit_bytes,
         disk=None if config.disk == "none" else config.disk,
+        layer_disk=config.layer_disk,
         copy_limit_bytes=config.copy_limit_bytes,
     )
 
@@ -78,8 +79,8 @@ class DockerSandboxes:
 
     def __call__(self, image: str, job: str, *, gateway_socket: Path | None = None,
                  grader: bool = False, writable_root: bool = False) -> DockerSandbox:
-        # An image whose tools write anywhere (a SWE-bench instance's) has no disk cap and may lack the
-        # `agent` user: its agent runs as that uid by number.
+        # An image whose tools write anywhere (a SWE-bench instance's) keeps a writable root, capped by
+        # `layer_disk` (evolve.sandbox.layer), and may lack the `agent` user: its agent runs as that uid.
         limits = replace(self.limits, disk=None) if writable_root else self.limits
         user = f"{AGENT_UID}:{AGENT_UID}" if writable_root else "agent"
         if self.pool is not None:

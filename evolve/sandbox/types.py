@@ -89,6 +89,11 @@ class SandboxLimits:
     anywhere, such as SWE-bench instances)."""
     copy_limit_bytes: int = 64 * 1024 * 1024
     """Cap on one copy out of the sandbox (a file read, a directory copied out)."""
+    layer_disk: str = "10g"
+    """Where `disk` is None (the root stays writable): the most the container's writable layer may hold.
+    The host measures it every `layer_poll_s`; over it, the agent's processes are killed and commands
+    refused (evolve.sandbox.layer)."""
+    layer_poll_s: float = 1.0
 
 
 @runtime_checkable

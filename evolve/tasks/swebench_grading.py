@@ -29,7 +29,7 @@ WORKDIR = TESTBED
 STAGE = "/tmp/evolve-swebench-grade"
 _HERE = Path(__file__).parent
 _STAGED = ("swebench_grader.py", "grader_script.py", "grader_reports.py")
-LIMITS = SandboxLimits(cpus=2.0, memory="8g", pids=4096, wall_clock_s=3600.0, disk=None)  # instance images write anywhere
+LIMITS = SandboxLimits(cpus=2.0, memory="8g", pids=4096, wall_clock_s=3600.0, disk=None)  # a writable root, capped by layer_disk
 
 SandboxFactory = Callable[[str, str], Sandbox]
 

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -64,6 +65,42 @@ def test_a_writable_root_is_still_available_for_images_that_need_it(make_box):
     box = make_box(limits=SandboxLimits(memory="128m", wall_clock_s=60, disk=None))
     assert box.exec(["sh", "-c", "echo hi > /work/x && cat /work/x"]).stdout == "hi\n"
     assert LIMITS.disk == "64m"
+
+
+LAYER = SandboxLimits(memory="256m", wall_clock_s=120, disk=None, layer_disk="64m", layer_poll_s=0.5)
+"""A writable root (an image whose tools write anywhere), its layer capped at 64 MiB."""
+_WRITER = "while :; do head -c 50000000 /dev/zero >> /tmp/fill || exit 1; done"
+
+
+def _layer(docker_client, box) -> int:
+    (sizes,) = docker_client.api.containers(all=True, size=True, filters={"id": box.container_id})
+    return sizes.get("SizeRw", 0)
+
+
+def test_a_writable_root_is_capped_by_its_layer_and_the_writer_is_killed(make_box, docker_client):
+    box = make_box(limits=LAYER)
+    assert box.exec(["sh", "-c", "head -c 8000000 /dev/zero > /tmp/honest && echo ok"]).stdout == "ok\n"  # twin
+    fill = box.exec(["sh", "-c", f"{_WRITER}; echo survived"], timeout=60)
+    assert fill.disk_full and not fill.timed_out and "survived" not in fill.stdout
+    assert "writable layer passed its cap of 64m" in fill.stderr
+    assert _layer(docker_client, box) < 2 << 30  # the cap plus what one writer wrote between two looks
+    refused = box.exec(["echo", "hi"])
+    assert refused.disk_full and refused.stdout == "" and "no command runs in it now" in refused.stderr
+    assert box.read_file("/tmp/honest")[:4] == b"\0\0\0\0"  # the engine's own copies out still work
+
+
+def test_a_writer_left_in_the_background_is_killed_at_the_cap_too(make_box, docker_client):
+    """The layer is watched for the container's life, not only while a command runs."""
+    box = make_box(limits=LAYER)
+    started = box.exec(["sh", "-c", f"setsid sh -c 'sleep 1; {_WRITER}' </dev/null >/dev/null 2>&1 & echo started"])
+    assert started.ok and started.stdout == "started\n"
+    deadline = time.monotonic() + 60
+    while not (refused := box.exec(["true"])).disk_full and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert refused.disk_full
+    size = _layer(docker_client, box)
+    time.sleep(2)
+    assert _layer(docker_client, box) == size  # no writer is left
 
 
 @pytest.mark.parametrize("make", ["ln -s /etc/shadow evil", "mkfifo pipe"])

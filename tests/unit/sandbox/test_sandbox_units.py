@@ -26,7 +26,7 @@ from evolve.sandbox import (
 )
 from evolve.sandbox.engine import oom_kill_count
 from evolve.sandbox.images import base_of, parse_requirements, requirements_dockerfile
-from evolve.sandbox.kill import _group_members
+from evolve.sandbox.kill import _group_members, _uid_members
 from evolve.sandbox.output import OutputCollector
 from evolve.sandbox.tarballs import extract_dir, single_file, tar_of_bytes, tar_of_dir
 
@@ -109,18 +109,21 @@ def test_limits_follow_the_config():
     assert limits_from_config(SandboxConfig(disk="3g")).disk == "3g"
 
 
-def test_group_members_match_process_group_and_container(tmp_path):
-    def fake(pid: int, pgrp: int, cgroup: str) -> None:
+def test_group_and_uid_members_match_the_container_and_the_group_or_uid(tmp_path):
+    def fake(pid: int, pgrp: int, cgroup: str, uid: int = 1000) -> None:
         entry = tmp_path / str(pid)
         entry.mkdir()
         (entry / "stat").write_text(f"{pid} (weird ) name) S 1 {pgrp} {pgrp} 0 -1\n")
+        (entry / "status").write_text(f"Name:\tx\nUid:\t{uid}\t{uid}\t{uid}\t{uid}\n")
         (entry / "cgroup").write_text(cgroup)
 
     fake(101, 100, "12:pids:/docker/abc123\n")
     fake(102, 100, "12:pids:/docker/other\n")
     fake(103, 7, "12:pids:/docker/abc123\n")
+    fake(104, 7, "12:pids:/docker/abc123\n", uid=0)  # the grader's root: not the agent's
     (tmp_path / "self").mkdir()
     assert _group_members(100, "abc123", tmp_path) == [101]
+    assert sorted(_uid_members(1000, "abc123", tmp_path)) == [101, 103]
 
 
 def test_process_backend_is_chosen_by_name_and_isolates_no_env(tmp_path, monkeypatch):
