@@ -90,6 +90,10 @@ RUN_ENV = "EVOLVE_NOTEBOOK_RUN"
 """Environment variable naming the run (directory or bundle) the notebooks open."""
 
 
+REFERENCE_BUNDLE = "quickstart-embedded.evolve.tar.gz"
+"""The reference lineage in `archive/published/` (the project's own quickstart run)."""
+
+
 def default_run_path(start: Path | None = None) -> Path | None:
     """`$EVOLVE_NOTEBOOK_RUN`, else the reference bundle in `archive/published/` (looked for from
     `start` upwards), else None."""
@@ -97,9 +101,9 @@ def default_run_path(start: Path | None = None) -> Path | None:
         return Path(os.environ[RUN_ENV])
     start = (start or Path.cwd()).resolve()
     for directory in (start, *start.parents):
-        bundles = sorted((directory / "archive" / "published").glob("*.evolve.tar.gz"))
-        if bundles:
-            return bundles[0]
+        bundle = directory / "archive" / "published" / REFERENCE_BUNDLE
+        if bundle.is_file():
+            return bundle
     return None
 
 

@@ -1,33 +1,20 @@
-"""The lineages in archive/published/ are what their README says: each bundle verifies against the
-digest published beside it, and the reference lineage (the project's own quickstart run) replays:
+"""The reference lineage in archive/published/ (the project's own quickstart run) replays:
 every node's code rebuilds to its recorded tree hash, and every recorded evaluation re-runs from its
 recorded model exchanges (no model) with the outcome it had."""
 
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from evolve.notebook import REFERENCE_BUNDLE
+
 PUBLISHED = Path(__file__).resolve().parents[3] / "archive" / "published"
-REFERENCE = PUBLISHED / "quickstart-embedded.evolve.tar.gz"
-# The README's check command for each bundle: `evolve replay archive/published/NAME \ --expect sha256:...`.
-_CHECK = re.compile(r"evolve replay archive/published/(\S+\.evolve\.tar\.gz)\s*\\?\s*--expect (sha256:[0-9a-f]{64})")
-
-
-def test_every_published_bundle_verifies_against_the_digest_its_readme_publishes():
-    published = dict(_CHECK.findall((PUBLISHED / "README.md").read_text()))
-    assert sorted(published) == sorted(path.name for path in PUBLISHED.glob("*.evolve.tar.gz"))
-    for name, digest in published.items():
-        out = subprocess.run([sys.executable, "-m", "evolve", "replay", str(PUBLISHED / name), "--expect", digest,
-                              "--json"], capture_output=True, text=True, check=False, timeout=600)
-        assert out.returncode == 0, f"{name}: {out.stderr}"
-        report = json.loads(out.stdout)
-        assert report["verified"] == report["nodes"] > 0, name
+REFERENCE = PUBLISHED / REFERENCE_BUNDLE
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,7 @@
 """The lineage digest pins a bundle: a forgery that passes the bundle's own check is refused."""
 
 import json
+import re
 import subprocess
 import sys
 import tarfile
@@ -109,9 +110,17 @@ def test_a_lineage_export_has_the_digest_of_that_lineage(run, build_run, tmp_pat
     assert out.returncode == 0, out.stderr
 
 
-def test_the_published_readme_states_the_published_bundles_digest():
+def test_the_published_readme_states_each_published_bundles_digest():
+    """Each bundle in archive/published verifies against the digest its README's check command names."""
     from evolve.replay import verify
 
     published = Path(__file__).resolve().parents[3] / "archive" / "published"
-    stated = {word for word in (published / "README.md").read_text().split() if word.startswith("sha256:")}
-    assert stated == {verify(published / "quickstart-embedded.evolve.tar.gz").digest}
+    readme = (published / "README.md").read_text()
+    # `evolve replay archive/published/NAME \ --expect sha256:...`
+    checks = dict(re.findall(r"evolve replay archive/published/(\S+\.evolve\.tar\.gz)\s*\\?\s*--expect (sha256:[0-9a-f]{64})",
+                             readme))
+    assert sorted(checks) == sorted(path.name for path in published.glob("*.evolve.tar.gz"))
+    for name, digest in checks.items():
+        report = verify(published / name)
+        assert report.digest == digest and report.checks and all(check.ok for check in report.checks), name
+    assert {word for word in readme.split() if word.startswith("sha256:")} == set(checks.values())
