@@ -19,6 +19,7 @@ from evolve.engine.context import Channel, ChannelSpec, JobContext
 from evolve.engine.jobs import ExpansionResult
 from evolve.meta import DiagnosisFailed, Modification, Verdict, self_modify, validate_child
 from evolve.meta.procedure import AGENT, Material, agent_diagnose
+from evolve.meta.validate import SMOKE_STEPS
 from evolve.sandbox.types import Sandbox, SandboxError
 
 VALIDATION_RUNS = 2
@@ -32,7 +33,7 @@ class ExpandSettings:
     """Step cap of `python -m agent improve`."""
     job_tokens: int = 200_000
     """Tokens the gateway serves to one model role of one job."""
-    smoke_steps: int = 2
+    smoke_steps: int = SMOKE_STEPS
     """Step cap of the smoke task in the validation gate."""
 
 

@@ -4,7 +4,8 @@ Checks, in order, each in the same fresh sandbox: a non-empty diff; the agent st
 own tests pass (the child may rewrite those); then the engine's contract checks, which it cannot edit:
 `python -m agent solve` on a smoke task exits 0, made at least one model request through the gateway
 (the gateway's count, `served`) and really changed the smoke repo: some file other than its test
-written or changed (copied out and compared by the engine). Neither passing the smoke check nor the
+written or changed (copied out and compared by the engine), in one of `SMOKE_ATTEMPTS` solves of
+`SMOKE_STEPS` steps, each in a fresh copy of the repo. Neither passing the smoke check nor the
 right file is required: a weak model often fails it or writes to a wrong path, and a stricter rule
 would stop no attack that this one lets through (a hollow child could write junk into any file); `python -m agent improve` starts
 and exits 0 on a trivial instruction with one step; under `[meta] procedure = "agent"` also `python -m agent
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from evolve.meta.diagnose import DiagnosisFailed
 from evolve.meta.procedure import AGENT, Material, agent_diagnose, output_tail
-from evolve.sandbox.types import Sandbox
+from evolve.sandbox.types import ExecResult, Sandbox
 
 SMOKE_REPO, SMOKE_PROBLEM = "/work/smoke", "/work/smoke-problem.md"
 SMOKE_FILES = {
@@ -31,6 +32,12 @@ SMOKE_FILES = {
     "test_greet.py": "from greet import greet\n\n\ndef test_greet():\n    assert greet('Ada') == 'Hello, Ada!'\n",
 }
 SMOKE_STATEMENT = "Implement `greet(name)` in greet.py so that it returns 'Hello, NAME!' (e.g. 'Hello, Ada!').\n"
+SMOKE_STEPS = 3
+"""Step cap of the smoke solve: room to look, write and check."""
+SMOKE_ATTEMPTS = 2
+"""Smoke solves, each in a fresh copy of the smoke repo, until one makes a real change. One sample of a
+weak model is a coin toss (the 0.5B model made no change in one of two solves of the same child), and a
+hollow child makes no change however often it is asked, so a second try admits no attack."""
 SMOKE_TEST = "test_greet.py"
 """Editing only this file is no real change."""
 _CACHES = {"__pycache__", ".pytest_cache"}
@@ -54,7 +61,7 @@ class Verdict:
 
 
 def validate_child(sandbox: Sandbox, code_dir: Path, diff: str, log_dir: Path, *,
-                   channel_env: Mapping[str, str], served: Callable[[], int], smoke_steps: int = 2,
+                   channel_env: Mapping[str, str], served: Callable[[], int], smoke_steps: int = SMOKE_STEPS,
                    timeout_s: float = 600.0, diagnose: bool = False) -> Verdict:
     """Run the gate; the first failing check is the reason. `served()`: model requests the gateway has
     answered for this job so far (e.g. `lambda: gateway.report(job).requests`). `diagnose`: the agent's
@@ -71,7 +78,7 @@ under `[meta] procedure = "agent"`."""
 
 
 def check_agent(sandbox: Sandbox, code_dir: Path, log_dir: Path, *, channel_env: Mapping[str, str],
-                served: Callable[[], int], smoke_steps: int = 2, timeout_s: float = 600.0, diagnose: bool = False,
+                served: Callable[[], int], smoke_steps: int = SMOKE_STEPS, timeout_s: float = 600.0, diagnose: bool = False,
                 on_check: Callable[[str, str | None], None] = lambda name, reason: None) -> Verdict:
     """Whether `code_dir` meets the agent contract: the gate without its diff check (`evolve agent check`
     runs it on any directory). `on_check(name, reason)` hears each check of CHECKS as it ends (reason
@@ -105,15 +112,15 @@ def _failed(on_check: Callable[[str, str | None], None], name: str, reason: str)
     return Verdict(False, reason)
 
 
-def _smoke_changes(sandbox: Sandbox, log_dir: Path) -> list[str]:
+def _smoke_changes(sandbox: Sandbox, repo: str, log: Path) -> list[str]:
     """Files of the smoke repo, other than its test and caches, that solve wrote or changed."""
     with tempfile.TemporaryDirectory(prefix="evolve-smoke-") as tmp:
         copy = Path(tmp) / "smoke"
         try:
-            sandbox.get_dir(SMOKE_REPO, copy)
+            sandbox.get_dir(repo, copy)
         except (OSError, tarfile.TarError) as exc:  # a link out of the repo, a special file, over the copy cap
-            with (log_dir / "validate-smoke.log").open("a") as log:
-                log.write(f"\nthe smoke repo could not be copied out: {exc}\n")
+            with log.open("a") as out:
+                out.write(f"\nthe smoke repo could not be copied out: {exc}\n")
             return []
         changed = []
         for path in sorted(p for p in copy.rglob("*") if p.is_file() and not p.is_symlink()):
@@ -125,19 +132,34 @@ def _smoke_changes(sandbox: Sandbox, log_dir: Path) -> list[str]:
         return changed
 
 
+def _smoke(sandbox: Sandbox, log_dir: Path, env: Mapping[str, str], smoke_steps: int, timeout_s: float,
+           attempt: int) -> tuple[ExecResult, list[str]]:
+    """One smoke solve in a fresh copy of the smoke repo: its result and the files it really changed.
+    Its output and the agent's transcript go to the log (for people; no check reads the transcript)."""
+    suffix = "" if attempt == 1 else f"-{attempt}"
+    repo, transcript = SMOKE_REPO + suffix, f"/work/smoke-transcript{suffix}.jsonl"
+    log = log_dir / f"validate-smoke{suffix}.log"
+    for name, text in SMOKE_FILES.items():
+        sandbox.write_file(f"{repo}/{name}", text)
+    smoke = sandbox.exec(
+        ["python3", "-m", "agent", "solve", "--workdir", repo, "--problem", SMOKE_PROBLEM,
+         "--budget-steps", str(smoke_steps)], cwd=AGENT, env={**env, "EVOLVE_TRANSCRIPT": transcript}, timeout=timeout_s)
+    log.write_text(f"exit {smoke.returncode}\n{smoke.stdout}\n{smoke.stderr}")
+    try:
+        (log_dir / f"validate-smoke-transcript{suffix}.jsonl").write_bytes(sandbox.read_file(transcript))
+    except (FileNotFoundError, IsADirectoryError):
+        pass  # the agent wrote none; the log says what happened
+    return smoke, _smoke_changes(sandbox, repo, log) if smoke.ok else []
+
+
 def _contract(sandbox: Sandbox, code_dir: Path, log_dir: Path, channel_env: Mapping[str, str],
               served: Callable[[], int], smoke_steps: int, timeout_s: float,
               on_check: Callable[[str, str | None], None]) -> Verdict:
     """The engine's own checks of the agent contract (DESIGN.md §3), whatever the child's tests say."""
-    for name, text in SMOKE_FILES.items():
-        sandbox.write_file(f"{SMOKE_REPO}/{name}", text)
     sandbox.write_file(SMOKE_PROBLEM, SMOKE_STATEMENT)
     env = {**channel_env, "PYTHONDONTWRITEBYTECODE": "1"}
     before = served()
-    smoke = sandbox.exec(
-        ["python3", "-m", "agent", "solve", "--workdir", SMOKE_REPO, "--problem", SMOKE_PROBLEM,
-         "--budget-steps", str(smoke_steps)], cwd=AGENT, env=env, timeout=timeout_s)
-    (log_dir / "validate-smoke.log").write_text(f"exit {smoke.returncode}\n{smoke.stdout}\n{smoke.stderr}")
+    smoke, changed = _smoke(sandbox, log_dir, env, smoke_steps, timeout_s, attempt=1)
     if not smoke.ok:
         why = "timed out" if smoke.timed_out else f"exit {smoke.returncode}: {output_tail(smoke.stdout + smoke.stderr)}"
         return _failed(on_check, "solve", f"contract: solve does not complete a smoke task ({why})")
@@ -146,9 +168,13 @@ def _contract(sandbox: Sandbox, code_dir: Path, log_dir: Path, channel_env: Mapp
         return _failed(on_check, "model request",
                        "contract: solve made no model request through the gateway on the smoke task")
     on_check("model request", None)
-    if not _smoke_changes(sandbox, log_dir):
-        return _failed(on_check, "smoke change",
-                       "contract: solve made no real change to the smoke repo (only its test, or nothing)")
+    for attempt in range(2, SMOKE_ATTEMPTS + 1):
+        if changed:
+            break
+        _, changed = _smoke(sandbox, log_dir, env, smoke_steps, timeout_s, attempt)
+    if not changed:
+        return _failed(on_check, "smoke change", f"contract: solve made no real change to the smoke repo in "
+                       f"{SMOKE_ATTEMPTS} tries (only its test, or nothing)")
     on_check("smoke change", None)
     sandbox.put_dir(code_dir, GATE_SELF)
     sandbox.write_file(GATE_INSTRUCTIONS, GATE_INSTRUCTION)

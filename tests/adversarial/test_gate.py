@@ -110,3 +110,37 @@ def test_a_child_whose_diagnose_is_broken_is_invalid_with_the_reason(tmp_path, b
                     diagnose=True)
     assert not verdict.valid and verdict.reason.startswith(f"contract: {why}"), verdict.reason
     assert verdict.reason.endswith("(the meta procedure is broken)")
+
+
+class _SecondTry:
+    """Answers the first smoke solve with no edit and later ones with the fix: a weak model's coin toss."""
+
+    name = "second-try"
+
+    def __init__(self):
+        self.smoke_requests = 0
+        self._nothing, self._fix = RoutedModel([], "true\n"), RoutedModel([], SMOKE_EDIT)
+
+    def completion_cap(self, request):
+        return self._nothing.completion_cap(request)
+
+    def complete(self, request):
+        last = next((m.content or "" for m in reversed(request.messages) if m.role == "user"), "")
+        self.smoke_requests += SMOKE_MARKER in last
+        return (self._fix if SMOKE_MARKER in last and self.smoke_requests > 1 else self._nothing).complete(request)
+
+
+def test_twin_an_honest_child_whose_first_smoke_solve_changed_nothing_gets_a_second(tmp_path, base_image):
+    model = _SecondTry()
+    with Gateway({"solve": model}) as gateway:
+        channel = gateway.open_job("gate", "child", "solve", 10_000)
+        try:
+            with DockerSandboxes("adversarial-gate")("evolve-base:latest", "gate",
+                                                    gateway_socket=channel.socket_path) as box:
+                verdict = validate_child(box, executor_agent(tmp_path / "child"), "diff --git a/x b/x\n", tmp_path,
+                                         channel_env=channel.sandbox_env(),
+                                         served=lambda: gateway.report("gate").requests, timeout_s=30)
+        finally:
+            gateway.close_job("gate")
+    assert verdict.valid, verdict.reason
+    assert model.smoke_requests == 2 and (tmp_path / "validate-smoke-2.log").is_file()
