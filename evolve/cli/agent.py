@@ -14,6 +14,7 @@ from rich.console import Console
 
 from evolve.errors import EvolveError
 from evolve.llm.types import ChatRequest, ChatResponse, Message, ToolCall, Usage
+from evolve.meta.validate import SMOKE_FIX
 
 if TYPE_CHECKING:
     from evolve.llm.client import ChatModel
@@ -21,8 +22,6 @@ if TYPE_CHECKING:
 
 app = typer.Typer(name="agent", help="Agents as seeds: check that a directory meets the agent contract.",
                   no_args_is_help=True)
-
-SMOKE_FIX = "sed -i 's/raise NotImplementedError/return \"Hello, \" + name + \"!\"/' greet.py"
 
 
 class ContractStandIn:

@@ -28,10 +28,14 @@ from evolve.sandbox.types import ExecResult, Sandbox
 
 SMOKE_REPO, SMOKE_PROBLEM = "/work/smoke", "/work/smoke-problem.md"
 SMOKE_FILES = {
-    "greet.py": 'def greet(name):\n    """Return a greeting for `name`."""\n    raise NotImplementedError\n',
+    # A stub that returns, not `raise NotImplementedError`: the 0.5B model read that line as the spec and
+    # wrote it back unchanged (an honest child refused for "no real change").
+    "greet.py": 'def greet(name):\n    """Return a greeting for `name`: greet(\'Ada\') == \'Hello, Ada!\'."""\n    return ""\n',
     "test_greet.py": "from greet import greet\n\n\ndef test_greet():\n    assert greet('Ada') == 'Hello, Ada!'\n",
 }
 SMOKE_STATEMENT = "Implement `greet(name)` in greet.py so that it returns 'Hello, NAME!' (e.g. 'Hello, Ada!').\n"
+SMOKE_FIX = "sed -i 's/return \"\"/return \"Hello, \" + name + \"!\"/' greet.py"
+"""The smoke task solved in one shell command (what the scripted stand-in models send)."""
 SMOKE_STEPS = 3
 """Step cap of the smoke solve: room to look, write and check."""
 SMOKE_ATTEMPTS = 2

@@ -22,8 +22,6 @@ FAKE_MAX_TOKENS = 1024
 """The completion cap the scripted models claim, as a local server's default would be."""
 SMOKE_MARKER = SMOKE_STATEMENT.strip()[:40]
 """What a scripted model finds in the gate's smoke task (evolve/meta/validate.py) to answer it."""
-SMOKE_FIX = "sed -i 's/raise NotImplementedError/return \"Hello, \" + name + \"!\"/' greet.py"
-"""The smoke task solved in one shell command."""
 
 
 def _words(request: ChatRequest) -> int:

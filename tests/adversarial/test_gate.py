@@ -9,9 +9,9 @@ import shutil
 import pytest
 
 from evolve.llm.gateway import Gateway
-from evolve.meta.validate import validate_child
+from evolve.meta.validate import SMOKE_FIX, validate_child
 from evolve.sandbox.factory import DockerSandboxes
-from evolve.standins.models import SMOKE_FIX, SMOKE_MARKER, RoutedModel
+from evolve.standins.models import SMOKE_MARKER, RoutedModel
 
 from .conftest import executor_agent
 

@@ -12,7 +12,8 @@ from pathlib import Path
 from types import MappingProxyType
 
 from evolve.config import RunConfig, parse_config
-from evolve.standins.models import SMOKE_FIX, SMOKE_MARKER, RoutedModel
+from evolve.meta.validate import SMOKE_FIX
+from evolve.standins.models import SMOKE_MARKER, RoutedModel
 
 DONE = "```done\n```"
 NOTE_EDIT = 'Adding a note.\n```bash\necho "# note $(date +%s%N)" >> agent/prompts.py\n```'

@@ -12,7 +12,8 @@ import pytest
 
 from evolve.engine.launch import run_evolution
 from evolve.llm.types import ChatRequest, ChatResponse, Message, ToolCall, Usage
-from evolve.standins.models import SMOKE_FIX, SMOKE_MARKER, RoutedModel, fake_completion_cap
+from evolve.meta.validate import SMOKE_FIX
+from evolve.standins.models import SMOKE_MARKER, RoutedModel, fake_completion_cap
 from tests.integration.scripted import ONE_EXPANSION, TWO_TASKS, diagnosis, evolution_config
 
 pytestmark = pytest.mark.docker
