@@ -9,7 +9,9 @@ file's syntax tree with its parent's:
 - `prompt`: equal once every string constant is blanked and every statement that only binds a name to
   string text (`SYSTEM += "..."`, `HINT = "..."`, `LESSONS = ["...", ...]`) is dropped: only words
   the model reads changed;
-- `code`: anything else, and any changed file that is not Python (tests and data are the agent's too).
+- `code`: anything else, and any file that is not Python changed beyond whitespace (tests and data are
+  the agent's too; an empty file added, as the 0.5B model does under the prompt's placeholder path, is
+  cosmetic).
 
 A node's kind is the strongest over its files (code > prompt > cosmetic); a root is `none`. A changed
 string inside logic (a separator, a pattern) counts as prompt text too: rare in an agent, and the diff
@@ -54,8 +56,8 @@ def file_edit_kind(path: str, before: bytes | None, after: bytes | None) -> Edit
     """The kind of change of one file (None: the file is absent on that side)."""
     if before == after:
         return EditKind.NONE
-    if not path.endswith(".py"):
-        return EditKind.CODE
+    if not path.endswith(".py"):  # whitespace alone (an empty file added) is cosmetic, as in Python files
+        return EditKind.COSMETIC if _words(before) == _words(after) else EditKind.CODE
     trees = [_parse(text) for text in (before, after)]
     if trees[0] is None or trees[1] is None:
         return EditKind.CODE  # a file that does not parse on one side changed its behaviour
@@ -64,6 +66,10 @@ def file_edit_kind(path: str, before: bytes | None, after: bytes | None) -> Edit
     if _dump(trees[0], _without_words) == _dump(trees[1], _without_words):
         return EditKind.PROMPT
     return EditKind.CODE
+
+
+def _words(text: bytes | None) -> list[bytes]:
+    return (text or b"").split()
 
 
 def _parse(text: bytes | None) -> ast.Module | None:

@@ -35,9 +35,14 @@ def test_file_edit_kinds(before, after, kind):
     assert file_edit_kind("agent/x.py", before, after) == kind
 
 
-def test_a_changed_file_that_is_not_python_is_code():
+def test_a_changed_file_that_is_not_python_is_code_unless_only_its_whitespace_changed():
     assert file_edit_kind("tests/data.json", b"{}", b"[]") == EditKind.CODE
     assert file_edit_kind("README.md", b"a", b"a") == EditKind.NONE
+    assert file_edit_kind("tests/data.json", None, b"{}") == EditKind.CODE
+    # What a quickstart child wrote: an empty file named after the prompt's placeholder.
+    assert file_edit_kind("path/to/file.py with the whole new functions.", None, b"\n") == EditKind.COSMETIC
+    assert file_edit_kind("README.md", b"a b\n", b"a  b\n\n") == EditKind.COSMETIC
+    assert file_edit_kind("README.md", b"a b\n", b"ab\n") == EditKind.CODE
 
 
 def test_a_node_takes_the_strongest_kind_over_its_files(run, code):
