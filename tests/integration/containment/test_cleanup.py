@@ -23,6 +23,9 @@ def _start_exec(docker_client, base_image) -> subprocess.Popen:
         [sys.executable, "-m", "evolve", "sandbox", "exec", "--image", base_image, "--timeout", "120", "--",
          "sleep", "100"],
         env={**os.environ, "PYTHONPATH": os.getcwd()}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        # Ctrl-C as at a terminal: a test run started in the background of a script ignores SIGINT, and
+        # its children would inherit that (Python installs no KeyboardInterrupt handler then).
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # noqa: PLW1509 - no threads yet in the child
     )
     deadline = time.monotonic() + 60
     while not _containers_of(docker_client, process.pid):
