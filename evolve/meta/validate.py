@@ -30,7 +30,8 @@ SMOKE_REPO, SMOKE_PROBLEM = "/work/smoke", "/work/smoke-problem.md"
 SMOKE_FILES = {
     # A stub that returns, not `raise NotImplementedError`: the 0.5B model read that line as the spec and
     # wrote it back unchanged (an honest child refused for "no real change").
-    "greet.py": 'def greet(name):\n    """Return a greeting for `name`: greet(\'Ada\') == \'Hello, Ada!\'."""\n    return ""\n',
+    "greet.py": ('def greet(name):\n    """Return a greeting for `name`: greet(\'Ada\') == \'Hello, Ada!\'."""\n'
+                 '    return ""\n'),
     "test_greet.py": "from greet import greet\n\n\ndef test_greet():\n    assert greet('Ada') == 'Hello, Ada!'\n",
 }
 SMOKE_STATEMENT = "Implement `greet(name)` in greet.py so that it returns 'Hello, NAME!' (e.g. 'Hello, Ada!').\n"
@@ -82,7 +83,8 @@ under `[meta] procedure = "agent"`."""
 
 
 def check_agent(sandbox: Sandbox, code_dir: Path, log_dir: Path, *, channel_env: Mapping[str, str],
-                served: Callable[[], int], smoke_steps: int = SMOKE_STEPS, timeout_s: float = 600.0, diagnose: bool = False,
+                served: Callable[[], int], smoke_steps: int = SMOKE_STEPS, timeout_s: float = 600.0,
+                diagnose: bool = False,
                 on_check: Callable[[str, str | None], None] = lambda name, reason: None) -> Verdict:
     """Whether `code_dir` meets the agent contract: the gate without its diff check (`evolve agent check`
     runs it on any directory). `on_check(name, reason)` hears each check of CHECKS as it ends (reason
@@ -147,7 +149,8 @@ def _smoke(sandbox: Sandbox, log_dir: Path, env: Mapping[str, str], smoke_steps:
         sandbox.write_file(f"{repo}/{name}", text)
     smoke = sandbox.exec(
         ["python3", "-m", "agent", "solve", "--workdir", repo, "--problem", SMOKE_PROBLEM,
-         "--budget-steps", str(smoke_steps)], cwd=AGENT, env={**env, "EVOLVE_TRANSCRIPT": transcript}, timeout=timeout_s)
+         "--budget-steps", str(smoke_steps)],
+        cwd=AGENT, env={**env, "EVOLVE_TRANSCRIPT": transcript}, timeout=timeout_s)
     log.write_text(f"exit {smoke.returncode}\n{smoke.stdout}\n{smoke.stderr}")
     try:
         (log_dir / f"validate-smoke-transcript{suffix}.jsonl").write_bytes(sandbox.read_file(transcript))

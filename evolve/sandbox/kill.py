@@ -32,8 +32,9 @@ def _members(container_id: str, proc: Path, belongs: Callable[[Path], bool]) -> 
 
 
 def _group_members(pgid: int, container_id: str, proc: Path) -> list[int]:
-    # Fields after the parenthesised command: state, ppid, pgrp, ...
-    return _members(container_id, proc, lambda entry: int((entry / "stat").read_text().rsplit(")", 1)[1].split()[2]) == pgid)
+    def pgrp(entry: Path) -> int:  # fields after the parenthesised command: state, ppid, pgrp, ...
+        return int((entry / "stat").read_text().rsplit(")", 1)[1].split()[2])
+    return _members(container_id, proc, lambda entry: pgrp(entry) == pgid)
 
 
 def _uid_members(uid: int, container_id: str, proc: Path) -> list[int]:
