@@ -2,9 +2,9 @@
 
 Each side is a node of a run (an `evolve eval` run holds one). A task counts for a side by the search's
 rule (`counts_as`): its first result that is not `infra`; the comparison is over the tasks both sides
-counted. Each pass rate gets a Wilson 95 % interval; the paired difference (B − A) the t interval of the
-per-task differences, as `evolve bench search` pairs its worlds; and the exact McNemar test the two-sided
-binomial p of the discordant tasks (those only one side passed).
+counted. Each pass rate gets a Wilson 95 % interval; the paired difference (B − A) Newcombe's hybrid
+score interval for paired proportions (evolve.stats: within [-1, 1], sound at n = 2); and the exact
+McNemar test the two-sided binomial p of the discordant tasks (those only one side passed).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from scipy import stats
 from evolve.archive.store import Run
 from evolve.archive.vocab import counts_as
 from evolve.errors import EvolveError
-from evolve.stats import Interval, mean_ci95, proportion_ci95
+from evolve.stats import Interval, paired_difference_ci95, proportion_ci95, small_sample_note
 
 
 @dataclass(frozen=True)
@@ -37,14 +37,18 @@ class Comparison:
     """Tasks A passed and B did not."""
     only_b: list[str]
     difference: Interval
-    """B's pass rate less A's, with the paired 95 % interval."""
+    """B's pass rate less A's, with the paired (Newcombe) 95 % interval."""
     mcnemar_p: float
     unpaired: int
     """Tasks one side counted and the other did not (left out)."""
 
+    def small_sample_note(self) -> str | None:
+        """One line when these tasks are too few to tell the two apart (evolve.stats)."""
+        return small_sample_note(self.tasks, len(self.only_a) + len(self.only_b))
+
     def to_json(self) -> dict:
         return {
-            "tasks": self.tasks, "unpaired": self.unpaired,
+            "tasks": self.tasks, "unpaired": self.unpaired, "small_sample": self.small_sample_note(),
             **{key: {"label": side.label, "passed": side.passed, "total": side.total,
                      "pass_rate": side.interval.to_json()} for key, side in (("a", self.a), ("b", self.b))},
             "difference": self.difference.to_json(), "mcnemar_p": self.mcnemar_p,
@@ -71,7 +75,8 @@ def compare(a: dict[str, bool], b: dict[str, bool], labels: tuple[str, str] = ("
     only_b = [t for t in tasks if b[t] and not a[t]]
     discordant = len(only_a) + len(only_b)
     p = float(stats.binomtest(len(only_b), discordant, 0.5).pvalue) if discordant else 1.0
-    difference = mean_ci95([float(b[t]) - float(a[t]) for t in tasks])
+    both = sum(1 for t in tasks if a[t] and b[t])
+    difference = paired_difference_ci95(both, len(only_a), len(only_b), len(tasks) - both - discordant)
     return Comparison(sides[0], sides[1], len(tasks), only_a, only_b, difference, p,
                       unpaired=len(a.keys() ^ b.keys()))
 

@@ -1,8 +1,10 @@
 """Lineage bundles: a run (or one node's lineage) as one portable file, and back.
 
 A bundle is a gzipped tar holding `manifest.json`, `run.toml`, `code.bundle` (a git bundle of the
-nodes' refs), `nodes.jsonl` (with each node's git tree hash), `evaluations.jsonl`, `jobs.jsonl` and
-the recorded model exchanges of those jobs under `exchanges/`. Importing reproduces the node ids,
+nodes' refs), `nodes.jsonl` (with each node's git tree hash), `evaluations.jsonl`, `jobs.jsonl`,
+every recorded model exchange of those jobs under `exchanges/` (an expansion's diagnose, modify and
+validate channels each have their own file, `job-<id>-<step>.jsonl`) and, unless left out, every
+job's log directory under `logs/` (transcripts, outputs, diffs). Importing reproduces the node ids,
 commits (hence tree hashes) and results exactly, and checks the tree hashes on the way in.
 """
 
@@ -14,10 +16,11 @@ import shutil
 import tarfile
 import tempfile
 import time
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path, PurePath
 from typing import TypeVar
 
+from evolve.archive.best import run_best
 from evolve.archive.bundlefiles import extract, fetch_code, read_jsonl, removing_on_failure, tree_of
 from evolve.archive.digest import NodeClaim, check_expected, lineage_digest
 from evolve.archive.importers import ImportProblem, ImportReport, import_dgm_run, import_hgm_run
@@ -59,9 +62,42 @@ def _lineage(run: Run, node_id: str) -> list[Node]:
     return list(reversed(chain))
 
 
-def export_lineage(run: Run, dest: Path | str, node: str | None = None, *, with_logs: bool = False) -> Path:
-    """Write a bundle of the whole run, or of `node` and its ancestors, to `dest`; `with_logs` adds
-    each exported job's log directory (`logs/job-<id>/`: transcripts, outputs, diffs)."""
+def job_exchanges(run: Run, job_id: int) -> list[Path]:
+    """Every exchange file of one job: `job-<id>.jsonl` and each channel's `job-<id>-<step>.jsonl`."""
+    directory = run.path / "exchanges"
+    return sorted({*directory.glob(f"job-{job_id}.jsonl"), *directory.glob(f"job-{job_id}-*.jsonl")})
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """What a bundle without logs leaves behind: the jobs' log directories, their files and bytes."""
+
+    directories: int
+    files: int
+    bytes: int
+
+    def line(self) -> str:
+        return (f"left out {self.directories} job log directories ({self.files} files, {self.bytes:,} bytes: "
+                "transcripts, outputs, diffs); the nodes, results, jobs and model exchanges are all in the bundle")
+
+
+def job_logs(run: Run, jobs: list[Job]) -> list[Path]:
+    """The log directories (`logs/job-<id>/`) of `jobs` that exist."""
+    return [logs for job in jobs if (logs := run.path / "logs" / f"job-{job.id}").is_dir()]
+
+
+def left_out(run: Run, node: str | None = None) -> LeftOut:
+    """What `export_lineage(..., with_logs=False)` of the same nodes does not carry."""
+    ids = {n.id for n in (run.nodes() if node is None else _lineage(run, node))}
+    directories = job_logs(run, [j for j in run.jobs() if j.node in ids])
+    files = [f for d in directories for f in d.rglob("*") if f.is_file() and not f.is_symlink()]
+    return LeftOut(len(directories), len(files), sum(f.stat().st_size for f in files))
+
+
+def export_lineage(run: Run, dest: Path | str, node: str | None = None, *, with_logs: bool = True) -> Path:
+    """Write a bundle of the whole run, or of `node` and its ancestors, to `dest`: every exchange
+    file of every exported job and, with `with_logs` (the default), each job's log directory
+    (`logs/job-<id>/`: transcripts, outputs, diffs)."""
     dest = Path(dest)
     nodes = run.nodes() if node is None else _lineage(run, node)
     if not nodes:
@@ -79,12 +115,10 @@ def export_lineage(run: Run, dest: Path | str, node: str | None = None, *, with_
         (staging / "run.toml").write_text((run.path / "run.toml").read_text())
         (staging / "exchanges").mkdir()
         for job in jobs:
-            recorded = run.exchanges_file(job.id)
-            if recorded.exists():
+            for recorded in job_exchanges(run, job.id):
                 (staging / "exchanges" / recorded.name).write_bytes(recorded.read_bytes())
-            logs = run.path / "logs" / f"job-{job.id}"
-            if with_logs and logs.is_dir():
-                shutil.copytree(logs, staging / "logs" / logs.name, symlinks=True)
+        for logs in job_logs(run, jobs) if with_logs else []:
+            shutil.copytree(logs, staging / "logs" / logs.name, symlinks=True)
         manifest = {
             "format": BUNDLE_FORMAT,
             "version": BUNDLE_VERSION,
@@ -94,6 +128,7 @@ def export_lineage(run: Run, dest: Path | str, node: str | None = None, *, with_
             "nodes": [n.id for n in nodes],
             "search_tasks": None if (tasks := recorded_tasks(run)) is None else sorted(tasks),
             "logs": with_logs,
+            "best": None if (best := run_best(run)) is None else best.node,
         }
         (staging / "manifest.json").write_text(json.dumps(manifest, indent=2))
         dest.parent.mkdir(parents=True, exist_ok=True)

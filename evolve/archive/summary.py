@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+from evolve.archive.best import Best, run_best
 from evolve.archive.compute import run_cpu_hours, sandbox_cpus
-from evolve.archive.counts import own_counts
 from evolve.archive.edits import edit_kind
 from evolve.archive.records import Node
 from evolve.archive.store import Run
@@ -18,7 +18,7 @@ def _rate(counts: Counts) -> str:
 
 
 def run_summary(run: Run) -> dict:
-    """Counts of nodes, evaluations and jobs, usage totals, and the best node by own pass rate.
+    """Counts of nodes, evaluations and jobs, usage totals, and the final agent (`evolve.archive.best`).
 
     All in SQL (counts and the search's own counts per node, `evolve.archive.counts`): a long run's
     million results are never read into Python one by one. One snapshot: a live run's figures agree."""
@@ -37,13 +37,7 @@ def _summary(run: Run) -> dict:
     for state, kind, n in run._query("SELECT state, kind, COUNT(*) FROM jobs GROUP BY state, kind"):
         parse(JobKind, kind, "jobs.kind")
         states[parse(JobState, state, "jobs.state")] += n
-    own = own_counts(run)  # the search's rule: its split, its tasks, one result per node and task
-    best, best_key = None, (-1.0, 0)
-    for row in nodes:  # the first node (creation order) with the highest (rate, results)
-        counts = own.get(row["id"])
-        total = 0 if counts is None else counts.successes + counts.failures
-        if counts is not None and total and (counts.successes / total, total) > best_key:
-            best, best_key = (row["id"], counts.successes, total), (counts.successes / total, total)
+    best = run_best(run)
     return {
         "run_id": run.id,
         "name": run.meta("name"),
@@ -54,7 +48,8 @@ def _summary(run: Run) -> dict:
         "tokens": sum(row["tokens"] for row in nodes),
         "cost_usd": round(sum(row["cost_usd"] for row in nodes), 6),
         "cpu_hours": round(run_cpu_hours(run, sandbox_cpus(run)), 4),
-        "best_node": None if best is None else {"id": best[0], "passed": best[1], "evaluated": best[2]},
+        "best_node": None if best is None else {"id": best.node, "passed": best.successes, "evaluated": best.total,
+                                                "lineage": list(best.lineage), "rule": best.rule},
     }
 
 
@@ -67,15 +62,19 @@ def render_summary(summary: dict) -> str:
         "evaluations: " + f"{e['total']} (" + ", ".join(f"{o} {e[o]}" for o in Outcome) + ")",
         "jobs: " + f"{j['total']} (" + ", ".join(f"{s} {j[s]}" for s in JobState) + ")",
         f"usage: {summary['tokens']} tokens, ${summary['cost_usd']:.4f}, {summary['cpu_hours']:.2f} CPU-hours",
-        "best node by pass rate: "
-        + ("none evaluated yet" if best is None else f"{best['id']} ({best['passed']}/{best['evaluated']})"),
+        "best node: " + ("none (no valid node)" if best is None else
+                         f"{best['id']} ({best['passed']}/{best['evaluated']} dev), lineage {' → '.join(best['lineage'])}"),
     ]
+    if best is not None:
+        lines.append(f"  rule: {best['rule']}")
     return "\n".join(lines)
 
 
-def render_tree(nodes: list[Node], tree: CladeTree) -> str:
-    """An indented tree: per node its own pass count and its clade estimate S/(S+F)."""
+def render_tree(nodes: list[Node], tree: CladeTree, best: Best | None = None) -> str:
+    """An indented tree: per node its own pass count and its clade estimate S/(S+F); with `best`, the
+    final agent marked `★ best` and its ancestors `· best lineage`, and the rule in a last line."""
     by_id = {node.id: node for node in nodes}
+    lineage = set() if best is None else set(best.lineage)
     lines: list[str] = []
 
     # A stack, not recursion: a lineage can be thousands of nodes deep.
@@ -85,6 +84,8 @@ def render_tree(nodes: list[Node], tree: CladeTree) -> str:
         node = by_id[node_id]
         branch = "" if top else ("└── " if last else "├── ")
         mark = "" if node.valid else f"  [invalid: {node.reason or 'no reason recorded'}]"
+        if best is not None and node_id in lineage:
+            mark += "  ★ best" if node_id == best.node else "  · best lineage"
         lines.append(
             f"{prefix}{branch}{node_id}  own {_rate(tree.own_counts(node_id))}"
             f"  clade {_rate(tree.clade_counts(node_id))}{mark}"
@@ -93,6 +94,8 @@ def render_tree(nodes: list[Node], tree: CladeTree) -> str:
         child_prefix = prefix if top else prefix + ("    " if last else "│   ")
         for index in reversed(range(len(children))):
             stack.append((str(children[index]), child_prefix, index == len(children) - 1, False))
+    if best is not None:
+        lines.append(f"★ {best.rule}")
     return "\n".join(lines)
 
 
@@ -100,6 +103,9 @@ def render_node(run: Run, node_id: str) -> str:
     """A node's record, its own and clade counts, children, and per-task outcomes."""
     node = run.node(node_id)
     tree = run.tree(with_tasks=False)
+    best = run_best(run, tree)
+    role = "-" if best is None or node.id not in best.lineage else (
+        "the final agent (best)" if node.id == best.node else f"on the best lineage (best: node {best.node})")
     per_task: dict[str, list[str]] = {}
     for evaluation in run.evaluations(node_id):
         per_task.setdefault(evaluation.task, []).append(evaluation.outcome)
@@ -109,6 +115,7 @@ def render_node(run: Run, node_id: str) -> str:
         f"children: {', '.join(map(str, tree.children(node.id))) or '-'}",
         f"own: {_rate(tree.own_counts(node.id))}   clade: {_rate(tree.clade_counts(node.id))}",
         f"usage: {node.tokens} tokens, ${node.cost_usd:.4f}",
+        f"best: {role}",
     ]
     if node.instructions:
         lines += ["instructions:", *("  " + line for line in node.instructions.splitlines())]

@@ -111,6 +111,15 @@ def parse(vocabulary: type[Word], value: object, column: str) -> Word:
     return member
 
 
+def parse_split(value: str | None, option: str = "--split") -> Split | None:
+    """A split named on the command line; an unknown name is one clear line, before any work starts."""
+    if value is None:
+        return None
+    if value not in _members(Split):
+        raise EvolveError(f"{option} {value}: no such split (the splits are {', '.join(_members(Split))})")
+    return Split(value)
+
+
 def parse_optional(vocabulary: type[Word], value: object, column: str) -> Word | None:
     return None if value is None else parse(vocabulary, value, column)
 

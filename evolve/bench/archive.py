@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import evolve
 from evolve.archive.store import Run
 from evolve.config import RunConfig, RunSection
 
@@ -117,7 +118,10 @@ def _timed(call: Callable[[], object]) -> Timing:
 
 # The peak is the process's own high-water mark (VmHWM), written when it exits: `ru_maxrss` of a child
 # counts the memory of the parent it was forked from (this bench, holding a million-row frame).
+# `python -c` puts the working directory first on the import path: a folder holding a directory named
+# `evolve` would shadow the package, so the first entry becomes the folder this evolve is imported from.
 _PEAK = """import atexit, runpy, sys
+sys.path[0] = sys.argv.pop(1)
 out = sys.argv.pop(1)
 def peak():
     with open("/proc/self/status") as status, open(out, "w") as f:
@@ -133,7 +137,8 @@ def _cli(*args: str) -> CliTiming:
     with tempfile.TemporaryDirectory(prefix="evolve-bench-peak-") as tmp:
         peak = Path(tmp) / "peak"
         start = time.perf_counter()
-        process = subprocess.Popen([sys.executable, "-c", _PEAK, str(peak), *args], stdout=subprocess.DEVNULL,
+        home = str(Path(evolve.__file__).resolve().parents[1])  # the evolve this bench runs, not the cwd's
+        process = subprocess.Popen([sys.executable, "-c", _PEAK, home, str(peak), *args], stdout=subprocess.DEVNULL,
                                    stderr=subprocess.PIPE)
         _, status, usage = os.wait4(process.pid, 0)
         seconds = time.perf_counter() - start

@@ -9,8 +9,9 @@ from typing import Annotated
 import typer
 
 from evolve.archive import Run, export_lineage, import_bundle
+from evolve.archive.best import run_best
 from evolve.archive.digest import run_digest
-from evolve.archive.lineage import lineage_ids
+from evolve.archive.lineage import left_out, lineage_ids
 from evolve.archive.summary import render_node, render_summary, render_tree, run_summary
 from evolve.errors import EvolveError
 
@@ -26,9 +27,11 @@ def status(
 
 
 def tree(run: Annotated[Path, typer.Argument(help="Run directory.")]) -> None:
-    """The clade tree, indented, with each node's own pass count and clade estimate."""
+    """The clade tree, indented, with each node's own pass count and clade estimate; the best node and its
+    lineage marked."""
     with Run.open(run) as opened:
-        typer.echo(render_tree(opened.nodes(), opened.tree(with_tasks=False)))
+        counted = opened.tree(with_tasks=False)
+        typer.echo(render_tree(opened.nodes(), counted, run_best(opened, counted)))
 
 
 def show(
@@ -57,16 +60,24 @@ def export(
         typer.Argument(help="Export only this node's lineage (root to node)."),
     ] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Bundle file to write.")] = None,
-    with_logs: Annotated[
-        bool, typer.Option("--with-logs", help="Also carry each job's logs (transcripts, outputs, diffs).")
+    without_logs: Annotated[
+        bool, typer.Option("--without-logs", help="Leave out each job's log directory (transcripts, outputs, "
+                           "diffs); the command says how much that is.")
     ] = False,
 ) -> None:
-    """Write a lineage bundle (git bundle + nodes, evaluations, jobs, exchanges) and print its digest."""
+    """Write a lineage bundle (git bundle + nodes, evaluations, jobs, every model exchange, every job's logs)
+    and print its digest."""
     with Run.open(run) as opened:
         dest = output or Path(f"{run.name}{'-' + node if node else ''}.evolve.tar.gz")
-        export_lineage(opened, dest, node, with_logs=with_logs)
+        export_lineage(opened, dest, node, with_logs=not without_logs)
         digest = run_digest(opened, [n.id for n in opened.nodes()] if node is None else lineage_ids(opened, node))
+        dropped = left_out(opened, node) if without_logs else None
+        best = run_best(opened)
     typer.echo(f"wrote {dest}")
+    if best is not None:
+        typer.echo(f"the run's {best.line()}")
+    if dropped is not None:
+        typer.echo(dropped.line())
     typer.echo(f"digest {digest}  (publish it; `evolve replay {dest} --expect DIGEST` checks a copy)")
 
 

@@ -17,10 +17,12 @@ def compare_command(
     split: Annotated[str | None, typer.Option(help="Only this split's results (dev or heldout; default: all).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Pass rates with Wilson 95 % intervals, the paired difference with its 95 % interval, and the exact
+    """Pass rates with Wilson 95 % intervals, the paired difference with its Newcombe 95 % interval, and the exact
     McNemar test, over the tasks both agents have a counted result on (the first that is not infra)."""
     from evolve.archive.compare import compare
+    from evolve.archive.vocab import parse_split
 
+    parse_split(split)
     outcomes = [_outcomes(side, split) for side in (a, b)]
     result = compare(outcomes[0], outcomes[1], labels=(a, b))
     if as_json:
@@ -33,6 +35,8 @@ def compare_command(
     typer.echo(f"paired over {result.tasks} tasks: B − A = {d.mean:+.3f} [{d.low:+.3f}, {d.high:+.3f}]; "
                f"only A passed {len(result.only_a)}, only B passed {len(result.only_b)}; "
                f"exact McNemar p = {result.mcnemar_p:.3g}")
+    if (note := result.small_sample_note()) is not None:
+        typer.echo(note)
     if result.unpaired:
         typer.echo(f"left out: {result.unpaired} tasks counted on one side only")
 

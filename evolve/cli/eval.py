@@ -71,6 +71,7 @@ def eval_command(
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object at the end")] = False,
 ) -> None:
     """Evaluate one agent on a suite (Docker sandboxes, the configured models through the gateway)."""
+    from evolve.archive.vocab import parse_split
     from evolve.config import RunConfig, load_config
     from evolve.engine.evaluate import EvalSettings, evaluate_all
     from evolve.llm.gateway import Gateway
@@ -78,6 +79,7 @@ def eval_command(
     from evolve.sandbox.factory import DockerSandboxes, limits_from_config
     from evolve.tasks import load_suite
 
+    parse_split(split)
     cfg = load_config(config) if config else RunConfig()
     tasks = list(load_suite(suite).split(split).select(task, limit))
     # models start (and API keys are read) before anything is written

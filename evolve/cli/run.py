@@ -13,39 +13,27 @@ if TYPE_CHECKING:
 
 
 def _report(run, outcome: RunOutcome) -> None:
+    """The tree with the final agent marked, then the answer: the same lines the report opens with."""
+    from evolve.archive.best import run_best
     from evolve.archive.summary import render_tree
     from evolve.archive.vocab import StopReason
+    from evolve.report.headline import headline
 
+    tree = run.tree()
     typer.echo("")
-    typer.echo(render_tree(run.nodes(), run.tree()))
+    typer.echo(render_tree(run.nodes(), tree, run_best(run, tree)))
     typer.echo("")
-    typer.echo(f"stopped: {outcome.stop_reason}")
+    for line in headline(run, outcome.stop_reason, tree).lines():
+        typer.echo(line)
     typer.echo(f"evaluations: {outcome.evaluations_used}, nodes: {outcome.nodes}")
-    if outcome.best_node is not None:
-        if outcome.heldout_scored:
-            score = f"{outcome.heldout_passed}/{outcome.heldout_total} held-out tasks passed"
-        elif not outcome.heldout_total:
-            score = "no held-out tasks configured"
-        else:
-            refused = outcome.stop == StopReason.MODEL_REFUSED
-            why = "no model could be reached" if refused else "the run was stopped"
-            score = f"not scored on held-out tasks: {why}; `evolve run --resume {run.path}` scores it"
-        typer.echo(f"best agent: node {outcome.best_node} ({score})")
-        _report_seed(run, outcome)
-    typer.echo(f"archive: {run.path}   (evolve tree {run.path}; evolve show {run.path} NODE)")
-
-
-def _report_seed(run, outcome: RunOutcome) -> None:
-    """The seed's held-out score beside the final agent's, where the run scored it (`heldout_seed`)."""
-    from evolve.archive.compare import counted_outcomes
-
-    seed = outcome.seed_node
-    if seed is None:
-        return
-    scored = counted_outcomes(run, seed, split="heldout")
-    if scored:
-        typer.echo(f"seed: node {seed} ({sum(scored.values())}/{len(scored)} held-out tasks passed; paired: "
-                   f"evolve compare {run.path}:{seed} {run.path}:{outcome.best_node} --split heldout)")
+    if outcome.best_node is not None and not outcome.heldout_scored and outcome.heldout_total:
+        refused = outcome.stop == StopReason.MODEL_REFUSED
+        why = "no model could be reached" if refused else "the run was stopped"
+        typer.echo(f"final agent not scored on held-out tasks: {why}; `evolve run --resume {run.path}` scores it")
+    if outcome.seed_node is not None and outcome.best_node is not None:
+        typer.echo(f"paired in full: evolve compare {run.path}:{outcome.seed_node} {run.path}:{outcome.best_node} "
+                   "--split heldout")
+    typer.echo(f"archive: {run.path}   (evolve tree {run.path}; evolve show {run.path} NODE; evolve report {run.path})")
 
 
 def _execute(config, resume: Path | None, report: Path | None = None) -> None:

@@ -22,6 +22,9 @@ def list_tasks(
     split: Annotated[str | None, typer.Option(help="dev or heldout")] = None,
 ) -> None:
     """List the suites, or the tasks of one suite."""
+    from evolve.archive.vocab import parse_split
+
+    parse_split(split)
     console = Console(highlight=False)
     if suite is None:
         table = Table("suite", "tasks", "dev", "heldout")

@@ -15,31 +15,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evolve.archive.store import Run
-from evolve.config import PolicyConfig, RunConfig
+from evolve.config import RunConfig
 from evolve.engine.progress import ProgressSink
 from evolve.engine.runner import Runner, RunOutcome
 from evolve.errors import EvolveError
 from evolve.meta import compiled
-from evolve.search import DGMPolicy, GreedyPolicy, HGMPolicy, Policy, RandomPolicy
-from evolve.search.costaware import HGMCostPolicy
-from evolve.search.gea import GEAPolicy
+from evolve.search.policies import policies_from_config
 
 if TYPE_CHECKING:
     from evolve.llm.client import ChatModel
     from evolve.llm.types import Role
-
-
-def policies_from_config(section: PolicyConfig) -> dict[str, Policy]:
-    """Every policy, with the parameters of the config's `policy` section."""
-    staged = section.dgm.staged
-    return {
-        "hgm": HGMPolicy(section.hgm),
-        "dgm": DGMPolicy(section.dgm),
-        "greedy": GreedyPolicy(staged),
-        "random": RandomPolicy(staged),
-        "hgm_cost": HGMCostPolicy(section.hgm_cost),
-        "gea": GEAPolicy(section.gea),
-    }
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ import numpy as np
 
 from evolve.archive.compute import run_cpu_hours
 from evolve.archive.records import Job
+from evolve.archive.stops import record_stop
 from evolve.archive.store import Run
 from evolve.archive.vocab import JobKind, JobState, Outcome, Split, StopReason
 from evolve.config import BudgetConfig
@@ -102,6 +103,7 @@ class Runner:
         self._decisions = run.decisions_recorded()
         self._requeue = Requeue()
         self._started_at = clock()
+        self._stop_recorded: Stopping | None = None
 
     # -- control (safe from a signal handler) ----------------------------------------------
 
@@ -152,6 +154,7 @@ class Runner:
                 if len(self.state.evaluated(node)) >= stage:
                     compiled.enforce(self.run, self.state, node, stage)
         stopping: Stopping | None = None
+        record_stop(self.run, None)  # this session runs: an earlier session's reason no longer holds
         while True:
             # Interrupted jobs were admitted under the budgets before the crash: they run again
             # even when a budget is now spent, unless the user stops the run.
@@ -168,6 +171,9 @@ class Runner:
                             StopReason.EXPANSION_BUDGET, f"({self.budget.expansions}); {action.reason}")
                     break
                 self._dispatch_action(action)
+            if stopping is not None and stopping != self._stop_recorded:
+                record_stop(self.run, stopping.reason, stopping.text)  # when it happens: a process killed later keeps it
+                self._stop_recorded = stopping
             if not self._in_flight:
                 break
             self._collect(timeout=0.5)
@@ -178,7 +184,11 @@ class Runner:
                     self.run.finish_job(job.id, JobState.CANCELLED, "cancelled by the user")
                 self._in_flight.clear()
                 stopping = Stopping.of(StopReason.CANCELLED)
-        return self._finish(stopping or Stopping.of(StopReason.STOPPED))
+        stopping = stopping or Stopping.of(StopReason.STOPPED)
+        if stopping != self._stop_recorded:
+            record_stop(self.run, stopping.reason, stopping.text)
+            self._stop_recorded = stopping
+        return self._finish(stopping)
 
     def _rng(self) -> np.random.Generator:
         # One generator per decision, seeded by (run seed, decisions recorded): a resumed run draws

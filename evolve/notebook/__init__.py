@@ -19,6 +19,7 @@ import networkx as nx
 import pandas as pd
 
 from evolve.archive import CladeTree, Run, evaluations_frame, import_bundle, nodes_frame
+from evolve.archive.best import run_best
 from evolve.archive.tree import to_networkx
 from evolve.errors import EvolveError
 from evolve.notebook.edits import focus_node, improvements
@@ -59,7 +60,8 @@ class LoadedRun:
     """Parent → child edges; node attributes: valid, own and clade successes/failures."""
     clade: CladeTree
     best: str | None
-    """The best-belief node (`HGMPolicy.best`, DESIGN.md §5), None for a tree without a valid node."""
+    """The final agent by the run's policy (`evolve.archive.best`: the same node as `evolve status`,
+    `evolve tree` and the report), None for a tree without a valid node."""
     _scratch: tempfile.TemporaryDirectory | None = field(default=None, repr=False)
 
     @property
@@ -128,15 +130,15 @@ def load_run(path: Path | str, *, _scratch: tempfile.TemporaryDirectory | None =
         run = Run.open(path)
     else:
         raise EvolveError(f"{path}: neither a run directory nor a bundle file")
-    params = run.config.policy.hgm
     clade = run.tree()
+    final = run_best(run, clade)
     return LoadedRun(
         run=run,
         nodes=nodes_frame(run, tree=clade),
         evaluations=evaluations_frame(run),
         tree=to_networkx(clade),
         clade=clade,
-        best=best_belief(clade, params.epsilon, params.min_evals),
+        best=None if final is None else final.node,
         _scratch=scratch,
     )
 

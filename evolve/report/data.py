@@ -1,7 +1,8 @@
 """What a run report shows, read from a run as a reader (never the writer lock).
 
-Counts come from the one clade tree (`Run.tree`, the search's counting rule) and the best belief
-from `HGMPolicy.best`, so the report agrees with `evolve tree`, `evolve status` and the notebooks.
+Counts come from the one clade tree (`Run.tree`, the search's counting rule) and the best node from
+the one rule (`evolve.archive.best`), so the report agrees with `evolve tree`, `evolve status` and
+the notebooks.
 """
 
 from __future__ import annotations
@@ -13,13 +14,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from evolve.archive.best import run_best
 from evolve.archive.records import Node
+from evolve.archive.stops import recorded_stop
 from evolve.archive.store import Run
 from evolve.archive.tree import CladeTree
 from evolve.notebook.plots import tree_layout
+from evolve.report.headline import headline
 from evolve.report.progress import Curves, Row, progress_curves
 from evolve.report.usage import Usage, usage_over_time
-from evolve.search import HGMParams, HGMPolicy
 from evolve.search.estimates import beta_quantile
 
 DETAIL_NODES = 300
@@ -60,11 +63,14 @@ class BestBelief:
     node: str
     successes: int
     failures: int
-    quantile: float
-    """The ε-quantile the choice maximises."""
+    quantile: float | None
+    """The ε-quantile an HGM policy maximises; None for a policy that reads the mean."""
     interval: tuple[float, float]
     heldout: tuple[int, int] | None
     """Held-out tasks passed and scored, None when the node has no held-out result."""
+    rule: str = ""
+    """The policy's rule, in words (`evolve.search.policies.best_rule`)."""
+    lineage: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -83,6 +89,10 @@ class ReportData:
     curves: Curves = field(default_factory=Curves)
     usage: Usage = field(default_factory=Usage)
     import_times: bool = False
+    policy: str = "hgm"
+    answer: list[str] = field(default_factory=list)
+    """The answer first (`evolve.report.headline`): the lines `evolve run` ends with."""
+    """The run's policy (its `best` names the final agent)."""
     """The results carry the time of an import from another engine's run directory, not of the run."""
 
     def panel_json(self) -> str:
@@ -101,19 +111,23 @@ def _interval(successes: int, failures: int) -> tuple[float, float]:
     return low, high
 
 
-def best_belief(run: Run, tree: CladeTree, params: HGMParams, heldout: list[Row]) -> BestBelief | None:
-    """`HGMPolicy.best` on the run's tree, with its interval and held-out score."""
-    best = HGMPolicy(params).best(tree.view())
+def best_belief(run: Run, tree: CladeTree, heldout: list[Row]) -> BestBelief | None:
+    """The run's final agent (`evolve.archive.best`), with its interval and held-out score."""
+    best = run_best(run, tree)
     if best is None:
         return None
-    own = tree.own_counts(best)
     first: dict[str, str] = {}
     for node, task, _, outcome, _ in heldout:  # the first attempt per task that is not an infra failure
-        if node == best and outcome != "infra":
+        if node == best.node and outcome != "infra":
             first.setdefault(task, outcome)
     score = (sum(o == "pass" for o in first.values()), len(first)) if first else None
-    quantile = float(beta_quantile(np.array([own.successes]), np.array([own.failures]), params.epsilon)[0])
-    return BestBelief(str(best), own.successes, own.failures, quantile, _interval(own.successes, own.failures), score)
+    policy = run.config.policy
+    quantile = None
+    if policy.name in ("hgm", "hgm_cost"):
+        epsilon = (policy.hgm if policy.name == "hgm" else policy.hgm_cost).epsilon
+        quantile = float(beta_quantile(np.array([best.successes]), np.array([best.failures]), epsilon)[0])
+    return BestBelief(best.node, best.successes, best.failures, quantile, _interval(best.successes, best.failures),
+                      score, best.rule, best.lineage)
 
 
 def _lineage(tree: CladeTree, node: Hashable | None) -> set[str]:
@@ -177,7 +191,11 @@ def _budget_rows(run: Run, tree: CladeTree, nodes: list[Node], tokens: int, doll
 
 
 def infer_stop_reason(run: Run, tree: CladeTree, nodes: list[Node]) -> str:
-    """Why the run stopped, as far as the archive shows (the runner prints the exact reason)."""
+    """Why the run stopped: as the runner recorded it when it stopped; for a run without that record,
+    as far as the archive shows."""
+    recorded = recorded_stop(run)
+    if recorded is not None:
+        return recorded
     in_flight = [job for job in run.jobs() if job.state == "started"]
     if in_flight:
         return f"running, or stopped without finishing: {len(in_flight)} job(s) in flight"
@@ -198,9 +216,9 @@ def collect(run: Run, *, stop_reason: str | None = None, detail_nodes: int = DET
     nodes = run.nodes()
     # Plain rows, not records: a long run's million evaluations are read once, as tuples.
     rows: list[Row] = run._rows("SELECT node, task, split, outcome, created FROM evaluations ORDER BY id")
-    curves, tree = progress_curves(run, nodes, rows, run.config.policy.hgm)  # = run.tree(), built once
+    curves, tree = progress_curves(run, nodes, rows, run.config.policy)  # = run.tree(), built once
     heldout = [row for row in rows if row[2] != "dev"]
-    best = best_belief(run, tree, run.config.policy.hgm, heldout)
+    best = best_belief(run, tree, heldout)
     lineage = _lineage(tree, None if best is None else best.node)
     diffs = _diffs(run, nodes, lineage, detail_nodes)
     outcomes: dict[str, dict[str, list[str]]] = {}
@@ -222,6 +240,7 @@ def collect(run: Run, *, stop_reason: str | None = None, detail_nodes: int = DET
     usage = usage_over_time(run, run.jobs())
     tokens, dollars = run.usage_totals()
     source = _imported_from(run)
+    stop = stop_reason or infer_stop_reason(run, tree, nodes)
     return ReportData(
         title=f"evolve run {run.config.run.name}",
         run_id=run.id,
@@ -229,7 +248,7 @@ def collect(run: Run, *, stop_reason: str | None = None, detail_nodes: int = DET
         generated=time.time(),
         config=_config_rows(run, source),
         budget=_budget_rows(run, tree, nodes, tokens, dollars),
-        stop_reason=stop_reason or infer_stop_reason(run, tree, nodes),
+        stop_reason=stop,
         best=best,
         nodes=views,
         tasks=dev_tasks + heldout_tasks,
@@ -237,4 +256,6 @@ def collect(run: Run, *, stop_reason: str | None = None, detail_nodes: int = DET
         curves=curves,
         usage=usage,
         import_times=source is not None and "bundle" not in source,
+        policy=run.config.policy.name,
+        answer=headline(run, stop, tree).lines(),
     )

@@ -32,6 +32,7 @@ table.kv td{padding:1px 10px 1px 0;vertical-align:top}table.kv td:first-child{co
 #grid .split.heldout{fill:#7b2cbf;font-weight:700}#grid .col.best{fill:#b07d00;font-weight:700}
 .legend-row span{display:inline-block;margin-right:14px}.swatch{display:inline-block;width:11px;height:11px;
 border:1px solid #333;vertical-align:-1px;margin-right:4px}table.outcomes td{padding:0 8px 0 0;font-family:monospace}
+#answer ul{list-style:none;padding:0;margin:4px 0 10px;font-size:15px}#answer li{margin:2px 0}
 .pass{color:#116329}.fail,.error,.timeout{color:#a40e26}.infra{color:#888}
 """
 
@@ -87,10 +88,17 @@ def _best_card(data: ReportData) -> str:
     own = f"{best.successes}/{total} ({best.successes / total:.2f})" if total else "no results yet"
     held = "not scored" if best.heldout is None else f"{best.heldout[0]}/{best.heldout[1]} passed"
     rows = [("own pass rate", own), ("90% interval", f"{best.interval[0]:.2f} to {best.interval[1]:.2f}"),
-            ("ε-quantile", f"{best.quantile:.3f}"), ("held-out", held)]  # fmt: skip
-    return (f'<div class="card" id="best"><h3>best belief (HGM: max ε-quantile)</h3><div class="big">'
+            *([("ε-quantile", f"{best.quantile:.3f}")] if best.quantile is not None else []), ("held-out", held),
+            ("lineage", " → ".join(best.lineage)), ("rule", best.rule)]  # fmt: skip
+    return (f'<div class="card" id="best"><h3>best node (the run\'s policy: {escape(data.policy)})</h3><div class="big">'
             f'node <a href="#node={escape(best.node)}" onclick="select(\'{escape(best.node)}\')">{escape(best.node)}</a>'
             f"</div>{_kv(rows)}</div>")  # fmt: skip
+
+
+def _answer(data: ReportData) -> str:
+    """The answer first: the lines `evolve run` ends with (evolve/report/headline.py), one per row."""
+    rows = "".join(f'<li class="answer-line">{escape(line.strip())}</li>' for line in data.answer)
+    return f'<section id="answer"><h2>the answer</h2><ul>{rows}</ul></section>'
 
 
 def _usage_charts(data: ReportData) -> str:
@@ -138,6 +146,7 @@ def render(data: ReportData, refresh_s: float | None = None) -> str:
 <style>{_STYLE}</style></head><body>
 <h1>{escape(data.title)}</h1>
 <p class="meta">run {escape(data.run_id)} at {escape(data.path)} &middot; report written {generated}</p>
+{_answer(data)}
 <div class="cards">
 <div class="card" id="config"><h3>configuration</h3>{_kv(data.config)}</div>
 <div class="card" id="budget"><h3>budget used</h3>{_kv(data.budget)}<p><b>stop reason:</b> <span id="stop-reason">{escape(data.stop_reason)}</span></p></div>

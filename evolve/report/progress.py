@@ -2,7 +2,7 @@
 
 The dev results are replayed in recording order into a fresh clade tree by the search's counting rule
 (`count_result`'s, on plain rows, fed to the tree in bulk between checkpoints); at up to `POINTS`
-checkpoints the best belief is `HGMPolicy.best` of that tree. The
+checkpoints the best belief is the run's policy's `best` of that tree (evolve/archive/best.py's rule). The
 tree at the end is the run's tree (`Run.tree()` builds it from the same rows by the same rule), so
 the report builds it once.
 """
@@ -17,7 +17,8 @@ from evolve.archive.records import Node
 from evolve.archive.store import Run
 from evolve.archive.tree import CladeTree, build_tree, recorded_tasks
 from evolve.archive.vocab import Outcome
-from evolve.search import HGMParams, HGMPolicy
+from evolve.config import PolicyConfig
+from evolve.search.policies import policies_from_config
 
 POINTS = 200
 """Checkpoints per curve: the page stays small on a run of a million evaluations."""
@@ -39,7 +40,7 @@ Row = tuple[str, str, str, str, float]
 """One evaluation as the report reads it: node, task, split, outcome, created (plain, not a record)."""
 
 
-def progress_curves(run: Run, nodes: list[Node], rows: list[Row], params: HGMParams,
+def progress_curves(run: Run, nodes: list[Node], rows: list[Row], section: PolicyConfig,
                     points: int = POINTS) -> tuple[Curves, CladeTree]:  # fmt: skip
     """The curves, and the clade tree of the dev results (`rows` in recording order).
 
@@ -47,7 +48,8 @@ def progress_curves(run: Run, nodes: list[Node], rows: list[Row], params: HGMPar
     checkpoint (`CladeTree.record_counts`): a million results are not a million tree updates. A
     test compares it with the row-by-row replay."""
     replay = build_tree(nodes, [], None)
-    tasks, policy = recorded_tasks(run), HGMPolicy(params)
+    tasks, policy = recorded_tasks(run), policies_from_config(section)[section.name]
+    order = tuple(sorted(tasks)) if tasks is not None else ()  # staged policies read how many tasks there are
     start = min((n.created for n in nodes), default=0.0)
     counted = [row for row in rows if row[2] == "dev"]
     total = len(counted)  # an upper bound of the counted results: checkpoints spread over the rows
@@ -69,7 +71,7 @@ def progress_curves(run: Run, nodes: list[Node], rows: list[Row], params: HGMPar
             continue
         replay.record_counts((n, c[0], c[1], frozenset(c[2])) for n, c in pending.items())
         pending.clear()
-        view = replay.view()
+        view = replay.view(order)
         best = policy.best(view)
         done = view.successes + view.failures
         rates = np.divide(view.successes, done, out=np.full(done.shape, np.nan), where=done > 0)

@@ -61,3 +61,34 @@ def test_cli_compares_two_eval_runs_and_names_an_ambiguous_run(tmp_path, code):
     refused = subprocess.run([sys.executable, "-m", "evolve", "compare", *map(str, paths)],
                              capture_output=True, text=True, check=False)
     assert refused.returncode != 0 and "the run has 2 nodes; name one as RUN:NODE" in refused.stderr
+    test = subprocess.run([sys.executable, "-m", "evolve", "compare", f"{paths[0]}:0", str(paths[1]), "--split", "test"],
+                          capture_output=True, text=True, check=False)
+    assert test.returncode == 1 and test.stderr.strip() == (
+        "error: --split test: no such split (the splits are dev, heldout)")
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ({"t1": True, "t2": True}, {"t1": True, "t2": True}),  # identical on 2 tasks: was a zero-width [+0, +0]
+    ({"t1": False, "t2": True}, {"t1": True, "t2": True}),
+    ({"t1": False, "t2": False}, {"t1": True, "t2": True}),
+    ({"t1": True, "t2": False, "t3": False}, {"t1": True, "t2": True, "t3": True}),  # was [-1.101, +1.768]
+])
+def test_a_paired_interval_on_a_few_tasks_stays_within_minus_one_and_one_and_is_never_zero_width(a, b):
+    d = compare(a, b).difference
+    assert -1 <= d.low < d.mean < d.high <= 1 or (-1 <= d.low < d.high <= 1 and d.mean in (d.low, d.high))
+    assert d.low < d.high
+    assert compare(a, b).small_sample_note() is not None  # 2 or 3 tasks cannot tell two agents apart
+
+
+def test_the_paired_interval_is_newcombes():
+    from evolve.stats import paired_difference_ci95
+
+    # Hand-computed from Newcombe's method 10 (Wilson 95 % limits and the corrected phi): 2 pairs, one
+    # discordant for B: B 2/2 [0.342, 1], A 1/2 [0.095, 0.905], phi = 0, so
+    # low = 0.5 - sqrt((1 - 0.342)^2 + (0.905 - 0.5)^2), high = 0.5 + sqrt(0 + (0.5 - 0.095)^2).
+    d = paired_difference_ci95(both=1, only_a=0, only_b=1, neither=0)
+    assert (d.mean, d.low, d.high) == pytest.approx((0.5, -0.2726, 0.9055), abs=1e-3)
+    many = paired_difference_ci95(both=40, only_a=5, only_b=15, neither=40)
+    assert many.low > 0 and many.high < 0.2 + 0.15  # 15 vs 5 discordant of 100: a real gain, and narrow
+    gained = compare({f"t{i}": i < 5 for i in range(20)}, {f"t{i}": True for i in range(20)})
+    assert gained.small_sample_note() is None  # 15 discordant tasks: enough to tell them apart

@@ -86,6 +86,63 @@ def test_logs_travel_with_the_bundle_and_log_paths_point_inside_the_imported_run
         paths = {e.task: e.log_path for e in copy.evaluations()}
         assert paths == {"t0": str(copy.path / "logs" / f"job-{job.id}"), "t1": None}
         assert (copy.path / "logs" / f"job-{job.id}" / "transcript.txt").read_text() == "the agent said hello\n"
-    without = export_lineage(run, tmp_path / "without.tar.gz")
+    without = export_lineage(run, tmp_path / "without.tar.gz", with_logs=False)
     with import_bundle(without, tmp_path / "bare") as bare:
         assert {e.log_path for e in bare.evaluations()} == {None}  # never a path on the exporting machine
+
+
+def _record(run, job_id: str, node: str, role: str, prompt: int, completion: int) -> None:
+    from evolve.llm.exchanges import Exchange, ExchangeLog, exchanges_file, request_digest
+    from evolve.llm.types import ChatRequest, ChatResponse, Message, Usage
+
+    request = ChatRequest(messages=(Message(role="user", content=f"{job_id} {role}"),))
+    response = ChatResponse(message=Message(role="assistant", content="ok"), model="m",
+                            usage=Usage(prompt_tokens=prompt, completion_tokens=completion))
+    ExchangeLog(exchanges_file(run.path / "exchanges", job_id)).append(Exchange(
+        seq=0, job_id=job_id, node_id=node, role=role, request_sha256=request_digest(request), request=request,
+        response=response, response_id="r", created=1_700_000_000))
+
+
+def _files(root):
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _by_role(run):
+    from evolve.report.usage import usage_over_time
+
+    usage = usage_over_time(run, run.jobs())
+    return {role: series.totals[-1] for role, series in usage.tokens.items()}
+
+
+def test_a_round_trip_of_every_job_kind_keeps_every_log_byte_and_the_usage_by_role(run, code, tmp_path):
+    root = run.add_node(code({"agent.py": "v = 0\n"}))
+    expand = run.start_job("expand", root.id)
+    for step, role, tokens in (("diagnose", "diagnose", 300), ("modify", "modify", 500), ("validate", "solve", 70)):
+        _record(run, f"{expand.id}-{step}", root.id, role, tokens, 11)
+    for name, text in (("instructions.md", "do better\n"), ("validate-smoke.log", "smoke ok\n"),
+                       ("material/failures.txt", "t0 failed\n")):
+        (run.log_dir(expand.id) / name).parent.mkdir(parents=True, exist_ok=True)
+        (run.log_dir(expand.id) / name).write_text(text)
+    child = run.add_node(code({"agent.py": "v = 1\n"}), parent=root.id, origin="self_modify", job_id=expand.id)
+    for node, task, split in ((root.id, "t0", "dev"), (child.id, "t0", "dev"), (child.id, "h0", "heldout")):
+        job = run.start_job("evaluate", node, task, split=split)
+        _record(run, str(job.id), node, "solve", 40, 9)
+        (run.log_dir(job.id) / "transcript.jsonl").write_text('{"step": 1}\n')
+        run.record_evaluation(node, task, "pass", log_path=str(run.log_dir(job.id)), split=split, job_id=job.id)
+    before = _by_role(run)
+    assert set(before) == {"diagnose", "modify", "solve"}
+
+    bundle = export_lineage(run, tmp_path / "all.evolve.tar.gz")
+    with import_bundle(bundle, tmp_path / "copy") as copy:
+        assert _by_role(copy) == before
+        assert _files(copy.path / "exchanges") == _files(run.path / "exchanges")
+        assert _files(copy.path / "logs") == _files(run.path / "logs")
+
+    from evolve.archive.lineage import left_out
+
+    dropped = left_out(run)
+    assert (dropped.directories, dropped.files) == (4, 6)
+    assert "left out 4 job log directories (6 files" in dropped.line()
+    with import_bundle(export_lineage(run, tmp_path / "bare.tar.gz", with_logs=False), tmp_path / "bare") as bare:
+        assert _by_role(bare) == before  # the exchanges always travel
+        assert not any((bare.path / "logs").rglob("*.txt"))

@@ -8,6 +8,7 @@ import pytest
 from evolve.archive.records import Node
 from evolve.archive.summary import render_tree, run_summary
 from evolve.archive.tree import build_tree, record_tasks, recorded_tasks
+from evolve.search import HGMPolicy
 from tests.unit.archive.test_counts import _fill
 
 
@@ -20,10 +21,12 @@ def test_the_summary_equals_the_records(run, seed):
     summary = run_summary(run)
     nodes, evaluations = run.nodes(), run.evaluations()
     tree = build_tree(nodes, run.evaluations(split="dev"), recorded_tasks(run))
-    evaluated = [n for n in nodes if tree.own_counts(n.id).total]
-    best = max(evaluated, key=lambda n: (tree.own_counts(n.id).mean, tree.own_counts(n.id).total))
-    assert summary["best_node"] == {"id": best.id, "passed": tree.own_counts(best.id).successes,
-                                    "evaluated": tree.own_counts(best.id).total}
+    best = HGMPolicy(run.config.policy.hgm).best(tree.view())  # the run's policy, on the row-by-row tree
+    assert run.node(best).valid
+    lineage = [best, *tree.ancestors(best)][::-1]
+    assert {k: v for k, v in summary["best_node"].items() if k != "rule"} == {
+        "id": best, "passed": tree.own_counts(best).successes, "evaluated": tree.own_counts(best).total,
+        "lineage": lineage}
     outcomes = Counter(e.outcome for e in evaluations)
     assert summary["evaluations"] == {"total": len(evaluations), **{o: outcomes.get(o, 0) for o in
                                                                     ("pass", "fail", "timeout", "error", "infra")}}

@@ -29,3 +29,16 @@ def test_the_bench_command_prints_every_view_timing(tmp_path):
     assert set(result["cpu_s"]) == {"nodes_frame", "evaluations_frame", "load_run"}
     for view in ("status", "tree", "report"):
         assert result[view]["seconds"] > 0 and result[view]["cpu_s"] > 0 and result[view]["peak_mb"] > 10
+
+
+def test_the_views_are_timed_from_a_folder_holding_a_directory_named_evolve(tmp_path, monkeypatch):
+    """`python -c` puts the working directory first on the import path; a stray `evolve/` there must
+    not shadow the package the bench runs."""
+    from evolve.bench.archive import _cli
+
+    (tmp_path / "evolve").mkdir()
+    (tmp_path / "evolve" / "__init__.py").write_text("raise ImportError('the wrong evolve')\n")
+    build_archive(tmp_path / "run", nodes=5, evaluations=20, seed=1)
+    monkeypatch.chdir(tmp_path)
+    timing = _cli("status", str(tmp_path / "run"))
+    assert timing.seconds > 0 and timing.peak_mb > 10

@@ -62,3 +62,20 @@ def test_one_ctrl_c_lets_the_jobs_in_flight_finish_and_exits_130(tmp_path):
     assert "stopped: stop requested; worker cancelled: False" in out
     with Run.open(run_path) as run:
         assert not run.jobs("started") and not run.jobs("cancelled")
+        # Recorded when it happened: a report written later says why, not "not recorded".
+        from evolve.archive.stops import recorded_stop
+        from evolve.report.data import infer_stop_reason
+
+        assert recorded_stop(run) == "stop requested"
+        assert infer_stop_reason(run, run.tree(), run.nodes()) == "stop requested"
+
+
+def test_a_session_clears_the_last_stop_and_a_killed_one_says_so(run):
+    from evolve.archive.stops import record_stop, recorded_stop
+    from evolve.archive.vocab import StopReason
+
+    assert recorded_stop(run) is None  # never recorded (an older or imported run): the report infers it
+    record_stop(run, StopReason.EVALUATION_BUDGET, "evaluation budget spent (8/8)")
+    assert recorded_stop(run) == "evaluation budget spent (8/8)"
+    record_stop(run, None)  # a session starts
+    assert recorded_stop(run).startswith("running, or its process was killed")

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from evolve.archive.tree import build_tree, count_result, record_tasks, recorded_tasks
+from evolve.config import PolicyConfig
 from evolve.report.progress import progress_curves
 from evolve.search import HGMParams, HGMPolicy
 from tests.unit.archive.test_counts import _fill
@@ -40,7 +41,7 @@ def test_bulk_curves_equal_the_row_by_row_replay(run, seed, points):
     nodes = run.nodes()
     rows = run._rows("SELECT node, task, split, outcome, created FROM evaluations ORDER BY id")
     params = HGMParams(min_evals=2)
-    curves, tree = progress_curves(run, nodes, rows, params, points)
+    curves, tree = progress_curves(run, nodes, rows, PolicyConfig(hgm=params), points)
     expected, replay = _row_by_row(run, nodes, rows, params, points)
     got = list(zip(curves.evaluations, curves.hours, curves.best_belief, curves.best_observed, strict=True))
     assert got == expected
