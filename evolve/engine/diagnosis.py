@@ -10,17 +10,19 @@ problem and writes the instructions in the expansion's sandbox work (evolve.meta
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
-from evolve.archive.records import FAILURE_OUTCOMES, Job, Node
+from evolve.archive.records import FAILURE_OUTCOMES, Evaluation, Job, Node
 from evolve.archive.store import Run
 from evolve.config import MetaConfig
 from evolve.engine.jobs import ExpansionResult
 from evolve.meta import DiagnosisFailed, choose_problem, diagnose, read_failure
+from evolve.meta.agentmap import agent_map
 from evolve.meta.dgm import dgm_instructions
+from evolve.meta.evidence import Evidence, compute_evidence, recorded_run
 from evolve.meta.procedure import Material, failure_material
 from evolve.tasks.types import Task
 
@@ -53,17 +55,38 @@ def diagnose_node(run: Run, job: Job, node: Node, tasks: Mapping[str, Task], gat
         return failure_material(counted, failures, statements, files, rng, extra_material)
     problem = choose_problem(failures, statements, rng)
     (log_dir / "problem.json").write_text(json.dumps(problem.__dict__, indent=2))
+    evidence = node_evidence(run, evaluations, tasks)
+    (log_dir / "evidence.md").write_text(evidence.render(limit=len(evidence.patterns)) + "\n")
+    (log_dir / "evidence.json").write_text(json.dumps(evidence.to_json(), indent=1))
+    agent = agent_map(parent_code) if parent_code is not None else files
     diagnose_job = f"{job.id}-diagnose"
     gateway.open_job(diagnose_job, node.id, "diagnose", job_tokens)
     try:
-        instructions = diagnose(GatewayCompleter(gateway, diagnose_job), problem, files)
+        instructions = diagnose(GatewayCompleter(gateway, diagnose_job), problem, agent, evidence=evidence)
     except DiagnosisFailed as exc:
         return ExpansionResult(None, valid=False, reason=f"diagnosis failed: {exc}")
     finally:
         gateway.close_job(diagnose_job)
+    (log_dir / "diagnosis.json").write_text(json.dumps(instructions.to_json(), indent=1))
     text = instructions.render()
     (log_dir / "instructions.md").write_text(text)
     return text
+
+
+def node_evidence(run: Run, evaluations: Sequence[Evaluation], tasks: Mapping[str, Task]) -> Evidence:
+    """The failure patterns of a node's counted evaluations (evolve.meta.evidence), read from the
+    gateway's exchanges of each evaluation's job (its log directory's name) and its log directory."""
+    runs = []
+    for evaluation in evaluations:
+        if evaluation.outcome == "infra":
+            continue
+        log_dir = Path(evaluation.log_path) if evaluation.log_path else None
+        job_id = log_dir.name.removeprefix("job-") if log_dir is not None else ""
+        exchanges = run.exchanges_file(int(job_id)) if job_id.isdigit() else None
+        task = tasks.get(evaluation.task)
+        runs.append(recorded_run(evaluation.task, str(evaluation.outcome), log_dir, exchanges,
+                                 task.statement if task is not None else ""))
+    return compute_evidence(runs)
 
 
 def _diagnose_dgm(run: Run, job: Job, node: Node, tasks: Mapping[str, Task], gateway, parent_code: Path, *,

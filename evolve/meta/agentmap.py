@@ -16,6 +16,7 @@ from pathlib import Path
 
 SKIP_DIRS = frozenset({".git", "__pycache__", ".pytest_cache", ".venv", "node_modules"})
 _CONSTANT = re.compile(r"^_?[A-Z][A-Z0-9_]*$")
+_DECORATION = re.compile(r"\s*(\(.*?\))?\s*(\[.*)?$")
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,8 @@ class AgentMap:
         Accepted: `agent/tools.py:cap`, `tools.py:cap`, `agent/tools.py::cap`, `agent.tools.cap`,
         `agent/loop.py:Agent.run`, `Agent.run`, `cap()` (a bare name only when one file defines it),
         and a file alone (`agent/tools.py`) when it defines nothing or exactly one symbol."""
-        text = text.strip().strip("`'\"").replace("::", ":").removesuffix("()")
+        text = text.strip().strip("`'\"").replace("::", ":")
+        text = _DECORATION.sub("", text).strip()  # a copied map line: "FILE:NAME(params)  [lines 3-9]"
         if not text:
             return None
         if ":" in text:
@@ -77,7 +79,7 @@ class AgentMap:
             path, name = text.split(".py", 1)[0] + ".py", text.split(".py", 1)[1].lstrip(".")
         else:  # dotted module path (agent.tools.cap) or a bare name (cap, Agent.run)
             path, name = self._split_dotted(text)
-        path, name = path.strip(), name.strip().removesuffix("()")
+        path, name = path.strip(), name.strip()
         files = [f for f in self.files if not path or f.path == path or f.path.endswith("/" + path)]
         if path and len(files) != 1:
             return None
@@ -94,9 +96,10 @@ class AgentMap:
                 return path, ".".join(parts[cut:])
         return "", text
 
-    def render(self, limit: int = 6000, *, summaries: bool = True) -> str:
+    def render(self, limit: int = 6000, *, summaries: bool = True, qualified: bool = False) -> str:
         """The map as a prompt shows it: one line per file and per symbol (with its docstring's first
-        line unless `summaries` is off), at most `limit` characters."""
+        line unless `summaries` is off), at most `limit` characters. `qualified`: each symbol line
+        starts with its target name (`agent/tools.py:cap`), for a reply that must name one."""
         out = []
         for file in self.files:
             out.append(f"{file.path} ({file.lines} lines)" + (f": {file.error}" if file.error else ""))
@@ -106,6 +109,9 @@ class AgentMap:
                 head = {"function": f"def {name}({s.signature})", "method": f"def {name}({s.signature})",
                         "class": f"class {name}", "constant": name}[s.kind]
                 where = f"line {s.start}" if s.start == s.end else f"lines {s.start}-{s.end}"
+                if qualified:  # the name to copy first: a callable's parameters, else what it is
+                    target = f"{file.path}:{s.name}"
+                    head = f"{target}({s.signature})" if s.kind in ("function", "method") else f"{target} ({s.kind})"
                 out.append(f"{indent}{head}  [{where}]" + (f"  {s.summary}" if s.summary and summaries else ""))
         text = "\n".join(out)
         return text if len(text) <= limit else text[:limit].rsplit("\n", 1)[0] + "\n[... map cut]"

@@ -5,19 +5,29 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from evolve.errors import EvolveError
+from evolve.meta.agentmap import AgentMap
+from evolve.meta.evidence import Evidence
 from evolve.meta.problems import Problem
 
 SYSTEM = (
-    "You improve a coding agent (a small Python program that drives a language model). Read how it "
-    "failed and say what to change in the agent's own code. Reply with one JSON object in a ```json "
-    'block: {"problem": "...", "cause": "...", "change": "...", "files": ["agent/..."]}'
+    "You improve a coding agent: a small Python program that drives a language model to solve tasks. You "
+    "are shown what went wrong in its recent tasks, counted from its transcripts, and a map of its code. "
+    "Choose the one change to the agent's own code that would remove the most failures; never change a "
+    "task, its code or its tests. Reply with one JSON object with the keys target (one name exactly as the "
+    "map lists it, file and name joined by a colon), change (what to change there, concretely, in one or "
+    "two sentences), problem (the failure it removes) and cause (why the agent fails so)."
 )
-FIELDS = ("problem", "cause", "change", "files")
+FIELDS = ("target", "change", "problem", "cause")
 _FENCE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
 _OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+_LINES = re.compile(r"^\W*(target|change|problem|cause)\W*:\s*(.+)$", re.IGNORECASE | re.MULTILINE)
+_TARGET_LINE = re.compile(r"^Target: (\S+)$", re.MULTILINE)
+_TASK_NAMES = re.compile(r"\bdef (\w+)|`(\w+)`")
+EVIDENCE_PATTERNS = 8
+"""Patterns of the computed evidence shown to the diagnosis model (most widespread first)."""
 
 Complete = Callable[..., str]
 """`complete(messages, temperature=None)`: messages (OpenAI style) in, the reply text out; a temperature
@@ -33,29 +43,54 @@ class DiagnosisFailed(EvolveError):
 
 @dataclass(frozen=True)
 class Instructions:
-    """What the agent should change in itself, and why."""
+    """What the agent should change in itself, where, and why."""
 
     problem: str
     cause: str
     change: str
     files: tuple[str, ...] = ()
+    target: str = ""
+    """One name of the agent's map (`agent/tools.py:Workspace.bash`, or a file of it), canonical."""
+    evidence: str = ""
+    """The computed evidence's lines that the change answers (the head of `Evidence.render`)."""
 
     def render(self) -> str:
-        """The instructions file handed to `python -m agent improve`."""
+        """The instructions file handed to `python -m agent improve` (its `Target:` line: `target_of`)."""
         files = "\n".join(f"- {name}" for name in self.files) or "- (the agent decides)"
-        return (f"Problem: {self.problem}\n\nLikely cause: {self.cause}\n\nChange to make: {self.change}\n\n"
-                f"Files to look at:\n{files}\n")
+        target = f"Target: {self.target}\n\n" if self.target else ""
+        evidence = f"\n\nWhat went wrong, counted:\n{self.evidence}" if self.evidence else ""
+        return (f"Problem: {self.problem}\n\nLikely cause: {self.cause}\n\n{target}Change to make: {self.change}\n\n"
+                f"Files to look at:\n{files}{evidence}\n")
+
+    def to_json(self) -> dict:
+        return {"target": self.target, "change": self.change, "problem": self.problem, "cause": self.cause,
+                "files": list(self.files)}
 
 
-def prompt(problem: Problem, agent_files: Sequence[str]) -> list[dict]:
-    """The diagnosis request: short, because small models read slowly (golden-tested)."""
-    parts = [f"The agent's files: {', '.join(agent_files)}", f"What went wrong: {problem.summary}"]
+def target_of(instructions: str) -> str | None:
+    """The target named by rendered instructions (their `Target: FILE:NAME` line), or None."""
+    match = _TARGET_LINE.search(instructions)
+    return match[1] if match else None
+
+
+def prompt(problem: Problem, agent: AgentMap | Sequence[str], evidence: Evidence | None = None) -> list[dict]:
+    """The diagnosis request: the computed evidence, one failure in detail, the agent's map (short,
+    because small models read slowly; golden-tested). A list of file names stands in for a map."""
+    parts = []
+    if evidence is not None:
+        parts.append(f"What went wrong, counted from the agent's transcripts:\n{evidence.render(EVIDENCE_PATTERNS)}")
+    parts.append(f"One failure in detail: {problem.summary}")
     if problem.statement:
-        parts.append(f"The task it was given:\n{problem.statement[:1500]}")
+        parts.append(f"The task it was given:\n{problem.statement[:1000]}")
     if problem.transcript_tail:
         parts.append(f"The end of what the agent saw and did:\n{problem.transcript_tail}")
     if problem.agent_output:
         parts.append(f"The agent's own output:\n{problem.agent_output}")
+    if isinstance(agent, AgentMap):
+        parts.append(f"The map of the agent's code (name the target as listed):\n"
+                     f"{agent.render(summaries=False, qualified=True)}")
+    else:
+        parts.append(f"The agent's files: {', '.join(agent)}")
     parts.append("Reply with the JSON object only.")
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
 
@@ -74,9 +109,24 @@ def reply_object(reply: str) -> dict:
     return data
 
 
-def parse_instructions(reply: str) -> Instructions:
-    """The instructions in a reply; ValueError says what is wrong with them."""
-    data = reply_object(reply)
+def _fields(reply: str) -> dict:
+    """The reply's JSON object, else its `Target: ...`/`Change: ...` lines (small models drop the braces)."""
+    try:
+        return reply_object(reply)
+    except ValueError:
+        lines = {key.lower(): value.strip() for key, value in _LINES.findall(reply)}
+        if "change" not in lines:
+            raise
+        return lines
+
+
+def parse_instructions(reply: str, agent: AgentMap | None = None, task_text: str = "") -> Instructions:
+    """The instructions in a reply; ValueError says what is wrong with them.
+
+    With the agent's map, the target must name one of its functions, classes, methods, constants or
+    files (canonicalized), and the change must not be about the task's own code (`task_text`: the
+    statements shown, whose function names the change may not name)."""
+    data = _fields(reply)
     change = data.get("change")
     if not isinstance(change, str) or not change.strip():
         raise ValueError('"change" must be a non-empty string saying what to change')
@@ -85,21 +135,54 @@ def parse_instructions(reply: str) -> Instructions:
         files = [files]
     if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
         raise ValueError('"files" must be a list of file names')
-    text = {key: value if isinstance(value := data.get(key), str) else "" for key in ("problem", "cause")}
-    return Instructions(text["problem"].strip(), text["cause"].strip(), change.strip(), tuple(files))
+    text = {key: value if isinstance(value := data.get(key), str) else "" for key in ("problem", "cause", "target")}
+    target = text["target"].strip()
+    if agent is not None:
+        target = _checked_target(agent, target, files)
+        files = [target.partition(":")[0]]
+        _check_not_task_code(change, agent, task_text)
+    return Instructions(text["problem"].strip(), text["cause"].strip(), change.strip(), tuple(files), target)
 
 
-def diagnose(complete: Complete, problem: Problem, agent_files: Sequence[str], *, attempts: int = 3) -> Instructions:
-    """Ask for instructions; a malformed reply is answered with what was wrong and retried."""
-    messages = prompt(problem, agent_files)
+def _checked_target(agent: AgentMap, written: str, files: Sequence[str]) -> str:
+    if not written and len(files) == 1:
+        written = files[0]  # an older reply schema: one file and no target
+    if not written:
+        raise ValueError('"target" is missing: name one function, class, method or constant from the map')
+    found = agent.resolve(written) or next((f.path for f in agent.files if f.path == written.strip(" `'\"")), None)
+    if found is None:
+        raise ValueError(f'"target" {written[:80]!r} is not part of the agent (task code, or not in the map); '
+                         "name one function, class, method or constant from the map, as it lists it")
+    return found
+
+
+def _check_not_task_code(change: str, agent: AgentMap, task_text: str) -> None:
+    ours = {s.name.rsplit(".", 1)[-1] for f in agent.files for s in f.symbols}
+    theirs = {name for pair in _TASK_NAMES.findall(task_text) for name in pair if name and name not in ours}
+    named = sorted(name for name in theirs if len(name) > 3 and re.search(rf"\b{re.escape(name)}\b", change))
+    if named:
+        raise ValueError(f"the change is about the task's own code ({', '.join(named)}), not the agent's: "
+                         "say what to change in the agent so that it solves such tasks")
+
+
+def diagnose(complete: Complete, problem: Problem, agent: AgentMap | Sequence[str], *,
+             evidence: Evidence | None = None, attempts: int = 3) -> Instructions:
+    """Ask for instructions; a malformed reply, or one whose target is not in the agent's map, is answered
+    with what was wrong and asked again (at most `attempts` replies), then refused (DiagnosisFailed)."""
+    messages = prompt(problem, agent, evidence)
+    mapped = agent if isinstance(agent, AgentMap) else None
     errors = []
     for attempt in range(attempts):
         reply = complete(messages, temperature=RETRY_TEMPERATURE if attempt else None)
         try:
-            return parse_instructions(reply)
+            found = parse_instructions(reply, mapped, problem.statement or "")
         except ValueError as exc:
             errors.append(str(exc))
+            keys = ", ".join(FIELDS) if mapped else "problem, cause, change, files"
             messages = [*messages, {"role": "assistant", "content": reply},
-                        {"role": "user", "content": f"That reply is not usable: {exc}. Reply with only "
-                         'a JSON object with keys "problem", "cause", "change", "files".'}]
+                        {"role": "user", "content": f"That reply is not usable: {exc}. Reply with only a JSON "
+                         f"object with the keys {keys}."}]
+            continue
+        shown = evidence.render(3).split("\n", 1)[1] if evidence is not None and evidence.patterns else ""
+        return replace(found, evidence=shown)
     raise DiagnosisFailed(f"no usable diagnosis after {attempts} replies: {'; '.join(errors)}")

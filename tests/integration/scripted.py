@@ -29,8 +29,10 @@ ONE_EXPANSION: Table = MappingProxyType({"evaluations": 3, "expansions": 1, "age
 
 
 def diagnosis(files: tuple[str, ...] = ("agent/prompts.py",), change: str = "note the attempt") -> str:
-    """A usable diagnose reply in the engine's schema."""
-    return "```json\n" + json.dumps({"problem": "p", "cause": "c", "change": change, "files": list(files)}) + "\n```"
+    """A usable diagnose reply in the engine's schema (its target: the first file, a target of the map)."""
+    target = files[0] if files else "agent/prompts.py"
+    reply = {"target": target, "problem": "p", "cause": "c", "change": change, "files": list(files)}
+    return "```json\n" + json.dumps(reply) + "\n```"
 
 
 def give_up() -> RoutedModel:

@@ -61,9 +61,10 @@ def test_prompt_is_short_and_stable():
                       ["agent/loop.py", "agent/prompts.py"])
     assert [m["role"] for m in messages] == ["system", "user"]
     assert messages[1]["content"] == (
-        "The agent's files: agent/loop.py, agent/prompts.py\n\nWhat went wrong: The agent crashed.\n\n"
+        "One failure in detail: The agent crashed.\n\n"
         "The task it was given:\nAdd two numbers.\n\nThe end of what the agent saw and did:\n[assistant] x\n\n"
-        "The agent's own output:\nboom\n\nReply with the JSON object only."
+        "The agent's own output:\nboom\n\nThe agent's files: agent/loop.py, agent/prompts.py\n\n"
+        "Reply with the JSON object only."
     )
 
 

@@ -1,0 +1,237 @@
+"""What went wrong, computed from a node's recorded conversations and outcomes (never guessed by a model).
+
+Before the diagnosis model is asked anything, this module counts failure patterns over the node's
+evaluations: steps exhausted, replies the agent could not parse, no edit made, edits that broke the
+checks, timeouts, edits to the wrong file, repeated replies, tool errors (`python: command not
+found`), model errors. Each pattern comes with its count, the tasks it touched and one short excerpt,
+so the diagnosis reads "python: command not found, 18 times in 7 tasks" instead of one transcript.
+
+The conversations are read from the gateway's exchanges (engine-written; the run's `exchanges/` and a
+bundle's) or, where there are none, from the agent's own transcript. Either way they only inform the
+meta step: no score, verdict or budget reads the evidence.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_FORMAT_ERRORS = re.compile(r"^(Reply with exactly one fenced block|Reply with one fenced block|Your reply (holds|has) no)")
+_TOOL_ERRORS = re.compile(
+    r"(?m)^.*?(command not found|No such file or directory|ModuleNotFoundError: .*|Permission denied"
+    r"|The old text occurs \d+ times|give a file path inside the repository|is a directory|Errno \d+.*)$")
+_SHELL_PREFIX = re.compile(r"^(bash: )?(line \d+: )?(-c: )?(line \d+: )?")
+_BROKEN = re.compile(r"\b(SyntaxError|IndentationError|TabError)\b")
+_CHECK = re.compile(r"Checks: `[^`]*` ->.*?\[(?:exit code (\d+)|timed out[^\]]*)\]", re.DOTALL)
+_TIMED_OUT = re.compile(r"\[timed out after [^\]]*\]")
+_EDIT_OUTPUT = re.compile(r"^(?:Wrote|Replaced 1 occurrence in) (\S+?)(?: \(|\.?\s|\.?$)", re.MULTILINE)
+_DIFF_FILE = re.compile(r"^\+\+\+ b/(\S+)", re.MULTILINE)
+_NAMED_FILE = re.compile(r"[\w./-]+\.(?:py|txt|md|json|toml|cfg|ya?ml|js|ts|c|h|cpp|go|rs|java|sh)\b")
+_STATUS = re.compile(r"agent: (submitted|limits|model_error) after (\d+) steps")
+PLACEHOLDERS = ("path/to/file.py", "path/to/file", "PATH")
+EXCERPT_CHARS = 160
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One model reply and what the agent showed the model next (None after its last reply)."""
+
+    reply: str
+    output: str | None = None
+
+
+@dataclass(frozen=True)
+class TaskRun:
+    """One evaluation as the evidence reads it."""
+
+    task: str
+    outcome: str
+    turns: tuple[Turn, ...]
+    diff: str | None = None
+    """The agent's diff; None where it was not recorded (a bundle keeps none)."""
+    agent_output: str = ""
+    """The agent's stdout/stderr (its `agent: STATUS after N steps` line)."""
+    statement: str = ""
+    status: str = ""
+    """The agent's exit status where it recorded one (submitted | limits | model_error)."""
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """One failure pattern: how often, where, and one short example."""
+
+    kind: str
+    """steps_exhausted | unparsable_reply | no_edit | broke_checks | timeout | wrong_file |
+    repeated_reply | tool_error | model_error."""
+    label: str
+    count: int
+    """Occurrences (replies, outputs or evaluations, as the label says)."""
+    tasks: tuple[str, ...]
+    excerpt: str = ""
+
+
+@dataclass(frozen=True)
+class Evidence:
+    evaluations: int
+    failed: int
+    patterns: tuple[Pattern, ...] = field(default_factory=tuple)
+    """Most widespread first (tasks touched, then occurrences)."""
+
+    def render(self, limit: int = 8) -> str:
+        """The evidence as the diagnosis prompt shows it: one line per pattern, its excerpt on the next."""
+        head = f"Computed from {self.evaluations} evaluations of the agent ({self.failed} failed):"
+        if not self.patterns:
+            return head + "\n- no failure pattern found."
+        lines = [head]
+        for number, pattern in enumerate(self.patterns[:limit], 1):
+            tasks = ", ".join(pattern.tasks[:4]) + (", ..." if len(pattern.tasks) > 4 else "")
+            lines.append(f"{number}. {pattern.label}: {_times(pattern.count)} in {_tasks(len(pattern.tasks))} ({tasks})")
+            if pattern.excerpt:
+                lines.append(f"   e.g. {pattern.excerpt}")
+        return "\n".join(lines)
+
+    def to_json(self) -> dict:
+        return {"evaluations": self.evaluations, "failed": self.failed,
+                "patterns": [pattern.__dict__ for pattern in self.patterns]}
+
+
+def _times(count: int) -> str:
+    return "once" if count == 1 else f"{count} times"
+
+
+def _tasks(count: int) -> str:
+    return "1 task" if count == 1 else f"{count} tasks"
+
+
+def one_line(text: str, limit: int = EXCERPT_CHARS) -> str:
+    """Agent-written text on one quoted line (it cannot pass itself off as a line of the evidence)."""
+    flat = " ".join(text.split())
+    return json.dumps(flat if len(flat) <= limit else flat[: limit - 3] + "...")
+
+
+def turns_from_exchanges(records: Iterable[dict]) -> tuple[Turn, ...]:
+    """The conversation of one job from the gateway's exchanges: each reply, then the last message of
+    the next request (what the agent showed the model after that reply)."""
+    recorded = [r for r in records if isinstance(r.get("response"), dict)]
+    turns = []
+    for index, record in enumerate(recorded):
+        reply = (record["response"].get("message") or {}).get("content") or ""
+        output = None
+        if index + 1 < len(recorded):
+            messages = recorded[index + 1].get("request", {}).get("messages") or [{}]
+            output = messages[-1].get("content") or ""
+        turns.append(Turn(reply, output))
+    return tuple(turns)
+
+
+def turns_from_transcript(records: Iterable[dict]) -> tuple[tuple[Turn, ...], str]:
+    """The conversation and exit status from an agent's transcript (the seed's `transcript.jsonl`:
+    messages with a role, events such as `{"event": "exit", "status": ...}`)."""
+    turns: list[Turn] = []
+    pending: str | None = None
+    status = ""
+    for record in records:
+        if record.get("event") == "exit":
+            status = str(record.get("status") or "")
+        role, content = record.get("role"), record.get("content") or ""
+        if role == "assistant" and "event" not in record:
+            if pending is not None:
+                turns.append(Turn(pending))
+            pending = content
+        elif role in ("user", "tool") and pending is not None:
+            turns.append(Turn(pending, content))
+            pending = None
+    if pending is not None:
+        turns.append(Turn(pending))
+    return tuple(turns), status
+
+
+def read_jsonl(text: str) -> list[dict]:
+    """The JSON objects of a JSONL text; lines that are not objects are skipped (agent-written files)."""
+    records = []
+    for line in text.splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+    return records
+
+
+def compute_evidence(runs: Sequence[TaskRun]) -> Evidence:
+    """Count every pattern over `runs`; most widespread first."""
+    hits: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)  # (kind, label) -> (task, excerpt)
+    for run in runs:
+        for kind, label, excerpt in _patterns_of(run):
+            hits[(kind, label)].append((run.task, excerpt))
+    patterns = [Pattern(kind, label, len(found), tuple(dict.fromkeys(task for task, _ in found)),
+                        next((excerpt for _, excerpt in found if excerpt), ""))
+                for (kind, label), found in hits.items()]
+    patterns.sort(key=lambda p: (-len(p.tasks), -p.count, p.kind, p.label))
+    return Evidence(len(runs), sum(run.outcome != "pass" for run in runs), tuple(patterns))
+
+
+def _patterns_of(run: TaskRun) -> Iterable[tuple[str, str, str]]:
+    """(kind, label, excerpt) for each occurrence in one evaluation."""
+    status = run.status or ((match := _STATUS.search(run.agent_output)) and match[1]) or ""
+    last = run.turns[-1].reply if run.turns else ""
+    if status == "limits":
+        yield "steps_exhausted", "the agent ran out of steps", f"its last reply: {one_line(last)}"
+    if status == "model_error":
+        yield "model_error", "the model call failed", one_line(run.agent_output[-300:])
+    if run.outcome == "timeout":
+        yield "timeout", "the evaluation timed out", f"its last reply: {one_line(last)}"
+    edited = bool(run.diff.strip()) if run.diff is not None else any(
+        _EDIT_OUTPUT.search(turn.output or "") for turn in run.turns)
+    if run.outcome != "pass" and not edited:
+        yield "no_edit", "the agent changed no file", f"its last reply: {one_line(last)}"
+    seen: Counter[str] = Counter()
+    passing = False
+    for step, turn in enumerate(run.turns, 1):
+        where = f"step {step}"
+        key = " ".join(turn.reply.split())
+        seen[key] += 1
+        if seen[key] == 2:
+            yield "repeated_reply", "a reply repeated word for word", f"{where}: {one_line(turn.reply)}"
+        if "```" not in turn.reply or (turn.output and _FORMAT_ERRORS.match(turn.output.strip())):
+            yield "unparsable_reply", "a reply the agent could not act on", f"{where}: {one_line(turn.reply)}"
+        output = turn.output or ""
+        for line in dict.fromkeys(m[0].strip() for m in _TOOL_ERRORS.finditer(output)):
+            label = re.sub(r"\d+", "N", _SHELL_PREFIX.sub("", line))
+            yield "tool_error", f"tool error {one_line(label, 80)}", f"{where}: {one_line(turn.reply, 100)} -> {one_line(line, 100)}"
+        if timed_out := _TIMED_OUT.search(output):
+            yield "timeout", "a command timed out", f"{where}: {one_line(turn.reply, 100)} -> {one_line(timed_out[0])}"
+        if (check := _CHECK.search(output)) is not None:
+            failing = check[1] != "0"
+            if _BROKEN.search(output) or (passing and failing):
+                yield "broke_checks", "an edit broke the checks", f"{where}: {one_line(output[-200:])}"
+            passing = not failing
+    for path in _wrong_files(run):
+        yield "wrong_file", f"an edit to a file the task does not name ({path})", ""
+
+
+def _wrong_files(run: TaskRun) -> list[str]:
+    """Files the agent edited that the task does not name (a placeholder path always counts)."""
+    edited = _DIFF_FILE.findall(run.diff or "") + [m for t in run.turns for m in _EDIT_OUTPUT.findall(t.output or "")]
+    named = set(_NAMED_FILE.findall(run.statement))
+    wrong = [p for p in dict.fromkeys(edited) if p in PLACEHOLDERS or p.startswith("path/to/")
+             or (named and p not in named and not any(p.endswith("/" + n) for n in named))]
+    return wrong
+
+
+def recorded_run(task: str, outcome: str, log_dir: Path | None, exchanges: Path | None,
+                 statement: str = "") -> TaskRun:
+    """One evaluation as recorded: its conversation from the gateway's exchanges when there are any,
+    else from the agent's transcript; its diff and output from its log directory."""
+    def read(path: Path | None) -> str | None:
+        return path.read_text(errors="replace") if path is not None and path.is_file() else None
+
+    turns = turns_from_exchanges(read_jsonl(read(exchanges) or ""))
+    transcript, status = turns_from_transcript(read_jsonl(read(log_dir and log_dir / "transcript.jsonl") or ""))
+    return TaskRun(task, outcome, turns or transcript, read(log_dir and log_dir / "diff.patch"),
+                   read(log_dir and log_dir / "agent.log") or "", statement, status)

@@ -1,0 +1,96 @@
+"""The diagnosis names one agent-level target from the map and one change (issue 33, item 1)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from evolve.llm.types import ChatRequest, Message
+from evolve.meta import DiagnosisFailed, diagnose, parse_instructions
+from evolve.meta.agentmap import agent_map
+from evolve.meta.diagnose import SYSTEM, prompt, target_of
+from evolve.meta.evidence import Evidence, Pattern
+from evolve.meta.problems import Problem
+from evolve.seed import copy_seed
+from evolve.standins.models import ScriptedModel
+
+BELOW_ZERO = ("Complete the function `below_zero` in `solution.py`.\n\ndef below_zero(operations: List[int]) -> bool:\n"
+              "    raise NotImplementedError")
+EVIDENCE = Evidence(20, 12, (Pattern("tool_error", 'tool error "python: command not found"', 18, tuple(f"HumanEval-{i}" for i in range(7)),
+                                     'step 1: "```bash python solution.py ```" -> "bash: line 1: python: command not found"'),))
+
+
+@pytest.fixture(scope="module")
+def seed_map(tmp_path_factory):
+    root = tmp_path_factory.mktemp("seed-map") / "agent"
+    copy_seed(root)
+    return agent_map(root)
+
+
+def answer(*replies: str):
+    """A `complete` function served by the shipped scripted model; the model keeps its requests."""
+    model = ScriptedModel(list(replies))
+
+    def complete(messages, temperature=None):
+        request = ChatRequest(messages=tuple(Message(**m) for m in messages), temperature=temperature)
+        return model.complete(request).message.content or ""
+
+    return complete, model
+
+
+def reply(target: str, change: str = "run python as python3 in the shell tool") -> str:
+    return json.dumps({"target": target, "change": change, "problem": "python is missing", "cause": "only python3"})
+
+
+def test_a_target_from_the_map_is_kept_canonical(seed_map) -> None:
+    complete, model = answer(reply("agent/tools.py::Workspace.bash"))
+    found = diagnose(complete, Problem("task", "The agent crashed.", "t1", BELOW_ZERO), seed_map, evidence=EVIDENCE)
+    assert (found.target, found.files) == ("agent/tools.py:Workspace.bash", ("agent/tools.py",))
+    assert len(model.requests) == 1
+    text = found.render()
+    assert text.startswith("Problem: python is missing") and target_of(text) == "agent/tools.py:Workspace.bash"
+    assert 'tool error "python: command not found": 18 times in 7 tasks' in text  # the evidence goes along
+    assert json.loads(json.dumps(found.to_json()))["target"] == "agent/tools.py:Workspace.bash"
+
+
+def test_task_code_as_target_is_asked_again_then_refused(seed_map) -> None:
+    problem = Problem("task", "The agent changed the code but the task's tests still fail.", "t1", BELOW_ZERO)
+    complete, model = answer(reply("solution.py:below_zero", "return True when the balance drops below zero"),
+                             reply("agent/prompts.py:SYSTEM", "tell it to run python3, never python"))
+    found = diagnose(complete, problem, seed_map)
+    assert found.target == "agent/prompts.py:SYSTEM" and len(model.requests) == 2
+    again = model.requests[1].messages[-1].content or ""
+    assert "'solution.py:below_zero' is not part of the agent" in again and "target, change, problem, cause" in again
+    assert model.requests[1].temperature is not None  # the retry is sampled hotter
+
+    stubborn, model = answer(reply("below_zero"), reply(""), "the agent is fine")
+    with pytest.raises(DiagnosisFailed, match="no usable diagnosis after 3 replies") as refused:
+        diagnose(stubborn, problem, seed_map)
+    assert len(model.requests) == 3 and '"target" is missing' in str(refused.value)
+
+
+def test_a_change_about_the_task_function_is_refused_even_with_an_agent_target(seed_map) -> None:
+    with pytest.raises(ValueError, match=r"about the task's own code \(below_zero\)"):
+        parse_instructions(reply("agent/loop.py:Agent.run", "make below_zero return True"), seed_map, BELOW_ZERO)
+    ok = parse_instructions(reply("agent/loop.py:Agent.run", "check the solution before done"), seed_map, BELOW_ZERO)
+    assert ok.target == "agent/loop.py:Agent.run"
+
+
+@pytest.mark.parametrize(("written", "canonical"), [
+    ("Target: agent/prompts.py:SYSTEM\nChange: add one line: run python3, not python", "agent/prompts.py:SYSTEM"),
+    ('{"target": "agent/commands.py:solve(agent, problem, budget)", "change": "x"}', "agent/commands.py:solve"),
+    ('{"change": "x", "files": ["agent/prompts.py"]}', "agent/prompts.py"),  # the older schema: one file
+])
+def test_replies_small_models_write_are_read(seed_map, written: str, canonical: str) -> None:
+    assert parse_instructions(written, seed_map).target == canonical
+
+
+def test_the_prompt_shows_evidence_and_map_and_no_format_prose_to_echo(seed_map) -> None:
+    messages = prompt(Problem("task", "The agent crashed.", "t1", BELOW_ZERO), seed_map, EVIDENCE)
+    user = messages[1]["content"]
+    assert user.startswith("What went wrong, counted from the agent's transcripts:\nComputed from 20 evaluations")
+    assert "  agent/tools.py:Workspace.bash(command, timeout)  [lines " in user
+    for text in (SYSTEM, user):
+        assert "```" not in text.replace(EVIDENCE.patterns[0].excerpt, "")  # no fence to echo
+        assert "path/to" not in text  # no placeholder path to copy

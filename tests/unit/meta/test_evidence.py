@@ -1,0 +1,117 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evolve.meta.evidence import (
+    TaskRun,
+    Turn,
+    compute_evidence,
+    read_jsonl,
+    recorded_run,
+    turns_from_exchanges,
+    turns_from_transcript,
+)
+
+FIXTURES = Path(__file__).parent / "fixtures" / "humaneval-cpu"
+
+
+def recorded_runs() -> list[TaskRun]:
+    """The fixture's evaluations as the engine reads them (statement: the task's first paragraph)."""
+    runs = []
+    for line in (FIXTURES / "evaluations.jsonl").read_text().splitlines():
+        evaluation = json.loads(line)
+        exchanges = FIXTURES / "exchanges" / f"{Path(evaluation['log_path']).name}.jsonl"
+        first = read_jsonl(exchanges.read_text())[0]["request"]["messages"][1]["content"]
+        statement = first.removeprefix("Task:\n").split("\n\n")[0]
+        runs.append(recorded_run(evaluation["task"], evaluation["outcome"], None, exchanges, statement))
+    return runs
+
+
+def by_label(runs: list[TaskRun]) -> dict[str, tuple[int, tuple[str, ...], str]]:
+    return {p.label: (p.count, p.tasks, p.excerpt) for p in compute_evidence(runs).patterns}
+
+
+def test_conversations_are_rebuilt_from_the_gateway_exchanges() -> None:
+    turns = recorded_runs()[4].turns  # job 228, HumanEval-74
+    assert len(turns) == 3 and turns[-1].output is None
+    assert turns[0].reply.startswith("```bash\npython3 -m compileall -q . && python solution.py")
+    assert turns[0].output == "bash: line 1: python: command not found\n\n[exit code 127]"
+
+
+def test_recorded_failures_are_counted_with_tasks_and_excerpts() -> None:
+    runs = recorded_runs()
+    evidence = compute_evidence(runs)
+    assert (evidence.evaluations, evidence.failed) == (6, 4)
+    found = by_label(runs)
+    count, tasks, excerpt = found['tool error "python: command not found"']
+    assert (count, tasks) == (2, ("HumanEval-74",))  # the third reply got no output: the agent stopped
+    assert "python solution.py" in excerpt and '"bash: line 1: python: command not found"' in excerpt
+    assert found['tool error "replace: command not found"'][1] == ("HumanEval-84",)
+    assert found["a reply repeated word for word"][1] == ("HumanEval-39", "HumanEval-74", "HumanEval-84")
+    assert found["the agent changed no file"][1] == ("HumanEval-74", "HumanEval-84")
+    assert found["an edit to a file the task does not name (path/to/file.py)"][1] == ("HumanEval-39",)
+    assert set(found["a reply the agent could not act on"][1]) == {"HumanEval-10", "HumanEval-5"}
+    assert found["the evaluation timed out"][1] == ("HumanEval-39",)
+    assert found["a command timed out"][:2] == (2, ("HumanEval-39",))
+    assert not any(label.startswith("an edit to a file") and "solution.py" in label for label in found)
+
+
+def test_the_rendering_puts_the_widest_pattern_first_and_quotes_agent_text() -> None:
+    text = compute_evidence(recorded_runs()).render()
+    lines = text.splitlines()
+    assert lines[0] == "Computed from 6 evaluations of the agent (4 failed):"
+    assert lines[1].startswith("1. a reply repeated word for word: 3 times in 3 tasks (HumanEval-39, ")
+    assert '2 times in 1 task (HumanEval-74)' in text
+    # an excerpt is one quoted line: agent-written newlines cannot start a line of their own
+    assert all(line.startswith(("Computed", "   e.g. ")) or line[0].isdigit() for line in lines)
+
+
+def test_transcripts_give_the_exit_status_steps_and_broken_checks() -> None:
+    records = [
+        {"role": "system", "content": "S"}, {"role": "user", "content": "task"},
+        {"role": "assistant", "content": "```write a.py\nx = (\n```"},
+        {"role": "user", "content": "Wrote a.py (1 lines).\nChecks: `python3 -m pytest` ->\nE   SyntaxError: '(' was never closed\n[exit code 2]"},
+        {"role": "assistant", "content": "```bash\nls\n```"}, {"role": "user", "content": "a.py\n[exit code 0]"},
+        {"event": "exit", "status": "limits", "steps": 2, "edits": 1},
+    ]
+    turns, status = turns_from_transcript(records)
+    assert status == "limits" and [t.reply[:8] for t in turns] == ["```write", "```bash\n"]
+    found = by_label([TaskRun("t1", "fail", turns, diff="+++ b/a.py\n+x = (\n", statement="Fix `a.py`.", status=status)])
+    assert found["the agent ran out of steps"][0] == 1
+    assert found["an edit broke the checks"][0] == 1 and "SyntaxError" in found["an edit broke the checks"][2]
+    assert "the agent changed no file" not in found
+    assert not any(label.startswith("an edit to a file") for label in found)
+
+
+def test_a_passing_check_that_fails_after_an_edit_broke_the_checks() -> None:
+    passing, failing = "Checks: `make test` ->\nok\n[exit code 0]", "Checks: `make test` ->\nFAILED\n[exit code 1]"
+    turns = (Turn("```replace a.py\n...```", f"Replaced 1 occurrence in a.py.\n{passing}"),
+             Turn("```replace a.py\n...```", f"Replaced 1 occurrence in a.py.\n{failing}"), Turn("```done\n```"))
+    found = by_label([TaskRun("t1", "fail", turns, diff="+++ b/a.py\n", statement="edit a.py")])
+    assert found["an edit broke the checks"][0] == 1
+
+
+@pytest.mark.parametrize(("agent_output", "diff", "label"), [
+    ("agent: limits after 20 steps, 0 edits", "", "the agent ran out of steps"),
+    ("agent: model_error after 1 steps, 0 edits (HTTP 429)", "", "the model call failed"),
+    ("", "", "the agent changed no file"),
+])
+def test_the_agent_output_and_diff_name_what_the_transcript_cannot(agent_output: str, diff: str, label: str) -> None:
+    assert label in by_label([TaskRun("t1", "fail", (Turn("```done\n```"),), diff=diff, agent_output=agent_output)])
+
+
+def test_a_log_directory_with_a_transcript_and_no_exchanges(tmp_path: Path) -> None:
+    (tmp_path / "transcript.jsonl").write_text("not json\n" + json.dumps({"role": "assistant", "content": "hi"}) + "\n"
+                                                + json.dumps({"event": "exit", "status": "submitted"}) + "\n")
+    (tmp_path / "diff.patch").write_text("")
+    run = recorded_run("t1", "fail", tmp_path, tmp_path / "missing.jsonl")
+    assert run.turns == (Turn("hi"),) and run.status == "submitted" and run.diff == ""
+    assert set(by_label([run])) == {"the agent changed no file", "a reply the agent could not act on"}
+
+
+def test_no_evaluations_no_patterns() -> None:
+    assert compute_evidence([]).render() == "Computed from 0 evaluations of the agent (0 failed):\n- no failure pattern found."
+    assert turns_from_exchanges([{"no": "response"}]) == ()
