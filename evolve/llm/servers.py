@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol, Self
 
-from evolve.llm.embedded import QWEN_CODER_05B, ensure_embedded_model
+from evolve.llm.embedded import QWEN_CODER_05B, EmbeddedModelSpec, ensure_embedded_model
 from evolve.llm.processes import ManagedProcess, ServerError, free_port, healthy
 
 __all__ = [
@@ -88,8 +88,10 @@ class LlamaCppServer(_ProcessServer):
         context_tokens: int = 8192,  # the seed's improve prompt (its whole code) is about 5.5k tokens
         startup_timeout_s: float = 180.0,
         log_dir: Path | None = None,
+        spec: EmbeddedModelSpec = QWEN_CODER_05B,
     ) -> None:
-        self.model = QWEN_CODER_05B.name
+        self.spec = spec
+        self.model = spec.name
         self.model_path = model_path
         self.host, self.port = host, port
         self.threads = threads or os.cpu_count() or 1
@@ -127,7 +129,7 @@ class LlamaCppServer(_ProcessServer):
             raise ServerError(
                 "llama-cpp-python is not installed: pip install -e '.[local]' (see .ci/run for a portable build)"
             ) from exc
-        model_path = self.model_path or ensure_embedded_model()
+        model_path = self.model_path or ensure_embedded_model(self.spec)
         port = self.port or free_port(self.host)
         log = self.log_dir / f"evolve-llama-{port}.log"
         self._launch([ManagedProcess(self.command(model_path, port), f"http://{self.host}:{port}/v1", log)])

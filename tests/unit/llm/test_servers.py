@@ -165,3 +165,25 @@ def test_the_stack_shares_one_embedded_server_and_spreads_vllm_replicas():
                 == "ok"
             )
     assert not any(s.running for s in made)
+
+
+def test_roles_on_two_embedded_models_get_one_server_each():
+    with FakeOpenAIServer() as fake:
+        made: list[StubServer] = []
+
+        def factory(config: ModelConfig) -> StubServer:
+            made.append(StubServer(fake.base_url, config.model, config.replicas))
+            return made[-1]
+
+        meta = ModelConfig(model="qwen2.5-coder-1.5b-instruct")
+        with ModelStack(ModelsConfig(diagnose=meta, modify=meta), server_factory=factory):
+            assert [s.model for s in made] == ["qwen2.5-coder-1.5b-instruct", "qwen2.5-coder-0.5b-instruct"]
+
+
+def test_the_embedded_server_serves_the_configured_model():
+    from evolve.llm.embedded import QWEN_CODER_15B
+
+    server = default_server(ModelConfig(model=QWEN_CODER_15B.name))
+    assert isinstance(server, LlamaCppServer) and server.spec is QWEN_CODER_15B
+    command = server.command(Path("/m.gguf"), 9000)
+    assert command[command.index("--model_alias") + 1] == QWEN_CODER_15B.name
