@@ -20,7 +20,7 @@ from evolve.archive.store import Run
 from evolve.config import MetaConfig
 from evolve.engine.jobs import ExpansionResult
 from evolve.meta import DiagnosisFailed, choose_problem, diagnose, read_failure
-from evolve.meta.agentmap import agent_map
+from evolve.meta.agentmap import AgentMap, agent_map
 from evolve.meta.dgm import dgm_instructions
 from evolve.meta.evidence import Evidence, compute_evidence, recorded_run
 from evolve.meta.procedure import Material, failure_material
@@ -50,15 +50,18 @@ def diagnose_node(run: Run, job: Job, node: Node, tasks: Mapping[str, Task], gat
     # seeded by the search decision, which a re-run after a resume shares (its job id is new)
     draw = job.decision if job.decision is not None else job.id
     rng = np.random.default_rng([seed, draw])
-    if meta is not None and meta.procedure == "agent":
-        counted = [(e.task, e.outcome) for e in evaluations if e.outcome != "infra"]
-        return failure_material(counted, failures, statements, files, rng, extra_material)
-    problem = choose_problem(failures, statements, rng)
-    (log_dir / "problem.json").write_text(json.dumps(problem.__dict__, indent=2))
     evidence = node_evidence(run, evaluations, tasks)
     (log_dir / "evidence.md").write_text(evidence.render(limit=len(evidence.patterns)) + "\n")
     (log_dir / "evidence.json").write_text(json.dumps(evidence.to_json(), indent=1))
     agent = agent_map(parent_code) if parent_code is not None else files
+    if meta is not None and meta.procedure == "agent":
+        counted = [(e.task, e.outcome) for e in evaluations if e.outcome != "infra"]
+        computed = {"EVIDENCE.md": evidence.render(limit=len(evidence.patterns)) + "\n"}
+        if isinstance(agent, AgentMap):
+            computed["MAP.md"] = agent.render(summaries=False, qualified=True) + "\n"
+        return failure_material(counted, failures, statements, files, rng, {**computed, **(extra_material or {})})
+    problem = choose_problem(failures, statements, rng)
+    (log_dir / "problem.json").write_text(json.dumps(problem.__dict__, indent=2))
     diagnose_job = f"{job.id}-diagnose"
     gateway.open_job(diagnose_job, node.id, "diagnose", job_tokens)
     try:

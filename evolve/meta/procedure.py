@@ -47,6 +47,9 @@ The agent's files: {files}
 {extra}
 Choose the problem most worth fixing in the agent's own code, and write to the --out file the
 instructions that `python -m agent improve` will get. Only that file is read (at most {cap} characters).
+Where the engine gave EVIDENCE.md (failure patterns counted from the recorded conversations) and
+MAP.md (the agent's functions, classes and constants), name one target of the map on a line of its
+own, `Target: ` then the name as MAP.md lists it.
 """
 
 KINDS = {"empty_diff": "changed no file", "timeout": "ran out of time", "context": "overflowed the context",

@@ -75,3 +75,20 @@ def test_the_text_form_prints_the_call_and_what_is_missing(monkeypatch):
     assert result.exit_code == 0, result.output
     assert "openai.OpenAI().chat.completions.create(**{" in result.output
     assert "MISSING: the API key variable OPENAI_API_KEY is not set on this host" in result.output
+
+
+def test_fetch_embedded_takes_the_models_by_name_from_the_cache(tmp_path, monkeypatch):
+    from evolve.llm import embedded
+
+    monkeypatch.setattr(embedded, "verify_model", lambda path, spec: None)
+    for spec in embedded.EMBEDDED.values():  # files already cached (and taken as verified): no download
+        path = embedded.cached_path(spec, tmp_path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"GGUF")
+    monkeypatch.setenv("EVOLVE_CACHE_DIR", str(tmp_path))
+    one = CliRunner().invoke(app, ["models", "fetch-embedded", "--model", "qwen2.5-coder-1.5b-instruct"])
+    assert one.exit_code == 0 and one.output.strip().endswith("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")
+    every = CliRunner().invoke(app, ["models", "fetch-embedded", "--all"])
+    assert every.exit_code == 0 and len(every.output.splitlines()) == 2
+    bad = CliRunner().invoke(app, ["models", "fetch-embedded", "--model", "qwen-7b"])
+    assert bad.exit_code == 2 and "'qwen-7b' is no embedded model" in bad.output

@@ -1,0 +1,75 @@
+"""The host-side diagnosis: evidence computed from the node's recorded conversations, the agent's map,
+and a reply that must name one target of that map (issue 33, item 1), through a real gateway."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from evolve.archive.store import Run
+from evolve.archive.vocab import Split
+from evolve.config import MetaConfig
+from evolve.engine.diagnosis import diagnose_node
+from evolve.engine.jobs import ExpansionResult
+from evolve.llm.gateway import Gateway
+from evolve.meta.diagnose import target_of
+from evolve.seed import copy_seed
+from evolve.standins.models import ScriptedModel
+from evolve.tasks.types import Task
+
+FIXTURE = Path(__file__).parents[1] / "meta" / "fixtures" / "humaneval-cpu" / "exchanges" / "job-228.jsonl"
+TASK = Task(id="HumanEval-74", suite="humaneval", split=Split.DEV,
+            statement="Complete the function `total_match` in `solution.py`.",
+            repo={"solution.py": b"def total_match(a, b):\n    raise NotImplementedError\n"},
+            hidden_tests={}, reference_patch="", test_command="true")
+TASK_CODE = json.dumps({"target": "solution.py:total_match", "change": "return the shorter list"})
+AGENT_FIX = json.dumps({"target": "agent/tools.py:Workspace.bash", "change": "run python as python3",
+                        "problem": "python: command not found", "cause": "the sandbox has only python3"})
+
+
+def recorded_node(tmp_path: Path):
+    """A run whose seed node failed HumanEval-74 as the published CPU run recorded it (job 228)."""
+    run = Run.create(tmp_path / "run")
+    node = run.add_node(copy_seed(tmp_path / "seed"))
+    log = tmp_path / "logs" / "job-228"
+    log.mkdir(parents=True)
+    (log / "diff.patch").write_text("")
+    shutil.copy(FIXTURE, run.exchanges_file(228))
+    run.record_evaluation(node.id, TASK.id, "fail", log_path=str(log))
+    return run, node, run.start_job("expand", node.id)
+
+
+def test_the_engines_diagnosis_reads_evidence_and_map_and_asks_again_for_task_code(tmp_path):
+    run, node, job = recorded_node(tmp_path)
+    model = ScriptedModel([TASK_CODE, AGENT_FIX])
+    with Gateway({"diagnose": model}, exchanges_dir=run.path / "exchanges") as gateway:
+        text = diagnose_node(run, job, node, {TASK.id: TASK}, gateway, ["agent/tools.py"], seed=0,
+                             job_tokens=100_000, meta=MetaConfig(), parent_code=tmp_path / "seed")
+    assert isinstance(text, str) and target_of(text) == "agent/tools.py:Workspace.bash"
+    log = run.log_dir(job.id)
+    assert json.loads((log / "diagnosis.json").read_text())["target"] == "agent/tools.py:Workspace.bash"
+    assert 'tool error "python: command not found": 2 times in 1 task' in (log / "evidence.md").read_text()
+    first = model.requests[0].messages[-1].content or ""
+    assert "python: command not found" in first and "agent/loop.py:Agent.run(task, check)" in first
+    assert "'solution.py:total_match' is not part of the agent" in (model.requests[1].messages[-1].content or "")
+
+
+def test_a_diagnosis_that_keeps_naming_task_code_is_refused(tmp_path):
+    run, node, job = recorded_node(tmp_path)
+    with Gateway({"diagnose": ScriptedModel([TASK_CODE])}) as gateway:
+        result = diagnose_node(run, job, node, {TASK.id: TASK}, gateway, ["agent/tools.py"], seed=0,
+                               job_tokens=100_000, meta=MetaConfig(), parent_code=tmp_path / "seed")
+    assert isinstance(result, ExpansionResult) and not result.valid
+    assert result.reason is not None and result.reason.startswith("diagnosis failed: no usable diagnosis after 3")
+    assert not (run.log_dir(job.id) / "instructions.md").exists()
+
+
+def test_the_agents_procedure_gets_the_evidence_and_the_map_as_material(tmp_path):
+    run, node, job = recorded_node(tmp_path)
+    brief = diagnose_node(run, job, node, {TASK.id: TASK}, None, ["agent/tools.py"], seed=0, job_tokens=1,
+                          meta=MetaConfig(procedure="agent"), parent_code=tmp_path / "seed")
+    files = dict(brief.files)  # type: ignore[union-attr]
+    assert "python: command not found" in files["EVIDENCE.md"]
+    assert "  agent/tools.py:Workspace.bash(command, timeout)  [lines " in files["MAP.md"]
+    assert "Target: " in files["README.md"] and "- MAP.md: given by the engine" in files["README.md"]
