@@ -23,6 +23,6 @@ What to improve:
 
 Edit your code so that you do better next time; keep `python3 -m pytest -q tests` passing. Edit with a
 ```replace or ```write block (one per reply), then reply ```done."""
-DIAGNOSE = """You improve a coding agent. Below: how it failed (EVIDENCE.md counts it), its map (MAP.md). Choose the
-one change to its code that removes most failures; write a line Target: FILE:NAME from the map, then the change."""
+DIAGNOSE = """You improve a coding agent. Below is how it failed (EVIDENCE.md counts it) and its map (MAP.md).
+Choose one change to its code that fixes most failures: a line Target: FILE:NAME from the map, the change."""
 FORMAT = "Reply with exactly one fenced block: ```bash, ```write PATH, ```replace PATH or ```done."
