@@ -85,6 +85,14 @@ class ModelConfig(_Section):
     """`vllm`: more `vllm serve` flags, passed as given."""
     startup_timeout_s: float = Field(1200.0, gt=0)
     """`vllm`: how long a replica may take to load before the run gives up."""
+    threads: int | None = Field(None, ge=1)
+    """`embedded`: generation threads (default: the cores the run leaves free, sandbox CPUs x
+    concurrency, at most half the machine, at least 1; evolve/llm/threads.py). Roles on the same
+    embedded model share one server: the first of them (diagnose, modify, solve) sets its threads."""
+    threads_batch: int | None = Field(None, ge=1)
+    """`embedded`: prompt-reading threads (default: `threads`)."""
+    prompt_cache_mb: int = Field(400, ge=0)
+    """`embedded`: memory for saved contexts, so interleaved jobs keep their prompt prefixes (0: none)."""
 
     @model_validator(mode="after")
     def _fits_the_agent_wait(self) -> ModelConfig:

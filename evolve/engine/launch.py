@@ -146,7 +146,9 @@ def run_evolution(config: RunConfig, *, resume: Path | None = None, progress: Pr
         # Models start (and API keys are read) before a new run is written: a missing key leaves nothing.
         with ExitStack() as servers:
             if models is None:
-                models = servers.enter_context(ModelStack(config.models, seed=config.run.seed)).models
+                beside = config.sandbox.cpus * config.executor.concurrency  # what the run runs beside the model
+                models = servers.enter_context(ModelStack(config.models, seed=config.run.seed,
+                                                          beside_cpus=beside)).models
             run = run or open_run(config, None)
             reap_run(run.id)  # leftovers of an earlier, crashed session of this run
             run.set_meta(f"image:{config.sandbox.image}", image_id(config.sandbox.image))

@@ -93,6 +93,10 @@ class ManagedProcess:
         raise ServerError(f"{self.base_url} not healthy after {timeout_s:.0f}s:\n{self._log_tail()}")
 
     @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    @property
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
 

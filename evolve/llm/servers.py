@@ -1,13 +1,11 @@
 """Local model servers: start, wait for health, stop (also when the engine dies).
 
-`LlamaCppServer` is the embedded CPU default (llama-cpp-python's OpenAI server over the verified
-GGUF); `VLLMServer` runs `vllm serve` replicas on GPUs; `ExternalServer` is a URL someone else runs.
+`LlamaCppServer` is the embedded CPU default (evolve's own llama.cpp server over the verified GGUF); `VLLMServer` runs `vllm serve` replicas on GPUs; `ExternalServer` is a URL someone else runs.
 All expose `base_urls` (OpenAI `/v1` roots) and are context managers.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -16,6 +14,11 @@ from typing import Protocol, Self
 
 from evolve.llm.embedded import QWEN_CODER_05B, EmbeddedModelSpec, ensure_embedded_model
 from evolve.llm.processes import ManagedProcess, ServerError, free_port, healthy
+from evolve.llm.threads import ThreadPlan, machine_cores, thread_plan
+
+PROMPT_CACHE_MB = 400
+"""Saved contexts of the embedded server: about 12 KiB per token (Qwen2.5-0.5B, f16 keys and values),
+so five improve conversations of 6,000 tokens."""
 
 __all__ = [
     "ExternalServer",
@@ -76,7 +79,9 @@ class _ProcessServer:
 
 
 class LlamaCppServer(_ProcessServer):
-    """The embedded default: llama-cpp-python's OpenAI server on a free local port, CPU only."""
+    """The embedded default: evolve's llama.cpp server (`evolve.llm.llama_serve`) on a free local
+    port, CPU only, with the thread plan of `evolve.llm.threads` and saved contexts for interleaved
+    conversations."""
 
     def __init__(
         self,
@@ -84,8 +89,9 @@ class LlamaCppServer(_ProcessServer):
         *,
         host: str = "127.0.0.1",
         port: int | None = None,
-        threads: int | None = None,
+        threads: ThreadPlan | None = None,
         context_tokens: int = 8192,  # the seed's improve prompt (its whole code) is about 5.5k tokens
+        prompt_cache_mb: int = PROMPT_CACHE_MB,
         startup_timeout_s: float = 180.0,
         log_dir: Path | None = None,
         spec: EmbeddedModelSpec = QWEN_CODER_05B,
@@ -94,33 +100,41 @@ class LlamaCppServer(_ProcessServer):
         self.model = spec.name
         self.model_path = model_path
         self.host, self.port = host, port
-        self.threads = threads or os.cpu_count() or 1
+        self.threads = threads or thread_plan(machine_cores())
         self.context_tokens = context_tokens
+        self.prompt_cache_mb = prompt_cache_mb
         self.startup_timeout_s = startup_timeout_s
         self.log_dir = log_dir or Path(tempfile.gettempdir())
         self._processes = []
 
     def command(self, model_path: Path, port: int) -> list[str]:
-        """The server command line. llama.cpp reuses the evaluated prefix of the previous request on
-        its own; the server's `--cache` (a RAM cache of whole states, logits included) is left off
-        because it grew by gigabytes per minute until the kernel killed the server."""
+        """The server command line (see evolve/llm/llama_serve.py for what it adds to llama.cpp)."""
         return [
             sys.executable,
             "-m",
-            "llama_cpp.server",
+            "evolve.llm.llama_serve",
             "--model",
             str(model_path),
-            "--model_alias",
+            "--alias",
             self.model,
             "--host",
             self.host,
             "--port",
             str(port),
-            "--n_ctx",
+            "--n-ctx",
             str(self.context_tokens),
-            "--n_threads",
-            str(self.threads),
+            "--threads",
+            str(self.threads.threads),
+            "--threads-batch",
+            str(self.threads.threads_batch),
+            "--prompt-cache-mb",
+            str(self.prompt_cache_mb),
         ]
+
+    @property
+    def pid(self) -> int | None:
+        """The server process's id while it runs (for memory readings)."""
+        return self._processes[0].pid if self._processes else None
 
     def start(self) -> None:
         try:

@@ -23,10 +23,12 @@ from evolve.llm.client import (
 )
 from evolve.llm.embedded import embedded_spec
 from evolve.llm.servers import LlamaCppServer, ModelServer, VLLMServer
+from evolve.llm.threads import machine_cores, thread_plan
 from evolve.llm.types import ROLES, Role
 from evolve.standins.models import ScriptedModel
 
-ServerFactory = Callable[[ModelConfig], ModelServer]
+ServerFactory = Callable[[ModelConfig, float], ModelServer]
+"""A role's config and the CPUs the run keeps busy beside the server -> the server (not started)."""
 
 
 class _ClientSettings(TypedDict):
@@ -38,10 +40,16 @@ class _ClientSettings(TypedDict):
     retry: RetryPolicy
 
 
-def default_server(config: ModelConfig) -> ModelServer:
+def embedded_server(config: ModelConfig, beside_cpus: float = 0.0) -> LlamaCppServer:
+    """The embedded server with its thread plan: the run keeps `beside_cpus` busy beside it."""
+    plan = thread_plan(machine_cores(), beside_cpus, config.threads, config.threads_batch)
+    return LlamaCppServer(spec=embedded_spec(config.model), threads=plan, prompt_cache_mb=config.prompt_cache_mb)
+
+
+def default_server(config: ModelConfig, beside_cpus: float = 0.0) -> ModelServer:
     """The local server a role needs (embedded llama.cpp or vLLM on this machine's GPUs)."""
     if config.provider == "embedded":
-        return LlamaCppServer(spec=embedded_spec(config.model))
+        return embedded_server(config, beside_cpus)
     return vllm_server(config)
 
 
@@ -141,9 +149,10 @@ class ModelStack:
     """Running servers plus `models[role]`; close it (or leave its `with`) to stop the servers."""
 
     def __init__(self, config: ModelsConfig, server_factory: ServerFactory = default_server, *,
-                 seed: int = 0) -> None:
+                 seed: int = 0, beside_cpus: float = 0.0) -> None:
         self._config = config
         self._seed = seed
+        self._beside_cpus = beside_cpus
         self._factory = server_factory
         self._exit = ExitStack()
         self.servers: dict[tuple[object, ...], ModelServer] = {}
@@ -158,7 +167,7 @@ class ModelStack:
                 if config.provider in ("embedded", "vllm"):
                     key = _server_key(config)
                     if key not in self.servers:
-                        server = self._factory(config)
+                        server = self._factory(config, self._beside_cpus)
                         server.start()
                         self._exit.callback(server.stop)
                         self.servers[key] = server

@@ -11,7 +11,8 @@ import pytest
 from evolve.config import ModelConfig, ModelsConfig
 from evolve.llm.balancer import LeastLoaded
 from evolve.llm.servers import ExternalServer, LlamaCppServer, ServerError, VLLMServer, healthy
-from evolve.llm.stack import ModelStack, client_for, default_server, gpu_plan
+from evolve.llm.stack import ModelStack, client_for, default_server, embedded_server, gpu_plan
+from evolve.llm.threads import ThreadPlan, machine_cores, thread_plan
 from evolve.llm.types import ChatRequest, Message
 from evolve.standins.models import FakeOpenAIServer
 
@@ -123,12 +124,20 @@ def test_external_server_is_checked_for_health():
         ExternalServer(dead).start()
 
 
-def test_llama_cpp_command_serves_the_model_without_the_state_cache(tmp_path):
-    command = LlamaCppServer(threads=2).command(tmp_path / "m.gguf", 9000)
-    assert command[1:3] == ["-m", "llama_cpp.server"]
+def test_the_embedded_command_runs_evolves_server_with_the_thread_plan(tmp_path):
+    plan = ThreadPlan(threads=1, threads_batch=2, reason="test")
+    command = LlamaCppServer(threads=plan, prompt_cache_mb=300).command(tmp_path / "m.gguf", 9000)
+    assert command[1:3] == ["-m", "evolve.llm.llama_serve"]
     assert command[command.index("--model") + 1] == str(tmp_path / "m.gguf")
-    assert "--cache" not in command  # the RAM state cache grew without bound (see the command's docstring)
-    assert command[command.index("--n_threads") + 1] == "2"
+    assert command[command.index("--threads") + 1] == "1"
+    assert command[command.index("--threads-batch") + 1] == "2"
+    assert command[command.index("--prompt-cache-mb") + 1] == "300"
+
+
+def test_the_embedded_server_takes_the_cores_the_run_leaves_and_the_configured_threads():
+    assert embedded_server(ModelConfig(), beside_cpus=0).threads.threads == thread_plan(machine_cores()).threads
+    configured = embedded_server(ModelConfig(threads=3, threads_batch=5, prompt_cache_mb=0), beside_cpus=4)
+    assert (configured.threads.threads, configured.threads.threads_batch, configured.prompt_cache_mb) == (3, 5, 0)
 
 
 class StubServer:
@@ -148,7 +157,7 @@ def test_the_stack_shares_one_embedded_server_and_spreads_vllm_replicas():
     with FakeOpenAIServer() as fake:
         made: list[StubServer] = []
 
-        def factory(config: ModelConfig) -> StubServer:
+        def factory(config: ModelConfig, beside_cpus: float) -> StubServer:
             made.append(StubServer(fake.base_url, config.model, config.replicas))
             return made[-1]
 
