@@ -11,23 +11,84 @@ app = typer.Typer(name="bench", help="Benchmarks that print numbers.", no_args_i
 
 
 @app.command("model")
-def model(as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False) -> None:
-    """The embedded model's prompt and generation tokens/s on this machine."""
+def model(
+    contention: Annotated[int, typer.Option(min=0, help="Also measure with N busy competitor processes.")] = 0,
+    soak: Annotated[float, typer.Option(min=0, help="Then interleave conversations this many seconds, "
+                                                    "sampling the server's memory.")] = 0.0,
+    threads: Annotated[int | None, typer.Option(min=1, help="Generation threads (default: the policy's).")] = None,
+    threads_batch: Annotated[int | None, typer.Option(min=1, help="Prompt threads (default: threads).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """The embedded model through its server: tokens/s idle and contended, prompt-cache hits of two
+    interleaved conversations, the server's memory."""
     import json
 
+    from evolve.bench.model import bench_model
+    from evolve.config import ModelConfig
     from evolve.llm.client import OpenAICompatible
-    from evolve.llm.servers import LlamaCppServer
-    from evolve.llm.speed import measure_speed
+    from evolve.llm.stack import embedded_server
 
-    with LlamaCppServer() as server:
-        report = measure_speed(OpenAICompatible(server.base_urls[0], server.model, max_tokens=256))
+    server = embedded_server(ModelConfig(threads=threads, threads_batch=threads_batch))
+    with server:
+        client = OpenAICompatible(server.base_urls[0], server.model, max_tokens=256)
+        assert server.pid is not None
+        plan = server.threads
+        result = bench_model(client, server.pid, (plan.threads, plan.threads_batch), contention, soak)
     if as_json:
-        typer.echo(json.dumps(report.as_json()))
-    else:
-        typer.echo(
-            f"{report.model}: prompt {report.prompt_tokens_per_s:.1f} tokens/s, "
-            f"generation {report.generation_tokens_per_s:.1f} tokens/s"
-        )
+        typer.echo(json.dumps(result.as_json()))
+        return
+    _print_model(result)
+
+
+def _print_model(result) -> None:
+    def speed(report, load) -> str:
+        return (f"prompt {report.prompt_tokens_per_s:.1f} tokens/s, generation {report.generation_tokens_per_s:.1f} "
+                f"tokens/s (load {load:.2f})")
+
+    typer.echo(f"{result.idle.model}: {result.threads} threads, {result.threads_batch} prompt threads")
+    typer.echo(f"idle          {speed(result.idle, result.idle_load)}")
+    if result.contended is not None:
+        ratio = result.contended.generation_tokens_per_s / max(result.idle.generation_tokens_per_s, 1e-9)
+        typer.echo(f"{result.competitors} competitor(s) {speed(result.contended, result.contended_load)}; "
+                   f"generation {ratio:.0%} of idle")
+    for role in result.cache.roles:
+        typer.echo(f"cache {role:<7} hit rate {result.cache.hit_rate(role):.0%}; its second turn read "
+                   f"{result.cache.reread(role):.1%} of its prefix again (interleaved with the other)")
+    typer.echo(f"server memory {result.memory.rss_mb:.0f} MiB, peak {result.memory.peak_mb:.0f} MiB")
+    if result.soak is not None:
+        soaked = result.soak.as_json()
+        typer.echo(f"soak {soaked['seconds']} s, {soaked['requests']} requests: RSS {soaked['first_rss_mb']} -> "
+                   f"{soaked['last_rss_mb']} MiB, peak {soaked['peak_rss_mb']} MiB")
+
+
+@app.command("lookup")
+def lookup(
+    bundles: Annotated[list[Path], typer.Argument(help="Exported bundles or run directories with exchanges.")],
+    role: Annotated[str | None, typer.Option(help="Only this role's replies (diagnose, modify, solve).")] = None,
+    draft_tokens: Annotated[int, typer.Option(min=1, help="Tokens drafted per step.")] = 10,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Prompt-lookup drafting replayed over recorded replies (the real tokenizer, no model run): how
+    many tokens each verification step would yield."""
+    import json
+
+    from evolve.bench.lookup import bench_lookup, recorded_exchanges
+    from evolve.llm.embedded import ensure_embedded_model
+    from evolve.llm.llama_fix import load_llama
+
+    missing = [str(b) for b in bundles if not b.exists()]
+    if missing:
+        raise typer.BadParameter(f"no such bundle or run: {', '.join(missing)}", param_hint="BUNDLES")
+    llama = load_llama(ensure_embedded_model(), vocab_only=True, verbose=False)
+    result = bench_lookup(list(recorded_exchanges(bundles, role)),
+                          lambda text: llama.tokenize(text.encode(), add_bos=False), draft_tokens=draft_tokens)
+    summary = result.as_json()
+    if as_json:
+        typer.echo(json.dumps(summary))
+        return
+    typer.echo(f"{summary['replies']} replies, {summary['tokens']} tokens: {summary['tokens_per_step']} tokens per "
+               f"verification step (median reply {summary['median_reply_tokens_per_step']}), "
+               f"{summary['drafted_per_step']} drafted per step")
 
 
 @app.command("sandbox")

@@ -7,8 +7,8 @@ import json
 import urllib.request
 
 import pytest
-from evolve.bench.model import interleaved
 
+from evolve.bench.model import interleaved
 from evolve.llm.client import OpenAICompatible
 from evolve.llm.embedded import ensure_embedded_model
 from evolve.llm.servers import LlamaCppServer

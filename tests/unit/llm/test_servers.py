@@ -180,7 +180,7 @@ def test_roles_on_two_embedded_models_get_one_server_each():
     with FakeOpenAIServer() as fake:
         made: list[StubServer] = []
 
-        def factory(config: ModelConfig) -> StubServer:
+        def factory(config: ModelConfig, beside_cpus: float) -> StubServer:
             made.append(StubServer(fake.base_url, config.model, config.replicas))
             return made[-1]
 
