@@ -195,4 +195,4 @@ def test_the_embedded_server_serves_the_configured_model():
     server = default_server(ModelConfig(model=QWEN_CODER_15B.name))
     assert isinstance(server, LlamaCppServer) and server.spec is QWEN_CODER_15B
     command = server.command(Path("/m.gguf"), 9000)
-    assert command[command.index("--model_alias") + 1] == QWEN_CODER_15B.name
+    assert command[command.index("--alias") + 1] == QWEN_CODER_15B.name
