@@ -259,6 +259,26 @@ class MetaConfig(_Section):
     of the agent contract, `python -m agent diagnose --material DIR --out FILE`, in a sandbox with the
     `diagnose` model; children may rewrite it, and the validation gate checks it too."""
 
+    candidates: int = Field(1, ge=1, le=16)
+    """Candidate children sampled per expansion: the parent's `improve` runs this many times, each at its own
+    temperature (`temperature`), and each candidate goes through the cheap filters (its edit applies, its
+    files compile, its syntax tree differs from the parent's; evolve.meta.candidates) and then the gate,
+    until one passes all: that one is the child. Every candidate's verdict is kept (`evolve show`). Their
+    tokens and time count like any job's (each has its own model channels)."""
+    temperature: tuple[float, float] = (0.2, 1.0)
+    """The lowest and highest sampling temperature of the candidates, spread evenly (one candidate: the
+    lowest). Reaches the agent as the hint `EVOLVE_TEMPERATURE` (the seed honours it)."""
+    require_code: bool = False
+    """Refuse a candidate (and so a child) whose edit is not a code edit: only prompt text, a lesson or
+    cosmetic changes (evolve.archive.edits)."""
+
+    @model_validator(mode="after")
+    def _spread(self) -> MetaConfig:
+        low, high = self.temperature
+        if not 0 <= low <= high <= 2:
+            raise ValueError(f"meta.temperature must be [low, high] with 0 <= low <= high <= 2, not {list(self.temperature)}")
+        return self
+
     @model_validator(mode="after")
     def _one_procedure(self) -> MetaConfig:
         if self.procedure == "agent" and self.style == "dgm":

@@ -1,4 +1,4 @@
-"""What kind of change made a node: `code`, `prompt` text, `cosmetic`, or `none`.
+"""What kind of change made a node: `code`, `prompt` text, a `lesson`, `cosmetic`, or `none`.
 
 A self-modification that only appends a sentence to a prompt (the seed's lesson fallback) or only
 re-indents or re-comments is not a change of the agent's logic, and a study of a run needs to tell them
@@ -6,6 +6,8 @@ apart (issue 19: "how many expansions produced a real code edit"). The rule comp
 file's syntax tree with its parent's:
 
 - `cosmetic`: the trees are equal once docstrings are dropped (whitespace, comments, docstrings);
+- `lesson`: equal once every statement that appends text to a name (`SYSTEM += "Lesson: ..."`, the
+  old seed's fallback when `improve` made no edit) is dropped: advice added, nothing the agent does changed;
 - `prompt`: equal once every string constant is blanked and every statement that only binds a name to
   string text (`SYSTEM += "..."`, `HINT = "..."`, `LESSONS = ["...", ...]`) is dropped: only words
   the model reads changed;
@@ -13,7 +15,9 @@ file's syntax tree with its parent's:
   the agent's too; an empty file added, as the 0.5B model does under the prompt's placeholder path, is
   cosmetic).
 
-A node's kind is the strongest over its files (code > prompt > cosmetic); a root is `none`. A changed
+A node's kind is the strongest over its files (code > prompt > lesson > cosmetic); a root is `none`.
+The run's code-edit rate (`code_edit_rate`: valid children with a code edit / expansions) says how often
+the meta step changed what the agent does, not only what it is told. A changed
 string inside logic (a separator, a pattern) counts as prompt text too: rare in an agent, and the diff
 shows it.
 """
@@ -22,7 +26,9 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
+from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 
 from evolve.archive.store import Run
 
@@ -30,6 +36,7 @@ from evolve.archive.store import Run
 class EditKind(StrEnum):
     NONE = "none"
     COSMETIC = "cosmetic"
+    LESSON = "lesson"
     PROMPT = "prompt"
     CODE = "code"
 
@@ -63,9 +70,57 @@ def file_edit_kind(path: str, before: bytes | None, after: bytes | None) -> Edit
         return EditKind.CODE  # a file that does not parse on one side changed its behaviour
     if _dump(trees[0], _without_docstrings) == _dump(trees[1], _without_docstrings):
         return EditKind.COSMETIC
+    if _dump(trees[0], _without_lessons) == _dump(trees[1], _without_lessons):
+        return EditKind.LESSON
     if _dump(trees[0], _without_words) == _dump(trees[1], _without_words):
         return EditKind.PROMPT
     return EditKind.CODE
+
+
+def tree_edit_kind(before: Path, after: Path) -> EditKind:
+    """The kind of change between two directories of agent code (a candidate and its parent, on disk)."""
+    names = {p.relative_to(root).as_posix() for root in (before, after) for p in root.rglob("*")
+             if p.is_file() and not _SKIP & set(p.relative_to(root).parts)}
+    kind = EditKind.NONE
+    for name in sorted(names):
+        old, new = (root / name for root in (before, after))
+        change = file_edit_kind(name, old.read_bytes() if old.is_file() else None,
+                                new.read_bytes() if new.is_file() else None)
+        kind = max(kind, change, key=_STRENGTH.index)
+    return kind
+
+
+_SKIP = frozenset({".git", "__pycache__", ".pytest_cache"})
+
+
+@dataclass(frozen=True)
+class EditRate:
+    """Valid children with a code edit, of all expansions (children valid or not)."""
+
+    code: int
+    expansions: int
+
+    @property
+    def rate(self) -> float | None:
+        return self.code / self.expansions if self.expansions else None
+
+    def __str__(self) -> str:
+        return f"{self.code}/{self.expansions}" + (f" ({self.rate:.2f})" if self.rate is not None else "")
+
+
+RATE_LIMIT = 300
+"""Children past which `code_edit_rate` gives up: each child's kind is read from git (a few ms a node), and
+`evolve status` must stay fast on a run of 10,000 nodes."""
+
+
+def code_edit_rate(run: Run, limit: int = RATE_LIMIT) -> EditRate | None:
+    """The run's code-edit rate: each non-root node is one expansion (an invalid child too); None for a run
+    of more than `limit` children."""
+    children = [node for node in run.nodes() if node.parent is not None]
+    if len(children) > limit:
+        return None
+    code = sum(node.valid and edit_kind(run, node.id) == EditKind.CODE for node in children)
+    return EditRate(code, len(children))
 
 
 def _words(text: bytes | None) -> list[bytes]:
@@ -110,6 +165,19 @@ class _Words(_Docstrings):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             return ast.Constant("")
         return super().visit(node)
+
+
+class _Lessons(_Docstrings):
+    """Also drops each statement that appends text to a name (`SYSTEM += "..."`)."""
+
+    def visit(self, node: ast.AST) -> ast.AST | None:
+        if isinstance(node, ast.AugAssign) and _binds_text(node):
+            return None
+        return super().visit(node)
+
+
+def _without_lessons(tree: ast.Module) -> ast.AST:
+    return _Lessons().visit(tree) or ast.Module(body=[], type_ignores=[])
 
 
 def _without_docstrings(tree: ast.Module) -> ast.AST:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from evolve.archive.best import Best, run_best
+from evolve.archive.candidates import node_candidates, render_candidates
 from evolve.archive.compute import run_cpu_hours, sandbox_cpus
 from evolve.archive.edits import edit_kind
 from evolve.archive.records import Node
@@ -119,6 +120,8 @@ def render_node(run: Run, node_id: str) -> str:
     ]
     if node.instructions:
         lines += ["instructions:", *("  " + line for line in node.instructions.splitlines())]
+    if candidates := node_candidates(run, node.id):
+        lines += [f"candidates ({len(candidates)}):", *render_candidates(candidates)]
     if per_task:
         lines.append("evaluations:")
         lines += [f"  {task}: {' '.join(outcomes)}" for task, outcomes in sorted(per_task.items())]

@@ -11,6 +11,7 @@ import typer
 from evolve.archive import Run, export_lineage, import_bundle
 from evolve.archive.best import run_best
 from evolve.archive.digest import run_digest
+from evolve.archive.edits import RATE_LIMIT, code_edit_rate
 from evolve.archive.lineage import left_out, lineage_ids
 from evolve.archive.summary import render_node, render_summary, render_tree, run_summary
 from evolve.errors import EvolveError
@@ -20,10 +21,15 @@ def status(
     run: Annotated[Path, typer.Argument(help="Run directory.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Nodes, evaluations, jobs and usage of a run."""
+    """Nodes, evaluations, jobs and usage of a run, and its code-edit rate."""
     with Run.open(run) as opened:
         summary = run_summary(opened)
-    typer.echo(json.dumps(summary, indent=2) if as_json else render_summary(summary))
+        rate = code_edit_rate(opened)  # reads each child's changed files from git: here, not in the summary
+    summary["code_edits"] = None if rate is None else {"code": rate.code, "expansions": rate.expansions,
+                                                       "rate": rate.rate}
+    shown = f"over {RATE_LIMIT} children, not counted" if rate is None else f"{rate}"
+    typer.echo(json.dumps(summary, indent=2) if as_json
+               else render_summary(summary) + f"\ncode edits: {shown} (valid children with a code edit / expansions)")
 
 
 def tree(run: Annotated[Path, typer.Argument(help="Run directory.")]) -> None:

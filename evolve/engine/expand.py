@@ -6,18 +6,30 @@ a model call on the host, evolve.engine.diagnosis) or, under `[meta] procedure =
 material, from which the node's own `python -m agent diagnose` writes them first, in a sandbox of its
 own (evolve.meta.procedure). The agent steps get their time from the one timeout rule, so a slow
 improve step ends before its sandbox and leaves a child to judge, not a dead sandbox.
+
+With `candidates = k` the improve step runs k times from the parent's code, each at its own temperature
+(`EVOLVE_TEMPERATURE`, a hint like `EVOLVE_CONTEXT_CHARS`) with its own model channels; each candidate goes
+through the cheap filters (evolve.meta.candidates) and then the gate, one after another, and the first that
+passes all is the child. Every candidate's verdict is written to the job's `candidates.jsonl`
+(evolve.archive.candidates); candidate n > 1 logs under `candidate-n/`. With one candidate the job's
+logs and channels are those of an expansion without candidates.
 """
 
 from __future__ import annotations
 
 import shutil
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
+from evolve.archive.candidates import Candidate, write_candidates
 from evolve.engine.context import Channel, ChannelSpec, JobContext
 from evolve.engine.jobs import ExpansionResult
 from evolve.meta import DiagnosisFailed, Modification, Verdict, self_modify, validate_child
+from evolve.meta.brief import focused_brief
+from evolve.meta.candidates import changed_lines, cheap_filters, furthest, temperatures
 from evolve.meta.procedure import AGENT, Material, agent_diagnose
 from evolve.meta.validate import SMOKE_STEPS
 from evolve.sandbox.types import Sandbox, SandboxError
@@ -35,6 +47,15 @@ class ExpandSettings:
     """Tokens the gateway serves to one model role of one job."""
     smoke_steps: int = SMOKE_STEPS
     """Step cap of the smoke task in the validation gate."""
+    candidates: int = 1
+    """Improve runs sampled per expansion (`[meta] candidates`); the first that passes every filter is the child."""
+    temperature: tuple[float, float] = (0.2, 1.0)
+    """The spread of the candidates' sampling temperatures, lowest first (`[meta] temperature`)."""
+    require_code: bool = False
+    """Refuse a candidate whose edit is not a code edit (`[meta] require_code`)."""
+
+    def temperatures(self) -> tuple[float, ...]:
+        return temperatures(self.candidates, *self.temperature)
 
 
 @dataclass(frozen=True)
@@ -46,12 +67,12 @@ class Expansion:
     settings: ExpandSettings
 
     def channels(self, job: str) -> tuple[ChannelSpec, ...]:
-        """The agent's diagnose step's channel (with material), the modify step's, then the validation's
-        (it solves the smoke task, and runs the child's diagnose step under the agent's procedure)."""
+        """The agent's diagnose step's channel (with material), then per candidate the modify step's and the
+        validation's (it solves the smoke task, and runs the child's diagnose step under the agent's procedure)."""
         tokens = self.settings.job_tokens
         agent = isinstance(self.instructions, Material)
         return (*([ChannelSpec(f"{job}-diagnose", "diagnose", tokens)] if agent else []),
-                ChannelSpec(f"{job}-modify", "modify", tokens), ChannelSpec(f"{job}-validate", "solve", tokens))
+                *(spec for n in range(1, self.settings.candidates + 1) for spec in _candidate_channels(job, n, tokens)))
 
     def __call__(self, ctx: JobContext) -> ExpansionResult:
         return expand_child(ctx, self.instructions, self.settings)
@@ -62,13 +83,16 @@ def expand_child(ctx: JobContext, brief: str | Material, settings: ExpandSetting
     instructions = brief if isinstance(brief, str) else None
     try:
         instructions = brief if isinstance(brief, str) else _diagnose(ctx, brief, settings)
-        child = _modify(ctx, instructions, settings)
-        verdict = _validate(ctx, child, settings, diagnose=isinstance(brief, Material))
+        focused = focused_brief(instructions, ctx.code)
+        if focused != instructions:
+            (ctx.log_dir / "improve-brief.md").write_text(focused)
+        child, verdict = _candidates(ctx, focused, settings, diagnose=isinstance(brief, Material))
     except DiagnosisFailed as exc:
         return ExpansionResult(None, valid=False, reason=f"the agent's diagnosis failed: {exc}")
     except SandboxError as exc:
         # no child: the node carries its parent's code from git, so no copy of it stays in logs/
-        shutil.rmtree(ctx.log_dir / "child", ignore_errors=True)
+        for code in (ctx.log_dir / "child", ctx.log_dir / "candidate", *ctx.log_dir.glob("candidate-*/candidate")):
+            shutil.rmtree(code, ignore_errors=True)
         return ExpansionResult(None, valid=False, reason=f"sandbox failed: {exc}", instructions=instructions)
     return ExpansionResult(child.code_dir, valid=verdict.valid, reason=verdict.reason, instructions=instructions)
 
@@ -96,18 +120,70 @@ def _diagnose(ctx: JobContext, material: Material, settings: ExpandSettings) -> 
     return instructions
 
 
-def _modify(ctx: JobContext, instructions: str, settings: ExpandSettings) -> Modification:
-    spec, _ = Expansion("", settings).channels(ctx.job)
-    with _sandbox(ctx, spec, settings.image) as (box, channel):
-        return self_modify(box, ctx.code, instructions, ctx.log_dir / "child", ctx.log_dir,
-                           channel_env=channel.sandbox_env(), budget_steps=settings.improve_steps,
-                           timeout_s=ctx.agent_timeout())
+def _candidate_channels(job: str, number: int, tokens: int) -> tuple[ChannelSpec, ChannelSpec]:
+    """Candidate `number`'s modify and validation channels (the first keeps the names of one candidate)."""
+    suffix = "" if number == 1 else f"-{number}"
+    return ChannelSpec(f"{job}-modify{suffix}", "modify", tokens), ChannelSpec(f"{job}-validate{suffix}", "solve", tokens)
 
 
-def _validate(ctx: JobContext, child: Modification, settings: ExpandSettings, *, diagnose: bool) -> Verdict:
-    _, spec = Expansion("", settings).channels(ctx.job)
+def _candidates(ctx: JobContext, instructions: str, settings: ExpandSettings, *,
+                diagnose: bool) -> tuple[Modification, Verdict]:
+    """Sample, filter and gate the candidates one by one until one passes; the child and its verdict (with
+    none passing: the candidate that got furthest, refused). The child's code ends at `log_dir / "child"`."""
+    records: list[Candidate] = []
+    tried: list[tuple[Modification, Verdict]] = []
+    several = settings.candidates > 1
+    for number, temperature in enumerate(settings.temperatures(), 1):
+        started = time.monotonic()
+        log_dir = ctx.log_dir / f"candidate-{number}" if number > 1 else ctx.log_dir
+        log_dir.mkdir(parents=True, exist_ok=True)
+        modify, validate = _candidate_channels(ctx.job, number, settings.job_tokens)
+        dest = log_dir / ("candidate" if several else "child")
+        child = _modify(ctx, modify, instructions, settings, dest, log_dir, temperature)
+        filtered = cheap_filters(ctx.code, child.code_dir, child.diff, require_code=settings.require_code)
+        stage, reason = filtered.stage, filtered.reason
+        if stage is None:
+            gate = _validate(ctx, validate, child, settings, log_dir, diagnose=diagnose)
+            stage, reason = (None, None) if gate.valid else (gate.check or "applies", gate.reason)
+        verdict = Verdict(stage is None, reason)
+        tried.append((child, verdict))
+        records.append(Candidate(number, temperature, stage is None, stage, reason, filtered.kind.value,
+                                 changed_lines(child.diff), round(time.monotonic() - started, 1)))
+        if verdict.valid:
+            break
+    pick = furthest([r.stage for r in records])
+    child, verdict = tried[pick]
+    if several:
+        write_candidates(ctx.log_dir, records)
+        _keep_only(ctx.log_dir, child.code_dir, [c.code_dir for c, _ in tried])
+        child = Modification(ctx.log_dir / "child", child.diff, child.returncode, child.timed_out, child.summary)
+        if not verdict.valid:
+            verdict = Verdict(False, f"{verdict.reason} (the furthest of {len(records)} candidates, "
+                                     f"candidate {pick + 1}; every verdict is in the job's candidates.jsonl)")
+    return child, verdict
+
+
+def _keep_only(log_dir: Path, kept: Path, every: list[Path]) -> None:
+    """The chosen candidate's code becomes the job's child; the others' code goes (their patches stay)."""
+    shutil.rmtree(log_dir / "child", ignore_errors=True)
+    shutil.move(kept, log_dir / "child")
+    for code in every:
+        if code != kept:
+            shutil.rmtree(code, ignore_errors=True)
+
+
+def _modify(ctx: JobContext, spec: ChannelSpec, instructions: str, settings: ExpandSettings, dest: Path,
+            log_dir: Path, temperature: float) -> Modification:
     with _sandbox(ctx, spec, settings.image) as (box, channel):
-        return validate_child(box, child.code_dir, child.diff, ctx.log_dir, channel_env=channel.sandbox_env(),
+        env = {**channel.sandbox_env(), "EVOLVE_TEMPERATURE": f"{temperature:g}"}
+        return self_modify(box, ctx.code, instructions, dest, log_dir, channel_env=env,
+                           budget_steps=settings.improve_steps, timeout_s=ctx.agent_timeout())
+
+
+def _validate(ctx: JobContext, spec: ChannelSpec, child: Modification, settings: ExpandSettings, log_dir: Path, *,
+              diagnose: bool) -> Verdict:
+    with _sandbox(ctx, spec, settings.image) as (box, channel):
+        return validate_child(box, child.code_dir, child.diff, log_dir, channel_env=channel.sandbox_env(),
                               served=lambda: ctx.channels.report(spec.job).requests,
                               smoke_steps=settings.smoke_steps, timeout_s=ctx.agent_timeout(runs=VALIDATION_RUNS),
                               diagnose=diagnose)

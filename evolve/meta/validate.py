@@ -63,6 +63,8 @@ GATE_MATERIAL = Material((
 class Verdict:
     valid: bool
     reason: str | None = None
+    check: str | None = None
+    """The check of CHECKS that failed (None: passed, or refused before the checks)."""
 
 
 def validate_child(sandbox: Sandbox, code_dir: Path, diff: str, log_dir: Path, *,
@@ -115,7 +117,7 @@ def check_agent(sandbox: Sandbox, code_dir: Path, log_dir: Path, *, channel_env:
 
 def _failed(on_check: Callable[[str, str | None], None], name: str, reason: str) -> Verdict:
     on_check(name, reason)
-    return Verdict(False, reason)
+    return Verdict(False, reason, name)
 
 
 def _smoke_changes(sandbox: Sandbox, repo: str, log: Path) -> list[str]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from evolve.archive.best import run_best
+from evolve.archive.edits import code_edit_rate
 from evolve.archive.records import Node
 from evolve.archive.stops import recorded_stop
 from evolve.archive.store import Run
@@ -187,6 +188,8 @@ def _budget_rows(run: Run, tree: CladeTree, nodes: list[Node], tokens: int, doll
             ("expansions", f"{expansions}" + ("" if budget.expansions is None else f" of {budget.expansions}")),
             ("tokens", f"{tokens:,}" + ("" if budget.tokens is None else f" of {budget.tokens:,}")),
             ("dollars", f"${dollars:.4f}" + ("" if budget.dollars is None else f" of ${budget.dollars:.2f}"))]  # fmt: skip
+    rate = code_edit_rate(run)  # valid children with a code edit / expansions (evolve.archive.edits)
+    rows.append(("code edits", "not counted (a long run)" if rate is None else f"{rate} of expansions"))
     return rows
 
 

@@ -16,7 +16,7 @@ from evolve.meta.validate import SMOKE_FIX
 from evolve.standins.models import SMOKE_MARKER, RoutedModel
 
 DONE = "```done\n```"
-NOTE_EDIT = 'Adding a note.\n```bash\necho "# note $(date +%s%N)" >> agent/prompts.py\n```'
+NOTE_EDIT = 'Adding a note.\n```bash\necho "NOTE = $(date +%s%N)  # note" >> agent/prompts.py\n```'
 """One real edit of the agent's own code (a fresh line each time, so every child differs)."""
 SMOKE_EDIT = f"```bash\n{SMOKE_FIX}\n```"
 """The gate's smoke task solved: its contract checks need a model request and a change."""

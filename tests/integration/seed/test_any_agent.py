@@ -18,7 +18,7 @@ from tests.integration.scripted import ONE_EXPANSION, TWO_TASKS, diagnosis, evol
 
 pytestmark = pytest.mark.docker
 AGENT = Path(__file__).resolve().parents[2] / "data" / "toolcall-agent"
-NOTE = 'echo "# note $(date +%s%N)" >> agent/__main__.py'
+NOTE = 'echo "NOTE = $(date +%s%N)  # note" >> agent/__main__.py'
 
 
 class ToolCaller:

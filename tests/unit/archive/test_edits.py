@@ -1,6 +1,6 @@
 import pytest
 
-from evolve.archive.edits import EditKind, edit_kind, file_edit_kind
+from evolve.archive.edits import EditKind, code_edit_rate, edit_kind, file_edit_kind, tree_edit_kind
 
 PROMPTS = b'''"""The words."""
 
@@ -19,7 +19,7 @@ LOOP = b'''def step(reply):
     (PROMPTS, PROMPTS, EditKind.NONE),
     (PROMPTS, PROMPTS.replace(b"# the system prompt", b"# changed comment\n\n"), EditKind.COSMETIC),
     (LOOP, LOOP.replace(b'"""One step."""', b'"""One step of the loop, reworded."""'), EditKind.COSMETIC),
-    (PROMPTS, PROMPTS + b'\nSYSTEM += "\\nLesson: add more test cases."\n', EditKind.PROMPT),  # the seed's lesson
+    (PROMPTS, PROMPTS + b'\nSYSTEM += "\\nLesson: add more test cases."\n', EditKind.LESSON),  # the old seed's lesson
     (PROMPTS, PROMPTS.replace(b"one block", b"exactly one fenced block"), EditKind.PROMPT),
     (b"LESSONS: list[str] = []\n", b'LESSONS: list[str] = ["Read the tests first."]\n', EditKind.PROMPT),  # the old seed
     (PROMPTS, PROMPTS + b'HINT = "Read the tests " + "first."\n', EditKind.PROMPT),
@@ -54,4 +54,19 @@ def test_a_node_takes_the_strongest_kind_over_its_files(run, code):
     same = run.add_node(code({"agent/prompts.py": PROMPTS.decode(), "agent/loop.py": LOOP.decode().replace("strip", "lstrip"),
                               "agent/new.py": "X = 1\n"}), parent=edit.id, origin="self_modify")
     assert [edit_kind(run, n.id) for n in (root, lesson, edit, same)] == [
-        EditKind.NONE, EditKind.PROMPT, EditKind.CODE, EditKind.NONE]
+        EditKind.NONE, EditKind.LESSON, EditKind.CODE, EditKind.NONE]
+    assert str(code_edit_rate(run)) == "1/3 (0.33)"  # `same` changed nothing: an expansion, not a code edit
+
+
+def test_a_lesson_beside_a_reworded_prompt_is_prompt_text_and_dirs_compare_as_nodes(tmp_path):
+    reworded = PROMPTS.replace(b"one block", b"two blocks") + b'SYSTEM += "Lesson: x"\n'
+    assert file_edit_kind("agent/prompts.py", PROMPTS, reworded) == EditKind.PROMPT
+    parent, child = tmp_path / "parent", tmp_path / "child"
+    for root, loop in ((parent, LOOP), (child, LOOP.replace(b"strip", b"lstrip"))):
+        (root / "agent" / "__pycache__").mkdir(parents=True)
+        (root / "agent" / "loop.py").write_bytes(loop)
+        (root / "agent" / "__pycache__" / "loop.pyc").write_bytes(loop[:5])
+    assert tree_edit_kind(parent, child) == EditKind.CODE
+    assert tree_edit_kind(parent, parent) == EditKind.NONE
+    (child / "agent" / "loop.py").write_bytes(LOOP + b'\n\n# a comment\n')
+    assert tree_edit_kind(parent, child) == EditKind.COSMETIC

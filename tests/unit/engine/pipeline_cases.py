@@ -49,7 +49,7 @@ MODELS = {
     "solve": RoutedModel([("Fix add", "sed -i 's/a - b/a + b/' calc.py"), ("Be slow", "sleep 600"),
                           (SMOKE_MARKER, "echo 'def greet(name): return f\"Hello, {name}!\"' > greet.py"),
                           ], "true"),
-    "modify": RoutedModel([("Add a note", "echo '# a note' >> agent/__main__.py"), ("Think long", "sleep 600")],
+    "modify": RoutedModel([("Add a note", "echo 'NOTE = 1  # a note' >> agent/__main__.py"), ("Think long", "sleep 600")],
                           "true"),
     "diagnose": RoutedModel([], "unused"),
 }

@@ -58,8 +58,8 @@ MODELS = {
         ("crash-case", "echo boom >&2; exit 3"),
         ("flood-case", "head -c 200000 /dev/zero | tr '\\0' y > $OUT"),
     ], "exit 9"),
-    "modify": RoutedModel([("Add a note", "echo '# a note' >> agent/__main__.py"), ("Break your diagnose", BREAK),
-                           ("yyyy", "echo '# a long note' >> agent/__main__.py")], "true"),
+    "modify": RoutedModel([("Add a note", "echo 'NOTE = 1  # a note' >> agent/__main__.py"), ("Break your diagnose", BREAK),
+                           ("yyyy", "echo 'LONG = 1  # a long note' >> agent/__main__.py")], "true"),
     "solve": RoutedModel([(SMOKE_MARKER, "echo 'def greet(name): return f\"Hello, {name}!\"' > greet.py"),
                           ("check that `diagnose` runs", "echo 'Check the loop.' > $OUT")], "true"),
 }

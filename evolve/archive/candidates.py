@@ -1,0 +1,70 @@
+"""The candidate children of an expansion and each one's filter verdict (`[meta] candidates`).
+
+An expansion samples k candidates (k runs of the parent's `improve`); each goes through the cheap
+filters and then the gate (evolve.meta.candidates), and the first that passes them all is the child.
+The engine writes one line per candidate to the expansion job's log (`candidates.jsonl`), so `evolve show`
+and the report can say what was tried and why each one was refused. Written by the engine, never by
+agent code: the reasons are the filters' own words.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from evolve.archive.records import JobKind
+from evolve.archive.store import Run
+
+RECORD = "candidates.jsonl"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One sampled candidate child and what became of it."""
+
+    number: int
+    """1..k, in sampling order."""
+    temperature: float
+    """The sampling temperature its improve run was asked to use (`EVOLVE_TEMPERATURE`)."""
+    chosen: bool
+    """It is the child (the first candidate that passed every filter)."""
+    stage: str | None
+    """The filter or gate check that refused it (`applies`, `compiles`, `differs`, `code edit`, then the
+    gate's: `imports`, `own tests`, `solve`, ...); None when it passed all."""
+    reason: str | None
+    kind: str
+    """Its edit kind against the parent (evolve.archive.edits)."""
+    changed_lines: int
+    """Lines added or removed by its diff."""
+    seconds: float
+    """Wall time of its improve run and its filters."""
+
+    @property
+    def verdict(self) -> str:
+        return "child" if self.chosen else "passed" if self.stage is None else f"refused at {self.stage}: {self.reason}"
+
+
+def write_candidates(log_dir: Path, candidates: list[Candidate]) -> None:
+    (log_dir / RECORD).write_text("".join(json.dumps(asdict(c)) + "\n" for c in candidates))
+
+
+def read_candidates(log_dir: Path) -> list[Candidate]:
+    """The job's records; none for a job that predates them or ran one candidate without a record."""
+    try:
+        lines = (log_dir / RECORD).read_text().splitlines()
+    except FileNotFoundError:
+        return []
+    return [Candidate(**json.loads(line)) for line in lines if line.strip()]
+
+
+def node_candidates(run: Run, node_id: str) -> list[Candidate]:
+    """The candidates of the expansion that made `node_id` (its job's detail names the node)."""
+    jobs = [j for j in run.jobs() if j.kind == JobKind.EXPAND and j.detail == f"node {node_id}"]
+    return read_candidates(run.path / "logs" / f"job-{jobs[-1].id}") if jobs else []  # read only: no mkdir
+
+
+def render_candidates(candidates: list[Candidate]) -> list[str]:
+    """One line per candidate, for `evolve show`."""
+    return [f"  {c.number}. t={c.temperature:.2f}  {c.kind}, {c.changed_lines} lines, {c.seconds:.0f} s: {c.verdict}"
+            for c in candidates]

@@ -1,0 +1,35 @@
+"""The improve step's brief: the diagnosis, then the source of the one target it names and the agent's map.
+
+The diagnosis names an agent-level target (`agent/tools.py:Workspace.bash`, evolve.meta.agentmap); the
+engine adds that target's source as it stands in the parent and the map of the agent's files, so the
+improve step can show the model one function and the map instead of the whole agent (about 6,000 tokens
+for the seed, which the 0.5B model answered with an echo). A diagnosis that names no target of the map
+is passed on as it is (the agent then shows what fits). The brief is built from the parent's code on the
+host, reading it as text (nothing of it runs); the header line is what the seed's `improve` looks for.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from evolve.meta.agentmap import agent_map, source_of
+
+NAMED = re.compile(r"[\w./-]+\.py(?:::?[\w.]+)?")
+"""A file or `FILE:NAME` mentioned in the diagnosis (resolved against the map)."""
+HEADER = "--- {target} (the target, as it stands; lines {start}-{end}) ---"
+MAP_CHARS = 3000
+
+
+def focused_brief(instructions: str, code: Path) -> str:
+    """The instructions with the first target they name that the parent's map resolves: its source and the
+    map; the instructions unchanged when they name none."""
+    found = agent_map(code)
+    target = next((t for t in map(found.resolve, NAMED.findall(instructions)) if t), None)
+    hit = found.symbol(target) if target else None
+    if target is None or hit is None:
+        return instructions
+    symbol = hit[1]
+    header = HEADER.format(target=target, start=symbol.start, end=symbol.end)
+    return (f"{instructions.rstrip()}\n\n{header}\n{source_of(code, target).rstrip()}\n\n"
+            f"--- the agent's map (file, then what it defines) ---\n{found.render(MAP_CHARS, summaries=False)}\n")

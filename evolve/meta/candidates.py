@@ -1,0 +1,99 @@
+"""The cheap filters a candidate child passes before the gate, and the temperatures candidates are sampled at.
+
+An expansion with `[meta] candidates = k` runs the parent's `improve` k times (evolve.engine.expand), at a
+spread of temperatures; each candidate then goes through, in order, the filters below and the validation
+gate (evolve.meta.validate), and the first that passes all is the child (OpenEvolve/AlphaEvolve: many
+cheap candidates, a cascade of cheap checks before the expensive evaluation). The filters here read the
+candidate's files as copied out of its sandbox, on the host, and run nothing of it (Python's parser only):
+
+- `applies`: the engine's diff is not empty (an edit that did not apply changed nothing);
+- `compiles`: every changed Python file parses;
+- `differs`: its syntax tree differs from the parent's (not only whitespace, comments, docstrings);
+- `code edit`: with `[meta] require_code`, the edit kind is `code` (not prompt text or a lesson).
+
+The gate's checks follow (`imports`, `own tests`, `solve`, ...: evolve.meta.validate.CHECKS), in the
+sandbox, whatever the agent's own improve step claimed to have checked.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+from evolve.archive.edits import EditKind, tree_edit_kind
+from evolve.meta.validate import CHECKS
+
+FILTERS = ("applies", "compiles", "differs", "code edit")
+"""The cheap filters, in order; the gate's CHECKS come after them."""
+STAGES = FILTERS + CHECKS
+"""Every stage a candidate can be refused at, cheapest first: how far a refused candidate got."""
+
+
+@dataclass(frozen=True)
+class Filtered:
+    """A candidate after the cheap filters: its edit kind, and the filter that refused it (None: passed)."""
+
+    kind: EditKind
+    stage: str | None = None
+    reason: str | None = None
+
+
+def temperatures(k: int, low: float, high: float) -> tuple[float, ...]:
+    """k temperatures spread evenly from `low` to `high` (one candidate: `low`)."""
+    if k == 1:
+        return (low,)
+    return tuple(round(low + (high - low) * i / (k - 1), 3) for i in range(k))
+
+
+def cheap_filters(parent: Path, child: Path, diff: str, *, require_code: bool = False) -> Filtered:
+    """The cheap filters on a candidate (`child`) against its parent's code, in order; the first that fails
+    refuses it."""
+    if not diff.strip():
+        return Filtered(EditKind.NONE, "applies", "empty diff: the agent changed nothing")
+    for path in _changed_python(parent, child):
+        why = _parse_error(path.read_bytes())
+        if why:
+            return Filtered(EditKind.CODE, "compiles", f"{path.relative_to(child).as_posix()} does not compile: {why}")
+    kind = tree_edit_kind(parent, child)
+    if kind in (EditKind.NONE, EditKind.COSMETIC):
+        return Filtered(kind, "differs", "its syntax tree is the parent's (only whitespace, comments or docstrings "
+                                         "changed)")
+    if require_code and kind != EditKind.CODE:
+        return Filtered(kind, "code edit", f"no code edit (the edit is {kind}) and meta.require_code is on")
+    return Filtered(kind)
+
+
+def _changed_python(parent: Path, child: Path) -> list[Path]:
+    changed = []
+    for path in sorted(child.rglob("*.py")):
+        relative = path.relative_to(child)
+        if "__pycache__" in relative.parts or path.is_symlink():
+            continue
+        before = parent / relative
+        if not before.is_file() or before.read_bytes() != path.read_bytes():
+            changed.append(path)
+    return changed
+
+
+def _parse_error(source: bytes) -> str | None:
+    try:
+        ast.parse(source)
+    except SyntaxError as exc:
+        return f"line {exc.lineno}: {exc.msg}"
+    except (ValueError, RecursionError, MemoryError) as exc:  # null bytes; nesting too deep for the parser
+        return f"{type(exc).__name__}: {exc}"[:200]
+    return None
+
+
+def changed_lines(diff: str) -> int:
+    """Lines added or removed by a unified diff."""
+    return sum(1 for line in diff.splitlines()
+               if line[:1] in "+-" and not line.startswith(("+++ ", "--- ")))
+
+
+def furthest(stages: list[str | None]) -> int:
+    """The index of the candidate that got furthest through STAGES (None: passed everything); the first on
+    a tie."""
+    rank = [len(STAGES) if stage is None else STAGES.index(stage) for stage in stages]
+    return rank.index(max(rank))

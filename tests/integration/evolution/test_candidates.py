@@ -1,0 +1,48 @@
+"""`[meta] candidates` in a real evolution (Docker sandboxes, the gateway, the seed agent, the gate; scripted
+models): three candidates per expansion, each recorded with its filter verdict, the child is the first that
+passes every filter and the gate, and `require_code` turns a prompt-only candidate away."""
+
+import pytest
+
+from evolve.archive.candidates import node_candidates
+from evolve.archive.edits import EditKind, code_edit_rate, edit_kind
+from evolve.archive.summary import render_node
+from evolve.engine.launch import run_evolution
+from evolve.standins.models import ScriptedModel
+from tests.integration.scripted import ONE_EXPANSION, TWO_TASKS, evolution_config, scripted_models
+
+NOTHING = "Nothing to change.\n```done\n```"
+PROMPT_ONLY = 'A clearer format line.\n```python agent/prompts.py\nFORMAT = "Reply with one fenced block."\n```'
+CODE = ("A longer shell timeout.\n```python agent/tools.py\ndef __init__(self, root: Path, timeout: float = 90.0) -> None:\n"
+        "    self.root, self.timeout, self.edits = root, timeout, 0\n```")
+
+
+def _evolve(tmp_path, name: str, require_code: bool):
+    config = evolution_config(tmp_path, name, 5, tasks=TWO_TASKS, budget=ONE_EXPANSION,
+                              meta={"candidates": 3, "temperature": [0.2, 1.0], "require_code": require_code})
+    run, outcome = run_evolution(config, models=scripted_models(modify=ScriptedModel([NOTHING, PROMPT_ONLY, CODE])))
+    children = [n for n in run.nodes() if n.parent is not None]
+    assert len(children) == 1, outcome
+    return run, children[0]
+
+
+@pytest.mark.docker
+def test_require_code_refuses_the_prompt_only_candidate_and_the_code_edit_is_the_child(tmp_path, base_image):
+    run, child = _evolve(tmp_path, "require-code", require_code=True)
+    candidates = node_candidates(run, child.id)
+    assert [(c.temperature, c.stage, c.chosen) for c in candidates] == [
+        (0.2, "applies", False), (0.6, "code edit", False), (1.0, None, True)], render_node(run, child.id)
+    assert "meta.require_code" in candidates[1].reason and candidates[1].kind == "prompt"
+    assert child.valid and edit_kind(run, child.id) == EditKind.CODE
+    assert "    def __init__(self, root: Path, timeout: float = 90.0) -> None:" in run.diff(child.id)
+    assert str(code_edit_rate(run)) == "1/1 (1.00)"
+    shown = render_node(run, child.id)
+    assert "candidates (3):" in shown and "refused at applies: empty diff" in shown and ": child" in shown
+
+
+@pytest.mark.docker
+def test_without_the_switch_the_first_survivor_is_the_prompt_edit(tmp_path, base_image):
+    run, child = _evolve(tmp_path, "first-survivor", require_code=False)
+    assert [(c.stage, c.chosen) for c in node_candidates(run, child.id)] == [("applies", False), (None, True)]
+    assert child.valid and edit_kind(run, child.id) == EditKind.PROMPT
+    assert str(code_edit_rate(run)) == "0/1 (0.00)"
