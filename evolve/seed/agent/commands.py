@@ -2,7 +2,9 @@
 import re
 from pathlib import Path
 
-from agent.loop import Agent, prompts, repairs
+from agent.loop import Agent, prompts
+
+TARGET = "(the target, as it stands"  # the engine's brief names one and shows it: no need for the whole agent
 
 
 def files(root: Path, limit: int = 400) -> list[str]:
@@ -39,27 +41,18 @@ def solve(agent: Agent, problem: str, budget: int = 6000) -> str:
 
 
 def improve(agent: Agent, instructions: str) -> str:
-    """The file list, then every file of agent/ (named ones first) that fits; undo edits that break tests."""
-    root, parts = agent.workspace.root, []
-    before = {name: (root / name).read_bytes() for name in files(root, 5000)}
-    budget = agent.context_chars - len(instructions) - 3000  # leaves room for the prompts and a few steps
-    for name in sorted((n for n in before if n.startswith("agent/") and n.endswith(".py")),
+    """The instructions (the engine adds the named target's source and the agent's map), or with no target
+    the files that fit; then the agent's own tests after each edit, until an edit leaves them passing."""
+    root, parts, names = agent.workspace.root, [], files(agent.workspace.root, 5000)
+    budget = 0 if TARGET in instructions else agent.context_chars - len(instructions) - 3000
+    for name in sorted((n for n in names if n.startswith("agent/") and n.endswith(".py")),
                        key=lambda n: (Path(n).name not in instructions, n)):
-        text = before[name].decode("utf-8", "replace").rstrip()
+        text = (root / name).read_text("utf-8", "replace").rstrip()
         if sum(map(len, parts)) + len(text) <= budget:
             parts.append(f"\n\n--- {name} ---\n{text}")
-    shown = "Files:\n" + "\n".join(before) + "".join(parts)
-    status = agent.run(prompts.IMPROVE.format(files=shown, problem=instructions.strip()))
-    now = {name: (root / name).read_bytes() for name in files(root, 5000)}
-    tests = "python3 -m pytest -q -x -p no:cacheprovider tests"
-    if now != before and not agent.workspace.bash(tests, timeout=600).endswith("[exit code 0]"):
-        for name in now.keys() | before.keys():  # put back what was there, remove what is new
-            (root / name).parent.mkdir(parents=True, exist_ok=True)
-            (root / name).write_bytes(before[name]) if name in before else (root / name).unlink()
-        agent.log({"event": "reverted", "detail": "the agent's own tests failed after the edit"})
-    if {n: (root / n).read_bytes() for n in files(root, 5000)} == before and repairs and status != "model_error":
-        repairs.learn(agent, instructions)
-    return status
+    agent.check, agent.failing = "python3 -m pytest -q -x -p no:cacheprovider tests", True  # passing ends it
+    shown = "Files:\n" + "\n".join(names) + "".join(parts)
+    return agent.run(prompts.IMPROVE.format(files=shown, problem=instructions.strip()), system=prompts.EDIT)
 
 
 def diagnose(agent: Agent, material: Path, out: Path) -> str:

@@ -13,12 +13,12 @@ try:
 except ImportError:  # repairs.py is optional (help for weak models): the agent works without it
     repairs = None
 
-FENCE = re.compile(r"```[ \t]*(\w*)[ \t]*([^\n`]*)(?:\n|\Z)(.*?)(?:```|\Z)", re.DOTALL)
+FENCE = re.compile(r"^```[ \t]*(\w*)[ \t]*([^\n`]*)(?:\n|\Z)(.*?)(?:```|\Z)", re.DOTALL | re.MULTILINE)
 SEARCH_REPLACE = re.compile(r"<{5,9} *SEARCH *\n(.*?)\n?={5,9} *\n(.*?)\n?>{5,9} *REPLACE", re.DOTALL)
 
 
 def parse(text: str) -> tuple[str, dict]:
-    """(action, arguments) from the first fenced block of a reply."""
+    """(action, arguments) from the first fenced block of a reply (at a line's start: not "```done" in a sentence)."""
     block = FENCE.search(text)
     kind, info, body = (block[1].lower(), block[2].strip(), block[3]) if block else ("", "", "")
     edit = SEARCH_REPLACE.search(body)
@@ -37,13 +37,13 @@ class Agent:
         self.context_chars, self.messages = context_chars, []
         self.steps, self.error, self.check, self.failing = 0, "", "", False
 
-    def run(self, task: str, check: str = "") -> str:
+    def run(self, task: str, check: str = "", system: str = prompts.SYSTEM) -> str:
         """submitted | limits | model_error. `check` runs after each edit; failing, then passing, ends it."""
         if check:
             output = self.workspace.bash(check, timeout=120)
             self.check, self.failing = check, not output.endswith("[exit code 0]")
             task += "\n\n" + prompts.CHECK.format(check=check, output=cap(output, 1500))
-        self.add({"role": "system", "content": prompts.SYSTEM + (repairs.HINT if repairs else "")})
+        self.add({"role": "system", "content": system + (repairs.HINT if repairs and system == prompts.SYSTEM else "")})
         self.add({"role": "user", "content": task})
         status = "limits"
         try:

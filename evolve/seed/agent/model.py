@@ -1,6 +1,7 @@
 """The model, through the evolve gateway: OpenAI chat completions over a Unix socket (or TCP)."""
 import http.client
 import json
+import os
 import socket
 import time
 import urllib.parse
@@ -18,7 +19,8 @@ class Model:
         self.socket_path, self.url, self.token, self.tokens = socket_path, url, token, 0
 
     def query(self, messages: list[dict], **options: object) -> dict:
-        body = {"model": "default", "messages": messages, "temperature": 0.2, "max_tokens": 1024, **options}
+        body = {"model": "default", "messages": messages, "max_tokens": 1024,  # the engine's temperature hint
+                "temperature": float(os.environ.get("EVOLVE_TEMPERATURE", "0.2")), **options}
         for attempt in range(2):  # the gateway retried the provider already; one more try after its answer
             try:
                 status, data = self.post(json.dumps(body).encode())

@@ -2,15 +2,11 @@
 
 SYSTEM = """You are a careful programmer working in a repository. Each reply: one short sentence of
 thought, then exactly ONE fenced block: ```bash (a shell command), ```write PATH (then the whole new
-file), ```replace PATH (as below), or ```done when the task is solved.
-```replace path/to/file.py
-<<<<<<< SEARCH
-exact lines from the file
-=======
-new lines
->>>>>>> REPLACE
-```
-After each edit the checks run and you see the result."""
+file), ```replace PATH (then a line <<<<<<< SEARCH, the exact old lines, a line =======, the new lines and
+a line >>>>>>> REPLACE), or ```done when the task is solved. After each edit the checks run and you see the result."""
+EDIT = """You are a careful programmer improving your own code. Reply with one short sentence, then one
+fenced code block: the word python and the file's path on its first line, then the whole new version of the
+one function, method or constant to change. It replaces the old one of that name; your tests then run."""
 
 SOLVE = "Task:\n{problem}\n\n{files}\n\nMake the change now."
 CHECK = "Checks: `{check}` ->\n{output}"
@@ -21,8 +17,7 @@ IMPROVE = """You are improving your own source code: you are the coding agent be
 What to improve:
 {problem}
 
-Edit your code so that you do better next time; keep `python3 -m pytest -q tests` passing. Edit with a
-```replace or ```write block (one per reply), then reply ```done."""
+Write the change now."""
 DIAGNOSE = """You improve a coding agent. Below is how it failed (EVIDENCE.md counts it) and its map (MAP.md).
 Choose one change to its code that fixes most failures: a line Target: FILE:NAME from the map, the change."""
 FORMAT = "Reply with exactly one fenced block: ```bash, ```write PATH, ```replace PATH or ```done."

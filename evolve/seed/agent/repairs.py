@@ -1,20 +1,19 @@
 """Repairs for weak models (small models slip in set ways). Optional: without this file the agent works."""
 import ast
 import re
+import textwrap
 
-from agent.tools import ToolError, Workspace
+from agent.tools import ToolError, Workspace, indent_of
 
-HINT = "\nTo write or fix functions you may also send ```python path/to/file.py with the whole new functions."
+HINT = "\nTo change whole functions you may also send a python block, the file's path on its first line."
 NOT_YET = "The checks still fail, so the task is not solved yet. Write or fix the code now."
-LESSON = ("You are a coding agent. On an earlier task you had this problem:\n{problem}\n\nWrite one short "
-          "sentence of advice to yourself that would help next time. Reply with the sentence only.")
 
 
 def parse(text: str, block: re.Match | None) -> tuple[str, dict] | None:
     """A python block becomes a merge into its file; a bare "done" near the end finishes."""
     if block and block[1].lower() in ("python", "py", ""):
         return "python", {"path": block[2].strip(), "code": block[3]}
-    return ("done", {}) if not block and re.search(r"\b(done|DONE|TASK COMPLETE)\b", text[-200:]) else None
+    return ("done", {}) if not block and re.search(r"(?<!`)\b(done|DONE|TASK COMPLETE)\b", text[-200:]) else None
 
 
 def refuse_done(agent) -> str | None:  # agent: loop.Agent
@@ -24,43 +23,44 @@ def refuse_done(agent) -> str | None:  # agent: loop.Agent
 
 
 def defined(source: str) -> dict[str, ast.stmt]:
-    """Top-level functions and classes by name (none when the source does not parse)."""
+    """Functions, classes and constants by name, methods as Class.method (none when it does not parse)."""
     try:
-        return {n.name: n for n in ast.parse(source).body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+        body = ast.parse(source).body
     except SyntaxError:
         return {}
+    found: dict[str, ast.stmt] = {}
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found[node.name] = node
+            if isinstance(node, ast.ClassDef):
+                found.update({f"{node.name}.{m.name}": m for m in node.body if isinstance(m, ast.FunctionDef)})
+        elif isinstance(node, ast.Assign):
+            found.update({t.id: node for t in node.targets if isinstance(t, ast.Name)})
+    return found
 
 
 def merge(ws: Workspace, path: str, code: str) -> str:
-    """Replace the file's functions that `code` redefines, append its new ones, put its imports on top."""
-    new = defined(code)  # no path (small models forget it): the one file that defines the block's functions
-    sources = [] if path else sorted(ws.root.rglob("*.py"))
-    hits = [p for p in sources if set(new) & set(defined(p.read_text(errors="replace")))]
+    """Put each function, method or constant of `code` in place of the one of that name (by syntax tree,
+    at its indentation); append new ones, put new imports on top."""
+    code = textwrap.dedent(code)
+    new = {name: node for name, node in defined(code).items() if "." not in name}
+    sources = [] if path else sorted(ws.root.rglob("*.py"))  # no path: the one file that defines the names
+    hits = [p for p in sources if {n.split(".")[-1] for n in defined(p.read_text(errors="replace"))} & set(new)]
     if not (path := path or (hits[0].relative_to(ws.root).as_posix() if len(hits) == 1 else "")):
-        raise ToolError("Start the block with ```python path/to/file.py so I know which file it is.")
-    target = ws.path(path)
-    lines, new_lines = (target.read_text() if target.is_file() else "").splitlines(), code.splitlines()
+        raise ToolError("Put the file's path after the word python on the block's first line.")
+    lines, new_lines = (t.read_text() if (t := ws.path(path)).is_file() else "").splitlines(), code.splitlines()
     if not (old := defined("\n".join(lines))):
         return ws.write(path, code)
     if not new:
-        raise ToolError("Your python block holds no complete function or class that parses.")
+        raise ToolError("Your python block holds no complete function, class or constant that parses.")
     imports = [line for line in new_lines if line.startswith(("import ", "from ")) and line not in lines]
-    first = lambda node: min([node.lineno] + [d.lineno for d in node.decorator_list])
-    for name, node in sorted(new.items(), key=lambda item: -old[item[0]].lineno if item[0] in old else 0):
+    first = lambda node: min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+    places = {n: n if n in old else next((k for k in old if k.endswith("." + n)), None) for n in new}
+    for name, node in sorted(new.items(), key=lambda item: -old[places[item[0]]].lineno if places[item[0]] else 0):
         text = new_lines[first(node) - 1: node.end_lineno]
-        if name in old:
-            lines[first(old[name]) - 1: old[name].end_lineno] = text
+        if places[name]:
+            at = old[places[name]]
+            lines[first(at) - 1: at.end_lineno] = [indent_of(lines[at.lineno - 1]) + t if t else t for t in text]
         else:
             lines += ["", ""] + text
     return ws.write(path, "\n".join(imports + lines))
-
-
-def learn(agent, instructions: str) -> None:  # agent: loop.Agent (not imported: loop imports this module)
-    """`improve` changed nothing (weak models echo): add one sentence of advice to the system prompt."""
-    ask = LESSON.format(problem=instructions.strip()[:1500])
-    reply = agent.model.query([{"role": "user", "content": ask}])["content"] or ""
-    agent.log({"event": "lesson", "role": "assistant", "content": reply})
-    words = [s.strip(" -*`\"'") for s in reply.splitlines() if len(re.findall(r"[A-Za-z]{2,}", s)) > 3]
-    if words and not words[0].lower().startswith(("python", "bash", "```")):
-        with (agent.workspace.root / "agent" / "prompts.py").open("a") as handle:
-            handle.write(f"\nSYSTEM += {chr(10) + 'Lesson: ' + words[0][:200]!r}\n")

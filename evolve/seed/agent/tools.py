@@ -39,13 +39,23 @@ class Workspace:
         self.edits += 1
         return f"Wrote {path} ({len(content.splitlines())} lines)."
 
-    def replace(self, path: str, old: str, new: str) -> str:
+    def replace(self, path: str, old: str, new: str) -> str:  # exact text, else the same lines at another indent
         target = self.path(path)
         text = target.read_text() if target.is_file() else ""
+        lines, want = text.splitlines(), [s.strip() for s in old.splitlines()]
+        hits = [i for i in range(len(lines)) if want and [s.strip() for s in lines[i:i + len(want)]] == want]
+        if old and text.count(old) != 1 and len(hits) == 1:  # the file's indentation for the model's
+            have, given, at = indent_of(lines[hits[0]]), indent_of(old.splitlines()[0]), hits[0]
+            new = "\n".join(have + t.removeprefix(given) if t.strip() else t for t in new.splitlines())
+            text, old = "\n".join(lines), "\n".join(lines[at:at + len(want)])
         if not old or text.count(old) != 1:
             raise ToolError(f"The old text occurs {text.count(old) if old else 0} times in {path}; copy it "
                             "exactly, with enough lines to be unique.")
-        target.write_text(text.replace(old, new, 1))
+        target.write_text(text.replace(old, new, 1) + ("\n" if not text.endswith("\n") else ""))
         self.edits += 1
         return f"Replaced 1 occurrence in {path}."
+
+
+def indent_of(line: str) -> str:
+    return line[:len(line) - len(line.lstrip())]
 

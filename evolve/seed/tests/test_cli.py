@@ -64,11 +64,12 @@ def test_improve_shows_the_agent_code_and_the_instructions_and_keeps_an_edit(gat
     assert "--- agent/__init__.py ---\nX = 1" in prompt and "Add agent/notes.py." in prompt
 
 
-def test_improve_undoes_an_edit_that_breaks_the_agents_tests(gateway, tmp_path):
-    gateway.replies += [(200, "```write agent/__init__.py\nX = 2\n```"), (200, "```done\n```")]
+def test_improve_runs_the_agents_tests_after_an_edit_and_ends_when_they_pass(gateway, tmp_path):
+    gateway.replies += [(200, "```write agent/__init__.py\nX = 2\n```"), (200, "```write agent/__init__.py\nX = 1\n```"),
+                        (200, "```write agent/__init__.py\nX = 3\n```")]
     assert main([*self_copy(tmp_path), "--budget-steps", "3"]) == 0
-    assert (tmp_path / "self/agent/__init__.py").read_text() == "X = 1\n"
-
+    assert len(gateway.requests) == 2 and (tmp_path / "self/agent/__init__.py").read_text() == "X = 1\n"
+    assert "exit code 1" in gateway.requests[1][1]["messages"][-1]["content"]  # it saw its tests fail
 
 
 def test_diagnose_reads_the_material_and_writes_the_models_instructions_to_out(gateway, tmp_path):

@@ -1,0 +1,102 @@
+"""The seed's two edit formats for a focused improve: a whole function, method or constant merged into its
+file by syntax tree, and a SEARCH/REPLACE block applied at the file's own indentation; and its parser
+takes no block out of the middle of a sentence (an echoed "```done")."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+import evolve.seed
+
+sys.path.insert(0, str(Path(evolve.seed.__file__).parent))
+
+from agent.loop import parse
+from agent.repairs import merge
+from agent.tools import ToolError, Workspace
+
+TOOLS = '''"""Tools."""
+import subprocess
+
+LIMIT = 4000
+
+
+def cap(text):
+    return text[:LIMIT]
+
+
+class Workspace:
+    def __init__(self, root):
+        self.root = root
+
+    def bash(self, command):
+        done = subprocess.run(["bash", "-c", command], capture_output=True, text=True)
+        return done.stdout
+
+    def write(self, path, text):
+        return path
+'''
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    (tmp_path / "agent").mkdir()
+    (tmp_path / "agent" / "tools.py").write_text(TOOLS)
+    (tmp_path / "agent" / "other.py").write_text("def other():\n    return 1\n")
+    return Workspace(tmp_path)
+
+
+def source(ws: Workspace) -> str:
+    return (ws.root / "agent" / "tools.py").read_text()
+
+
+def test_a_method_sent_as_a_top_level_function_replaces_the_method_at_its_indentation(ws):
+    new = 'def bash(self, command):\n    command = command.replace("python ", "python3 ")\n' \
+          '    return subprocess.run(["bash", "-c", command], capture_output=True, text=True).stdout\n'
+    merge(ws, "agent/tools.py", new)
+    text = source(ws)
+    assert '        command = command.replace("python ", "python3 ")\n' in text
+    assert "    def bash(self, command):\n" in text and "done = subprocess" not in text
+    assert "    def write(self, path, text):\n        return path\n" in text  # its neighbours untouched
+    compile(text, "tools.py", "exec")
+
+
+def test_a_constant_a_function_and_a_new_import_merge_and_a_pathless_block_finds_its_file(ws):
+    merge(ws, "", "import re\n\nLIMIT = 1500\n\n\ndef cap(text):\n    return re.sub('x', '', text)[:LIMIT]\n")
+    text = source(ws)
+    assert text.startswith("import re\n") and "LIMIT = 1500\n" in text and "LIMIT = 4000" not in text
+    assert "re.sub('x', '', text)[:LIMIT]" in text and text.count("def cap") == 1
+    assert (ws.root / "agent" / "other.py").read_text() == "def other():\n    return 1\n"
+
+
+def test_an_indented_block_is_dedented_and_a_new_function_is_appended(ws):
+    merge(ws, "agent/tools.py", "    def helper():\n        return 2\n")
+    assert source(ws).endswith("\n\ndef helper():\n    return 2\n")
+
+
+def test_a_block_with_nothing_that_parses_or_no_file_is_refused(ws):
+    with pytest.raises(ToolError, match="no complete function"):
+        merge(ws, "agent/tools.py", "this is not python")
+    with pytest.raises(ToolError, match="path"):
+        merge(ws, "", "def nowhere():\n    pass\n")  # no file defines it
+
+
+def test_search_replace_applies_exactly_or_at_the_files_indentation(ws):
+    ws.replace("agent/tools.py", "LIMIT = 4000", "LIMIT = 2000")
+    assert "LIMIT = 2000\n" in source(ws)
+    # the model dropped the method's indentation: the lines are found, and its new lines are moved back in
+    ws.replace("agent/tools.py", "def write(self, path, text):\n    return path",
+               "def write(self, path, text):\n    return str(path)")
+    assert "    def write(self, path, text):\n        return str(path)\n" in source(ws)
+    with pytest.raises(ToolError, match="occurs 0 times"):
+        ws.replace("agent/tools.py", "return nothing", "x")
+
+
+def test_a_fence_inside_a_sentence_is_no_reply_but_one_at_a_line_start_is():
+    echo = "Each reply: one fenced block, ```bash or ```done when the task is solved."
+    with pytest.raises(ToolError):
+        parse(echo)
+    assert parse("I will finish.\n```done\n```") == ("done", {})
+    assert parse("Fix:\n```python agent/tools.py\ndef f():\n    pass\n```")[0] == "python"
