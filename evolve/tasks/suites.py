@@ -8,7 +8,7 @@ from pathlib import Path
 from evolve.tasks.directory import load_dir_suite
 from evolve.tasks.types import TaskError, TaskSuite
 
-ADAPTERS = ("humaneval",)
+ADAPTERS = ("humaneval", "humaneval-wide")
 
 
 def tasks_root() -> Path:
@@ -37,10 +37,10 @@ def load_suite(name: str, *, polyglot_dir: Path | None = None) -> TaskSuite:
         from evolve.tasks.swebench import swebench_suite
 
         return swebench_suite(name)
-    if name == "humaneval":
+    if name in ("humaneval", "humaneval-wide"):
         from evolve.tasks.humaneval import load_humaneval
 
-        return load_humaneval()
+        return load_humaneval(name)
     path = Path(name)
     if path.is_dir() and any(path.glob("*/task.toml")):
         return load_dir_suite(path)

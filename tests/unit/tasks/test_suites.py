@@ -57,6 +57,13 @@ def test_humaneval_has_164_problems_with_a_fixed_split():
     assert b"def check(candidate)" in task.hidden_tests["tests/test_solution.py"]
 
 
+def test_humaneval_wide_holds_out_more_than_100_of_the_same_problems():
+    wide, narrow = load_suite("humaneval-wide"), load_suite("humaneval")
+    assert (len(wide.split("dev")), len(wide.split("heldout"))) == (55, 109)
+    assert wide.get("HumanEval-3").split == "dev" and wide.get("HumanEval-4").split == "heldout"
+    assert wide.get("HumanEval-7").repo == narrow.get("HumanEval-7").repo and wide.get("HumanEval-7").suite == "humaneval-wide"
+
+
 def test_unknown_suite_and_split():
     assert {"builtin", "humaneval"} <= set(suite_names())
     with pytest.raises(TaskError, match="unknown suite"):
