@@ -333,3 +333,38 @@ def archive(
     for name, timing in (("status", result.status), ("tree", result.tree), ("report", result.report)):
         typer.echo(f"{name:<10} {timing.seconds:7.2f} s, {timing.cpu_s:.2f} s CPU, {timing.peak_mb:.0f} MB peak "
                    f"(target {TARGETS_S[name]:.0f} s" + (f", {TARGET_MB:.0f} MB)" if name != "report" else ")"))
+
+
+@app.command("selfrepair")
+def selfrepair(
+    defect: Annotated[list[str] | None, typer.Option(help="Run only this planted defect (repeatable); default: all.")] = None,
+    seed: Annotated[Path | None, typer.Option(help="A defective agent directory to evolve (with --reference).")] = None,
+    reference: Annotated[Path | None, typer.Option(help="The intact agent (default: the bundled seed).")] = None,
+    config: Annotated[Path | None, typer.Option(help="The run config of each short evolution "
+                                                "(default: evolve/configs/selfrepair.toml).")] = None,
+    archive: Annotated[Path, typer.Option(help="Where the runs are written.")] = Path("archive"),
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Plant known defects in the seed, evolve each defective seed briefly (the real runner), and print the
+    fraction of the lost held-out pass rate that evolution recovered, with the code-edit rate and the cost."""
+    import json
+    import time
+
+    from evolve.bench.selfrepair import DEFECTS, SelfRepair, render
+    from evolve.config import load_config
+    from evolve.errors import EvolveError
+
+    if seed is not None and (defect or reference is None):
+        raise EvolveError("--seed DIR needs --reference DIR (the intact agent it is measured against), and no --defect")
+    config = config or Path(__file__).resolve().parents[1] / "configs" / "selfrepair.toml"
+    cfg = load_config(config)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    cfg = cfg.model_copy(update={"run": cfg.run.model_copy(update={"name": f"{cfg.run.name}-{stamp}"})})
+    bench = SelfRepair(cfg, archive, progress=lambda line: typer.echo(line, err=as_json))
+    results = bench.bench(defect, seed=seed, reference=reference)
+    if as_json:
+        typer.echo(json.dumps({"config": str(config), "defects": {r.name: {**r.to_json(), "what": DEFECTS[r.name].what
+                                                                           if r.name in DEFECTS else str(seed)}
+                                                                 for r in results}}))
+        return
+    typer.echo(render(results))

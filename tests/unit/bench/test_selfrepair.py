@@ -1,0 +1,45 @@
+"""`evolve bench selfrepair`'s parts that need no model: each planted defect changes one place of the bundled
+seed and leaves an agent that still compiles, and the recovered fraction with its paired interval."""
+
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+import pytest
+
+from evolve.bench.selfrepair import DEFECTS, Defect, plant, recovered_fraction
+from evolve.errors import EvolveError
+from evolve.seed import seed_dir
+
+
+def test_there_are_at_least_five_defects():
+    assert len(DEFECTS) >= 5
+
+
+@pytest.mark.parametrize("name", sorted(DEFECTS))
+def test_each_defect_changes_one_place_of_the_seed_and_the_agent_still_parses(name, tmp_path):
+    defect = DEFECTS[name]
+    copy = plant(defect, None, tmp_path / name)
+    changed = [p.relative_to(copy).as_posix() for p in sorted(copy.rglob("*.py"))
+               if p.read_bytes() != (seed_dir() / p.relative_to(copy)).read_bytes()]
+    assert changed == [defect.path]
+    text = (copy / defect.path).read_text()
+    assert defect.new in text and defect.old not in text
+    ast.parse(text)
+
+
+def test_a_defect_whose_place_is_gone_is_refused_in_one_line(tmp_path):
+    with pytest.raises(EvolveError, match="occurs 0 times, not once"):
+        plant(Defect("agent/loop.py", "no such text", "x", "gone"), None, tmp_path / "x")
+
+
+def test_the_recovered_fraction_and_its_interval():
+    rng = np.random.default_rng(0)
+    reference = [True] * 8 + [False] * 2
+    defective = [False] * 8 + [False] * 2
+    half = [True] * 4 + [False] * 6
+    fraction, (low, high) = recovered_fraction(reference, defective, half, rng)
+    assert fraction == pytest.approx(0.5) and low < 0.5 < high <= 1.0
+    assert recovered_fraction(reference, defective, reference, rng)[0] == pytest.approx(1.0)
+    assert recovered_fraction(reference, reference, reference, rng) == (None, None)  # no drop: undefined
