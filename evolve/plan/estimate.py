@@ -1,10 +1,12 @@
 """The plan of a configured run: job counts times what one job uses, priced and timed.
 
 tokens(role)    = evaluations x the evaluation's tokens of the role + expansions x the expansion's,
-                  each job capped at `budget.job_tokens` per model channel (the gateway's cap)
+                  each job capped at `budget.job_tokens` per model channel (the gateway's cap); with
+                  `[meta] candidates = k` an expansion's modify and solve (the gate's) tokens times k,
+                  as each candidate has its own channels (an upper bound: sampling stops at the first survivor)
 dollars(role)   = input x the input price + output x the output price (no prompt-cache discount:
                   the plan is an upper bound); local models cost $0
-container-hours = evaluations x evaluation minutes + expansions x expansion minutes, over 60
+container-hours = evaluations x evaluation minutes + expansions x expansion minutes (x k), over 60
 CPU-hours       = container-hours x `sandbox.cpus` (as the `[budget] cpu_hours` budget counts them)
 wall hours      = container-hours / `executor.concurrency`
 """
@@ -31,10 +33,11 @@ OTHER_IMAGE_GB = (0.3, 1.0)
 HOSTED = ("openai", "anthropic")
 
 
-def role_tokens(role: Role, counts: Counts, profile: JobProfile, job_tokens: int) -> Tokens:
-    """The role's tokens over the run; each job's use of one channel is capped at `job_tokens`."""
+def role_tokens(role: Role, counts: Counts, profile: JobProfile, job_tokens: int, candidates: int = 1) -> Tokens:
+    """The role's tokens over the run; each job's use of one channel is capped at `job_tokens`; an
+    expansion's candidates each have their own modify and solve channels."""
     per_evaluation = profile.evaluation.of(role).capped(job_tokens)
-    per_expansion = profile.expansion.of(role).capped(job_tokens)
+    per_expansion = profile.expansion.of(role).capped(job_tokens).times(1 if role == "diagnose" else candidates)
     return per_evaluation.times(counts.evaluations).plus(per_expansion.times(counts.expansions))
 
 
@@ -61,9 +64,10 @@ def make_plan(config: RunConfig, *, measured_from: Sequence[Path] | None = None,
     counts = run_counts(config, tasks)
     profile = job_profile(config, measured_from)
     roles = tuple(role_cost(role, getattr(config.models, role),
-                            role_tokens(role, counts, profile, config.budget.job_tokens)) for role in ROLES)
+                            role_tokens(role, counts, profile, config.budget.job_tokens, config.meta.candidates))
+                  for role in ROLES)
     container_hours = (counts.evaluations * profile.evaluation_minutes
-                       + counts.expansions * profile.expansion_minutes) / 60.0
+                       + counts.expansions * profile.expansion_minutes * config.meta.candidates) / 60.0
     return Plan(
         config_name=config.run.name, suite=config.tasks.suite, policy=config.policy.name, counts=counts,
         profile=profile, roles=roles, container_hours=container_hours,

@@ -139,3 +139,15 @@ def test_the_table_and_the_line_show_the_plan(quickstart):
     assert all(f"  {role:<13} qwen2.5-coder-0.5b-instruct: " in table for role in ("diagnose", "modify", "solve"))
     data = plan_json(plan)
     assert data["tokens"]["total"] == 40_343 and data["evaluations"]["total"] == 15
+
+
+def test_each_candidate_of_an_expansion_is_planned_with_its_own_modify_and_solve_channels(quickstart):
+    one = make_plan(_quickstart_config(quickstart.parent), check=False)
+    config = _quickstart_config(quickstart.parent)
+    three = make_plan(config.model_copy(update={"meta": config.meta.model_copy(update={"candidates": 3})}), check=False)
+    role = {r.role: r for r in one.roles}
+    more = {r.role: r for r in three.roles}
+    expansions = one.counts.expansions * one.profile.expansion.of("modify").total
+    assert more["modify"].tokens.total == pytest.approx(role["modify"].tokens.total + 2 * expansions)
+    assert more["diagnose"].tokens == role["diagnose"].tokens  # one diagnosis per expansion, whatever k
+    assert three.container_hours > one.container_hours
