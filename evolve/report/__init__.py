@@ -9,11 +9,12 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from evolve.archive.store import Run
-from evolve.report.data import ReportData, collect
+from evolve.report.data import ReportData, collect, overlay
 from evolve.report.live import live_report
 from evolve.report.page import render
 
@@ -21,14 +22,20 @@ __all__ = ["ReportData", "collect", "live_report", "render", "watch_report", "wr
 
 
 def write_report(run: Run | Path | str, out: Path | str, *, stop_reason: str | None = None,
-                 refresh_s: float | None = None) -> Path:  # fmt: skip
-    """Write the report of `run` (an open run, or a run directory opened read-only) to `out`."""
+                 refresh_s: float | None = None, others: Sequence[Path] = ()) -> Path:  # fmt: skip
+    """Write the report of `run` (an open run, or a run directory opened read-only) to `out`; `others`:
+    run directories drawn over it (their curves and answers)."""
     out = Path(out)
+    overlays = []
+    for other in others:
+        with Run.open(other) as opened:
+            overlays.append(overlay(opened))
     if isinstance(run, Run):
-        page = render(collect(run, stop_reason=stop_reason), refresh_s)
+        data = collect(run, stop_reason=stop_reason)
     else:
         with Run.open(run) as opened:
-            page = render(collect(opened, stop_reason=stop_reason), refresh_s)
+            data = collect(opened, stop_reason=stop_reason)
+    page = render(replace(data, overlays=overlays), refresh_s)
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=out.parent, prefix=f".{out.name}.",
                                      delete=False) as staged:  # fmt: skip

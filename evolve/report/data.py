@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from evolve.archive.best import run_best
-from evolve.archive.edits import code_edit_rate
+from evolve.archive.edits import code_edit_rate, edit_kinds
 from evolve.archive.records import Node
 from evolve.archive.stops import recorded_stop
 from evolve.archive.store import Run
 from evolve.archive.tree import CladeTree
 from evolve.notebook.plots import tree_layout
+from evolve.report.exchanges import node_exchanges
 from evolve.report.headline import headline
 from evolve.report.progress import Curves, Row, progress_curves
 from evolve.report.usage import Usage, usage_over_time
@@ -57,6 +58,10 @@ class NodeView:
     """The diff against the parent; None for the root and for a node without details."""
     detailed: bool = True
     """Its instructions, diff and outcomes are in the page's panel data (see `DETAIL_NODES`)."""
+    edit: str = "none"
+    """The kind of change that made it (evolve.archive.edits: code, prompt, cosmetic, none)."""
+    tokens: int = 0
+    cost_usd: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -72,6 +77,25 @@ class BestBelief:
     rule: str = ""
     """The policy's rule, in words (`evolve.search.policies.best_rule`)."""
     lineage: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Overlay:
+    """Another run on the same page: its name, its curves and its answer."""
+
+    name: str
+    path: str
+    curves: Curves
+    answer: list[str]
+
+
+def overlay(run: Run) -> Overlay:
+    """What `evolve report RUN_A RUN_B` draws of RUN_B over RUN_A: the curves and the answer."""
+    nodes = run.nodes()
+    rows: list[Row] = run._rows("SELECT node, task, split, outcome, created FROM evaluations ORDER BY id")
+    curves, tree = progress_curves(run, nodes, rows, run.config.policy)
+    return Overlay(run.config.run.name, str(run.path), curves,
+                   headline(run, infer_stop_reason(run, tree, nodes), tree).lines())
 
 
 @dataclass(frozen=True)
@@ -91,8 +115,12 @@ class ReportData:
     usage: Usage = field(default_factory=Usage)
     import_times: bool = False
     policy: str = "hgm"
+    exchanges: dict[str, dict] = field(default_factory=dict)
+    """Per detailed node: its jobs' model exchanges (cut) and log files (`evolve.report.exchanges`)."""
     answer: list[str] = field(default_factory=list)
     """The answer first (`evolve.report.headline`): the lines `evolve run` ends with."""
+    overlays: list[Overlay] = field(default_factory=list)
+    """Other runs drawn over this one (`evolve report RUN_A RUN_B`)."""
     """The run's policy (its `best` names the final agent)."""
     """The results carry the time of an import from another engine's run directory, not of the run."""
 
@@ -101,10 +129,19 @@ class ReportData:
         rows = {
             n.id: {"parent": n.parent, "valid": n.valid, "reason": n.reason, "origin": n.origin,
                    "own": n.own, "clade": n.clade, "best_lineage": n.on_best_lineage, "detailed": n.detailed,
+                   "edit": n.edit, "tokens": n.tokens, "cost": n.cost_usd,
                    **({"instructions": n.instructions, "outcomes": n.outcomes, "diff": n.diff} if n.detailed else {})}
             for n in self.nodes
         }  # fmt: skip
-        return json.dumps(rows).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+        return _script_json(rows)
+
+    def exchanges_json(self) -> str:
+        """The per-node model exchanges the panel shows (safe inside a <script> element)."""
+        return _script_json(self.exchanges)
+
+
+def _script_json(value: object) -> str:
+    return json.dumps(value).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def _interval(successes: int, failures: int) -> tuple[float, float]:
@@ -157,7 +194,21 @@ def _imported_from(run: Run) -> dict | None:
         return None  # a run made here, not imported
 
 
+def _imported_rows(run: Run, source: dict) -> list[tuple[str, str]]:
+    """What an import from another engine's run directory knows: no made-up defaults beside it."""
+    engine = str(source.get("format", "?")).upper()
+    tasks = {e.task for e in run.evaluations()}
+    unknown = f"not recorded by the {engine} run directory"
+    return [("run", f"{run.config.run.name}: a {engine} run, imported ({len(source.get('ids', {}))} nodes)"),
+            ("engine", (f"{engine} (its own selection rule; this report names the best node by evolve's "
+                       f"{run.config.policy.name} rule)")),
+            ("tasks", f"{len(tasks)} tasks seen in its results"),
+            ("models", unknown), ("sandbox", unknown), ("executor", unknown)]  # fmt: skip
+
+
 def _config_rows(run: Run, source: dict | None) -> list[tuple[str, str]]:
+    if source is not None and "bundle" not in source:
+        return _imported_rows(run, source)
     config = run.config
     models = {role: getattr(config.models, role).model for role in ("diagnose", "modify", "solve")}
     model_text = ", ".join(f"{role}: {model}" for role, model in models.items())
@@ -184,6 +235,10 @@ def _config_rows(run: Run, source: dict | None) -> list[tuple[str, str]]:
 def _budget_rows(run: Run, tree: CladeTree, nodes: list[Node], tokens: int, dollars: float) -> list[tuple[str, str]]:
     budget = run.config.budget
     expansions = len(nodes) - len(tree.roots)
+    source = _imported_from(run)
+    if source is not None and "bundle" not in source:  # another engine's run: its budget is not known
+        return [("evaluations", f"{tree.results} counted (its budget is not recorded)"),
+                ("expansions", str(expansions)), ("tokens", "not recorded"), ("dollars", "not recorded")]
     rows = [("evaluations", f"{tree.results} of {budget.evaluations}"),
             ("expansions", f"{expansions}" + ("" if budget.expansions is None else f" of {budget.expansions}")),
             ("tokens", f"{tokens:,}" + ("" if budget.tokens is None else f" of {budget.tokens:,}")),
@@ -228,6 +283,7 @@ def collect(run: Run, *, stop_reason: str | None = None, detail_nodes: int = DET
     for node_id, task, _, outcome, _ in rows:
         outcomes.setdefault(node_id, {}).setdefault(task, []).append(outcome)
     positions = tree_layout(tree)
+    kinds = edit_kinds(run, nodes)
     views = []
     for node in nodes:
         own, clade = tree.own_counts(node.id), tree.clade_counts(node.id)
@@ -235,7 +291,8 @@ def collect(run: Run, *, stop_reason: str | None = None, detail_nodes: int = DET
         views.append(NodeView(
             node.id, node.parent, node.valid, node.reason, node.origin, node.instructions or "",
             (own.successes, own.failures), (clade.successes, clade.failures), x, int(-y), node.id in lineage,
-            outcomes.get(node.id, {}), diffs.get(node.id), node.id in diffs,
+            outcomes.get(node.id, {}), diffs.get(node.id), node.id in diffs, str(kinds[node.id]), node.tokens,
+            node.cost_usd,
         ))  # fmt: skip
     dev_tasks = list(dict.fromkeys(row[1] for row in rows if row[2] == "dev"))
     dev_set = set(dev_tasks)
@@ -261,4 +318,5 @@ def collect(run: Run, *, stop_reason: str | None = None, detail_nodes: int = DET
         import_times=source is not None and "bundle" not in source,
         policy=run.config.policy.name,
         answer=headline(run, stop, tree).lines(),
+        exchanges=node_exchanges(run, diffs),
     )

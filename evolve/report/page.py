@@ -6,6 +6,7 @@ import time
 from html import escape
 
 from evolve.report.data import ReportData
+from evolve.report.script import SCRIPT
 from evolve.report.svg import Line, grid_svg, line_chart, tree_svg
 
 _PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
@@ -17,7 +18,12 @@ h1{font-size:22px;margin:18px 0 4px}h2{font-size:17px;margin:26px 0 8px;border-b
 border-radius:6px;padding:10px 14px;min-width:260px}.card h3{margin:0 0 6px;font-size:14px}
 table.kv td{padding:1px 10px 1px 0;vertical-align:top}table.kv td:first-child{color:#666;white-space:nowrap}
 .big{font-size:20px;font-weight:600}.scroll{overflow:auto;background:#fff;border:1px solid #ddd;border-radius:6px}
-#treebox{display:flex;gap:16px;align-items:flex-start}#treebox .scroll{flex:1 1 60%;max-height:640px}
+#treebox{display:flex;gap:16px;align-items:flex-start}#treeview{flex:1 1 60%;min-width:0;background:#fff;border:1px solid #ddd;border-radius:6px}
+#tree{display:block;touch-action:none;cursor:grab}#tree text.label{display:none}#tree.labels text.label{display:inline}
+#tree .edge{vector-effect:non-scaling-stroke}#tree-controls{padding:4px}#tree-controls button{margin-right:4px}
+#node-table{border-collapse:collapse;font-size:13px}#node-table th{cursor:pointer;text-align:left;border-bottom:1px solid #aaa;padding:2px 10px 2px 0}
+#node-table td{padding:1px 10px 1px 0;font-family:monospace}#node-table tr.best td{color:#8a6100;font-weight:600}#node-table tbody tr{cursor:pointer}
+details.exchange{margin:4px 0}details.exchange pre{max-height:200px}.who{color:#666;font-size:12px}
 #panel{flex:1 1 40%;min-width:320px;max-width:640px;background:#fff;border:1px solid #ddd;border-radius:6px;padding:10px 14px}
 #panel pre{max-height:360px;overflow:auto;background:#f6f8fa;padding:6px;font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere}
 #panel pre.diff{white-space:pre}
@@ -35,46 +41,6 @@ border:1px solid #333;vertical-align:-1px;margin-right:4px}table.outcomes td{pad
 #answer ul{list-style:none;padding:0;margin:4px 0 10px;font-size:15px}#answer li{margin:2px 0}
 .pass{color:#116329}.fail,.error,.timeout{color:#a40e26}.infra{color:#888}
 """
-
-_SCRIPT = """
-const NODES = JSON.parse(document.getElementById('node-data').textContent);
-function el(tag, text, cls){const e=document.createElement(tag);if(text!==undefined)e.textContent=text;if(cls)e.className=cls;return e;}
-function rate(c){const n=c[0]+c[1];return n?`${c[0]}/${n} (${(c[0]/n).toFixed(2)})`:'no results';}
-function select(id){
-  const n=NODES[id]; if(!n) return;
-  document.querySelectorAll('.node.selected').forEach(g=>g.classList.remove('selected'));
-  const g=document.querySelector(`.node[data-id="${CSS.escape(id)}"]`); if(g) g.classList.add('selected');
-  const p=document.getElementById('panel'); p.replaceChildren(); p.dataset.node=id;
-  p.append(el('h3','node '+id));
-  const t=el('table');t.className='kv';
-  const rows=[['parent',n.parent??'- (root)'],['origin',n.origin],['status',n.valid?'valid':'invalid: '+(n.reason||'no reason recorded')],
-    ['own',rate(n.own)],['clade estimate',rate(n.clade)+'  S/(S+F) over its clade'],['best lineage',n.best_lineage?'yes':'no']];
-  for(const [k,v] of rows){const r=el('tr');r.append(el('td',k),el('td',v));t.append(r);}
-  p.append(t);
-  if(!n.detailed){p.append(el('p','Instructions, diff and outcomes of this node are not embedded in this page (a large run): evolve show RUN '+id+' prints them.'));return;}
-  p.append(el('h4','instructions'),el('pre',n.instructions||'(none: the seed agent, or none recorded)'));
-  p.append(el('h4','diff against its parent'));
-  const d=el('pre',undefined,'diff');d.id='diff';
-  if(n.parent===null){d.textContent='(the root has no parent)';}
-  else if(!n.diff){d.textContent='(no change)';}
-  else for(const line of n.diff.split('\\n')){
-    const cls=line.startsWith('+')&&!line.startsWith('+++')?'add':line.startsWith('-')&&!line.startsWith('---')?'del':line.startsWith('@@')?'hunk':'';
-    d.append(el('span',line+'\\n',cls));}
-  p.append(d,el('h4','outcomes per task'));
-  const o=el('table');o.className='outcomes';
-  for(const [task,outs] of Object.entries(n.outcomes)){const r=el('tr');r.append(el('td',task));
-    const c=el('td');outs.forEach(x=>c.append(el('span',x+' ',x)));r.append(c);o.append(r);}
-  p.append(Object.keys(n.outcomes).length?o:el('p','no evaluations yet'));
-}
-document.querySelectorAll('.node').forEach(g=>{
-  g.addEventListener('click',()=>{select(g.dataset.id);history.replaceState(null,'','#node='+encodeURIComponent(g.dataset.id));});
-  g.addEventListener('keydown',e=>{if(e.key==='Enter')g.dispatchEvent(new MouseEvent('click'));});});
-function fromHash(){const m=location.hash.match(/^#node=(.+)$/);if(!m)return;
-  const g=document.querySelector(`.node[data-id="${CSS.escape(decodeURIComponent(m[1]))}"]`);
-  if(g){g.dispatchEvent(new MouseEvent('click',{bubbles:true}));const box=g.closest('.scroll'),b=g.getBBox();box.scrollLeft=b.x-box.clientWidth/2;box.scrollTop=b.y-box.clientHeight/2;}}
-fromHash();
-"""
-
 
 def _kv(rows: list[tuple[str, str]]) -> str:
     return '<table class="kv">' + "".join(f"<tr><td>{escape(k)}</td><td>{escape(v)}</td></tr>" for k, v in rows) + "</table>"
@@ -118,16 +84,35 @@ def _usage_charts(data: ReportData) -> str:
 def _progress_charts(data: ReportData) -> str:
     c = data.curves
     def lines(xs: list[float]) -> list[Line]:
-        return [Line("best observed own pass rate (valid nodes)", xs, c.best_observed, "#1f77b4"),
-                Line("best belief's own pass rate", xs, c.best_belief, "#e0a800")]  # fmt: skip
-    note = ("<p class='meta'>An imported run: its results were recorded at import time, so the wall-time "
-            "axis shows the import, not the original run.</p>" if data.import_times else "")
-    return (note + '<div class="charts">'
+        return [Line(f"best observed own pass rate (valid, ≥ {c.min_results} results)", xs, c.best_observed, "#1f77b4"),
+                Line("best node's own pass rate", xs, c.best_belief, "#e0a800"),
+                Line("seed's own pass rate (baseline)", xs, c.seed, "#888888")]  # fmt: skip
+    by_time = line_chart("curve-time", "progress against wall time", lines(c.hours), "hours since the run started",
+                         "pass rate", y_max=1.0)
+    if data.import_times:  # results stamped at import time: a wall axis would show the import, in microhours
+        by_time = ("<p class='meta' id='no-wall-axis'>No wall-time chart: this run was imported from another "
+                   "engine's run directory, whose results carry no time of their own.</p>")
+    return ('<div class="charts">'
             + line_chart("curve-evaluations", "progress against evaluations used",
                          lines([float(x) for x in c.evaluations]), "counted dev results", "pass rate", y_max=1.0)
-            + line_chart("curve-time", "progress against wall time", lines(c.hours), "hours since the run started",
+            + by_time + "</div>")  # fmt: skip
+
+
+def _overlays(data: ReportData) -> str:
+    """`evolve report RUN_A RUN_B`: each run's best node against evaluations, and each run's answer."""
+    if not data.overlays:
+        return ""
+    runs = [(f"{data.title.removeprefix('evolve run ')} (this page)", data.curves, data.answer),
+            *((o.name, o.curves, o.answer) for o in data.overlays)]
+    lines = [Line(name, [float(x) for x in curves.evaluations], curves.best_belief, _PALETTE[i % len(_PALETTE)])
+             for i, (name, curves, _) in enumerate(runs)]  # fmt: skip
+    answers = "".join(f"<div class='card overlay-answer'><h3>{escape(name)}</h3><ul>"
+                      + "".join(f"<li>{escape(line.strip())}</li>" for line in answer) + "</ul></div>"
+                      for name, _, answer in runs)  # fmt: skip
+    return ('<h2 id="overlay">runs overlaid</h2><div class="charts">'
+            + line_chart("curve-overlay", "best node's own pass rate, each run", lines, "counted dev results",
                          "pass rate", y_max=1.0)
-            + "</div>")  # fmt: skip
+            + f'</div><div class="cards">{answers}</div>')
 
 
 def render(data: ReportData, refresh_s: float | None = None) -> str:
@@ -154,10 +139,17 @@ def render(data: ReportData, refresh_s: float | None = None) -> str:
 </div>
 <h2>clade tree: {len(data.nodes)} nodes ({evaluated} evaluated, {invalid} invalid)</h2>
 {legend}
-<div id="treebox"><div class="scroll">{tree_svg(data.nodes, None if data.best is None else data.best.node)}</div>
+<div id="treebox"><div id="treeview"><div id="tree-controls"><button data-act="fit">fit</button><button data-act="in">zoom in</button><button data-act="out">zoom out</button><button data-act="best">best node</button>
+<span class="meta">wheel: zoom, drag: pan; labels show once legible</span></div>{tree_svg(data.nodes, None if data.best is None else data.best.node)}</div>
 <div id="panel"><p>Click a node to see its instructions, its diff against its parent, its outcomes and its clade estimate.</p></div></div>
+<h2>nodes</h2>
+<p><input id="node-filter" placeholder="filter: id, parent, edit kind (code, prompt, cosmetic), valid/invalid" size="60"> <span id="node-count" class="meta"></span></p>
+<div class="scroll" style="max-height:420px"><table id="node-table"><thead><tr><th data-key="id">id</th><th data-key="parent">parent</th>
+<th data-key="edit">edit kind</th><th data-key="status">status</th><th data-key="own">own</th><th data-key="clade">clade</th>
+<th data-key="tokens">tokens</th><th data-key="cost">cost</th></tr></thead><tbody></tbody></table></div>
 <h2>progress</h2>
 {_progress_charts(data)}
+{_overlays(data)}
 <h2>outcomes: task x node</h2>
 <p class="meta">Green: passed, red: failed (fail, timeout or error), amber: attempts disagree, grey: only infra.
 Held-out rows are shaded: only the final agent is scored on them, the search never sees them. Columns: nodes in tree order, up to 150 (the best lineage, in gold, always among them).</p>
@@ -165,6 +157,7 @@ Held-out rows are shaded: only the final agent is scored on them, the search nev
 <h2>usage over time</h2>
 {_usage_charts(data)}
 <script type="application/json" id="node-data">{data.panel_json()}</script>
-<script>{_SCRIPT}</script>
+<script type="application/json" id="exchange-data">{data.exchanges_json()}</script>
+<script>{SCRIPT}</script>
 </body></html>
 """

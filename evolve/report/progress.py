@@ -33,7 +33,11 @@ class Curves:
     best_belief: list[float | None] = field(default_factory=list)
     """Own pass rate of the best-belief node then (None: no valid node)."""
     best_observed: list[float | None] = field(default_factory=list)
-    """The highest own pass rate of any valid node with a result then."""
+    """The highest own pass rate then of a valid node with at least `min_results` results (a node with
+    one lucky pass is not shown as 1.0)."""
+    seed: list[float | None] = field(default_factory=list)
+    """The seed's (the first root's) own pass rate then: the baseline."""
+    min_results: int = 1
 
 
 Row = tuple[str, str, str, str, float]
@@ -53,9 +57,11 @@ def progress_curves(run: Run, nodes: list[Node], rows: list[Row], section: Polic
     start = min((n.created for n in nodes), default=0.0)
     counted = [row for row in rows if row[2] == "dev"]
     total = len(counted)  # an upper bound of the counted results: checkpoints spread over the rows
-    curves = Curves()
+    least = section.hgm.min_evals
+    curves = Curves(min_results=least)
     if not total:
         return curves, replay
+    seed = replay.position(replay.roots[0]) if replay.roots else None
     marks = set(np.unique(np.linspace(1, total, min(points, total), dtype=int)).tolist())
     success = {o.value: o.counts for o in Outcome}
     seen: set[tuple[str, str]] = set()
@@ -81,6 +87,7 @@ def progress_curves(run: Run, nodes: list[Node], rows: list[Row], section: Polic
         curves.evaluations.append(replay.results)
         curves.hours.append(max(created - start, 0.0) / 3600)
         curves.best_belief.append(belief)
-        observed = rates[view.valid & (done > 0)]
+        observed = rates[view.valid & (done >= least)]
         curves.best_observed.append(float(observed.max()) if observed.size else None)
+        curves.seed.append(None if seed is None or not done[seed] else float(rates[seed]))
     return curves, replay

@@ -11,8 +11,8 @@ from evolve.report.data import NodeView
 
 _VIRIDIS = ((68, 1, 84), (59, 82, 139), (33, 145, 140), (94, 201, 98), (253, 231, 37))
 UNEVALUATED = "#c8c8c8"
-LABELS_UP_TO = 60
-"""Node labels are drawn on trees up to this size; larger trees show ids on hover and in the panel."""
+TREE_HEIGHT = 640
+"""Pixels of the tree's box; the tree is fitted into it (the whole tree first), then zoomed and panned."""
 GRID_NODES = 150
 """Columns of the outcome grid: the best lineage first, then nodes in tree order, up to this many."""
 
@@ -34,16 +34,18 @@ def _rate(counts: tuple[int, int]) -> float | None:
 
 def tree_svg(nodes: Sequence[NodeView], best: str | None) -> str:
     """Colour by own pass rate, size by counted results, the best lineage in gold, invalid nodes
-    crossed in red. Each node is a `<g class="node" data-id=...>` the page's script listens on."""
-    labels = len(nodes) <= LABELS_UP_TO
+    crossed in red. Each node is a `<g class="node" data-id=...>`; the page's script fits the whole
+    tree in the box, zooms, pans, and shows the labels once they are legible (they never overlap: the
+    spacing is made for the longest id)."""
     longest = max((len(n.id) for n in nodes), default=1)
-    dx = max(48.0, 7.2 * longest + 10) if labels else 22.0
+    dx = max(48.0, 7.2 * longest + 10)
     dy, margin = 78.0, 30.0
     width = margin * 2 + dx * (max((n.x for n in nodes), default=0) + 1)
     height = margin * 2 + dy * (max((n.depth for n in nodes), default=0) + 1)
     at = {n.id: (margin + dx * (n.x + 0.5), margin + 10 + dy * n.depth) for n in nodes}
-    parts = [(f'<svg id="tree" xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
-             f'viewBox="0 0 {width:.0f} {height:.0f}" role="img" aria-label="clade tree">')]  # fmt: skip
+    parts = [(f'<svg id="tree" xmlns="http://www.w3.org/2000/svg" width="100%" height="{TREE_HEIGHT}" '
+             f'viewBox="0 0 {width:.0f} {height:.0f}" preserveAspectRatio="xMidYMid meet" role="img" '
+             f'aria-label="clade tree" data-best="{escape(best or "")}" data-nodes="{len(nodes)}">')]  # fmt: skip
     for node in nodes:
         if node.parent is not None and node.parent in at:
             (x0, y0), (x1, y1) = at[node.parent], at[node.id]
@@ -68,8 +70,7 @@ def tree_svg(nodes: Sequence[NodeView], best: str | None) -> str:
             d = radius * 0.75
             parts.append(f'<path class="cross" d="M{x - d:.1f},{y - d:.1f}L{x + d:.1f},{y + d:.1f}'
                          f'M{x - d:.1f},{y + d:.1f}L{x + d:.1f},{y - d:.1f}"/>')  # fmt: skip
-        if labels:
-            parts.append(f'<text x="{x:.1f}" y="{y + radius + 13:.1f}">{escape(node.id)}</text>')
+        parts.append(f'<text class="label" x="{x:.1f}" y="{y + radius + 13:.1f}">{escape(node.id)}</text>')
         parts.append("</g>")
     parts.append("</svg>")
     return "".join(parts)
@@ -100,12 +101,15 @@ def _number(value: float) -> str:
 def line_chart(chart_id: str, title: str, lines: Sequence[Line], xlabel: str, ylabel: str,
                y_max: float | None = None, width: int = 520, height: int = 260) -> str:  # fmt: skip
     """A chart of cumulative or step lines; None values break a line."""
-    left, right, bottom = 62, 12, 44
+    bottom = 44
     top = 30 + 15 * len(lines)  # the legend sits between the title and the plot
     xs = [x for line in lines for x in line.xs]
     ys = [y for line in lines for y in line.ys if y is not None]
     x_top = max(xs, default=1.0) or 1.0
     y_top = y_max if y_max is not None else (max(ys, default=1.0) or 1.0) * 1.05
+    y_ticks = _ticks(y_top * (1 / 1.05 if y_max is None else 1))
+    left = 30 + 7 * max(len(_number(t)) for t in y_ticks)  # the widest tick label and the axis label fit
+    right = 12 + 4 * len(_number(_ticks(x_top)[-1]))  # the last x tick label is centred on the frame's edge
     plot_w, plot_h = width - left - right, height - top - bottom
 
     def sx(x: float) -> float:
@@ -118,7 +122,7 @@ def line_chart(chart_id: str, title: str, lines: Sequence[Line], xlabel: str, yl
              f'height="{height}" viewBox="0 0 {width} {height}">'),
              f'<text class="title" x="{left}" y="16">{escape(title)}</text>',
              f'<rect class="frame" x="{left}" y="{top}" width="{plot_w}" height="{plot_h}"/>']  # fmt: skip
-    for tick in _ticks(y_top * (1 / 1.05 if y_max is None else 1)):
+    for tick in y_ticks:
         parts.append(f'<line class="grid" x1="{left}" x2="{left + plot_w}" y1="{sy(tick):.1f}" y2="{sy(tick):.1f}"/>'
                      f'<text class="tick" x="{left - 6}" y="{sy(tick) + 4:.1f}" text-anchor="end">{_number(tick)}</text>')
     for tick in _ticks(x_top):
@@ -140,7 +144,10 @@ def line_chart(chart_id: str, title: str, lines: Sequence[Line], xlabel: str, yl
             segments[-1].append(f"{sx(x):.1f},{sy(y):.1f}")
             previous = y
         for points in segments:
-            if points:
+            if len(points) == 1:  # one point draws no line: a dot, so a one-result series shows
+                cx, cy = points[0].split(",")
+                parts.append(f'<circle class="point" cx="{cx}" cy="{cy}" r="3.5" fill="{line.colour}"/>')
+            elif points:
                 parts.append(f'<polyline class="series" points="{" ".join(points)}" stroke="{line.colour}"/>')
         ly = 36 + 15 * index
         parts.append(f'<rect x="{left + 8}" y="{ly - 8}" width="12" height="4" fill="{line.colour}"/>'

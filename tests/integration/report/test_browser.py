@@ -50,7 +50,8 @@ def render_in_browser(chromium: str, page: Path, node: str, screenshot: Path, pr
     return done.stdout
 
 
-def check_page(dom: str, node: str, nodes: int, screenshot: Path) -> None:
+def check_page(dom: str, node: str, nodes: int, screenshot: Path, charts: tuple[str, ...] = ("curve-evaluations",
+                                                                                          "curve-time")) -> None:
     tree = re.search(r'<svg id="tree".*?</svg>', dom, re.DOTALL)
     assert tree is not None and tree.group().count('<g class="node') == nodes
     assert re.search(rf'<g class="node[^"]* selected" data-id="{re.escape(node)}"', dom)  # the click landed
@@ -59,7 +60,7 @@ def check_page(dom: str, node: str, nodes: int, screenshot: Path) -> None:
     diff = re.search(r'<pre class="diff" id="diff">(.*?)</pre>', panel.group(2), re.DOTALL)
     assert diff is not None and "diff --git" in diff.group(1)
     assert re.search(r'<span class="(add|del)">', diff.group(1))  # the diff's lines are coloured
-    for chart in ("curve-evaluations", "curve-time"):
+    for chart in charts:
         curve = re.search(rf'<svg class="chart" id="{chart}".*?</svg>', dom, re.DOTALL)
         assert curve is not None and '<polyline class="series"' in curve.group()
     assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and screenshot.stat().st_size > 20_000
@@ -91,6 +92,8 @@ def test_imported_dgm_run_report_renders_in_chromium(chromium, tmp_path, artifac
     shot = artifacts / "report-dgm.png"
     node = "20250101_000002_000001"
     dom = render_in_browser(chromium, page, node, shot, tmp_path / "profile")
-    check_page(dom, node, node_count, shot)
+    check_page(dom, node, node_count, shot, charts=("curve-evaluations",))
+    assert 'id="no-wall-axis"' in dom and 'id="curve-time"' not in dom  # import-time stamps draw no wall axis
+    assert "not recorded by the DGM run directory" in dom and "qwen" not in dom  # no made-up config defaults
     assert dom.count('<path class="cross"') == 3  # the three invalid nodes are crossed out
     assert "<title>evolve run dgm</title>" in dom and "<img" not in dom  # the hostile text stayed text

@@ -70,3 +70,30 @@ def test_a_lesson_beside_a_reworded_prompt_is_prompt_text_and_dirs_compare_as_no
     assert tree_edit_kind(parent, parent) == EditKind.NONE
     (child / "agent" / "loop.py").write_bytes(LOOP + b'\n\n# a comment\n')
     assert tree_edit_kind(parent, child) == EditKind.COSMETIC
+
+
+@pytest.mark.parametrize("bundle", ["quickstart-embedded", "humaneval-cpu"])
+def test_the_kinds_of_every_node_at_once_are_each_nodes_kind(bundle, tmp_path):
+    from pathlib import Path
+
+    from evolve.archive import import_bundle
+    from evolve.archive.edits import edit_kinds
+
+    published = Path(__file__).parents[3] / "archive" / "published" / f"{bundle}.evolve.tar.gz"
+    with import_bundle(published, tmp_path / "run") as run:
+        assert edit_kinds(run, run.nodes()) == {n.id: edit_kind(run, n.id) for n in run.nodes()}
+
+
+def test_the_kinds_at_once_see_code_prompt_cosmetic_and_unchanged_children(run, code):
+    from evolve.archive.edits import edit_kinds
+
+    root = run.add_node(code({"agent.py": 'PROMPT = "a"\ndef f():\n    return 1\n'}))
+    made = {
+        "code": run.add_node(code({"agent.py": 'PROMPT = "a"\ndef f():\n    return 2\n'}), parent=root.id),
+        "prompt": run.add_node(code({"agent.py": 'PROMPT = "b"\ndef f():\n    return 1\n'}), parent=root.id),
+        "cosmetic": run.add_node(code({"agent.py": 'PROMPT = "a"\n\n\ndef f():\n    return 1  # one\n'}),
+                                 parent=root.id),
+        "none": run.add_node(code({"agent.py": 'PROMPT = "a"\ndef f():\n    return 1\n'}), parent=root.id),
+    }
+    kinds = edit_kinds(run, run.nodes())
+    assert kinds[root.id] == "none" and {kind: kinds[n.id] for kind, n in made.items()} == {k: k for k in made}

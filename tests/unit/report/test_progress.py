@@ -26,7 +26,7 @@ def _row_by_row(run, nodes, rows, params, points):
             done = view.successes + view.failures
             rates = np.divide(view.successes, done, out=np.full(done.shape, np.nan), where=done > 0)
             belief = float(rates[replay.position(best)]) if best is not None and done[replay.position(best)] else None
-            observed = rates[view.valid & (done > 0)]
+            observed = rates[view.valid & (done >= params.min_evals)]
             curve.append((replay.results, max(created - start, 0.0) / 3600, belief,
                           float(observed.max()) if observed.size else None))
     return curve, replay

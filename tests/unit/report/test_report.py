@@ -74,7 +74,10 @@ def test_progress_curves_end_at_the_final_counts(data):
     assert curves.evaluations == sorted(curves.evaluations) and len(curves.hours) == len(curves.evaluations)
     best = data.best
     assert curves.best_belief[-1] == pytest.approx(best.successes / (best.successes + best.failures))
-    assert curves.best_observed[-1] == max(n.own[0] / sum(n.own) for n in data.nodes if sum(n.own))
+    least = curves.min_results  # a node with one lucky pass is not the best observed
+    assert curves.best_observed[-1] == max(n.own[0] / sum(n.own) for n in data.nodes if sum(n.own) >= least)
+    seed = data.nodes[0]
+    assert curves.seed[-1] == pytest.approx(seed.own[0] / sum(seed.own))  # the baseline: the seed's own rate
 
 
 def test_usage_by_role_reads_the_recorded_exchanges_and_skips_a_cut_line(data):
@@ -87,7 +90,7 @@ def test_usage_by_role_reads_the_recorded_exchanges_and_skips_a_cut_line(data):
 
 def test_the_page_is_self_contained_and_agent_text_stays_text(data):
     page = render(data)
-    assert page.count("<script") == 2  # the node data and the page's own script, nothing injected
+    assert page.count("<script") == 3  # the node data, the exchanges and the page's own script, nothing injected
     assert HOSTILE not in page and "<script>document" not in page
     assert not re.search(r"<(link|img|iframe|object|embed)\b", page, re.IGNORECASE)  # nothing loads from anywhere
     assert not re.search(r"\b(src|href)=[\"'](?!#)", page)  # links only to places in the page
