@@ -59,7 +59,7 @@ class NodeView:
     detailed: bool = True
     """Its instructions, diff and outcomes are in the page's panel data (see `DETAIL_NODES`)."""
     edit: str = "none"
-    """The kind of change that made it (evolve.archive.edits: code, prompt, cosmetic, none)."""
+    """The kind of change that made it (evolve.archive.edits: code, prompt, lesson, cosmetic, none)."""
     tokens: int = 0
     cost_usd: float = 0.0
 

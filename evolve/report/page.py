@@ -143,7 +143,7 @@ def render(data: ReportData, refresh_s: float | None = None) -> str:
 <span class="meta">wheel: zoom, drag: pan; labels show once legible</span></div>{tree_svg(data.nodes, None if data.best is None else data.best.node)}</div>
 <div id="panel"><p>Click a node to see its instructions, its diff against its parent, its outcomes and its clade estimate.</p></div></div>
 <h2>nodes</h2>
-<p><input id="node-filter" placeholder="filter: id, parent, edit kind (code, prompt, cosmetic), valid/invalid" size="60"> <span id="node-count" class="meta"></span></p>
+<p><input id="node-filter" placeholder="filter: id, parent, edit kind (code, prompt, lesson, cosmetic), valid/invalid" size="60"> <span id="node-count" class="meta"></span></p>
 <div class="scroll" style="max-height:420px"><table id="node-table"><thead><tr><th data-key="id">id</th><th data-key="parent">parent</th>
 <th data-key="edit">edit kind</th><th data-key="status">status</th><th data-key="own">own</th><th data-key="clade">clade</th>
 <th data-key="tokens">tokens</th><th data-key="cost">cost</th></tr></thead><tbody></tbody></table></div>
