@@ -224,6 +224,30 @@ class BudgetConfig(_Section):
     (the models keep failing and there is nothing left to evaluate); none: never."""
 
 
+class GatewayConfig(_Section):
+    """What one job may make the host-side gateway take in (besides its token budget)."""
+
+    max_request_bytes: int = Field(4 * 1024 * 1024, ge=64 * 1024)
+    """Body cap of one model request; a larger one is refused (413) before it is read."""
+    bytes_per_token: int = Field(64, ge=8)
+    """A job's byte budget is this times `budget.job_tokens`: every byte it sends the gateway (request
+    lines, headers, bodies, refused requests too) plus every byte of its exchange log."""
+    in_flight_bytes: int = Field(8 * 1024 * 1024, ge=64 * 1024)
+    """Bytes of one job's requests being read or answered at once (bounds the gateway's memory per job)."""
+
+    @model_validator(mode="after")
+    def _a_request_fits_in_flight(self) -> GatewayConfig:
+        if self.in_flight_bytes < self.max_request_bytes:
+            raise ValueError("in_flight_bytes must be at least max_request_bytes")
+        return self
+
+    def limits(self):  # -> evolve.llm.budget.GatewayLimits (imported lazily: config stays light)
+        from evolve.llm.budget import GatewayLimits
+
+        return GatewayLimits(max_request_bytes=self.max_request_bytes, bytes_per_token=self.bytes_per_token,
+                             in_flight_bytes=self.in_flight_bytes)
+
+
 class ExecutorConfig(_Section):
     """Where jobs run."""
 
@@ -323,6 +347,7 @@ class RunConfig(_Section):
     tasks: TasksConfig = TasksConfig()
     policy: PolicyConfig = PolicyConfig()
     budget: BudgetConfig = BudgetConfig()
+    gateway: GatewayConfig = GatewayConfig()
     executor: ExecutorConfig = ExecutorConfig()
     meta: MetaConfig = MetaConfig()
     seed: SeedConfig = SeedConfig()

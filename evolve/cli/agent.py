@@ -76,7 +76,7 @@ def check(
     models: Mapping[Role, ChatModel] = {"solve": ContractStandIn()} if stack is None else stack.models
     job, run_id = "agent-check", f"agent-check-{os.getpid()}"
     try:
-        with Gateway(models) as gateway, tempfile.TemporaryDirectory(prefix="evolve-agent-check-") as logs:
+        with Gateway(models, limits=cfg.gateway.limits()) as gateway, tempfile.TemporaryDirectory(prefix="evolve-agent-check-") as logs:
             channel = gateway.open_job(job, "agent", "solve", cfg.budget.job_tokens)
             console.print(f"checking {directory} with {'a stand-in model' if scripted else 'the solve model'}")
             sandboxes = DockerSandboxes(run_id, limits_from_config(cfg.sandbox))

@@ -272,6 +272,34 @@ def engine(
         typer.echo(f"{level} concurrent: {rate:.2f} jobs/s, median overhead {result.median_by_level[level]:.2f} s")
 
 
+@app.command("gateway")
+def gateway(
+    config: Annotated[Path | None, typer.Option(help="Take [budget] job_tokens and [gateway] limits from this run config.")] = None,
+    clients: Annotated[int, typer.Option(min=1, help="Connections of the one job sending at once.")] = 16,
+    rounds: Annotated[int, typer.Option(min=1, help="Times each connection sends every worst-case request.")] = 2,
+    job_tokens: Annotated[int | None, typer.Option(min=1, help="The job's token budget (default: the config's).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """The gateway's peak memory and log bytes under one job's concurrent worst-case requests."""
+    import json
+
+    from evolve.bench.gateway import MIB, bench_gateway
+    from evolve.config import RunConfig, load_config
+
+    cfg = load_config(config) if config else RunConfig()
+    result = bench_gateway(job_tokens or cfg.budget.job_tokens, cfg.gateway.limits(), clients, rounds)
+    if as_json:
+        typer.echo(json.dumps(result.to_json()))
+        return
+    statuses = ", ".join(f"{status}: {count}" for status, count in sorted(result.statuses.items()))
+    typer.echo(f"{result.requests} worst-case requests from {result.clients} connections of one job in "
+               f"{result.seconds:.1f} s ({statuses})")
+    typer.echo(f"gateway process RSS: baseline {result.baseline_rss_mib:.0f} MiB, peak {result.peak_rss_mib:.0f} MiB "
+               f"(target under 512 MiB: {'met' if result.peak_rss_mib < 512 else 'MISSED'})")
+    typer.echo(f"exchange log {result.log_bytes} bytes; the job took in {result.bytes_used} of its "
+               f"{result.byte_budget}-byte budget ({result.byte_budget / MIB:.1f} MiB; within it: "
+               f"{'yes' if result.bytes_used <= result.byte_budget else 'NO'})")
+
 
 @app.command("scale")
 def scale(

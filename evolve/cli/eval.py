@@ -104,7 +104,7 @@ def eval_command(
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     signal.signal(signal.SIGHUP, lambda *_: sys.exit(129))
     with closing(stack), run, Gateway(stack.models, exchanges_dir=run.path / "exchanges", usage_sink=run,
-                                      seed=run_seed(run, cfg)) as gateway:
+                                      seed=run_seed(run, cfg), limits=cfg.gateway.limits()) as gateway:
         results = evaluate_all(run, node_id, tasks, sandboxes=DockerSandboxes(run.id, limits), gateway=gateway,
                                settings=EvalSettings(budget_steps=steps),
                                on_result=show)

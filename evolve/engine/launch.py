@@ -152,8 +152,8 @@ def run_evolution(config: RunConfig, *, resume: Path | None = None, progress: Pr
             run = run or open_run(config, None)
             reap_run(run.id)  # leftovers of an earlier, crashed session of this run
             run.set_meta(f"image:{config.sandbox.image}", image_id(config.sandbox.image))
-            with Gateway(models, exchanges_dir=run.path / "exchanges", usage_sink=run,
-                         seed=config.run.seed) as gateway, ExitStack() as cluster:
+            with Gateway(models, exchanges_dir=run.path / "exchanges", usage_sink=run, seed=config.run.seed,
+                         limits=config.gateway.limits()) as gateway, ExitStack() as cluster:
                 worker = _worker(config, run, tasks, gateway, cluster)
                 runner = Runner(
                     run, policy, worker, executor, search_tasks=list(tasks.search),

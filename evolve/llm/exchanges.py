@@ -39,10 +39,18 @@ class Exchange(BaseModel):
     created: int
 
 
+def canonical_request(request: ChatRequest) -> bytes:
+    """The request's canonical JSON (ASCII, sorted keys): never shorter than its part of a log line."""
+    return json.dumps(request.model_dump(mode="json"), sort_keys=True, separators=(",", ":")).encode()
+
+
+def digest_of(canonical: bytes) -> str:
+    return hashlib.sha256(canonical).hexdigest()
+
+
 def request_digest(request: ChatRequest) -> str:
     """SHA-256 of the request's canonical JSON (what replay matches on)."""
-    canonical = json.dumps(request.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    return digest_of(canonical_request(request))
 
 
 def exchanges_file(directory: Path, job_id: str | int) -> Path:
@@ -59,10 +67,12 @@ class ExchangeLog:
         self._lock = threading.Lock()
         path.parent.mkdir(parents=True, exist_ok=True)
 
-    def append(self, exchange: Exchange) -> None:
-        line = exchange.model_dump_json() + "\n"
-        with self._lock, self.path.open("a", encoding="utf-8") as handle:
+    def append(self, exchange: Exchange) -> int:
+        """Write one exchange; returns the bytes written."""
+        line = exchange.model_dump_json().encode() + b"\n"
+        with self._lock, self.path.open("ab") as handle:
             handle.write(line)
+        return len(line)
 
 
 def read_exchanges(path: Path) -> list[Exchange]:

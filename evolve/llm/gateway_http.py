@@ -1,11 +1,12 @@
 """HTTP plumbing of the gateway: a threaded server on a Unix socket (one per job) or on TCP
 (jobs told apart by a bearer token). The request logic lives in `Gateway.handle`.
 
-Sandboxed code is the client, so every request is hostile until read: the body must announce a
-valid `Content-Length` no larger than `MAX_BODY_BYTES` (refused before a byte of it is read), each
-connection has a deadline for sending its request, and a listener serves at most a fixed number of
-connections at once (more are closed on accept, no thread made). A malformed request costs one log
-line, never a traceback.
+Sandboxed code is the client, so every request is hostile until read: the request line and headers
+together stay under `header_bytes` (431 past it), the body must announce a valid `Content-Length` no
+larger than `body_bytes`, and the job must admit the request's bytes (its byte budget, its bytes in
+flight), all before a byte of the body is read; each connection has a deadline for sending its
+request, and a listener serves at most a fixed number of connections at once (more are closed on
+accept, no thread made). A malformed request costs one log line, never a traceback.
 """
 
 from __future__ import annotations
@@ -17,14 +18,16 @@ import socketserver
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
+from http.client import LineTooLong
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 
 log = logging.getLogger(__name__)
 
-MAX_BODY_BYTES = 16 * 1024 * 1024
+MAX_BODY_BYTES = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -37,7 +40,14 @@ class ListenerLimits:
     """Deadline for a client to send one whole request (line, headers and body) once it starts."""
     idle_s: float = 120.0
     """How long a kept-alive connection may wait before its next request."""
+    body_bytes: int = MAX_BODY_BYTES
+    """Body cap of one request (413 before it is read)."""
+    header_bytes: int = 32 * 1024
+    """Request line plus headers of one request (431 past it)."""
 
+
+LINGER_S = 2.0
+"""How long a refused connection's unread input is taken and dropped before it is closed."""
 
 UNIX_LIMITS = ListenerLimits()
 TCP_LIMITS = ListenerLimits(connections=256)  # shared by every job of a run (process sandbox, relays)
@@ -50,6 +60,19 @@ class Handler(Protocol):
 
 
 JobResolver = Callable[[dict[str, str]], str | None]
+
+
+class Admit(Protocol):
+    """Whether a job takes a request of `size` bytes (line, headers, body) before its body is read:
+    the context yields None (taken; its bytes held until the context ends) or (status, why not)."""
+
+    def __call__(self, job_id: str, size: int) -> AbstractContextManager[tuple[int, str] | None]: ...
+
+
+@contextmanager
+def admit_all(job_id: str, size: int) -> Iterator[tuple[int, str] | None]:
+    """The admission of a listener with no budget of its own (a worker's relay: the head counts)."""
+    yield None
 
 
 def error_body(message: str, kind: str, code: str | None = None) -> bytes:
@@ -87,10 +110,13 @@ class _DeadlineReader:
     """The connection's read side with a wall-clock deadline: each read may wait only what is left,
     so a client trickling a byte at a time still cannot hold its thread past the deadline."""
 
-    def __init__(self, raw: Any, connection: socket.socket) -> None:
+    def __init__(self, raw: Any, connection: socket.socket, header_bytes: int) -> None:
         self._raw = raw
         self._connection = connection
+        self._header_bytes = header_bytes
         self.deadline = time.monotonic()
+        self.taken = 0
+        """Bytes of the current request read so far (its line and headers, before the body)."""
 
     def _arm(self) -> None:
         left = self.deadline - time.monotonic()
@@ -99,8 +125,14 @@ class _DeadlineReader:
         self._connection.settimeout(left)
 
     def readline(self, limit: int = -1) -> bytes:
+        """A line of the request's head, which may not pass `header_bytes` in all (a header flood)."""
         self._arm()
-        return self._raw.readline(limit)
+        left = self._header_bytes - self.taken
+        line = self._raw.readline(left + 1 if limit < 0 else min(limit, left + 1))
+        self.taken += len(line)
+        if self.taken > self._header_bytes:
+            raise LineTooLong(f"request line and headers over {self._header_bytes} bytes")
+        return line
 
     def read(self, size: int = -1) -> bytes:
         self._arm()
@@ -110,18 +142,25 @@ class _DeadlineReader:
         self._raw.close()
 
 
-def _handler_class(handle: Handler, resolve: JobResolver, limits: ListenerLimits) -> type[BaseHTTPRequestHandler]:
+def _handler_class(handle: Handler, resolve: JobResolver, limits: ListenerLimits,
+                   admit: Admit) -> type[BaseHTTPRequestHandler]:
     class RequestHandler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
         def setup(self) -> None:
             super().setup()
-            self.rfile = _DeadlineReader(self.rfile, self.connection)  # type: ignore[assignment]
+            self.rfile = _DeadlineReader(self.rfile, self.connection, limits.header_bytes)  # type: ignore[assignment]
 
         def handle_one_request(self) -> None:
             # Idle wait for the next request line, then `request_s` for the whole request.
             self.rfile.deadline = time.monotonic() + limits.idle_s  # type: ignore[attr-defined]
-            super().handle_one_request()
+            self.rfile.taken = 0  # type: ignore[attr-defined]
+            self.request_version, self.command, self.requestline = self.protocol_version, "", ""
+            try:
+                super().handle_one_request()
+            except LineTooLong as exc:  # a request line past the header cap (headers are answered 431)
+                self.close_connection = True
+                self._refuse(431, str(exc))
 
         def parse_request(self) -> bool:
             self.rfile.deadline = time.monotonic() + limits.request_s  # type: ignore[attr-defined]
@@ -132,25 +171,55 @@ def _handler_class(handle: Handler, resolve: JobResolver, limits: ListenerLimits
                 self._refuse(400, f"request target must be a path, not {self.path[:60]!r}")
                 return
             try:
-                length = body_length(method, self.headers)
+                length = body_length(method, self.headers, limits.body_bytes)
             except BadRequest as exc:
                 self._refuse(exc.status, str(exc))
                 return
-            body = self.rfile.read(length) if length else b""
-            if len(body) < length:
-                self._refuse(400, f"body ended after {len(body)} of {length} bytes")
-                return
             job_id = resolve({k.lower(): v for k, v in self.headers.items()})
             if job_id is None:
+                self.close_connection = True  # its body stays unread
                 self._reply(401, error_body("unknown or missing job token", "authentication_error"))
                 return
-            status, data = handle(job_id, method, self.path, body)
-            self._reply(status, data)
+            with admit(job_id, self.rfile.taken + length) as refused:  # type: ignore[attr-defined]
+                if refused is not None:
+                    self.close_connection = True  # its body stays unread
+                    kind, code = (("budget_exceeded", "byte_budget_exceeded") if refused[0] == 403
+                                  else ("rate_limit_error", "bytes_in_flight"))
+                    self._reply(refused[0], error_body(refused[1], kind, code))
+                    return
+                body = self.rfile.read(length) if length else b""
+                if len(body) < length:
+                    self._refuse(400, f"body ended after {len(body)} of {length} bytes")
+                    return
+                status, data = handle(job_id, method, self.path, body)
+                del body  # held no longer than the answer needs
+                self._reply(status, data)
 
         def _refuse(self, status: int, message: str) -> None:
             log.warning("gateway refused a malformed request (%d): %s", status, message)
             self.close_connection = True  # the unread body must not be parsed as the next request
             self._reply(status, error_body(message, "invalid_request_error"))
+
+        def finish(self) -> None:
+            super().finish()
+            if self.close_connection:
+                self._linger()
+
+        def _linger(self) -> None:
+            """After a refusal, take (and drop) what the client still sends, within `LINGER_*`, before the
+            server closes: closing over unread bytes would reset the connection, and the client would
+            lose the answer that says what was wrong."""
+            try:
+                self.connection.shutdown(socket.SHUT_WR)
+                deadline, left = time.monotonic() + LINGER_S, limits.body_bytes + limits.header_bytes
+                while left > 0 and (wait := deadline - time.monotonic()) > 0:
+                    self.connection.settimeout(wait)
+                    chunk = self.connection.recv(min(left, 65536))
+                    if not chunk:
+                        break
+                    left -= len(chunk)
+            except OSError:
+                pass  # the client is gone or slow: closing now is all that is left to do
 
         def _reply(self, status: int, data: bytes) -> None:
             self.send_response(status)
@@ -252,12 +321,13 @@ class Listener:
         self._thread.join(timeout=5)
 
 
-def listen_unix(path: str, job_id: str, handle: Handler, limits: ListenerLimits = UNIX_LIMITS) -> Listener:
+def listen_unix(path: str, job_id: str, handle: Handler, limits: ListenerLimits = UNIX_LIMITS,
+                admit: Admit = admit_all) -> Listener:
     """Serve one job on a Unix socket at `path` (the socket identifies the job)."""
-    return Listener(_UnixHTTPServer(path, _handler_class(handle, lambda headers: job_id, limits), limits))
+    return Listener(_UnixHTTPServer(path, _handler_class(handle, lambda headers: job_id, limits, admit), limits))
 
 
 def listen_tcp(host: str, port: int, resolve: JobResolver, handle: Handler,
-               limits: ListenerLimits = TCP_LIMITS) -> Listener:
+               limits: ListenerLimits = TCP_LIMITS, admit: Admit = admit_all) -> Listener:
     """Serve all jobs on TCP; `resolve` maps request headers to a job id (or None: refused)."""
-    return Listener(_TCPServer((host, port), _handler_class(handle, resolve, limits), limits))
+    return Listener(_TCPServer((host, port), _handler_class(handle, resolve, limits, admit), limits))

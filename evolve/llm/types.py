@@ -88,41 +88,6 @@ class ChatResponse(_Value):
     usage: Usage = Usage()
 
 
-def request_from_openai(body: dict[str, Any]) -> ChatRequest:
-    """Parse an OpenAI chat-completions request body (extra keys such as `model` are ignored)."""
-    messages = []
-    for raw in body.get("messages") or ():
-        calls = tuple(
-            ToolCall(
-                id=call.get("id", ""),
-                name=call["function"]["name"],
-                arguments=call["function"].get("arguments") or "{}",
-            )
-            for call in raw.get("tool_calls") or ()
-        )
-        content = raw.get("content")
-        if isinstance(content, list):  # content parts: keep the text ones
-            content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
-        messages.append(
-            Message(
-                role=raw["role"],
-                content=content,
-                tool_calls=calls,
-                tool_call_id=raw.get("tool_call_id"),
-                name=raw.get("name"),
-            )
-        )
-    stop = body.get("stop") or ()
-    return ChatRequest(
-        messages=tuple(messages),
-        tools=tuple(body.get("tools") or ()),
-        tool_choice=body.get("tool_choice"),
-        temperature=body.get("temperature"),
-        max_tokens=body.get("max_tokens") or body.get("max_completion_tokens"),
-        stop=(stop,) if isinstance(stop, str) else tuple(stop),
-    )
-
-
 def message_to_openai(message: Message) -> dict[str, Any]:
     """The OpenAI wire form of one message."""
     out: dict[str, Any] = {"role": message.role, "content": message.content}

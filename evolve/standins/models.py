@@ -81,6 +81,32 @@ class GreedyModel:
         return ChatResponse(message=Message(role="assistant", content="x"), model=self.name, usage=usage)
 
 
+class FailsOn:
+    """Fails as a failed service would (`unavailable`, HTTP 500) on every request whose text holds
+    `marker`, and passes the others to `model`: a provider that cannot handle one body while it
+    answers the rest (`down=True`: it fails every request, a real outage)."""
+
+    def __init__(self, model: Any, marker: str, *, down: bool = False) -> None:
+        self.name = model.name
+        self._model = model
+        self._marker = marker
+        self.down = down
+        self.failed = 0
+
+    def completion_cap(self, request: ChatRequest) -> int:
+        return self._model.completion_cap(request)
+
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        from evolve.llm.failures import ModelError
+
+        text = json.dumps(request.model_dump(mode="json"))
+        if self.down or self._marker in text:
+            self.failed += 1
+            raise ModelError("model call failed: InternalServerError: Error code: 500", "unavailable", 500,
+                             "The server had an error while processing your request.")
+        return self._model.complete(request)
+
+
 class RoutedModel:
     """Answers by rule: the reply of the first `(marker, reply)` whose marker is in the last user
     message, else `default`. Unlike `ScriptedModel` it answers each job alike, however many run."""
