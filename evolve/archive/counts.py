@@ -2,7 +2,7 @@
 frames, the notebooks, the report) on a long run's million results, without a Python object each.
 
 The rule is the one in `evolve.archive.tree` (`count_result`): a node's own count is its first
-counting result (pass, fail, timeout, error; never infra) on each of the run's search tasks. SQL
+counting result (pass, fail, timeout, error, forged; never infra) on each of the run's search tasks. SQL
 counts that in two steps, both exact:
 - one GROUP BY node over every counting row of the split and tasks: right for each (node, task)
   with one such row, which is nearly all of them;

@@ -20,12 +20,12 @@ from evolve.archive.vocab import (
 )
 from evolve.errors import EvolveError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 # v2: a job row records what it is (split, attempt, requeue_of, decision), so resume re-queues
 # exactly that work. v3: no state in a job's `detail` text (a re-run is known by its `requeue_of`
-# alone, unique), and the vocabulary columns are checked. Older runs are read as they are and
-# migrated when a writer opens them.
-READABLE_VERSIONS = (1, 2, SCHEMA_VERSION)
+# alone, unique), and the vocabulary columns are checked. v4: the outcome `forged`. Older runs are
+# read as they are and migrated when a writer opens them.
+READABLE_VERSIONS = (1, 2, 3, SCHEMA_VERSION)
 
 _JOBS = f"""
 CREATE TABLE jobs (
@@ -48,6 +48,23 @@ _JOB_COLUMNS = ("id", "kind", "node", "task", "state", "started", "finished", "d
                 "requeue_of", "decision")
 _V2_DEFAULTS = {"split": "NULL", "attempt": "1", "requeue_of": "NULL", "decision": "NULL"}  # a v1 row's
 
+_EVALUATIONS = f"""
+CREATE TABLE evaluations (
+    id INTEGER PRIMARY KEY,
+    node TEXT NOT NULL REFERENCES nodes(id),
+    task TEXT NOT NULL,
+    split TEXT NOT NULL DEFAULT 'dev',
+    attempt INTEGER NOT NULL,
+    outcome TEXT NOT NULL CHECK (outcome IN ({sql_one_of(Outcome)})),
+    duration_s REAL,
+    tokens INTEGER NOT NULL DEFAULT 0,
+    log_path TEXT,
+    created REAL NOT NULL,
+    UNIQUE (node, task, attempt)
+);
+CREATE INDEX evaluations_by_node ON evaluations (node);
+"""
+
 _TABLES = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
@@ -63,21 +80,7 @@ CREATE TABLE nodes (
     tokens INTEGER NOT NULL DEFAULT 0,
     cost_usd REAL NOT NULL DEFAULT 0
 );
-CREATE TABLE evaluations (
-    id INTEGER PRIMARY KEY,
-    node TEXT NOT NULL REFERENCES nodes(id),
-    task TEXT NOT NULL,
-    split TEXT NOT NULL DEFAULT 'dev',
-    attempt INTEGER NOT NULL,
-    outcome TEXT NOT NULL CHECK (outcome IN ({sql_one_of(Outcome)})),
-    duration_s REAL,
-    tokens INTEGER NOT NULL DEFAULT 0,
-    log_path TEXT,
-    created REAL NOT NULL,
-    UNIQUE (node, task, attempt)
-);
-CREATE INDEX evaluations_by_node ON evaluations (node);
-""" + _JOBS
+""" + _EVALUATIONS + _JOBS
 
 # The vocabulary columns a migration checks before it copies a row (a v3 table refuses the rest).
 _VOCABULARY = (("jobs", "kind", JobKind), ("jobs", "state", JobState), ("jobs", "split", Split),
@@ -141,7 +144,7 @@ def version(connection: sqlite3.Connection) -> int:
 
 
 def migrate(connection: sqlite3.Connection) -> None:
-    """Bring a v1 or v2 run to v3 in one transaction (writers only; readers read it as it is).
+    """Bring a v1, v2 or v3 run to v4 in one transaction (writers only; readers read it as it is).
 
     The jobs table is rebuilt as a new run has it. A re-run job that v1 and v2 named only in the
     interrupted job's `detail` ("requeued as job N") gets its `requeue_of`, so nothing reads that
@@ -158,7 +161,9 @@ def migrate(connection: sqlite3.Connection) -> None:
             (last,) = connection.execute("SELECT COALESCE(MAX(id), 0) FROM jobs").fetchone()
             connection.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('legacy_jobs_upto', ?)",
                                (str(last),))
-        _rebuild_jobs(connection)
+        if found < 3:
+            _rebuild_jobs(connection)
+        _rebuild_evaluations(connection)
         connection.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
     except BaseException:
         connection.execute("ROLLBACK")
@@ -191,6 +196,18 @@ def _rebuild_jobs(connection: sqlite3.Connection) -> None:
         connection.execute("UPDATE jobs SET requeue_of = ? WHERE id = ? AND requeue_of IS NULL",
                            (row["id"], row["rerun"]))
     connection.execute("DROP TABLE jobs_before_v3")
+
+
+def _rebuild_evaluations(connection: sqlite3.Connection) -> None:
+    """The evaluations table as a new run has it (v4: its outcome check knows `forged`); rows kept as they are."""
+    present = _columns(connection, "evaluations")
+    connection.execute("ALTER TABLE evaluations RENAME TO evaluations_before_v4")
+    connection.execute("DROP INDEX evaluations_by_node")
+    for statement in _EVALUATIONS.split(";")[:-1]:
+        connection.execute(statement)
+    copied = ", ".join(c for c in _columns(connection, "evaluations") if c in present)
+    connection.execute(f"INSERT INTO evaluations ({copied}) SELECT {copied} FROM evaluations_before_v4 ORDER BY id")
+    connection.execute("DROP TABLE evaluations_before_v4")
 
 
 def _columns(connection: sqlite3.Connection, table: str) -> set[str]:

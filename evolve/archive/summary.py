@@ -39,6 +39,8 @@ def _summary(run: Run) -> dict:
         parse(JobKind, kind, "jobs.kind")
         states[parse(JobState, state, "jobs.state")] += n
     best = run_best(run)
+    flagged = [row[0] for row in run._query("SELECT DISTINCT node FROM evaluations WHERE outcome = ? ORDER BY node",
+                                            (Outcome.FORGED.value,))]
     return {
         "run_id": run.id,
         "name": run.meta("name"),
@@ -51,6 +53,7 @@ def _summary(run: Run) -> dict:
         "cpu_hours": round(run_cpu_hours(run, sandbox_cpus(run)), 4),
         "best_node": None if best is None else {"id": best.node, "passed": best.successes, "evaluated": best.total,
                                                 "lineage": list(best.lineage), "rule": best.rule},
+        "flagged": flagged,
     }
 
 
@@ -68,6 +71,8 @@ def render_summary(summary: dict) -> str:
     ]
     if best is not None:
         lines.append(f"  rule: {best['rule']}")
+    if summary.get("flagged"):
+        lines.append(f"FLAGGED (a forged verdict: the tested code wrote its own): {', '.join(summary['flagged'])}")
     return "\n".join(lines)
 
 
@@ -110,8 +115,10 @@ def render_node(run: Run, node_id: str) -> str:
     per_task: dict[str, list[str]] = {}
     for evaluation in run.evaluations(node_id):
         per_task.setdefault(evaluation.task, []).append(evaluation.outcome)
+    forged = sum(outcome == Outcome.FORGED for outcomes in per_task.values() for outcome in outcomes)
     lines = [
-        f"node {node.id}  ({node.status}{': ' + node.reason if node.reason else ''})",
+        f"node {node.id}  ({node.status}{': ' + node.reason if node.reason else ''})"
+        + (f"  FLAGGED: {forged} forged verdict(s)" if forged else ""),
         f"parent: {node.parent or '-'}   origin: {node.origin}   commit: {node.commit}   edit: {edit_kind(run, node.id)}",
         f"children: {', '.join(map(str, tree.children(node.id))) or '-'}",
         f"own: {_rate(tree.own_counts(node.id))}   clade: {_rate(tree.clade_counts(node.id))}",

@@ -17,13 +17,16 @@ from evolve.errors import EvolveError
 
 class Outcome(StrEnum):
     """How one graded attempt ended. `infra`: the engine, Docker or the model server failed (retried,
-    never counted for or against the agent)."""
+    never counted for or against the agent). `forged`: the grader caught the tested code writing its own
+    verdict (a canary test reported passed, or not reported failed: evolve.tasks.grader_canaries); a
+    failure to every policy, and its node is flagged in `evolve status`, `evolve show` and the report."""
 
     PASS = "pass"
     FAIL = "fail"
     TIMEOUT = "timeout"
     ERROR = "error"
     INFRA = "infra"
+    FORGED = "forged"
 
     @property
     def counts(self) -> bool | None:
@@ -78,7 +81,7 @@ class StopReason(StrEnum):
 
 
 OUTCOMES: tuple[Outcome, ...] = tuple(Outcome)
-FAILURE_OUTCOMES: frozenset[Outcome] = frozenset({Outcome.FAIL, Outcome.TIMEOUT, Outcome.ERROR})
+FAILURE_OUTCOMES: frozenset[Outcome] = frozenset({Outcome.FAIL, Outcome.TIMEOUT, Outcome.ERROR, Outcome.FORGED})
 JOB_STATES: tuple[JobState, ...] = tuple(JobState)
 
 

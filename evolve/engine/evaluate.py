@@ -138,8 +138,8 @@ def _attempt(ctx: JobContext, task: Task, settings: EvalSettings) -> _Attempt:
         grade = _grade(ctx, grader, task, patch, solved.dropped)
     (ctx.log_dir / "grade.log").write_text(f"{grade.outcome}: {grade.detail}\ndropped: {list(grade.dropped)}\n\n"
                                            f"{grade.output}")
-    if grade.outcome == "pass":
-        return _Attempt("pass", grade.detail, tokens)
+    if grade.outcome in {"pass", "forged"}:  # a forgery is the agent's whatever else failed
+        return _Attempt(grade.outcome, grade.detail, tokens)
     if report.upstream_failures > 0:  # the gateway's own record: the model failed this job, not the agent
         return _Attempt("infra", f"the gateway returned {report.upstream_failures} upstream failure(s) to this "
                                  f"job; {solved.detail}", tokens)

@@ -63,6 +63,11 @@ class NodeView:
     tokens: int = 0
     cost_usd: float = 0.0
 
+    @property
+    def forged(self) -> int:
+        """Its evaluations the grader found forged (the tested code wrote its own verdict): a flagged node."""
+        return sum(outcome == "forged" for outcomes in self.outcomes.values() for outcome in outcomes)
+
 
 @dataclass(frozen=True)
 class BestBelief:
@@ -130,6 +135,7 @@ class ReportData:
             n.id: {"parent": n.parent, "valid": n.valid, "reason": n.reason, "origin": n.origin,
                    "own": n.own, "clade": n.clade, "best_lineage": n.on_best_lineage, "detailed": n.detailed,
                    "edit": n.edit, "tokens": n.tokens, "cost": n.cost_usd,
+                   "forged": n.forged,
                    **({"instructions": n.instructions, "outcomes": n.outcomes, "diff": n.diff} if n.detailed else {})}
             for n in self.nodes
         }  # fmt: skip

@@ -30,7 +30,7 @@ details.exchange{margin:4px 0}details.exchange pre{max-height:200px}.who{color:#
 #panel .add{color:#116329;background:#dafbe1}#panel .del{color:#82071e;background:#ffebe9}#panel .hunk{color:#0550ae}
 .node{cursor:pointer}.node circle{stroke:#333;stroke-width:1}.node.selected circle{stroke:#0969da;stroke-width:3.5}
 .node text{font:11px monospace;text-anchor:middle;fill:#333}.ring{fill:none;stroke:#e0a800!important;stroke-width:3!important}
-.node.invalid circle{stroke:#c00;stroke-dasharray:3 2}.cross{stroke:#c00;stroke-width:2.5}
+.node.invalid circle{stroke:#c00;stroke-dasharray:3 2}.node.flagged circle{stroke:#000;stroke-width:3;stroke-dasharray:2 2}.cross{stroke:#c00;stroke-width:2.5}
 .edge{stroke:#aaa;stroke-width:1.2}.edge.best{stroke:#e0a800;stroke-width:3.5}
 .chart .frame{fill:#fff;stroke:#ccc}.chart .grid{stroke:#eee}.chart .series{fill:none;stroke-width:2}
 .chart text{font-size:11px;fill:#444}.chart .title{font-size:13px;font-weight:600}.charts{display:flex;flex-wrap:wrap;gap:12px}
@@ -125,7 +125,7 @@ def render(data: ReportData, refresh_s: float | None = None) -> str:
               "</span><span><i class='swatch' style='background:#fde725'></i>1</span><span><i class='swatch' "
               "style='background:#c8c8c8'></i>no result</span><span>size: counted results</span><span style='color:"
               "#b07d00'>gold: best lineage, ringed: best belief</span><span style='color:#c00'>red cross: invalid"
-              "</span></div>")  # fmt: skip
+              "</span><span>dashed black: flagged (a forged verdict)</span></div>")  # fmt: skip
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">{refresh}<title>{escape(data.title)}</title>
 <style>{_STYLE}</style></head><body>

@@ -49,6 +49,7 @@ function select(id){
   const rows=[['parent',n.parent??'- (root)'],['origin',n.origin],['edit kind',n.edit],['status',n.valid?'valid':'invalid: '+(n.reason||'no reason recorded')],
     ['own',rate(n.own)],['clade estimate',rate(n.clade)+'  S/(S+F) over its clade'],['best lineage',n.best_lineage?'yes':'no'],
     ['cost',`${n.tokens.toLocaleString()} tokens, $${n.cost.toFixed(4)}`]];
+  if(n.forged) rows.push(['FLAGGED',n.forged+' forged verdict(s): the tested code wrote its own']);
   for(const [k,v] of rows){const r=el('tr');r.append(el('td',k),el('td',v));t.append(r);}
   p.append(t);
   if(!n.detailed){p.append(el('p','Instructions, diff, outcomes and exchanges of this node are not embedded in this page (a large run): evolve show RUN '+id+' prints them.'));return;}

@@ -34,9 +34,9 @@ def _rate(counts: tuple[int, int]) -> float | None:
 
 def tree_svg(nodes: Sequence[NodeView], best: str | None) -> str:
     """Colour by own pass rate, size by counted results, the best lineage in gold, invalid nodes
-    crossed in red. Each node is a `<g class="node" data-id=...>`; the page's script fits the whole
-    tree in the box, zooms, pans, and shows the labels once they are legible (they never overlap: the
-    spacing is made for the longest id)."""
+    crossed in red, nodes with a forged verdict flagged (a dashed black outline). Each node is a
+    `<g class="node" data-id=...>`; the page's script fits the whole tree in the box, zooms, pans, and
+    shows the labels once they are legible (they never overlap: the spacing is made for the longest id)."""
     longest = max((len(n.id) for n in nodes), default=1)
     dx = max(48.0, 7.2 * longest + 10)
     dy, margin = 78.0, 30.0
@@ -60,8 +60,10 @@ def tree_svg(nodes: Sequence[NodeView], best: str | None) -> str:
         radius = 4 + (largest - 4) * math.sqrt(results / most)  # area grows with the counted results
         rate = _rate(node.own)
         tip = (f"{node.id}: own {node.own[0]}/{results}, clade {node.clade[0]}/{sum(node.clade)}"
-               + ("" if node.valid else f", invalid: {node.reason or 'no reason recorded'}"))  # fmt: skip
-        classes = "node" + ("" if node.valid else " invalid") + (" best" if node.id == best else "")
+               + ("" if node.valid else f", invalid: {node.reason or 'no reason recorded'}")
+               + (f", FLAGGED: {node.forged} forged verdict(s)" if node.forged else ""))  # fmt: skip
+        classes = ("node" + ("" if node.valid else " invalid") + (" best" if node.id == best else "")
+                   + (" flagged" if node.forged else ""))
         parts.append(f'<g class="{classes}" data-id="{escape(node.id)}" tabindex="0"><title>{escape(tip)}</title>')
         if node.id == best:
             parts.append(f'<circle class="ring" cx="{x:.1f}" cy="{y:.1f}" r="{radius + 5:.1f}"/>')

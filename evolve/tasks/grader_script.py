@@ -15,6 +15,7 @@ Usage: python3 grader_script.py MANIFEST.json   (see evolve/tasks/grading.py for
 
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -27,9 +28,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-if __package__:  # imported on the host; in the sandbox it sits beside this script
+if __package__:  # imported on the host; in the sandbox they sit beside this script
+    from evolve.tasks import grader_canaries as canaries
     from evolve.tasks import grader_reports as reports
 else:
+    import grader_canaries as canaries  # type: ignore[import-not-found,no-redef]
     import grader_reports as reports  # type: ignore[import-not-found,no-redef]
 
 OUTPUT_CAP = 20000
@@ -38,7 +41,6 @@ RECORDS_CAP = 8_000_000
 MARKER = "=== evolve-grade-results ==="
 TEST_UID = 1000
 PLUGIN = "evolve_results"
-RESULTS_FD = "EVOLVE_RESULTS_FD"
 PROTECTED_PARTS = frozenset({
     ".git", "sitecustomize", "sitecustomize.py", "usercustomize", "usercustomize.py",  # import hooks
     "pytest", "pytest.py", "_pytest", "py.py", "pluggy", "iniconfig", PLUGIN, PLUGIN + ".py",  # the runner itself
@@ -51,11 +53,20 @@ PROTECTED_PARTS = frozenset({
 TEST_SUFFIXES = ("_test.py", ".pth", "_test.go", ".test.js", ".spec.js")
 """New test files (a Go TestMain, a jest setup) run inside the hidden tests' process: none may be added."""
 """Path components no change may touch, anywhere in the tree (beside the task's own protected names)."""
-PLUGIN_SOURCE = '''"""Sends each test's result to the grader over the pipe it opened (evolve grading)."""
+PLUGIN_SOURCE = '''"""Sends each test's result to the grader over the pipe it opened (evolve grading). The pipe's
+number is written here by the grader, in no environment variable, and nothing the tests start inherits it."""
 import json
 import os
 
-_FD = int(os.environ.get("EVOLVE_RESULTS_FD", "-1"))
+_FD = {fd}
+if os.environ.get("EVOLVE_RESULTS_TAKEN"):  # a pytest the tests started: its records are not the run's
+    _FD = -1
+else:
+    os.environ["EVOLVE_RESULTS_TAKEN"] = "1"
+    try:
+        os.set_inheritable(_FD, False)
+    except OSError:
+        _FD = -1
 
 
 def _send(record):
@@ -65,15 +76,15 @@ def _send(record):
 
 def pytest_collectreport(report):
     if report.failed:
-        _send({"test": report.nodeid, "when": "collect", "outcome": "failed"})
+        _send({{"test": report.nodeid, "when": "collect", "outcome": "failed"}})
 
 
 def pytest_runtest_logreport(report):
-    _send({"test": report.nodeid, "when": report.when, "outcome": report.outcome})
+    _send({{"test": report.nodeid, "when": report.when, "outcome": report.outcome}})
 
 
 def pytest_sessionfinish(session, exitstatus):
-    _send({"end": int(exitstatus)})
+    _send({{"end": int(exitstatus)}})
 '''
 
 
@@ -159,23 +170,37 @@ def apply_patch(patch, work):
     return done.returncode == 0, (done.stdout + done.stderr).decode(errors="replace")
 
 
-def test_env(plugin_dir):
-    """The tests' environment: as the grader's, with the test user's home and the results plugin on the path."""
+def test_env():
+    """The tests' environment: as the grader's, with the test user's home."""
     home = "/home/agent" if os.path.isdir("/home/agent") else tempfile.gettempdir()
-    env = dict(os.environ, HOME=home, USER="agent", LOGNAME="agent")
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (plugin_dir, env.get("PYTHONPATH")) if p)
+    return dict(os.environ, HOME=home, USER="agent", LOGNAME="agent")
+
+
+def _with_plugin(env, plugin_base, fd):
+    """`env` with the results plugin on pytest's path: a directory of root's made for this run, the
+    plugin in it holding the number of this run's pipe."""
+    plugin_dir = tempfile.mkdtemp(prefix="plugin-", dir=plugin_base)
+    os.chmod(plugin_dir, 0o755)
+    path = os.path.join(plugin_dir, PLUGIN + ".py")
+    with open(path, "w") as handle:
+        handle.write(PLUGIN_SOURCE.format(fd=fd))
+    os.chmod(path, 0o644)
+    env = dict(env, PYTHONPATH=os.pathsep.join(p for p in (plugin_dir, env.get("PYTHONPATH")) if p))
     env["PYTEST_ADDOPTS"] = (env.get("PYTEST_ADDOPTS", "") + " -p " + PLUGIN).strip()
-    return env
+    return env, plugin_dir
 
 
-def run(command, cwd, timeout, env, isolate):
+def run(command, cwd, timeout, env, isolate, plugin_base=None):
     """Run the tests as TEST_UID (when the grader is root); (exit, output, timed out, per-test records).
+    `plugin_base`: where to make the results plugin's directory (pytest runs); None: no plugin.
 
     Both pipes are drained by threads and never awaited past the deadline: a process the tests leave
     behind holding them open cannot stall the grader."""
     read_end, write_end = os.pipe()
     as_user: dict[str, Any] = {"user": TEST_UID, "group": TEST_UID, "extra_groups": []} if isolate else {}
-    env = dict(env, **{RESULTS_FD: str(write_end)})
+    plugin_dir = None
+    if plugin_base is not None:
+        env, plugin_dir = _with_plugin(env, plugin_base, write_end)
     # The tests, not the grader, are what the kernel kills first when they exhaust the memory.
     command = "echo 1000 > /proc/self/oom_score_adj 2>/dev/null; " + command
     proc = subprocess.Popen(["bash", "-c", command], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -199,6 +224,8 @@ def run(command, cwd, timeout, env, isolate):
         pass  # the group is already gone
     for reader in readers:
         reader.join(3.0)
+    if plugin_dir is not None:
+        shutil.rmtree(plugin_dir, ignore_errors=True)
     return code, b"".join(output).decode(errors="replace"), timed_out, _records(b"".join(results))
 
 
@@ -241,8 +268,10 @@ def _records(data):
     return records
 
 
-def judge(job, code, out, timed_out, records):
-    """(outcome, detail): pass needs every expected test reported passed, none failed, and a clean end."""
+def judge(job, code, out, timed_out, records, planted=None):
+    """(outcome, detail): pass needs every expected test reported passed, none failed, and a clean end;
+    `forged` when a canary (`planted`: evolve.tasks.grader_canaries) is reported passed beside the real
+    test it copies, or is not reported failed in a run that would pass."""
     if timed_out:
         return "timeout", f"the tests ran past {job['timeout']}s"
     protocol = job["results"]
@@ -254,21 +283,53 @@ def judge(job, code, out, timed_out, records):
         if job.get("pass_regex") and not re.search(job["pass_regex"], out):
             return "fail", f"exit 0 but the output lacks {job['pass_regex']!r}"
         return "pass", "tests pass (exit status only: this suite reports no per-test results)"
+    planted = planted or {}
+    forged, unreported = canaries.verdict(records, planted, _names)
+    if forged:
+        return "forged", forged
     if any("malformed" in r for r in records):
         return "fail", "a malformed per-test record"
     ends = [r["end"] for r in records if "end" in r]
     if len(ends) != 1:
         return "fail", "the test run ended without reporting its end (it exited early, or reported twice)"
-    failed = sorted({r.get("test", "?") for r in records if r.get("outcome") == "failed"})
+    real = [r for r in records if "test" in r and not canaries.is_canary(str(r["test"]), planted, _names)]
+    failed = sorted({r.get("test", "?") for r in real if r.get("outcome") == "failed"})
     if failed:
         return "fail", f"{len(failed)} test(s) failed: {', '.join(failed[:5])}"
-    if ends[0] != 0 or code != 0:
+    clean = {0, 1} if planted else {0}  # the canaries' failures make pytest's status 1
+    if ends[0] not in clean or code not in clean:
         return "fail", f"the tests exit with status {code} (runner status {ends[0]})"
-    passed = [r["test"] for r in records if r.get("outcome") == "passed" and r.get("when", "call") == "call"]
+    passed = [r["test"] for r in real if r.get("outcome") == "passed" and r.get("when", "call") == "call"]
     missing = [name for name in job["expected"] if not any(_names(test, name) for test in passed)]
     if missing:
         return "fail", f"{len(missing)} expected test(s) not reported passed: {', '.join(missing[:5])}"
+    if unreported:
+        return "forged", canaries.not_reported(unreported)
     return "pass", f"{len(passed)} tests pass"
+
+
+def plant_canaries(job, work):
+    """Canaries in the hidden test files the grader expects tests from (their paths in `expected`), from
+    the job's secret seed; their ids. None planted for runners of other languages or without a seed."""
+    if not job.get("canary_seed") or job["results"] != "pytest":
+        return {}
+    rng = random.Random(job["canary_seed"])
+    planted: dict[str, str] = {}
+    for rel in sorted({name.partition("::")[0] for name in job["expected"]}):
+        path = os.path.join(work, rel)
+        if rel.endswith(".py") and os.path.isfile(path) and not os.path.islink(path):
+            with open(path, "rb") as handle:
+                source, ids = canaries.plant(handle.read(), rel, rng)
+            with open(path, "wb") as handle:
+                handle.write(source)
+            planted |= ids
+    return planted
+
+
+def scrub(text, planted):
+    """`text` without the lines that name a canary (what the diagnosis later reads names real tests only)."""
+    names = [canary.rsplit("::", 1)[-1] for canary in planted]
+    return "\n".join(line for line in text.splitlines() if not any(name in line for name in names))
 
 
 def run_reported(job, work, root, scratch, env, isolate, alone):
@@ -322,7 +383,7 @@ def _names(reported, expected):
     return same_file and (not name or rname == name)
 
 
-def grade(index, job, scratch, plugin_dir, isolate, alone=True):
+def grade(index, job, scratch, isolate, alone=True):
     start = time.monotonic()
     root = os.path.join(scratch, f"{index:04d}")  # not the key: make cannot build under a path with '#'
     clean, work = os.path.join(job["dir"], "repo"), os.path.join(root, "repo")
@@ -336,16 +397,55 @@ def grade(index, job, scratch, plugin_dir, isolate, alone=True):
             return dict(result, outcome="fail", detail="the patch does not apply", output=cap(out),
                         duration=time.monotonic() - start)
     result["dropped"] = revert_protected(work, clean, before, job["protect"])
-    shutil.copytree(os.path.join(job["dir"], "tests"), work, dirs_exist_ok=True)
+    if job["results"] != "calls":  # a function-level check stays in the root-only stage (run_calls)
+        shutil.copytree(os.path.join(job["dir"], "tests"), work, dirs_exist_ok=True)
+    planted = plant_canaries(job, work)
     if isolate:
         _chown_tree(root, TEST_UID)
-    if job["results"] in reports.PROTOCOLS:
-        code, out, timed_out, records = run_reported(job, work, root, scratch, test_env(plugin_dir), isolate, alone)
+    if job["results"] == "calls":
+        code, out, timed_out, records, planted = run_calls(job, work, isolate)
+    elif job["results"] in reports.PROTOCOLS:
+        code, out, timed_out, records = run_reported(job, work, root, scratch, test_env(), isolate, alone)
     else:
-        code, out, timed_out, records = run(job["command"], work, job["timeout"], test_env(plugin_dir), isolate)
-    outcome, detail = judge(job, code, out, timed_out, records)
+        code, out, timed_out, records = run(job["command"], work, job["timeout"], test_env(), isolate, scratch)
+    outcome, detail = judge(job, code, out, timed_out, records, planted)
     shutil.rmtree(root, ignore_errors=True)
-    return dict(result, outcome=outcome, detail=detail, output=cap(out), duration=time.monotonic() - start)
+    shown = out if outcome == "forged" else scrub(out, planted)
+    return dict(result, outcome=outcome, detail=detail, output=cap(shown), duration=time.monotonic() - start)
+
+
+def run_calls(job, work, isolate):
+    """A function-level check, out of process (grader_calls.py): the check and its canaries run in a
+    process of root's, the candidate in its own as the test uid, plain data between them. (exit, output,
+    timed out, records, canaries)."""
+    calls = job["calls"]
+    with open(os.path.join(job["dir"], "repo", calls["prompt"])) as handle:
+        prompt = handle.read()
+    with open(os.path.join(job["dir"], "tests", calls["check"]), "rb") as handle:
+        check = handle.read()
+    planted = {}
+    if job.get("canary_seed"):
+        check, planted = canaries.plant(check, calls["check"], random.Random(job["canary_seed"]), prefix="check")
+    spec = {"prompt": prompt, "check": check.decode(), "work": work, "isolate": isolate, "env": test_env(),
+            "canaries": list(planted), "timeout": job["timeout"]}
+    fd, spec_path = tempfile.mkstemp(prefix="calls-", suffix=".json")  # root's: the tests never read it
+    with os.fdopen(fd, "w") as handle:
+        json.dump(spec, handle)
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "grader_calls.py")
+    try:
+        done = subprocess.run([sys.executable, here, "check", spec_path], capture_output=True, timeout=job["timeout"] + 5,
+                              env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C.UTF-8"},
+                              check=False, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return -9, "", True, [], planted
+    finally:
+        os.unlink(spec_path)
+    try:
+        reply = json.loads(done.stdout.decode().strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        timed_out = done.returncode == -signal.SIGALRM
+        return done.returncode, done.stderr.decode(errors="replace")[-OUTPUT_CAP:], timed_out, [], planted
+    return 0, reply["log"], False, reply["records"], planted
 
 
 def _chown_tree(root, uid):
@@ -366,14 +466,9 @@ def main(manifest_path):
         os.chmod(stage, 0o700)  # the tests (uid 1000) cannot reach the other jobs' patches and hidden tests
     scratch = tempfile.mkdtemp(prefix="grade-")
     os.chmod(scratch, 0o711)
-    plugin_dir = tempfile.mkdtemp(prefix="grade-plugin-")
-    os.chmod(plugin_dir, 0o755)
-    with open(os.path.join(plugin_dir, PLUGIN + ".py"), "w") as handle:
-        handle.write(PLUGIN_SOURCE)
-    os.chmod(os.path.join(plugin_dir, PLUGIN + ".py"), 0o644)
     workers = max(1, manifest.get("workers", 1))
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        results = list(pool.map(lambda n: grade(n, manifest["jobs"][n], scratch, plugin_dir, isolate, workers == 1),
+        results = list(pool.map(lambda n: grade(n, manifest["jobs"][n], scratch, isolate, workers == 1),
                                 range(len(manifest["jobs"]))))
     if isolate:
         kill_test_user()

@@ -9,8 +9,12 @@ tests' output or exit status alone.
 from __future__ import annotations
 
 import ast
+import configparser
+import fnmatch
 import json
+import secrets
 import tempfile
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -19,11 +23,12 @@ from evolve.sandbox.types import Sandbox, SandboxUnavailable
 from evolve.tasks.expected_names import READERS, expected_names
 from evolve.tasks.types import Task, write_files
 
-GradeOutcome = Literal["pass", "fail", "timeout"]
+GradeOutcome = Literal["pass", "fail", "timeout", "forged"]
 STAGE = "/tmp/evolve-grade"
 MARKER = "=== evolve-grade-results ==="
-_SCRIPT = Path(__file__).with_name("grader_script.py")
-_REPORTS = Path(__file__).with_name("grader_reports.py")
+_HERE = Path(__file__).parent
+STAGED = ("grader_script.py", "grader_reports.py", "grader_canaries.py", "grader_calls.py")
+"""The grader's files, staged into every grading sandbox (standard library only)."""
 
 
 @dataclass(frozen=True)
@@ -48,33 +53,90 @@ class Grade:
 
 def expected_tests(task: Task) -> list[str]:
     """`path::name` (or `path::Class::name`) of every test the hidden files define, read from their
-    syntax on the host; a file whose tests cannot be read statically is expected as a whole (`path`)."""
-    if task.results_protocol == "script":
+    syntax on the host by the runner's own rules (`runner_rules`: which files, functions and classes it
+    collects); a test file whose syntax cannot be read is expected as a whole (`path`); a declared test
+    file that defines no test (a helper such as polyglot paasio's `test_utils.py`) expects nothing."""
+    if task.results_protocol == "calls":
         return ["check"]
     if task.results_protocol in READERS:  # a runner's report file (polyglot's other languages)
         return expected_names(task.results_protocol, task.hidden_tests)
+    rules = runner_rules(task)
     expected = []
     for rel, content in sorted(task.hidden_tests.items()):
         name = rel.rsplit("/", 1)[-1]
-        if not (name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))):
+        if not (name.endswith(".py") and any(fnmatch.fnmatchcase(name, p) for p in rules.files)):
             continue
-        found = _test_names(content)
-        expected += [f"{rel}::{test}" for test in found] if found else [rel]
+        found = _test_names(content, rules)
+        expected += [f"{rel}::{test}" for test in found] if found is not None else [rel]
     return expected
 
 
-def _test_names(source: bytes) -> list[str]:
+@dataclass(frozen=True)
+class RunnerRules:
+    """What pytest collects (its `python_files`, `python_functions` and `python_classes`)."""
+
+    files: tuple[str, ...] = ("test_*.py", "*_test.py")
+    functions: tuple[str, ...] = ("test",)
+    classes: tuple[str, ...] = ("Test",)
+
+
+_INI = (("pytest.ini", "pytest"), (".pytest.ini", "pytest"), ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest"))
+
+
+def runner_rules(task: Task) -> RunnerRules:
+    """pytest's collection rules as the task's own configuration sets them (the first file pytest would
+    read of pytest.ini, pyproject.toml, tox.ini, setup.cfg in the repo's root), else its defaults."""
+    options: dict[str, str | list[str]] = {}
+    for name, section in _INI[:2]:
+        options = options or _ini_options(task.repo.get(name), section)
+    if not options and "pyproject.toml" in task.repo:
+        try:
+            table = tomllib.loads(task.repo["pyproject.toml"].decode())
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+            table = {}
+        options = table.get("tool", {}).get("pytest", {}).get("ini_options", {})
+    for name, section in _INI[2:]:
+        options = options or _ini_options(task.repo.get(name), section)
+    default = RunnerRules()
+
+    def words(key: str, fallback: tuple[str, ...]) -> tuple[str, ...]:
+        value = options.get(key)
+        return tuple(value.split() if isinstance(value, str) else value or fallback)
+
+    return RunnerRules(words("python_files", default.files), words("python_functions", default.functions),
+                       words("python_classes", default.classes))
+
+
+def _ini_options(content: bytes | None, section: str) -> dict[str, str | list[str]]:
+    if content is None:
+        return {}
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(content.decode(errors="replace"))
+    except configparser.Error:
+        return {}
+    return dict(parser[section]) if parser.has_section(section) else {}
+
+
+def _test_names(source: bytes, rules: RunnerRules = RunnerRules()) -> list[str] | None:
+    """The tests a file defines by the runner's rules; None when its syntax cannot be read."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
-        return []
+        return None
+
+    def collected(name: str, prefixes: tuple[str, ...]) -> bool:
+        return any(fnmatch.fnmatchcase(name, p) if any(c in p for c in "*?[") else name.startswith(p)
+                   for p in prefixes)
+
     names = []
     for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test"):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and collected(node.name, rules.functions):
             names.append(node.name)
-        elif isinstance(node, ast.ClassDef) and (node.name.startswith("Test") or _is_testcase(node)):
+        elif isinstance(node, ast.ClassDef) and (collected(node.name, rules.classes) or _is_testcase(node)):
             names += [f"{node.name}::{item.name}" for item in node.body
-                      if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and item.name.startswith("test")]
+                      if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
+                      and collected(item.name, rules.functions)]
     return names
 
 
@@ -96,10 +158,19 @@ def stage(items: list[GradeItem], dest: Path, workers: int, remote: str = STAGE,
                      "build": task.build_command,
                      "timeout": task.test_timeout_s, "pass_regex": task.pass_regex,
                      "results": task.results_protocol, "expected": expected_tests(task),
-                     "protect": task.protection()})
-    (dest / "grader_script.py").write_text(_SCRIPT.read_text())
-    (dest / "grader_reports.py").write_text(_REPORTS.read_text())
+                     "protect": task.protection(), "canary_seed": secrets.token_hex(16), **_calls(task)})
+    for name in STAGED:
+        (dest / name).write_text((_HERE / name).read_text())
     (dest / "manifest.json").write_text(json.dumps({"workers": workers, "isolate": isolate, "jobs": jobs}))
+
+
+def _calls(task: Task) -> dict:
+    """A function-level task's files for grader_calls (its repo's one file, its one hidden file)."""
+    if task.results_protocol != "calls":
+        return {}
+    if len(task.repo) != 1 or len(task.hidden_tests) != 1:
+        raise ValueError(f"task {task.id}: a `calls` task has one repo file (the prompt) and one hidden check")
+    return {"calls": {"prompt": next(iter(task.repo)), "check": next(iter(task.hidden_tests))}}
 
 
 def grade_in(sandbox: Sandbox, items: list[GradeItem], *, workers: int = 1, timeout: float | None = None,

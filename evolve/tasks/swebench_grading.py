@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from evolve.sandbox.types import Sandbox, SandboxLimits, SandboxUnavailable
+from evolve.tasks import grader_canaries
 from evolve.tasks.check import CheckReport, TaskCheck
-from evolve.tasks.grading import Grade, GradeOutcome
+from evolve.tasks.grading import STAGED, Grade, GradeOutcome
 from evolve.tasks.swebench import DOCKER_HUB, NEEDS, TESTBED, SWEbenchUnavailable, hub_url, task_instance
 from evolve.tasks.swebench_grader import MARKER, first_token
 from evolve.tasks.types import Task, TaskError, TaskSuite
@@ -28,7 +30,7 @@ from evolve.tasks.types import Task, TaskError, TaskSuite
 WORKDIR = TESTBED
 STAGE = "/tmp/evolve-swebench-grade"
 _HERE = Path(__file__).parent
-_STAGED = ("swebench_grader.py", "grader_script.py", "grader_reports.py")
+_STAGED = ("swebench_grader.py", *STAGED)
 LIMITS = SandboxLimits(cpus=2.0, memory="8g", pids=4096, wall_clock_s=3600.0, disk=None)  # a writable root, capped by layer_disk
 
 SandboxFactory = Callable[[str, str], Sandbox]
@@ -98,7 +100,7 @@ def grade_swebench(sandbox: Sandbox, task: Task, patch: str, key: str | None = N
         prelude, tests = split_eval_script(spec.eval_script, start_marker)
         (stage / "manifest.json").write_text(json.dumps({
             "testbed": WORKDIR, "prelude": prelude, "tests": tests, "timeout": task.test_timeout_s,
-            "expected": expected, "isolate": True}))
+            "expected": expected, "isolate": True, "canary_seed": secrets.token_hex(16)}))
         sandbox.put_dir(stage, STAGE)
     done = sandbox.exec(["python3", f"{STAGE}/swebench_grader.py", f"{STAGE}/manifest.json"],
                         timeout=task.test_timeout_s + 300)
@@ -119,7 +121,13 @@ def grade_swebench(sandbox: Sandbox, task: Task, patch: str, key: str | None = N
     if reply["timed_out"]:
         return graded("timeout", f"the tests ran past {task.test_timeout_s:g}s")
     if "pytest" in spec.eval_script.split(start_marker, 1)[-1]:
+        planted = dict(reply.get("canaries", {}))
+        forged, unreported = grader_canaries.verdict(reply["records"], planted, _same_test)
+        if forged:
+            return graded("forged", forged)
         failing = failing_from_records(reply["records"], expected)
+        if failing == [] and unreported:
+            return graded("forged", grader_canaries.not_reported(unreported))
     else:
         failing = _failing_from_log(grading, eval_type, spec, log)
     if failing is None:
@@ -165,6 +173,12 @@ def failing_from_records(records: list[dict], expected: list[str]) -> list[str] 
         elif record.get("outcome") == "passed" and record.get("when") == "call" and status.get(name) != "failed":
             status[name] = "passed"
     return [name for name in expected if status.get(name) != "passed"]
+
+
+def _same_test(reported: str, name: str) -> bool:
+    """Whether a reported pytest id is test `name` (any of its parametrised cases)."""
+    test = first_token(reported)
+    return test == name or test.split("[", 1)[0] == name
 
 
 def _failing_from_log(grading, eval_type, spec, log: str) -> list[str] | None:

@@ -11,7 +11,7 @@ from evolve.errors import EvolveError
 from evolve.tasks.grader_script import protected
 
 Split = Literal["dev", "heldout"]
-ResultsProtocol = Literal["pytest", "script", "exit", "catch2", "gotest", "libtest", "junit", "jest"]
+ResultsProtocol = Literal["pytest", "calls", "exit", "catch2", "gotest", "libtest", "junit", "jest"]
 Grader = Literal["script", "swebench"]
 SPLITS: tuple[Split, ...] = ("dev", "heldout")
 
@@ -69,8 +69,10 @@ class Task:
     tags: tuple[str, ...] = field(default=())
     results: ResultsProtocol | None = None
     """How the tests report per-test results to the grader (evolve.tasks.grader_script); None: `pytest`
-    when the command runs pytest, else `exit` (exit status only, for suites with no reporter yet). The
-    runners' report formats (evolve.tasks.grader_reports) write to $EVOLVE_REPORT_DIR."""
+    when the command runs pytest, else `exit` (exit status only, for suites with no reporter yet). `calls`:
+    a function-level check graded out of process (evolve.tasks.grader_calls; the repo's one file is the
+    prompt, the one hidden file the check). The runners' report formats (evolve.tasks.grader_reports)
+    write to $EVOLVE_REPORT_DIR."""
 
     @property
     def solve_image(self) -> str:

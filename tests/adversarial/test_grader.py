@@ -15,8 +15,11 @@ from evolve.tasks.types import write_files
 
 from .test_scoring import NEUTER
 
-FORGE_RECORDS = ("import json as _j, os as _o\n"
-                 "_fd = int(_o.environ.get('EVOLVE_RESULTS_FD', '-1'))\n")
+FORGE_RECORDS = ("import json as _j, os as _o, stat as _s\n"
+                 "def _pipe():\n    for _f in sorted(int(_x) for _x in _o.listdir('/proc/self/fd')):\n"
+                 "        try:\n            if _f > 2 and _s.S_ISFIFO(_o.fstat(_f).st_mode):\n                return _f\n"
+                 "        except OSError:\n            pass\n    return -1\n_fd = _pipe()\n")
+"""Code that finds the results pipe its own process holds (no variable names it: the tests hold it all the same)."""
 ADDOPTS = "addopts = -p structs.neuter\n"
 
 
@@ -150,5 +153,5 @@ def test_a_one_script_check_cannot_be_passed_by_exiting_early(grader_box, tmp_pa
     stub = task.repo["solution.py"].decode()
     patch = _patch(task, tmp_path, {"solution.py": SCRIPT_CHEATS[name] + stub})
     grade = _grade(grader_box, task, patch)
-    assert grade.outcome == "fail" and "ALL TESTS PASSED" in grade.output, grade.detail
+    assert grade.outcome == "fail", grade.detail  # the candidate's own process ends as it likes: no verdict there
     assert _grade(grader_box, task, task.reference_patch).outcome == "pass"  # the twin

@@ -127,7 +127,9 @@ def test_killing_the_test_run_is_a_failure_not_infra(attempt):
     assert result.outcome == "fail", _grade_log(result)
 
 
-PRELUDE_FORGER = ("cat >> calc/__init__.py <<'EOF_F'\nimport json, os, sys, time\n_fd = int(os.environ.get('EVOLVE_RESULTS_FD', '-1'))\n"
+PRELUDE_FORGER = ("cat >> calc/__init__.py <<'EOF_F'\nimport json, os, stat, sys, time\n"
+                  "_fd = next((f for f in sorted(map(int, os.listdir('/proc/self/fd'))) if f > 2 and os.path.exists("
+                  "f'/proc/self/fd/{f}') and stat.S_ISFIFO(os.stat(f'/proc/self/fd/{f}').st_mode)), -1)\n"
                   "_lie = ''.join(json.dumps({'test': 'tests/test_calc.py::' + n, 'when': 'call', 'outcome': 'passed'})"
                   f" + '\\n' for n in {list(EXPECTED)!r}).encode()\n"
                   "if _fd >= 0 and 'pytest' in sys.modules:\n    os.close(_fd)  # the real run reports nothing\n"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from evolve.archive import Run
+from evolve.archive import Run, schema
 from evolve.archive.schema import SCHEMA_VERSION
 from evolve.archive.summary import run_summary
 from evolve.archive.vocab import UnknownValue
@@ -28,6 +28,8 @@ V2_STATUS = {**V2_ANSWERS["status"], "cpu_hours": 0.0001, "best_node": {
 """The status 9c40030 gave, but for the best node's counts, which now follow the search's counting rule
 (its 3 held-out results, 2 passed, no longer count: 6 and 4 instead of 9 and 6), CPU-hours, and the
 best node's lineage and rule (the run's policy's, `evolve.archive.best`), new since."""
+V2_STATUS["evaluations"] = {**V2_ANSWERS["status"]["evaluations"], "forged": 0}
+V2_STATUS["flagged"] = []
 
 
 def v2_run(tmp_path: Path) -> Path:
@@ -149,7 +151,7 @@ def test_a_v2_run_reads_as_it_was_written_and_its_file_is_not_touched(tmp_path):
 def test_a_v2_run_migrates_to_the_schema_of_a_new_run_and_answers_the_same(tmp_path):
     path = v2_run(tmp_path)
     with Run.open(path, writer=True) as writer:
-        assert writer.meta("schema_version") == str(SCHEMA_VERSION) == "3"
+        assert writer.meta("schema_version") == str(SCHEMA_VERSION) == "4"
         assert [asdict(job) for job in writer.jobs()] == V2_ANSWERS["jobs"]
         assert status(writer) == V2_STATUS
         assert writer.decisions_recorded() == V2_ANSWERS["decisions_recorded"]
@@ -196,3 +198,24 @@ def test_an_unknown_value_is_one_clear_error_naming_it_and_its_column(tmp_path, 
     with pytest.raises(UnknownValue, match=expected):
         Run.open(path, writer=True)
     assert (path / "run.sqlite").read_bytes() == before  # the migration was rolled back
+
+
+def test_a_v3_run_migrates_to_take_a_forged_verdict(tmp_path, code):
+    path = tmp_path / "v3"
+    with Run.create(path) as run:
+        node = run.add_node(code({"a.py": "x\n"}))
+        run.record_evaluation(node.id, "t1", "pass")
+    db = sqlite3.connect(path / "run.sqlite")  # as evolve with schema v3 wrote it: no `forged` in the check
+    db.execute("ALTER TABLE evaluations RENAME TO e4")
+    db.execute("DROP INDEX evaluations_by_node")
+    db.executescript(schema._EVALUATIONS.replace(", 'forged'", ""))
+    db.execute("INSERT INTO evaluations SELECT * FROM e4")
+    db.execute("DROP TABLE e4")
+    db.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    db.commit()
+    db.close()
+    with Run.open(path, writer=True) as writer:
+        writer.record_evaluation(node.id, "t2", "forged")
+        assert [e.outcome for e in writer.evaluations()] == ["pass", "forged"]
+    Run.create(tmp_path / "new").close()
+    assert _schema(path) == _schema(tmp_path / "new")

@@ -6,7 +6,7 @@ from collections import Counter
 import pytest
 
 from evolve.archive.records import Node
-from evolve.archive.summary import render_tree, run_summary
+from evolve.archive.summary import render_node, render_summary, render_tree, run_summary
 from evolve.archive.tree import build_tree, record_tasks, recorded_tasks
 from evolve.search import HGMPolicy
 from tests.unit.archive.test_counts import _fill
@@ -29,7 +29,7 @@ def test_the_summary_equals_the_records(run, seed):
         "lineage": lineage}
     outcomes = Counter(e.outcome for e in evaluations)
     assert summary["evaluations"] == {"total": len(evaluations), **{o: outcomes.get(o, 0) for o in
-                                                                    ("pass", "fail", "timeout", "error", "infra")}}
+                                                                    ("pass", "fail", "timeout", "error", "infra", "forged")}}
     assert summary["nodes"] == {"total": len(nodes), "valid": sum(n.valid for n in nodes),
                                 "invalid": sum(not n.valid for n in nodes)}
     assert summary["jobs"]["total"] == 1 and summary["jobs"]["started"] == 1
@@ -42,3 +42,18 @@ def test_a_deep_lineage_draws(run):
     lines = render_tree(run.nodes(), run.tree(with_tasks=False)).splitlines()
     assert len(lines) == 3000
     assert lines[0].startswith("0  own 0/0  clade 1/1") and lines[-1].strip().endswith("2999  own 1/1 (1.00)  clade 1/1 (1.00)")
+
+
+def test_a_forged_verdict_is_a_failure_to_the_search_and_flags_its_node(run, code):
+    from evolve.archive.vocab import counts_as
+
+    node = run.add_node(code({"a.py": "x\n"}))
+    run.record_evaluation(node.id, "t1", "pass")
+    run.record_evaluation(node.id, "t2", "forged")
+    assert counts_as("forged") is False
+    counts = run.tree(with_tasks=False).own_counts(node.id)
+    assert (counts.successes, counts.failures) == (1, 1)
+    summary = run_summary(run)
+    assert summary["flagged"] == [node.id] and summary["evaluations"]["forged"] == 1
+    assert f"FLAGGED (a forged verdict: the tested code wrote its own): {node.id}" in render_summary(summary)
+    assert "FLAGGED: 1 forged verdict(s)" in render_node(run, node.id).splitlines()[0]

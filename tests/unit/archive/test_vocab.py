@@ -20,7 +20,7 @@ from evolve.archive.vocab import (
 
 
 def test_members_are_the_strings_runs_already_hold():
-    assert [o.value for o in Outcome] == ["pass", "fail", "timeout", "error", "infra"]
+    assert [o.value for o in Outcome] == ["pass", "fail", "timeout", "error", "infra", "forged"]
     assert [k.value for k in JobKind] == ["evaluate", "expand"]
     assert [s.value for s in JobState] == ["started", "finished", "failed", "cancelled"]
     assert [s.value for s in Split] == ["dev", "heldout"]
