@@ -99,3 +99,51 @@ def test_twin_a_fix_after_spending_part_of_the_byte_budget_passes(attempt):
     padded = f"{PADDED_HEAD!r} + b' ' * 1048576 + b'}}'"
     result = attempt(ScriptedModel([post(padded, times=3) + FIX]))
     assert result.outcome == "pass", result.detail
+
+
+RAW = '''python3 - <<'PY'
+import os, socket, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(os.environ["EVOLVE_LLM_SOCKET"])
+try:
+    s.sendall({data})
+    time.sleep({hold})
+    print(s.recv(200).split(b"\\r\\n")[0].decode() or "closed")
+except OSError as exc:
+    print("closed", exc)
+PY
+'''
+
+
+def raw(data: str, hold: float = 0.0) -> str:
+    """A shell step that sends the bytes of the Python expression `data` as they are, waits, reads the answer."""
+    return RAW.format(data=data, hold=hold)
+
+
+NEXT_CLASS = {
+    "header flood": raw("b'POST /v1/chat/completions HTTP/1.1\\r\\n' + b''.join(b'X-%d: %s\\r\\n' % (i, b'a' * 1000) "
+                        "for i in range(90)) + b'\\r\\n'"),
+    "over-long request line": raw("b'GET /' + b'a' * 70000 + b' HTTP/1.1\\r\\n\\r\\n'"),
+    "slowloris": raw("b'POST /v1/chat/completions HTTP/1.1\\r\\nContent-Length: 100\\r\\n\\r\\n{'", hold=0.5),
+    "streaming": post(b'{"messages":[{"role":"user","content":"x"}],"stream":true}'),
+    "huge n": post(b'{"messages":[{"role":"user","content":"x"}],"n":100000}'),
+    "logprobs": post(b'{"messages":[{"role":"user","content":"x"}],"logprobs":true,"top_logprobs":20}'),
+    "max_tokens past 32 bits": post(b'{"messages":[{"role":"user","content":"x"}],"max_tokens":1099511627776}'),
+    "max_tokens as a bool": post(b'{"messages":[{"role":"user","content":"x"}],"max_tokens":true}'),
+    "tool_call id with control characters": post(b'{"messages":[{"role":"assistant","tool_calls":[{"id":"a\\u0000\\n",'
+                                                 b'"type":"function","function":{"name":"f","arguments":"{}"}}]}]}'),
+    "unknown route": raw("b'POST /v1/embeddings HTTP/1.1\\r\\nContent-Length: 2\\r\\n\\r\\n{}'"),
+}
+
+
+@pytest.mark.parametrize("step", list(NEXT_CLASS.values()), ids=list(NEXT_CLASS))
+def test_the_next_class_of_gateway_abuse_gets_no_credit(attempt, step):
+    result = attempt(ScriptedModel([step + "exit 1\n"]))
+    assert result.outcome == "error", result.detail
+
+
+def test_twin_a_fix_beside_the_same_abuse_passes(attempt):
+    result = attempt(ScriptedModel(["".join(NEXT_CLASS.values()) + FIX]))
+    assert result.outcome == "pass", result.detail
+    log = (result.log_dir / "agent.log").read_text()
+    assert "HTTP/1.1 431" in log and "HTTP/1.1 400" in log and "HTTP/1.1 404" in log
