@@ -78,6 +78,10 @@ def _usage_charts(data: ReportData) -> str:
                  for i, (role, s) in enumerate(series.items())]  # fmt: skip
         charts.append(line_chart(chart_id, title, lines, "hours since the run started", unit))
     note = "" if usage.exchanges else "<p class='meta'>No recorded model exchanges in this run (an imported run keeps none).</p>"
+    cache = "; ".join(f"{escape(role)} {usage.cache_hit_rate(role):.0%} of {prompt:,}"
+                      for role, (prompt, _) in sorted(usage.prompt_cache.items()) if prompt)
+    if cache:
+        note += f"<p class='meta' id='prompt-cache'>prompt tokens read from the server's prompt cache: {cache}</p>"
     return note + '<div class="charts">' + "".join(charts) + "</div>"
 
 

@@ -36,6 +36,13 @@ class Usage:
     cpu_hours: dict[str, Series] = field(default_factory=dict)
     exchanges: int = 0
     """Model requests read; 0 for a run without recorded exchanges (an imported DGM run)."""
+    prompt_cache: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """Per role: prompt tokens sent and, of them, those the server read from its prompt cache
+    (`cached_prompt_tokens`: a hosted provider's cache, or the embedded server's saved contexts)."""
+
+    def cache_hit_rate(self, role: str) -> float:
+        prompt, cached = self.prompt_cache.get(role, (0, 0))
+        return cached / prompt if prompt else 0.0
 
 
 def _cumulative(events: Iterable[tuple[float, str, float]], start: float) -> dict[str, Series]:
@@ -51,8 +58,12 @@ def _cumulative(events: Iterable[tuple[float, str, float]], start: float) -> dic
     return result
 
 
-def _exchange_events(run: Run) -> tuple[list[tuple[float, str, float]], list[tuple[float, str, float]], int]:
+Events = list[tuple[float, str, float]]
+
+
+def _exchange_events(run: Run) -> tuple[Events, Events, int, dict[str, tuple[int, int]]]:
     tokens, dollars, count = [], [], 0
+    cache: dict[str, tuple[int, int]] = {}
     directory = run.path / "exchanges"
     for path in sorted(directory.glob("job-*.jsonl")) if directory.is_dir() else []:
         with path.open(encoding="utf-8") as lines:
@@ -65,16 +76,19 @@ def _exchange_events(run: Run) -> tuple[list[tuple[float, str, float]], list[tup
                 role, when = str(row.get("role", "?")), float(row.get("created", 0))
                 tokens.append((when, role, float(usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0))))
                 dollars.append((when, role, float(usage.get("cost_usd", 0.0))))
+                prompt, cached = cache.get(role, (0, 0))
+                cache[role] = (prompt + int(usage.get("prompt_tokens", 0)),
+                               cached + int(usage.get("cached_prompt_tokens", 0)))
                 count += 1
-    return tokens, dollars, count
+    return tokens, dollars, count, cache
 
 
 def usage_over_time(run: Run, jobs: list[Job]) -> Usage:
     start = min((job.started for job in jobs), default=0.0)
-    tokens, dollars, count = _exchange_events(run)
+    tokens, dollars, count, cache = _exchange_events(run)
     if tokens:
         start = min(start, min(t for t, _, _ in tokens)) if jobs else min(t for t, _, _ in tokens)
     cpus = sandbox_cpus(run)
     cpu = [(job.finished, job.kind, cpu_hours(job.finished - job.started, cpus))
            for job in jobs if job.finished is not None and job.state != JobState.CANCELLED]  # as the budget counts
-    return Usage(_cumulative(tokens, start), _cumulative(dollars, start), _cumulative(cpu, start), count)
+    return Usage(_cumulative(tokens, start), _cumulative(dollars, start), _cumulative(cpu, start), count, cache)

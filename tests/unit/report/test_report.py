@@ -34,7 +34,7 @@ def example(tmp_path_factory) -> Path:
     run.record_evaluation(hostile.id, HOSTILE, "pass")
     (path / "exchanges" / "job-1.jsonl").write_text(
         json.dumps({"role": "solve", "created": 100.0, "response": {"usage": {"prompt_tokens": 7, "completion_tokens": 3, "cost_usd": 0.5}}}) + "\n"
-        + json.dumps({"role": "diagnose", "created": 200.0, "response": {"usage": {"prompt_tokens": 20, "completion_tokens": 5}}}) + "\n"
+        + json.dumps({"role": "diagnose", "created": 200.0, "response": {"usage": {"prompt_tokens": 20, "completion_tokens": 5, "cached_prompt_tokens": 15}}}) + "\n"
         + '{"role": "solve", "created": 300, "resp'  # a line cut by a crash mid-append
     )  # fmt: skip
     run.close()
@@ -86,6 +86,9 @@ def test_usage_by_role_reads_the_recorded_exchanges_and_skips_a_cut_line(data):
     assert usage.tokens["solve"].totals[-1] == 10 and usage.tokens["diagnose"].totals[-1] == 25
     assert usage.dollars["solve"].totals[-1] == 0.5
     assert set(usage.cpu_hours) == {"expand", "evaluate"}
+    assert usage.prompt_cache == {"solve": (7, 0), "diagnose": (20, 15)}
+    assert usage.cache_hit_rate("diagnose") == 0.75 and usage.cache_hit_rate("modify") == 0.0
+    assert "diagnose 75% of 20" in render(data)
 
 
 def test_the_page_is_self_contained_and_agent_text_stays_text(data):
