@@ -146,7 +146,10 @@ class LlamaCppServer(_ProcessServer):
         model_path = self.model_path or ensure_embedded_model(self.spec)
         port = self.port or free_port(self.host)
         log = self.log_dir / f"evolve-llama-{port}.log"
-        self._launch([ManagedProcess(self.command(model_path, port), f"http://{self.host}:{port}/v1", log)])
+        # two malloc arenas: each request runs on a new thread, and glibc would give threads up to
+        # 8 x cores arenas that keep what they freed
+        env = {"MALLOC_ARENA_MAX": "2"}
+        self._launch([ManagedProcess(self.command(model_path, port), f"http://{self.host}:{port}/v1", log, env)])
 
 
 # `--tool-call-parser` by model family, as vLLM's tool-calling docs list them; the first match wins.
