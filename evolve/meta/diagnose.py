@@ -26,6 +26,8 @@ _OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 _LINES = re.compile(r"^\W*(target|change|problem|cause)\W*:\s*(.+)$", re.IGNORECASE | re.MULTILINE)
 _TARGET_LINE = re.compile(r"^Target: (\S+)$", re.MULTILINE)
 _TASK_NAMES = re.compile(r"\bdef (\w+)|`(\w+)`")
+MIN_CHANGE_WORDS = 4
+"""A shorter change ("No file changed") says nothing the improve step can do."""
 EVIDENCE_PATTERNS = 8
 """Patterns of the computed evidence shown to the diagnosis model (most widespread first)."""
 
@@ -120,12 +122,14 @@ def _fields(reply: str) -> dict:
         return lines
 
 
-def parse_instructions(reply: str, agent: AgentMap | None = None, task_text: str = "") -> Instructions:
+def parse_instructions(reply: str, agent: AgentMap | None = None, task_text: str = "",
+                       echoes: Sequence[str] = ()) -> Instructions:
     """The instructions in a reply; ValueError says what is wrong with them.
 
     With the agent's map, the target must name one of its functions, classes, methods, constants or
-    files (canonicalized), and the change must not be about the task's own code (`task_text`: the
-    statements shown, whose function names the change may not name)."""
+    files with something in them (canonicalized), and the change must say something: at least
+    MIN_CHANGE_WORDS words, not a repeat of one of `echoes` (what the prompt said went wrong), not
+    about the task's own code (`task_text`: the statements shown, whose function names it may not name)."""
     data = _fields(reply)
     change = data.get("change")
     if not isinstance(change, str) or not change.strip():
@@ -140,6 +144,7 @@ def parse_instructions(reply: str, agent: AgentMap | None = None, task_text: str
     if agent is not None:
         target = _checked_target(agent, target, files)
         files = [target.partition(":")[0]]
+        _check_change(change, echoes)
         _check_not_task_code(change, agent, task_text)
     return Instructions(text["problem"].strip(), text["cause"].strip(), change.strip(), tuple(files), target)
 
@@ -149,11 +154,22 @@ def _checked_target(agent: AgentMap, written: str, files: Sequence[str]) -> str:
         written = files[0]  # an older reply schema: one file and no target
     if not written:
         raise ValueError('"target" is missing: name one function, class, method or constant from the map')
-    found = agent.resolve(written) or next((f.path for f in agent.files if f.path == written.strip(" `'\"")), None)
+    # a file counts too, unless it defines nothing while other files do (the 0.5B model named agent/__init__.py)
+    scripts = not any(f.symbols for f in agent.files)
+    found = agent.resolve(written) or next((f.path for f in agent.files if (f.symbols or scripts)
+                                            and f.path == written.strip(" `'\"")), None)
     if found is None:
         raise ValueError(f'"target" {written[:80]!r} is not part of the agent (task code, or not in the map); '
                          "name one function, class, method or constant from the map, as it lists it")
     return found
+
+
+def _check_change(change: str, echoes: Sequence[str]) -> None:
+    if len(change.split()) < MIN_CHANGE_WORDS:
+        raise ValueError('"change" is too short: say concretely what to change in the target')
+    flat = " ".join(change.lower().strip(" .").split())
+    if any(flat == " ".join(echo.lower().strip(" .").split()) for echo in echoes if echo):
+        raise ValueError('"change" repeats what went wrong: say what to change in the target to prevent it')
 
 
 def _check_not_task_code(change: str, agent: AgentMap, task_text: str) -> None:
@@ -175,7 +191,8 @@ def diagnose(complete: Complete, problem: Problem, agent: AgentMap | Sequence[st
     for attempt in range(attempts):
         reply = complete(messages, temperature=RETRY_TEMPERATURE if attempt else None)
         try:
-            found = parse_instructions(reply, mapped, problem.statement or "")
+            echoes = [problem.summary, *(p.label for p in (evidence.patterns if evidence else ()))]
+            found = parse_instructions(reply, mapped, problem.statement or "", echoes)
         except ValueError as exc:
             errors.append(str(exc))
             keys = ", ".join(FIELDS) if mapped else "problem, cause, change, files"

@@ -28,7 +28,7 @@ ONE_EXPANSION: Table = MappingProxyType({"evaluations": 3, "expansions": 1, "age
 """The smallest budget that grows a tree: the seed, one child, their evaluations."""
 
 
-def diagnosis(files: tuple[str, ...] = ("agent/prompts.py",), change: str = "note the attempt") -> str:
+def diagnosis(files: tuple[str, ...] = ("agent/prompts.py",), change: str = "note each attempt in the prompt") -> str:
     """A usable diagnose reply in the engine's schema (its target: the first file, a target of the map)."""
     target = files[0] if files else "agent/prompts.py"
     reply = {"target": target, "problem": "p", "cause": "c", "change": change, "files": list(files)}

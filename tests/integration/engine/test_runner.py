@@ -8,7 +8,7 @@ from evolve.engine.launch import run_evolution
 from evolve.standins.models import RoutedModel
 from tests.integration.scripted import diagnosis, evolution_config, give_up, scripted_models
 
-MODELS = scripted_models(diagnose=RoutedModel([], diagnosis(files=(), change="c")), modify=give_up(),
+MODELS = scripted_models(diagnose=RoutedModel([], diagnosis(files=(), change="change the agent somehow")), modify=give_up(),
                          solve=give_up())  # the run is about what its jobs cost, not their outcomes
 
 

@@ -36,7 +36,7 @@ from evolve.standins.models import RoutedModel
 from evolve.tasks.types import Task
 
 TASKS = [f"task-{i:02d}" for i in range(8)]
-DIAGNOSIS = '```json\n{"problem": "p", "cause": "c", "change": "note it", "files": ["agent.py"]}\n```'
+DIAGNOSIS = '```json\n{"problem": "p", "cause": "c", "change": "note each attempt in it", "files": ["agent.py"]}\n```'
 
 
 class LosingCluster:

@@ -64,7 +64,7 @@ def test_task_code_as_target_is_asked_again_then_refused(seed_map) -> None:
     assert "'solution.py:below_zero' is not part of the agent" in again and "target, change, problem, cause" in again
     assert model.requests[1].temperature is not None  # the retry is sampled hotter
 
-    stubborn, model = answer(reply("below_zero"), reply(""), "the agent is fine")
+    stubborn, model = answer(reply("below_zero"), reply(""), "the agent is fine")  # never a usable target
     with pytest.raises(DiagnosisFailed, match="no usable diagnosis after 3 replies") as refused:
         diagnose(stubborn, problem, seed_map)
     assert len(model.requests) == 3 and '"target" is missing' in str(refused.value)
@@ -77,10 +77,22 @@ def test_a_change_about_the_task_function_is_refused_even_with_an_agent_target(s
     assert ok.target == "agent/loop.py:Agent.run"
 
 
+@pytest.mark.parametrize(("written", "why"), [
+    # the 0.5B model's first two replies on the engine's prompt (the probe in the README)
+    ('{"target": "agent/__init__.py", "change": "Make the agent edit a file."}', "is not part of the agent"),
+    ('{"target": "agent/__main__.py:main", "change": "No file changed"}', "too short"),
+    ('{"target": "agent/loop.py:Agent.run", "change": "The agent changed no file."}', "repeats what went wrong"),
+])
+def test_empty_files_short_changes_and_echoes_are_refused(seed_map, written: str, why: str) -> None:
+    with pytest.raises(ValueError, match=why):
+        parse_instructions(written, seed_map, echoes=["The agent changed no file."])
+
+
 @pytest.mark.parametrize(("written", "canonical"), [
     ("Target: agent/prompts.py:SYSTEM\nChange: add one line: run python3, not python", "agent/prompts.py:SYSTEM"),
-    ('{"target": "agent/commands.py:solve(agent, problem, budget)", "change": "x"}', "agent/commands.py:solve"),
-    ('{"change": "x", "files": ["agent/prompts.py"]}', "agent/prompts.py"),  # the older schema: one file
+    ('{"target": "agent/commands.py:solve(agent, problem, budget)", "change": "show every file at once"}',
+     "agent/commands.py:solve"),
+    ('{"change": "say run python3, not python", "files": ["agent/prompts.py"]}', "agent/prompts.py"),  # one file
 ])
 def test_replies_small_models_write_are_read(seed_map, written: str, canonical: str) -> None:
     assert parse_instructions(written, seed_map).target == canonical
