@@ -189,7 +189,8 @@ class PolicyConfig(_Section):
     hgm: HGMParams = HGMParams()
     """HGM's parameters (evolve.search.params.HGMParams, the class the policy takes)."""
     hgm_cost: HGMCostParams = HGMCostParams()
-    """The cost-aware HGM's parameters: HGM's plus `expand_cost`, `evals_per_node`, `reserve` (HGMCostParams)."""
+    """The cost-aware HGM's parameters: HGM's plus `price_exponent` and `reserve` (HGMCostParams); the
+    price of an expansion is measured by the run, never set here."""
     dgm: DGMParams = DGMParams()
     """DGM's parent selection and the staged evaluation of DGM, greedy and random (DGMParams)."""
     gea: GEAParams = GEAParams()

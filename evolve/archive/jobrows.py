@@ -106,6 +106,13 @@ class JobRows:
             (now, JobState.CANCELLED))
         return float(row[0])
 
+    def job_totals(self) -> dict[JobKind, tuple[int, float]]:
+        """Per kind, the ended jobs (not cancelled, as `job_seconds` counts them) and their wall seconds."""
+        rows = self._query("SELECT kind, COUNT(*), COALESCE(SUM(MAX(finished - started, 0)), 0) FROM jobs"
+                           " WHERE finished IS NOT NULL AND state != ? GROUP BY kind", (JobState.CANCELLED,))
+        found = {JobKind(row[0]): (int(row[1]), float(row[2])) for row in rows}
+        return {kind: found.get(kind, (0, 0.0)) for kind in JobKind}
+
     def jobs(self, state: JobState | None = None) -> list[Job]:
         if state is None:
             rows = self._query("SELECT * FROM jobs ORDER BY id")

@@ -19,6 +19,7 @@ from typing import IO, Self
 from evolve.archive import schema
 from evolve.archive.code import NODE_ID, CodeStore
 from evolve.archive.counts import counted_tree
+from evolve.archive.decisions import DecisionRows
 from evolve.archive.jobrows import JobRows
 from evolve.archive.reads import ViewReads
 from evolve.archive.records import OUTCOMES, Evaluation, Node
@@ -37,7 +38,7 @@ class NodeNotFound(EvolveError):
     """The run has no node with the given id."""
 
 
-class Run(JobRows, ViewReads):
+class Run(JobRows, DecisionRows, ViewReads):
     """A run directory: `run.toml`, `code.git/`, `run.sqlite`, `logs/`, `exchanges/`."""
 
     def __init__(self, path: Path, connection: sqlite3.Connection, writer_lock: IO[str] | None = None) -> None:
@@ -288,6 +289,11 @@ class Run(JobRows, ViewReads):
         """Tokens and dollars summed over all nodes."""
         (row,) = self._query("SELECT COALESCE(SUM(tokens), 0), COALESCE(SUM(cost_usd), 0) FROM nodes")
         return int(row[0]), float(row[1])
+
+    def evaluation_usage(self) -> tuple[int, int]:
+        """Evaluation rows (all splits) and the tokens the gateway counted for them."""
+        (row,) = self._query("SELECT COUNT(*), COALESCE(SUM(tokens), 0) FROM evaluations")
+        return int(row[0]), int(row[1])
 
     # -- code ----------------------------------------------------------------------------
 

@@ -1,7 +1,11 @@
-"""The search benchmark with priced expansions (issue 21): every policy on the same worlds for a
-budget of units (an evaluation 1, an expansion C), for each C of the sweep.
+"""The search benchmark with priced expansions (issues 21, 32): every policy on the same worlds for a
+budget of units (an evaluation about 1, an expansion about C), for each C of the sweep, in two world
+families (the project's `SyntheticWorld`, exact prices; `evolve.search.worlds.RuggedWorld`, noisy
+per-node prices and other distributions). Every policy decides on the runner's view: the episode
+prices it with `evolve.search.spend.priced_view`, the function `SearchState` calls in a run, from the
+prices measured on the episode's finished jobs (prior: the world's nominal prices).
 
-Per C and policy: the mean and 95 % CI over seeds of the true quality of the final agent, the units
+Per world family, C and policy: the mean and 95 % CI over seeds of the true quality of the final agent, the units
 spent, the nodes grown, and the correlation of the policy's CMP estimate with the true clade
 metaproductivity over its final tree; per C, the cost-aware policy's paired difference against HGM
 (same seeds, so the same worlds) with its 95 % interval. And for the estimators alone: each one on
@@ -14,23 +18,35 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import TypeVar, cast
+from typing import TypeVar
 
 import numpy as np
 
 from evolve.bench.search import default_policy
 from evolve.search.costaware import HGMCostPolicy
 from evolve.search.estimates import clade_posterior_mean, mean_accuracy
-from evolve.search.params import HGMCostParams
-from evolve.search.simulate import EpisodeResult, SyntheticWorld, WorldParams, pearson, run_episode, true_cmp
+from evolve.search.simulate import (
+    EpisodeResult,
+    SyntheticWorld,
+    WorldFamily,
+    WorldParams,
+    pearson,
+    run_episode,
+    true_cmp,
+)
 from evolve.search.tree import CladeTree
 from evolve.search.types import Policy
 from evolve.search.view import SearchView
+from evolve.search.worlds import RuggedParams
 from evolve.stats import Interval, mean_ci95
 
 DEFAULT_COSTS = (1.0, 2.0, 4.0, 8.0)
 PRICED_POLICIES = ("hgm", "hgm_cost", "dgm")
 COST_AWARE = "hgm_cost"
+WORLD_FAMILIES: dict[str, WorldFamily] = {"project": WorldParams(), "rugged": RuggedParams()}
+CHECK_SEEDS_FROM = 1000
+"""The sweep's worlds are seeds 1000.. by default; hgm_cost's parameters were chosen on seeds 0..99
+(README, "Search that pays for what it spends"), so the check never sees a world the choice saw."""
 
 
 def _json(interval: Interval) -> dict | None:
@@ -45,50 +61,54 @@ class PricedScore:
     nodes: float
     cmp_correlation: Interval
     """Over the seeds where the correlation is defined."""
+    overspend: float = 0.0
+    """The most any episode spent past the budget, in units of that episode's dearest job (≤ 1 required)."""
 
     def to_json(self) -> dict:
         return {"final_quality": self.final_quality.to_json(), "units": self.units, "nodes": self.nodes,
-                "cmp_correlation": _json(self.cmp_correlation)}
+                "cmp_correlation": _json(self.cmp_correlation), "overspend_in_jobs": self.overspend}
 
 
 @dataclass(frozen=True)
 class PricedSweep:
     budget: int
-    seeds: int
+    seeds: tuple[int, ...]
     costs: tuple[float, ...]
-    policies: dict[float, dict[str, PricedScore]] = field(default_factory=dict)
-    paired: dict[float, Interval] = field(default_factory=dict)
-    """hgm_cost − hgm, per C."""
+    worlds: tuple[str, ...] = ("project",)
+    policies: dict[tuple[str, float], dict[str, PricedScore]] = field(default_factory=dict)
+    """Per (world family, C), per policy."""
+    paired: dict[tuple[str, float], Interval] = field(default_factory=dict)
+    """hgm_cost − hgm per (world family, C), paired on the same worlds."""
     estimators: dict[str, Interval] = field(default_factory=dict)
     """Each estimator's correlation with the true CMP on the fixed trees."""
 
     def to_json(self) -> dict:
         return {
             "units_budget": self.budget,
-            "seeds": self.seeds,
-            "by_expand_cost": {
-                str(cost): {
-                    "policies": {name: score.to_json() for name, score in scores.items()},
-                    **({"hgm_cost_minus_hgm": self.paired[cost].to_json()} if cost in self.paired else {}),
+            "seeds": [self.seeds[0], self.seeds[-1]] if self.seeds else [],
+            "view": "the runner's: evolve.search.spend.priced_view, measured prices with the nominal ones as prior",
+            "by_world": {
+                world: {
+                    str(cost): {
+                        "policies": {name: score.to_json() for name, score in self.policies[world, cost].items()},
+                        **({"hgm_cost_minus_hgm": self.paired[world, cost].to_json()}
+                           if (world, cost) in self.paired else {}),
+                    }
+                    for cost in self.costs
                 }
-                for cost, scores in self.policies.items()
+                for world in self.worlds
             },
             "estimators_on_fixed_trees": {name: _json(value) for name, value in self.estimators.items()},
         }
 
 
-def priced_policy(name: str, expand_cost: float, overrides: Mapping[str, Policy] | None = None) -> Policy:
-    """The policy `name` told the price of an expansion when it reads one (only `hgm_cost` does)."""
-    if name == COST_AWARE:
-        base = (overrides or {}).get(COST_AWARE)
-        params = base.params if isinstance(base, HGMCostPolicy) else HGMCostParams()
-        priced = HGMCostPolicy(HGMCostParams(**{**vars(params), "expand_cost": max(expand_cost, 1.0)}))
-        return cast(Policy, priced)  # a frozen dataclass's `name` is read-only; the protocol's is a plain str
+def priced_policy(name: str, overrides: Mapping[str, Policy] | None = None) -> Policy:
+    """The policy `name` as configured; `hgm_cost` reads the price from its view, nothing is set here."""
     return (overrides or {}).get(name) or default_policy(name)
 
 
 _T = TypeVar("_T")
-Episode = tuple[Policy, WorldParams, int, int, float, bool]
+Episode = tuple[Policy, WorldFamily, int, int, float, bool]
 """`run_episode`'s arguments: policy, world, budget, seed, expansion price, trace."""
 
 
@@ -165,47 +185,51 @@ def priced_sweep(
     policy_names: Sequence[str] = PRICED_POLICIES,
     costs: Sequence[float] = DEFAULT_COSTS,
     budget: int = 800,
-    seeds: int = 30,
-    world: WorldParams | None = None,
+    seeds: Sequence[int] = range(CHECK_SEEDS_FROM, CHECK_SEEDS_FROM + 30),
+    worlds: Sequence[str] = tuple(WORLD_FAMILIES),
     overrides: Mapping[str, Policy] | None = None,
     workers: int | None = None,
 ) -> PricedSweep:
-    """Each policy on worlds 0..seeds-1 for `budget` units at each expansion cost in `costs`."""
-    world = world or WorldParams()
-    jobs = priced_jobs(policy_names, costs, budget, seeds, world, overrides)
-    results, estimators = run_many_while(jobs, lambda: estimator_accuracy(world, seeds), workers)
-    return score_priced(results, policy_names, costs, budget, seeds, estimators)
+    """Each policy on each world family's worlds `seeds` for `budget` units at each expansion cost."""
+    seeds = tuple(seeds)
+    jobs = priced_jobs(policy_names, costs, budget, seeds, worlds, overrides)
+    results, estimators = run_many_while(jobs, lambda: estimator_accuracy(WorldParams(), len(seeds)), workers)
+    return score_priced(results, policy_names, costs, budget, seeds, worlds, estimators)
 
 
 def priced_jobs(
-    policy_names: Sequence[str], costs: Sequence[float], budget: int, seeds: int, world: WorldParams,
+    policy_names: Sequence[str], costs: Sequence[float], budget: int, seeds: Sequence[int], worlds: Sequence[str],
     overrides: Mapping[str, Policy] | None = None,
 ) -> list[Episode]:
-    """The sweep's episodes: per C, per policy, worlds 0..seeds-1 (the order `score_priced` reads)."""
-    return [(priced_policy(name, cost, overrides), world, budget, seed, float(cost), False)
-            for cost in costs for name in policy_names for seed in range(seeds)]
+    """The sweep's episodes: per world family, per C, per policy, the worlds `seeds` (`score_priced`'s order)."""
+    for world in worlds:
+        if world not in WORLD_FAMILIES:
+            raise ValueError(f"unknown world family {world!r}; known: {', '.join(WORLD_FAMILIES)}")
+    return [(priced_policy(name, overrides), WORLD_FAMILIES[world], budget, seed, float(cost), False)
+            for world in worlds for cost in costs for name in policy_names for seed in seeds]
 
 
 def score_priced(
-    episodes: Sequence[EpisodeResult], policy_names: Sequence[str], costs: Sequence[float], budget: int, seeds: int,
-    estimators: dict[str, Interval],
+    episodes: Sequence[EpisodeResult], policy_names: Sequence[str], costs: Sequence[float], budget: int,
+    seeds: Sequence[int], worlds: Sequence[str], estimators: dict[str, Interval],
 ) -> PricedSweep:
     """The sweep's table from the episodes of `priced_jobs` (in its order)."""
     results = iter(episodes)
-    sweep = PricedSweep(budget, seeds, tuple(float(c) for c in costs), estimators=estimators)
-    for cost in sweep.costs:
-        by_name = {name: [next(results) for _ in range(seeds)] for name in policy_names}
-        sweep.policies[cost] = {
-            name: PricedScore(
-                final_quality=mean_ci95([r.final_quality for r in runs]),
-                units=float(np.mean([r.units for r in runs])),
-                nodes=float(np.mean([r.nodes for r in runs])),
-                cmp_correlation=_defined([r.cmp_correlation for r in runs]),
-            )
-            for name, runs in by_name.items()
-        }
-        if COST_AWARE in by_name and "hgm" in by_name:
-            sweep.paired[cost] = mean_ci95([a.final_quality - b.final_quality
-                                            for a, b in zip(by_name[COST_AWARE], by_name["hgm"], strict=True)])
+    sweep = PricedSweep(budget, tuple(seeds), tuple(float(c) for c in costs), tuple(worlds), estimators=estimators)
+    for world in sweep.worlds:
+        for cost in sweep.costs:
+            by_name = {name: [next(results) for _ in sweep.seeds] for name in policy_names}
+            sweep.policies[world, cost] = {
+                name: PricedScore(
+                    final_quality=mean_ci95([r.final_quality for r in runs]),
+                    units=float(np.mean([r.units for r in runs])),
+                    nodes=float(np.mean([r.nodes for r in runs])),
+                    cmp_correlation=_defined([r.cmp_correlation for r in runs]),
+                    overspend=max(max(r.units - budget, 0.0) / max(r.largest_job, 1e-12) for r in runs),
+                )
+                for name, runs in by_name.items()
+            }
+            if COST_AWARE in by_name and "hgm" in by_name:
+                sweep.paired[world, cost] = mean_ci95([a.final_quality - b.final_quality
+                                                       for a, b in zip(by_name[COST_AWARE], by_name["hgm"], strict=True)])
     return sweep
-

@@ -179,13 +179,17 @@ def bench_search(
     tree_evaluations: int | None = None,
     expand_costs: Sequence[float] = (),
     priced_policies: Sequence[str] = (),
+    priced_seeds: Sequence[int] | None = None,
+    worlds: Sequence[str] | None = None,
 ) -> SearchBench:
     """Run each policy on worlds 0..seeds-1 (DGM as the reference even when not listed) and score it;
     time each policy's decision on the runner's path at `tree_nodes` nodes and `tree_evaluations`
     counted evaluations (10 per node by default: 100,000 at 10,000 nodes).
 
     `policies` overrides the default policy for a name (e.g. one built from a run config).
-    With `expand_costs`, `priced_policies` also run for `budget` units at each expansion price
+    With `expand_costs`, `priced_policies` also run for `budget` units at each expansion price in each
+    world family of `worlds` (all by default) on the worlds `priced_seeds` (by default as many as
+    `seeds`, from `CHECK_SEEDS_FROM`: disjoint from those hgm_cost's parameters were chosen on)
     (evolve.bench.priced).
     """
     world = world or WorldParams()
@@ -193,7 +197,9 @@ def bench_search(
     runs = dict(chosen)
     runs.setdefault("dgm", (policies or {}).get("dgm") or default_policy("dgm"))
     from evolve.bench.priced import (
+        CHECK_SEEDS_FROM,
         PRICED_POLICIES,
+        WORLD_FAMILIES,
         estimator_accuracy,
         priced_jobs,
         run_many_while,
@@ -202,7 +208,9 @@ def bench_search(
 
     free = [(policy, world, budget, seed, 0.0, True) for policy in runs.values() for seed in range(seeds)]
     priced_names = priced_policies or PRICED_POLICIES
-    priced = priced_jobs(priced_names, expand_costs, budget, seeds, world, policies) if expand_costs else []
+    check_seeds = tuple(priced_seeds if priced_seeds is not None else range(CHECK_SEEDS_FROM, CHECK_SEEDS_FROM + seeds))
+    families = tuple(worlds or WORLD_FAMILIES)
+    priced = priced_jobs(priced_names, expand_costs, budget, check_seeds, families, policies) if expand_costs else []
 
     def meanwhile() -> tuple[SearchState, dict]:  # this process's share, while the pool runs the episodes
         state = runner_state(tree_nodes, tree_evaluations or 10 * tree_nodes, np.random.default_rng(12345))
@@ -215,5 +223,6 @@ def bench_search(
     timings = {name: time_runner_decision(policy, state) for name, policy in chosen.items()}  # the cores are quiet now
     scores = {name: _score(results[name], targets, budget, timings[name]) for name in chosen}
     default = timings["hgm"] if "hgm" in timings else time_runner_decision(default_policy("hgm"), state)
-    sweep = score_priced(episodes[len(free):], priced_names, expand_costs, budget, seeds, estimators) if expand_costs else None
+    sweep = (score_priced(episodes[len(free):], priced_names, expand_costs, budget, check_seeds, families, estimators)
+             if expand_costs else None)
     return SearchBench(budget, seeds, default, tree_nodes, state.used, scores, sweep)

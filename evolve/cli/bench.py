@@ -139,6 +139,11 @@ def search(
         Path | None, typer.Option(help="Also sweep the price measured on this run (mean expansion over mean evaluation wall time).")
     ] = None,
     priced_policies: Annotated[str, typer.Option(help="Policies of the priced sweep.")] = "hgm,hgm_cost,dgm",
+    priced_seeds: Annotated[
+        str, typer.Option(help="Worlds of the priced sweep, FIRST:LAST (default: as many as --seeds from 1000, "
+                               "disjoint from the seeds hgm_cost's parameters were chosen on, 0:99).")
+    ] = "",
+    worlds: Annotated[str, typer.Option(help="World families of the priced sweep: project, rugged.")] = "project,rugged",
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Compare search policies on a synthetic world with known ground truth (true final quality), with
@@ -156,7 +161,8 @@ def search(
     overrides = _policies_from_config(config) if config is not None else None
     try:
         result = bench_search(names, budget=budget, seeds=seeds, policies=overrides, expand_costs=costs,
-                              priced_policies=priced_names)
+                              priced_policies=priced_names, priced_seeds=_seed_range(priced_seeds),
+                              worlds=[w.strip() for w in worlds.split(",") if w.strip()])
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--policies") from exc
     if as_json:
@@ -169,6 +175,16 @@ def search(
         typer.echo(f"{expand_cost_from}: {measured.expansions} expansions, {measured.evaluations} evaluations; an "
                    f"expansion costs {_times(measured.by_wall_time)} an evaluation by wall time, "
                    f"{_times(measured.by_tokens)} by tokens")
+
+
+def _seed_range(text: str) -> range | None:
+    if not text.strip():
+        return None
+    first, _, last = text.partition(":")
+    try:
+        return range(int(first), int(last or first) + 1)
+    except ValueError:
+        raise typer.BadParameter(f"{text!r} is not FIRST:LAST (two whole numbers)", param_hint="--priced-seeds") from None
 
 
 def _times(ratio: float | None) -> str:
@@ -203,16 +219,16 @@ def _print_priced(priced) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"priced expansions: {priced.budget} units (an evaluation 1, an expansion C), "
-                        f"{priced.seeds} worlds (95 % CI)")
-    for column in ("C", "policy", "final quality", "units", "nodes", "CMP corr.", "hgm_cost − hgm"):
+    table = Table(title=f"priced expansions on the runner's view: {priced.budget} units (an evaluation about 1, an "
+                        f"expansion about C), worlds {priced.seeds[0]}-{priced.seeds[-1]} (95 % CI)")
+    for column in ("world", "C", "policy", "final quality", "units", "nodes", "CMP corr.", "hgm_cost − hgm"):
         table.add_column(column, justify="right")
-    for cost, scores in priced.policies.items():
+    for (world, cost), scores in priced.policies.items():
         for name, score in scores.items():
-            paired = priced.paired.get(cost) if name == "hgm_cost" else None
+            paired = priced.paired.get((world, cost)) if name == "hgm_cost" else None
             final, corr = score.final_quality, score.cmp_correlation
             table.add_row(
-                f"{cost:g}", name, f"{final.mean:.3f} [{final.low:.3f}, {final.high:.3f}]", f"{score.units:.0f}",
+                world, f"{cost:g}", name, f"{final.mean:.3f} [{final.low:.3f}, {final.high:.3f}]", f"{score.units:.0f}",
                 f"{score.nodes:.1f}", f"{corr.mean:.2f}",
                 "" if paired is None else f"{paired.mean:+.3f} [{paired.low:+.3f}, {paired.high:+.3f}]",
             )

@@ -41,6 +41,7 @@ def _execute(config, resume: Path | None, report: Path | None = None) -> None:
 
     from evolve.engine.launch import exit_status, run_evolution
     from evolve.engine.progress import RichProgress, make_progress
+    from evolve.plan.estimate import plan_priors
     from evolve.report import live_report, write_report
 
     progress = make_progress()
@@ -49,7 +50,9 @@ def _execute(config, resume: Path | None, report: Path | None = None) -> None:
         live_report(run_dir, report) if report is not None else nullcontext(),
         progress if isinstance(progress, RichProgress) else nullcontext(),
     ):
-        run, outcome = run_evolution(config, resume=resume, progress=progress)
+        # The plan's per-job prices are the priors of the prices the run measures (a resume keeps its own).
+        run, outcome = run_evolution(config, resume=resume, progress=progress,
+                                     priors=None if resume is not None else plan_priors(config))
     _report(run, outcome)
     if report is not None:  # the last page, with the runner's own stop reason
         typer.echo(f"report: {write_report(run, report, stop_reason=str(outcome.stop_reason))}")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from evolve.archive.store import Run
 from evolve.config import RunConfig
+from evolve.engine.costs import Priors
 from evolve.engine.progress import ProgressSink
 from evolve.engine.runner import Runner, RunOutcome
 from evolve.errors import EvolveError
@@ -119,10 +120,12 @@ def exit_status(outcome: RunOutcome) -> int:
 
 
 def run_evolution(config: RunConfig, *, resume: Path | None = None, progress: ProgressSink | None = None,
-                  models: Mapping[Role, ChatModel] | None = None) -> tuple[Run, RunOutcome]:
+                  models: Mapping[Role, ChatModel] | None = None,
+                  priors: Priors | None = None) -> tuple[Run, RunOutcome]:
     """Run (or resume) an evolution with real sandboxes and models; returns the run and how it ended.
 
-    `models` (role → model) replaces the configured ones; tests pass scripted models here.
+    `models` (role → model) replaces the configured ones; tests pass scripted models here. `priors`:
+    the plan's price of each job kind (`evolve run` passes `evolve plan`'s); a resume keeps the first's.
     """
     from evolve.engine.executors import LocalExecutor
     from evolve.llm.gateway import Gateway
@@ -161,7 +164,7 @@ def run_evolution(config: RunConfig, *, resume: Path | None = None, progress: Pr
                     concurrency=config.executor.concurrency, seed=config.run.seed, progress=progress,
                     fatal=lambda: gateway.fatal,
                     compiled_stage=compiled.stage_size(config, len(tasks.search)),
-                    cpus_per_job=config.sandbox.cpus,
+                    cpus_per_job=config.sandbox.cpus, priors=priors,
                 )
                 outcome = execute_with_signals(runner)
     finally:

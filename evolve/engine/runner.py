@@ -29,6 +29,7 @@ from evolve.archive.stops import record_stop
 from evolve.archive.store import Run
 from evolve.archive.vocab import JobKind, JobState, Outcome, Split, StopReason
 from evolve.config import BudgetConfig
+from evolve.engine.costs import Priors, budget_lines, kept_priors
 from evolve.engine.executors import Executor
 from evolve.engine.jobs import EvaluationResult, ExpansionResult, Worker
 from evolve.engine.outcome import RunOutcome, Stopping
@@ -37,7 +38,7 @@ from evolve.engine.resume import Requeue, recover
 from evolve.engine.state import SearchState
 from evolve.errors import EvolveError
 from evolve.meta import compiled
-from evolve.search import Evaluate, Expand, Policy, Stop
+from evolve.search import Evaluate, Expand, Policy, SearchView, Stop
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +79,7 @@ class Runner:
         fatal: Callable[[], str | None] = lambda: None,
         compiled_stage: int | None = None,
         cpus_per_job: float = 1.0,
+        priors: Priors | None = None,
     ) -> None:
         self.run = run
         self.fatal = fatal  # a reason the run cannot go on (the gateway's refused engine key), polled
@@ -94,6 +96,8 @@ class Runner:
         self.cpus_per_job = cpus_per_job  # a job's sandbox CPUs: what its wall time costs in CPU-hours
         self.compiled_stage = compiled_stage  # DGM's compiled check on this many first tasks; None: off
         self.state = SearchState.from_run(run, task_order(search_tasks, seed))
+        self.priors = kept_priors(run, priors)  # the plan's prices, as the run's first start recorded them
+        self._reserve_jobs = _heldout_due(run, self.heldout_tasks, heldout_seed)
         self._stop = threading.Event()
         self._cancel = threading.Event()
         self._in_flight: dict[Future, Job] = {}
@@ -164,12 +168,15 @@ class Runner:
             stopping = stopping or self._budget_spent()
             while stopping is None and len(self._in_flight) < self.concurrency:
                 left = self._expansions_left()
-                action = self.policy.next_action(self.state.view(self.budget.evaluations, left), self._rng())
+                view = self.priced_view(left)
+                action = self.policy.next_action(view, self._rng())
                 if isinstance(action, Stop):
                     if not self._in_flight:
-                        stopping = Stopping(StopReason.POLICY, action.reason) if left != 0 else Stopping.of(
-                            StopReason.EXPANSION_BUDGET, f"({self.budget.expansions}); {action.reason}")
+                        stopping = _policy_stop(view, action, left, self.budget.expansions)
                     break
+                if view.spend is not None:
+                    kind = JobKind.EVALUATE if isinstance(action, Evaluate) else JobKind.EXPAND
+                    self.run.record_decision(self._decisions, kind, view.spend)
                 self._dispatch_action(action)
             if stopping is not None and stopping != self._stop_recorded:
                 record_stop(self.run, stopping.reason, stopping.text)  # when it happens: a process killed later keeps it
@@ -189,6 +196,13 @@ class Runner:
             record_stop(self.run, stopping.reason, stopping.text)
             self._stop_recorded = stopping
         return self._finish(stopping)
+
+    def priced_view(self, expansions_left: int | None) -> SearchView:
+        """What the policy decides on: the tree, the jobs in flight and the budget that binds, priced
+        from the archive's rows with the plan's prices as priors (evolve.engine.costs)."""
+        lines = budget_lines(self.run, self.budget, self.state.used, self.cpus_per_job, self.priors,
+                             self._reserve_jobs)
+        return self.state.priced_view(lines, expansions_left)
 
     def _rng(self) -> np.random.Generator:
         # One generator per decision, seeded by (run seed, decisions recorded): a resumed run draws
@@ -412,6 +426,30 @@ def _task(job: Job) -> str:
     if job.task is None:
         raise EvolveError(f"evaluation job {job.id} has no task")
     return job.task
+
+
+_UNIT_STOPS = {"evaluations": StopReason.EVALUATION_BUDGET, "cpu_hours": StopReason.CPU_HOUR_BUDGET,
+               "tokens": StopReason.TOKEN_BUDGET, "dollars": StopReason.DOLLAR_BUDGET}
+
+
+def _policy_stop(view: SearchView, action: Stop, expansions_left: int | None, expansions: int | None) -> Stopping:
+    """Why the run ends when the policy stops with nothing in flight: the budget that binds when it
+    cannot pay another evaluation, the expansion budget when that is spent, else the policy's reason."""
+    spend = view.spend
+    if spend is not None and spend.unit != "evaluations" and view.budget_left == 0:
+        figures = f"({spend.spent:.4g} spent + {spend.reserve:.4g} held-out reserve of {spend.limit:g} {spend.unit}; " \
+                  f"an evaluation costs {spend.evaluation_price:.4g})"
+        return Stopping.of(_UNIT_STOPS[spend.unit], figures)
+    if expansions_left == 0:
+        return Stopping.of(StopReason.EXPANSION_BUDGET, f"({expansions}); {action.reason}")
+    return Stopping(StopReason.POLICY, action.reason)
+
+
+def _heldout_due(run: Run, heldout_tasks: Sequence[str], heldout_seed: bool) -> int:
+    """Held-out evaluations the run still owes after the search: the final agent's, and the seed's under
+    `heldout_seed` (an upper bound: the seed is not scored twice when it is the final agent)."""
+    scored = sum(e.outcome != Outcome.INFRA for e in run.evaluations(split=Split.HELDOUT))
+    return max(len(heldout_tasks) * (2 if heldout_seed else 1) - scored, 0)
 
 
 def _trailing_invalid(run: Run) -> int:

@@ -14,6 +14,7 @@ from evolve.archive.records import Evaluation, Node
 from evolve.archive.store import Run
 from evolve.archive.tree import CladeTree, count_result, record_tasks
 from evolve.search import SearchView
+from evolve.search.spend import Line, priced_view
 
 
 class SearchState:
@@ -55,7 +56,14 @@ class SearchState:
     def evaluated(self, node: str) -> frozenset[str]:
         return self.tree.evaluated(node)
 
+    def priced_view(self, lines: Sequence[Line], expansions_left: int | None = None) -> SearchView:
+        """The view a policy decides on: the budget that binds among `lines`, with the jobs in flight
+        priced (`evolve.search.spend.priced_view`, the code the search benchmark drives too)."""
+        return priced_view(self.tree, self.task_order, lines, list(self.pending_evaluations.values()),
+                           list(self.pending_expansions.values()), expansions_left)
+
     def view(self, budget: int, expansions_left: int | None = None) -> SearchView:
+        """An unpriced view on `budget` evaluations (the final agent, progress, benchmarks of speed)."""
         return self.tree.view(
             self.task_order,
             budget,

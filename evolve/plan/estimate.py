@@ -17,12 +17,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from evolve.config import ModelConfig, RunConfig
+from evolve.engine.costs import Priors
 from evolve.llm.pricing import known_price
 from evolve.llm.types import ROLES, Role
 from evolve.plan.counts import PlannedTasks, planned_tasks, run_counts
 from evolve.plan.prereqs import missing_prerequisites
 from evolve.plan.profiles import job_profile
-from evolve.plan.types import Counts, Images, JobProfile, Plan, RoleCost, Tokens
+from evolve.plan.types import Counts, Images, JobProfile, Plan, RoleCost, RoleTokens, Tokens
 
 SWEBENCH_IMAGE_GB = (0.4, 5.0)
 """One SWE-bench instance image: 1-5 GB alone, but instances of one repository share their layers, so
@@ -75,3 +76,22 @@ def make_plan(config: RunConfig, *, measured_from: Sequence[Path] | None = None,
         wall_hours=container_hours / config.executor.concurrency, concurrency=config.executor.concurrency,
         images=images_of(tasks), dollar_budget=config.budget.dollars,
         missing=missing_prerequisites(config, tasks.images, tasks.unnamed_images) if check else (), checked=check)
+
+
+def plan_priors(config: RunConfig, plan: Plan | None = None) -> Priors:
+    """The price of one evaluation and one expansion in CPU-hours, tokens and dollars by the plan's
+    per-job figures: the priors of the prices a run measures as its jobs finish (evolve.engine.costs)."""
+    plan = plan or make_plan(config, check=False)
+    profile, cpus, cap = plan.profile, config.sandbox.cpus, config.budget.job_tokens
+
+    def tokens(job: RoleTokens) -> float:
+        return sum(job.of(role).capped(cap).total for role in ROLES)
+
+    def dollars(job: RoleTokens) -> float:
+        return sum(role_cost(role, getattr(config.models, role), job.of(role).capped(cap)).dollars for role in ROLES)
+
+    return Priors(
+        evaluation_cpu_hours=profile.evaluation_minutes / 60.0 * cpus,
+        expansion_cpu_hours=profile.expansion_minutes / 60.0 * cpus,
+        evaluation_tokens=tokens(profile.evaluation), expansion_tokens=tokens(profile.expansion),
+        evaluation_dollars=dollars(profile.evaluation), expansion_dollars=dollars(profile.expansion))

@@ -8,10 +8,12 @@ exchanges when the run has them (an exported bundle keeps only its evaluations')
 suite's default. Wall times are the job rows' (start to end, cancelled jobs left out, as the
 CPU-hour budget counts them).
 
-The defaults are estimates, to be replaced by a measured run as soon as there is one:
-- `humaneval`, builtin and directory suites: the published quickstart bundle
-  (archive/published/quickstart-embedded.evolve.tar.gz: embedded 0.5B model, 3 agent steps): 1,483
-  input and 307 output tokens per evaluation, 4,498 per expansion, 0.88 and 3.1 minutes.
+The defaults, to be replaced by a measured run as soon as there is one:
+- a suite and solving model with published runs: their figures (evolve.plan.published; HumanEval on
+  the embedded 0.5B model: 2,076 tokens and 0.71 min per evaluation, 17,638 and 2.45 min per expansion);
+  builtin and directory suites take HumanEval's on the embedded model.
+- the first quickstart bundle alone (kept as the last fallback): 1,483 input and 307 output tokens per
+  evaluation, 4,498 per expansion, 0.88 and 3.1 minutes (its expansions were lessons of one sentence).
 - `swebench-*`: an agent on a SWE-bench instance re-sends a growing history of a large repository for
   tens of turns; 900k input and 15k output tokens per evaluation makes the DGM SWE-bench config
   (evolve/configs/dgm-swebench.toml) plan about the $22k DGM reported for that run (arXiv
@@ -38,6 +40,7 @@ from evolve.errors import EvolveError
 from evolve.llm.types import ROLES, Role
 from evolve.plan.types import JobProfile, RoleTokens, Tokens
 
+EMBEDDED_MODEL = "qwen2.5-coder-0.5b-instruct"
 _QUICKSTART = JobProfile(
     evaluation=RoleTokens(solve=Tokens(1_483, 307)),
     expansion=RoleTokens(diagnose=Tokens(800, 200), modify=Tokens(2_700, 500), solve=Tokens(250, 48)),
@@ -63,8 +66,14 @@ def suite_family(suite: str) -> str:
     return "swebench" if base.startswith("swebench-") else base
 
 
-def default_profile(suite: str) -> JobProfile:
-    return DEFAULTS.get(suite_family(suite), _QUICKSTART)
+def default_profile(suite: str, model: str | None = None) -> JobProfile:
+    """The published runs' figures for this suite and solving model (evolve.plan.published), else the
+    suite family's default, else HumanEval's on the embedded model."""
+    from evolve.plan.published import calibrated
+
+    family = suite_family(suite)
+    found = calibrated(family, model) if model is not None else None
+    return found or DEFAULTS.get(family) or calibrated("humaneval", EMBEDDED_MODEL) or _QUICKSTART
 
 
 def _split(total: float, shares: RoleTokens, roles: Sequence[Role]) -> RoleTokens:
@@ -195,7 +204,7 @@ def earlier_runs(config: RunConfig) -> list[Path]:
 def job_profile(config: RunConfig, measured_from: Sequence[Path] | None = None) -> JobProfile:
     """From `measured_from` when given (each must be readable), else from the newest earlier runs in the
     archive that can be read, else the suite default."""
-    fallback = default_profile(config.tasks.suite)
+    fallback = default_profile(config.tasks.suite, config.models.solve.model)
     if measured_from:
         measured = measured_profile([run_usage(path) for path in measured_from], fallback)
         if measured is None:

@@ -1,60 +1,57 @@
-"""HGM with priced expansions: `hgm_cost`, a cost-aware HGM (issue 21).
+"""HGM that pays for what it spends: `hgm_cost`, a cost-aware HGM (issues 21 and 32).
 
-When an expansion costs C evaluation units (a self-modification takes three model roles and about
-4x an evaluation's wall time in the quickstart), a node costs `C + e` units: its expansion and the
-`e` evaluations that tell the search what it bought. HGM's widening rule `N^α ≥ |T|` ignores both
-prices, so the share of the budget its tree takes drifts with C. This policy keeps a quota of
-evaluations per node instead: it expands iff `(N / e)^α ≥ |T|` (α = 1 by default: one node per `e`
-evaluations, so the tree is `B / (C + e)` nodes and shrinks as the price rises), which is HGM's rule
-at `e = 1` and HGM's α. And it keeps the last `reserve` share of the units for evaluations only: no
-expansion starts once the units left after paying for it would fall below that share, so the final
-agent is named on evidence rather than on a child's first results. Thompson draws, the cool-down
-and the final agent are HGM's; the cool-down runs on units when the view's budget is in units.
-In a run the view's budget counts evaluations only (`[budget] cpu_hours` is the runner's, unseen
-here), so "all units" is read as `N + C·E` plus the evaluations left, and the reserve bites somewhat
-earlier than `reserve` of the evaluation budget.
+It reads the view's `spend` (evolve.search.spend): the budget that binds, in its own unit, what is
+spent, in flight and reserved, and the measured price of an evaluation and of an expansion, so
+`C = expansion price / evaluation price` is the run's own, measured as its jobs finish (no hand-set
+price). It departs from HGM in the widening rule only: expand iff `(N / C^β)^α ≥ |T|`. At C = 1 (or
+without prices) this is HGM's rule `N^α ≥ |T|`. β < 0 (the default, -1: `(C·N)^α ≥ |T|`) keeps the
+tree HGM would grow on the evaluations the budget would have bought at C = 1: under HGM's rule a
+dear expansion shrinks N and with it the tree, although in both benchmark world families the value
+is in the lineages (productivity is heritable) and an evaluation is cheap next to an expansion.
+β > 0 (a tree that shrinks faster as C rises) and a final reserve of evaluations (`reserve`: no
+expansion that leaves less than `reserve · (1 − 1/C)` of the budget) are there to try; both lost to
+HGM on the tuning worlds (README, "Search that pays for what it spends"). Thompson draws, the
+cool-down (on the view's B, which the priced view derives from the binding budget) and the final
+agent are HGM's.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from evolve.search.estimates import should_expand
 from evolve.search.hgm import HGMPolicy
 from evolve.search.params import HGMCostParams
+from evolve.search.spend import Spend
 from evolve.search.view import SearchView
 
 
-def widening(evaluations: int, tree_size: int, alpha: float, evals_per_node: float) -> bool:
-    """Expand iff `(N / e)^α ≥ |T|`: N evaluations finished and in flight, |T| nodes and expansions in
-    flight, e the evaluations each node is due before the tree grows again (HGM's rule at e = 1)."""
-    return (evaluations / evals_per_node) ** alpha >= tree_size
+def priced_widening(evaluations: int, tree_size: int, alpha: float, expand_cost: float, exponent: float) -> bool:
+    """Expand iff `(N / C^β)^α ≥ |T|` (C below 1 counts as 1: HGM's rule)."""
+    return should_expand(evaluations / max(expand_cost, 1.0) ** exponent, tree_size, alpha)
 
 
-def units_spent(evaluations: int, expansions: int, expand_cost: float) -> float:
-    """`N + C·E`: what the run has paid so far, an evaluation 1 unit and an expansion C."""
-    return evaluations + expand_cost * expansions
-
-
-def may_expand(units_left: float, spent: float, expand_cost: float, reserve: float, min_evals: int) -> bool:
-    """An expansion may start iff, once paid, the units left are still at least the reserve
-    (`reserve` of all units, spent plus left) and enough for the child's `min_evals` evaluations."""
-    after = units_left - expand_cost
-    return after >= reserve * (spent + units_left) and after >= min_evals
+def keeps_reserve(spend: Spend, reserve: float) -> bool:
+    """An expansion may start iff the units left after paying for it stay at least the reserve,
+    `reserve · (1 − 1/C)` of the budget."""
+    cost = spend.expand_cost
+    share = reserve * (1.0 - 1.0 / cost) if cost > 1.0 else 0.0
+    return spend.left - spend.expansion_price >= share * spend.limit
 
 
 @dataclass(frozen=True)
 class HGMCostPolicy(HGMPolicy):
-    """HGM whose widening rule keeps an evaluation quota per node and a final reserve of units."""
+    """HGM whose widening rule pays the measured price of an expansion and keeps a final reserve."""
 
     params: HGMCostParams = field(default_factory=HGMCostParams)
     name: str = "hgm_cost"
 
     def wants_expansion(self, view: SearchView) -> bool:
-        p = self.params
+        spend = view.spend
+        if spend is None or spend.expand_cost <= 0:
+            return super().wants_expansion(view)
+        if not keeps_reserve(spend, self.params.reserve):
+            return False
         evaluations = view.used + view.in_flight_evaluations
         tree_size = view.size + len(view.pending_expansions)
-        expansions = max(tree_size - int((view.parent < 0).sum()), 0)
-        spent = units_spent(evaluations, expansions, p.expand_cost)
-        if not may_expand(view.budget_left, spent, p.expand_cost, p.reserve, p.min_evals):
-            return False
-        return widening(evaluations, tree_size, p.alpha, p.evals_per_node)
+        return priced_widening(evaluations, tree_size, self.params.alpha, spend.expand_cost, self.params.price_exponent)

@@ -31,17 +31,27 @@ class HGMParams:
 
 @dataclass(frozen=True, config=_STRICT)
 class HGMCostParams(HGMParams):
-    """HGM with priced expansions (evolve.search.costaware)."""
+    """HGM that pays the measured price of an expansion (evolve.search.costaware). The price itself is
+    the run's, measured from its finished jobs (evolve.search.spend); nothing here sets it."""
 
-    alpha: Annotated[float, Field(gt=0.0, le=1.0)] = 1.0
-    """Widening exponent: expand iff (N / evals_per_node)^alpha >= |T| (1: a fixed quota per node)."""
-    expand_cost: Annotated[float, Field(ge=1.0)] = 4.0
-    """An expansion's cost in evaluations (the quickstart: about 4x an evaluation's wall time;
-    measure a run's with `evolve bench search --expand-cost-from RUN`)."""
-    evals_per_node: Annotated[float, Field(ge=1.0)] = 2.0
-    """Evaluations each node is due before the tree grows again (a node costs expand_cost + this)."""
-    reserve: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.1
-    """Share of the budget kept for evaluations only: no expansion starts that would leave less."""
+    price_exponent: Annotated[float, Field(ge=-2.0, le=2.0)] = -1.0
+    """β: expand iff (N / C^β)^alpha >= |T|, C the measured expansion price in evaluations (0: HGM's rule;
+    -1, chosen on worlds 0-79 of both families: (C·N)^alpha >= |T|, README "Search that pays for what it spends")."""
+    reserve: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.0
+    """No expansion starts that would leave less than reserve x (1 - 1/C) of the binding budget (0: none;
+    every reserve tried lost to HGM on the tuning worlds)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _older_keys(cls, values: object) -> object:
+        """Runs made before prices were measured (issue 32) wrote a hand-set `expand_cost` and an
+        `evals_per_node` into their run.toml; they are read and dropped (the price is the run's own)."""
+        if isinstance(values, dict):
+            return {key: value for key, value in values.items() if key not in LEGACY_KEYS}
+        return values
+
+
+LEGACY_KEYS = frozenset({"expand_cost", "evals_per_node"})
 
 
 @dataclass(frozen=True, config=_STRICT)

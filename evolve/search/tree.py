@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evolve.search.spend import Spend
 from evolve.search.view import SearchView
 
 _COLUMNS = {"parent": np.int64, "valid": bool, "s": np.int64, "f": np.int64, "clade_s": np.int64, "clade_f": np.int64}
@@ -217,6 +218,7 @@ class CladeTree:
         pending_evaluations: Iterable[tuple[Hashable, Hashable]] = (),
         pending_expansions: Iterable[Hashable] = (),
         expansions_left: int | None = None,
+        spend: Spend | None = None,
     ) -> SearchView:
         """The immutable `SearchView` a policy decides on; `used` is the results counted.
 
@@ -243,4 +245,5 @@ class CladeTree:
             clade_failures=columns["clade_f"],
             expansions_left=expansions_left,
             solved=tuple(self._solved),
+            spend=spend,
         )

@@ -18,6 +18,7 @@ from functools import cached_property
 import numpy as np
 
 from evolve.search.estimates import clade_counts
+from evolve.search.spend import Spend
 from evolve.search.types import NodeId, TaskId
 
 
@@ -52,6 +53,8 @@ class SearchView:
     - `pending_expansions`: node index per expansion in flight (a child not born yet).
     - `clade_successes`, `clade_failures`: `S(a)`, `F(a)`; computed when not given.
     - `expansions_left`: expansions that may still start; at 0 a policy only evaluates.
+    - `spend`: the binding budget in its unit, what is spent, in flight and reserved, and the
+      measured price of an evaluation and of an expansion (`priced_view` sets it).
     """
 
     ids: tuple[NodeId, ...]
@@ -72,6 +75,9 @@ class SearchView:
     solved: tuple[AbstractSet[TaskId], ...] = ()
     """Per node, the tasks of `evaluated` it passed (GEA's task-success vectors); empty when the
     builder does not say (a hand-made view), which only policies reading counts accept."""
+    spend: Spend | None = None
+    """The budget that binds, in its own unit, with the measured prices (evolve.search.spend); None
+    for a view built without prices (then `budget` counts evaluations and expansions are free)."""
     pending_eval_counts: np.ndarray = field(init=False, repr=False)
     pending_expansion_counts: np.ndarray = field(init=False, repr=False)
 

@@ -23,13 +23,14 @@ class ScriptedWorker:
 
     def __init__(self, run: Run, *, seed: int = 0, delay_s: float = 0.0, invalid_every: int = 0,
                  outcomes: dict[tuple[str, str], str] | None = None, tokens_per_job: int = 0,
-                 empty_patches: Collection[str] | None = None) -> None:
+                 empty_patches: Collection[str] | None = None, expand_tokens: int | None = None) -> None:
         self.run = run
         self.seed = seed
         self.delay_s = delay_s
         self.invalid_every = invalid_every
         self.outcomes = outcomes or {}
         self.tokens_per_job = tokens_per_job
+        self.expand_tokens = tokens_per_job if expand_tokens is None else expand_tokens  # an expansion's, if other
         # None: no patch files; else each evaluation writes the job's diff.patch as the engine does,
         # empty for these nodes (DGM's compiled check reads it).
         self.empty_patches = None if empty_patches is None else frozenset(empty_patches)
@@ -71,10 +72,10 @@ class ScriptedWorker:
         with (child / "CHANGES").open("a") as changes:
             changes.write(f"job {job.id}: child of {node.id}\n")
         valid = not (self.invalid_every and count % self.invalid_every == 0)
-        if self.tokens_per_job:
-            self.run.add_usage(node.id, tokens=self.tokens_per_job, cost_usd=self.tokens_per_job * 1e-6)
+        if self.expand_tokens:
+            self.run.add_usage(node.id, tokens=self.expand_tokens, cost_usd=self.expand_tokens * 1e-6)
         return ExpansionResult(child, valid=valid, reason=None if valid else "scripted invalid child",
-                               instructions=f"scripted instructions {count}", tokens=self.tokens_per_job)
+                               instructions=f"scripted instructions {count}", tokens=self.expand_tokens)
 
     def _expansion_number(self, job: Job) -> int:
         """1 + the expansions decided before this one, from the archive's job rows: a re-run of an

@@ -97,17 +97,20 @@ def test_the_cost_aware_policy_and_the_cpu_hour_budget_load():
     from evolve.engine.launch import policies_from_config
     from evolve.search import HGMCostPolicy
 
-    config = parse_config('[policy]\nname = "hgm_cost"\n[policy.hgm_cost]\nexpand_cost = 2.5\nalpha = 0.5\n'
+    config = parse_config('[policy]\nname = "hgm_cost"\n[policy.hgm_cost]\nprice_exponent = 0.5\nalpha = 0.5\n'
                           '[budget]\ncpu_hours = 12.5\n')
     policy = policies_from_config(config.policy)[config.policy.name]
     assert isinstance(policy, HGMCostPolicy)
-    assert (policy.params.expand_cost, policy.params.alpha) == (2.5, 0.5)
+    assert (policy.params.price_exponent, policy.params.alpha) == (0.5, 0.5)
     assert config.budget.cpu_hours == 12.5
     assert parse_config(dump_config(config)) == config
     with pytest.raises(ConfigError, match="cpu_hours"):
         parse_config("[budget]\ncpu_hours = 0\n")
-    with pytest.raises(ConfigError, match="expand_cost"):
-        parse_config("[policy.hgm_cost]\nexpand_cost = 0.5\n")
+    with pytest.raises(ConfigError, match="price_exponent"):
+        parse_config("[policy.hgm_cost]\nprice_exponent = -3\n")
+    # the price is measured by the run, never set: an older run.toml's hand-set price is read and dropped
+    older = parse_config("[policy.hgm_cost]\nexpand_cost = 4.0\nevals_per_node = 2.0\n").policy.hgm_cost
+    assert older == parse_config("").policy.hgm_cost and "expand_cost" not in dump_config(parse_config(""))
 
 
 def test_the_meta_procedure_is_the_engines_unless_the_agents_is_asked_for_and_not_with_dgms():

@@ -80,13 +80,11 @@ def test_each_budget_stops_new_work(make_runner, budget, reason):
         for node in run.nodes():
             if node.valid:
                 assert all((node.id, task) in evaluated for task in TASKS), node.id
-    if budget.tokens is not None:
-        # The limit, plus at most the jobs already in flight when it was reached (and held-out scoring).
-        search_jobs = [j for j in jobs if not (j.kind == "evaluate" and j.task in HELDOUT)]
-        assert budget.tokens <= 100 * len(search_jobs) <= budget.tokens + 100 * concurrency
-    if budget.dollars is not None:
-        search_jobs = [j for j in jobs if not (j.kind == "evaluate" and j.task in HELDOUT)]
-        assert len(search_jobs) <= 20 + concurrency
+    if budget.tokens is not None or budget.dollars is not None:
+        # The runner prices the jobs in flight and reserves the held-out scoring (issue 32): the whole run,
+        # held-out scoring included, ends within one job (100 tokens, $0.0001) of the limit.
+        assert budget.tokens is None or budget.tokens - 100 < 100 * len(jobs) <= budget.tokens + 100
+        assert budget.dollars is None or 19 < len(jobs) <= 21
     assert all(j.state == "finished" for j in jobs)
 
 
@@ -172,9 +170,10 @@ def test_the_cpu_hour_budget_stops_new_work_and_is_shown(make_runner):
     jobs = run.jobs()
     search = [j for j in jobs if not (j.kind == "evaluate" and j.task in HELDOUT)]
     assert {j.kind for j in search} == {"evaluate", "expand"}
-    seconds = sum(j.finished - j.started for j in search)
-    # the limit, plus at most the jobs in flight when it was reached (each a little over the delay)
-    assert limit * 3600 <= seconds <= limit * 3600 + concurrency * 4 * delay
+    seconds = sum(j.finished - j.started for j in jobs)
+    # The runner prices the jobs in flight and reserves the held-out scoring at the measured price of a job
+    # (issue 32): the whole run ends near the limit, over it by at most a job or two of timing noise.
+    assert limit * 3600 - 3 * delay <= seconds <= limit * 3600 + concurrency * 2 * delay
     assert len(search) < 40
     summary = run_summary(run)
     assert summary["cpu_hours"] == pytest.approx(sum(j.finished - j.started for j in jobs) / 3600, abs=1e-4)

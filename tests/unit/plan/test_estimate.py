@@ -94,7 +94,7 @@ def test_earlier_runs_in_the_archive_are_measured_only_for_the_same_suite_and_mo
     same = make_plan(_quickstart_config(quickstart.parent), check=False)
     assert same.profile.source.startswith("measured:") and str(quickstart) in same.profile.source
     other_model = make_plan(_quickstart_config(quickstart.parent, solve="gpt-5-mini"), check=False)
-    assert other_model.profile.source.startswith("default")
+    assert other_model.profile.source.startswith("published")  # no earlier run of that model: the published figures
 
 
 def test_a_job_never_plans_more_tokens_than_its_channel_may_take(quickstart):
@@ -123,7 +123,7 @@ def test_a_damaged_earlier_run_is_passed_over_but_a_named_one_is_an_error(quicks
     damaged.mkdir(parents=True)
     (damaged / "run.toml").write_text(dump_config(_quickstart_config(archive)))
     (damaged / "run.sqlite").write_bytes(b"not a database")
-    assert make_plan(_quickstart_config(archive), check=False).profile.source.startswith("default")
+    assert make_plan(_quickstart_config(archive), check=False).profile.source.startswith("published")
     with pytest.raises(EvolveError, match="cannot measure tokens from"):
         make_plan(_quickstart_config(archive), measured_from=[damaged], check=False)
 

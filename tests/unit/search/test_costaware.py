@@ -1,5 +1,5 @@
-"""The cost-aware HGM (`hgm_cost`): its formulas, its budget split, and HGM's decisions when its
-parameters are HGM's."""
+"""The cost-aware HGM (`hgm_cost`): its formulas, the price it reads from the view, HGM's decisions where
+expansions cost what an evaluation does, and the budget it never overspends."""
 
 from __future__ import annotations
 
@@ -7,94 +7,72 @@ import numpy as np
 import pytest
 
 from evolve.search import HGMCostParams, HGMCostPolicy, HGMPolicy
-from evolve.search.costaware import may_expand, units_spent, widening
-from evolve.search.estimates import clade_posterior_mean, should_expand
+from evolve.search.costaware import keeps_reserve, priced_widening
+from evolve.search.estimates import should_expand
 from evolve.search.simulate import WorldParams, run_episode
-from evolve.search.types import Evaluate, Expand
+from evolve.search.spend import Spend
 from evolve.search.view import SearchView
+from evolve.search.worlds import RuggedParams
 
 
-def test_widening_keeps_an_evaluation_quota_per_node():
-    # (N / e)^alpha >= |T|: with e = 2 and alpha = 1, one node per two evaluations
-    assert widening(20, 10, 1.0, 2.0) and not widening(19, 10, 1.0, 2.0)
-    assert widening(40, 10, 0.75, 2.0) == (20**0.75 >= 10)  # 9.46 < 10
-    assert not widening(40, 10, 0.75, 2.0)
-    # e = 1 is HGM's rule N^alpha >= |T|, on both sides of its threshold
+def test_priced_widening_is_hgms_rule_at_c_1_and_asks_c_to_the_beta_more_evaluations_above():
     for n, size in [(20, 6), (20, 7), (100, 15), (100, 16), (0, 1), (1, 1)]:
-        assert widening(n, size, 0.6, 1.0) == should_expand(n, size, 0.6)
+        assert priced_widening(n, size, 0.6, 1.0, 1.0) == should_expand(n, size, 0.6)
+        assert priced_widening(n, size, 0.6, 0.5, 1.0) == should_expand(n, size, 0.6)  # C < 1 counts as 1
+    # C = 4, beta = 1: (N / 4)^alpha; beta = -0.5: (2 N)^alpha
+    assert priced_widening(40, 10, 1.0, 4.0, 1.0) and not priced_widening(39, 10, 1.0, 4.0, 1.0)
+    assert priced_widening(5, 10, 1.0, 4.0, -0.5) and not priced_widening(4, 10, 1.0, 4.0, -0.5)
 
 
-def test_units_spent_prices_each_expansion_at_c():
-    assert units_spent(100, 10, 1.0) == 110
-    assert units_spent(100, 10, 4.0) == 140
-    assert units_spent(0, 3, 8.0) == 24
+def _spend(left: float, limit: float = 800.0, expansion: float = 8.0) -> Spend:
+    return Spend("cpu_hours", limit, limit - left, 0.0, 0.0, 1.0, expansion)
 
 
-def test_an_expansion_must_leave_the_reserve_and_the_childs_min_evals():
-    # 800 units in all (spent + left): a 10 % reserve is 80 units
-    assert may_expand(100, 700, 8.0, 0.1, 5)  # 92 left after paying, >= 80
-    assert may_expand(88, 712, 8.0, 0.1, 5)  # exactly 80 left
-    assert not may_expand(87, 713, 8.0, 0.1, 5)  # 79 < 80
-    # without a reserve, the child's min_evals still bound it
-    assert may_expand(13, 787, 8.0, 0.0, 5) and not may_expand(12, 788, 8.0, 0.0, 5)
+def test_the_reserve_grows_with_the_price_and_is_none_at_c_1():
+    # 800 units, reserve 0.2, C = 8: keep 0.2 * (1 - 1/8) * 800 = 140 units after paying 8
+    assert keeps_reserve(_spend(148.0), 0.2) and not keeps_reserve(_spend(147.9), 0.2)
+    assert keeps_reserve(_spend(1.0, expansion=1.0), 0.9)  # C = 1: no reserve, only the price
 
 
-def test_params_refuse_values_out_of_range():
-    for bad in ({"expand_cost": 0.5}, {"evals_per_node": 0.5}, {"reserve": 1.0}, {"reserve": -0.1}):
+def test_params_refuse_values_out_of_range_and_set_no_price():
+    for bad in ({"price_exponent": 3.0}, {"reserve": 1.0}, {"reserve": -0.1}, {"expand_cost": 4.0}):
         with pytest.raises(ValueError, match=next(iter(bad))):
             HGMCostParams(**bad)
-    defaults = HGMCostParams()
-    assert (defaults.alpha, defaults.evals_per_node, defaults.reserve) == (1.0, 2.0, 0.1)
 
 
-def _view(used: int, size: int, budget: int) -> SearchView:
+def _view(used: int, size: int, spend: Spend | None) -> SearchView:
     """A chain of `size` valid nodes, the root with `used` results, 200 tasks."""
-    order = tuple(range(200))
     done = [used] + [0] * (size - 1)
     return SearchView(
         ids=tuple(range(size)), parent=[-1] + list(range(size - 1)), valid=[True] * size,
         successes=[d // 2 for d in done], failures=[d - d // 2 for d in done],
-        evaluated=[frozenset(range(d)) for d in done], task_order=order, budget=budget, used=used,
+        evaluated=[frozenset(range(d)) for d in done], task_order=tuple(range(200)), budget=1000, used=used,
+        spend=spend,
     )
 
 
-def test_it_widens_where_hgm_would_not_and_stops_at_the_reserve():
-    # N = 20, |T| = 7: HGM's 20^0.6 = 6.03 < 7 evaluates; hgm_cost's 20 / 2 = 10 >= 7 expands
-    view = _view(20, 7, 1000)
-    policy = HGMCostPolicy(HGMCostParams(expand_cost=4.0))
-    assert not HGMPolicy().wants_expansion(view) and policy.wants_expansion(view)
-    assert isinstance(policy.next_action(view, np.random.default_rng(0)), Expand)
-    # spent 20 + 6 * 4 = 44 units. 24 left (68 in all): paying 4 leaves 20 >= 6.8, so it may;
-    # 9 left (53 in all): paying 4 leaves 5, the child's min_evals but under the reserve 5.3: it evaluates
-    assert policy.wants_expansion(_view(20, 7, 44))
-    assert not policy.wants_expansion(_view(20, 7, 29))
-    assert isinstance(policy.next_action(_view(20, 7, 29), np.random.default_rng(0)), Evaluate)
+def test_it_reads_the_measured_price_from_the_view():
+    policy = HGMCostPolicy(HGMCostParams(alpha=1.0, price_exponent=1.0, reserve=0.0))
+    # N = 20, |T| = 6: at C = 2 (20 / 2 = 10 >= 6) it expands, at C = 4 (5 < 6) it evaluates
+    assert policy.wants_expansion(_view(20, 6, _spend(500.0, expansion=2.0)))
+    assert not policy.wants_expansion(_view(20, 6, _spend(500.0, expansion=4.0)))
+    # no price in the view (an unpriced view, or free expansions): HGM's rule
+    for spend in (None, Spend("evaluations", 100, 20, 0, 0, 1.0, 0.0)):
+        assert policy.wants_expansion(_view(20, 6, spend)) == HGMPolicy(policy.params).wants_expansion(_view(20, 6, None))
 
 
-def test_cmp_estimate_is_the_clade_posterior_mean():
-    view = _view(10, 3, 100)
-    expected = (1 + view.clade_successes) / (2 + view.clade_successes + view.clade_failures)
-    assert HGMCostPolicy().cmp_estimate(view) == pytest.approx(expected)
-    assert clade_posterior_mean(view.clade_successes, view.clade_failures) == pytest.approx(expected)
+def test_where_an_expansion_costs_an_evaluation_it_decides_as_hgm():
+    params = HGMCostParams(alpha=0.6)  # HGM's alpha: at C = 1 the rule is HGM's and there is no reserve
+    for world in (WorldParams(n_tasks=30),):
+        hgm = run_episode(HGMPolicy(), world, 150, seed=2, expand_cost=1.0)
+        cost = run_episode(HGMCostPolicy(params), world, 150, seed=2, expand_cost=1.0)
+        assert np.array_equal(hgm.quality_by_evals, cost.quality_by_evals) and hgm.nodes == cost.nodes
 
 
-def test_with_hgms_parameters_it_decides_as_hgm_until_the_end():
-    # alpha 0.6, one evaluation per node, no reserve, C = 1: HGM's rule; the same seed grows the same
-    # tree until the min_evals cut-off bites in the last few units
-    params = HGMCostParams(alpha=0.6, evals_per_node=1.0, reserve=0.0, expand_cost=1.0)
-    hgm = run_episode(HGMPolicy(), WorldParams(n_tasks=30), 150, seed=2, expand_cost=1.0)
-    cost = run_episode(HGMCostPolicy(params), WorldParams(n_tasks=30), 150, seed=2, expand_cost=1.0)
-    assert np.array_equal(hgm.quality_by_evals[:140], cost.quality_by_evals[:140])
-
-
+@pytest.mark.parametrize("world", [WorldParams(n_tasks=30), RuggedParams(n_tasks=30)], ids=["project", "rugged"])
 @pytest.mark.parametrize("price", [1.0, 4.0, 8.0])
-def test_the_tree_takes_the_budget_less_the_reserve_at_c_plus_e_units_a_node(price):
-    budget = 400
-    params = HGMCostParams(expand_cost=price)
-    result = run_episode(HGMCostPolicy(params), WorldParams(n_tasks=30), budget, seed=1, expand_cost=price,
-                         trace=False)
-    expected_nodes = 1 + (1 - params.reserve) * budget / (price + params.evals_per_node)
-    assert abs(result.nodes - expected_nodes) <= 2
-    assert result.units <= budget
-    hgm = run_episode(HGMPolicy(), WorldParams(n_tasks=30), budget, seed=1, expand_cost=price, trace=False)
-    assert result.expansions > hgm.expansions
+def test_it_never_spends_more_than_one_job_past_the_budget(world, price):
+    for policy in (HGMCostPolicy(), HGMPolicy()):
+        result = run_episode(policy, world, 300, seed=1, expand_cost=price, trace=False)
+        assert result.units <= 300 + result.largest_job
+        assert result.units > 300 - 3 * price * 3  # it spends the budget, not stops early
