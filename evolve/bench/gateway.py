@@ -4,7 +4,7 @@ The real path: a `Gateway` as `evolve run` builds it (its limits, the job's toke
 the exchange log on disk) serving one job on its Unix socket, forwarding through `OpenAICompatible` to
 the stand-in OpenAI server in its own process. A second process plays the agent: `clients` connections
 at once, each sending the worst requests the gateway meets (a body at the cap in a million tiny
-messages, at the cap in one wide string, in whitespace outside strings, at the value cap, at the depth
+messages, at the cap in one wide string, in escapes, in whitespace outside strings, at the value cap, at the depth
 cap, the largest request the job's tokens admit, lone surrogates and NaN) round after round. This
 process's resident memory is sampled throughout; the peak, the log's size and the job's byte ledger
 are what it prints.
@@ -70,6 +70,7 @@ def worst_requests(cap: int, job_tokens: int) -> list[bytes]:
         deep,
         admitted,
         b'{"messages":[{"role":"user","content":"' + b"\\ud800" * ((cap - 60) // 6) + b'"}]}',
+        b'{"messages":[{"role":"user","content":"' + b'\\"' * ((cap - 60) // 2) + b'"}]}',
         b'{"messages":[{"role":"user","content":"x"}],"temperature":NaN}',
     ]
 

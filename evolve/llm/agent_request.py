@@ -51,8 +51,9 @@ class RequestLimits:
 
 DEFAULT_LIMITS = RequestLimits()
 
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_BRACKET = re.compile(rb"[\[\]{}]")
+_TOKEN = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"|[\[\]{},:]', re.DOTALL)
+"""A JSON string (skipped whole, in C) or one structural mark outside strings."""
+_QUOTE, _OPENS, _CLOSES = ord('"'), (ord("["), ord("{")), (ord("]"), ord("}"))
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _INT64 = 2**63
 
@@ -61,18 +62,23 @@ def check_shape(body: bytes, limits: RequestLimits = DEFAULT_LIMITS) -> None:
     """Refuse a body with too many JSON values or too deep a nesting, from its bytes alone.
 
     In JSON every value but the first follows a `[`, `,` or `:` and every key a `{` or `,`, so their
-    count outside strings bounds what `json.loads` would build."""
-    skeleton = _STRING.sub(b'""', body)
-    values = 1 + sum(skeleton.count(mark) for mark in (b",", b":", b"[", b"{"))
-    if values > limits.max_values:
-        raise RequestInvalid(f"the request holds about {values} JSON values; the gateway takes at most "
-                             f"{limits.max_values}")
-    depth = deepest = 0
-    for bracket in _BRACKET.findall(skeleton):
-        depth += 1 if bracket in (b"[", b"{") else -1
-        deepest = max(deepest, depth)
-    if deepest > limits.max_depth:
-        raise RequestInvalid(f"the request nests {deepest} levels deep; the gateway takes at most {limits.max_depth}")
+    count outside strings bounds what `json.loads` would build. One pass, stopped at the first cap
+    passed: its work and memory stay within the caps whatever the body holds."""
+    values, depth = 1, 0
+    for token in _TOKEN.finditer(body):
+        mark = body[token.start()]
+        if mark == _QUOTE:
+            continue
+        if mark in _CLOSES:
+            depth -= 1
+            continue
+        values += 1
+        if values > limits.max_values:
+            raise RequestInvalid(f"the request holds more than {limits.max_values} JSON values (the gateway's cap)")
+        if mark in _OPENS:
+            depth += 1
+            if depth > limits.max_depth:
+                raise RequestInvalid(f"the request nests more than {limits.max_depth} levels deep (the gateway's cap)")
 
 
 def _no_constant(name: str) -> Any:
