@@ -4,8 +4,6 @@ from pathlib import Path
 
 from agent.loop import Agent, prompts
 
-TARGET = "(the target, as it stands"  # the engine's brief names one and shows it: no need for the whole agent
-
 
 def files(root: Path, limit: int = 400) -> list[str]:
     skip = {".git", "__pycache__", ".pytest_cache", "node_modules", ".venv"}
@@ -44,7 +42,7 @@ def improve(agent: Agent, instructions: str) -> str:
     """The instructions (the engine adds the named target's source and the agent's map), or with no target
     the files that fit; then the agent's own tests after each edit, until an edit leaves them passing."""
     root, parts, names = agent.workspace.root, [], files(agent.workspace.root, 5000)
-    budget = 0 if TARGET in instructions else agent.context_chars - len(instructions) - 3000
+    budget = 0 if "(the target, as it stands" in instructions else agent.context_chars - len(instructions) - 3000
     for name in sorted((n for n in names if n.startswith("agent/") and n.endswith(".py")),
                        key=lambda n: (Path(n).name not in instructions, n)):
         text = (root / name).read_text("utf-8", "replace").rstrip()

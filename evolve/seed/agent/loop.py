@@ -23,8 +23,7 @@ def parse(text: str) -> tuple[str, dict]:
     kind, info, body = (block[1].lower(), block[2].strip(), block[3]) if block else ("", "", "")
     edit = SEARCH_REPLACE.search(body)
     found = {"bash": ("bash", {"command": body}), "write": ("write", {"path": info, "content": body}),
-             "replace": edit and ("replace", {"path": info, "old": edit[1], "new": edit[2]}),
-             "done": ("done", {})}
+             "replace": edit and ("replace", {"path": info, "old": edit[1], "new": edit[2]}), "done": ("done", {})}
     if action := found.get(kind) or (repairs and repairs.parse(text, block)):
         return action
     raise ToolError(prompts.FORMAT)

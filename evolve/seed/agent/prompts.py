@@ -20,4 +20,4 @@ What to improve:
 Write the change now."""
 DIAGNOSE = """You improve a coding agent. Below is how it failed (EVIDENCE.md counts it) and its map (MAP.md).
 Choose one change to its code that fixes most failures: a line Target: FILE:NAME from the map, the change."""
-FORMAT = "Reply with exactly one fenced block: ```bash, ```write PATH, ```replace PATH or ```done."
+FORMAT = "Reply with exactly one fenced block, its three backticks at the start of a line: bash, write PATH, replace PATH,\npython PATH or done."

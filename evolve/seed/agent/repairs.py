@@ -40,9 +40,12 @@ def defined(source: str) -> dict[str, ast.stmt]:
 
 
 def merge(ws: Workspace, path: str, code: str) -> str:
-    """Put each function, method or constant of `code` in place of the one of that name (by syntax tree,
-    at its indentation); append new ones, put new imports on top."""
-    code = textwrap.dedent(code)
+    """Each function, method or constant of `code` replaces the one of its name (by syntax tree), or is added."""
+    code, path = textwrap.dedent(code), path or next(iter(re.findall(r"[\w./-]+\.py", code.split("\n", 1)[0])), "")
+    try:  # a block that does not parse is said so (not "no path": the names are unknown then)
+        ast.parse(code)
+    except SyntaxError as exc:
+        raise ToolError(f"Your python block does not parse (line {exc.lineno}: {exc.msg}). Send it whole again.")
     new = {name: node for name, node in defined(code).items() if "." not in name}
     sources = [] if path else sorted(ws.root.rglob("*.py"))  # no path: the one file that defines the names
     hits = [p for p in sources if {n.split(".")[-1] for n in defined(p.read_text(errors="replace"))} & set(new)]

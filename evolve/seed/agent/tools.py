@@ -49,8 +49,7 @@ class Workspace:
             new = "\n".join(have + t.removeprefix(given) if t.strip() else t for t in new.splitlines())
             text, old = "\n".join(lines), "\n".join(lines[at:at + len(want)])
         if not old or text.count(old) != 1:
-            raise ToolError(f"The old text occurs {text.count(old) if old else 0} times in {path}; copy it "
-                            "exactly, with enough lines to be unique.")
+            raise ToolError(f"The old text occurs {text.count(old) if old else 0} times in {path}; copy it exactly.")
         target.write_text(text.replace(old, new, 1) + ("\n" if not text.endswith("\n") else ""))
         self.edits += 1
         return f"Replaced 1 occurrence in {path}."

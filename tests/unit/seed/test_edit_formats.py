@@ -71,14 +71,24 @@ def test_a_constant_a_function_and_a_new_import_merge_and_a_pathless_block_finds
     assert (ws.root / "agent" / "other.py").read_text() == "def other():\n    return 1\n"
 
 
+def test_a_path_named_on_the_blocks_first_line_is_its_file(ws):
+    merge(ws, "", "# agent/other.py:other (the target)\ndef other():\n    return 2\n")
+    assert (ws.root / "agent" / "other.py").read_text().endswith("def other():\n    return 2\n")
+
+
 def test_an_indented_block_is_dedented_and_a_new_function_is_appended(ws):
     merge(ws, "agent/tools.py", "    def helper():\n        return 2\n")
     assert source(ws).endswith("\n\ndef helper():\n    return 2\n")
 
 
-def test_a_block_with_nothing_that_parses_or_no_file_is_refused(ws):
+def test_a_block_that_does_not_parse_or_names_no_file_is_refused_saying_which(ws):
+    with pytest.raises(ToolError, match="does not parse"):
+        merge(ws, "agent/tools.py", "def broken(:")
+    # what the 1.5B model sent: a bracket left open, so no name can be known and no path is the problem
+    with pytest.raises(ToolError, match=r"does not parse \(line 2"):
+        merge(ws, "", 'def bash(self, command):\n    done = run(["bash", command, cwd=1)\n')
     with pytest.raises(ToolError, match="no complete function"):
-        merge(ws, "agent/tools.py", "this is not python")
+        merge(ws, "agent/tools.py", "1 + 1")
     with pytest.raises(ToolError, match="path"):
         merge(ws, "", "def nowhere():\n    pass\n")  # no file defines it
 
