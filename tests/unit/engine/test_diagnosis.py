@@ -51,7 +51,7 @@ def test_the_engines_diagnosis_reads_evidence_and_map_and_asks_again_for_task_co
     assert json.loads((log / "diagnosis.json").read_text())["target"] == "agent/tools.py:Workspace.bash"
     assert 'tool error "python: command not found": 2 times in 1 task' in (log / "evidence.md").read_text()
     first = model.requests[0].messages[-1].content or ""
-    assert "python: command not found" in first and "agent/loop.py:Agent.run(task, check)" in first
+    assert "python: command not found" in first and "agent/loop.py:Agent.run(task, " in first
     assert "'solution.py:total_match' is not part of the agent" in (model.requests[1].messages[-1].content or "")
 
 
