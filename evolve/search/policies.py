@@ -31,8 +31,7 @@ def best_rule(section: PolicyConfig) -> str:
     """The configured policy's rule for the final agent ("best belief"), in words."""
     if section.name in ("hgm", "hgm_cost"):
         params = section.hgm if section.name == "hgm" else section.hgm_cost
-        return (f"{section.name.upper()}'s best belief: among valid nodes with at least {params.min_evals} counted "
-                f"dev results (else at least 1), the highest {params.epsilon:g}-quantile of Beta(1+passed, "
-                "1+failed), a pass rate it is confident of, not the luckiest one")
-    return (f"{section.name.upper()}'s best: among valid nodes evaluated furthest (all dev tasks, else the last "
-            "stage, else the first), the highest mean pass rate; ties go to the older node")
+        return (f"{section.name.upper()}'s best belief: the valid node with the highest {params.epsilon:g}-quantile "
+                f"of Beta(1+passed, 1+failed) among those with >= {params.min_evals} dev results (else >= 1)")
+    return (f"{section.name.upper()}'s best: the valid node with the highest mean pass rate among those evaluated "
+            "furthest (all dev tasks, else the last stage, else the first); ties go to the older")

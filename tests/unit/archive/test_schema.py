@@ -23,8 +23,8 @@ V2_ANSWERS = json.loads(V2_RUN.with_name("v2-run.json").read_text())
 """What evolve at 9c40030 answered on that run (tests/data/runs/make_v2_run.py)."""
 V2_STATUS = {**V2_ANSWERS["status"], "cpu_hours": 0.0001, "best_node": {
     "evaluated": 6, "id": "0", "passed": 4, "lineage": ["0"],
-    "rule": "HGM's best belief: among valid nodes with at least 5 counted dev results (else at least 1), the highest "
-            "0.25-quantile of Beta(1+passed, 1+failed), a pass rate it is confident of, not the luckiest one"}}
+    "rule": "HGM's best belief: the valid node with the highest 0.25-quantile of Beta(1+passed, 1+failed) among those "
+            "with >= 5 dev results (else >= 1)"}}
 """The status 9c40030 gave, but for the best node's counts, which now follow the search's counting rule
 (its 3 held-out results, 2 passed, no longer count: 6 and 4 instead of 9 and 6), CPU-hours, and the
 best node's lineage and rule (the run's policy's, `evolve.archive.best`), new since."""

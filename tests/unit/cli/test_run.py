@@ -38,7 +38,7 @@ def test_the_report_puts_the_seeds_heldout_score_beside_the_final_agents(run, co
     assert answer[1] == ("seed vs final on 2 held-out tasks, paired: seed 1/2, final 2/2, difference +0.500 "
                          "[-0.273, +0.905] (95 %, Newcombe), exact McNemar p = 1")
     assert answer[2].startswith("  too few tasks to tell the agents apart: 1 of 2 paired tasks differ")
-    assert answer[3].startswith("rule: HGM's best belief: among valid nodes with at least 5")
+    assert answer[3].startswith("rule: HGM's best belief: the valid node with the highest 0.25-quantile")
     assert answer[4].startswith("cost: 0 tokens, $0.0000, 0.00 sandbox CPU-hours")
     assert answer[5] == "stopped: evaluation budget spent"
     assert f"paired in full: evolve compare {run.path}:0 {run.path}:1 --split heldout" in out
