@@ -327,9 +327,16 @@ def plant_canaries(job, work):
 
 
 def scrub(text, planted):
-    """`text` without the lines that name a canary (what the diagnosis later reads names real tests only)."""
+    """`text` without the lines that name a canary and pytest's failure sections of canaries (what the
+    diagnosis later reads names real tests only)."""
     names = [canary.rsplit("::", 1)[-1] for canary in planted]
-    return "\n".join(line for line in text.splitlines() if not any(name in line for name in names))
+    kept, skipping = [], False
+    for line in text.splitlines():
+        if line.startswith(("___", "===")):  # a section header ends the section before it
+            skipping = line.startswith("___") and any(name in line for name in names)
+        if not skipping and not any(name in line for name in names):
+            kept.append(line)
+    return "\n".join(kept)
 
 
 def run_reported(job, work, root, scratch, env, isolate, alone):

@@ -147,3 +147,12 @@ def test_twin_the_reference_with_the_same_imports_passes(task, tmp_path):
     result = grade(task, agent_diff(task, tmp_path, fix), tmp_path)
     assert result.outcome == "pass", result.output
     assert "canary" not in result.output.lower()
+
+
+def test_what_the_diagnosis_reads_names_no_canary():
+    from evolve.tasks.grader_script import scrub
+
+    out = ("___ test_real ___\nassert 1 == 2\n___ test_copy_x ___\nassert 5 == 13\n=== short test summary info ===\n"
+           "FAILED t.py::test_real\nFAILED t.py::test_copy_x\n")
+    assert scrub(out, {"t.py::test_copy_x": "t.py::test_real"}).splitlines() == [
+        "___ test_real ___", "assert 1 == 2", "=== short test summary info ===", "FAILED t.py::test_real"]
