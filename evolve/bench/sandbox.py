@@ -16,8 +16,9 @@ from evolve.sandbox.cleanup import cleanup
 from evolve.sandbox.docker_backend import DockerSandbox
 from evolve.sandbox.engine import engine_client
 from evolve.sandbox.images import DEFAULT_IMAGE
-from evolve.sandbox.repo import diff, snapshot
+from evolve.sandbox.repo import snapshot
 from evolve.sandbox.types import SandboxError, SandboxLimits
+from evolve.tasks.tree_diff import diff_entries, tree_entries
 
 
 @dataclass(frozen=True)
@@ -89,8 +90,9 @@ def bench_sandbox(
                         ["sh", "-c", "sed -i 's/= 1/= 2/' pkg0/*.py && echo new > added.txt"],
                         cwd=f"repo{index}",
                     )
-                    started = time.perf_counter()
-                    patch = diff(sandbox, f"repo{index}")
+                    started = time.perf_counter()  # the engine's path: copy the tree out, diff it on the host
+                    sandbox.get_dir(f"repo{index}", Path(tmp) / f"out{index}")
+                    patch = diff_entries(tree_entries(repo), tree_entries(Path(tmp) / f"out{index}"))
                     diff_out.append(time.perf_counter() - started)
                     if "added.txt" not in patch:
                         raise SandboxError("benchmark diff is missing the added file")

@@ -32,7 +32,7 @@ from evolve.meta.brief import focused_brief
 from evolve.meta.candidates import changed_lines, cheap_filters, furthest, temperatures
 from evolve.meta.procedure import AGENT, Material, agent_diagnose
 from evolve.meta.validate import SMOKE_STEPS
-from evolve.sandbox.types import Sandbox, SandboxError
+from evolve.sandbox.types import CopyRefused, Sandbox, SandboxError
 
 VALIDATION_RUNS = 2
 """The gate's agent runs (its own tests, the smoke task) share one sandbox; each gets this share."""
@@ -89,12 +89,17 @@ def expand_child(ctx: JobContext, brief: str | Material, settings: ExpandSetting
         child, verdict = _candidates(ctx, focused, settings, diagnose=isinstance(brief, Material))
     except DiagnosisFailed as exc:
         return ExpansionResult(None, valid=False, reason=f"the agent's diagnosis failed: {exc}")
+    except CopyRefused as exc:  # the child's own doing: a link out of its tree, a special file, over the cap
+        shutil.rmtree(ctx.log_dir / "child", ignore_errors=True)
+        return ExpansionResult(None, valid=False, reason=f"the child's code cannot be copied out: {exc}",
+                               instructions=instructions)
     except SandboxError as exc:
         # no child: the node carries its parent's code from git, so no copy of it stays in logs/
         for code in (ctx.log_dir / "child", ctx.log_dir / "candidate", *ctx.log_dir.glob("candidate-*/candidate")):
             shutil.rmtree(code, ignore_errors=True)
         return ExpansionResult(None, valid=False, reason=f"sandbox failed: {exc}", instructions=instructions)
-    return ExpansionResult(child.code_dir, valid=verdict.valid, reason=verdict.reason, instructions=instructions)
+    return ExpansionResult(child.code_dir, valid=verdict.valid, reason=verdict.reason, instructions=instructions,
+                           tree=child.tree)
 
 
 @contextmanager

@@ -41,6 +41,8 @@ class ExpansionResult:
     instructions: str | None = None
     tokens: int = 0
     cost_usd: float = 0.0
+    tree: str | None = None
+    """The git tree id of `code_dir` as the gate checked it; a valid child is committed only with it."""
 
 
 class Worker(Protocol):

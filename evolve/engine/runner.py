@@ -38,6 +38,7 @@ from evolve.engine.resume import Requeue, recover
 from evolve.engine.state import SearchState
 from evolve.errors import EvolveError
 from evolve.meta import compiled
+from evolve.meta.modify import commit_problem
 from evolve.search import Evaluate, Expand, Policy, SearchView, Stop
 
 log = logging.getLogger(__name__)
@@ -314,12 +315,16 @@ class Runner:
 
     def _record_expansion(self, job: Job, result: ExpansionResult) -> None:
         valid = result.valid and result.code_dir is not None
+        reason = None if valid else (result.reason or "no child code")
+        if valid and result.code_dir is not None:  # the archive commits the tree the gate checked, or no valid node
+            reason = commit_problem(result.code_dir, result.tree, self.run.code.tree_hash(self.run.node(job.node).commit))
+            valid = reason is None
         with tempfile.TemporaryDirectory(prefix="evolve-parent-") as tmp:
             # A child without code carries its parent's, taken from git, never copied into logs/.
             code_dir = result.code_dir or self.run.checkout(job.node, Path(tmp) / "code")
             node = self.run.add_node(
                 code_dir, parent=job.node, origin="self_modify", status="valid" if valid else "invalid",
-                reason=None if valid else (result.reason or "no child code"),
+                reason=reason,
                 instructions=result.instructions, job_id=job.id,
             )
         logs = (self.run.path / "logs").resolve()

@@ -1,7 +1,8 @@
 """The validation gate: a child becomes a valid node only if it still works as an agent.
 
-Checks, in order, each in the same fresh sandbox: a non-empty diff; the agent still imports; its
-own tests pass (the child may rewrite those); then the engine's contract checks, which it cannot edit:
+Checks, in order: a change (the host's diff of the child's tree against its parent's, never git state
+from the sandbox) and a tree that git can check out, both on the host; then, each in the same fresh
+sandbox: the agent still imports; its own tests pass (the child may rewrite those); then the engine's contract checks, which it cannot edit:
 `python -m agent solve` on a smoke task exits 0, made at least one model request through the gateway
 (the gateway's count, `served`) and really changed the smoke repo: some file other than its test
 written or changed (copied out and compared by the engine), in one of `SMOKE_ATTEMPTS` solves of
@@ -16,12 +17,14 @@ diagnose` exits 0 and writes non-empty instructions for a small failure material
 
 from __future__ import annotations
 
+import os
 import tarfile
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from evolve.archive.codetree import git_refuses, tree_entries
 from evolve.meta.diagnose import DiagnosisFailed
 from evolve.meta.procedure import AGENT, Material, agent_diagnose, output_tail
 from evolve.sandbox.types import ExecResult, Sandbox
@@ -70,11 +73,15 @@ class Verdict:
 def validate_child(sandbox: Sandbox, code_dir: Path, diff: str, log_dir: Path, *,
                    channel_env: Mapping[str, str], served: Callable[[], int], smoke_steps: int = SMOKE_STEPS,
                    timeout_s: float = 600.0, diagnose: bool = False) -> Verdict:
-    """Run the gate; the first failing check is the reason. `served()`: model requests the gateway has
+    """Run the gate on `code_dir`, exactly the tree the archive commits, with `diff` its change against the
+    parent's tree; the first failing check is the reason. `served()`: model requests the gateway has
     answered for this job so far (e.g. `lambda: gateway.report(job).requests`). `diagnose`: the agent's
     meta procedure is in use (`[meta] procedure = "agent"`), so its diagnose command is checked too."""
     if not diff.strip():
-        return Verdict(False, "empty diff: the agent changed nothing")
+        return Verdict(False, "no change: the child's tree equals its parent's")
+    refused = sorted(os.fsdecode(rel) for rel, (mode, _) in tree_entries(code_dir).items() if git_refuses(rel, mode))
+    if refused:
+        return Verdict(False, f"the child's tree holds a path git cannot check out: {refused[0]!r}")
     return check_agent(sandbox, code_dir, log_dir, channel_env=channel_env, served=served, smoke_steps=smoke_steps,
                        timeout_s=timeout_s, diagnose=diagnose)
 

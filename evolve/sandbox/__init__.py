@@ -16,7 +16,7 @@ from evolve.sandbox.images import (
     image_info,
 )
 from evolve.sandbox.process_backend import ProcessSandbox
-from evolve.sandbox.repo import GitFailed, diff, snapshot
+from evolve.sandbox.repo import GitFailed, snapshot
 from evolve.sandbox.types import (
     GATEWAY_SOCKET_PATH,
     JOB_LABEL,
@@ -49,7 +49,6 @@ __all__ = [
     "SandboxUnavailable",
     "build_image",
     "cleanup",
-    "diff",
     "image_id",
     "image_info",
     "limits_from_config",

@@ -1,4 +1,8 @@
-"""Git helpers on any `Sandbox`: a baseline commit of a copied-in repository and the diff against it."""
+"""A git repository laid out in a sandbox for the agent's own tools (a baseline commit of what was copied in).
+
+The engine never reads it back: every change it judges is computed on the host from a copied-out tree
+(evolve.tasks.tree_diff), since the agent owns that `.git`.
+"""
 
 from __future__ import annotations
 
@@ -26,17 +30,3 @@ def snapshot(sandbox: Sandbox, path: str) -> None:
     _git(sandbox, path, "add", "-A")
     _git(sandbox, path, "commit", "-q", "--allow-empty", "--no-verify", "-m", "evolve baseline")
     _git(sandbox, path, "tag", "-f", "evolve-baseline")
-
-
-def diff(sandbox: Sandbox, path: str) -> str:
-    """The binary-safe unified diff of `path` against its baseline, new files included.
-
-    The diff goes through a file inside `.git`, so no output cap truncates it.
-    """
-    _git(sandbox, path, "add", "-A")
-    _git(sandbox, path, "diff", "--cached", "--binary", "--output=.git/evolve.diff", "evolve-baseline")
-    try:
-        data = sandbox.read_file(f"{path.rstrip('/')}/.git/evolve.diff")
-    except (FileNotFoundError, IsADirectoryError) as exc:  # the agent's processes own that .git
-        raise GitFailed(f"the diff of {path} could not be read: {exc!r}") from exc
-    return data.decode("utf-8", errors="surrogateescape")

@@ -13,6 +13,7 @@ from collections.abc import Collection
 
 import numpy as np
 
+from evolve.archive.codetree import tree_entries, tree_id
 from evolve.archive.records import Job, Node
 from evolve.archive.store import Run
 from evolve.engine.jobs import EvaluationResult, ExpansionResult
@@ -75,7 +76,8 @@ class ScriptedWorker:
         if self.expand_tokens:
             self.run.add_usage(node.id, tokens=self.expand_tokens, cost_usd=self.expand_tokens * 1e-6)
         return ExpansionResult(child, valid=valid, reason=None if valid else "scripted invalid child",
-                               instructions=f"scripted instructions {count}", tokens=self.expand_tokens)
+                               instructions=f"scripted instructions {count}", tokens=self.expand_tokens,
+                               tree=tree_id(tree_entries(child)))
 
     def _expansion_number(self, job: Job) -> int:
         """1 + the expansions decided before this one, from the archive's job rows: a re-run of an

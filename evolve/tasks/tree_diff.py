@@ -9,58 +9,24 @@ never followed.
 from __future__ import annotations
 
 import os
-import stat
 import subprocess
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from evolve.archive.codetree import LINK, SKIPPED, Entry, import_stream, tree_entries
 from evolve.errors import EvolveError
 
-SKIPPED = frozenset({b".git", b"__pycache__", b".pytest_cache"})
-"""Directory names never part of a change (the agent's git data, caches the engine ignores)."""
+__all__ = ["LINK", "SKIPPED", "Entry", "TreeDiffFailed", "diff_entries", "diff_trees", "keep_unprotected",
+           "tree_entries"]
+
+
 _SAFE_GIT = ("-c", "core.hooksPath=/dev/null", "-c", "diff.external=", "-c", "core.attributesFile=/dev/null",
              "-c", "core.quotePath=true")
 
 
 class TreeDiffFailed(EvolveError):
     """git could not turn the two trees into a diff (an engine failure, not the agent's)."""
-
-
-LINK = "120000"
-"""git's mode of a symlink."""
-Entry = tuple[str, bytes]
-"""(git mode, content): `100644`/`100755` and the file's bytes, or `120000` and the link's target."""
-
-
-def tree_entries(root: Path) -> dict[bytes, Entry]:
-    """Every file and symlink under `root` by relative path (bytes), without following links."""
-    entries: dict[bytes, Entry] = {}
-    base = os.fsencode(root)
-    for top, dirs, files in os.walk(base, followlinks=False):
-        keep = []
-        for name in dirs:
-            path = os.path.join(top, name)
-            if os.path.islink(path):
-                files.append(name)  # a link to a directory is a link, never a directory to walk
-            elif name not in SKIPPED:
-                os.chmod(path, stat.S_IMODE(os.lstat(path).st_mode) | 0o700)  # the agent may have locked it
-                keep.append(name)
-        dirs[:] = keep
-        for name in files:
-            if name.endswith(b".pyc"):
-                continue
-            path = os.path.join(top, name)
-            rel = os.path.relpath(path, base)
-            info = os.lstat(path)
-            if stat.S_ISLNK(info.st_mode):
-                entries[rel] = ("120000", os.readlink(path))
-            elif stat.S_ISREG(info.st_mode):
-                os.chmod(path, stat.S_IMODE(info.st_mode) | 0o600)
-                mode = "100755" if info.st_mode & 0o111 else "100644"
-                with open(path, "rb") as handle:
-                    entries[rel] = (mode, handle.read())
-    return entries
 
 
 def diff_trees(before: Mapping[str, bytes], after: Mapping[bytes, Entry]) -> str:
@@ -96,7 +62,7 @@ def diff_entries(pristine: Mapping[bytes, Entry], after: Mapping[bytes, Entry]) 
         env = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "HOME": tmp, "GIT_DIR": str(git_dir),
                "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"}
         _git(env, ["init", "-q", "--bare", str(git_dir)])
-        stream = _commit(b"refs/heads/before", pristine) + _commit(b"refs/heads/after", after)
+        stream = import_stream(b"refs/heads/before", pristine) + import_stream(b"refs/heads/after", after)
         _git(env, ["fast-import", "--quiet", "--done"], stream + b"done\n")
         out = _git(env, ["diff-tree", "-r", "-p", "--binary", "--full-index", "--no-renames", "--no-ext-diff",
                          "--no-textconv", "before", "after"])
@@ -108,25 +74,3 @@ def _git(env: dict[str, str], args: list[str], stdin: bytes | None = None) -> by
     if done.returncode != 0:
         raise TreeDiffFailed(f"git {args[0]} failed ({done.returncode}): {done.stderr.decode(errors='replace')[-500:]}")
     return done.stdout
-
-
-def _commit(ref: bytes, entries: Mapping[bytes, Entry]) -> bytes:
-    parts = [b"commit " + ref + b"\ncommitter evolve <evolve@localhost> 0 +0000\ndata 0\ndeleteall\n"]
-    for rel in sorted(entries):
-        mode, content = entries[rel]
-        parts.append(b"M " + mode.encode() + b" inline " + _quote(rel) + b"\n")
-        parts.append(b"data " + str(len(content)).encode() + b"\n" + content + b"\n")
-    return b"".join(parts) + b"\n"
-
-
-def _quote(path: bytes) -> bytes:
-    """C-style quoting, as fast-import reads paths (any byte of a name survives)."""
-    out = bytearray(b'"')
-    for byte in path:
-        if byte in (0x22, 0x5C):
-            out += b"\\" + bytes([byte])
-        elif byte < 0x20 or byte >= 0x7F:
-            out += b"\\%03o" % byte
-        else:
-            out.append(byte)
-    return bytes(out + b'"')

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from evolve.archive import Run
+from evolve.archive.codetree import tree_entries, tree_id
 from evolve.cluster.head import cluster_worker
 from evolve.cluster.node import RemoteOutcome, pack_dir, unpack
 from evolve.config import BudgetConfig
@@ -72,7 +73,8 @@ class LosingCluster:
                 assert isinstance(work, Expansion)
                 child = unpack(payload.code, logs / "child")
                 (child / "CHANGES").write_text(f"job {payload.job_id}\n")
-                result = ExpansionResult(logs / "child", valid=True, instructions=work.instructions)
+                result = ExpansionResult(logs / "child", valid=True, instructions=work.instructions,
+                                         tree=tree_id(tree_entries(child)))
             future.set_result(RemoteOutcome(result, pack_dir(logs), str(logs), where=f"node-{attempt}"))
         return future
 

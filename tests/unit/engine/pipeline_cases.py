@@ -85,7 +85,7 @@ def expected() -> dict[str, tuple]:
         "slow": ("timeout", f"the agent ran past {agent_timeout(TIGHT.wall_clock_s):.0f} s"),
         "child": (True, None, False),
         # the improve step ends at the rule's timeout, before its sandbox: a child to judge, not "sandbox failed"
-        "slow-improve": (False, "empty diff: the agent changed nothing", True),
+        "slow-improve": (False, "no change: the child's tree equals its parent's", True),
     }
 
 
