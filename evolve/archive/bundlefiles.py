@@ -1,14 +1,18 @@
 """Reading a bundle's files, each failure one line that names the file and what is wrong.
 
 Shared by `evolve import` (evolve/archive/lineage.py) and `evolve replay` (evolve/replay.py), and
-`removing_on_failure`, which every importer uses so that a refused import leaves nothing at `--dest`.
+`staged_run`, which every importer builds its run in, so that an import refused, failed or killed leaves
+nothing at `--dest`.
 """
 
 from __future__ import annotations
 
+import glob
 import json
+import os
 import shutil
 import tarfile
+import uuid
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -84,16 +88,50 @@ def tree_of(store: CodeStore, commit: str, node: str, bundle: Path) -> str:
                       "does not hold (nodes.jsonl is stale or from another export)")
 
 
+STAGING = ".importing-"
+"""A run being imported is built in a hidden sibling of its destination, `.<name>.importing-<pid>-<random>`."""
+
+
 @contextmanager
-def removing_on_failure(dest: Path) -> Iterator[None]:
-    """On any failure inside, remove what was made at `dest` (all of it if it did not exist before)."""
-    before = set(dest.iterdir()) if dest.is_dir() else None
+def staged_run(dest: Path) -> Iterator[Path]:
+    """Where an importer builds the run that appears at `dest` when the body ends: a sibling staging
+    directory, renamed to `dest` in one step, so an import refused, failed or killed at any point leaves
+    nothing at `dest` (a later import removes the staging directory a dead importer left). `dest` must be
+    absent or an empty directory. The body must close every handle on the staged run before it ends."""
+    dest = Path(dest).absolute()
+    if (dest / "run.sqlite").exists():
+        raise EvolveError(f"{dest} already holds a run")
+    if dest.exists() and not (dest.is_dir() and not any(dest.iterdir())):
+        raise EvolveError(f"{dest} exists and is not an empty directory; import into a new one")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    _sweep_staging(dest)
+    staging = dest.parent / f".{dest.name}{STAGING}{os.getpid()}-{uuid.uuid4().hex[:8]}"
     try:
-        yield
-    except BaseException:
-        if before is None:
-            shutil.rmtree(dest, ignore_errors=True)
-        else:  # dest existed (empty, or Run.create refused it): remove only what this import made
-            for entry in set(dest.iterdir()) - before:
-                shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+        yield staging
+        os.rename(staging, dest)  # atomic; replaces `dest` only while it is an empty directory
+    except OSError as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        if not staging.exists() and dest.exists() and any(dest.iterdir()):
+            raise EvolveError(f"{dest} was filled by something else during the import; nothing was imported") from exc
         raise
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def _sweep_staging(dest: Path) -> None:
+    """Remove the staging directories that dead importers left beside `dest`."""
+    for leftover in dest.parent.glob(f".{glob.escape(dest.name)}{STAGING}*"):
+        pid = leftover.name.rsplit(STAGING, 1)[1].split("-")[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(leftover, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

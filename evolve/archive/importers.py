@@ -30,7 +30,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from evolve.archive.bundlefiles import removing_on_failure
+from evolve.archive.bundlefiles import staged_run
 from evolve.archive.code import NODE_ID
 from evolve.archive.dgm_polyglot import as_dgm_polyglot, is_polyglot_run, refuse_other_engine
 from evolve.archive.store import Run
@@ -196,11 +196,13 @@ def _import(sources: dict[str, _Source], initial_code: Path, dest: Path, kind: s
     if not initial_code.is_dir():
         raise EvolveError(f"initial code {initial_code} is not a directory")
     _check_links(initial_code)
-    with removing_on_failure(dest):
-        return replace(_import_into(sources, initial_code, dest, kind), warnings=warnings)
+    with staged_run(dest) as building:
+        report = _import_into(sources, initial_code, building, dest.name, kind)
+    return replace(report, run=Run.open(dest, writer=True), warnings=warnings)
 
 
-def _import_into(sources: dict[str, _Source], initial_code: Path, dest: Path, kind: str) -> ImportReport:
+def _import_into(sources: dict[str, _Source], initial_code: Path, dest: Path, name: str, kind: str) -> ImportReport:
+    """The import, built at `dest` and closed again (a staging directory the run named `name` moves from)."""
     ids = _map_ids(list(sources))
     problems: list[ImportProblem] = []
     children: dict[str | None, list[str]] = {}
@@ -211,7 +213,7 @@ def _import_into(sources: dict[str, _Source], initial_code: Path, dest: Path, ki
             )
             continue
         children.setdefault(source.parent, []).append(source.id)
-    name = re.sub(r"[^A-Za-z0-9._-]", "-", dest.name).lstrip("._-") or f"{kind}-import"
+    name = re.sub(r"[^A-Za-z0-9._-]", "-", name).lstrip("._-") or f"{kind}-import"
     config = RunConfig(run=RunSection(name=name), policy=PolicyConfig(name=kind))
     run = Run.create(dest, config)
     run.set_meta("imported_from", json.dumps({"format": kind, "ids": ids}))
@@ -257,10 +259,9 @@ def _import_into(sources: dict[str, _Source], initial_code: Path, dest: Path, ki
                 evaluations += _record_performance(
                     run, ids[source.id], source.metadata.get("overall_performance") or {}
                 )
-    except BaseException:
+        return ImportReport(run, kind, len(run.nodes()), evaluations, tuple(problems))
+    finally:
         run.close()
-        raise
-    return ImportReport(run, kind, len(run.nodes()), evaluations, tuple(problems))
 
 
 def import_dgm_run(run_dir: Path | str, initial_code: Path | str, dest: Path | str) -> ImportReport:

@@ -21,7 +21,7 @@ from pathlib import Path, PurePath
 from typing import TypeVar
 
 from evolve.archive.best import run_best
-from evolve.archive.bundlefiles import extract, fetch_code, read_jsonl, removing_on_failure, tree_of
+from evolve.archive.bundlefiles import extract, fetch_code, read_jsonl, staged_run, tree_of
 from evolve.archive.digest import NodeClaim, check_expected, lineage_digest
 from evolve.archive.importers import ImportProblem, ImportReport, import_dgm_run, import_hgm_run
 from evolve.archive.records import Evaluation, Job, Node
@@ -150,8 +150,9 @@ def _read_manifest(staging: Path, bundle: Path) -> dict:
     return manifest
 
 
-def _imported_log_path(run: Run, log_path: str | None) -> str | None:
-    """Where a recorded log directory is in the imported run: `logs/job-<id>` if the bundle carried it.
+def _imported_log_path(run: Run, log_path: str | None, home: Path) -> str | None:
+    """Where a recorded log directory is in the imported run at `home` (built at `run.path`):
+    `logs/job-<id>` if the bundle carried it.
 
     The recorded path is on the machine that made the run, so it is never kept as it is."""
     if log_path is None:
@@ -159,8 +160,9 @@ def _imported_log_path(run: Run, log_path: str | None) -> str | None:
     source = PurePath(log_path)
     if source.parent.name != "logs" or not re.fullmatch(r"job-\d+", source.name):
         return None
-    local = run.path / "logs" / source.name
-    return str(local) if local.is_dir() else None
+    if not (run.path / "logs" / source.name).is_dir():
+        return None
+    return str(Path(home).absolute() / "logs" / source.name)
 
 
 def _record(row: dict, kind: type[_Row], name: str, bundle: Path) -> _Row:
@@ -185,7 +187,7 @@ def import_bundle(bundle: Path | str, dest: Path | str, *, expect: str | None = 
     `expect`: the lineage digest the bundle must have (see evolve/archive/digest.py). On any failure
     nothing is left at `dest`."""
     bundle, dest = Path(bundle), Path(dest)
-    with tempfile.TemporaryDirectory(prefix="evolve-import-") as tmp, removing_on_failure(dest):
+    with tempfile.TemporaryDirectory(prefix="evolve-import-") as tmp, staged_run(dest) as building:
         staging = Path(tmp)
         extract(bundle, staging)
         manifest = _read_manifest(staging, bundle)
@@ -194,8 +196,7 @@ def import_bundle(bundle: Path | str, dest: Path | str, *, expect: str | None = 
         evaluations = [_record({k: v for k, v in row.items() if k != "id"}, Evaluation, "evaluations.jsonl",
                                bundle) for row in read_jsonl(staging, "evaluations.jsonl", bundle)]
         jobs = [_record(row, Job, "jobs.jsonl", bundle) for row in read_jsonl(staging, "jobs.jsonl", bundle)]
-        run = Run.create(dest, config)
-        try:
+        with Run.create(building, config) as run:
             run.set_meta("imported_from", json.dumps({"bundle": str(bundle), "run_id": manifest["run_id"]}))
             if manifest.get("search_tasks") is not None:  # the copy counts results as the original did
                 record_tasks(run, manifest["search_tasks"])
@@ -215,11 +216,9 @@ def import_bundle(bundle: Path | str, dest: Path | str, *, expect: str | None = 
                 if (staging / directory).is_dir():
                     shutil.copytree(staging / directory, run.path / directory, symlinks=True, dirs_exist_ok=True)
             for evaluation in evaluations:
-                run.adopt_evaluation(replace(evaluation, log_path=_imported_log_path(run, evaluation.log_path)))
+                log_path = _imported_log_path(run, evaluation.log_path, dest)
+                run.adopt_evaluation(replace(evaluation, log_path=log_path))
             for job in jobs:
                 run.adopt_job(job)
-        except BaseException:
-            run.close()
-            raise
-    return run
+    return Run.open(dest, writer=True)
 

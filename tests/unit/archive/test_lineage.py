@@ -1,10 +1,16 @@
 import json
+import os
+import signal
+import subprocess
+import sys
 import tarfile
 
 import pytest
+from typer.testing import CliRunner
 
 from evolve.archive import export_lineage, import_bundle
 from evolve.archive.tree import record_tasks, recorded_tasks
+from evolve.cli import app
 from evolve.errors import EvolveError
 
 
@@ -146,3 +152,44 @@ def test_a_round_trip_of_every_job_kind_keeps_every_log_byte_and_the_usage_by_ro
     with import_bundle(export_lineage(run, tmp_path / "bare.tar.gz", with_logs=False), tmp_path / "bare") as bare:
         assert _by_role(bare) == before  # the exchanges always travel
         assert not any((bare.path / "logs").rglob("*.txt"))
+
+
+KILLED_IMPORT = """
+import os, signal, sys
+from evolve.archive import import_bundle
+from evolve.archive.store import Run
+adopt = Run.adopt_evaluation
+def adopt_then_die(self, evaluation):
+    adopt(self, evaluation)
+    os.kill(os.getpid(), signal.SIGKILL)  # midway: every node in, one evaluation of many
+Run.adopt_evaluation = adopt_then_die
+import_bundle(sys.argv[1], sys.argv[2])
+"""
+
+
+def test_a_killed_import_leaves_nothing_at_the_destination_and_a_second_import_succeeds(run, build_run, tmp_path):
+    build_run()
+    bundle = export_lineage(run, tmp_path / "all.evolve.tar.gz")
+    dest = tmp_path / "copy"
+    killed = subprocess.run([sys.executable, "-c", KILLED_IMPORT, str(bundle), str(dest)], check=False,
+                            env={**os.environ, "PYTHONPATH": os.getcwd()}, capture_output=True, text=True)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert not dest.exists() and list(tmp_path.glob(".copy.importing-*"))  # only the dead importer's staging
+    status = CliRunner().invoke(app, ["status", str(dest)])
+    assert status.exit_code != 0 and "no run at" in str(status.exception or status.output)
+    with import_bundle(bundle, dest) as copy:
+        assert results(copy) == results(run) and copy.nodes() == run.nodes()
+    assert not list(tmp_path.glob(".copy.importing-*"))  # swept by the second import
+
+
+def test_an_import_refuses_a_destination_that_is_not_empty_and_leaves_it_as_it_was(run, build_run, tmp_path):
+    build_run()
+    bundle = export_lineage(run, tmp_path / "all.evolve.tar.gz")
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "notes.txt").write_text("mine")
+    with pytest.raises(EvolveError, match="not an empty directory"):
+        import_bundle(bundle, tmp_path / "full")
+    assert [p.name for p in (tmp_path / "full").iterdir()] == ["notes.txt"]
+    (tmp_path / "empty").mkdir()
+    with import_bundle(bundle, tmp_path / "empty") as copy:  # an empty directory is a fine destination
+        assert copy.nodes() == run.nodes()
