@@ -1,7 +1,8 @@
 """`DockerSandbox`: one fresh container per job, with hard limits and no network.
 
-The container's main process is `sleep <wall clock>` (plus the pool's idle allowance,
-evolve.sandbox.docker_spec), so it stops by itself even if the engine dies; every command runs under
+The container's main process ends at its wall clock (plus the pool's idle allowance,
+evolve.sandbox.docker_spec) or when the lease its owner holds ends: within moments of the owner's
+death, not at the next sweep (evolve.sandbox.docker_start.Lease); every command runs under
 `timeout -k` in its own process group, and the host kills that group (or the whole container) when
 a command outlives its deadline or its output cap. The only channel out is the model gateway's Unix
 socket (evolve.sandbox.gateway_slot). Copies into a read-only sandbox are gathered into one tar and
@@ -43,7 +44,7 @@ from evolve.sandbox.docker_spec import (
     exec_wrapper,
     writable_mounts,
 )
-from evolve.sandbox.docker_start import ImageHomes, start_container
+from evolve.sandbox.docker_start import ImageHomes, Lease, start_container
 from evolve.sandbox.engine import INFRA_ERRORS, infra, oom_kill_count, removal_in_progress
 from evolve.sandbox.gateway_slot import link_socket, new_slot, remove_slot
 from evolve.sandbox.layer import LayerWatch
@@ -72,9 +73,11 @@ class DockerSandbox:
         started_at: float | None = None,
         slot: Path | None = None,
         cap_add: tuple[str, ...] = (),
+        lease: Lease | None = None,
     ) -> None:
         self._client = client
         self._container = container
+        self._lease = lease
         self._limits = limits
         self._user = user
         self._workdir = workdir
@@ -145,13 +148,13 @@ class DockerSandbox:
         with infra("cannot reach the Docker engine"):
             client = client or docker.from_env(timeout=120)
         try:
-            container, started_at, home = start_container(client, image, options, workdir, user, homes)
+            container, lease, started_at, home = start_container(client, image, options, workdir, user, homes)
         except BaseException:
             if owns_client:
                 client.close()
             raise
         box = cls(client, container, limits=limits, user=user, workdir=workdir, owns_client=owns_client,
-                  started_at=started_at, slot=slot, cap_add=tuple(options["cap_add"]))
+                  started_at=started_at, slot=slot, cap_add=tuple(options["cap_add"]), lease=lease)
         if home is not None:
             try:
                 box._copy_home(*home)
@@ -287,6 +290,8 @@ class DockerSandbox:
             return
         self._closed = True
         self._pending, self._pending_dirs = None, []
+        if self._lease is not None:
+            self._lease.end()  # the container stops by itself now, even if its removal below fails
         if self._layer is not None:
             self._layer.stop()
         if self.release is not None:

@@ -29,6 +29,14 @@ _WRAPPER = (
 )
 
 
+def lease_command(seconds: int) -> list[str]:
+    """The container's main process: it reads its stdin, which only the engine's attached connection
+    holds open (`stdin_once`: closed with that connection, when its owner closes the sandbox or dies),
+    and ends at that end of input or after `seconds`, whichever comes first. It is root's and reads a
+    pipe of the engine's, so agent code (uid 1000, no capabilities) can neither feed it nor stop it."""
+    return ["timeout", str(seconds), "cat"]
+
+
 def container_name(run_id: str, job_id: str) -> str:
     slug = re.sub(r"[^a-zA-Z0-9_.-]+", "-", f"{run_id}-{job_id}")[:80]
     return f"evolve-{slug}-{uuid.uuid4().hex[:6]}"
@@ -74,7 +82,8 @@ def container_options(
 ) -> dict[str, Any]:
     """Keyword arguments of `containers.create` (after the image): limits, labels, no network.
 
-    The main process is `sleep <wall clock>`, so the container stops by itself at its wall clock.
+    The main process (`lease_command`) ends at the wall clock or as soon as its owner's lease ends, and
+    the container with it.
     The gateway's socket, when given, is the only host path mounted and the only way out: either the
     socket file itself, or (`gateway_dir`) a directory of this container's own, mounted read-only, into
     which the engine links the job's socket when the job takes the container. With a
@@ -90,7 +99,10 @@ def container_options(
         mounts.append(Mount(GATEWAY_SOCKET_PATH, str(gateway_socket), type="bind"))
         environment["EVOLVE_LLM_SOCKET"] = GATEWAY_SOCKET_PATH
     return {
-        "command": ["sleep", str(math.ceil(limits.wall_clock_s + idle_allowance_s(limits)))],
+        "command": lease_command(math.ceil(limits.wall_clock_s + idle_allowance_s(limits))),
+        # The lease (evolve.sandbox.docker_start): the engine holds the main process's stdin open; docker-py
+        # creates a container with an open stdin as `StdinOnce`, closed when the attached connection closes.
+        "stdin_open": True,
         "name": container_name(run_id, job_id),
         "labels": {RUN_LABEL: run_id, JOB_LABEL: job_id, OWNER_LABEL: current_owner()},
         "environment": environment,

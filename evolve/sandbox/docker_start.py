@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import socket
 import threading
 import time
 
@@ -39,8 +40,10 @@ class ImageHomes:
 def start_container(client: docker.DockerClient, image: str, options: dict, workdir: str, user: str,
                     homes: ImageHomes | None = None):
     """Create and start a container from `options` (evolve.sandbox.docker_spec); removed again if that
-    fails. Returns it, the time just before it started, and the image's home as (path, tar) or None."""
-    container = None
+    fails. Returns it, its lease, the time just before it started, and the image's home as (path, tar) or
+    None. The lease is attached before the container starts, so there is no moment the container runs
+    without one."""
+    container = lease = None
     try:
         with infra(f"cannot start a container from {image}"):
             container = client.containers.create(image, **options)
@@ -49,11 +52,34 @@ def start_container(client: docker.DockerClient, image: str, options: dict, work
                 home = homes.of(container, options, user) if homes is not None else image_home(container, options, user)
             if not options["read_only"]:  # docker would create the work dir as root
                 container.put_archive("/", tar_of_dirs([workdir.strip("/")]))
+            lease = Lease.attach(client, str(container.id))
             started_at = time.monotonic()
             container.start()
     except BaseException:
+        if lease is not None:
+            lease.end()
         if container is not None:
             with contextlib.suppress(*INFRA_ERRORS):
                 container.remove(force=True)
         raise
-    return container, started_at, home
+    return container, lease, started_at, home
+
+
+class Lease:
+    """The container's life line: a connection to its main process's stdin (evolve.sandbox.docker_spec,
+    `lease_command`) that this process holds. Ending it, or this process's death (the kernel closes the
+    connection), closes that stdin, and the container stops within moments, with no sweep."""
+
+    def __init__(self, connection: socket.socket) -> None:
+        self._connection = connection
+
+    @classmethod
+    def attach(cls, client: docker.DockerClient, container_id: str) -> Lease:
+        raw = client.api.attach_socket(container_id, params={"stdin": 1, "stream": 1})
+        return cls(getattr(raw, "_sock", raw))  # docker-py hands the raw socket's file wrapper on Unix sockets
+
+    def end(self) -> None:
+        """Close the lease: the container's main process sees the end of its input and exits."""
+        with contextlib.suppress(OSError):
+            self._connection.shutdown(socket.SHUT_RDWR)  # ends the connection whatever else holds it
+        self._connection.close()
