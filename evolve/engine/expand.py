@@ -21,7 +21,7 @@ import shutil
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from evolve.archive.candidates import Candidate, write_candidates
@@ -161,7 +161,7 @@ def _candidates(ctx: JobContext, instructions: str, settings: ExpandSettings, *,
     if several:
         write_candidates(ctx.log_dir, records)
         _keep_only(ctx.log_dir, child.code_dir, [c.code_dir for c, _ in tried])
-        child = Modification(ctx.log_dir / "child", child.diff, child.returncode, child.timed_out, child.summary)
+        child = replace(child, code_dir=ctx.log_dir / "child")
         if not verdict.valid:
             verdict = Verdict(False, f"{verdict.reason} (the furthest of {len(records)} candidates, "
                                      f"candidate {pick + 1}; every verdict is in the job's candidates.jsonl)")

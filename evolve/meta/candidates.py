@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evolve.archive.edits import EditKind, tree_edit_kind
+from evolve.meta.modify import NO_CHANGE
 from evolve.meta.validate import CHECKS
 
 FILTERS = ("applies", "compiles", "differs", "code edit")
@@ -50,7 +51,7 @@ def cheap_filters(parent: Path, child: Path, diff: str, *, require_code: bool = 
     """The cheap filters on a candidate (`child`) against its parent's code, in order; the first that fails
     refuses it."""
     if not diff.strip():
-        return Filtered(EditKind.NONE, "applies", "empty diff: the agent changed nothing")
+        return Filtered(EditKind.NONE, "applies", NO_CHANGE)
     for path in _changed_python(parent, child):
         why = _parse_error(path.read_bytes())
         if why:

@@ -21,6 +21,8 @@ from evolve.sandbox.types import Sandbox
 from evolve.tasks.tree_diff import diff_entries
 
 RUNNING, EDITED = "/work/agent", "/work/self"
+NO_CHANGE = "empty diff: the agent changed nothing"
+"""Why a child whose tree is its parent's is refused (the host's diff of the two trees is empty)."""
 INSTRUCTIONS, TRANSCRIPT = "/work/instructions.md", "/work/transcript.jsonl"
 
 
@@ -78,5 +80,5 @@ def commit_problem(code_dir: Path, gate_tree: str | None, parent_tree: str) -> s
     if tree != gate_tree:
         return f"the child's code ({tree[:12]}) is not the tree the gate checked ({(gate_tree or 'none')[:12]})"
     if tree == parent_tree:
-        return "no change: the child's tree equals its parent's"
+        return NO_CHANGE
     return None

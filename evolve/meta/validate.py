@@ -26,6 +26,7 @@ from pathlib import Path
 
 from evolve.archive.codetree import git_refuses, tree_entries
 from evolve.meta.diagnose import DiagnosisFailed
+from evolve.meta.modify import NO_CHANGE
 from evolve.meta.procedure import AGENT, Material, agent_diagnose, output_tail
 from evolve.sandbox.types import ExecResult, Sandbox
 
@@ -78,7 +79,7 @@ def validate_child(sandbox: Sandbox, code_dir: Path, diff: str, log_dir: Path, *
     answered for this job so far (e.g. `lambda: gateway.report(job).requests`). `diagnose`: the agent's
     meta procedure is in use (`[meta] procedure = "agent"`), so its diagnose command is checked too."""
     if not diff.strip():
-        return Verdict(False, "no change: the child's tree equals its parent's")
+        return Verdict(False, NO_CHANGE)
     refused = sorted(os.fsdecode(rel) for rel, (mode, _) in tree_entries(code_dir).items() if git_refuses(rel, mode))
     if refused:
         return Verdict(False, f"the child's tree holds a path git cannot check out: {refused[0]!r}")

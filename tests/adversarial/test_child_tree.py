@@ -16,6 +16,7 @@ from evolve.engine.expand import ExpandSettings
 from evolve.engine.runner import Runner
 from evolve.engine.worker import EngineWorker, WorkerSettings
 from evolve.llm.gateway import Gateway
+from evolve.meta.modify import NO_CHANGE
 from evolve.sandbox.factory import DockerSandboxes
 from evolve.sandbox.types import SandboxLimits
 from evolve.search import Expand, Stop
@@ -25,8 +26,8 @@ from tests.integration.scripted import diagnosis
 from .conftest import executor_agent
 from .test_gate import SMOKE_EDIT
 
-NOTE = "echo '# a note' >> agent/__main__.py"
-"""An honest edit of the child's own code."""
+NOTE = "echo 'NOTE = 1' >> agent/__main__.py"
+"""An honest edit of the child's own code (a code edit: the cheap filters refuse a comment alone)."""
 
 
 class ExpandTheSeedOnce:
@@ -51,7 +52,7 @@ def expand(tmp_path, base_image):
         run = Run.create(tmp_path / f"run-{len(runs)}")
         runs.append(run)
         seed = run.add_node(executor_agent(tmp_path / f"seed-{len(runs)}"), origin="seed")
-        models = {"diagnose": RoutedModel([], diagnosis()), "modify": RoutedModel([], script),
+        models = {"diagnose": RoutedModel([], diagnosis(("agent/__main__.py",))), "modify": RoutedModel([], script),
                   "solve": RoutedModel([(SMOKE_MARKER, SMOKE_EDIT)], "true\n")}
         limits = SandboxLimits(wall_clock_s=120.0, memory="512m", copy_limit_bytes=copy_limit_bytes)
         executor = LocalExecutor(1)
@@ -80,7 +81,7 @@ def test_twin_an_honest_edit_is_valid_and_committed_as_checked(expand):
     run, child, checked = expand(NOTE)
     assert child.valid, child.reason
     assert committed(run, child) == tree_entries(checked)
-    assert committed(run, child)[b"agent/__main__.py"][1].endswith(b"# a note\n")
+    assert committed(run, child)[b"agent/__main__.py"][1].endswith(b"NOTE = 1\n")
 
 
 def test_a_moved_baseline_tag_is_no_change(expand):
@@ -88,7 +89,7 @@ def test_a_moved_baseline_tag_is_no_change(expand):
     script = ("git rm -q tests/test_agent.py && git -c user.name=a -c user.email=a@a commit -qm gone && git tag -f evolve-baseline >/dev/null && "
               "git checkout -q HEAD~1 -- tests/test_agent.py")
     run, child, _ = expand(script)
-    assert (child.valid, child.reason) == (False, "no change: the child's tree equals its parent's")
+    assert (child.valid, child.reason) == (False, NO_CHANGE)
     assert run.code.tree_hash(child.commit) == run.code.tree_hash(run.node(child.parent).commit)
 
 
@@ -150,7 +151,7 @@ def test_odd_names_and_modes_are_committed_exactly(expand):
 
 def test_an_empty_directory_alone_is_no_change(expand):
     _, child, _ = expand("mkdir -p agent/empty")
-    assert (child.valid, child.reason) == (False, "no change: the child's tree equals its parent's")
+    assert (child.valid, child.reason) == (False, NO_CHANGE)
 
 
 def test_a_child_over_the_copy_cap_is_invalid(expand):

@@ -18,6 +18,7 @@ from evolve.engine.context import agent_timeout
 from evolve.engine.evaluate import EvalSettings, Evaluation
 from evolve.engine.expand import ExpandSettings, Expansion
 from evolve.engine.worker import Place
+from evolve.meta.modify import NO_CHANGE
 from evolve.sandbox.factory import ProcessSandboxes
 from evolve.sandbox.types import SandboxLimits
 from evolve.standins.models import SMOKE_MARKER, RoutedModel
@@ -85,7 +86,7 @@ def expected() -> dict[str, tuple]:
         "slow": ("timeout", f"the agent ran past {agent_timeout(TIGHT.wall_clock_s):.0f} s"),
         "child": (True, None, False),
         # the improve step ends at the rule's timeout, before its sandbox: a child to judge, not "sandbox failed"
-        "slow-improve": (False, "no change: the child's tree equals its parent's", True),
+        "slow-improve": (False, NO_CHANGE, True),
     }
 
 
