@@ -73,7 +73,8 @@ class OnCluster:
             for spec in work.channels(str(job.id)):
                 channel = self.gateway.open_job(spec.job, node.id, spec.role, spec.tokens)
                 opened.append(spec.job)
-                grants[spec.role] = GatewayGrant(self.gateway_origin, channel.token, spec.role)
+                grants[spec.role] = GatewayGrant(self.gateway_origin, channel.token, spec.role,
+                                                 self.gateway.limits.max_request_bytes)
             shipped = ShippedJob(job.id, node.id, commit_tar(self.run, node.id), grants, self.sandboxes, work)
             outcome: RemoteOutcome = self.cluster.submit(run_shipped, shipped).result()
         finally:

@@ -206,6 +206,11 @@ class Gateway:
         bound_host, bound_port = self._tcp.address[:2]
         return f"http://{bound_host}:{bound_port}/v1"
 
+    @property
+    def limits(self) -> GatewayLimits:
+        """What each job may make this gateway take in."""
+        return self._limits
+
     def _listener_limits(self, base: ListenerLimits) -> ListenerLimits:
         return replace(base, body_bytes=self._limits.max_request_bytes, header_bytes=self._limits.header_bytes)
 

@@ -17,12 +17,12 @@ import tempfile
 import threading
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Self
 
 from evolve.llm.gateway import SANDBOX_SOCKET_PATH, GatewayError, JobReport
-from evolve.llm.gateway_http import Listener, error_body, listen_unix
+from evolve.llm.gateway_http import MAX_BODY_BYTES, UNIX_LIMITS, Listener, error_body, listen_unix
 from evolve.llm.types import Usage
 
 _FORWARDED_PATH = re.compile(r"/v1/[A-Za-z0-9_/-]*")
@@ -48,6 +48,8 @@ class GatewayGrant:
     """http://HOST:PORT of the head gateway's TCP listener."""
     token: str
     role: str
+    max_request_bytes: int = MAX_BODY_BYTES
+    """The head gateway's body cap, which the relay applies too (a larger body is refused on the node)."""
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,8 @@ class _Relay:
         self.upstream_failures = 0
         self._lock = threading.Lock()
         socket_path.unlink(missing_ok=True)
-        self.listener: Listener = listen_unix(str(socket_path), grant.role, self.forward)
+        limits = replace(UNIX_LIMITS, body_bytes=grant.max_request_bytes)
+        self.listener: Listener = listen_unix(str(socket_path), grant.role, self.forward, limits)
         os.chmod(socket_path, 0o666)  # sandboxes run as uid 1000
 
     def forward(self, job_id: str, method: str, path: str, body: bytes) -> tuple[int, bytes]:

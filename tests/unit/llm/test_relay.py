@@ -84,3 +84,15 @@ def test_the_relay_forwards_only_v1_paths(tmp_path, path):
             status, reply = unix_json(channel.socket_path, "POST", path, ASK)
     assert status == 404 and "only /v1/" in reply["error"]["message"]
     assert model.requests == []
+
+
+def test_the_relay_applies_the_head_gateways_body_cap():
+    with Gateway({"solve": ScriptedModel(["x"])}) as gateway:
+        origin = gateway.start_tcp().removesuffix("/v1")
+        head = gateway.open_job("1", "n", "solve", 10_000)
+        with RelayChannels({"solve": GatewayGrant(origin, head.token, "solve", max_request_bytes=100)}) as relay:
+            channel = relay.open_job("1", "n", "solve", 0)
+            status, reply = unix_json(channel.socket_path, "POST", "/v1/chat/completions",
+                                      {"messages": [{"role": "user", "content": "x" * 200}]})
+            assert status == 413 and "100-byte cap" in reply["error"]["message"]
+            assert unix_json(channel.socket_path, "POST", "/v1/chat/completions", ASK)[0] == 200
