@@ -14,16 +14,23 @@ import argparse
 import ctypes
 import json
 import re
+import select
+import socket
 import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 CONTEXT_ERROR = re.compile(r"Requested tokens \((\d+)\) exceed context window of (\d+)")
 NOT_PASSED = {"n", "logit_bias_type", "user", "min_tokens", "logit_bias", "grammar"}
+
+
+class ClientGone(Exception):
+    """The client closed its connection while its request waited for the model."""
 
 
 class BadRequest(Exception):
@@ -47,7 +54,9 @@ class ServedModel:
         self.alias = alias
         self.lock = threading.Lock()
 
-    def chat(self, body: dict[str, Any]) -> dict[str, Any]:
+    def chat(self, body: dict[str, Any], gone: Callable[[], bool] = lambda: False) -> dict[str, Any]:
+        """Answer one request; one whose client has `gone` (timed out, to retry) while it waited for
+        the model is refused unread, so a queue of abandoned requests costs no model time."""
         import llama_cpp
         from llama_cpp.server.types import CreateChatCompletionRequest
         from pydantic import ValidationError
@@ -68,6 +77,8 @@ class ServedModel:
         if request.grammar is not None:
             kwargs["grammar"] = llama_cpp.LlamaGrammar.from_string(request.grammar)
         with self.lock:
+            if gone():
+                raise ClientGone
             if request.min_tokens > 0:
                 kwargs["logits_processor"] = llama_cpp.LogitsProcessorList(
                     [llama_cpp.MinTokensLogitsProcessor(request.min_tokens, self.llama.token_eos())])
@@ -115,6 +126,16 @@ class _Handler(BaseHTTPRequestHandler):
     def _error(self, status: int, message: str, kind: str, code: str) -> None:
         self._send(status, {"error": {"message": message, "type": kind, "param": None, "code": code}})
 
+    def _client_gone(self) -> bool:
+        """Whether the client closed the connection (readable with nothing to read)."""
+        readable, _, _ = select.select([self.connection], [], [], 0)
+        if not readable:
+            return False
+        try:
+            return self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
+
     def do_GET(self) -> None:
         if self.path.rstrip("/") == "/v1/models":
             self._send(200, {"object": "list", "data": [
@@ -134,7 +155,11 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw or b"{}")
             if not isinstance(body, dict):
                 raise BadRequest("the body is not a JSON object")
-            self._send(200, self.served.chat(body))
+            self._send(200, self.served.chat(body, self._client_gone))
+        except ClientGone:
+            print(f"{time.strftime('%H:%M:%S')} a request whose client left while it waited: not read",
+                  file=sys.stderr, flush=True)
+            self.close_connection = True
         except json.JSONDecodeError as exc:
             self._error(400, f"the body is not JSON: {exc}", "invalid_request_error", "invalid_request")
         except BadRequest as exc:
@@ -144,9 +169,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(500, f"{type(exc).__name__}: {exc}", "server_error", "internal_error")
 
 
+def http_server(served: ServedModel, host: str, port: int) -> ThreadingHTTPServer:
+    """The HTTP server over `served` (bound, not yet serving; port 0 picks a free one)."""
+    return ThreadingHTTPServer((host, port), type("Handler", (_Handler,), {"served": served}))
+
+
 def serve(served: ServedModel, host: str, port: int) -> None:
-    handler = type("Handler", (_Handler,), {"served": served})
-    with ThreadingHTTPServer((host, port), handler) as server:
+    with http_server(served, host, port) as server:
         print(f"serving {served.alias} on http://{host}:{port}/v1", file=sys.stderr, flush=True)
         server.serve_forever()
 

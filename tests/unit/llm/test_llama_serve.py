@@ -1,0 +1,101 @@
+"""The embedded server's HTTP side over a stand-in model (no weights): usage with cached tokens,
+OpenAI-style errors, and requests abandoned while queued never reach the model."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import urllib.error
+import urllib.request
+
+import pytest
+
+pytest.importorskip("llama_cpp", reason="the `local` extra (llama-cpp-python) is not installed")
+
+from evolve.llm.llama_serve import ServedModel, http_server
+from evolve.llm.prefix_cache import PrefixCache
+
+
+class StandInLlama:
+    """Answers 'ok'; says it read 3 of the prompt's 10 tokens; can be held until released."""
+
+    def __init__(self) -> None:
+        self.prefix_cache = PrefixCache(1 << 20)
+        self.restored = 0
+        self.prompt_read = 3
+        self.calls = 0
+        self.release = threading.Event()
+        self.release.set()
+        self.started = threading.Event()
+
+    def token_eos(self) -> int:
+        return 0
+
+    def create_chat_completion(self, **kwargs):
+        self.calls += 1
+        self.started.set()
+        self.release.wait(30)
+        if kwargs["messages"][0]["content"] == "too long":
+            raise ValueError("Requested tokens (9000) exceed context window of 8192")
+        return {"id": "x", "object": "chat.completion", "model": kwargs["model"],
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11}}
+
+
+@pytest.fixture
+def served():
+    llama = StandInLlama()
+    server = http_server(ServedModel(llama, "m"), "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield llama, f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+def _post(url: str, body: object, timeout: float = 30) -> tuple[int, dict]:
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    request = urllib.request.Request(f"{url}/chat/completions", data, {"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as reply:
+            return reply.status, json.loads(reply.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def _chat(text: str) -> dict:
+    return {"model": "any", "messages": [{"role": "user", "content": text}], "max_tokens": 4}
+
+
+def test_the_usage_says_how_many_prompt_tokens_came_from_saved_contexts(served):
+    _, url = served
+    status, answer = _post(url, _chat("hi"))
+    assert status == 200 and answer["model"] == "m"
+    assert answer["usage"]["prompt_tokens_details"] == {"cached_tokens": 7}
+    with urllib.request.urlopen(f"{url}/models") as reply:
+        assert json.loads(reply.read())["data"][0]["id"] == "m"
+
+
+def test_bad_requests_get_openai_style_errors(served):
+    _, url = served
+    status, answer = _post(url, _chat("too long"))
+    assert (status, answer["error"]["code"]) == (400, "context_length_exceeded")
+    assert _post(url, b"{not json")[0] == 400
+    status, answer = _post(url, {"messages": "nope"})
+    assert status == 400 and "messages" in answer["error"]["message"]
+    assert _post(url, {**_chat("hi"), "stream": True})[0] == 400
+
+
+def test_a_request_whose_client_left_while_it_queued_never_reaches_the_model(served):
+    llama, url = served
+    llama.release.clear()
+    first = threading.Thread(target=_post, args=(url, _chat("first")))
+    first.start()
+    assert llama.started.wait(10)  # the model is busy with the first request
+    with pytest.raises((TimeoutError, socket.timeout, urllib.error.URLError)):
+        _post(url, _chat("abandoned"), timeout=0.5)  # gives up while queued, as a client's timeout does
+    llama.release.set()
+    first.join(10)
+    assert _post(url, _chat("next"))[0] == 200
+    assert llama.calls == 2  # the first and the next; the abandoned one was never read
