@@ -120,6 +120,8 @@ class ReportData:
     usage: Usage = field(default_factory=Usage)
     import_times: bool = False
     policy: str = "hgm"
+    tokens_counted: int = 0
+    """Tokens the gateway counted for the run's nodes (the usage chart reads the recorded exchanges)."""
     exchanges: dict[str, dict] = field(default_factory=dict)
     """Per detailed node: its jobs' model exchanges (cut) and log files (`evolve.report.exchanges`)."""
     answer: list[str] = field(default_factory=list)
@@ -323,6 +325,7 @@ def collect(run: Run, *, stop_reason: str | None = None, detail_nodes: int = DET
         usage=usage,
         import_times=source is not None and "bundle" not in source,
         policy=run.config.policy.name,
+        tokens_counted=tokens,
         answer=headline(run, stop, tree).lines(),
         exchanges=node_exchanges(run, diffs),
     )

@@ -78,6 +78,11 @@ def _usage_charts(data: ReportData) -> str:
                  for i, (role, s) in enumerate(series.items())]  # fmt: skip
         charts.append(line_chart(chart_id, title, lines, "hours since the run started", unit))
     note = "" if usage.exchanges else "<p class='meta'>No recorded model exchanges in this run (an imported run keeps none).</p>"
+    recorded = round(sum(series.totals[-1] for series in usage.tokens.values() if series.totals))
+    if usage.exchanges and recorded < data.tokens_counted:  # a bundle exported before every exchange file travelled
+        note += (f"<p class='meta' id='tokens-missing'>The recorded exchanges hold {recorded:,} of the "
+                 f"{data.tokens_counted:,} tokens the gateway counted: the rest were not carried (a bundle "
+                 "exported before `evolve export` carried every exchange file of every job).</p>")
     cache = "; ".join(f"{escape(role)} {usage.cache_hit_rate(role):.0%} of {prompt:,}"
                       for role, (prompt, _) in sorted(usage.prompt_cache.items()) if prompt)
     if cache:
