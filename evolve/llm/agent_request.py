@@ -268,7 +268,7 @@ def _message(wire: _WireMessage) -> Message:
     content = wire.content
     if isinstance(content, list):
         content = "".join(part.text for part in content)
-    calls = tuple(ToolCall(id=c.id or "", name=c.function.name, arguments=c.function.arguments)
+    calls = tuple(ToolCall(id=c.id or "", name=c.function.name, arguments=c.function.arguments or "{}")
                   for c in wire.tool_calls or ())
     return Message(role=wire.role, content=content, tool_calls=calls, tool_call_id=wire.tool_call_id, name=wire.name)
 
