@@ -25,6 +25,7 @@ import signal
 import subprocess
 import sys
 import threading
+import traceback
 from typing import Any
 
 TEST_UID = 1000
@@ -144,11 +145,21 @@ def check(spec):
             except Exception as exc:  # noqa: BLE001 - any failure of the check is the candidate's failure
                 records.append({"test": test, "when": "call", "outcome": "failed"})
                 if test == "check":
-                    log.append(f"check failed: {type(exc).__name__}: {str(exc)[:500]}\n")
+                    log.append(f"check failed{_where(exc, spec['check'])}: {type(exc).__name__}: {str(exc)[:500]}\n")
     finally:
         _end(process)
         drain.join(2.0)
     return records + [{"end": 0}], "".join(log)[-20000:]
+
+
+def _where(exc, source):
+    """` at line N: <the check's line>` where the check failed (as a traceback of the old check script showed)."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == "check.py"]
+    if not frames or not frames[-1].lineno:
+        return ""
+    lines = source.splitlines()
+    line = lines[frames[-1].lineno - 1].strip() if frames[-1].lineno <= len(lines) else ""
+    return f" at line {frames[-1].lineno}: {line[:300]}"
 
 
 def _namespace(spec):

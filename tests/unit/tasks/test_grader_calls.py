@@ -52,6 +52,7 @@ def test_the_honest_answer_passes_and_the_stub_fails(tmp_path):
     assert grade(_task(), _patch(HONEST), tmp_path / "a").outcome == "pass"
     stub = grade(_task(), "", tmp_path / "b")
     assert stub.outcome == "fail" and "NotImplementedError" in stub.output
+    assert ": assert candidate([1, 2]) == [2, 4]" in stub.output  # the diagnosis reads which check failed
 
 
 @pytest.mark.parametrize("name", list(CHEATS))
