@@ -129,6 +129,25 @@ class RoutedModel:
         )
 
 
+class Charged:
+    """A model billed as a hosted one: `dollars_per_token` on every token of its usage (tests of the dollar
+    budget with scripted models, which cost nothing)."""
+
+    def __init__(self, model: Any, dollars_per_token: float) -> None:
+        self._model = model
+        self.name = getattr(model, "name", "charged")
+        self.dollars_per_token = dollars_per_token
+
+    def completion_cap(self, request: ChatRequest) -> int:
+        return int(self._model.completion_cap(request))
+
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        response: ChatResponse = self._model.complete(request)
+        bill = response.usage.total_tokens * self.dollars_per_token
+        usage = response.usage.model_copy(update={"cost_usd": response.usage.cost_usd + bill})
+        return response.model_copy(update={"usage": usage})
+
+
 class FakeOpenAIServer:
     """An OpenAI-style server on 127.0.0.1 that fails the first `failures` chat requests with
     `fail_status`, then answers "ok" (after `delay_s`, a stand-in for generation time); it counts the
