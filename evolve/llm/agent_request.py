@@ -19,6 +19,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
@@ -221,7 +222,7 @@ class _WireRequest(_Wire):
 ACCEPTED_FIELDS = tuple(_WireRequest.model_fields)
 
 
-_HINTS = {"stream": "streaming is not supported by the gateway", "n": "the gateway answers one choice"}
+_HINTS = MappingProxyType({"stream": "streaming is not supported by the gateway", "n": "the gateway answers one choice"})
 _UNION_TAGS = frozenset({"str", "list[_TextPart]", "_ToolChoice", "literal['none','auto','required']",
                          "list[constrained-str]", "constrained-str"})
 
