@@ -53,7 +53,8 @@ class ModelConfig(_Section):
     """Cap on tokens generated per request; default by family (1024 local, 4096 hosted chat, 25000
     for OpenAI reasoning models, whose hidden reasoning counts against it)."""
     timeout_s: float | None = Field(None, gt=0)
-    """Per-attempt timeout; default by family (120 s, 300 s Anthropic, 600 s reasoning models)."""
+    """Per-attempt timeout; default by family (120 s, 600 s embedded, 300 s Anthropic, 600 s reasoning
+    models)."""
     retry_window_min: float = Field(10.0, gt=0)
     """Rate limits, 5xx/529 and connection errors are retried (with the server's Retry-After, else
     jittered backoff) until this many minutes have passed since the first attempt."""

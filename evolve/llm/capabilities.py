@@ -51,6 +51,9 @@ def is_reasoning(model: str) -> bool:
     return bool(_OPENAI_REASONING.search(model.lower()))
 
 
+EMBEDDED_TIMEOUT_S = 600.0
+
+
 def capabilities(provider: str, model: str) -> Capabilities:
     """The row of the table for `provider` (a `[models.<role>] provider`) and `model`."""
     if provider == "anthropic":
@@ -63,8 +66,11 @@ def capabilities(provider: str, model: str) -> Capabilities:
     if provider == "openai":
         return Capabilities(provider, "openai-chat", "max_completion_tokens", sampling=True, stop=True,
                             default_max_tokens=4096, default_timeout_s=120.0, caller_cap=True, seed=True)
+    # The embedded server answers one request at a time on a CPU, and a request's timeout includes its
+    # wait behind another job's: 120 s made queued requests time out and be generated twice.
+    timeout = EMBEDDED_TIMEOUT_S if provider == "embedded" else 120.0
     return Capabilities(provider, "openai-compatible", "max_tokens", sampling=True, stop=True,
-                        default_max_tokens=1024, default_timeout_s=120.0, caller_cap=True, seed=True)
+                        default_max_tokens=1024, default_timeout_s=timeout, caller_cap=True, seed=True)
 
 
 def completion_cap(caps: Capabilities, configured: int, requested: int | None, ceiling: int | None) -> int:

@@ -117,11 +117,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, status: int, payload: dict[str, Any]) -> None:
         data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):  # the client left (its timeout) while we worked
+            print(f"{time.strftime('%H:%M:%S')} the client left before its answer", file=sys.stderr, flush=True)
+            self.close_connection = True
 
     def _error(self, status: int, message: str, kind: str, code: str) -> None:
         self._send(status, {"error": {"message": message, "type": kind, "param": None, "code": code}})

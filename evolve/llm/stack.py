@@ -128,7 +128,7 @@ def client_for(config: ModelConfig, base_urls: tuple[str, ...] = (), seed: int =
                              timeout_s=config.timeout_s, retry=retry_policy(config, seed))
     if config.provider in ("embedded", "vllm"):
         gpus = config.tensor_parallel if config.provider == "vllm" else 0
-        return _balanced(config, base_urls, gpus=gpus, **common)
+        return _balanced(config, base_urls, gpus=gpus, provider=config.provider, **common)
     if config.provider == "openai-compatible":
         urls = config.replica_urls or ((config.base_url,) if config.base_url else ())
         if not urls:

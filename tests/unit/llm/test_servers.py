@@ -196,3 +196,13 @@ def test_the_embedded_server_serves_the_configured_model():
     assert isinstance(server, LlamaCppServer) and server.spec is QWEN_CODER_15B
     command = server.command(Path("/m.gguf"), 9000)
     assert command[command.index("--alias") + 1] == QWEN_CODER_15B.name
+
+
+def test_the_embedded_model_waits_longer_per_attempt_than_other_local_servers():
+    # one request at a time on a CPU: the timeout covers the wait behind another job's request
+    from evolve.llm.capabilities import EMBEDDED_TIMEOUT_S
+
+    embedded = client_for(ModelConfig(provider="embedded"), ("http://127.0.0.1:9/v1",))
+    vllm = client_for(ModelConfig(provider="vllm", model="big"), ("http://127.0.0.1:9/v1",))
+    assert embedded.timeout_s == EMBEDDED_TIMEOUT_S > vllm.timeout_s == 120.0
+    assert client_for(ModelConfig(provider="embedded", timeout_s=30), ("http://127.0.0.1:9/v1",)).timeout_s == 30
