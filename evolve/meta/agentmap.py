@@ -99,9 +99,12 @@ class AgentMap:
     def render(self, limit: int = 6000, *, summaries: bool = True, qualified: bool = False) -> str:
         """The map as a prompt shows it: one line per file and per symbol (with its docstring's first
         line unless `summaries` is off), at most `limit` characters. `qualified`: each symbol line
-        starts with its target name (`agent/tools.py:cap`), for a reply that must name one."""
+        starts with its target name (`agent/tools.py:cap`), for a reply that must name one, and files
+        that define nothing are left out."""
         out = []
-        for file in self.files:
+        # a reply that must name a target copied an empty file's line (`agent/__init__.py:1`): none shown
+        files = [f for f in self.files if f.symbols or f.error] if qualified else self.files
+        for file in files:
             out.append(f"{file.path} ({file.lines} lines)" + (f": {file.error}" if file.error else ""))
             for s in file.symbols:
                 indent = "    " if s.kind == "method" else "  "

@@ -74,6 +74,9 @@ def test_render_is_compact_and_bounded(agent: Path) -> None:
     assert "    def run_bash(command, *, timeout, **options)  [lines 22-24]" in text
     assert "  SOLVE  [line 3]" in text
     assert "Cut text." not in agent_map(agent).render(summaries=False)
+    qualified = agent_map(agent).render(qualified=True)
+    assert "  agent/tools.py:Workspace.run_bash(command, *, timeout, **options)  [lines 22-24]" in qualified
+    assert "  agent/prompts.py:SOLVE (constant)  [line 3]" in qualified
     short = agent_map(agent).render(limit=80)
     assert len(short) <= 80 + len("\n[... map cut]") and short.endswith("[... map cut]")
 
@@ -108,6 +111,7 @@ def test_source_of_returns_the_lines_of_the_target(agent: Path) -> None:
 def test_the_seed_agent_maps_with_every_file_parsed(tmp_path: Path) -> None:
     copy_seed(tmp_path / "seed")
     found = agent_map(tmp_path / "seed")
+    assert "agent/__init__.py" in found.render() and "agent/__init__.py" not in found.render(qualified=True)
     assert all(not f.error for f in found.files) and "agent/loop.py:Agent.run" in found.targets()
     assert "agent/prompts.py:SYSTEM" in found.targets()
     assert source_of(tmp_path / "seed", "agent/loop.py:parse").startswith("def parse(text: str)")
