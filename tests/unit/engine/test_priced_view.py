@@ -149,3 +149,34 @@ def test_a_resumed_run_keeps_the_priors_it_started_with(tmp_path):
                    budget=BudgetConfig(evaluations=5, tokens=100_000), concurrency=1, seed=3,
                    priors=Priors(evaluation_tokens=1.0, expansion_tokens=1.0))
     assert again.priors == PRIORS
+
+
+def test_a_priced_run_stopped_and_resumed_decides_and_prices_as_one_that_never_stopped(tmp_path):
+    budget = BudgetConfig(evaluations=500, tokens=5000)
+
+    def priced_run(path, stop_after: int | None):
+        run = seeded_run(path)
+        runner, executor = _runner(run, budget, HGMCostPolicy())
+        if stop_after is not None:
+            evaluate = runner.worker.evaluate
+
+            def stopping(job, node, task, split):
+                result = evaluate(job, node, task, split)
+                if job.decision == stop_after:
+                    runner.request_stop()  # the first Ctrl-C, mid-search
+                return result
+
+            runner.worker.evaluate = stopping
+        runner.execute()
+        executor.shutdown(cancel_pending=True)
+        if stop_after is not None:
+            assert len(run.decisions()) == stop_after + 1
+            again, executor = _runner(run, budget, HGMCostPolicy())
+            again.execute()
+            executor.shutdown(cancel_pending=True)
+        return [(j.kind, j.node, j.task) for j in run.jobs()], run.decisions()
+
+    whole_jobs, whole = priced_run(tmp_path / "whole", None)
+    resumed_jobs, resumed = priced_run(tmp_path / "resumed", 6)
+    assert resumed_jobs == whole_jobs
+    assert resumed == whole  # every decision saw the same budget and prices
