@@ -76,13 +76,15 @@ def diagnose_node(run: Run, job: Job, node: Node, tasks: Mapping[str, Task], gat
     return text
 
 
+EVIDENCE_EVALUATIONS = 60
+"""Evaluations the evidence reads (the first counted ones): a long-evaluated node costs no more."""
+
+
 def node_evidence(run: Run, evaluations: Sequence[Evaluation], tasks: Mapping[str, Task]) -> Evidence:
     """The failure patterns of a node's counted evaluations (evolve.meta.evidence), read from the
     gateway's exchanges of each evaluation's job (its log directory's name) and its log directory."""
     runs = []
-    for evaluation in evaluations:
-        if evaluation.outcome == "infra":
-            continue
+    for evaluation in [e for e in evaluations if e.outcome != "infra"][:EVIDENCE_EVALUATIONS]:
         log_dir = Path(evaluation.log_path) if evaluation.log_path else None
         job_id = log_dir.name.removeprefix("job-") if log_dir is not None else ""
         exchanges = run.exchanges_file(int(job_id)) if job_id.isdigit() else None

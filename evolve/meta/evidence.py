@@ -34,6 +34,8 @@ _NAMED_FILE = re.compile(r"[\w./-]+\.(?:py|txt|md|json|toml|cfg|ya?ml|js|ts|c|h|
 _STATUS = re.compile(r"agent: (submitted|limits|model_error) after (\d+) steps")
 PLACEHOLDERS = ("path/to/file.py", "path/to/file", "PATH")
 EXCERPT_CHARS = 160
+MAX_RECORD_BYTES = 8 << 20
+"""A larger record (exchanges, transcript, diff, output) is read from its end, whole lines only."""
 
 
 @dataclass(frozen=True)
@@ -229,7 +231,13 @@ def recorded_run(task: str, outcome: str, log_dir: Path | None, exchanges: Path 
     """One evaluation as recorded: its conversation from the gateway's exchanges when there are any,
     else from the agent's transcript; its diff and output from its log directory."""
     def read(path: Path | None) -> str | None:
-        return path.read_text(errors="replace") if path is not None and path.is_file() else None
+        if path is None or not path.is_file():
+            return None
+        if path.stat().st_size > MAX_RECORD_BYTES:  # each request repeats the conversation: read its end
+            with path.open("rb") as handle:
+                handle.seek(-MAX_RECORD_BYTES, 2)
+                return handle.read().decode(errors="replace").split("\n", 1)[-1]
+        return path.read_text(errors="replace")
 
     turns = turns_from_exchanges(read_jsonl(read(exchanges) or ""))
     transcript, status = turns_from_transcript(read_jsonl(read(log_dir and log_dir / "transcript.jsonl") or ""))

@@ -115,3 +115,13 @@ def test_a_log_directory_with_a_transcript_and_no_exchanges(tmp_path: Path) -> N
 def test_no_evaluations_no_patterns() -> None:
     assert compute_evidence([]).render() == "Computed from 0 evaluations of the agent (0 failed):\n- no failure pattern found."
     assert turns_from_exchanges([{"no": "response"}]) == ()
+
+
+def test_a_huge_record_is_read_from_its_end(tmp_path: Path, monkeypatch) -> None:
+    from evolve.meta import evidence
+
+    monkeypatch.setattr(evidence, "MAX_RECORD_BYTES", 200)
+    lines = [json.dumps({"role": "assistant", "content": f"reply {i}"}) for i in range(40)]
+    (tmp_path / "transcript.jsonl").write_text("\n".join(lines) + "\n")
+    run = recorded_run("t1", "fail", tmp_path, None)
+    assert run.turns and run.turns[-1].reply == "reply 39" and all(t.reply != "reply 0" for t in run.turns)
