@@ -83,7 +83,7 @@ def eval_command(
     cfg = load_config(config) if config else RunConfig()
     tasks = list(load_suite(suite).split(split).select(task, limit))
     # models start (and API keys are read) before anything is written
-    stack = ModelStack(cfg.models, seed=cfg.run.seed).start()
+    stack = ModelStack(cfg.models, seed=cfg.run.seed, beside_cpus=cfg.sandbox.cpus).start()  # one task at a time
     try:
         run, node_id = open_agent(agent, archive, cfg)
     except BaseException:
