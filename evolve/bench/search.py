@@ -25,6 +25,7 @@ from evolve.search.dgm import DGMPolicy, GreedyPolicy, RandomPolicy
 from evolve.search.gea import GEAPolicy
 from evolve.search.hgm import HGMPolicy
 from evolve.search.simulate import EpisodeResult, WorldParams
+from evolve.search.spend import KindTotals, Line
 from evolve.search.types import Policy
 from evolve.stats import Interval, mean_ci95
 
@@ -134,18 +135,21 @@ class RunnerDecision:
     """Medians over fresh decisions on the runner's own path (no warmed view)."""
 
     view_ms: float
-    """`SearchState.view()`: the snapshot the policy decides on."""
+    """`SearchState.priced_view()`: the snapshot the policy decides on."""
     decision_ms: float
     """The view build, the decision's generator and `policy.next_action`: one decision of the runner."""
 
 
 def time_runner_decision(policy: Policy, state: SearchState, repeats: int = 30, seed: int = 0) -> RunnerDecision:
-    """Median milliseconds of the runner's decision: `state.view(...)` then `policy.next_action(view, rng)`."""
+    """Median milliseconds of the runner's decision: `state.priced_view(...)` (an evaluations budget and a
+    CPU-hour one, as a run under `[budget] cpu_hours` has) then `policy.next_action(view, rng)`."""
     budget = state.used + 1000
+    lines = (Line("evaluations", float(budget), spent=float(state.used)),
+             Line("cpu_hours", 100.0, 20.0, KindTotals(state.used, 10.0), KindTotals(len(state.tree), 10.0), 0.01, 0.04))
     views, decisions = [], []
     for decision in range(repeats):
         start = time.perf_counter()
-        view = state.view(budget, None)
+        view = state.priced_view(lines)
         built = time.perf_counter()
         policy.next_action(view, np.random.default_rng([seed, decision]))  # a generator per decision, as the runner's
         views.append(built - start)
