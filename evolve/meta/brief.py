@@ -1,6 +1,7 @@
 """The improve step's brief: the diagnosis, then the source of the one target it names and the agent's map.
 
-The diagnosis names an agent-level target (`agent/tools.py:Workspace.bash`, evolve.meta.agentmap); the
+The diagnosis names an agent-level target on its `Target:` line (`agent/tools.py:Workspace.bash`,
+evolve.meta.diagnose.target_of; an agent's own diagnosis may name it anywhere in its text); the
 engine adds that target's source as it stands in the parent and the map of the agent's files, so the
 improve step can show the model one function and the map instead of the whole agent (about 6,000 tokens
 for the seed, which the 0.5B model answered with an echo). A diagnosis that names no target of the map
@@ -14,6 +15,7 @@ import re
 from pathlib import Path
 
 from evolve.meta.agentmap import agent_map, source_of
+from evolve.meta.diagnose import target_of
 
 NAMED = re.compile(r"[\w./-]+\.py(?:::?[\w.]+)?")
 """A file or `FILE:NAME` mentioned in the diagnosis (resolved against the map)."""
@@ -25,7 +27,8 @@ def focused_brief(instructions: str, code: Path) -> str:
     """The instructions with the first target they name that the parent's map resolves: its source and the
     map; the instructions unchanged when they name none."""
     found = agent_map(code)
-    target = next((t for t in map(found.resolve, NAMED.findall(instructions)) if t), None)
+    named = [line for line in [target_of(instructions)] if line] + NAMED.findall(instructions)
+    target = next((t for t in map(found.resolve, named) if t), None)
     hit = found.symbol(target) if target else None
     if target is None or hit is None:
         return instructions

@@ -156,3 +156,18 @@ def test_evolve_show_lists_each_candidate_with_its_verdict(expand):
     assert [c.number for c in node_candidates(run, node.id)] == [1, 2, 3, 4]
     shown = render_node(run, node.id)
     assert "candidates (4):" in shown and "refused at differs" in shown and "4. t=0.75  code, 1 lines" in shown
+
+
+def test_the_brief_shows_the_named_targets_source_and_the_map_and_nothing_without_a_target():
+    from evolve.meta.brief import focused_brief
+    from evolve.seed import seed_dir
+
+    instructions = "Problem: p\n\nTarget: agent/tools.py:Workspace.bash\n\nChange to make: run python3.\n"
+    brief = focused_brief(instructions, seed_dir())
+    assert brief.startswith(instructions.rstrip())
+    assert "--- agent/tools.py:Workspace.bash (the target, as it stands; lines " in brief
+    assert "    def bash(self, command: str" in brief and "def write(" not in brief.split("the agent's map")[0]
+    assert "agent/loop.py (" in brief.split("the agent's map")[1]  # the map lists every file
+    loose = focused_brief("Make agent/loop.py:parse accept a bare fence.", seed_dir())
+    assert "--- agent/loop.py:parse (the target" in loose  # an agent's own diagnosis, no Target line
+    assert focused_brief("Solve solution.py better.", seed_dir()) == "Solve solution.py better."
