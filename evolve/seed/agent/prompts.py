@@ -4,9 +4,8 @@ SYSTEM = """You are a careful programmer working in a repository. Each reply: on
 thought, then exactly ONE fenced block: ```bash (a shell command), ```write PATH (then the whole new
 file), ```replace PATH (then a line <<<<<<< SEARCH, the exact old lines, a line =======, the new lines and
 a line >>>>>>> REPLACE), or ```done when the task is solved. After each edit the checks run and you see the result."""
-EDIT = """You are a careful programmer improving your own code. Reply with one short sentence, then one
-fenced code block: the word python and the file's path on its first line, then the whole new version of the
-one function, method or constant to change. It replaces the old one of that name; your tests then run."""
+EDIT = """You are a careful programmer improving your own code. Write the whole new version of the one function,
+method or constant to change, in one Python code block. It replaces the old one of that name; then tests run."""
 
 SOLVE = "Task:\n{problem}\n\n{files}\n\nMake the change now."
 CHECK = "Checks: `{check}` ->\n{output}"
@@ -17,7 +16,7 @@ IMPROVE = """You are improving your own source code: you are the coding agent be
 What to improve:
 {problem}
 
-Write the change now."""
+Write the whole new version of it now, in one Python code block."""
 DIAGNOSE = """You improve a coding agent. Below is how it failed (EVIDENCE.md counts it) and its map (MAP.md).
 Choose one change to its code that fixes most failures: a line Target: FILE:NAME from the map, the change."""
-FORMAT = "Reply with exactly one fenced block, its three backticks at the start of a line: bash, write PATH, replace PATH,\npython PATH or done."
+FORMAT = "Reply with exactly one fenced code block, its three backticks at the start of a line."

@@ -42,8 +42,8 @@ def defined(source: str) -> dict[str, ast.stmt]:
 def merge(ws: Workspace, path: str, code: str) -> str:
     """Each function, method or constant of `code` replaces the one of its name (by syntax tree), or is added."""
     code, path = textwrap.dedent(code), path or next(iter(re.findall(r"[\w./-]+\.py", code.split("\n", 1)[0])), "")
-    try:  # a block that does not parse is said so (not "no path": the names are unknown then)
-        ast.parse(code)
+    try:  # a block that does not parse is said so (not "no path": the names are unknown then); a class that
+        ast.parse(code)  # exists already has its methods replaced one by one (a reply holding just one of them)
     except SyntaxError as exc:
         raise ToolError(f"Your python block does not parse (line {exc.lineno}: {exc.msg}). Send it whole again.")
     new = {name: node for name, node in defined(code).items() if "." not in name}
@@ -56,11 +56,13 @@ def merge(ws: Workspace, path: str, code: str) -> str:
         return ws.write(path, code)
     if not new:
         raise ToolError("Your python block holds no complete function, class or constant that parses.")
+    split = {n for n, v in new.items() if isinstance(v, ast.ClassDef) and isinstance(old.get(n), ast.ClassDef)}
+    new = {n: v for n, v in defined(code).items() if "." in n and n.split(".")[0] in split or n in set(new) - split}
     imports = [line for line in new_lines if line.startswith(("import ", "from ")) and line not in lines]
     first = lambda node: min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
     places = {n: n if n in old else next((k for k in old if k.endswith("." + n)), None) for n in new}
     for name, node in sorted(new.items(), key=lambda item: -old[places[item[0]]].lineno if places[item[0]] else 0):
-        text = new_lines[first(node) - 1: node.end_lineno]
+        text = textwrap.dedent("\n".join(new_lines[first(node) - 1: node.end_lineno])).splitlines()  # a method too
         if places[name]:
             at = old[places[name]]
             lines[first(at) - 1: at.end_lineno] = [indent_of(lines[at.lineno - 1]) + t if t else t for t in text]

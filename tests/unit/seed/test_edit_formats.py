@@ -71,6 +71,15 @@ def test_a_constant_a_function_and_a_new_import_merge_and_a_pathless_block_finds
     assert (ws.root / "agent" / "other.py").read_text() == "def other():\n    return 1\n"
 
 
+def test_a_class_that_exists_with_one_method_in_it_replaces_that_method_only(ws):
+    # what the 1.5B model sent for Workspace.bash: the class around the one method
+    merge(ws, "", 'class Workspace:\n    def bash(self, command):\n        return "python3 " + command\n')
+    text = source(ws)
+    assert '    def bash(self, command):\n        return "python3 " + command\n' in text
+    assert "    def write(self, path, text):" in text and "    def __init__(self, root):" in text
+    compile(text, "tools.py", "exec")
+
+
 def test_a_path_named_on_the_blocks_first_line_is_its_file(ws):
     merge(ws, "", "# agent/other.py:other (the target)\ndef other():\n    return 2\n")
     assert (ws.root / "agent" / "other.py").read_text().endswith("def other():\n    return 2\n")
