@@ -41,6 +41,7 @@ def gateway(tmp_path, monkeypatch):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     monkeypatch.setenv("EVOLVE_LLM_SOCKET", str(tmp_path / "llm.sock"))
     monkeypatch.delenv("EVOLVE_LLM_URL", raising=False)
+    monkeypatch.delenv("EVOLVE_TRANSCRIPT", raising=False)  # improve runs these tests: not into its transcript
     monkeypatch.setattr("agent.model.time.sleep", lambda s: None)
     yield server
     server.shutdown()
