@@ -98,3 +98,19 @@ def test_protected_paths(task, path):
 @pytest.mark.parametrize("path", ["structs/lru.py", "README.md", "structs/testing_utils.py", "docs/conftest.md"])
 def test_source_paths_are_not_protected(task, path):
     assert not task.is_protected(path)
+
+
+def test_test_files_are_the_runners_own_rules_not_a_test_name():
+    from evolve.tasks.types import Task
+
+    helper = b"import io\n\n\nclass MockSock:\n    def test_like(self):\n        pass\n"  # paasio's test_utils.py
+    hidden = {"paasio_test.py": b"import unittest\n\n\nclass PaasioTest(unittest.TestCase):\n    def test_read(self):\n"
+                                b"        pass\n", "test_utils.py": helper, "check_io.py": b"def check_one():\n    pass\n"}
+    task = Task(id="t", suite="s", split="dev", statement="", repo={"paasio.py": b""}, hidden_tests=hidden,
+                reference_patch="", test_command="python3 -m pytest", tests_dir="")
+    assert expected_tests(task) == ["paasio_test.py::PaasioTest::test_read"]
+    configured = Task(**{**task.__dict__, "repo": {"pytest.ini": b"[pytest]\npython_files = check_*.py\n"
+                                                                  b"python_functions = check_\n"}})
+    assert expected_tests(configured) == ["check_io.py::check_one"]
+    broken = Task(**{**task.__dict__, "hidden_tests": {"test_x.py": b"def test_x(:\n"}})
+    assert expected_tests(broken) == ["test_x.py"]  # unreadable: expected as a whole
