@@ -68,6 +68,12 @@ def plant(source, rel, rng, count=PER_FILE, prefix="test"):
     return source, ids
 
 
+def stops_early(command):
+    """Whether a test command stops at a first failure (`-x`, `--exitfirst`, `--maxfail`): a failing canary
+    would stop the real tests there, so none is planted."""
+    return re.search(r"(^|\s)(-x|--exitfirst|--maxfail)(\s|=|$)", command) is not None
+
+
 def verdict(records, planted, same):
     """(why the run is forged, or None; the canaries not reported failed). `records`: per-test records
     {"test", "when", "outcome"}; `planted`: canary id -> the id of the real test it copies; `same(reported,

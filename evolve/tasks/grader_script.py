@@ -311,7 +311,7 @@ def judge(job, code, out, timed_out, records, planted=None):
 def plant_canaries(job, work):
     """Canaries in the hidden test files the grader expects tests from (their paths in `expected`), from
     the job's secret seed; their ids. None planted for runners of other languages or without a seed."""
-    if not job.get("canary_seed") or job["results"] != "pytest":
+    if not job.get("canary_seed") or job["results"] != "pytest" or canaries.stops_early(job["command"]):
         return {}
     rng = random.Random(job["canary_seed"])
     planted: dict[str, str] = {}

@@ -93,7 +93,7 @@ def main(manifest_path):
 def plant_canaries(manifest, testbed):
     """Canaries (grader_canaries.py) in the test files the tests script names and the expected tests are
     in, planted after the prelude applied the test patch; their ids. None without a seed."""
-    if not manifest.get("canary_seed"):
+    if not manifest.get("canary_seed") or gs.canaries.stops_early(manifest["tests"]):
         return {}
     rng = random.Random(manifest["canary_seed"])
     planted: dict[str, str] = {}

@@ -156,3 +156,12 @@ def test_what_the_diagnosis_reads_names_no_canary():
            "FAILED t.py::test_real\nFAILED t.py::test_copy_x\n")
     assert scrub(out, {"t.py::test_copy_x": "t.py::test_real"}).splitlines() == [
         "___ test_real ___", "assert 1 == 2", "=== short test summary info ===", "FAILED t.py::test_real"]
+
+
+@pytest.mark.parametrize(("command", "stops"), [("python3 -m pytest -q tests", False), ("pytest -x tests", True),
+                                                ("pytest --maxfail=1", True), ("pytest --exitfirst", True),
+                                                ("pytest tests/x-y.py", False)])
+def test_no_canary_where_a_first_failure_stops_the_run(command, stops):
+    from evolve.tasks.grader_canaries import stops_early
+
+    assert stops_early(command) is stops
