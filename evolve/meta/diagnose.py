@@ -55,6 +55,8 @@ class Instructions:
     """One name of the agent's map (`agent/tools.py:Workspace.bash`, or a file of it), canonical."""
     evidence: str = ""
     """The computed evidence's lines that the change answers (the head of `Evidence.render`)."""
+    source: str = "model"
+    """model (the diagnosis model's reply) | evidence (no usable reply: `from_evidence`)."""
 
     def render(self) -> str:
         """The instructions file handed to `python -m agent improve` (its `Target:` line: `target_of`)."""
@@ -66,7 +68,7 @@ class Instructions:
 
     def to_json(self) -> dict:
         return {"target": self.target, "change": self.change, "problem": self.problem, "cause": self.cause,
-                "files": list(self.files)}
+                "files": list(self.files), "source": self.source}
 
 
 def target_of(instructions: str) -> str | None:
@@ -181,10 +183,41 @@ def _check_not_task_code(change: str, agent: AgentMap, task_text: str) -> None:
                          "say what to change in the agent so that it solves such tasks")
 
 
+RESPONSIBLE = {
+    "tool_error": "agent/tools.py:Workspace.bash",
+    "timeout": "agent/tools.py:Workspace.bash",
+    "unparsable_reply": "agent/loop.py:parse",
+    "repeated_reply": "agent/loop.py:Agent.step",
+    "steps_exhausted": "agent/loop.py:Agent.run",
+    "broke_checks": "agent/loop.py:Agent.act",
+    "no_edit": "agent/commands.py:solve",
+    "wrong_file": "agent/prompts.py:SYSTEM",
+    "model_error": "agent/model.py:Model.query",
+}
+"""Where in the seed agent each evidence pattern arises; used only for a name the agent's map still has."""
+
+
+def from_evidence(evidence: Evidence, agent: AgentMap) -> Instructions | None:
+    """Instructions computed from the widest pattern whose responsible part (RESPONSIBLE) is in the map,
+    for when the model gives no usable reply (the 0.5B model echoed "The agent changed no file." in
+    every reply of 3 trials of 3); None when no pattern points into the map."""
+    for pattern in evidence.patterns:
+        target = agent.resolve(RESPONSIBLE.get(pattern.kind, ""))
+        if target is None:
+            continue
+        seen = f"{pattern.label}: {pattern.count} times in {len(pattern.tasks)} of {evidence.evaluations} tasks"
+        example = f" (e.g. {pattern.excerpt})" if pattern.excerpt else ""
+        return Instructions(seen, "computed from the recorded conversations; the diagnosis model gave no usable reply",
+                            f"Change {target} so that this no longer happens: {seen}{example}.",
+                            (target.partition(":")[0],), target, source="evidence")
+    return None
+
+
 def diagnose(complete: Complete, problem: Problem, agent: AgentMap | Sequence[str], *,
              evidence: Evidence | None = None, attempts: int = 3) -> Instructions:
     """Ask for instructions; a malformed reply, or one whose target is not in the agent's map, is answered
-    with what was wrong and asked again (at most `attempts` replies), then refused (DiagnosisFailed)."""
+    with what was wrong and asked again (at most `attempts` replies); then the instructions computed from
+    the evidence (`from_evidence`), else refused (DiagnosisFailed)."""
     messages = prompt(problem, agent, evidence)
     mapped = agent if isinstance(agent, AgentMap) else None
     errors = []
@@ -200,6 +233,12 @@ def diagnose(complete: Complete, problem: Problem, agent: AgentMap | Sequence[st
                         {"role": "user", "content": f"That reply is not usable: {exc}. Reply with only a JSON "
                          f"object with the keys {keys}."}]
             continue
-        shown = evidence.render(3).split("\n", 1)[1] if evidence is not None and evidence.patterns else ""
-        return replace(found, evidence=shown)
+        return replace(found, evidence=_widest(evidence))
+    computed = from_evidence(evidence, mapped) if evidence is not None and mapped is not None else None
+    if computed is not None:
+        return replace(computed, evidence=_widest(evidence))
     raise DiagnosisFailed(f"no usable diagnosis after {attempts} replies: {'; '.join(errors)}")
+
+
+def _widest(evidence: Evidence | None) -> str:
+    return evidence.render(3).split("\n", 1)[1] if evidence is not None and evidence.patterns else ""

@@ -11,7 +11,6 @@ from evolve.archive.store import Run
 from evolve.archive.vocab import Split
 from evolve.config import MetaConfig
 from evolve.engine.diagnosis import diagnose_node
-from evolve.engine.jobs import ExpansionResult
 from evolve.llm.gateway import Gateway
 from evolve.meta.diagnose import target_of
 from evolve.seed import copy_seed
@@ -55,14 +54,14 @@ def test_the_engines_diagnosis_reads_evidence_and_map_and_asks_again_for_task_co
     assert "'solution.py:total_match' is not part of the agent" in (model.requests[1].messages[-1].content or "")
 
 
-def test_a_diagnosis_that_keeps_naming_task_code_is_refused(tmp_path):
+def test_a_diagnosis_that_keeps_naming_task_code_gets_the_evidences_instructions(tmp_path):
     run, node, job = recorded_node(tmp_path)
     with Gateway({"diagnose": ScriptedModel([TASK_CODE])}) as gateway:
-        result = diagnose_node(run, job, node, {TASK.id: TASK}, gateway, ["agent/tools.py"], seed=0,
-                               job_tokens=100_000, meta=MetaConfig(), parent_code=tmp_path / "seed")
-    assert isinstance(result, ExpansionResult) and not result.valid
-    assert result.reason is not None and result.reason.startswith("diagnosis failed: no usable diagnosis after 3")
-    assert not (run.log_dir(job.id) / "instructions.md").exists()
+        text = diagnose_node(run, job, node, {TASK.id: TASK}, gateway, ["agent/tools.py"], seed=0,
+                             job_tokens=100_000, meta=MetaConfig(), parent_code=tmp_path / "seed")
+    assert isinstance(text, str) and target_of(text) == "agent/tools.py:Workspace.bash"
+    recorded = json.loads((run.log_dir(job.id) / "diagnosis.json").read_text())
+    assert recorded["source"] == "evidence" and "python: command not found" in recorded["change"]
 
 
 def test_the_agents_procedure_gets_the_evidence_and_the_map_as_material(tmp_path):

@@ -106,3 +106,27 @@ def test_the_prompt_shows_evidence_and_map_and_no_format_prose_to_echo(seed_map)
     for text in (SYSTEM, user):
         assert "```" not in text.replace(EVIDENCE.patterns[0].excerpt, "")  # no fence to echo
         assert "path/to" not in text  # no placeholder path to copy
+
+
+def test_with_no_usable_reply_the_instructions_are_computed_from_the_evidence(seed_map) -> None:
+    echo = json.dumps({"target": "agent/__main__.py", "change": "The agent changed no file."})
+    complete, model = answer(echo)  # the 0.5B model's reply in 3 trials of 3 (README)
+    problem = Problem("task", "The agent changed no file.", "t1", BELOW_ZERO)
+    found = diagnose(complete, problem, seed_map, evidence=EVIDENCE)
+    assert len(model.requests) == 3 and found.source == "evidence"
+    assert found.target == "agent/tools.py:Workspace.bash"  # where tool errors arise in the seed
+    assert found.change.startswith('Change agent/tools.py:Workspace.bash so that this no longer happens: tool error '
+                                   '"python: command not found": 18 times in 7 of 20 tasks (e.g. step 1: ')
+    assert target_of(found.render()) == found.target and found.to_json()["source"] == "evidence"
+    # a pattern whose part the agent no longer has points nowhere: the next one is taken, else refusal
+    renamed = agent_map_without(seed_map, "agent/tools.py:Workspace.bash")
+    with pytest.raises(DiagnosisFailed):
+        diagnose(answer(echo)[0], problem, renamed, evidence=EVIDENCE)
+
+
+def agent_map_without(found, target: str):
+    from dataclasses import replace
+
+    path, _, name = target.partition(":")
+    return replace(found, files=tuple(replace(f, symbols=tuple(s for s in f.symbols if s.name != name))
+                                      if f.path == path else f for f in found.files))
