@@ -185,8 +185,8 @@ class PolicyConfig(_Section):
     """Which node to grow next."""
 
     name: Literal["hgm", "dgm", "greedy", "random", "hgm_cost", "gea"] = "hgm"
-    """The selection policy (`hgm_cost`: HGM with priced expansions, README "Search that pays for what
-    it spends"; `gea`: Group-Evolving Agents, README "DGM, HGM and GEA")."""
+    """The selection policy (`hgm_cost`: HGM with priced expansions, docs/search.md "Search that pays for what
+    it spends"; `gea`: Group-Evolving Agents, docs/search.md "DGM, HGM and GEA")."""
     hgm: HGMParams = HGMParams()
     """HGM's parameters (evolve.search.params.HGMParams, the class the policy takes)."""
     hgm_cost: HGMCostParams = HGMCostParams()
@@ -281,7 +281,7 @@ class MetaConfig(_Section):
     its tasks has a counted result. DGM keeps such a child out of its archive."""
     procedure: Literal["engine", "agent"] = "engine"
     """Who chooses the problem and writes the child's instructions. `engine`: the host, by `style`.
-    `agent` (DGM-H, README "The agent-side meta procedure"): the node's own agent, as the third command
+    `agent` (DGM-H, docs/agent.md "The agent-side meta procedure"): the node's own agent, as the third command
     of the agent contract, `python -m agent diagnose --material DIR --out FILE`, in a sandbox with the
     `diagnose` model; children may rewrite it, and the validation gate checks it too."""
 
@@ -325,7 +325,7 @@ class SeedConfig(_Section):
     """The agent at the root of the tree."""
 
     path: Path | None = None
-    """A directory that meets the agent contract (README, "The agent contract"; check it with
+    """A directory that meets the agent contract (docs/agent.md, "The agent contract"; check it with
     `evolve agent check DIR`), relative to the current directory; none: the bundled seed (evolve/seed/)."""
 
 

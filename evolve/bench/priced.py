@@ -46,7 +46,7 @@ COST_AWARE = "hgm_cost"
 WORLD_FAMILIES: dict[str, WorldFamily] = {"project": WorldParams(), "rugged": RuggedParams()}
 CHECK_SEEDS_FROM = 1000
 """The sweep's worlds are seeds 1000.. by default; hgm_cost's parameters were chosen on seeds 0..99
-(README, "Search that pays for what it spends"), so the check never sees a world the choice saw."""
+(docs/search.md, "Search that pays for what it spends"), so the check never sees a world the choice saw."""
 
 
 def _json(interval: Interval) -> dict | None:

@@ -110,7 +110,7 @@ RECORD_OVERHEAD_BYTES = 1024
 
 @dataclass(frozen=True)
 class GatewayLimits:
-    """What one job may make the gateway's host take in (README: "Security: containment limits")."""
+    """What one job may make the gateway's host take in (docs/security.md: "Security: containment limits")."""
 
     max_request_bytes: int = 4 * 1024 * 1024
     """Body cap of one request, refused (413) before a byte of it is read."""

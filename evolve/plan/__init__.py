@@ -1,4 +1,4 @@
-"""`evolve plan`: what a configured run will need and cost, before it starts (README, "Published setups
+"""`evolve plan`: what a configured run will need and cost, before it starts (docs/tasks.md, "Published setups
 and `evolve plan`"). Counts (counts.py) times what one job uses (profiles.py), priced and timed
 (estimate.py); what is missing now (prereqs.py); shown by render.py."""
 

@@ -10,7 +10,7 @@ dear expansion shrinks N and with it the tree, although in both benchmark world 
 is in the lineages (productivity is heritable) and an evaluation is cheap next to an expansion.
 β > 0 (a tree that shrinks faster as C rises) and a final reserve of evaluations (`reserve`: no
 expansion that leaves less than `reserve · (1 − 1/C)` of the budget) are there to try; both lost to
-HGM on the tuning worlds (README, "Search that pays for what it spends"). Thompson draws, the
+HGM on the tuning worlds (docs/search.md, "Search that pays for what it spends"). Thompson draws, the
 cool-down (on the view's B, which the priced view derives from the binding budget) and the final
 agent are HGM's.
 """

@@ -6,7 +6,7 @@ one unit (`ExpandGroup`, one search decision); the offspring's instructions carr
 experience (evolve.meta.experience, added by the worker). An agent `i` is its task-success vector
 `z_i ∈ {0,1}^D` over the probe tasks; `d(i, j) = 1 − z_i·z_j / (‖z_i‖‖z_j‖ + ε)`;
 `nov(i)` is the mean `d(i, j)` over its M nearest archive members; `score(i) = α_i · nov(i)`, α_i its
-accuracy; the group is the top K by score. Deviations, as README "DGM, HGM and GEA" lists them: the
+accuracy; the group is the top K by score. Deviations, as docs/search.md "DGM, HGM and GEA" lists them: the
 probe tasks are the first evaluation stage's tasks in the run-wide order (the paper does not say
 which), an agent alone in the archive has novelty 1, ties are broken by the run-seeded generator,
 offspring are evaluated by DGM's staged rule, and an iteration waits for its offspring's results.

@@ -48,7 +48,7 @@ def judge(job, records):
 
 def seal(work, hidden):
     """Make the built hidden test files root's alone, so the tested code cannot read the test names out
-    of them to forge a report (it still can out of its own binary: see README)."""
+    of them to forge a report (it still can out of its own binary: see docs/guarantees.md)."""
     for rel in hidden:
         try:
             fd = os.open(os.path.join(work, rel), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)

@@ -7,7 +7,7 @@ The tests cannot signal, ptrace or write the files of the root grader, and their
 of the grader's, never to its stdout. Suites of other runners (polyglot's C++, Go, Rust, Java,
 JavaScript) build first, then write the runner's own report into a directory made after the build
 (`run_reported`; parsed by grader_reports.py, staged beside this script). Code inside the test process
-can still write its own records (it is the same process as the reporter): see README "What an agent
+can still write its own records (it is the same process as the reporter): see docs/guarantees.md "What an agent
 cannot do".
 
 Usage: python3 grader_script.py MANIFEST.json   (see evolve/tasks/grading.py for the manifest)

@@ -5,7 +5,7 @@ applies the test patch, runs the tests) by evolve/tasks/swebench_grader.py in th
 grader as root, the eval script as uid 1000. Resolved iff every FAIL_TO_PASS test now passes and
 every PASS_TO_PASS test still does. Where the tests run under pytest, which test passed comes from
 per-test records sent over a pipe only the grader reads (the tested code can print any harness log
-line it likes); other runners are judged from the log by the harness's own parser (README "SWE-bench
+line it likes); other runners are judged from the log by the harness's own parser (docs/tasks.md "SWE-bench
 and Polyglot inside a run" says what that leaves open).
 """
 
