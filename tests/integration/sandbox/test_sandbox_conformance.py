@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evolve.sandbox import Sandbox, SandboxLimits, diff, snapshot
+from evolve.sandbox import Sandbox, SandboxLimits, snapshot
 
 
 def test_is_a_sandbox(sandbox):
@@ -102,16 +102,18 @@ def test_output_cap_truncates_and_stops_the_command(sandbox):
     assert sandbox.exec(["echo", "after"]).stdout == "after\n"
 
 
-def test_snapshot_and_diff(sandbox, tmp_path):
+def test_snapshot_lays_out_a_baseline_for_the_agents_tools(sandbox, tmp_path):
+    # The engine never reads this repository back (it diffs a copied-out tree on the host); the
+    # baseline is for the agent's own `git diff`.
     source = tmp_path / "src"
     source.mkdir()
     (source / "a.txt").write_text("one\n")
     sandbox.put_dir(source, "repo")
     snapshot(sandbox, "repo")
-    assert diff(sandbox, "repo") == ""
-    sandbox.exec(["sh", "-c", "echo two >> a.txt; echo new > b.txt"], cwd="repo")
-    patch = diff(sandbox, "repo")
-    assert "+two" in patch and "b.txt" in patch and "+new" in patch
+    show = ["git", "-c", "safe.directory=*", "diff", "evolve-baseline", "--"]
+    assert sandbox.exec(show, cwd="repo").stdout == ""
+    sandbox.exec(["sh", "-c", "echo two >> a.txt"], cwd="repo")
+    assert "+two" in sandbox.exec(show, cwd="repo").stdout
 
 
 def test_default_limits_are_the_documented_ones():
