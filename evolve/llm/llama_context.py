@@ -15,6 +15,11 @@ from evolve.llm.prefix_cache import PrefixCache, SavedContext, common_prefix
 
 SAVE_AT_LEAST = 64
 """A context is saved before it is overwritten only when this many of its tokens would be lost."""
+CHUNK = 64
+"""Prompts are read in batches of this many tokens from positions that are multiples of it, and a reused
+prefix is cut back to such a position: a token's keys and values then come from the same batch whether
+the prompt is read from scratch or after a reused prefix (llama.cpp's results depend on the batch, and a
+seeded run must sample alike on a server that has seen it before)."""
 
 
 class CachingLlama(llama_cpp.Llama):
@@ -33,6 +38,8 @@ class CachingLlama(llama_cpp.Llama):
     ) -> Generator[int, Sequence[int] | None, None]:
         tokens = list(tokens)
         self._switch_context(tokens)
+        reused = common_prefix(self.input_ids[: self.n_tokens].tolist(), tokens[:-1])
+        self.n_tokens = reused - reused % CHUNK
         self._reading_prompt = True
         self.prompt_read = 0
         return super().generate(tokens, **kwargs)

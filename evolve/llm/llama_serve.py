@@ -196,11 +196,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--prompt-cache-mb", type=int, default=400, help="saved contexts, MiB")
     args = parser.parse_args(argv)
 
-    from evolve.llm.llama_context import CachingLlama
+    from evolve.llm.llama_context import CHUNK, CachingLlama
     from evolve.llm.prefix_cache import PrefixCache
 
     llama = CachingLlama(model_path=str(args.model), n_ctx=args.n_ctx, n_threads=args.threads,
-                         n_threads_batch=args.threads_batch, verbose=False,
+                         n_threads_batch=args.threads_batch, n_batch=CHUNK, n_ubatch=CHUNK, verbose=False,
                          cache=PrefixCache(args.prompt_cache_mb << 20))
     serve(ServedModel(llama, args.alias), args.host, args.port)
 
