@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from evolve import syntax
 from evolve.archive.records import Node
 from evolve.archive.store import Run
 
@@ -133,14 +134,14 @@ def _parse(text: bytes | None) -> ast.Module | None:
     if text is None:
         return ast.Module(body=[], type_ignores=[])
     try:
-        return ast.parse(text)
+        return syntax.parse(text)
     except (SyntaxError, ValueError):
         return None
 
 
 def _dump(tree: ast.Module, normalise: Callable[[ast.Module], ast.AST]) -> str:
     """The tree normalised, on a fresh copy (the normalisers edit the tree they get)."""
-    return ast.dump(normalise(ast.parse(ast.unparse(tree))))
+    return ast.dump(normalise(syntax.parse(ast.unparse(tree))))
 
 
 def _is_docstring(statement: ast.stmt) -> bool:

@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from evolve import syntax
+
 SKIP_DIRS = frozenset({".git", "__pycache__", ".pytest_cache", ".venv", "node_modules"})
 _CONSTANT = re.compile(r"^_?[A-Z][A-Z0-9_]*$")
 _DECORATION = re.compile(r"\s*(\(.*?\))?\s*(\[.*)?$")
@@ -139,7 +141,7 @@ def file_map(path: str, source: str) -> FileMap:
     """The symbols of one file's source."""
     lines = len(source.splitlines())
     try:
-        tree = ast.parse(source)
+        tree = syntax.parse(source)
     except SyntaxError as exc:
         return FileMap(path, lines, (), f"does not parse (line {exc.lineno}: {exc.msg})")
     symbols: list[Symbol] = []

@@ -17,10 +17,10 @@ sandbox, whatever the agent's own improve step claimed to have checked.
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass
 from pathlib import Path
 
+from evolve import syntax
 from evolve.archive.edits import EditKind, tree_edit_kind
 from evolve.meta.modify import NO_CHANGE
 from evolve.meta.validate import CHECKS
@@ -79,7 +79,7 @@ def _changed_python(parent: Path, child: Path) -> list[Path]:
 
 def _parse_error(source: bytes) -> str | None:
     try:
-        ast.parse(source)
+        syntax.parse(source)
     except SyntaxError as exc:
         return f"line {exc.lineno}: {exc.msg}"
     except (ValueError, RecursionError, MemoryError) as exc:  # null bytes; nesting too deep for the parser

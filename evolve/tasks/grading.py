@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from evolve import syntax
 from evolve.sandbox.types import Sandbox, SandboxUnavailable
 from evolve.tasks.expected_names import READERS, expected_names
 from evolve.tasks.types import Task, write_files
@@ -121,7 +122,7 @@ def _ini_options(content: bytes | None, section: str) -> dict[str, str | list[st
 def _test_names(source: bytes, rules: RunnerRules = RunnerRules()) -> list[str] | None:
     """The tests a file defines by the runner's rules; None when its syntax cannot be read."""
     try:
-        tree = ast.parse(source)
+        tree = syntax.parse(source)
     except SyntaxError:
         return None
 

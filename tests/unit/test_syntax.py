@@ -1,0 +1,47 @@
+"""Parsing on the engine's threads: CPython 3.11's AST constructor race is parsed again, anything else
+propagates."""
+
+import ast
+import threading
+
+import pytest
+
+from evolve import syntax
+
+
+def test_a_parse_that_met_the_race_is_parsed_again(monkeypatch):
+    real, calls = ast.parse, []
+
+    def racing(source, filename="<unknown>"):
+        calls.append(source)
+        if len(calls) == 1:
+            raise SystemError(f"{syntax.RACE} (before=36, after=31)")
+        return real(source, filename)
+
+    monkeypatch.setattr(ast, "parse", racing)
+    assert isinstance(syntax.parse("x = 1\n").body[0], ast.Assign)
+    assert len(calls) == 2
+
+
+def test_other_errors_propagate():
+    with pytest.raises(SyntaxError):
+        syntax.parse("def (:\n")
+
+
+def test_many_threads_parse_agent_sized_sources_at_once():
+    source = "\n".join(f"def f{i}(a, b):\n    return [a + b for _ in range({i})]\n" for i in range(300))
+    errors: list[Exception] = []
+
+    def work():
+        try:
+            for _ in range(20):
+                syntax.parse(source)
+        except (SystemError, SyntaxError) as exc:  # collected, then asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
