@@ -329,12 +329,14 @@ def plant_canaries(job, work):
 def scrub(text, planted):
     """`text` without the lines that name a canary and pytest's failure sections of canaries (what the
     diagnosis later reads names real tests only)."""
-    names = [canary.rsplit("::", 1)[-1] for canary in planted]
+    names = sorted({canary.rsplit("::", 1)[-1] for canary in planted})
+    # Whole names only: a canary `test_clamp` must not take the line of the real `test_clamp_low` with it.
+    named = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, names)) + r")(?!\w)" if names else r"(?!)")
     kept, skipping = [], False
     for line in text.splitlines():
         if line.startswith(("___", "===")):  # a section header ends the section before it
-            skipping = line.startswith("___") and any(name in line for name in names)
-        if not skipping and not any(name in line for name in names):
+            skipping = line.startswith("___") and named.search(line) is not None
+        if not skipping and named.search(line) is None:
             kept.append(line)
     return "\n".join(kept)
 

@@ -158,6 +158,14 @@ def test_what_the_diagnosis_reads_names_no_canary():
         "___ test_real ___", "assert 1 == 2", "=== short test summary info ===", "FAILED t.py::test_real"]
 
 
+def test_a_canary_named_like_the_start_of_a_real_test_leaves_that_tests_lines():
+    """A canary `test_clamp` beside the real `test_clamp_low` (CI: the real test's PASSED line went with it)."""
+    from evolve.tasks.grader_script import scrub
+
+    out = "PASSED t.py::test_clamp_low\nFAILED t.py::test_clamp\nFAILED t.py::test_clamp[1]\n"
+    assert scrub(out, {"t.py::test_clamp": "t.py::test_clamp_low"}).splitlines() == ["PASSED t.py::test_clamp_low"]
+
+
 @pytest.mark.parametrize(("command", "stops"), [("python3 -m pytest -q tests", False), ("pytest -x tests", True),
                                                 ("pytest --maxfail=1", True), ("pytest --exitfirst", True),
                                                 ("pytest tests/x-y.py", False)])
