@@ -33,9 +33,11 @@ class Workspace:
         return cap(re.sub(r" in \d+(\.\d+)?s\b", "", output))  # no run times: a replay shows the same text
 
     def write(self, path: str, content: str) -> str:
-        target = self.path(path)
+        target, content = self.path(path), content if content.endswith("\n") else content + "\n"
+        if target.is_file() and target.read_text() == content:
+            raise ToolError(f"{path} already reads exactly so: that edit changed nothing. Make the change.")
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(content if content.endswith("\n") else content + "\n")
+        target.write_text(content)
         self.edits += 1
         return f"Wrote {path} ({len(content.splitlines())} lines)."
 
@@ -50,9 +52,7 @@ class Workspace:
             text, old = "\n".join(lines), "\n".join(lines[at:at + len(want)])
         if not old or text.count(old) != 1:
             raise ToolError(f"The old text occurs {text.count(old) if old else 0} times in {path}; copy it exactly.")
-        target.write_text(text.replace(old, new, 1) + ("\n" if not text.endswith("\n") else ""))
-        self.edits += 1
-        return f"Replaced 1 occurrence in {path}."
+        return self.write(path, text.replace(old, new, 1)).replace("Wrote", "Replaced 1 occurrence in", 1)
 
 
 def indent_of(line: str) -> str:

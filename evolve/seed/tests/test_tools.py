@@ -19,6 +19,15 @@ def test_replace_needs_one_exact_occurrence(tmp_path, old):
     assert (tmp_path / "a.py").read_text() == "x = 1\ny = 2\n"
 
 
+def test_an_edit_that_changes_nothing_is_refused_and_not_counted(tmp_path):
+    ws = Workspace(tmp_path)
+    ws.write("a.py", "x = 1\n")
+    for edit in (lambda: ws.write("a.py", "x = 1"), lambda: ws.replace("a.py", "x = 1", "x = 1")):
+        with pytest.raises(ToolError, match="changed nothing"):
+            edit()
+    assert ws.edits == 1
+
+
 @pytest.mark.parametrize("path", ["../outside.py", "/etc/passwd", ""])
 def test_paths_outside_the_repository_are_refused(tmp_path, path):
     with pytest.raises(ToolError, match="inside the repository"):
