@@ -17,13 +17,18 @@ def _disk(plan: Plan) -> str:
     return f"{count} image(s), {images.disk_gb_low:,.1f}-{images.disk_gb_high:,.1f} GB"
 
 
+def wall_clock(hours: float) -> str:
+    """Hours as a person reads them: minutes under an hour ("~6 min", not "~0.1 h")."""
+    return f"{hours * 60:,.0f} min" if hours < 1 else f"{hours:,.1f} h"
+
+
 def summary_line(plan: Plan) -> str:
     """One line: what the run will start and what it will cost, at most."""
     counts = plan.counts
     missing = f"; {len(plan.missing)} prerequisite(s) missing (evolve plan says which)" if plan.missing else ""
     return (f"plan: {counts.evaluations:,} evaluations, {counts.expansions:,} expansions, "
             f"{plan.tokens.total:,.0f} tokens, ${plan.dollars:,.2f}, {plan.container_hours:,.1f} container-hours "
-            f"({plan.cpu_hours:,.1f} CPU-hours, ~{plan.wall_hours:,.1f} h at {plan.concurrency} in flight), "
+            f"({plan.cpu_hours:,.1f} CPU-hours, ~{wall_clock(plan.wall_hours)} at {plan.concurrency} in flight), "
             f"{_disk(plan)}{missing}")
 
 
@@ -50,7 +55,7 @@ def render_table(plan: Plan) -> str:
         lines.append(f"                (budget.dollars = ${plan.dollar_budget:,.2f} stops the run before that)")
     lines += [
         (f"  compute       {plan.container_hours:,.1f} container-hours, {plan.cpu_hours:,.1f} CPU-hours, "
-        f"~{plan.wall_hours:,.1f} h wall-clock at {plan.concurrency} jobs in flight"),
+        f"~{wall_clock(plan.wall_hours)} wall-clock at {plan.concurrency} jobs in flight"),
         f"  images        {_disk(plan)}: {', '.join(plan.images.names[:3])}"
         + (f" and {len(plan.images.names) - 3} more" if len(plan.images.names) > 3 else "")
         + (f" and {plan.images.unnamed} SWE-bench instance images" if plan.images.unnamed else ""),

@@ -15,40 +15,10 @@ from evolve.archive.store import Run
 from evolve.config import MetaConfig
 from evolve.engine.diagnosis import diagnose_node
 from evolve.engine.expand import ExpandSettings, Expansion
-from evolve.engine.worker import Here
-from evolve.llm.gateway import Gateway
 from evolve.meta.procedure import MAX_INSTRUCTIONS, Material
-from evolve.sandbox.factory import ProcessSandboxes
-from evolve.sandbox.types import SandboxLimits
 from evolve.standins.models import SMOKE_MARKER, RoutedModel
-from evolve.tasks.types import write_files
+from tests.unit.engine.expansion_place import expansion_place
 
-AGENT = '''import json, os, pathlib, subprocess, sys
-
-
-def ask(text):
-    request = json.dumps({"messages": [{"role": "user", "content": text}]})
-    answer = subprocess.run(["curl", "-sS", "--unix-socket", os.environ["EVOLVE_LLM_SOCKET"], "-H",
-                             "Content-Type: application/json", "-d", request, "http://gateway/v1/chat/completions"],
-                            capture_output=True, text=True, check=True).stdout
-    return json.loads(answer)["choices"][0]["message"]["content"]
-
-
-def main(args):
-    value = lambda flag: args[args.index(flag) + 1]
-    if args[0] == "diagnose":
-        material = pathlib.Path(value("--material"))
-        shown = "\\n".join(p.read_text() for p in sorted(material.rglob("*.md")))
-        env = {**os.environ, "OUT": value("--out"), "MATERIAL": str(material)}
-        return subprocess.run(["bash", "-c", ask(shown)], env=env).returncode
-    given = value("--problem" if args[0] == "solve" else "--instructions")
-    return subprocess.run(["bash", "-c", ask(open(given).read())], cwd=value("--workdir")).returncode
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
-'''
-AGENT_TEST = "def test_the_agent_is_here():\n    import agent.__main__  # noqa: F401\n"
 BREAK = """sed -i 's/args\\[0\\] == "diagnose"/args[0] == "gone"/' agent/__main__.py"""
 MODELS = {
     "diagnose": RoutedModel([
@@ -72,14 +42,7 @@ def material(case: str) -> Material:
 @pytest.fixture(scope="module")
 def expand(tmp_path_factory):
     """`expand(case)`: one expansion of the seed node with the case's material; (result, log dir, exchanges)."""
-    tmp = tmp_path_factory.mktemp("expand")
-    run = Run.create(tmp / "run")
-    files = {"agent/__init__.py": "", "agent/__main__.py": AGENT, "tests/test_agent.py": AGENT_TEST}
-    run.add_node(write_files({path: text.encode() for path, text in files.items()}, tmp / "agent"))
-    node = run.nodes()[0]
-    with Gateway(MODELS, exchanges_dir=run.path / "exchanges") as gateway:
-        place = Here(run, ProcessSandboxes(SandboxLimits(wall_clock_s=120.0)), gateway)
-
+    with expansion_place(tmp_path_factory.mktemp("expand"), MODELS) as (run, node, place):
         def one(case: str):
             job = run.start_job("expand", node.id)
             result, _ = place.run_work(job, node, Expansion(material(case), ExpandSettings()))

@@ -13,16 +13,11 @@ import pytest
 
 from evolve.archive.candidates import node_candidates, read_candidates
 from evolve.archive.edits import EditKind
-from evolve.archive.store import Run
 from evolve.engine.expand import ExpandSettings, Expansion
-from evolve.engine.worker import Here
-from evolve.llm.gateway import Gateway
 from evolve.meta.candidates import STAGES, cheap_filters, furthest, temperatures
-from evolve.sandbox.factory import ProcessSandboxes
-from evolve.sandbox.types import SandboxLimits
 from evolve.standins.models import SMOKE_MARKER, RoutedModel
-from evolve.tasks.types import write_files
-from tests.unit.engine.test_expand import AGENT as EXPAND_AGENT
+from tests.unit.engine.expansion_place import AGENT as EXPAND_AGENT
+from tests.unit.engine.expansion_place import expansion_place
 
 MAIN = "import x\n\n\ndef main():\n    return x.VALUE\n"
 DIFF = "--- a/agent/main.py\n+++ b/agent/main.py\n@@ -1 +1 @@\n-a\n+b\n"
@@ -74,7 +69,6 @@ def test_the_furthest_candidate_is_the_one_that_passed_the_most_stages():
 AGENT = EXPAND_AGENT.replace("ask(open(given).read())",
                              'ask(open(given).read() + " t=" + os.environ.get("EVOLVE_TEMPERATURE", "none") + ";")')
 assert AGENT != EXPAND_AGENT
-AGENT_TEST = "def test_the_agent_is_here():\n    import agent.__main__  # noqa: F401\n"
 BREAK_TESTS = "echo 'def test_broken():\n    assert False' >> tests/test_agent.py"
 MODELS = {
     "modify": RoutedModel([
@@ -93,14 +87,7 @@ MODELS = {
 @pytest.fixture(scope="module")
 def expand(tmp_path_factory):
     """`expand(instructions, **settings)`: one expansion of the node with k = 5 candidates at 0 .. 1."""
-    tmp = tmp_path_factory.mktemp("candidates")
-    run = Run.create(tmp / "run")
-    files = {"agent/__init__.py": "", "agent/__main__.py": AGENT, "tests/test_agent.py": AGENT_TEST}
-    run.add_node(write_files({path: text.encode() for path, text in files.items()}, tmp / "agent"))
-    node = run.nodes()[0]
-    with Gateway(MODELS, exchanges_dir=run.path / "exchanges") as gateway:
-        place = Here(run, ProcessSandboxes(SandboxLimits(wall_clock_s=120.0)), gateway)
-
+    with expansion_place(tmp_path_factory.mktemp("candidates"), MODELS, AGENT) as (run, node, place):
         def one(instructions: str, **settings):
             job = run.start_job("expand", node.id)
             work = Expansion(instructions, ExpandSettings(**{"candidates": 5, "temperature": (0.0, 1.0), **settings}))
