@@ -60,8 +60,18 @@ def read_candidates(log_dir: Path) -> list[Candidate]:
 
 def node_candidates(run: Run, node_id: str) -> list[Candidate]:
     """The candidates of the expansion that made `node_id` (its job's detail names the node)."""
-    jobs = [j for j in run.jobs() if j.kind == JobKind.EXPAND and j.detail == f"node {node_id}"]
-    return read_candidates(run.path / "logs" / f"job-{jobs[-1].id}") if jobs else []  # read only: no mkdir
+    return candidates_of(run, [node_id]).get(node_id, [])
+
+
+def candidates_of(run: Run, node_ids: list[str]) -> dict[str, list[Candidate]]:
+    """The candidates of the expansions that made each of `node_ids` (the run's jobs read once); a node
+    made without candidate records is left out."""
+    wanted, made = {f"node {node}": node for node in node_ids}, {}
+    for job in run.jobs():
+        if job.kind == JobKind.EXPAND and job.detail in wanted:
+            made[wanted[job.detail]] = job.id  # the last expansion naming the node made it
+    found = {node: read_candidates(run.path / "logs" / f"job-{job}") for node, job in made.items()}  # read only
+    return {node: candidates for node, candidates in found.items() if candidates}
 
 
 def render_candidates(candidates: list[Candidate]) -> list[str]:

@@ -198,6 +198,7 @@ class SelfRepair:
                 defective = plant(DEFECTS[name], reference, Path(tmp) / name)
                 results.append(self.recover(name, defective, outcomes))
                 shutil.rmtree(defective, ignore_errors=True)
+                self.progress(render(results[-1:]).splitlines()[-1])  # each defect's line as it is done
         return results
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from evolve.archive.best import run_best
+from evolve.archive.candidates import candidates_of, render_candidates
 from evolve.archive.edits import code_edit_rate, edit_kinds
 from evolve.archive.records import Node
 from evolve.archive.stops import recorded_stop
@@ -62,6 +63,8 @@ class NodeView:
     """The kind of change that made it (evolve.archive.edits: code, prompt, lesson, cosmetic, none)."""
     tokens: int = 0
     cost_usd: float = 0.0
+    candidates: list[str] = field(default_factory=list)
+    """The candidate children its expansion sampled, one line each with its filter verdict (detailed nodes)."""
 
     @property
     def forged(self) -> int:
@@ -138,7 +141,8 @@ class ReportData:
                    "own": n.own, "clade": n.clade, "best_lineage": n.on_best_lineage, "detailed": n.detailed,
                    "edit": n.edit, "tokens": n.tokens, "cost": n.cost_usd,
                    "forged": n.forged,
-                   **({"instructions": n.instructions, "outcomes": n.outcomes, "diff": n.diff} if n.detailed else {})}
+                   **({"instructions": n.instructions, "outcomes": n.outcomes, "diff": n.diff,
+                       "candidates": n.candidates} if n.detailed else {})}
             for n in self.nodes
         }  # fmt: skip
         return _script_json(rows)
@@ -292,6 +296,7 @@ def collect(run: Run, *, stop_reason: str | None = None, detail_nodes: int = DET
         outcomes.setdefault(node_id, {}).setdefault(task, []).append(outcome)
     positions = tree_layout(tree)
     kinds = edit_kinds(run, nodes)
+    candidates = candidates_of(run, list(diffs))
     views = []
     for node in nodes:
         own, clade = tree.own_counts(node.id), tree.clade_counts(node.id)
@@ -300,7 +305,7 @@ def collect(run: Run, *, stop_reason: str | None = None, detail_nodes: int = DET
             node.id, node.parent, node.valid, node.reason, node.origin, node.instructions or "",
             (own.successes, own.failures), (clade.successes, clade.failures), x, int(-y), node.id in lineage,
             outcomes.get(node.id, {}), diffs.get(node.id), node.id in diffs, str(kinds[node.id]), node.tokens,
-            node.cost_usd,
+            node.cost_usd, [line.strip() for line in render_candidates(candidates.get(node.id, []))],
         ))  # fmt: skip
     dev_tasks = list(dict.fromkeys(row[1] for row in rows if row[2] == "dev"))
     dev_set = set(dev_tasks)

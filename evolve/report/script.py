@@ -54,6 +54,8 @@ function select(id){
   p.append(t);
   if(!n.detailed){p.append(el('p','Instructions, diff, outcomes and exchanges of this node are not embedded in this page (a large run): evolve show RUN '+id+' prints them.'));return;}
   p.append(el('h4','instructions'),el('pre',n.instructions||'(none: the seed agent, or none recorded)'));
+  if(n.candidates&&n.candidates.length){p.append(el('h4','candidates its expansion sampled (the first that passed every filter is the child)'));
+    const c=el('ol');for(const line of n.candidates)c.append(el('li',line.replace(/^\d+\.\s*/,'')));p.append(c);}
   p.append(el('h4','diff against its parent'));
   const d=el('pre',undefined,'diff');d.id='diff';
   if(n.parent===null){d.textContent='(the root has no parent)';}

@@ -40,7 +40,9 @@ def test_a_hidden_file_defect_is_recovered_by_a_code_edit(tmp_path, base_image):
                                       "job_tokens": 50000},
                               policy={"hgm": {"min_evals": 1}}, executor={"concurrency": 2})
     models = scripted_models(solve=_solver(tasks), modify=ScriptedModel([RESTORE]))
-    (result,) = SelfRepair(config, tmp_path, models=models).bench(["file-hidden"])
+    lines: list[str] = []
+    (result,) = SelfRepair(config, tmp_path, models=models, progress=lines.append).bench(["file-hidden"])
     assert (result.tasks, result.reference, result.defective) == (2, 1.0, 0.0), result
     assert result.final == 1.0 and result.fraction == 1.0 and result.interval == (1.0, 1.0)
     assert (result.code_edits, result.expansions) == (1, 1) and result.tokens > 0 and result.final_node != "0"
+    assert lines[-1].startswith("file-hidden") and "+1.00 [+1.00, +1.00]" in lines[-1], lines  # its line as it is done

@@ -7,6 +7,7 @@ directory it edits; its request carries the candidate's `EVOLVE_TEMPERATURE`, so
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -143,6 +144,11 @@ def test_evolve_show_lists_each_candidate_with_its_verdict(expand):
     assert [c.number for c in node_candidates(run, node.id)] == [1, 2, 3, 4]
     shown = render_node(run, node.id)
     assert "candidates (4):" in shown and "refused at differs" in shown and "4. t=0.75  code, 1 lines" in shown
+    from evolve.report.data import collect
+
+    panel = json.loads(collect(run).panel_json())[node.id]  # the report's panel: the same lines
+    assert len(panel["candidates"]) == 4 and panel["candidates"][3].startswith("4. t=0.75  code, 1 lines")
+    assert "refused at applies" in panel["candidates"][0] and panel["candidates"][3].endswith(": child")
 
 
 def test_the_brief_shows_the_named_targets_source_and_the_map_and_nothing_without_a_target():
