@@ -66,17 +66,16 @@ class Agent:
         return finished
 
     def act(self, name: str, args: dict) -> tuple[bool, str]:
-        ws = self.workspace
-        if name == "done" and repairs and (refusal := repairs.refuse_done(self)):
+        if repairs and (refusal := repairs.refuse(self, name, args)):
             return False, refusal
         if name in ("done", "bash"):
-            return name == "done", ws.bash(args["command"]) if name == "bash" else "Done."
-        result = (ws.write(args["path"], args["content"]) if name == "write" else
-                  ws.replace(args["path"], args["old"], args["new"]) if name == "replace" else
-                  repairs.merge(ws, args["path"], args["code"]))  # "python": only repairs.parse returns it
+            return name == "done", self.workspace.bash(args["command"]) if name == "bash" else "Done."
+        result = (self.workspace.write(args["path"], args["content"]) if name == "write" else
+                  self.workspace.replace(args["path"], args["old"], args["new"]) if name == "replace" else
+                  repairs.merge(self.workspace, args["path"], args["code"]))  # from repairs.parse
         if not self.check:
             return False, result
-        output = ws.bash(self.check, timeout=120)
+        output = self.workspace.bash(self.check, timeout=120)
         checked = prompts.CHECK.format(check=self.check, output=cap(output, 1500))
         return self.failing and output.endswith("[exit code 0]"), f"{result}\n{checked}"
 

@@ -7,6 +7,7 @@ from agent.tools import ToolError, Workspace, indent_of
 
 HINT = "\nTo change whole functions you may also send a python block, the file's path on its first line."
 NOT_YET = "The checks still fail, so the task is not solved yet. Write or fix the code now."
+AGAIN = "That is the check: its output is above. Edit the code now."
 
 
 def parse(text: str, block: re.Match | None) -> tuple[str, dict] | None:
@@ -16,9 +17,11 @@ def parse(text: str, block: re.Match | None) -> tuple[str, dict] | None:
     return ("done", {}) if not block and re.search(r"(?<!`)\b(done|DONE|TASK COMPLETE)\b", text[-200:]) else None
 
 
-def refuse_done(agent) -> str | None:  # agent: loop.Agent
-    """Once, a "done" while the check still fails is sent back: weak models say it too early."""
-    settled = not agent.failing or any(m["content"] == NOT_YET for m in agent.messages)
+def refuse(agent, name: str, args: dict) -> str | None:  # agent: loop.Agent
+    """Sent back: the check run by hand (weak models echo it), and once, a "done" while the check fails."""
+    if name == "bash":
+        return AGAIN if agent.check and args["command"].split() == agent.check.split() else None
+    settled = name != "done" or not agent.failing or any(m["content"] == NOT_YET for m in agent.messages)
     return None if settled or agent.workspace.bash(agent.check, timeout=120).endswith("[exit code 0]") else NOT_YET
 
 
@@ -42,8 +45,8 @@ def defined(source: str) -> dict[str, ast.stmt]:
 def merge(ws: Workspace, path: str, code: str) -> str:
     """Each function, method or constant of `code` replaces the one of its name (by syntax tree), or is added."""
     code, path = textwrap.dedent(code), path or next(iter(re.findall(r"[\w./-]+\.py", code.split("\n", 1)[0])), "")
-    try:  # a block that does not parse is said so (not "no path": the names are unknown then); a class that
-        ast.parse(code)  # exists already has its methods replaced one by one (a reply holding just one of them)
+    try:  # said so (not "no path": its names are unknown); an existing class has its methods replaced one by one
+        ast.parse(code)
     except SyntaxError as exc:
         raise ToolError(f"Your python block does not parse (line {exc.lineno}: {exc.msg}). Send it whole again.")
     new = {name: node for name, node in defined(code).items() if "." not in name}

@@ -35,7 +35,7 @@ class Workspace:
     def write(self, path: str, content: str) -> str:
         target, content = self.path(path), content if content.endswith("\n") else content + "\n"
         if target.is_file() and target.read_text() == content:
-            raise ToolError(f"{path} already reads exactly so: that edit changed nothing. Make the change.")
+            raise ToolError(f"That edit changed nothing in {path}. Make the change.")
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(content)
         self.edits += 1

@@ -119,3 +119,29 @@ def test_a_fence_inside_a_sentence_is_no_reply_but_one_at_a_line_start_is():
         parse(echo)
     assert parse("I will finish.\n```done\n```") == ("done", {})
     assert parse("Fix:\n```python agent/tools.py\ndef f():\n    pass\n```")[0] == "python"
+
+
+class _Replies:
+    """A model that answers each query with the next reply."""
+
+    def __init__(self, *replies: str) -> None:
+        self.replies, self.seen = list(replies), []
+
+    def query(self, messages, **options):
+        self.seen.append(messages[-1]["content"])
+        return {"content": self.replies.pop(0)}
+
+
+def test_the_check_run_by_hand_is_sent_back_and_an_edit_is_checked(tmp_path):
+    """The 0.5B model echoed `python3 -m doctest solution.py` at every step (9 of 14 failed held-out tasks):
+    the check is sent back unrun, the next edit is checked, and a passing edit ends the task."""
+    from agent.loop import Agent
+
+    (tmp_path / "solution.py").write_text('def one():\n    """\n    >>> one()\n    1\n    """\n    return 2\n')
+    model = _Replies("```bash\npython3  -m doctest solution.py\n```",
+                     "```replace solution.py\n<<<<<<< SEARCH\n    return 2\n=======\n    return 1\n>>>>>>> REPLACE\n```")
+    agent = Agent(model, Workspace(tmp_path), max_steps=3)
+    assert agent.run("Fix one.", check="python3 -m doctest solution.py") == "submitted"
+    assert model.seen[1].startswith("That is the check") and agent.steps == 2
+    assert "[exit code 0]" in model.seen[-1] or agent.workspace.edits == 1
+    assert agent.workspace.bash("echo other") == "other\n\n[exit code 0]"  # any other command still runs
