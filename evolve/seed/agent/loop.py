@@ -43,7 +43,7 @@ class Agent:
             self.check, self.failing = check, not output.endswith("[exit code 0]")
             task += "\n\n" + prompts.CHECK.format(check=check, output=cap(output, 1500))
         self.add({"role": "system", "content": system + (repairs.HINT if repairs and system == prompts.SYSTEM else "")})
-        self.add({"role": "user", "content": task})
+        self.add({"role": "user", "content": task + (repairs.NUDGE if repairs and system == prompts.SYSTEM else "")})
         status = "limits"
         try:
             while self.steps < self.max_steps and status == "limits":

@@ -7,7 +7,7 @@ from agent.tools import ToolError, Workspace, indent_of
 
 HINT = "\nTo change whole functions you may also send a python block, the file's path on its first line."
 NOT_YET = "The checks still fail, so the task is not solved yet. Write or fix the code now."
-AGAIN = "That is the check: its output is above. Edit the code now."
+NUDGE = "\n\nEdit the code now: send the whole fixed function in a python block."  # 0.5B: 12 of 12 did, 7 without
 
 
 def parse(text: str, block: re.Match | None) -> tuple[str, dict] | None:
@@ -18,9 +18,7 @@ def parse(text: str, block: re.Match | None) -> tuple[str, dict] | None:
 
 
 def refuse(agent, name: str, args: dict) -> str | None:  # agent: loop.Agent
-    """Sent back: the check run by hand (weak models echo it), and once, a "done" while the check fails."""
-    if name == "bash":
-        return AGAIN if agent.check and args["command"].split() == agent.check.split() else None
+    """Once, a "done" while the check still fails is sent back: weak models say it too early."""
     settled = name != "done" or not agent.failing or any(m["content"] == NOT_YET for m in agent.messages)
     return None if settled or agent.workspace.bash(agent.check, timeout=120).endswith("[exit code 0]") else NOT_YET
 
