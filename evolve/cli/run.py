@@ -108,7 +108,7 @@ def run(
 def quickstart(
     archive: Annotated[Path, typer.Option(help="Where the run directory is created.")] = Path("archive"),
 ) -> None:
-    """A short evolution on the embedded CPU model, Docker sandboxes and HGM (about 5 min on 2 idle cores)."""
+    """A short evolution on the embedded CPU model, Docker sandboxes and HGM (about 6 min on 2 idle cores)."""
     from evolve.config import load_config
     from evolve.configs import config_path
 
