@@ -20,7 +20,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-_FORMAT_ERRORS = re.compile(r"^(Reply with exactly one fenced block|Reply with one fenced block|Your reply (holds|has) no)")
+_FORMAT_ERRORS = re.compile(r"^(Reply with (exactly )?one fenced (code )?block|Your reply (holds|has) no)")
+"""The seed's answers to a reply it could not act on (prompts.FORMAT, now and before)."""
 _TOOL_ERRORS = re.compile(
     r"(?m)^.*?(command not found|No such file or directory|ModuleNotFoundError: .*|Permission denied"
     r"|The old text occurs \d+ times|give a file path inside the repository|is a directory|Errno \d+.*)$")

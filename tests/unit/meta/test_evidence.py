@@ -94,6 +94,21 @@ def test_a_passing_check_that_fails_after_an_edit_broke_the_checks() -> None:
     assert found["an edit broke the checks"][0] == 1
 
 
+def test_a_reply_the_seed_answered_with_its_format_message_is_unparsable() -> None:
+    """The seed's own message (agent/prompts.py FORMAT) for a ```python block it would not take (the
+    selfrepair bench's python-blocks-ignored defect)."""
+    import sys
+
+    import evolve.seed
+
+    sys.path.insert(0, str(Path(evolve.seed.__file__).parent))
+    from agent.prompts import FORMAT
+
+    turns = (Turn("```python\ndef f():\n    return 1\n```", FORMAT),) * 2
+    found = by_label([TaskRun("t1", "fail", turns, statement="fix f")])
+    assert found["a reply the agent could not act on"][0] == 2
+
+
 @pytest.mark.parametrize(("agent_output", "diff", "label"), [
     ("agent: limits after 20 steps, 0 edits", "", "the agent ran out of steps"),
     ("agent: model_error after 1 steps, 0 edits (HTTP 429)", "", "the model call failed"),
