@@ -66,13 +66,13 @@ class Agent:
         return finished
 
     def act(self, name: str, args: dict) -> tuple[bool, str]:
-        if repairs and (refusal := repairs.refuse(self, name, args)):
+        if name == "done" and repairs and (refusal := repairs.refuse_done(self)):
             return False, refusal
         if name in ("done", "bash"):
             return name == "done", self.workspace.bash(args["command"]) if name == "bash" else "Done."
         result = (self.workspace.write(args["path"], args["content"]) if name == "write" else
                   self.workspace.replace(args["path"], args["old"], args["new"]) if name == "replace" else
-                  repairs.merge(self.workspace, args["path"], args["code"]))  # from repairs.parse
+                  repairs.merge(self.workspace, args["path"], args["code"]))  # "python": from repairs.parse
         if not self.check:
             return False, result
         output = self.workspace.bash(self.check, timeout=120)

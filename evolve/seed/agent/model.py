@@ -11,7 +11,8 @@ class ModelError(Exception):
     """The gateway refused or failed a request (it already retried the provider)."""
 
 
-class Model:  # query(messages) -> the reply message
+class Model:
+    """Messages are OpenAI wire dicts; `query` returns the reply message (a dict with `content`)."""
     timeout = 1860.0  # above the gateway's longest call (retry window + attempt timeout <= 1800 s)
 
     def __init__(self, socket_path: str | None = None, url: str | None = None, token: str | None = None):
@@ -38,7 +39,8 @@ class Model:  # query(messages) -> the reply message
     def post(self, payload: bytes) -> tuple[int, bytes]:
         url = urllib.parse.urlparse(self.url or "http://localhost")
         conn = http.client.HTTPConnection(url.hostname, url.port or 80, timeout=self.timeout)
-        headers = {"Content-Type": "application/json"} | ({"Authorization": f"Bearer {self.token}"} if self.token else {})
+        auth = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        headers = {"Content-Type": "application/json", **auth}
         try:
             if self.socket_path:  # http.client uses a socket already set rather than connecting one
                 conn.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -17,9 +17,9 @@ def parse(text: str, block: re.Match | None) -> tuple[str, dict] | None:
     return ("done", {}) if not block and re.search(r"(?<!`)\b(done|DONE|TASK COMPLETE)\b", text[-200:]) else None
 
 
-def refuse(agent, name: str, args: dict) -> str | None:  # agent: loop.Agent
+def refuse_done(agent) -> str | None:  # agent: loop.Agent
     """Once, a "done" while the check still fails is sent back: weak models say it too early."""
-    settled = name != "done" or not agent.failing or any(m["content"] == NOT_YET for m in agent.messages)
+    settled = not agent.failing or any(m["content"] == NOT_YET for m in agent.messages)
     return None if settled or agent.workspace.bash(agent.check, timeout=120).endswith("[exit code 0]") else NOT_YET
 
 
