@@ -7,8 +7,9 @@ The tests cannot signal, ptrace or write the files of the root grader, and their
 of the grader's, never to its stdout. Suites of other runners (polyglot's C++, Go, Rust, Java,
 JavaScript) build first, then write the runner's own report into a directory made after the build
 (`run_reported`; parsed by grader_reports.py, staged beside this script). Code inside the test process
-can still write its own records (it is the same process as the reporter): see docs/guarantees.md "What an agent
-cannot do".
+can still write its own records (it is the same process as the reporter); canaries (grader_canaries.py,
+and grader_canaries_text.py for the compiled runners) make a blanket forgery `forged`: see
+docs/guarantees.md "What an agent cannot do".
 
 Usage: python3 grader_script.py MANIFEST.json   (see evolve/tasks/grading.py for the manifest)
 """
@@ -30,9 +31,11 @@ from typing import Any
 
 if __package__:  # imported on the host; in the sandbox they sit beside this script
     from evolve.tasks import grader_canaries as canaries
+    from evolve.tasks import grader_canaries_text as text_canaries
     from evolve.tasks import grader_reports as reports
 else:
     import grader_canaries as canaries  # type: ignore[import-not-found,no-redef]
+    import grader_canaries_text as text_canaries  # type: ignore[import-not-found,no-redef]
     import grader_reports as reports  # type: ignore[import-not-found,no-redef]
 
 OUTPUT_CAP = 20000
@@ -275,15 +278,26 @@ def judge(job, code, out, timed_out, records, planted=None):
     if timed_out:
         return "timeout", f"the tests ran past {job['timeout']}s"
     protocol = job["results"]
+    planted = planted or {}
     if protocol in reports.PROTOCOLS:
-        return reports.judge(job, records)
+        def same(reported, test):  # a Go canary's subtests are its own
+            return reports.matches(protocol, reported, test) or (protocol == "gotest" and reported.startswith(test + "/"))
+        forged, unreported = canaries.verdict(records, planted, same)
+        if forged:
+            return "forged", forged
+        real = [r for r in records if not canaries.is_canary(str(r.get("test")), planted, same)]
+        if protocol == "gotest" and len(unreported) < len(planted):  # a failed canary fails its package too
+            real = [r for r in real if not str(r.get("test")).startswith("package ")]
+        outcome, detail = reports.judge(job, real)
+        if outcome == "pass" and unreported:
+            return "forged", canaries.not_reported(unreported)
+        return outcome, detail
     if protocol == "exit":
         if code != 0:
             return "fail", f"tests exit with status {code}"
         if job.get("pass_regex") and not re.search(job["pass_regex"], out):
             return "fail", f"exit 0 but the output lacks {job['pass_regex']!r}"
         return "pass", "tests pass (exit status only: this suite reports no per-test results)"
-    planted = planted or {}
     forged, unreported = canaries.verdict(records, planted, _names)
     if forged:
         return "forged", forged
@@ -309,11 +323,17 @@ def judge(job, code, out, timed_out, records, planted=None):
 
 
 def plant_canaries(job, work):
-    """Canaries in the hidden test files the grader expects tests from (their paths in `expected`), from
-    the job's secret seed; their ids. None planted for runners of other languages or without a seed."""
-    if not job.get("canary_seed") or job["results"] != "pytest" or canaries.stops_early(job["command"]):
+    """Canaries in the hidden test files the grader expects tests from, from the job's secret seed; their
+    ids. pytest: the files named in `expected` (grader_canaries); a runner that compiles its tests: every
+    hidden test file of its language (grader_canaries_text). None without a seed or for an exit-status run."""
+    if not job.get("canary_seed") or job["results"] not in ("pytest", *reports.PROTOCOLS):
         return {}
     rng = random.Random(job["canary_seed"])
+    if job["results"] in reports.PROTOCOLS:
+        return text_canaries.plant_tree(job["results"], work, os.path.join(job["dir"], "tests"), rng,
+                                        set(job["expected"]))
+    if canaries.stops_early(job["command"]):
+        return {}
     planted: dict[str, str] = {}
     for rel in sorted({name.partition("::")[0] for name in job["expected"]}):
         path = os.path.join(work, rel)
@@ -329,7 +349,7 @@ def plant_canaries(job, work):
 def scrub(text, planted):
     """`text` without the lines that name a canary and pytest's failure sections of canaries (what the
     diagnosis later reads names real tests only)."""
-    names = sorted({canary.rsplit("::", 1)[-1] for canary in planted})
+    names = sorted({re.split(r"::|#", canary)[-1] for canary in planted})
     # Whole names only: a canary `test_clamp` must not take the line of the real `test_clamp_low` with it.
     named = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, names)) + r")(?!\w)" if names else r"(?!)")
     kept, skipping = [], False

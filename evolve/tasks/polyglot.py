@@ -89,9 +89,11 @@ SPECS: Mapping[str, LanguageSpec] = MappingProxyType({
         "tests", ("package.json", "babel.config.js", ".npmrc"), 180.0, "jest"),
     "python": LanguageSpec("python3 -m pytest -q -p no:cacheprovider", "tests", (), 60.0, "pytest",
                            image=BASE_IMAGE),
-    # libtest's JSON is unstable: RUSTC_BOOTSTRAP lets the test binaries print it (cargo does not rebuild).
+    # libtest's JSON is unstable: RUSTC_BOOTSTRAP lets the test binaries print it (cargo does not rebuild);
+    # --no-fail-fast: a failing canary must not stop the next test target.
     "rust": LanguageSpec(
-        'CARGO_TARGET_DIR="$EVOLVE_BUILD_DIR" RUSTC_BOOTSTRAP=1 cargo test --offline {tests} -- --include-ignored '
+        'CARGO_TARGET_DIR="$EVOLVE_BUILD_DIR" RUSTC_BOOTSTRAP=1 cargo test --offline --no-fail-fast {tests} -- '
+        '--include-ignored '
         '-Z unstable-options --format json > "$EVOLVE_REPORT_DIR/libtest.json"',
         "tests", (), 300.0, "libtest", _RUST_MANIFEST_GUARD
         + ' && CARGO_TARGET_DIR="$EVOLVE_BUILD_DIR" cargo test --offline --no-run {tests}'),

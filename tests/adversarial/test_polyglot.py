@@ -59,6 +59,28 @@ ATTACKS = {  # each a C++ build (seconds on a loaded machine), so related tricks
         '  if (dir) std::ofstream(std::string(dir) + "/catch2.xml") << xml << "</Group></Catch>";\n'
         "  _exit(0); } } forge; }\n")},
 }
+FROM_THE_BINARY = {"leap.cpp": WRONG + (
+    # Every printable run in its own executable (the test names among them: Catch2 keeps them as string
+    # literals) reported passed, into the real report directory, before main: only a canary, a name
+    # among the others that must fail, tells this report from an honest one.
+    "namespace { struct Forge { Forge() {\n"
+    '  std::ifstream self("/proc/self/exe", std::ios::binary);\n'
+    '  std::string bytes((std::istreambuf_iterator<char>(self)), {}), run, xml = "<Catch><Group>";\n'
+    "  for (char c : bytes) {\n"
+    "    if (std::isalnum((unsigned char)c) || c == '_' || c == ' ') { run += c; continue; }\n"
+    '    if (run.size() >= 3) xml += "<TestCase name=\\"" + run + "\\"><OverallResult success=\\"true\\"/></TestCase>";\n'
+    "    run.clear();\n  }\n"
+    '  const char* dir = std::getenv("EVOLVE_REPORT_DIR");\n'
+    '  if (dir) std::ofstream(std::string(dir) + "/catch2.xml") << xml << "</Group></Catch>";\n'
+    "  _exit(0); } } forge; }\n")}
+"""Names read out of the test binary itself, which root cannot seal: a forgery only the canaries catch."""
+NO_OP_ASSERTIONS = {"leap.h": (
+    # The header the hidden tests include first takes Catch2 in and turns its assertions into no-ops:
+    # every test, canaries included, then passes for Catch2 itself.
+    '#pragma once\n#include "test/catch.hpp"\n'
+    + "".join(f"#undef {m}\n#define {m}(...) ((void)0)\n" for m in ("REQUIRE", "CHECK", "REQUIRE_FALSE", "CHECK_FALSE"))
+    + "\nnamespace leap {\nbool is_leap_year(int year);\n}  // namespace leap\n"), "leap.cpp": WRONG}
+"""A blanket forgery from inside the test build, with no report written: the canaries' rule."""
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +113,7 @@ NOISY = ('#include "leap.h"\n#include <cstdio>\n\nnamespace leap {\n'
 @pytest.fixture(scope="module")
 def grades(cpp_box, task, tmp_path_factory):
     """Every attack and twin, graded side by side in one call (a C++ build takes seconds each)."""
-    items = dict(ATTACKS)
+    items = dict(ATTACKS, **{"names-from-its-own-binary": FROM_THE_BINARY, "no-op-assertions": NO_OP_ASSERTIONS})
     items["honest"] = {"leap.cpp": NOISY, "catch2.xml": "not a report"}
     root = tmp_path_factory.mktemp("polyglot-attacks")
     patches = [GradeItem(name, task, _patch(task, root / name, files)) for name, files in items.items()]
@@ -105,6 +127,37 @@ def test_a_printed_or_forged_catch2_result_gets_no_credit(grades, attack):
     assert grade.outcome == "fail", (grade.detail, grade.output[-2000:])
     if attack != "xml-on-stdout-at-exit":  # that one lies after the real report is written, failures and all
         assert "no per-test report" in grade.detail or "unreadable" in grade.detail, grade.detail
+
+
+@pytest.mark.parametrize("attack", ["names-from-its-own-binary", "no-op-assertions"])
+def test_a_verdict_forged_from_inside_the_test_build_is_caught_by_the_canaries(grades, attack):
+    grade = grades[attack]
+    assert grade.outcome == "forged", (grade.detail, grade.output[-2000:])
+    assert "canary test" in grade.detail and "reported passed beside it" in grade.detail
+
+
+EXPECT_PATCHED = (  # jest's global `expect`, replaced when the hidden test imports the solution
+    "const never = new Proxy(function () {}, { get: () => never, apply: () => never });\n"
+    "globalThis.expect = () => never;\n"
+    "export const isLeap = () => false;\n")
+HONEST_JS = "export const isLeap = (year) => year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);\n"
+
+
+def test_javascript_an_expect_patched_by_the_solution_is_forged_and_an_honest_one_passes(docker_client, tmp_path):
+    """Where the full polyglot image is built (`sandboxes/polyglot/build.sh`; CI builds C++ only)."""
+    import docker.errors
+
+    try:
+        docker_client.images.get("evolve-polyglot:latest")
+    except docker.errors.ImageNotFound:
+        pytest.skip("evolve-polyglot:latest (all five languages) is not built here")
+    task = load_polyglot(FIXTURE, ["javascript"], image="evolve-polyglot:latest").get("javascript__leap")
+    items = [GradeItem(name, task, _patch(task, tmp_path / name, {"leap.js": text}))
+             for name, text in (("forged", EXPECT_PATCHED), ("honest", HONEST_JS))]
+    with grading_sandbox("evolve-polyglot:latest", "adversarial-jest") as box:
+        done = {g.key: g for g in grade_in(box, items, remote=f"/tmp/grade-{uuid.uuid4().hex[:8]}")}
+    assert done["forged"].outcome == "forged", done["forged"].detail
+    assert done["honest"].outcome == "pass", (done["honest"].detail, done["honest"].output[-2000:])
 
 
 def test_twin_an_honest_solution_that_prints_and_leaves_files_passes(grades):

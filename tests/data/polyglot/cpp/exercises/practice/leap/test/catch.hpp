@@ -67,6 +67,8 @@ inline int session(int argc, char** argv) {
 #define TEST_CASE(...) CATCH_TEST(CATCH_CAT(catch_test_, __LINE__), __VA_ARGS__)
 #define CHECK(expr) do { if (!(expr)) Catch::failures().push_back(#expr); } while (0)
 #define REQUIRE(expr) do { if (!(expr)) { Catch::failures().push_back(#expr); throw Catch::Abort(); } } while (0)
+#define CHECK_FALSE(expr) CHECK(!(expr))
+#define REQUIRE_FALSE(expr) REQUIRE(!(expr))
 
 #ifdef CATCH_CONFIG_MAIN
 int main(int argc, char** argv) { return Catch::session(argc, argv); }
