@@ -12,6 +12,7 @@ host, reading it as text (nothing of it runs); the header line is what the seed'
 from __future__ import annotations
 
 import re
+import textwrap
 from pathlib import Path
 
 from evolve.meta.agentmap import agent_map, source_of
@@ -34,5 +35,8 @@ def focused_brief(instructions: str, code: Path) -> str:
         return instructions
     symbol = hit[1]
     header = HEADER.format(target=target, start=symbol.start, end=symbol.end)
-    return (f"{instructions.rstrip()}\n\n{header}\n{source_of(code, target).rstrip()}\n\n"
+    # Dedented: a method copied at its class's indentation does not parse on its own (the 1.5B model's
+    # candidates, 2 of 2 in one expansion); the merge puts a method back in its class.
+    source = textwrap.dedent(source_of(code, target)).rstrip()
+    return (f"{instructions.rstrip()}\n\n{header}\n{source}\n\n"
             f"--- the agent's map (file, then what it defines) ---\n{found.render(MAP_CHARS, summaries=False)}\n")

@@ -159,7 +159,8 @@ def test_the_brief_shows_the_named_targets_source_and_the_map_and_nothing_withou
     brief = focused_brief(instructions, seed_dir())
     assert brief.startswith(instructions.rstrip())
     assert "--- agent/tools.py:Workspace.bash (the target, as it stands; lines " in brief
-    assert "    def bash(self, command: str" in brief and "def write(" not in brief.split("the agent's map")[0]
+    shown = brief.split("the agent's map")[0]
+    assert "\ndef bash(self, command: str" in shown and "def write(" not in shown  # dedented: it parses alone
     assert "agent/loop.py (" in brief.split("the agent's map")[1]  # the map lists every file
     loose = focused_brief("Make agent/loop.py:parse accept a bare fence.", seed_dir())
     assert "--- agent/loop.py:parse (the target" in loose  # an agent's own diagnosis, no Target line
