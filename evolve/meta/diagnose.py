@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 from evolve.errors import EvolveError
 from evolve.meta.agentmap import AgentMap
-from evolve.meta.evidence import Evidence
+from evolve.meta.evidence import REMEDIES, Evidence
 from evolve.meta.problems import Problem
 
 SYSTEM = (
@@ -83,6 +83,8 @@ def prompt(problem: Problem, agent: AgentMap | Sequence[str], evidence: Evidence
     parts = []
     if evidence is not None:
         parts.append(f"What went wrong, counted from the agent's transcripts:\n{evidence.render(EVIDENCE_PATTERNS)}")
+        if isinstance(agent, AgentMap) and (arising := _arising(evidence, agent)):
+            parts.append(f"Where these patterns arise in this agent's code:\n{arising}")
     parts.append(f"One failure in detail: {problem.summary}")
     if problem.statement:
         parts.append(f"The task it was given:\n{problem.statement[:1000]}")
@@ -97,6 +99,15 @@ def prompt(problem: Problem, agent: AgentMap | Sequence[str], evidence: Evidence
         parts.append(f"The agent's files: {', '.join(agent)}")
     parts.append("Reply with the JSON object only.")
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
+
+
+def _arising(evidence: Evidence, agent: AgentMap) -> str:
+    """`N. target` for each shown pattern whose responsible part (RESPONSIBLE) the agent's map still has."""
+    lines = []
+    for number, pattern in enumerate(evidence.patterns[:EVIDENCE_PATTERNS], 1):
+        if target := agent.resolve(RESPONSIBLE.get(pattern.kind, "")):
+            lines.append(f"{number}. {target}")
+    return "\n".join(lines)
 
 
 def reply_object(reply: str) -> dict:
@@ -193,6 +204,11 @@ RESPONSIBLE = {
     "no_edit": "agent/commands.py:solve",
     "wrong_file": "agent/prompts.py:SYSTEM",
     "model_error": "agent/model.py:Model.query",
+    "reply_cut": "agent/model.py:Model.query",
+    "context_cut": "agent/loop.py:Agent.context",
+    "silent_failure": "agent/tools.py:Workspace.bash",
+    "unseen_file": "agent/commands.py:solve",
+    "no_check": "agent/commands.py:solve",
 }
 """Where in the seed agent each evidence pattern arises; used only for a name the agent's map still has."""
 
@@ -207,8 +223,9 @@ def from_evidence(evidence: Evidence, agent: AgentMap) -> Instructions | None:
             continue
         seen = f"{pattern.label}: {pattern.count} times in {len(pattern.tasks)} of {evidence.evaluations} tasks"
         example = f" (e.g. {pattern.excerpt})" if pattern.excerpt else ""
+        fix = f" Usual fix: {REMEDIES[pattern.kind]}." if pattern.kind in REMEDIES else ""
         return Instructions(seen, "computed from the recorded conversations; the diagnosis model gave no usable reply",
-                            f"Change {target} so that this no longer happens: {seen}{example}.",
+                            f"Change {target} so that this no longer happens: {seen}{example}.{fix}",
                             (target.partition(":")[0],), target, source="evidence")
     return None
 

@@ -3,7 +3,9 @@
 Before the diagnosis model is asked anything, this module counts failure patterns over the node's
 evaluations: steps exhausted, replies the agent could not parse, no edit made, edits that broke the
 checks, timeouts, edits to the wrong file, repeated replies, tool errors (`python: command not
-found`), model errors. Each pattern comes with its count, the tasks it touched and one short excerpt,
+found`), model errors, and what the agent kept from the model: replies cut at the token limit, requests
+that left out the previous step, failing commands shown without their error output, edits to a file
+whose content the model was never shown, and no check of the agent's own. Each pattern comes with its count, the tasks it touched and one short excerpt,
 so the diagnosis reads "python: command not found, 18 times in 7 tasks" instead of one transcript.
 
 The conversations are read from the gateway's exchanges (engine-written; the run's `exchanges/` and a
@@ -33,6 +35,12 @@ _EDIT_OUTPUT = re.compile(r"^(?:Wrote|Replaced 1 occurrence in) (\S+?)(?: \(|\.?
 _DIFF_FILE = re.compile(r"^\+\+\+ b/(\S+)", re.MULTILINE)
 _NAMED_FILE = re.compile(r"[\w./-]+\.(?:py|txt|md|json|toml|cfg|ya?ml|js|ts|c|h|cpp|go|rs|java|sh)\b")
 _STATUS = re.compile(r"agent: (submitted|limits|model_error) after (\d+) steps")
+_SILENT = re.compile(r"(?:\A|->\n)\[exit code [1-9]\d*\]\Z")
+"""A failing command (or the agent's check) whose output shows nothing but its exit code."""
+SYMPTOMS = frozenset({"steps_exhausted", "no_edit"})
+"""Patterns that follow from others (a cut reply also leaves no edit): on a tie they rank after the rest."""
+SEEN_LINE_CHARS = 12
+"""An original line of an edited file this long or longer, found in what the model was shown, means it saw the file."""
 PLACEHOLDERS = ("path/to/file.py", "path/to/file", "PATH")
 EXCERPT_CHARS = 160
 MAX_RECORD_BYTES = 8 << 20
@@ -45,6 +53,10 @@ class Turn:
 
     reply: str
     output: str | None = None
+    cut: bool = False
+    """The reply stopped at the request's token limit (the gateway's finish_reason `length`)."""
+    saw_previous: bool = True
+    """The request that got this reply held the agent's previous reply (False: the conversation was cut)."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +73,8 @@ class TaskRun:
     statement: str = ""
     status: str = ""
     """The agent's exit status where it recorded one (submitted | limits | model_error)."""
+    prompt: str = ""
+    """The first user message the model was sent (the task as the agent put it)."""
 
 
 @dataclass(frozen=True)
@@ -69,7 +83,8 @@ class Pattern:
 
     kind: str
     """steps_exhausted | unparsable_reply | no_edit | broke_checks | timeout | wrong_file |
-    repeated_reply | tool_error | model_error."""
+    repeated_reply | tool_error | model_error | reply_cut | context_cut | silent_failure | unseen_file |
+    no_check."""
     label: str
     count: int
     """Occurrences (replies, outputs or evaluations, as the label says)."""
@@ -77,12 +92,31 @@ class Pattern:
     excerpt: str = ""
 
 
+REMEDIES = {
+    "steps_exhausted": "ask for the edit sooner, so the steps are not spent before a change",
+    "unparsable_reply": "accept the reply form the model actually sends (the example shows one) as an action",
+    "no_edit": "ask for the edit explicitly and refuse to finish before a file changed",
+    "broke_checks": "check each edit before keeping it and show the model the check's failure",
+    "timeout": "give commands a shorter time limit and tell the model when one timed out",
+    "wrong_file": "name the file to edit in the prompt, never a placeholder path",
+    "repeated_reply": "tell the model when it repeats a reply and ask for a different action",
+    "tool_error": "make the tool do what the model asked for (e.g. run python as python3)",
+    "model_error": "retry, or shorten, a request the model server refused",
+    "reply_cut": "ask for replies long enough to hold a whole function (a higher max_tokens)",
+    "context_cut": "keep the latest steps in what is sent to the model: the conversation is cut too short",
+    "silent_failure": "show a command's error output (stderr) beside its standard output",
+    "unseen_file": "show the model the source of the files the task names before asking for an edit",
+    "no_check": "run the repository's checks and show the model their result, first and after each edit",
+}
+"""What usually removes each pattern (shown with it, so a small diagnosis model has a concrete change)."""
+
+
 @dataclass(frozen=True)
 class Evidence:
     evaluations: int
     failed: int
     patterns: tuple[Pattern, ...] = field(default_factory=tuple)
-    """Most widespread first (tasks touched, then occurrences)."""
+    """Most widespread first (tasks touched, then causes before SYMPTOMS, then occurrences)."""
 
     def render(self, limit: int = 8) -> str:
         """The evidence as the diagnosis prompt shows it: one line per pattern, its excerpt on the next."""
@@ -95,6 +129,8 @@ class Evidence:
             lines.append(f"{number}. {pattern.label}: {_times(pattern.count)} in {_tasks(len(pattern.tasks))} ({tasks})")
             if pattern.excerpt:
                 lines.append(f"   e.g. {pattern.excerpt}")
+            if pattern.kind in REMEDIES:
+                lines.append(f"   usual fix: {REMEDIES[pattern.kind]}")
         return "\n".join(lines)
 
     def to_json(self) -> dict:
@@ -118,22 +154,45 @@ def one_line(text: str, limit: int = EXCERPT_CHARS) -> str:
 
 def turns_from_exchanges(records: Iterable[dict]) -> tuple[Turn, ...]:
     """The conversation of one job from the gateway's exchanges: each reply, then the last message of
-    the next request (what the agent showed the model after that reply)."""
+    the next request (what the agent showed the model after that reply), whether the reply was cut at
+    the token limit, and whether its request held the reply before it."""
     recorded = [r for r in records if isinstance(r.get("response"), dict)]
-    turns = []
+    turns: list[Turn] = []
     for index, record in enumerate(recorded):
-        reply = (record["response"].get("message") or {}).get("content") or ""
+        reply = _content((record["response"].get("message") or {}).get("content"))
         output = None
         if index + 1 < len(recorded):
-            messages = recorded[index + 1].get("request", {}).get("messages") or [{}]
-            output = messages[-1].get("content") or ""
-        turns.append(Turn(reply, output))
+            output = _content((_messages(recorded[index + 1]) or [{}])[-1].get("content"))
+        saw = not turns or any(m.get("role") == "assistant" and _content(m.get("content")) == turns[-1].reply
+                               for m in _messages(record))
+        turns.append(Turn(reply, output, record["response"].get("finish_reason") == "length", saw))
     return tuple(turns)
+
+
+def prompt_from_exchanges(records: Iterable[dict]) -> str:
+    """The first user message of a job's first request."""
+    for record in records:
+        return next((_content(m.get("content")) for m in _messages(record) if m.get("role") == "user"), "")
+    return ""
+
+
+def _messages(record: dict) -> list[dict]:
+    request = record.get("request")
+    messages = request.get("messages") if isinstance(request, dict) else None
+    return [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
+
+
+def _content(content: object) -> str:
+    """A message's text (content parts joined)."""
+    if isinstance(content, list):
+        return "".join(str(part.get("text") or "") for part in content if isinstance(part, dict))
+    return content if isinstance(content, str) else ""
 
 
 def turns_from_transcript(records: Iterable[dict]) -> tuple[tuple[Turn, ...], str]:
     """The conversation and exit status from an agent's transcript (the seed's `transcript.jsonl`:
-    messages with a role, events such as `{"event": "exit", "status": ...}`)."""
+    messages with a role, events such as `{"event": "exit", "status": ...}`); it records what the agent
+    kept, not what it sent, so nothing here is `cut` or unseen."""
     turns: list[Turn] = []
     pending: str | None = None
     status = ""
@@ -175,7 +234,7 @@ def compute_evidence(runs: Sequence[TaskRun]) -> Evidence:
     patterns = [Pattern(kind, label, len(found), tuple(dict.fromkeys(task for task, _ in found)),
                         next((excerpt for _, excerpt in found if excerpt), ""))
                 for (kind, label), found in hits.items()]
-    patterns.sort(key=lambda p: (-len(p.tasks), -p.count, p.kind, p.label))
+    patterns.sort(key=lambda p: (-len(p.tasks), p.kind in SYMPTOMS, -p.count, p.kind, p.label))
     return Evidence(len(runs), sum(run.outcome != "pass" for run in runs), tuple(patterns))
 
 
@@ -216,6 +275,19 @@ def _patterns_of(run: TaskRun) -> Iterable[tuple[str, str, str]]:
             passing = not failing
     for path in _wrong_files(run):
         yield "wrong_file", f"an edit to a file the task does not name ({path})", ""
+    for step, turn in enumerate(run.turns, 1):
+        if turn.cut:
+            yield "reply_cut", "a reply cut off at the token limit", f"step {step}, its end: {one_line(turn.reply[-100:])}"
+        if not turn.saw_previous:
+            yield "context_cut", "a request that left out the agent's previous step", f"step {step}"
+        if _SILENT.search((turn.output or "").strip()):
+            yield ("silent_failure", "a failing command shown with no output but its exit code",
+                   f"step {step}: {one_line(turn.reply, 100)} -> {one_line((turn.output or '')[-100:])}")
+    if run.outcome != "pass" and run.prompt:
+        for path in _unseen_files(run):
+            yield "unseen_file", "an edit to a file whose content the model was never shown", one_line(path)
+        if run.turns and not any(_CHECK.search(text or "") for text in [run.prompt, *(t.output for t in run.turns)]):
+            yield "no_check", "no check ran: the model never saw the tests' result", f"the task as sent: {one_line(run.prompt, 100)}"
 
 
 def _wrong_files(run: TaskRun) -> list[str]:
@@ -225,6 +297,22 @@ def _wrong_files(run: TaskRun) -> list[str]:
     wrong = [p for p in dict.fromkeys(edited) if p in PLACEHOLDERS or p.startswith("path/to/")
              or (named and p not in named and not any(p.endswith("/" + n) for n in named))]
     return wrong
+
+
+def _unseen_files(run: TaskRun) -> list[str]:
+    """Files the agent's diff changed (not created) none of whose original lines (the diff's context and
+    removed lines of SEEN_LINE_CHARS or more) appear in anything the model was shown."""
+    shown = "\n".join([run.prompt, *(turn.output or "" for turn in run.turns)])
+    unseen = []
+    for section in re.split(r"(?m)^diff --git ", run.diff or ""):
+        path = _DIFF_FILE.search(section)
+        if path is None or re.search(r"(?m)^--- /dev/null", section):
+            continue
+        old = [line[1:].strip() for line in section.splitlines()
+               if line[:1] in (" ", "-") and not line.startswith("---") and len(line[1:].strip()) >= SEEN_LINE_CHARS]
+        if old and not any(line in shown for line in old):
+            unseen.append(path[1])
+    return unseen
 
 
 def recorded_run(task: str, outcome: str, log_dir: Path | None, exchanges: Path | None,
@@ -240,7 +328,11 @@ def recorded_run(task: str, outcome: str, log_dir: Path | None, exchanges: Path 
                 return handle.read().decode(errors="replace").split("\n", 1)[-1]
         return path.read_text(errors="replace")
 
-    turns = turns_from_exchanges(read_jsonl(read(exchanges) or ""))
-    transcript, status = turns_from_transcript(read_jsonl(read(log_dir and log_dir / "transcript.jsonl") or ""))
+    exchanged = read_jsonl(read(exchanges) or "")
+    turns = turns_from_exchanges(exchanged)
+    records = read_jsonl(read(log_dir and log_dir / "transcript.jsonl") or "")
+    transcript, status = turns_from_transcript(records)
+    prompt = prompt_from_exchanges(exchanged) if turns else next(
+        (_content(r.get("content")) for r in records if r.get("role") == "user"), "")
     return TaskRun(task, outcome, turns or transcript, read(log_dir and log_dir / "diff.patch"),
-                   read(log_dir and log_dir / "agent.log") or "", statement, status)
+                   read(log_dir and log_dir / "agent.log") or "", statement, status, prompt)

@@ -66,7 +66,8 @@ def test_the_rendering_puts_the_widest_pattern_first_and_quotes_agent_text() -> 
     assert lines[1].startswith("1. a reply repeated word for word: 3 times in 3 tasks (HumanEval-39, ")
     assert '2 times in 1 task (HumanEval-74)' in text
     # an excerpt is one quoted line: agent-written newlines cannot start a line of their own
-    assert all(line.startswith(("Computed", "   e.g. ")) or line[0].isdigit() for line in lines)
+    assert all(line.startswith(("Computed", "   e.g. ", "   usual fix: ")) or line[0].isdigit() for line in lines)
+    assert "   usual fix: tell the model when it repeats a reply" in text
 
 
 def test_transcripts_give_the_exit_status_steps_and_broken_checks() -> None:
@@ -140,3 +141,71 @@ def test_a_huge_record_is_read_from_its_end(tmp_path: Path, monkeypatch) -> None
     (tmp_path / "transcript.jsonl").write_text("\n".join(lines) + "\n")
     run = recorded_run("t1", "fail", tmp_path, None)
     assert run.turns and run.turns[-1].reply == "reply 39" and all(t.reply != "reply 0" for t in run.turns)
+
+
+def _exchange(messages: list[dict], reply: str, finish: str = "stop") -> dict:
+    return {"request": {"messages": messages}, "response": {"message": {"content": reply}, "finish_reason": finish}}
+
+
+def test_what_the_agent_kept_from_the_model_cut_replies_and_cut_conversations() -> None:
+    task = [{"role": "system", "content": "S"}, {"role": "user", "content": "Task: fix f"}]
+    first = "```python solution.py\ndef f(x):\n    return ("
+    records = [_exchange(task, first, "length"),
+               _exchange([*task, {"role": "user", "content": "[exit code 1]"}], "```bash\nls\n```")]  # reply 1 left out
+    turns = turns_from_exchanges(records)
+    assert [(t.cut, t.saw_previous) for t in turns] == [(True, True), (False, False)]
+    found = by_label([TaskRun("t1", "fail", turns, prompt="Task: fix f")])
+    assert found["a reply cut off at the token limit"][:2] == (1, ("t1",))
+    assert found["a request that left out the agent's previous step"][:2] == (1, ("t1",))
+    kept = turns_from_exchanges([_exchange(task, "```bash\nls\n```"),
+                                 _exchange([*task, {"role": "assistant", "content": "```bash\nls\n```"},
+                                            {"role": "user", "content": "a.py\n[exit code 0]"}], "done")])
+    assert all(t.saw_previous and not t.cut for t in kept)
+
+
+@pytest.mark.parametrize(("output", "silent"), [
+    ("Wrote solution.py.\nChecks: `python3 -m doctest solution.py` ->\n[exit code 1]", True),
+    ("[exit code 2]", True),
+    ("Checks: `python3 -m doctest solution.py` ->\n  File \"solution.py\", line 3\nSyntaxError: x\n[exit code 1]", False),
+    ("Checks: `python3 -m doctest solution.py` ->\n[exit code 0]", False),
+])
+def test_a_failing_command_shown_with_nothing_but_its_exit_code_is_a_silent_failure(output, silent) -> None:
+    found = by_label([TaskRun("t1", "fail", (Turn("```bash\npython3 solution.py\n```", output),))])
+    assert ("a failing command shown with no output but its exit code" in found) == silent
+
+
+DIFF = ("diff --git a/solution.py b/solution.py\n--- a/solution.py\n+++ b/solution.py\n@@ -1,3 +1,3 @@\n"
+        " def below_zero(operations: list) -> bool:\n     \"\"\"True when the balance falls below zero.\"\"\"\n"
+        "-    raise NotImplementedError\n+    return False\n"
+        "diff --git a/notes.py b/notes.py\nnew file mode 100644\n--- /dev/null\n+++ b/notes.py\n@@ -0,0 +1 @@\n+x = 1\n")
+
+
+def test_an_edit_to_a_file_the_model_never_saw_and_a_run_without_checks() -> None:
+    blind = TaskRun("t1", "fail", (Turn("```python solution.py\n...```", "Wrote solution.py."),), diff=DIFF,
+                    prompt="Task: complete below_zero in solution.py\n\nFiles in the repository:\nsolution.py")
+    found = by_label([blind])
+    assert found["an edit to a file whose content the model was never shown"] == (1, ("t1",), '"solution.py"')
+    assert "no check ran: the model never saw the tests' result" in found
+    shown = TaskRun("t2", "fail", blind.turns, diff=DIFF, prompt=blind.prompt + "\n\n--- solution.py ---\n"
+                    "def below_zero(operations: list) -> bool:\n\nChecks: `python3 -m doctest solution.py` ->\nx\n[exit code 1]")
+    assert not {"an edit to a file whose content the model was never shown",
+                "no check ran: the model never saw the tests' result"} & set(by_label([shown]))
+    assert "an edit to a file whose content the model was never shown" not in by_label(
+        [TaskRun("t3", "pass", blind.turns, diff=DIFF, prompt=blind.prompt)])  # a pass shows nothing wrong
+
+
+def test_the_diagnosis_is_told_where_each_pattern_arises_and_the_fallback_names_the_usual_fix() -> None:
+    from evolve.meta.agentmap import agent_map
+    from evolve.meta.diagnose import from_evidence, prompt
+    from evolve.meta.problems import Problem
+    from evolve.seed import seed_dir
+
+    checked = "Task\n\nChecks: `python3 -m doctest solution.py` ->\nFailed\n[exit code 1]"
+    evidence = compute_evidence([TaskRun("t1", "fail", (Turn("```python\ndef f(", None, cut=True),), prompt=checked)])
+    seed = agent_map(seed_dir())
+    shown = prompt(Problem("t1", "wrong", "it failed"), seed, evidence)[1]["content"]
+    assert "usual fix: ask for replies long enough to hold a whole function" in shown
+    assert "Where these patterns arise in this agent's code:\n1. agent/model.py:Model.query" in shown
+    computed = from_evidence(evidence, seed)
+    assert computed is not None and computed.target == "agent/model.py:Model.query"
+    assert "Usual fix: ask for replies long enough" in computed.change
