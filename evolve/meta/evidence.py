@@ -40,7 +40,7 @@ _SILENT = re.compile(r"(?:\A|->\n)\[exit code [1-9]\d*\]\Z")
 SYMPTOMS = frozenset({"steps_exhausted", "no_edit"})
 """Patterns that follow from others (a cut reply also leaves no edit): on a tie they rank after the rest."""
 SEEN_LINE_CHARS = 12
-"""An original line of an edited file this long or longer, found in what the model was shown, means it saw the file."""
+"""Original lines of an edited file this long or longer count toward whether the model was shown it."""
 PLACEHOLDERS = ("path/to/file.py", "path/to/file", "PATH")
 EXCERPT_CHARS = 160
 MAX_RECORD_BYTES = 8 << 20
@@ -300,8 +300,8 @@ def _wrong_files(run: TaskRun) -> list[str]:
 
 
 def _unseen_files(run: TaskRun) -> list[str]:
-    """Files the agent's diff changed (not created) none of whose original lines (the diff's context and
-    removed lines of SEEN_LINE_CHARS or more) appear in anything the model was shown."""
+    """Files the agent's diff changed (not created) fewer than half of whose original lines (the diff's
+    context and removed lines of SEEN_LINE_CHARS or more) appear in anything the model was shown."""
     shown = "\n".join([run.prompt, *(turn.output or "" for turn in run.turns)])
     unseen = []
     for section in re.split(r"(?m)^diff --git ", run.diff or ""):
@@ -310,7 +310,7 @@ def _unseen_files(run: TaskRun) -> list[str]:
             continue
         old = [line[1:].strip() for line in section.splitlines()
                if line[:1] in (" ", "-") and not line.startswith("---") and len(line[1:].strip()) >= SEEN_LINE_CHARS]
-        if old and not any(line in shown for line in old):
+        if old and 2 * sum(line in shown for line in old) < len(old):  # a traceback shows a line or two
             unseen.append(path[1])
     return unseen
 

@@ -186,8 +186,12 @@ def test_an_edit_to_a_file_the_model_never_saw_and_a_run_without_checks() -> Non
     found = by_label([blind])
     assert found["an edit to a file whose content the model was never shown"] == (1, ("t1",), '"solution.py"')
     assert "no check ran: the model never saw the tests' result" in found
-    shown = TaskRun("t2", "fail", blind.turns, diff=DIFF, prompt=blind.prompt + "\n\n--- solution.py ---\n"
-                    "def below_zero(operations: list) -> bool:\n\nChecks: `python3 -m doctest solution.py` ->\nx\n[exit code 1]")
+    source = "def below_zero(operations: list) -> bool:\n    \"\"\"True when the balance falls below zero.\"\"\"\n"
+    shown = TaskRun("t2", "fail", blind.turns, diff=DIFF, prompt=blind.prompt + "\n\n--- solution.py ---\n" + source
+                    + "    raise NotImplementedError\n\nChecks: `python3 -m doctest solution.py` ->\nx\n[exit code 1]")
+    traceback = TaskRun("t4", "fail", blind.turns, diff=DIFF, prompt=blind.prompt + "\n\nChecks: ... ->\n"
+                        "    raise NotImplementedError\nNotImplementedError\n[exit code 1]")  # one line of three
+    assert "an edit to a file whose content the model was never shown" in by_label([traceback])
     assert not {"an edit to a file whose content the model was never shown",
                 "no check ran: the model never saw the tests' result"} & set(by_label([shown]))
     assert "an edit to a file whose content the model was never shown" not in by_label(
