@@ -8,8 +8,9 @@ sandbox: the agent still imports; its own tests pass (the child may rewrite thos
 written or changed (copied out and compared by the engine), in one of `SMOKE_ATTEMPTS` solves of
 `SMOKE_STEPS` steps, each in a fresh copy of the repo. Neither passing the smoke check nor the
 right file is required: a weak model often fails it or writes to a wrong path, and a stricter rule
-would stop no attack that this one lets through (a hollow child could write junk into any file); `python -m agent improve` starts
-and exits 0 on a trivial instruction with one step; under `[meta] procedure = "agent"` also `python -m agent
+would stop no attack that this one lets through (a hollow child could write junk into any file); `python -m agent improve` starts,
+asks the model (the gateway's count: a stub that exits 0 would leave a child whose descendants never
+change) and exits 0 on a trivial instruction with one step; under `[meta] procedure = "agent"` also `python -m agent
 diagnose` exits 0 and writes non-empty instructions for a small failure material (the smoke task failed).
 `check_agent` is the gate without the diff check:
 `evolve agent check DIR` runs it on any directory that claims to meet the agent contract.
@@ -195,6 +196,7 @@ def _contract(sandbox: Sandbox, code_dir: Path, log_dir: Path, channel_env: Mapp
     on_check("smoke change", None)
     sandbox.put_dir(code_dir, GATE_SELF)
     sandbox.write_file(GATE_INSTRUCTIONS, GATE_INSTRUCTION)
+    before = served()
     improve = sandbox.exec(
         ["python3", "-m", "agent", "improve", "--workdir", GATE_SELF, "--instructions", GATE_INSTRUCTIONS,
          "--budget-steps", "1"], cwd=AGENT, env={**env, **GATE_CONTEXT}, timeout=timeout_s)
@@ -202,6 +204,9 @@ def _contract(sandbox: Sandbox, code_dir: Path, log_dir: Path, channel_env: Mapp
     if not improve.ok:
         why = "timed out" if improve.timed_out else f"exit {improve.returncode}: {output_tail(improve.stdout + improve.stderr)}"
         return _failed(on_check, "improve", f"contract: improve does not start and exit cleanly ({why})")
+    if served() <= before:  # a stub that exits 0 (the 1.5B model once wrote `pass` for improve and diagnose)
+        return _failed(on_check, "improve", "contract: improve made no model request through the gateway, so it "
+                                            "cannot change anything")
     on_check("improve", None)
     return Verdict(True)
 

@@ -64,16 +64,19 @@ def test_twin_a_weak_models_edit_of_the_wrong_file_is_a_real_change(tmp_path, ba
     assert verdict.valid, verdict.reason
 
 
-@pytest.mark.parametrize("improve", ["import sys\nsys.exit(3)\n", "import time\ntime.sleep(3600)\n"],
-                         ids=["crashes", "hangs"])
-def test_a_child_whose_improve_is_broken_is_invalid(tmp_path, base_image, improve):
+@pytest.mark.parametrize(("improve", "why"), [
+    ("import sys\nsys.exit(3)\n", "contract: improve does not start and exit cleanly"),
+    ("import time\ntime.sleep(3600)\n", "contract: improve does not start and exit cleanly"),
+    ("import sys\nsys.exit(0)\n", "contract: improve made no model request"),
+], ids=["crashes", "hangs", "exits-without-asking"])
+def test_a_child_whose_improve_is_broken_is_invalid(tmp_path, base_image, improve, why):
     child = executor_agent(tmp_path / "child")
     main = (child / "agent" / "__main__.py").read_text()
     (child / "agent" / "__main__.py").write_text(main.replace(
         'if __name__ == "__main__":\n', 'if __name__ == "__main__" and sys.argv[1] == "improve":\n'
         + "".join(f"    {line}\n" for line in improve.splitlines()) + 'if __name__ == "__main__":\n'))
     verdict = _gate(tmp_path, child, timeout_s=8)
-    assert not verdict.valid and verdict.reason.startswith("contract: improve does not start and exit cleanly")
+    assert not verdict.valid and verdict.reason.startswith(why), verdict.reason
 
 
 def test_a_child_that_deletes_its_tests_is_invalid(tmp_path, base_image):
