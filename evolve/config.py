@@ -297,6 +297,13 @@ class MetaConfig(_Section):
     require_code: bool = False
     """Refuse a candidate (and so a child) whose edit is not a code edit: only prompt text, a lesson or
     cosmetic changes (evolve.archive.edits)."""
+    diagnosis: Literal["model", "evidence"] = "model"
+    """`compact` style, engine procedure. `model`: the diagnosis model reads the computed evidence and the map
+    and names the target and the change; the evidence decides only when it gives no usable reply. `evidence`:
+    the computed evidence decides whenever one of its patterns arises in a part the agent's map still has
+    (its target, count, excerpt and usual fix are the instructions; no model call), the model only
+    otherwise: for small diagnosis models, which name a plausible target with an unrelated change (the
+    1.5B model on a run whose replies were cut at 64 tokens: "add a try-except block")."""
 
     @model_validator(mode="after")
     def _spread(self) -> MetaConfig:

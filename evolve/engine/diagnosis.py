@@ -65,7 +65,8 @@ def diagnose_node(run: Run, job: Job, node: Node, tasks: Mapping[str, Task], gat
     diagnose_job = f"{job.id}-diagnose"
     gateway.open_job(diagnose_job, node.id, "diagnose", job_tokens)
     try:
-        instructions = diagnose(GatewayCompleter(gateway, diagnose_job), problem, agent, evidence=evidence)
+        instructions = diagnose(GatewayCompleter(gateway, diagnose_job), problem, agent, evidence=evidence,
+                                evidence_first=meta is not None and meta.diagnosis == "evidence")
     except DiagnosisFailed as exc:
         return ExpansionResult(None, valid=False, reason=f"diagnosis failed: {exc}")
     finally:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 from evolve.errors import EvolveError
 from evolve.meta.agentmap import AgentMap
-from evolve.meta.evidence import REMEDIES, Evidence
+from evolve.meta.evidence import REMEDIES, SYMPTOMS, Evidence
 from evolve.meta.problems import Problem
 
 SYSTEM = (
@@ -215,9 +215,10 @@ RESPONSIBLE = {
 
 def from_evidence(evidence: Evidence, agent: AgentMap) -> Instructions | None:
     """Instructions computed from the widest pattern whose responsible part (RESPONSIBLE) is in the map,
-    for when the model gives no usable reply (the 0.5B model echoed "The agent changed no file." in
-    every reply of 3 trials of 3); None when no pattern points into the map."""
-    for pattern in evidence.patterns:
+    causes before SYMPTOMS (a cut reply also leaves no edit), for when the model gives no usable reply
+    (the 0.5B model echoed "The agent changed no file." in every reply of 3 trials of 3) or the run
+    prefers the evidence (`[meta] diagnosis = "evidence"`); None when no pattern points into the map."""
+    for pattern in sorted(evidence.patterns, key=lambda p: p.kind in SYMPTOMS):
         target = agent.resolve(RESPONSIBLE.get(pattern.kind, ""))
         if target is None:
             continue
@@ -231,12 +232,17 @@ def from_evidence(evidence: Evidence, agent: AgentMap) -> Instructions | None:
 
 
 def diagnose(complete: Complete, problem: Problem, agent: AgentMap | Sequence[str], *,
-             evidence: Evidence | None = None, attempts: int = 3) -> Instructions:
+             evidence: Evidence | None = None, attempts: int = 3, evidence_first: bool = False) -> Instructions:
     """Ask for instructions; a malformed reply, or one whose target is not in the agent's map, is answered
     with what was wrong and asked again (at most `attempts` replies); then the instructions computed from
-    the evidence (`from_evidence`), else refused (DiagnosisFailed)."""
+    the evidence (`from_evidence`), else refused (DiagnosisFailed). `evidence_first`: the computed
+    instructions, where there are any, without asking the model."""
     messages = prompt(problem, agent, evidence)
     mapped = agent if isinstance(agent, AgentMap) else None
+    if evidence_first and evidence is not None and mapped is not None:
+        computed = from_evidence(evidence, mapped)
+        if computed is not None:
+            return replace(computed, cause="computed from the recorded conversations", evidence=_widest(evidence))
     errors = []
     for attempt in range(attempts):
         reply = complete(messages, temperature=RETRY_TEMPERATURE if attempt else None)

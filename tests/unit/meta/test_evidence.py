@@ -213,3 +213,30 @@ def test_the_diagnosis_is_told_where_each_pattern_arises_and_the_fallback_names_
     computed = from_evidence(evidence, seed)
     assert computed is not None and computed.target == "agent/model.py:Model.query"
     assert "Usual fix: ask for replies long enough" in computed.change
+
+
+def test_evidence_first_takes_the_computed_change_without_asking_and_prefers_a_cause_to_a_symptom() -> None:
+    from evolve.meta.agentmap import agent_map
+    from evolve.meta.diagnose import diagnose
+    from evolve.meta.problems import Problem
+    from evolve.seed import seed_dir
+
+    asked = []
+
+    def complete(messages, temperature=None):
+        asked.append(messages)
+        return '{"target": "agent/model.py:Model.query", "change": "add a try-except block around the call"}'
+
+    checked = "Task\n\nChecks: `python3 -m doctest solution.py` ->\nFailed\n[exit code 1]"
+    runs = [TaskRun(f"t{n}", "fail", (Turn("```python\ndef f(", None, cut=n < 2),), prompt=checked) for n in range(3)]
+    evidence = compute_evidence(runs)  # no edit in 3 tasks (a symptom), cut replies in 2 (the cause)
+    assert evidence.patterns[0].kind == "no_edit"
+    seed, problem = agent_map(seed_dir()), Problem("t0", "wrong", "it failed")
+    found = diagnose(complete, problem, seed, evidence=evidence, evidence_first=True)
+    assert not asked and found.source == "evidence" and found.target == "agent/model.py:Model.query"
+    assert "a reply cut off at the token limit" in found.change and "higher max_tokens" in found.change
+    assert diagnose(complete, problem, seed, evidence=evidence).change == "add a try-except block around the call"
+    assert len(asked) == 1  # the model's usable reply wins when the evidence is only the fallback
+    nothing = compute_evidence([TaskRun("t0", "fail", (Turn("```bash\nls\n```", "a.py\n[exit code 0]"),),
+                                        diff="+++ b/a.py\n", prompt=checked)])
+    assert diagnose(complete, problem, seed, evidence=nothing, evidence_first=True).source == "model"
