@@ -13,7 +13,7 @@ try:
 except ImportError:  # repairs.py is optional (help for weak models): the agent works without it
     repairs = None
 
-FENCE = re.compile(r"^```[ \t]*(\w*)[ \t]*([^\n`]*)(?:\n|\Z)(.*?)(?:```|\Z)", re.DOTALL | re.MULTILINE)
+FENCE = re.compile(r"^```[ \t]*(\w*)[ \t]*([^\n`]*)(?:\n|\Z)(.*?)(?:^```|```[ \t]*$|\Z)", re.DOTALL | re.MULTILINE)
 SEARCH_REPLACE = re.compile(r"<{5,9} *SEARCH *\n(.*?)\n?={5,9} *\n(.*?)\n?>{5,9} *REPLACE", re.DOTALL)
 
 

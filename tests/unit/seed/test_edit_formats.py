@@ -121,6 +121,14 @@ def test_a_fence_inside_a_sentence_is_no_reply_but_one_at_a_line_start_is():
     assert parse("Fix:\n```python agent/tools.py\ndef f():\n    pass\n```")[0] == "python"
 
 
+def test_a_fence_inside_the_code_does_not_close_the_block_but_one_ending_a_line_does():
+    """The seed's own `Agent.step` holds the stop string "\\n```\\n": a rewrite of it was cut there (the 1.5B
+    model's candidates, 3 of 3 in one expansion: "unterminated string literal")."""
+    code = 'def step(self):\n    reply = self.query(stop=["\\n```\\n"])["content"]\n    return reply\n'
+    assert parse(f"```python agent/loop.py\n{code}```\nDone.")[1]["code"] == code
+    assert parse("```bash\nls```")[1]["command"] == "ls"
+
+
 class _Replies:
     """A model that answers each query with the next reply."""
 
