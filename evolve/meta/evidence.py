@@ -283,7 +283,7 @@ def _patterns_of(run: TaskRun) -> Iterable[tuple[str, str, str]]:
         if _SILENT.search((turn.output or "").strip()):
             yield ("silent_failure", "a failing command shown with no output but its exit code",
                    f"step {step}: {one_line(turn.reply, 100)} -> {one_line((turn.output or '')[-100:])}")
-    if run.outcome != "pass" and run.prompt:
+    if run.prompt:  # how the agent worked, whatever the outcome (a pass without checks was luck)
         for path in _unseen_files(run):
             yield "unseen_file", "an edit to a file whose content the model was never shown", one_line(path)
         if run.turns and not any(_CHECK.search(text or "") for text in [run.prompt, *(t.output for t in run.turns)]):

@@ -194,8 +194,8 @@ def test_an_edit_to_a_file_the_model_never_saw_and_a_run_without_checks() -> Non
     assert "an edit to a file whose content the model was never shown" in by_label([traceback])
     assert not {"an edit to a file whose content the model was never shown",
                 "no check ran: the model never saw the tests' result"} & set(by_label([shown]))
-    assert "an edit to a file whose content the model was never shown" not in by_label(
-        [TaskRun("t3", "pass", blind.turns, diff=DIFF, prompt=blind.prompt)])  # a pass shows nothing wrong
+    assert "no check ran: the model never saw the tests' result" in by_label(
+        [TaskRun("t3", "pass", blind.turns, diff=DIFF, prompt=blind.prompt)])  # a pass without checks was luck
 
 
 def test_the_diagnosis_is_told_where_each_pattern_arises_and_the_fallback_names_the_usual_fix() -> None:
