@@ -15,12 +15,19 @@ guard whose every enclosing block is the body, a loop or a `t.Run` closure), in 
 exit (`return`, a skip, Go's `break`/`continue`) and none of the runner's markers that change what a
 failure means (`[!mayfail]`, `#[should_panic]`, async tests). Only tests the grader expects by name are
 copied, so a test the build leaves out (a feature gate, an `#if`) never gets a canary that cannot run.
-The choices come from the job's secret seed, as for Python. The judge (grader_reports.judge) applies
-grader_canaries.verdict to the runner's report.
+The choices come from the job's secret seed, as for Python. `judge` applies grader_canaries.verdict to
+the runner's report.
 """
 
 import os
 import re
+
+if __package__:  # imported on the host; in the sandbox they sit beside this module
+    from evolve.tasks import grader_canaries as canaries
+    from evolve.tasks import grader_reports as reports
+else:
+    import grader_canaries as canaries  # type: ignore[import-not-found,no-redef]
+    import grader_reports as reports  # type: ignore[import-not-found,no-redef]
 
 PER_FILE = 2
 SUFFIXES = {"catch2": (".cpp", ".cc", ".cxx"), "gotest": ("_test.go",), "libtest": (".rs",),
@@ -64,6 +71,25 @@ def plant_file(protocol, source, rel, rng, expected, taken, count=PER_FILE):
         taken.add(name)
         ids[_id(protocol, rel, name, test)] = _id(protocol, rel, test["name"], test)
     return text.encode("utf-8"), ids
+
+
+def judge(job, records, planted):
+    """(outcome, detail) of a runner's report with canaries `planted`: grader_canaries' rule, then
+    grader_reports.judge on the real tests' records."""
+    protocol = job["results"]
+
+    def same(reported, test):  # a Go canary's subtests are its own
+        return reports.matches(protocol, reported, test) or (protocol == "gotest" and reported.startswith(test + "/"))
+    forged, unreported = canaries.verdict(records, planted, same)
+    if forged:
+        return "forged", forged
+    real = [r for r in records if not canaries.is_canary(str(r.get("test")), planted, same)]
+    if protocol == "gotest" and len(unreported) < len(planted):  # a failed canary fails its package too
+        real = [r for r in real if not str(r.get("test")).startswith("package ")]
+    outcome, detail = reports.judge(job, real)
+    if outcome == "pass" and unreported:
+        return "forged", canaries.not_reported(unreported)
+    return outcome, detail
 
 
 def plant_tree(protocol, work, tests_dir, rng, expected):

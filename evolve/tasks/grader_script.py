@@ -280,18 +280,7 @@ def judge(job, code, out, timed_out, records, planted=None):
     protocol = job["results"]
     planted = planted or {}
     if protocol in reports.PROTOCOLS:
-        def same(reported, test):  # a Go canary's subtests are its own
-            return reports.matches(protocol, reported, test) or (protocol == "gotest" and reported.startswith(test + "/"))
-        forged, unreported = canaries.verdict(records, planted, same)
-        if forged:
-            return "forged", forged
-        real = [r for r in records if not canaries.is_canary(str(r.get("test")), planted, same)]
-        if protocol == "gotest" and len(unreported) < len(planted):  # a failed canary fails its package too
-            real = [r for r in real if not str(r.get("test")).startswith("package ")]
-        outcome, detail = reports.judge(job, real)
-        if outcome == "pass" and unreported:
-            return "forged", canaries.not_reported(unreported)
-        return outcome, detail
+        return text_canaries.judge(job, records, planted)
     if protocol == "exit":
         if code != 0:
             return "fail", f"tests exit with status {code}"
