@@ -22,6 +22,7 @@ from evolve.engine.jobs import ExpansionResult
 from evolve.meta import DiagnosisFailed, choose_problem, diagnose, read_failure
 from evolve.meta.agentmap import AgentMap, agent_map
 from evolve.meta.dgm import dgm_instructions
+from evolve.meta.diagnose import deciding_lines
 from evolve.meta.evidence import Evidence, compute_evidence, recorded_run
 from evolve.meta.procedure import Material, failure_material
 from evolve.tasks.types import Task
@@ -71,6 +72,8 @@ def diagnose_node(run: Run, job: Job, node: Node, tasks: Mapping[str, Task], gat
         return ExpansionResult(None, valid=False, reason=f"diagnosis failed: {exc}")
     finally:
         gateway.close_job(diagnose_job)
+    if parent_code is not None:
+        instructions = deciding_lines(parent_code, instructions)
     (log_dir / "diagnosis.json").write_text(json.dumps(instructions.to_json(), indent=1))
     text = instructions.render()
     (log_dir / "instructions.md").write_text(text)

@@ -6,9 +6,10 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from evolve.errors import EvolveError
-from evolve.meta.agentmap import AgentMap
+from evolve.meta.agentmap import AgentMap, agent_map
 from evolve.meta.evidence import REMEDIES, SYMPTOMS, Evidence
 from evolve.meta.problems import Problem
 
@@ -57,18 +58,24 @@ class Instructions:
     """The computed evidence's lines that the change answers (the head of `Evidence.render`)."""
     source: str = "model"
     """model (the diagnosis model's reply) | evidence (no usable reply: `from_evidence`)."""
+    kind: str = ""
+    """The evidence pattern the change answers (`Pattern.kind`; computed instructions only)."""
+    lines: str = ""
+    """The target file's lines that decide that pattern under a header naming the file and their numbers
+    (`deciding_lines`)."""
 
     def render(self) -> str:
         """The instructions file handed to `python -m agent improve` (its `Target:` line: `target_of`)."""
         files = "\n".join(f"- {name}" for name in self.files) or "- (the agent decides)"
         target = f"Target: {self.target}\n\n" if self.target else ""
+        lines = f"{self.lines}\n\n" if self.lines else ""
         evidence = f"\n\nWhat went wrong, counted:\n{self.evidence}" if self.evidence else ""
         return (f"Problem: {self.problem}\n\nLikely cause: {self.cause}\n\n{target}Change to make: {self.change}\n\n"
-                f"Files to look at:\n{files}{evidence}\n")
+                f"{lines}Files to look at:\n{files}{evidence}\n")
 
     def to_json(self) -> dict:
         return {"target": self.target, "change": self.change, "problem": self.problem, "cause": self.cause,
-                "files": list(self.files), "source": self.source}
+                "files": list(self.files), "source": self.source, "kind": self.kind, "lines": self.lines}
 
 
 def target_of(instructions: str) -> str | None:
@@ -212,6 +219,43 @@ RESPONSIBLE = {
 }
 """Where in the seed agent each evidence pattern arises; used only for a name the agent's map still has."""
 
+DECIDING = {
+    "reply_cut": r"\bmax_tokens\b",
+    "context_cut": r"\bcontext_chars\b",
+    "silent_failure": r"\bstd(?:out|err)\b",
+    "timeout": r"\btimeout\b",
+    "steps_exhausted": r"\bmax_steps\b",
+    "unseen_file": r"\bbudget\b|\bread_text\(",
+    "no_check": r"\bcheck\b|\.run\(",
+}
+"""The names on the lines that decide each pattern in the seed (a reply is cut at `max_tokens`): shown
+with computed instructions, so a model that transcribes a concrete change well but designs one
+badly (the 1.5B: 10 of 10 placed a change it was told, 0 of 30 found one itself) sees the very line."""
+LINES_HEADER = "The lines that decide it ({file}, lines {numbers}):"
+"""The seed's improve looks for its first words (it then asks for those lines only)."""
+MAX_DECIDING = 4
+QUOTES = ("\"\"\"", "'''")
+"""A docstring's first line names things too; it decides nothing."""
+
+
+def deciding_lines(code: Path, instructions: Instructions) -> Instructions:
+    """`instructions` with the lines of its target (else of the target's file) that decide its pattern
+    (DECIDING), at most MAX_DECIDING, their numbers in the parent's file in the header; unchanged where
+    none match."""
+    pattern, found = DECIDING.get(instructions.kind), agent_map(code).symbol(instructions.target)
+    if pattern is None or found is None:
+        return instructions
+    file, symbol = found
+    lines = (code / file.path).read_text("utf-8", "replace").splitlines()
+    numbered = list(enumerate(lines, 1))
+    for scope in (numbered[symbol.start - 1: symbol.end], numbered):
+        hits = [(number, line) for number, line in scope
+                if re.search(pattern, line) and not line.lstrip().startswith(("#", *QUOTES))][:MAX_DECIDING]
+        if hits:  # unnumbered: a model copies a "22: " prefix into its reply
+            header = LINES_HEADER.format(file=file.path, numbers=", ".join(str(number) for number, _ in hits))
+            return replace(instructions, lines="\n".join([header, *(line for _, line in hits)]))
+    return instructions
+
 
 def from_evidence(evidence: Evidence, agent: AgentMap) -> Instructions | None:
     """Instructions computed from the widest pattern whose responsible part (RESPONSIBLE) is in the map,
@@ -227,7 +271,7 @@ def from_evidence(evidence: Evidence, agent: AgentMap) -> Instructions | None:
         fix = f" Usual fix: {REMEDIES[pattern.kind]}." if pattern.kind in REMEDIES else ""
         return Instructions(seen, "computed from the recorded conversations; the diagnosis model gave no usable reply",
                             f"Change {target} so that this no longer happens: {seen}{example}.{fix}",
-                            (target.partition(":")[0],), target, source="evidence")
+                            (target.partition(":")[0],), target, source="evidence", kind=pattern.kind)
     return None
 
 

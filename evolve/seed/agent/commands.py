@@ -50,7 +50,8 @@ def improve(agent: Agent, instructions: str) -> str:
             parts.append(f"\n\n--- {name} ---\n{text}")
     agent.check, agent.failing = "python3 -m pytest -q -x -p no:cacheprovider tests", True  # passing ends it
     shown = "Files:\n" + "\n".join(names) + "".join(parts)
-    return agent.run(prompts.IMPROVE.format(files=shown, problem=instructions.strip()), system=prompts.EDIT)
+    it = prompts.LINES if "The lines that decide it" in instructions else "it"
+    return agent.run(prompts.IMPROVE.format(files=shown, problem=instructions.strip(), it=it), system=prompts.EDIT)
 
 
 def diagnose(agent: Agent, material: Path, out: Path) -> str:

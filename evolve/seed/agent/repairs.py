@@ -2,6 +2,7 @@
 import ast
 import re
 import textwrap
+from difflib import SequenceMatcher
 
 from agent.tools import ToolError, Workspace, indent_of
 
@@ -40,9 +41,26 @@ def defined(source: str) -> dict[str, ast.stmt]:
     return found
 
 
+def near(ws: Workspace, path: str, code: str) -> str | None:
+    """A few lines, no whole definition, each most like its own line of one file (ratio >= 0.6): they replace those."""
+    new, found = [t.strip() for t in code.splitlines() if t.strip()], []
+    if 0 < len(new) <= 4 and not re.search(r"(?m)^[ \t]*(async def|def|class)\b.*:[ \t]*\n[ \t]+\S", code):
+        for file in [ws.path(path)] if path else sorted(ws.root.rglob("*.py")):
+            old = file.read_text(errors="replace").splitlines() if file.is_file() else []
+            like = [max((SequenceMatcher(None, s.strip(), t).ratio(), i) for i, s in enumerate(old + [""])) for t in new]
+            if min(like)[0] >= 0.6 and len({i for _, i in like}) == len(new):
+                found.append((sum(r for r, _ in like), file.relative_to(ws.root).as_posix(), old, [i for _, i in like]))
+    if not found:
+        return None
+    _, name, old, at = max(found)
+    return ws.write(name, "\n".join(indent_of(s) + new[at.index(i)] if i in at else s for i, s in enumerate(old)))
+
+
 def merge(ws: Workspace, path: str, code: str) -> str:
     """Each function, method or constant of `code` replaces the one of its name (by syntax tree), or is added."""
     code, path = textwrap.dedent(code), path or next(iter(re.findall(r"[\w./-]+\.py", code.split("\n", 1)[0])), "")
+    if (edited := near(ws, path, code)) is not None:
+        return edited
     try:  # said so (not "no path": its names are unknown); an existing class has its methods replaced one by one
         ast.parse(code)
     except SyntaxError as exc:

@@ -130,3 +130,42 @@ def agent_map_without(found, target: str):
     path, _, name = target.partition(":")
     return replace(found, files=tuple(replace(f, symbols=tuple(s for s in f.symbols if s.name != name))
                                       if f.path == path else f for f in found.files))
+
+
+@pytest.mark.parametrize("defect, kind, line", [
+    ("reply-cut", "reply_cut", '"max_tokens": 64'),
+    ("context-starved", "context_cut", "> self.context_chars // 10:"),
+    ("file-hidden", "unseen_file", "budget: int = 0"),
+    ("check-dropped", "no_check", 'files=listing), "")'),
+])
+def test_computed_instructions_carry_the_lines_that_decide_their_pattern(tmp_path, defect, kind, line) -> None:
+    """A small model transcribes a change it is shown well and designs one badly: the computed instructions
+    show the target's lines that decide the pattern (the planted defect's own line among them), unnumbered,
+    under a header naming the file and the line numbers, and the seed's improve then asks for those lines."""
+    from evolve.bench.selfrepair import DEFECTS, plant
+    from evolve.meta.diagnose import LINES_HEADER, deciding_lines, from_evidence
+
+    code = plant(DEFECTS[defect], None, tmp_path / defect)
+    found = agent_map(code)
+    evidence = Evidence(4, 4, (Pattern(kind, "a pattern", 3, ("t1", "t2")),))
+    computed = from_evidence(evidence, found)
+    assert computed is not None and computed.kind == kind
+    shown = deciding_lines(code, computed)
+    header, *lines = shown.lines.splitlines()
+    assert header.startswith(LINES_HEADER.split("{")[0]) and computed.target.partition(":")[0] in header
+    assert any(line in text for text in lines) and 1 <= len(lines) <= 4
+    assert not any(text.lstrip()[:1].isdigit() or text.lstrip().startswith(('"""', "#")) for text in lines)
+    source = (code / computed.target.partition(":")[0]).read_text().splitlines()
+    numbers = [int(n) for n in header.rsplit("lines ", 1)[1].rstrip("):").split(", ")]
+    assert [source[n - 1] for n in numbers] == lines  # the header's numbers are the parent's lines
+    assert shown.lines in shown.render() and shown.to_json()["kind"] == kind
+
+
+def test_instructions_without_a_pattern_or_whose_target_is_gone_carry_no_lines(tmp_path, seed_map) -> None:
+    from evolve.meta.diagnose import Instructions, deciding_lines
+
+    code = copy_seed(tmp_path / "agent")
+    model_made = Instructions("p", "c", "run python as python3", ("agent/tools.py",), "agent/tools.py:Workspace.bash")
+    assert deciding_lines(code, model_made) == model_made
+    gone = Instructions("p", "c", "x", (), "agent/tools.py:nowhere", kind="timeout")
+    assert deciding_lines(code, gone) == gone

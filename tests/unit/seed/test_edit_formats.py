@@ -102,6 +102,29 @@ def test_a_block_that_does_not_parse_or_names_no_file_is_refused_saying_which(ws
         merge(ws, "", "def nowhere():\n    pass\n")  # no file defines it
 
 
+def test_a_line_or_few_replace_the_lines_most_like_them_at_their_indentation(ws):
+    """Asked for the lines that decide a pattern (a reply cut at 64 tokens cannot hold a whole method), the
+    model sends a line or two: each replaces the one line of one file most like it, a method's line too."""
+    merge(ws, "", 'done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=9)')
+    assert '        done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=9)\n' \
+        in source(ws)
+    merge(ws, "agent/tools.py", "def cap(text, limit=LIMIT):\nreturn text[:limit]")  # a header: no body, no def
+    text = source(ws)
+    assert "def cap(text, limit=LIMIT):\n    return text[:limit]\n" in text and text.count("def cap") == 1
+    compile(text, "tools.py", "exec")
+    merge(ws, "", "LIMIT = 1000")  # a constant's line is the same either way
+    assert "LIMIT = 1000\n" in source(ws) and "LIMIT = 4000" not in source(ws)
+
+
+def test_a_line_like_nothing_or_a_whole_function_is_no_line_edit(ws):
+    before = source(ws)
+    with pytest.raises(ToolError):
+        merge(ws, "agent/tools.py", "print(completely_unrelated_thing_here)")
+    assert source(ws) == before
+    merge(ws, "", "def cap(text):\n    return text[:LIMIT + 1]\n")  # a def with a body merges by name
+    assert "def cap(text):\n    return text[:LIMIT + 1]\n" in source(ws) and source(ws).count("def cap") == 1
+
+
 def test_search_replace_applies_exactly_or_at_the_files_indentation(ws):
     ws.replace("agent/tools.py", "LIMIT = 4000", "LIMIT = 2000")
     assert "LIMIT = 2000\n" in source(ws)
@@ -157,3 +180,19 @@ def test_solve_asks_for_the_fixed_function_after_the_failing_check_and_checks_th
     improve = _Replies("```done\n```")
     Agent(improve, Workspace(tmp_path), max_steps=1).run("Improve.", system=prompts.EDIT)
     assert repairs.NUDGE.strip() not in improve.seen[0]  # improve keeps its own format
+
+
+def test_improve_asks_for_the_lines_that_decide_it_when_the_instructions_show_them(ws):
+    from agent import prompts
+    from agent.commands import improve
+    from agent.loop import Agent
+
+    told = ("Target: agent/tools.py:cap\n\nChange to make: a higher limit.\n\n"
+            "The lines that decide it (agent/tools.py, lines 4):\nLIMIT = 4000\n")
+    model = _Replies("```python agent/tools.py\nLIMIT = 16000\n```")
+    improve(Agent(model, ws, max_steps=1), told)
+    assert model.seen[0].endswith(f"Write the whole new version of {prompts.LINES} now, in one Python code block.")
+    assert "LIMIT = 16000\n" in source(ws)
+    whole = _Replies("```done\n```")
+    improve(Agent(whole, ws, max_steps=1), "Target: agent/tools.py:cap\n\nChange to make: cap less.")
+    assert whole.seen[0].endswith("Write the whole new version of it now, in one Python code block.")
