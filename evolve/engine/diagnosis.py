@@ -22,7 +22,7 @@ from evolve.engine.jobs import ExpansionResult
 from evolve.meta import DiagnosisFailed, choose_problem, diagnose, read_failure
 from evolve.meta.agentmap import AgentMap, agent_map
 from evolve.meta.dgm import dgm_instructions
-from evolve.meta.diagnose import deciding_lines
+from evolve.meta.diagnose import deciding_lines, reply_format
 from evolve.meta.evidence import Evidence, compute_evidence, recorded_run
 from evolve.meta.procedure import Material, failure_material
 from evolve.tasks.types import Task
@@ -66,7 +66,8 @@ def diagnose_node(run: Run, job: Job, node: Node, tasks: Mapping[str, Task], gat
     diagnose_job = f"{job.id}-diagnose"
     gateway.open_job(diagnose_job, node.id, "diagnose", job_tokens)
     try:
-        instructions = diagnose(GatewayCompleter(gateway, diagnose_job), problem, agent, evidence=evidence,
+        shaped = reply_format(agent) if isinstance(agent, AgentMap) else None
+        instructions = diagnose(GatewayCompleter(gateway, diagnose_job, shaped), problem, agent, evidence=evidence,
                                 evidence_first=meta is not None and meta.diagnosis == "evidence")
     except DiagnosisFailed as exc:
         return ExpansionResult(None, valid=False, reason=f"diagnosis failed: {exc}")
@@ -118,12 +119,18 @@ def _diagnose_dgm(run: Run, job: Job, node: Node, tasks: Mapping[str, Task], gat
 class GatewayCompleter:
     """`diagnose`'s completion function, served by the gateway so it is counted and recorded."""
 
-    def __init__(self, gateway, job_id: str) -> None:
+    def __init__(self, gateway, job_id: str, response_format: dict | None = None) -> None:
         self._gateway = gateway
         self._job_id = job_id
+        self._format = response_format
+        """Sent with every request (`evolve.meta.diagnose.reply_format`): the reply constrained to it."""
 
     def __call__(self, messages: list[dict], temperature: float | None = None) -> str:
-        request = {"messages": messages} if temperature is None else {"messages": messages, "temperature": temperature}
+        request: dict = {"messages": messages}
+        if temperature is not None:
+            request["temperature"] = temperature
+        if self._format is not None:
+            request["response_format"] = self._format
         status, body = self._gateway.handle(self._job_id, "POST", "/v1/chat/completions", json.dumps(request).encode())
         reply = json.loads(body)
         if status != 200:

@@ -48,6 +48,8 @@ class RequestLimits:
     """Tool calls in one assistant message."""
     max_stop: int = 4
     max_stop_chars: int = 256
+    max_schema_chars: int = 16_384
+    """A `response_format`'s JSON, serialized."""
 
 
 DEFAULT_LIMITS = RequestLimits()
@@ -201,6 +203,22 @@ class _ToolChoice(_Wire):
     function: _NamedFunction
 
 
+class _JsonSchema(_Wire):
+    name: _Name
+    description: str | None = None
+    schema_: dict[str, Any] = Field(alias="schema")
+    strict: bool | None = None
+
+
+class _Text(_Wire):
+    type: Literal["text", "json_object"]
+
+
+class _SchemaFormat(_Wire):
+    type: Literal["json_schema"]
+    json_schema: _JsonSchema
+
+
 class _WireRequest(_Wire):
     messages: list[_WireMessage] = Field(min_length=1)
     model: _Short | None = None
@@ -217,6 +235,7 @@ class _WireRequest(_Wire):
     """Ignored."""
     seed: int | None = None
     """Ignored: the gateway derives each request's seed from the run seed (`gateway.request_seed`)."""
+    response_format: _Text | _SchemaFormat | None = None
 
 
 ACCEPTED_FIELDS = tuple(_WireRequest.model_fields)
@@ -224,7 +243,7 @@ ACCEPTED_FIELDS = tuple(_WireRequest.model_fields)
 
 _HINTS = MappingProxyType({"stream": "streaming is not supported by the gateway", "n": "the gateway answers one choice"})
 _UNION_TAGS = frozenset({"str", "list[_TextPart]", "_ToolChoice", "literal['none','auto','required']",
-                         "list[constrained-str]", "constrained-str"})
+                         "list[constrained-str]", "constrained-str", "_Text", "_SchemaFormat"})
 
 
 def _first_error(exc: ValidationError) -> str:
@@ -258,6 +277,10 @@ def _caps(body: dict[str, Any], limits: RequestLimits) -> None:
     for index, message in enumerate(messages):
         if isinstance(message, dict) and _count(message.get("tool_calls")) > limits.max_tool_calls:
             raise RequestInvalid(f"messages[{index}].tool_calls: more than {limits.max_tool_calls} calls")
+    schema = body.get("response_format")
+    if isinstance(schema, dict) and len(json.dumps(schema)) > limits.max_schema_chars:
+        raise RequestInvalid(f"response_format: its JSON is over {limits.max_schema_chars} characters (the "
+                             "gateway's cap: a schema becomes a grammar the model server compiles)")
     stop = body.get("stop")
     stops = [stop] if isinstance(stop, str) else stop if isinstance(stop, list) else []
     if len(stops) > limits.max_stop or any(isinstance(s, str) and len(s) > limits.max_stop_chars for s in stops):
@@ -293,6 +316,8 @@ def request_from_openai(body: Any, limits: RequestLimits = DEFAULT_LIMITS) -> Ch
         temperature=wire.temperature,
         max_tokens=wire.max_tokens or wire.max_completion_tokens,
         stop=(stop,) if isinstance(stop, str) else tuple(stop or ()),
+        response_format=wire.response_format.model_dump(by_alias=True, exclude_none=True)
+        if wire.response_format is not None else None,
     )
 
 

@@ -44,6 +44,8 @@ class Capabilities:
     1024 would be spent on hidden reasoning and leave no answer."""
     seed: bool = False
     """Whether a per-request sampling `seed` is accepted (OpenAI chat models, vLLM, llama.cpp)."""
+    structured: bool = False
+    """Whether a `response_format` JSON schema constrains the reply (OpenAI, vLLM, the embedded server)."""
 
 
 def is_reasoning(model: str) -> bool:
@@ -62,15 +64,17 @@ def capabilities(provider: str, model: str) -> Capabilities:
     if provider == "openai" and is_reasoning(model):
         return Capabilities(provider, "openai-reasoning", "max_completion_tokens", sampling=False, stop=False,
                             default_max_tokens=REASONING_MAX_TOKENS, default_timeout_s=REASONING_TIMEOUT_S,
-                            caller_cap=False)
+                            caller_cap=False, structured=True)
     if provider == "openai":
         return Capabilities(provider, "openai-chat", "max_completion_tokens", sampling=True, stop=True,
-                            default_max_tokens=4096, default_timeout_s=120.0, caller_cap=True, seed=True)
+                            default_max_tokens=4096, default_timeout_s=120.0, caller_cap=True, seed=True,
+                            structured=True)
     # The embedded server answers one request at a time on a CPU, and a request's timeout includes its
     # wait behind another job's: 120 s made queued requests time out and be generated twice.
     timeout = EMBEDDED_TIMEOUT_S if provider == "embedded" else 120.0
     return Capabilities(provider, "openai-compatible", "max_tokens", sampling=True, stop=True,
-                        default_max_tokens=1024, default_timeout_s=timeout, caller_cap=True, seed=True)
+                        default_max_tokens=1024, default_timeout_s=timeout, caller_cap=True, seed=True,
+                        structured=True)
 
 
 def completion_cap(caps: Capabilities, configured: int, requested: int | None, ceiling: int | None) -> int:

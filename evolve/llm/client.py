@@ -84,6 +84,8 @@ def openai_arguments(request: ChatRequest, model: str, caps: Capabilities, tempe
         payload["stop"] = list(request.stop)
     if request.seed is not None and caps.seed:
         payload["seed"] = request.seed
+    if request.response_format is not None and caps.structured:
+        payload["response_format"] = request.response_format
     return payload
 
 

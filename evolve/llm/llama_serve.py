@@ -46,6 +46,23 @@ def _release_freed_memory() -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
+def _schema_grammar(body: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    """OpenAI's `response_format` of type `json_schema` (which llama-cpp-python's request model does not
+    take) as a llama.cpp grammar, and the body without it. A schema that does not compile is the
+    caller's 400 (llama-cpp-python would fall back to any JSON without a word)."""
+    wanted = body.get("response_format")
+    if not isinstance(wanted, dict) or wanted.get("type") != "json_schema":
+        return body, None
+    import llama_cpp
+
+    schema = (wanted.get("json_schema") or {}).get("schema")
+    try:
+        grammar = llama_cpp.LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+    except Exception as exc:  # noqa: BLE001 - the converter raises anything on a schema it cannot take
+        raise BadRequest(f"response_format: the schema does not compile to a grammar: {exc}"[:300]) from None
+    return {key: value for key, value in body.items() if key != "response_format"}, grammar
+
+
 class ServedModel:
     """The model, its name, and one lock: llama.cpp's context serves one request at a time."""
 
@@ -61,6 +78,7 @@ class ServedModel:
         from llama_cpp.server.types import CreateChatCompletionRequest
         from pydantic import ValidationError
 
+        body, grammar = _schema_grammar(body)
         try:
             request = CreateChatCompletionRequest.model_validate(body)
         except ValidationError as exc:
@@ -76,6 +94,8 @@ class ServedModel:
             kwargs["logit_bias"] = request.logit_bias
         if request.grammar is not None:
             kwargs["grammar"] = llama_cpp.LlamaGrammar.from_string(request.grammar)
+        if grammar is not None:
+            kwargs["grammar"] = grammar
         with self.lock:
             if gone():
                 raise ClientGone

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 Role = Literal["diagnose", "modify", "solve"]
 ROLES: tuple[Role, ...] = ("diagnose", "modify", "solve")
@@ -49,6 +49,18 @@ class ChatRequest(_Value):
     """The engine's sampling seed for this request (the gateway derives it from the run seed, the job
     and the request number), sent to providers that accept one. Like `ceiling`: never read from an
     agent's body, left out of dumps, so replay matches recordings made with or without seeds."""
+    response_format: dict[str, Any] | None = None
+    """OpenAI's `response_format` (`{"type": "json_schema", "json_schema": {"name", "schema"}}`, or
+    `json_object`): the reply constrained to it where the provider can (`Capabilities.structured`; the
+    embedded server compiles the schema to a llama.cpp grammar). Dumped only when set, so the digests of
+    requests recorded before it existed stay the same."""
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if self.response_format is None:
+            data.pop("response_format", None)
+        return data
 
 
 class Usage(_Value):

@@ -78,6 +78,25 @@ class Instructions:
                 "files": list(self.files), "source": self.source, "kind": self.kind, "lines": self.lines}
 
 
+REPLY_CHARS = {"change": 400, "problem": 200, "cause": 200}
+"""The longest each text field may be under `reply_format` (with the target, within 256 tokens)."""
+MAX_FORMAT_CHARS = 12_000
+"""A larger map lists no targets in the format (the gateway caps a schema at 16,384 characters)."""
+
+
+def reply_format(agent: AgentMap) -> dict:
+    """The reply's shape as OpenAI's `response_format`: one JSON object of FIELDS whose target is one of the
+    map's names, for providers that constrain a reply to it (the embedded server compiles it to a grammar;
+    others are sent no format and the reply is checked as ever)."""
+    target: dict = {"type": "string", "enum": list(agent.targets())}
+    if len(json.dumps(target)) > MAX_FORMAT_CHARS or not target["enum"]:
+        target = {"type": "string"}
+    texts = {key: {"type": "string", "maxLength": size} for key, size in REPLY_CHARS.items()}
+    schema = {"type": "object", "properties": {"target": target, **texts}, "required": list(FIELDS),
+              "additionalProperties": False}
+    return {"type": "json_schema", "json_schema": {"name": "diagnosis", "strict": True, "schema": schema}}
+
+
 def target_of(instructions: str) -> str | None:
     """The target named by rendered instructions (their `Target: FILE:NAME` line), or None."""
     match = _TARGET_LINE.search(instructions)

@@ -52,6 +52,10 @@ def test_the_engines_diagnosis_reads_evidence_and_map_and_asks_again_for_task_co
     first = model.requests[0].messages[-1].content or ""
     assert "python: command not found" in first and "agent/loop.py:Agent.run(task, " in first
     assert "'solution.py:total_match' is not part of the agent" in (model.requests[1].messages[-1].content or "")
+    # each request asks for the reply's shape, its target one of the map's names (a grammar on the embedded server)
+    shaped = [request.response_format for request in model.requests]
+    assert shaped[0] == shaped[1] and shaped[0] is not None
+    assert "agent/tools.py:Workspace.bash" in shaped[0]["json_schema"]["schema"]["properties"]["target"]["enum"]
 
 
 def test_a_diagnosis_that_keeps_naming_task_code_gets_the_evidences_instructions(tmp_path):
@@ -62,6 +66,8 @@ def test_a_diagnosis_that_keeps_naming_task_code_gets_the_evidences_instructions
     assert isinstance(text, str) and target_of(text) == "agent/tools.py:Workspace.bash"
     recorded = json.loads((run.log_dir(job.id) / "diagnosis.json").read_text())
     assert recorded["source"] == "evidence" and "python: command not found" in recorded["change"]
+    # computed instructions carry the target's lines that decide their pattern (here: none decide a tool error)
+    assert recorded["kind"] == "tool_error" and recorded["lines"] == ""
 
 
 def test_the_agents_procedure_gets_the_evidence_and_the_map_as_material(tmp_path):

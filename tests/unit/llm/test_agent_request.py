@@ -75,6 +75,11 @@ REFUSED = {
     "empty stop": (body(stop=[""]), "stop[0]"),
     "bad tool name": (body(tools=[{**TOOL, "function": {"name": "no spaces"}}]), "tools[0].function.name"),
     "bad tool_choice": (body(tool_choice="sometimes"), "tool_choice"),
+    "unknown response format": (body(response_format={"type": "xml"}), "response_format.type"),
+    "a schema format without its schema": (body(response_format={"type": "json_schema", "json_schema": {"name": "d"}}),
+                                           "response_format.json_schema.schema: Field required"),
+    "a schema too large to compile": (body(response_format={"type": "json_schema", "json_schema": {
+        "name": "d", "schema": {"enum": ["x" * 100] * 200}}}), "response_format: its JSON is over 16384"),
     "tool call id with a space": (body(messages=[{"role": "assistant", "tool_calls": [
         {"id": "c 1", "type": "function", "function": {"name": "f"}}]}]), "messages[0].tool_calls[0].id"),
 }
@@ -101,6 +106,19 @@ def test_an_honest_request_is_read_whole():
     assert request.messages[1].content == "ab" and request.messages[2].tool_calls[0].id == "call_1"
     assert (request.temperature, request.max_tokens, request.stop) == (0.2, 1024, ("\n```\n",))
     assert request.tools == (TOOL,) and request.tool_choice == {"type": "function", "function": {"name": "f"}}
+
+
+def test_a_json_schema_format_is_read_forwarded_where_the_provider_constrains_replies_and_digested_only_when_set():
+    """OpenAI's structured outputs: the reply constrained to a schema (the diagnosis asks for its JSON so).
+    A request without one digests as before the field existed, so recorded archives still replay."""
+    shaped = {"type": "json_schema", "json_schema": {"name": "diagnosis", "strict": True, "schema": {"type": "object"}}}
+    request = read_request(body(response_format=shaped))
+    assert request.response_format == shaped
+    assert openai_arguments(request, "m", capabilities("embedded", "m"), 0.2, 64)["response_format"] == shaped
+    assert "response_format" not in openai_arguments(request, "m", capabilities("anthropic", "claude-x"), 0.2, 64)
+    plain = read_request(body())
+    assert b"response_format" not in canonical_request(plain) and b'"response_format"' in canonical_request(request)
+    assert "response_format" not in openai_arguments(plain, "m", capabilities("openai", "gpt-4o"), 0.2, 64)
 
 
 def test_max_completion_tokens_is_read_as_max_tokens():

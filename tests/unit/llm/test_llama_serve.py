@@ -34,6 +34,7 @@ class StandInLlama:
 
     def create_chat_completion(self, **kwargs):
         self.calls += 1
+        self.kwargs = kwargs
         self.started.set()
         self.release.wait(30)
         if kwargs["messages"][0]["content"] == "too long":
@@ -85,6 +86,23 @@ def test_bad_requests_get_openai_style_errors(served):
     status, answer = _post(url, {"messages": "nope"})
     assert status == 400 and "messages" in answer["error"]["message"]
     assert _post(url, {**_chat("hi"), "stream": True})[0] == 400
+
+
+def test_a_json_schema_format_becomes_a_grammar_and_one_that_does_not_compile_is_the_callers_400(served):
+    """llama-cpp-python's request model takes no `json_schema` format and, given a schema it cannot
+    convert, falls back to any JSON without a word: the server compiles the schema itself."""
+    import llama_cpp
+
+    llama, url = served
+    schema = {"type": "object", "properties": {"target": {"type": "string", "enum": ["agent/a.py:f"]}},
+              "required": ["target"], "additionalProperties": False}
+    shaped = {"type": "json_schema", "json_schema": {"name": "d", "schema": schema}}
+    assert _post(url, {**_chat("hi"), "response_format": shaped})[0] == 200
+    assert isinstance(llama.kwargs["grammar"], llama_cpp.LlamaGrammar) and llama.kwargs.get("response_format") is None
+    calls = llama.calls
+    bad = {"type": "json_schema", "json_schema": {"name": "d", "schema": {"type": "wat"}}}
+    status, answer = _post(url, {**_chat("hi"), "response_format": bad})
+    assert status == 400 and "does not compile to a grammar" in answer["error"]["message"] and llama.calls == calls
 
 
 def test_a_request_whose_client_left_while_it_queued_never_reaches_the_model(served):

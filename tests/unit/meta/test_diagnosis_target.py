@@ -169,3 +169,20 @@ def test_instructions_without_a_pattern_or_whose_target_is_gone_carry_no_lines(t
     assert deciding_lines(code, model_made) == model_made
     gone = Instructions("p", "c", "x", (), "agent/tools.py:nowhere", kind="timeout")
     assert deciding_lines(code, gone) == gone
+
+
+def test_the_reply_format_names_every_target_of_the_map_and_bounds_each_text(seed_map) -> None:
+    from evolve.meta.diagnose import FIELDS, MAX_FORMAT_CHARS, reply_format
+    from evolve.meta.agentmap import AgentMap, FileMap, Symbol
+
+    shaped = reply_format(seed_map)
+    schema = shaped["json_schema"]["schema"]
+    assert shaped["type"] == "json_schema" and schema["required"] == list(FIELDS)
+    assert schema["properties"]["target"]["enum"] == list(seed_map.targets())
+    assert "agent/tools.py:Workspace.bash" in schema["properties"]["target"]["enum"]
+    assert all(schema["properties"][key]["maxLength"] > 0 for key in FIELDS[1:])
+    # a map too large for the gateway's schema cap names no targets (the reply is checked against it as ever)
+    many = AgentMap((FileMap("agent/big.py", 9, tuple(Symbol(f"name_{i:05d}", "function", i, i) for i in range(2000))),))
+    large = reply_format(many)
+    assert large["json_schema"]["schema"]["properties"]["target"] == {"type": "string"}
+    assert len(json.dumps(large)) < MAX_FORMAT_CHARS
