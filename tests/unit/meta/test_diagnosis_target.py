@@ -172,8 +172,8 @@ def test_instructions_without_a_pattern_or_whose_target_is_gone_carry_no_lines(t
 
 
 def test_the_reply_format_names_every_target_of_the_map_and_bounds_each_text(seed_map) -> None:
-    from evolve.meta.diagnose import FIELDS, MAX_FORMAT_CHARS, reply_format
     from evolve.meta.agentmap import AgentMap, FileMap, Symbol
+    from evolve.meta.diagnose import FIELDS, MAX_FORMAT_CHARS, reply_format
 
     shaped = reply_format(seed_map)
     schema = shaped["json_schema"]["schema"]
