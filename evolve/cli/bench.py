@@ -381,7 +381,8 @@ def archive(
 
 @app.command("selfrepair")
 def selfrepair(
-    defect: Annotated[list[str] | None, typer.Option(help="Run only this planted defect (repeatable); default: all.")] = None,
+    defect: Annotated[list[str] | None, typer.Option(
+        help="Run only this planted defect (repeatable); default: all but context-starved.")] = None,
     seed: Annotated[Path | None, typer.Option(help="A defective agent directory to evolve (with --reference).")] = None,
     reference: Annotated[Path | None, typer.Option(help="The intact agent (default: the bundled seed).")] = None,
     config: Annotated[Path | None, typer.Option(help="The run config of each short evolution "

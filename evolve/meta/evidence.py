@@ -102,10 +102,12 @@ REMEDIES = {
     "repeated_reply": "tell the model when it repeats a reply and ask for a different action",
     "tool_error": "make the tool do what the model asked for (e.g. run python as python3)",
     "model_error": "retry, or shorten, a request the model server refused",
-    "reply_cut": "ask for replies long enough to hold a whole function (a higher max_tokens)",
-    "context_cut": "keep the latest steps in what is sent to the model: the conversation is cut too short",
+    "reply_cut": "ask for replies long enough to hold a whole function (max_tokens of 1024 or more)",
+    "context_cut": "keep the latest steps in what is sent to the model: the conversation is cut too short "
+                   "(a budget of a few thousand characters holds no step)",
     "silent_failure": "show a command's error output (stderr) beside its standard output",
-    "unseen_file": "show the model the source of the files the task names before asking for an edit",
+    "unseen_file": "show the model the source of the files the task names before asking for an edit (a size "
+                   "budget too small for them shows none)",
     "no_check": "run the repository's checks and show the model their result, first and after each edit",
 }
 """What usually removes each pattern (shown with it, so a small diagnosis model has a concrete change)."""

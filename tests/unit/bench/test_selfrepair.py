@@ -13,8 +13,10 @@ from evolve.errors import EvolveError
 from evolve.seed import seed_dir
 
 
-def test_there_are_at_least_five_defects():
-    assert len(DEFECTS) >= 5
+def test_there_are_at_least_five_defects_and_the_default_set_is_five_of_them():
+    from evolve.bench.selfrepair import DEFAULT
+
+    assert len(DEFECTS) >= 5 and len(DEFAULT) == 5 and set(DEFAULT) <= set(DEFECTS)
 
 
 @pytest.mark.parametrize("name", sorted(DEFECTS))
