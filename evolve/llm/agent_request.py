@@ -50,6 +50,8 @@ class RequestLimits:
     max_stop_chars: int = 256
     max_schema_chars: int = 16_384
     """A `response_format`'s JSON, serialized."""
+    max_schema_bound: int = 4_096
+    """A schema's `maxLength`, `maxItems` (and their minimums): the grammar repeats a rule that often."""
 
 
 DEFAULT_LIMITS = RequestLimits()
@@ -277,15 +279,49 @@ def _caps(body: dict[str, Any], limits: RequestLimits) -> None:
     for index, message in enumerate(messages):
         if isinstance(message, dict) and _count(message.get("tool_calls")) > limits.max_tool_calls:
             raise RequestInvalid(f"messages[{index}].tool_calls: more than {limits.max_tool_calls} calls")
-    schema = body.get("response_format")
-    if isinstance(schema, dict) and len(json.dumps(schema)) > limits.max_schema_chars:
-        raise RequestInvalid(f"response_format: its JSON is over {limits.max_schema_chars} characters (the "
-                             "gateway's cap: a schema becomes a grammar the model server compiles)")
+    shaped = body.get("response_format")
+    if isinstance(shaped, dict):
+        if len(json.dumps(shaped)) > limits.max_schema_chars:
+            raise RequestInvalid(f"response_format: its JSON is over {limits.max_schema_chars} characters (the "
+                                 "gateway's cap: a schema becomes a grammar the model server compiles)")
+        inner = shaped.get("json_schema")
+        if isinstance(inner, dict):
+            _check_schema(inner.get("schema"), ("response_format", "json_schema", "schema"), limits)
     stop = body.get("stop")
     stops = [stop] if isinstance(stop, str) else stop if isinstance(stop, list) else []
     if len(stops) > limits.max_stop or any(isinstance(s, str) and len(s) > limits.max_stop_chars for s in stops):
         raise RequestInvalid(f"stop: at most {limits.max_stop} sequences of at most {limits.max_stop_chars} "
                              "characters each")
+
+
+SCHEMA_KEYS = frozenset({"type", "properties", "required", "additionalProperties", "items", "enum", "const",
+                         "anyOf", "oneOf", "minLength", "maxLength", "minItems", "maxItems", "minimum", "maximum",
+                         "description", "title", "strict"})
+"""What a `response_format` schema may use: no `$ref` (no recursion in the grammar it becomes), no `pattern`
+(a regular expression compiled to a grammar); every length or count bound at most `max_schema_bound`."""
+_BOUNDS = ("minLength", "maxLength", "minItems", "maxItems")
+
+
+def _check_schema(schema: Any, where: tuple[str | int, ...], limits: RequestLimits) -> None:
+    """Refuse a schema whose grammar could be large or recursive, naming the first key that makes it so."""
+    stack = [(schema, where)]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, list):
+            stack.extend((item, (*path, index)) for index, item in enumerate(node))
+            continue
+        if not isinstance(node, dict):
+            continue
+        for key, value in node.items():
+            if key not in SCHEMA_KEYS:
+                raise RequestInvalid(f"{_where((*path, key[:40]))}: not a schema key the gateway takes "
+                                     f"({', '.join(sorted(SCHEMA_KEYS))})")
+            if key in _BOUNDS and not (isinstance(value, int) and 0 <= value <= limits.max_schema_bound):
+                raise RequestInvalid(f"{_where((*path, key))}: a bound from 0 to {limits.max_schema_bound}")
+            if key == "properties" and isinstance(value, dict):
+                stack.extend((inner, (*path, key, name[:40])) for name, inner in value.items())
+            elif key in ("items", "anyOf", "oneOf", "additionalProperties"):
+                stack.append((value, (*path, key)))
 
 
 def _message(wire: _WireMessage) -> Message:

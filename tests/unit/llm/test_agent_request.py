@@ -78,6 +78,15 @@ REFUSED = {
     "unknown response format": (body(response_format={"type": "xml"}), "response_format.type"),
     "a schema format without its schema": (body(response_format={"type": "json_schema", "json_schema": {"name": "d"}}),
                                            "response_format.json_schema.schema: Field required"),
+    "a recursive schema": (body(response_format={"type": "json_schema", "json_schema": {
+        "name": "d", "schema": {"type": "object", "properties": {"next": {"$ref": "#"}}}}}),
+        "response_format.json_schema.schema.properties.next.$ref: not a schema key"),
+    "a schema with a pattern": (body(response_format={"type": "json_schema", "json_schema": {
+        "name": "d", "schema": {"type": "array", "items": {"type": "string", "pattern": "(a|b)*c{1,9999}"}}}}),
+        "response_format.json_schema.schema.items.pattern: not a schema key"),
+    "a schema whose bound repeats a rule a billion times": (body(response_format={"type": "json_schema", "json_schema": {
+        "name": "d", "schema": {"anyOf": [{"type": "string", "maxLength": 10**9}]}}}),
+        "response_format.json_schema.schema.anyOf[0].maxLength: a bound from 0 to 4096"),
     "a schema too large to compile": (body(response_format={"type": "json_schema", "json_schema": {
         "name": "d", "schema": {"enum": ["x" * 100] * 200}}}), "response_format: its JSON is over 16384"),
     "tool call id with a space": (body(messages=[{"role": "assistant", "tool_calls": [
