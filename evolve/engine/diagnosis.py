@@ -133,6 +133,9 @@ class GatewayCompleter:
             request["response_format"] = self._format
         status, body = self._gateway.handle(self._job_id, "POST", "/v1/chat/completions", json.dumps(request).encode())
         reply = json.loads(body)
+        if status == 400 and self._format is not None:  # a server that takes no schema: ask as before, from now on
+            self._format = None
+            return self(messages, temperature)
         if status != 200:
             raise DiagnosisFailed(f"the gateway answered {status}: {reply.get('error', reply)}")
         return reply["choices"][0]["message"].get("content") or ""

@@ -78,3 +78,25 @@ def test_the_agents_procedure_gets_the_evidence_and_the_map_as_material(tmp_path
     assert "python: command not found" in files["EVIDENCE.md"]
     assert "  agent/tools.py:Workspace.bash(command, timeout)  [lines " in files["MAP.md"]
     assert "Target: " in files["README.md"] and "- MAP.md: given by the engine" in files["README.md"]
+
+
+class _NoSchemas(ScriptedModel):
+    """A server that refuses `response_format` as an unknown parameter (an older OpenAI-style server)."""
+
+    def complete(self, request):
+        from evolve.llm.failures import ModelError
+
+        if request.response_format is not None:
+            self.refused = getattr(self, "refused", 0) + 1
+            raise ModelError("unknown parameter response_format", "request", 400)
+        return super().complete(request)
+
+
+def test_a_server_that_takes_no_reply_format_is_asked_again_without_one(tmp_path):
+    run, node, job = recorded_node(tmp_path)
+    model = _NoSchemas([TASK_CODE, AGENT_FIX])
+    with Gateway({"diagnose": model}) as gateway:
+        text = diagnose_node(run, job, node, {TASK.id: TASK}, gateway, ["agent/tools.py"], seed=0,
+                             job_tokens=100_000, meta=MetaConfig(), parent_code=tmp_path / "seed")
+    assert isinstance(text, str) and target_of(text) == "agent/tools.py:Workspace.bash"
+    assert model.refused == 1 and all(request.response_format is None for request in model.requests)
