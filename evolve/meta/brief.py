@@ -1,4 +1,5 @@
-"""The improve step's brief: the diagnosis, then the source of the one target it names and the agent's map.
+"""The improve step's brief: the diagnosis, then the source of the one target it names and the agent's map
+(instructions that show the lines deciding their failure get the map only: those lines are the part to change).
 
 The diagnosis names an agent-level target on its `Target:` line (`agent/tools.py:Workspace.bash`,
 evolve.meta.diagnose.target_of; an agent's own diagnosis may name it anywhere in its text); the
@@ -16,7 +17,7 @@ import textwrap
 from pathlib import Path
 
 from evolve.meta.agentmap import agent_map, source_of
-from evolve.meta.diagnose import target_of
+from evolve.meta.diagnose import LINES_HEADER, target_of
 
 NAMED = re.compile(r"[\w./-]+\.py(?:::?[\w.]+)?")
 """A file or `FILE:NAME` mentioned in the diagnosis (resolved against the map)."""
@@ -33,10 +34,12 @@ def focused_brief(instructions: str, code: Path) -> str:
     hit = found.symbol(target) if target else None
     if target is None or hit is None:
         return instructions
+    agent = f"--- the agent's map (file, then what it defines) ---\n{found.render(MAP_CHARS, summaries=False)}\n"
+    if LINES_HEADER.split("(")[0] in instructions:  # the lines that decide it, not the whole target: the 1.5B
+        return f"{instructions.rstrip()}\n\n{agent}"  # model shown both sent the whole target back unchanged
     symbol = hit[1]
     header = HEADER.format(target=target, start=symbol.start, end=symbol.end)
     # Dedented: a method copied at its class's indentation does not parse on its own (the 1.5B model's
     # candidates, 2 of 2 in one expansion); the merge puts a method back in its class.
     source = textwrap.dedent(source_of(code, target)).rstrip()
-    return (f"{instructions.rstrip()}\n\n{header}\n{source}\n\n"
-            f"--- the agent's map (file, then what it defines) ---\n{found.render(MAP_CHARS, summaries=False)}\n")
+    return f"{instructions.rstrip()}\n\n{header}\n{source}\n\n{agent}"

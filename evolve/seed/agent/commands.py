@@ -42,7 +42,8 @@ def improve(agent: Agent, instructions: str) -> str:
     """The instructions (the engine adds the named target's source and the agent's map), or with no target
     the files that fit; then the agent's own tests after each edit, until an edit leaves them passing."""
     root, parts, names = agent.workspace.root, [], files(agent.workspace.root, 5000)
-    budget = 0 if "(the target, as it stands" in instructions else agent.context_chars - len(instructions) - 3000
+    lines = "The lines that decide it" in instructions  # the engine showed those lines: ask for them only
+    budget = 0 if lines or "(the target," in instructions else agent.context_chars - len(instructions) - 1500
     for name in sorted((n for n in names if n.startswith("agent/") and n.endswith(".py")),
                        key=lambda n: (Path(n).name not in instructions, n)):
         text = (root / name).read_text("utf-8", "replace").rstrip()
@@ -50,7 +51,7 @@ def improve(agent: Agent, instructions: str) -> str:
             parts.append(f"\n\n--- {name} ---\n{text}")
     agent.check, agent.failing = "python3 -m pytest -q -x -p no:cacheprovider tests", True  # passing ends it
     shown = "Files:\n" + "\n".join(names) + "".join(parts)
-    it = prompts.LINES if "The lines that decide it" in instructions else "it"
+    it = prompts.LINES if lines else "it"
     return agent.run(prompts.IMPROVE.format(files=shown, problem=instructions.strip(), it=it), system=prompts.EDIT)
 
 

@@ -5,7 +5,7 @@ thought, then exactly ONE fenced block: ```bash (a shell command), ```write PATH
 file), ```replace PATH (then a line <<<<<<< SEARCH, the exact old lines, a line =======, the new lines and
 a line >>>>>>> REPLACE), or ```done when the task is solved. After each edit the checks run and you see the result."""
 EDIT = """You are a careful programmer improving your own code. Write the whole new version of the one function,
-method or constant to change (or the lines asked for), in one Python code block. It replaces the old one; then tests run."""
+method or constant to change (or of the lines asked for), in one Python code block. It replaces the old; tests run."""
 
 SOLVE = "Task:\n{problem}\n\n{files}\n\nMake the change now."
 CHECK = "Checks: `{check}` ->\n{output}"

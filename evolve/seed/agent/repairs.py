@@ -50,10 +50,9 @@ def near(ws: Workspace, path: str, code: str) -> str | None:
             like = [max((SequenceMatcher(None, s.strip(), t).ratio(), i) for i, s in enumerate(old + [""])) for t in new]
             if min(like)[0] >= 0.6 and len({i for _, i in like}) == len(new):
                 found.append((sum(r for r, _ in like), file.relative_to(ws.root).as_posix(), old, [i for _, i in like]))
-    if not found:
-        return None
-    _, name, old, at = max(found)
-    return ws.write(name, "\n".join(indent_of(s) + new[at.index(i)] if i in at else s for i, s in enumerate(old)))
+    _, name, old, at = max(found, default=(0.0, "", [], []))
+    edited = "\n".join(indent_of(s) + new[at.index(i)] if i in at else s for i, s in enumerate(old))
+    return ws.write(name, edited) if name else None
 
 
 def merge(ws: Workspace, path: str, code: str) -> str:

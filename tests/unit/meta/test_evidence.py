@@ -234,7 +234,7 @@ def test_evidence_first_takes_the_computed_change_without_asking_and_prefers_a_c
     seed, problem = agent_map(seed_dir()), Problem("t0", "wrong", "it failed")
     found = diagnose(complete, problem, seed, evidence=evidence, evidence_first=True)
     assert not asked and found.source == "evidence" and found.target == "agent/model.py:Model.query"
-    assert "a reply cut off at the token limit" in found.change and "higher max_tokens" in found.change
+    assert "a reply cut off at the token limit" in found.change and "max_tokens of 1024 or more" in found.change
     assert diagnose(complete, problem, seed, evidence=evidence).change == "add a try-except block around the call"
     assert len(asked) == 1  # the model's usable reply wins when the evidence is only the fallback
     nothing = compute_evidence([TaskRun("t0", "fail", (Turn("```bash\nls\n```", "a.py\n[exit code 0]"),),
