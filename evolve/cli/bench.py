@@ -382,7 +382,7 @@ def archive(
 @app.command("selfrepair")
 def selfrepair(
     defect: Annotated[list[str] | None, typer.Option(
-        help="Run only this planted defect (repeatable); default: all but context-starved.")] = None,
+        help="Run only this planted defect (repeatable); default: five (all but context-starved and stderr-dropped).")] = None,
     seed: Annotated[Path | None, typer.Option(help="A defective agent directory to evolve (with --reference).")] = None,
     reference: Annotated[Path | None, typer.Option(help="The intact agent (default: the bundled seed).")] = None,
     config: Annotated[Path | None, typer.Option(help="The run config of each short evolution "
