@@ -42,7 +42,7 @@ def improve(agent: Agent, instructions: str) -> str:
     """The instructions (the engine adds the named target's source and the agent's map), or with no target
     the files that fit; then the agent's own tests after each edit, until an edit leaves them passing."""
     root, parts, names = agent.workspace.root, [], files(agent.workspace.root, 5000)
-    lines = "The lines that decide it" in instructions  # the engine showed those lines: ask for them only
+    agent.workspace.lines = lines = "The lines that decide it" in instructions  # the engine showed those lines
     budget = 0 if lines or "(the target," in instructions else agent.context_chars - len(instructions) - 1500
     for name in sorted((n for n in names if n.startswith("agent/") and n.endswith(".py")),
                        key=lambda n: (Path(n).name not in instructions, n)):

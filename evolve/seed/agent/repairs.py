@@ -42,9 +42,9 @@ def defined(source: str) -> dict[str, ast.stmt]:
 
 
 def near(ws: Workspace, path: str, code: str) -> str | None:
-    """A few lines, no whole definition, each most like its own line of one file (ratio >= 0.6): they replace those."""
+    """A few lines (a def with its body only when lines were asked for), each like a line of a file: they replace those."""
     new, found = [t.strip() for t in code.splitlines() if t.strip()], []
-    if 0 < len(new) <= 4 and not re.search(r"(?m)^[ \t]*(async def|def|class)\b.*:[ \t]*\n[ \t]+\S", code):
+    if 0 < len(new) <= 4 and (ws.lines or not re.search(r"(?m)^\s*(async )?(def|class) .*:\s*\n\s", code)):
         for file in [ws.path(path)] if path else sorted(ws.root.rglob("*.py")):
             old = file.read_text(errors="replace").splitlines() if file.is_file() else []
             like = [max((SequenceMatcher(None, s.strip(), t).ratio(), i) for i, s in enumerate(old + [""])) for t in new]

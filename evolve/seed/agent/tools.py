@@ -15,7 +15,7 @@ def cap(text: str, limit: int = 4000) -> str:
 
 class Workspace:
     def __init__(self, root: Path, timeout: float = 60.0) -> None:
-        self.root, self.timeout, self.edits = root, timeout, 0
+        self.root, self.timeout, self.edits, self.lines = root, timeout, 0, False  # lines: a few lines were asked for
 
     def path(self, name: str) -> Path:
         target = (self.root / name.strip().strip("'\"`")).resolve()

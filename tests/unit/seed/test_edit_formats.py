@@ -182,6 +182,22 @@ def test_solve_asks_for_the_fixed_function_after_the_failing_check_and_checks_th
     assert repairs.NUDGE.strip() not in improve.seen[0]  # improve keeps its own format
 
 
+def test_asked_for_lines_a_def_line_with_the_lines_under_it_is_a_line_edit_not_a_new_function(ws):
+    """The lines that decide a pattern may be a def line and lines of its body (the file-hidden defect's are
+    lines 26, 32 and 34 of `solve`): sent back in that order they look like a short function, which the merge
+    by name would put in place of the whole one. Asked for lines, each replaces its own line."""
+    block = "def bash(self, command):\n    done = subprocess.run(['bash', '-lc', command], capture_output=True, text=True)\n"
+    ws.lines = True
+    merge(ws, "agent/tools.py", block)
+    text = source(ws)
+    assert "    def bash(self, command):\n        done = subprocess.run(['bash', '-lc', command]" in text
+    assert "        return done.stdout\n" in text and "    def write(self, path, text):" in text
+    compile(text, "tools.py", "exec")
+    ws.lines = False  # not asked for lines: a def with its body is a whole function, merged by name
+    merge(ws, "agent/tools.py", "def bash(self, command):\n    return command\n")
+    assert "    def bash(self, command):\n        return command\n" in source(ws) and "done = " not in source(ws)
+
+
 def test_improve_asks_for_the_lines_that_decide_it_when_the_instructions_show_them(ws):
     from agent import prompts
     from agent.commands import improve
