@@ -1,5 +1,4 @@
-"""The improve step's brief: the diagnosis, then the source of the one target it names and the agent's map
-(instructions that show the lines deciding their failure get the map only: those lines are the part to change).
+"""The improve step's brief: the diagnosis, then the source of the one target it names and the agent's map.
 
 The diagnosis names an agent-level target on its `Target:` line (`agent/tools.py:Workspace.bash`,
 evolve.meta.diagnose.target_of; an agent's own diagnosis may name it anywhere in its text); the
@@ -8,6 +7,10 @@ improve step can show the model one function and the map instead of the whole ag
 for the seed, which the 0.5B model answered with an echo). A diagnosis that names no target of the map
 is passed on as it is (the agent then shows what fits). The brief is built from the parent's code on the
 host, reading it as text (nothing of it runs); the header line is what the seed's `improve` looks for.
+
+Instructions that show the lines deciding their failure still get the whole target: given those lines and the
+map only, the 1.5B model took the lines for the function and rewrote it from them (6 of 6 candidates of
+`file-hidden`; for `reply-cut` none of 6 applied the fix, where with the target shown 1 of 6 had).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import textwrap
 from pathlib import Path
 
 from evolve.meta.agentmap import agent_map, source_of
-from evolve.meta.diagnose import LINES_HEADER, target_of
+from evolve.meta.diagnose import target_of
 
 NAMED = re.compile(r"[\w./-]+\.py(?:::?[\w.]+)?")
 """A file or `FILE:NAME` mentioned in the diagnosis (resolved against the map)."""
@@ -35,8 +38,6 @@ def focused_brief(instructions: str, code: Path) -> str:
     if target is None or hit is None:
         return instructions
     agent = f"--- the agent's map (file, then what it defines) ---\n{found.render(MAP_CHARS, summaries=False)}\n"
-    if LINES_HEADER.split("(")[0] in instructions:  # the lines that decide it, not the whole target: the 1.5B
-        return f"{instructions.rstrip()}\n\n{agent}"  # model shown both sent the whole target back unchanged
     symbol = hit[1]
     header = HEADER.format(target=target, start=symbol.start, end=symbol.end)
     # Dedented: a method copied at its class's indentation does not parse on its own (the 1.5B model's

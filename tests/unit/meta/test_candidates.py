@@ -167,5 +167,5 @@ def test_the_brief_shows_the_named_targets_source_and_the_map_and_nothing_withou
     assert focused_brief("Solve solution.py better.", seed_dir()) == "Solve solution.py better."
     lines = (f"{instructions}\nThe lines that decide it (agent/tools.py, lines 32):\n"
              '        output = f"{done.stdout}{done.stderr}\\n[exit code {done.returncode}]".lstrip("\\n")\n')
-    shown = focused_brief(lines, seed_dir())  # the lines are the part to change: the map, not the whole target
-    assert shown.startswith(lines.rstrip()) and "(the target, as it stands" not in shown and "agent/loop.py (" in shown
+    shown = focused_brief(lines, seed_dir())  # the lines, and still the whole target they are part of
+    assert shown.startswith(lines.rstrip()) and "(the target, as it stands" in shown and "agent/loop.py (" in shown
