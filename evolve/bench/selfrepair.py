@@ -175,6 +175,10 @@ class SelfRepair:
         started = time.monotonic()
         run, outcome = run_evolution(config, models=self.models)
         seconds = time.monotonic() - started
+        if outcome.signal is not None:  # stopped, not finished: its held-out scores are missing, not zero
+            run.close()
+            raise EvolveError(f"{name}: the run was stopped by signal {outcome.signal} before it was scored "
+                              f"(`evolve run --resume {run.path}` finishes that run)")
         with run:
             root = outcome.seed_node or run.nodes()[0].id
             final = outcome.best_node or root

@@ -45,3 +45,26 @@ def test_the_recovered_fraction_and_its_interval():
     assert fraction == pytest.approx(0.5) and low < 0.5 < high <= 1.0
     assert recovered_fraction(reference, defective, reference, rng)[0] == pytest.approx(1.0)
     assert recovered_fraction(reference, reference, reference, rng) == (None, None)  # no drop: undefined
+
+
+def test_a_run_stopped_by_a_signal_stops_the_bench_instead_of_scoring_nothing(tmp_path, monkeypatch):
+    """A SIGTERM cancels the short evolution; its held-out scores are missing, and a line of "0 tasks, no
+    drop" would read as a measurement."""
+    import evolve.engine.launch
+    from evolve.bench.selfrepair import SelfRepair
+    from evolve.config import load_config
+    from evolve.engine.outcome import RunOutcome
+
+    class Stopped:
+        path = tmp_path / "run"
+        closed = False
+
+        def close(self):
+            Stopped.closed = True
+
+    outcome = RunOutcome("cancelled", None, 0, 0, 3, 1, signal=15)
+    monkeypatch.setattr(evolve.engine.launch, "run_evolution", lambda config, models=None: (Stopped(), outcome))
+    config = load_config(seed_dir().parents[0] / "configs" / "selfrepair.toml")
+    with pytest.raises(EvolveError, match=r"reply-cut: the run was stopped by signal 15 before it was scored"):
+        SelfRepair(config, tmp_path).recover("reply-cut", tmp_path / "agent", {"t": True})
+    assert Stopped.closed
