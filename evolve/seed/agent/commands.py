@@ -43,7 +43,7 @@ def improve(agent: Agent, instructions: str) -> str:
     the files that fit; then the agent's own tests after each edit, until an edit leaves them passing."""
     root, parts, names = agent.workspace.root, [], files(agent.workspace.root, 5000)
     agent.workspace.lines = lines = "The lines that decide it" in instructions  # the engine showed those lines
-    budget = 0 if lines or "(the target," in instructions else agent.context_chars - len(instructions) - 1500
+    budget = 0 if lines or "(the target," in instructions else agent.context_chars - len(instructions) - 1000
     for name in sorted((n for n in names if n.startswith("agent/") and n.endswith(".py")),
                        key=lambda n: (Path(n).name not in instructions, n)):
         text = (root / name).read_text("utf-8", "replace").rstrip()

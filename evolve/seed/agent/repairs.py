@@ -51,8 +51,8 @@ def near(ws: Workspace, path: str, code: str) -> str | None:
             if min(like)[0] >= 0.6 and len({i for _, i in like}) == len(new):
                 found.append((sum(r for r, _ in like), file.relative_to(ws.root).as_posix(), old, [i for _, i in like]))
     _, name, old, at = max(found, default=(0.0, "", [], []))
-    edited = "\n".join(indent_of(s) + new[at.index(i)] if i in at else s for i, s in enumerate(old))
-    return ws.write(name, edited) if name else None
+    put = {i: new[n] for n, i in enumerate(at) if not old[i].strip().startswith(new[n])}  # a prefix: a cut copy
+    return ws.write(name, "\n".join(indent_of(s) + put[i] if i in put else s for i, s in enumerate(old))) if put else None
 
 
 def merge(ws: Workspace, path: str, code: str) -> str:

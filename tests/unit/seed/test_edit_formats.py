@@ -198,6 +198,30 @@ def test_asked_for_lines_a_def_line_with_the_lines_under_it_is_a_line_edit_not_a
     assert "    def bash(self, command):\n        return command\n" in source(ws) and "done = " not in source(ws)
 
 
+def test_a_line_cut_short_by_the_reply_limit_is_no_edit_and_the_rest_of_the_block_still_applies(tmp_path):
+    """What the 1.5B model sent for the reply-cut defect, cut at 64 tokens: the right change on the second
+    line, and the third line cut mid-string. A line that is a prefix of its own line is a cut copy, kept as
+    it was; the file still parses and carries the change."""
+    from agent.repairs import near
+
+    (tmp_path / "agent").mkdir()
+    model = ('class Model:\n    def query(self, messages, **options):\n'
+             '        body = {"model": "default", "messages": messages, "max_tokens": 64,  # hint\n'
+             '                "temperature": float(os.environ.get("EVOLVE_TEMPERATURE", "0.2")), **options}\n'
+             '        return body\n')
+    (tmp_path / "agent" / "model.py").write_text(model)
+    ws = Workspace(tmp_path)
+    ws.lines = True
+    cut = ('def query(self, messages, **options):\n'
+           '    body = {"model": "default", "messages": messages, "max_tokens": 1024,  # hint\n'
+           '            "temperature": float(os.environ.get("EVOLVE')
+    near(ws, "", cut)
+    text = (tmp_path / "agent" / "model.py").read_text()
+    assert text == model.replace('"max_tokens": 64', '"max_tokens": 1024')
+    compile(text, "model.py", "exec")
+    assert near(ws, "", 'def query(self, messages, **options):\n    body = {"model": "def') is None  # nothing left
+
+
 def test_improve_asks_for_the_lines_that_decide_it_when_the_instructions_show_them(ws):
     from agent import prompts
     from agent.commands import improve
