@@ -23,7 +23,7 @@ from evolve.meta import DiagnosisFailed, choose_problem, diagnose, read_failure
 from evolve.meta.agentmap import AgentMap, agent_map
 from evolve.meta.dgm import dgm_instructions
 from evolve.meta.diagnose import deciding_lines, reply_format
-from evolve.meta.evidence import Evidence, compute_evidence, recorded_run
+from evolve.meta.evidence import TaskRun, compute_evidence, conversations_jsonl, recorded_run
 from evolve.meta.procedure import Material, failure_material
 from evolve.tasks.types import Task
 
@@ -51,16 +51,15 @@ def diagnose_node(run: Run, job: Job, node: Node, tasks: Mapping[str, Task], gat
     # seeded by the search decision, which a re-run after a resume shares (its job id is new)
     draw = job.decision if job.decision is not None else job.id
     rng = np.random.default_rng([seed, draw])
-    evidence = node_evidence(run, evaluations, tasks)
+    runs = node_runs(run, evaluations, tasks)
+    evidence = compute_evidence(runs)  # the engine's count, for the record under either procedure
     (log_dir / "evidence.md").write_text(evidence.render(limit=len(evidence.patterns)) + "\n")
     (log_dir / "evidence.json").write_text(json.dumps(evidence.to_json(), indent=1))
-    agent = agent_map(parent_code) if parent_code is not None else files
-    if meta is not None and meta.procedure == "agent":
+    if meta is not None and meta.procedure == "agent":  # the agent counts its own patterns and maps itself
         counted = [(e.task, e.outcome) for e in evaluations if e.outcome != "infra"]
-        computed = {"EVIDENCE.md": evidence.render(limit=len(evidence.patterns)) + "\n"}
-        if isinstance(agent, AgentMap):
-            computed["MAP.md"] = agent.render(summaries=False, qualified=True) + "\n"
-        return failure_material(counted, failures, statements, files, rng, {**computed, **(extra_material or {})})
+        return failure_material(counted, failures, statements, files, rng, extra_material,
+                                conversations=conversations_jsonl(runs, CONVERSATIONS_CHARS))
+    agent = agent_map(parent_code) if parent_code is not None else files
     problem = choose_problem(failures, statements, rng)
     (log_dir / "problem.json").write_text(json.dumps(problem.__dict__, indent=2))
     diagnose_job = f"{job.id}-diagnose"
@@ -85,8 +84,12 @@ EVIDENCE_EVALUATIONS = 60
 """Evaluations the evidence reads (the first counted ones): a long-evaluated node costs no more."""
 
 
-def node_evidence(run: Run, evaluations: Sequence[Evaluation], tasks: Mapping[str, Task]) -> Evidence:
-    """The failure patterns of a node's counted evaluations (evolve.meta.evidence), read from the
+CONVERSATIONS_CHARS = 400_000
+"""The agent-side procedure's conversations.jsonl (evolve.meta.evidence.conversations_jsonl) stops here."""
+
+
+def node_runs(run: Run, evaluations: Sequence[Evaluation], tasks: Mapping[str, Task]) -> list[TaskRun]:
+    """A node's counted evaluations as the evidence reads them (evolve.meta.evidence), read from the
     gateway's exchanges of each evaluation's job (its log directory's name) and its log directory."""
     runs = []
     for evaluation in [e for e in evaluations if e.outcome != "infra"][:EVIDENCE_EVALUATIONS]:
@@ -96,7 +99,7 @@ def node_evidence(run: Run, evaluations: Sequence[Evaluation], tasks: Mapping[st
         task = tasks.get(evaluation.task)
         runs.append(recorded_run(evaluation.task, str(evaluation.outcome), log_dir, exchanges,
                                  task.statement if task is not None else ""))
-    return compute_evidence(runs)
+    return runs
 
 
 def _diagnose_dgm(run: Run, job: Job, node: Node, tasks: Mapping[str, Task], gateway, parent_code: Path, *,

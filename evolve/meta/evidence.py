@@ -76,6 +76,18 @@ class TaskRun:
     prompt: str = ""
     """The first user message the model was sent (the task as the agent put it)."""
 
+    @property
+    def edited(self) -> bool:
+        """The agent changed a file (its diff, else its edit tools' answers where no diff was recorded)."""
+        if self.diff is not None:
+            return bool(self.diff.strip())
+        return any(_EDIT_OUTPUT.search(turn.output or "") for turn in self.turns)
+
+    @property
+    def exit_status(self) -> str:
+        """submitted | limits | model_error, from its record or its `agent: STATUS after N steps` line; "" if neither."""
+        return self.status or ((match := _STATUS.search(self.agent_output)) and match[1]) or ""
+
 
 @dataclass(frozen=True)
 class Pattern:
@@ -242,7 +254,7 @@ def compute_evidence(runs: Sequence[TaskRun]) -> Evidence:
 
 def _patterns_of(run: TaskRun) -> Iterable[tuple[str, str, str]]:
     """(kind, label, excerpt) for each occurrence in one evaluation."""
-    status = run.status or ((match := _STATUS.search(run.agent_output)) and match[1]) or ""
+    status = run.exit_status
     last = run.turns[-1].reply if run.turns else ""
     if status == "limits":
         yield "steps_exhausted", "the agent ran out of steps", f"its last reply: {one_line(last)}"
@@ -250,9 +262,7 @@ def _patterns_of(run: TaskRun) -> Iterable[tuple[str, str, str]]:
         yield "model_error", "the model call failed", one_line(run.agent_output[-300:])
     if run.outcome == "timeout":
         yield "timeout", "the evaluation timed out", f"its last reply: {one_line(last)}"
-    edited = bool(run.diff.strip()) if run.diff is not None else any(
-        _EDIT_OUTPUT.search(turn.output or "") for turn in run.turns)
-    if run.outcome != "pass" and not edited:
+    if run.outcome != "pass" and not run.edited:
         yield "no_edit", "the agent changed no file", f"its last reply: {one_line(last)}"
     seen: Counter[str] = Counter()
     passing = False
@@ -315,6 +325,33 @@ def _unseen_files(run: TaskRun) -> list[str]:
         if old and 2 * sum(line in shown for line in old) < len(old):  # a traceback shows a line or two
             unseen.append(path[1])
     return unseen
+
+
+CONVERSATION_TEXT_CHARS = 1_200
+"""A reply, output or prompt in `conversations_jsonl` longer than this keeps its start and its end."""
+
+
+def conversations_jsonl(runs: Sequence[TaskRun], limit: int) -> str:
+    """The evaluations as the agent-side meta procedure counts them itself (the seed's agent/evidence.py): one
+    JSON object a line (task, outcome, exit status, whether it edited, the task as sent, each turn's reply, what
+    the agent showed next, `cut` and `saw_previous`); failed evaluations first, whole lines up to `limit`
+    characters. Only what the agent and its model saw: no grader output."""
+    lines, size = [], 0
+    for run in sorted(runs, key=lambda r: r.outcome == "pass"):
+        line = json.dumps({"task": run.task, "outcome": run.outcome, "status": run.exit_status, "edited": run.edited,
+                           "prompt": _ends(run.prompt), "turns": [
+                               {"reply": _ends(t.reply), "output": None if t.output is None else _ends(t.output),
+                                "cut": t.cut, "saw_previous": t.saw_previous} for t in run.turns]})
+        if size + len(line) + 1 > limit:
+            break
+        lines.append(line)
+        size += len(line) + 1
+    return "".join(line + "\n" for line in lines)
+
+
+def _ends(text: str, limit: int = CONVERSATION_TEXT_CHARS) -> str:
+    half = limit // 2
+    return text if len(text) <= limit else f"{text[:half]}\n[... {len(text) - 2 * half} characters ...]\n{text[-half:]}"
 
 
 def recorded_run(task: str, outcome: str, log_dir: Path | None, exchanges: Path | None,

@@ -25,6 +25,7 @@ from evolve.sandbox.types import Sandbox
 
 AGENT, MATERIAL, OUT = "/work/agent", "/work/material", "/work/diagnosis.md"
 TRANSCRIPT = "/work/diagnose-transcript.jsonl"
+CONVERSATIONS = "conversations.jsonl"
 MAX_FAILURES = 12
 """Failed tasks shown; with more, a seeded draw (repeated expansions of one node see different ones)."""
 MAX_FILE_CHARS = 20_000
@@ -44,12 +45,16 @@ The agent's files: {files}
 - SUMMARY.md: every counted evaluation (task and outcome), and the failures by kind.
 - failures/NN-TASK.md: one failed task each: its statement, the end of the agent's transcript, the
   agent's own output (at most {limit}; drawn when there are more).
+- conversations.jsonl: every counted evaluation as the gateway recorded it, one JSON object a line
+  (task, outcome, exit status, whether it edited, the task as sent, and per turn the model's reply,
+  what the agent showed it next, whether the reply was cut at the token limit, whether its request
+  held the previous reply); failed evaluations first. The agent's own code counts its failure
+  patterns from it (the seed: agent/evidence.py).
 {extra}
 Choose the problem most worth fixing in the agent's own code, and write to the --out file the
 instructions that `python -m agent improve` will get. Only that file is read (at most {cap} characters).
-Where the engine gave EVIDENCE.md (failure patterns counted from the recorded conversations) and
-MAP.md (the agent's functions, classes and constants), name one target of the map on a line of its
-own, `Target: ` then the name as MAP.md lists it.
+Name one target of the agent's own code on a line of its own, `Target: FILE:NAME` (e.g.
+`Target: agent/loop.py:Agent.run`): the engine then shows `improve` that target's source and the map.
 """
 
 KINDS = {"empty_diff": "changed no file", "timeout": "ran out of time", "context": "overflowed the context",
@@ -75,12 +80,13 @@ def _cut(text: str, limit: int) -> str:
 
 def failure_material(outcomes: Sequence[tuple[str, str]], failures: Sequence[Failure], statements: Mapping[str, str],
                      agent_files: Sequence[str], rng: np.random.Generator,
-                     extra: Mapping[str, str] | None = None) -> Material:
+                     extra: Mapping[str, str] | None = None, *, conversations: str = "") -> Material:
     """The material from a node's counted search evaluations (`outcomes`: (task, outcome)), its failures
     and the names of its files.
 
     `extra`: more files by relative name, e.g. a pooled experience (GEA) as `experience.md`, listed in
-    README.md. Every file is cut to MAX_FILE_CHARS."""
+    README.md; each is cut to MAX_FILE_CHARS. `conversations`: conversations.jsonl, already sized by its
+    maker (evolve.meta.evidence.conversations_jsonl keeps whole lines)."""
     if bad := [name for name in extra or {} if name.startswith("/") or ".." in Path(name).parts]:
         raise ValueError(f"material file names must be relative and inside the material: {bad}")
     shown = list(failures)
@@ -97,7 +103,8 @@ def failure_material(outcomes: Sequence[tuple[str, str]], failures: Sequence[Fai
     listed = "".join(f"- {name}: given by the engine for this run's procedure.\n" for name in sorted(extra or {}))
     readme = README.format(files=", ".join(agent_files), limit=MAX_FAILURES, extra=listed, cap=MAX_INSTRUCTIONS)
     every = {"README.md": readme, **files, **(extra or {})}
-    return Material(tuple((name, _cut(text, MAX_FILE_CHARS)) for name, text in every.items()))
+    cut = tuple((name, _cut(text, MAX_FILE_CHARS)) for name, text in every.items())
+    return Material((*cut, (CONVERSATIONS, conversations)))
 
 
 def _failure_text(failure: Failure, statements: Mapping[str, str]) -> str:

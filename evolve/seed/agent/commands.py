@@ -2,7 +2,10 @@
 import re
 from pathlib import Path
 
+from agent.evidence import agent_map, evidence
 from agent.loop import Agent, prompts
+
+CONVERSATIONS = "conversations.jsonl"
 
 
 def files(root: Path, limit: int = 400) -> list[str]:
@@ -40,12 +43,12 @@ def solve(agent: Agent, problem: str, budget: int = 6000) -> str:
 
 def improve(agent: Agent, instructions: str) -> str:
     """The instructions (the engine adds the named target's source and the agent's map), or with no target
-    the files that fit; then the agent's own tests after each edit, until an edit leaves them passing."""
+    the files that fit (named first, evidence.py last); then the agent's tests after each edit, until they pass."""
     root, parts, names = agent.workspace.root, [], files(agent.workspace.root, 5000)
     agent.workspace.lines = lines = "The lines that decide it" in instructions  # the engine showed those lines
     budget = 0 if lines or "(the target," in instructions else agent.context_chars - len(instructions) - 1000
     for name in sorted((n for n in names if n.startswith("agent/") and n.endswith(".py")),
-                       key=lambda n: (Path(n).name not in instructions, n)):
+                       key=lambda n: (Path(n).name not in instructions, n == "agent/evidence.py", n)):
         text = (root / name).read_text("utf-8", "replace").rstrip()
         if sum(map(len, parts)) + len(text) <= budget:
             parts.append(f"\n\n--- {name} ---\n{text}")
@@ -56,8 +59,10 @@ def improve(agent: Agent, instructions: str) -> str:
 
 
 def diagnose(agent: Agent, material: Path, out: Path) -> str:
-    """The meta procedure: one model call reads the failure material and writes `improve`'s instructions."""
-    shown = "".join(f"\n\n--- {n} ---\n{(material / n).read_text(errors='replace')}" for n in files(material))
-    agent.add({"role": "user", "content": prompts.DIAGNOSE + shown[:agent.context_chars * 3 // 4]})
+    """The meta procedure: counted failures, the map, the material; one model call writes improve's instructions."""
+    computed = evidence(material / CONVERSATIONS) + "\n\nThe agent's map:\n" + agent_map(Path(__file__).parents[1])
+    shown = "".join(f"\n\n--- {n} ---\n{(material / n).read_text(errors='replace')}" for n in files(material)
+                    if n != CONVERSATIONS)
+    agent.add({"role": "user", "content": (prompts.DIAGNOSE + computed + shown)[:agent.context_chars * 3 // 4]})
     out.write_text(agent.model.query(agent.messages)["content"] or "")  # a ModelError ends it: exit 1
     return "submitted"

@@ -18,6 +18,8 @@ What to improve:
 
 Write the whole new version of {it} now, in one Python code block."""
 LINES = "the lines that decide it (only those lines, changed)"  # short: it fits a reply cut short
-DIAGNOSE = """You improve a coding agent. Below is how it failed (EVIDENCE.md counts it) and its map (MAP.md).
-Choose one change to its code that fixes most failures: a line Target: FILE:NAME from the map, the change."""
+DIAGNOSE = """You improve a coding agent. Below: its failure patterns, counted, its map, then how it failed.
+Choose one change to its code that fixes most failures: a line Target: FILE:NAME from the map, the change.
+
+"""
 FORMAT = "Reply with exactly one fenced code block, its three backticks at the start of a line."

@@ -82,6 +82,8 @@ def test_diagnose_reads_the_material_and_writes_the_models_instructions_to_out(g
     assert out.read_text() == "Make the agent run the tests before it finishes."
     prompt = gateway.requests[0][1]["messages"][-1]["content"]
     assert "--- README.md ---\nHow the agent failed." in prompt and "calc: the tests still fail" in prompt
+    assert "Failure patterns, counted by the agent's own code over 0 evaluations" in prompt  # none recorded here
+    assert "  agent/loop.py:Agent.run  [lines " in prompt  # its own map
     gateway.replies.append((400, ""))
     with pytest.raises(ModelError):  # uncaught: `python -m agent diagnose` exits 1
         main(["diagnose", "--material", str(tmp_path / "material"), "--out", str(tmp_path / "other.md")])

@@ -32,9 +32,10 @@ def test_the_agents_diagnose_writes_the_instructions_its_childs_improve_gets(tmp
         log_dir = run.log_dir(job.id)
         assert not (log_dir / "problem.json").exists()  # the engine chose no problem: the agent did
         (diagnosis,) = requests(run, job.id, "diagnose")  # the seed's one model call, from its sandbox
-        assert "Below is how it failed" in diagnosis and "--- SUMMARY.md ---" in diagnosis
-        # the engine's computed evidence and the agent's map are in its material
-        assert "--- EVIDENCE.md ---\nComputed from" in diagnosis and "agent/loop.py:Agent.run(task, " in diagnosis
+        assert "its failure patterns, counted" in diagnosis and "--- SUMMARY.md ---" in diagnosis
+        # the agent's own code counted the recorded conversations and mapped itself (agent/evidence.py)
+        assert "Failure patterns, counted by the agent's own code over " in diagnosis
+        assert "  agent/loop.py:Agent.run  [lines " in diagnosis and "--- conversations.jsonl" not in diagnosis
         assert all(task in diagnosis for task in failed)
         assert (log_dir / "instructions.md").read_text() == DIAGNOSIS
         assert DIAGNOSIS in requests(run, job.id, "modify")[0]  # what the agent wrote reached improve's prompt

@@ -70,14 +70,18 @@ def test_a_diagnosis_that_keeps_naming_task_code_gets_the_evidences_instructions
     assert recorded["kind"] == "tool_error" and recorded["lines"] == ""
 
 
-def test_the_agents_procedure_gets_the_evidence_and_the_map_as_material(tmp_path):
+def test_the_agents_procedure_gets_the_recorded_conversations_to_count_itself(tmp_path):
     run, node, job = recorded_node(tmp_path)
     brief = diagnose_node(run, job, node, {TASK.id: TASK}, None, ["agent/tools.py"], seed=0, job_tokens=1,
                           meta=MetaConfig(procedure="agent"), parent_code=tmp_path / "seed")
     files = dict(brief.files)  # type: ignore[union-attr]
-    assert "python: command not found" in files["EVIDENCE.md"]
-    assert "  agent/tools.py:Workspace.bash(command, timeout)  [lines " in files["MAP.md"]
-    assert "Target: " in files["README.md"] and "- MAP.md: given by the engine" in files["README.md"]
+    assert "EVIDENCE.md" not in files and "MAP.md" not in files  # the agent's own code computes both
+    (recorded,) = [json.loads(line) for line in files["conversations.jsonl"].splitlines()]
+    assert recorded["task"] == TASK.id and recorded["outcome"] == "fail" and recorded["edited"] is False
+    assert any("python: command not found" in (turn["output"] or "") for turn in recorded["turns"])
+    assert "Target: FILE:NAME" in files["README.md"] and "conversations.jsonl" in files["README.md"]
+    # the engine still keeps its own count in the job's log, for people
+    assert "python: command not found" in (run.log_dir(job.id) / "evidence.md").read_text()
 
 
 class _NoSchemas(ScriptedModel):

@@ -9,6 +9,7 @@ from evolve.meta.evidence import (
     TaskRun,
     Turn,
     compute_evidence,
+    conversations_jsonl,
     read_jsonl,
     recorded_run,
     turns_from_exchanges,
@@ -240,3 +241,18 @@ def test_evidence_first_takes_the_computed_change_without_asking_and_prefers_a_c
     nothing = compute_evidence([TaskRun("t0", "fail", (Turn("```bash\nls\n```", "a.py\n[exit code 0]"),),
                                         diff="+++ b/a.py\n", prompt=checked)])
     assert diagnose(complete, problem, seed, evidence=nothing, evidence_first=True).source == "model"
+
+
+def test_the_conversations_for_the_agents_own_count_put_failures_first_and_keep_whole_lines() -> None:
+    long_reply = "```bash\n" + "x" * 5000 + "\n```"
+    runs = [TaskRun("passed", "pass", (Turn("```done\n```"),), diff="+x", status="submitted"),
+            TaskRun("failed", "fail", (Turn(long_reply, "[exit code 1]", cut=True),), diff=None,
+                    agent_output="agent: limits after 3 steps", prompt="Task: fix f")]
+    text = conversations_jsonl(runs, 100_000)
+    first, second = (json.loads(line) for line in text.splitlines())
+    assert (first["task"], first["status"], first["edited"], second["task"]) == ("failed", "limits", False, "passed")
+    (turn,) = first["turns"]
+    assert turn["cut"] is True and turn["saw_previous"] is True and turn["output"] == "[exit code 1]"
+    assert len(turn["reply"]) < 1300 and turn["reply"].startswith("```bash") and turn["reply"].endswith("x\n```")
+    assert second["edited"] is True and second["turns"][0]["output"] is None
+    assert conversations_jsonl(runs, len(text) - 1).count("\n") == 1  # a line that does not fit is left out whole

@@ -27,7 +27,7 @@ def test_the_material_shows_every_outcome_each_failure_and_the_agents_files():
     failures = [failure("t1"), failure("t2", empty=True)]
     material = dict(failure_material([("t1", "fail"), ("t2", "fail"), ("t3", "pass")], failures,
                                      {"t1": "Add two numbers."}, FILES, np.random.default_rng(0)).files)
-    assert sorted(material) == ["README.md", "SUMMARY.md", "failures/01-t1.md", "failures/02-t2.md"]
+    assert sorted(material) == ["README.md", "SUMMARY.md", "conversations.jsonl", "failures/01-t1.md", "failures/02-t2.md"]
     assert "agent/__main__.py, agent/loop.py" in material["README.md"]
     assert "- t3: pass" in material["SUMMARY.md"] and "Failures by kind (2 of 3)" in material["SUMMARY.md"]
     assert "empty_diff (changed no file): 1" in material["SUMMARY.md"]
@@ -56,7 +56,7 @@ def test_many_failures_are_a_seeded_draw_of_at_most_the_cap():
 
     assert len(shown(0)) == MAX_FAILURES and shown(0) == shown(0)
     assert len({tuple(shown(seed)) for seed in range(5)}) > 1  # repeated expansions see different failures
-    assert len(failure_material(outcomes, failures, {}, FILES, np.random.default_rng(0)).files) == MAX_FAILURES + 2
+    assert len(failure_material(outcomes, failures, {}, FILES, np.random.default_rng(0)).files) == MAX_FAILURES + 3
 
 
 def test_extra_files_such_as_a_pooled_experience_are_listed_and_bounded():

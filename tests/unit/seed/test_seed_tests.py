@@ -41,7 +41,7 @@ def test_copy_seed_leaves_out_the_engine_files(tmp_path):
 
 def test_the_agent_is_small_enough_to_read_whole():
     lines = sum(len(p.read_text().splitlines()) for p in (SEED / "agent").rglob("*.py"))
-    assert lines <= 420, f"the seed agent has {lines} lines of Python; the model must be able to read it whole"
+    assert lines <= 512, f"the seed agent has {lines} lines of Python; the model must be able to read it whole"
 
 
 IMPROVE_PROMPT = """
@@ -65,7 +65,8 @@ print(json.dumps(model.seen[0]))
 
 
 def test_improve_shows_every_agent_file_within_the_quickstart_job_budget(tmp_path):
-    """The first improve request holds all of agent/ and the instructions; the quickstart's job budget
+    """The first improve request holds all of agent/ that `solve` and `improve` run (not diagnose's
+    agent/evidence.py, shown only when named) and the instructions; the quickstart's job budget
     covers `improve_steps` requests of the agent's largest context under the gateway's reservation rule."""
     from evolve.config import load_config
     from evolve.llm.budget import prompt_token_bound
@@ -78,8 +79,8 @@ def test_improve_shows_every_agent_file_within_the_quickstart_job_budget(tmp_pat
                           text=True, timeout=300, check=True, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
     messages = json.loads(done.stdout.splitlines()[-1])
     prompt = "\n".join(m["content"] for m in messages)
-    for path in (code / "agent").glob("*.py"):
-        assert f"--- agent/{path.name} ---\n" in prompt, path.name
+    for path in (code / "agent").glob("*.py"):  # all but the meta procedure's own evidence code, which is
+        assert (f"--- agent/{path.name} ---\n" in prompt) == (path.name != "evidence.py"), path.name  # shown last
     assert "refuse done once in agent/loop.py" in prompt
     largest = ChatRequest(messages=(Message(role="user", content="x" * 26_000),))
     config = load_config(Path(evolve.seed.__file__).parents[1] / "configs" / "quickstart.toml")
