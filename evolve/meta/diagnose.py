@@ -10,6 +10,7 @@ from pathlib import Path
 
 from evolve.errors import EvolveError
 from evolve.meta.agentmap import AgentMap, agent_map
+from evolve.meta.codenotes import code_notes
 from evolve.meta.evidence import REMEDIES, SYMPTOMS, Evidence
 from evolve.meta.problems import Problem
 
@@ -63,19 +64,24 @@ class Instructions:
     lines: str = ""
     """The target file's lines that decide that pattern under a header naming the file and their numbers
     (`deciding_lines`)."""
+    notes: tuple[str, ...] = ()
+    """What the target's code shows (evolve.meta.codenotes: a value computed and never used, a bound of 0)."""
 
     def render(self) -> str:
         """The instructions file handed to `python -m agent improve` (its `Target:` line: `target_of`)."""
         files = "\n".join(f"- {name}" for name in self.files) or "- (the agent decides)"
         target = f"Target: {self.target}\n\n" if self.target else ""
         lines = f"{self.lines}\n\n" if self.lines else ""
+        if self.notes:
+            lines += "What its code shows:\n" + "".join(f"- {note}\n" for note in self.notes) + "\n"
         evidence = f"\n\nWhat went wrong, counted:\n{self.evidence}" if self.evidence else ""
         return (f"Problem: {self.problem}\n\nLikely cause: {self.cause}\n\n{target}Change to make: {self.change}\n\n"
                 f"{lines}Files to look at:\n{files}{evidence}\n")
 
     def to_json(self) -> dict:
         return {"target": self.target, "change": self.change, "problem": self.problem, "cause": self.cause,
-                "files": list(self.files), "source": self.source, "kind": self.kind, "lines": self.lines}
+                "files": list(self.files), "source": self.source, "kind": self.kind, "lines": self.lines,
+                "notes": list(self.notes)}
 
 
 REPLY_CHARS = {"change": 400, "problem": 200, "cause": 200}
@@ -259,13 +265,18 @@ QUOTES = ("\"\"\"", "'''")
 
 def deciding_lines(code: Path, instructions: Instructions) -> Instructions:
     """`instructions` with the lines of its target (else of the target's file) that decide its pattern
-    (DECIDING), at most MAX_DECIDING, their numbers in the parent's file in the header; unchanged where
-    none match."""
-    pattern, found = DECIDING.get(instructions.kind), agent_map(code).symbol(instructions.target)
-    if pattern is None or found is None:
+    (DECIDING), at most MAX_DECIDING, their numbers in the parent's file in the header, and what the target's
+    code shows (`code_notes`); unchanged where neither applies."""
+    found = agent_map(code).symbol(instructions.target)
+    if found is None:
         return instructions
     file, symbol = found
     lines = (code / file.path).read_text("utf-8", "replace").splitlines()
+    notes = tuple(code_notes("\n".join(lines[symbol.start - 1: symbol.end]), symbol.start))
+    instructions = replace(instructions, notes=notes) if notes else instructions
+    pattern = DECIDING.get(instructions.kind)
+    if pattern is None:
+        return instructions
     numbered = list(enumerate(lines, 1))
     for scope in (numbered[symbol.start - 1: symbol.end], numbered):
         hits = [(number, line) for number, line in scope

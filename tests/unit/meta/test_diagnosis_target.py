@@ -186,3 +186,35 @@ def test_the_reply_format_names_every_target_of_the_map_and_bounds_each_text(see
     large = reply_format(many)
     assert large["json_schema"]["schema"]["properties"]["target"] == {"type": "string"}
     assert len(json.dumps(large)) < MAX_FORMAT_CHARS
+
+
+@pytest.mark.parametrize(("defect", "note"), [
+    ("check-dropped", "`check` is computed on line 40 and never used."),
+    ("file-hidden", ("`budget` is 0 unless a caller passes it (line 29), so `sum(map(len, shown)) + len(text) <= budget` "
+                    "(line 37) lets nothing of any size through.")),
+])
+def test_computed_instructions_say_what_the_targets_code_shows(tmp_path, defect, note) -> None:
+    """A value computed and never used, a bound of 0: lint-like facts of the target, in the parent's line numbers."""
+    from evolve.bench.selfrepair import DEFECTS, plant
+    from evolve.meta.diagnose import Instructions, deciding_lines
+
+    code = plant(DEFECTS[defect], None, tmp_path / defect)
+    shown = deciding_lines(code, Instructions("p", "c", "x", ("agent/commands.py",), "agent/commands.py:solve",
+                                              kind="no_check"))
+    assert shown.notes == (note,) and f"What its code shows:\n- {note}\n" in shown.render()
+    assert shown.to_json()["notes"] == [note]
+
+
+def test_the_intact_seed_gives_no_code_notes(tmp_path) -> None:
+    from evolve.meta.agentmap import source_of
+    from evolve.meta.codenotes import code_notes
+
+    code = copy_seed(tmp_path / "agent")
+    for file in agent_map(code).files:
+        for symbol in file.symbols:
+            if symbol.kind in ("function", "method"):
+                assert code_notes(source_of(code, f"{file.path}:{symbol.name}"), symbol.start) == [], symbol.name
+    assert code_notes("def f(limit=0, *, most=0):\n    x = 1\n    return [n for n in range(9) if n < most]\n", 5) == [
+        "`x` is computed on line 6 and never used.",
+        "`most` is 0 unless a caller passes it (line 5), so `n < most` (line 7) lets nothing of any size through."]
+    assert code_notes("X = 1\n", 1) == [] and code_notes("def broken(:\n", 1) == []
