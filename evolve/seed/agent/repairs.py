@@ -62,8 +62,10 @@ def merge(ws: Workspace, path: str, code: str) -> str:
         return edited
     try:  # said so (not "no path": its names are unknown); an existing class has its methods replaced one by one
         ast.parse(code)
-    except SyntaxError as exc:
-        raise ToolError(f"Your python block does not parse (line {exc.lineno}: {exc.msg}). Send it whole again.")
+    except SyntaxError as exc:  # whole definitions, then unindented text (the brief's map echoed): those are kept
+        head, bad = code.splitlines()[:(exc.lineno or 1) - 1], code.splitlines()[(exc.lineno or 1) - 1:][:1]
+        if not defined(code := "\n".join(head)) or not bad or indent_of(bad[0]):
+            raise ToolError(f"Your python block does not parse (line {exc.lineno}: {exc.msg}). Send it whole again.")
     new = {name: node for name, node in defined(code).items() if "." not in name}
     sources = [] if path else sorted(ws.root.rglob("*.py"))  # no path: the one file that defines the names
     hits = [p for p in sources if {n.split(".")[-1] for n in defined(p.read_text(errors="replace"))} & set(new)]

@@ -236,3 +236,24 @@ def test_improve_asks_for_the_lines_that_decide_it_when_the_instructions_show_th
     whole = _Replies("```done\n```")
     improve(Agent(whole, ws, max_steps=1), "Target: agent/tools.py:cap\n\nChange to make: cap less.")
     assert whole.seen[0].endswith("Write the whole new version of it now, in one Python code block.")
+
+
+ECHOED_MAP = "\n# The agent's map (file, then what it defines)\n\nagent/__init__.py (1 lines)\n  agent/tools.py:cap(text)\n"
+
+
+def test_whole_definitions_followed_by_the_echoed_map_are_merged_and_the_echo_dropped(ws):
+    """The 1.5B model at temperature 0.2 sent the target and then the brief's map in one block (the lineage's
+    first expansion: 3 of 3 replies did not parse, the same each time)."""
+    merge(ws, "agent/tools.py", "def cap(text):\n    return text[:LIMIT // 2]\n" + ECHOED_MAP)
+    assert "    return text[:LIMIT // 2]\n" in source(ws) and "agent/__init__.py" not in source(ws)
+    with pytest.raises(ToolError, match="changed nothing"):  # an unchanged echo is said to be one
+        merge(ws, "agent/tools.py", "def cap(text):\n    return text[:LIMIT // 2]\n" + ECHOED_MAP)
+
+
+def test_a_block_broken_inside_a_definition_is_still_refused(ws):
+    before = source(ws)
+    with pytest.raises(ToolError, match=r"does not parse \(line 3"):
+        merge(ws, "agent/tools.py", "def cap(text):\n    x = 1\n    return text[:LIMIT // 2\n")
+    with pytest.raises(ToolError, match=r"does not parse \(line 1"):
+        merge(ws, "agent/tools.py", "agent/__init__.py (1 lines)\ndef cap(text):\n    return text\n")
+    assert source(ws) == before
