@@ -13,7 +13,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="agent")
     sub = parser.add_subparsers(dest="command", required=True)
     for cmd, text in (("solve", "--problem"), ("improve", "--instructions"), ("diagnose", "--material")):
-        p = sub.add_parser(cmd)  # diagnose (the meta procedure) writes to --out; the others edit --workdir
+        p = sub.add_parser(cmd)  # diagnose writes to --out; the others edit --workdir
         p.add_argument("--out" if cmd == "diagnose" else "--workdir", dest="workdir", type=Path, required=True)
         p.add_argument(text, dest="text", type=Path, required=True)
         p.add_argument("--budget-steps", type=int, default=20)

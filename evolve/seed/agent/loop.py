@@ -18,7 +18,7 @@ SEARCH_REPLACE = re.compile(r"<{5,9} *SEARCH *\n(.*?)\n?={5,9} *\n(.*?)\n?>{5,9}
 
 
 def parse(text: str) -> tuple[str, dict]:
-    """(action, arguments) from the first fenced block of a reply (at a line's start: not "```done" in a sentence)."""
+    """(action, arguments) from the first fenced block at a line's start (not "```done" in a sentence)."""
     block = FENCE.search(text)
     kind, info, body = (block[1].lower(), block[2].strip(), block[3]) if block else ("", "", "")
     edit = SEARCH_REPLACE.search(body)
@@ -60,7 +60,7 @@ class Agent:
         self.add({"role": "assistant", "content": reply})
         try:
             finished, output = self.act(*parse(reply))
-        except (ToolError, OSError) as exc:  # OSError: e.g. a path that is a directory; the model can fix it
+        except (ToolError, OSError) as exc:  # OSError: e.g. a directory as a path
             finished, output = False, f"{type(exc).__name__}: {exc}" if isinstance(exc, OSError) else str(exc)
         self.add({"role": "user", "content": output})
         return finished
@@ -80,7 +80,7 @@ class Agent:
         return self.failing and output.endswith("[exit code 0]"), f"{result}\n{checked}"
 
     def context(self) -> list[dict]:
-        """The system message and the task, then as many of the latest steps as fit in `context_chars`."""
+        """The system message and the task, then the latest steps that fit in `context_chars`."""
         head, tail = self.messages[:2], self.messages[2:]
         while tail and sum(len(m["content"]) for m in head + tail) > self.context_chars:
             tail = tail[2:]  # each step adds two messages: drop the oldest step whole

@@ -12,7 +12,7 @@ class ModelError(Exception):
 
 
 class Model:
-    """Messages are OpenAI wire dicts; `query` returns the reply message (a dict with `content`)."""
+    """Messages are OpenAI wire dicts; `query` returns the reply message."""
     timeout = 1860.0  # above the gateway's longest call (retry window + attempt timeout <= 1800 s)
 
     def __init__(self, socket_path: str | None = None, url: str | None = None, token: str | None = None):
@@ -21,7 +21,7 @@ class Model:
     def query(self, messages: list[dict], **options: object) -> dict:
         body = {"model": "default", "messages": messages, "max_tokens": 1024,  # the engine's temperature hint
                 "temperature": float(os.environ.get("EVOLVE_TEMPERATURE", "0.2")), **options}
-        for attempt in range(2):  # the gateway retried the provider already; one more try after its answer
+        for attempt in range(2):  # the gateway retried already; one more try
             try:
                 status, data = self.post(json.dumps(body).encode())
             except (OSError, http.client.HTTPException) as exc:
@@ -32,7 +32,7 @@ class Model:
                 return doc["choices"][0]["message"]
             last = f"HTTP {status}: {data[:300]!r}" if status else last
             if 400 <= status < 500 and status != 429:
-                break  # the request itself is wrong (e.g. the token budget is spent): retrying will not help
+                break  # the request is wrong (e.g. no tokens left): no retry
             time.sleep(2 ** attempt)
         raise ModelError(last)
 

@@ -25,7 +25,7 @@ def refuse_done(agent) -> str | None:  # agent: loop.Agent
 
 
 def defined(source: str) -> dict[str, ast.stmt]:
-    """Functions, classes and constants by name, methods as Class.method (none when it does not parse)."""
+    """Functions, classes and constants by name, methods as Class.method ({} if it does not parse)."""
     try:
         body = ast.parse(source).body
     except SyntaxError:
@@ -60,9 +60,9 @@ def merge(ws: Workspace, path: str, code: str) -> str:
     code, path = textwrap.dedent(code), path or next(iter(re.findall(r"[\w./-]+\.py", code.split("\n", 1)[0])), "")
     if (edited := near(ws, path, code)) is not None:
         return edited
-    try:  # said so (not "no path": its names are unknown); an existing class has its methods replaced one by one
+    try:  # said so; an existing class has its methods replaced one by one
         ast.parse(code)
-    except SyntaxError as exc:  # whole definitions, then unindented text (the brief's map echoed): those are kept
+    except SyntaxError as exc:  # definitions, then unindented text (an echo): keep those
         head, bad = code.splitlines()[:(exc.lineno or 1) - 1], code.splitlines()[(exc.lineno or 1) - 1:][:1]
         if not defined(code := "\n".join(head)) or not bad or indent_of(bad[0]):
             raise ToolError(f"Your python block does not parse (line {exc.lineno}: {exc.msg}). Send it whole again.")

@@ -1,4 +1,4 @@
-"""The agent's hands: a shell with a timeout and an output cap, and a file editor (whole file or replace)."""
+"""The agent's hands: a shell with a timeout and an output cap, and a file editor."""
 import re
 import subprocess
 from pathlib import Path
@@ -15,7 +15,7 @@ def cap(text: str, limit: int = 4000) -> str:
 
 class Workspace:
     def __init__(self, root: Path, timeout: float = 60.0) -> None:
-        self.root, self.timeout, self.edits, self.lines = root, timeout, 0, False  # lines: a few lines were asked for
+        self.root, self.timeout, self.edits, self.lines = root, timeout, 0, False  # lines: lines were asked for
 
     def path(self, name: str) -> Path:
         target = (self.root / name.strip().strip("'\"`")).resolve()
