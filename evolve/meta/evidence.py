@@ -24,6 +24,8 @@ from pathlib import Path
 
 _FORMAT_ERRORS = re.compile(r"^(Reply with (exactly )?one fenced (code )?block|Your reply (holds|has) no)")
 """The seed's answers to a reply it could not act on (prompts.FORMAT, now and before)."""
+_FENCE_KIND = re.compile(r"(?m)^```([A-Za-z][\w+-]{0,19})")
+"""The word opening a reply's first fenced block at a line's start (```python, ```bash)."""
 _TOOL_ERRORS = re.compile(
     r"(?m)^.*?(command not found|No such file or directory|ModuleNotFoundError: .*|Permission denied"
     r"|The old text occurs \d+ times|give a file path inside the repository|is a directory|Errno \d+.*)$")
@@ -273,7 +275,9 @@ def _patterns_of(run: TaskRun) -> Iterable[tuple[str, str, str]]:
         if seen[key] == 2:
             yield "repeated_reply", "a reply repeated word for word", f"{where}: {one_line(turn.reply)}"
         if "```" not in turn.reply or (turn.output and _FORMAT_ERRORS.match(turn.output.strip())):
-            yield "unparsable_reply", "a reply the agent could not act on", f"{where}: {one_line(turn.reply)}"
+            fence = _FENCE_KIND.search(turn.reply)  # the form the model sends, so the fix can name it
+            what = f"a ```{fence[1]} block" if fence else "a reply"
+            yield "unparsable_reply", f"{what} the agent could not act on", f"{where}: {one_line(turn.reply)}"
         output = turn.output or ""
         for line in dict.fromkeys(m[0].strip() for m in _TOOL_ERRORS.finditer(output)):
             label = re.sub(r"\d+", "N", _SHELL_PREFIX.sub("", line))

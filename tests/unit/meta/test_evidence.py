@@ -108,7 +108,7 @@ def test_a_reply_the_seed_answered_with_its_format_message_is_unparsable() -> No
 
     turns = (Turn("```python\ndef f():\n    return 1\n```", FORMAT),) * 2
     found = by_label([TaskRun("t1", "fail", turns, statement="fix f")])
-    assert found["a reply the agent could not act on"][0] == 2
+    assert found["a ```python block the agent could not act on"][0] == 2  # the form it sent, named
 
 
 @pytest.mark.parametrize(("agent_output", "diff", "label"), [
