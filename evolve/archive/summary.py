@@ -89,7 +89,7 @@ def render_tree(nodes: list[Node], tree: CladeTree, best: Best | None = None) ->
         node_id, prefix, last, top = stack.pop()
         node = by_id[node_id]
         branch = "" if top else ("└── " if last else "├── ")
-        mark = "" if node.valid else f"  [invalid: {node.reason or 'no reason recorded'}]"
+        mark = "" if node.valid else f"  [invalid: {_one_line(node.reason or 'no reason recorded')}]"
         if best is not None and node_id in lineage:
             mark += "  ★ best" if node_id == best.node else "  · best lineage"
         lines.append(
@@ -103,6 +103,16 @@ def render_tree(nodes: list[Node], tree: CladeTree, best: Best | None = None) ->
     if best is not None:
         lines.append(f"★ {best.rule}")
     return "\n".join(lines)
+
+
+TREE_REASON_CHARS = 100
+"""An invalid node's reason in the tree: its first line, cut here (`evolve show` prints it whole)."""
+
+
+def _one_line(reason: str) -> str:
+    first = reason.strip().splitlines()[0] if reason.strip() else reason
+    cut = len(first) > TREE_REASON_CHARS or first != reason.strip()
+    return (first[:TREE_REASON_CHARS].rstrip(" .") + " ... (evolve show NODE)") if cut else first
 
 
 def render_node(run: Run, node_id: str) -> str:

@@ -8,6 +8,7 @@ import pytest
 from evolve.archive.records import Node
 from evolve.archive.summary import render_node, render_summary, render_tree, run_summary
 from evolve.archive.tree import build_tree, record_tasks, recorded_tasks
+from evolve.archive.vocab import NodeStatus
 from evolve.search import HGMPolicy
 from tests.unit.archive.test_counts import _fill
 
@@ -57,3 +58,17 @@ def test_a_forged_verdict_is_a_failure_to_the_search_and_flags_its_node(run, cod
     assert summary["flagged"] == [node.id] and summary["evaluations"]["forged"] == 1
     assert f"FLAGGED (a forged verdict: the tested code wrote its own): {node.id}" in render_summary(summary)
     assert "FLAGGED: 1 forged verdict(s)" in render_node(run, node.id).splitlines()[0]
+
+
+def test_an_invalid_nodes_long_reason_takes_one_line_of_the_tree(run):
+    """A refused candidate's reason holds its test output; the tree shows its first line (show has it whole)."""
+    run.adopt_node(Node("0", None, "0" * 40, 0.0, "seed"))
+    reason = "the agent's own tests fail: ...\n>       return agent.run(x)\nE       TypeError: missing 'system'\n"
+    run.adopt_node(Node("1", "0", "0" * 40, 1.0, "self_modify", NodeStatus.INVALID, reason=reason))
+    run.adopt_node(Node("2", "0", "0" * 40, 2.0, "self_modify", NodeStatus.INVALID, reason="x" * 300))
+    run.adopt_node(Node("3", "0", "0" * 40, 3.0, "self_modify", NodeStatus.INVALID, reason="empty diff"))
+    lines = render_tree(run.nodes(), run.tree(with_tasks=False)).splitlines()
+    assert len(lines) == 4
+    assert lines[1].endswith("[invalid: the agent's own tests fail: ... (evolve show NODE)]")
+    assert lines[2].endswith("[invalid: " + "x" * 100 + " ... (evolve show NODE)]")
+    assert lines[3].endswith("[invalid: empty diff]")
