@@ -13,7 +13,8 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
+from dataclasses import replace
+from pathlib import Path, PurePath
 from typing import IO, Self
 
 from evolve.archive import schema
@@ -375,7 +376,16 @@ class Run(JobRows, DecisionRows, ViewReads):
             params.append(split)
         clause = f" WHERE {' AND '.join(where)}" if where else ""
         rows = self._query(f"SELECT * FROM evaluations{clause} ORDER BY id", tuple(params))
-        return [schema.evaluation_from_row(r) for r in rows]
+        return [self._located(schema.evaluation_from_row(r)) for r in rows]
+
+    def _located(self, evaluation: Evaluation) -> Evaluation:
+        """The evaluation with its log directory found through this run's path: a run made with a relative
+        archive path recorded `archive/NAME/logs/job-N`, relative to the writer's working directory, which a
+        reader elsewhere (a resume from another directory, `evolve show`, a notebook) does not share."""
+        recorded = PurePath(evaluation.log_path) if evaluation.log_path else None
+        if recorded is None or recorded.parent.name != "logs" or not recorded.name.startswith("job-"):
+            return evaluation
+        return replace(evaluation, log_path=str(self.path / "logs" / recorded.name))
 
     def tree(self, split: str | None = "dev", *, with_tasks: bool = True) -> CladeTree:
         """The clade tree of `split` (None: all), counted as the search counts, in SQL (`archive.counts`)."""

@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 
 from evolve.archive import NodeNotFound, Run, RunNotFound
@@ -156,3 +158,20 @@ def test_one_writer_at_a_time_and_readers_change_nothing(run, code):
     run.close()
     with Run.open(run.path, writer=True) as writer:  # the lock is free again; repair runs
         assert "5" not in writer.code.refs()
+
+
+def test_an_evaluations_log_is_found_through_the_run_from_any_working_directory(tmp_path, code, monkeypatch):
+    """A run made as `archive/NAME` records `archive/NAME/logs/job-N`, relative to the writer's directory; a
+    reader elsewhere (a resume, `evolve show`, the diagnosis's evidence) gets the run's own log directory."""
+    (tmp_path / "here").mkdir()
+    monkeypatch.chdir(tmp_path / "here")
+    run = Run.create("archive/r")
+    node = run.add_node(code({"a.py": "x\n"}))
+    log = run.log_dir(1)
+    (log / "agent.log").write_text("agent: limits after 3 steps\n")
+    run.record_evaluation(node.id, "t1", "fail", log_path=str(log))
+    run.record_evaluation(node.id, "t2", "fail", log_path="/elsewhere/notes")  # not a job's log: kept as recorded
+    monkeypatch.chdir(tmp_path)
+    located, other = Run.open(tmp_path / "here" / "archive" / "r").evaluations()
+    assert (Path(located.log_path) / "agent.log").read_text().startswith("agent: limits")
+    assert other.log_path == "/elsewhere/notes"
