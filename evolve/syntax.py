@@ -20,8 +20,11 @@ _TURNS = threading.Lock()
 
 
 def parse(source: str | bytes, filename: str = "<unknown>") -> ast.Module:
-    """`ast.parse(source, filename)`, one thread at a time, again when another parse raced it
-    (SyntaxError propagates)."""
+    """`ast.parse(source, filename)`, one thread at a time, again when another parse raced it.
+
+    SyntaxError for anything that does not parse, including what `ast.parse` reports otherwise: a null
+    byte (ValueError on 3.11) and nesting too deep for the parser (RecursionError, MemoryError), so a
+    caller reading agent-written code on the host catches one exception."""
     for attempt in range(ATTEMPTS):
         try:
             with _TURNS:
@@ -29,4 +32,6 @@ def parse(source: str | bytes, filename: str = "<unknown>") -> ast.Module:
         except SystemError as exc:
             if RACE not in str(exc) or attempt == ATTEMPTS - 1:
                 raise
+        except (ValueError, RecursionError, MemoryError) as exc:
+            raise SyntaxError(f"{type(exc).__name__}: {exc}"[:200]) from None
     raise AssertionError("unreachable")

@@ -135,7 +135,7 @@ def _parse(text: bytes | None) -> ast.Module | None:
         return ast.Module(body=[], type_ignores=[])
     try:
         return syntax.parse(text)
-    except (SyntaxError, ValueError):
+    except SyntaxError:  # also a null byte or nesting too deep (evolve.syntax)
         return None
 
 

@@ -80,10 +80,8 @@ def _changed_python(parent: Path, child: Path) -> list[Path]:
 def _parse_error(source: bytes) -> str | None:
     try:
         syntax.parse(source)
-    except SyntaxError as exc:
-        return f"line {exc.lineno}: {exc.msg}"
-    except (ValueError, RecursionError, MemoryError) as exc:  # null bytes; nesting too deep for the parser
-        return f"{type(exc).__name__}: {exc}"[:200]
+    except SyntaxError as exc:  # also a null byte or nesting too deep for the parser (evolve.syntax)
+        return f"line {exc.lineno}: {exc.msg}" if exc.lineno else exc.msg
     return None
 
 

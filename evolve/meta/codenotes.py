@@ -11,21 +11,26 @@ from __future__ import annotations
 import ast
 import textwrap
 
+from evolve import syntax
+
 MAX_NOTES = 3
+SHOWN_CHARS = 120
+"""A comparison longer than this is shown by its end (where the bound is)."""
 
 
 def code_notes(source: str, first_line: int) -> list[str]:
     """Notes on one function or method (`source`, as it stands from `first_line` of its file); [] for
     anything else or for code that does not parse."""
+    text = textwrap.dedent(source)
     try:
-        tree = ast.parse(textwrap.dedent(source))
-    except SyntaxError:
+        tree = syntax.parse(text)
+    except SyntaxError:  # agent code: also a null byte or nesting too deep (evolve.syntax)
         return []
     function = tree.body[0] if tree.body else None
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return []
     offset = first_line - 1  # a node's line in the parent's file: offset + node.lineno
-    return (_unused(function, offset) + _zero_bounds(function, offset))[:MAX_NOTES]
+    return (_unused(function, offset) + _zero_bounds(function, text, offset))[:MAX_NOTES]
 
 
 def _unused(function: ast.FunctionDef | ast.AsyncFunctionDef, offset: int) -> list[str]:
@@ -40,7 +45,7 @@ def _unused(function: ast.FunctionDef | ast.AsyncFunctionDef, offset: int) -> li
     return notes
 
 
-def _zero_bounds(function: ast.FunctionDef | ast.AsyncFunctionDef, offset: int) -> list[str]:
+def _zero_bounds(function: ast.FunctionDef | ast.AsyncFunctionDef, text: str, offset: int) -> list[str]:
     """Comparisons `X <= NAME` (or `<`) where NAME is a parameter whose default is 0."""
     arguments = function.args
     positional = [*arguments.posonlyargs, *arguments.args]
@@ -53,6 +58,8 @@ def _zero_bounds(function: ast.FunctionDef | ast.AsyncFunctionDef, offset: int) 
         if isinstance(node, ast.Compare):
             for op, right in zip(node.ops, node.comparators):
                 if isinstance(op, (ast.LtE, ast.Lt)) and isinstance(right, ast.Name) and right.id in zero:
+                    shown = " ".join((ast.get_source_segment(text, node) or right.id).split())  # no unparse: no recursion
+                    shown = shown if len(shown) <= SHOWN_CHARS else "... " + shown[-SHOWN_CHARS:]
                     notes.append(f"`{right.id}` is 0 unless a caller passes it (line {offset + function.lineno}), so "
-                                 f"`{ast.unparse(node)}` (line {offset + node.lineno}) lets nothing of any size through.")
+                                 f"`{shown}` (line {offset + node.lineno}) lets nothing of any size through.")
     return notes

@@ -1,5 +1,5 @@
 """Parsing on the engine's threads: CPython 3.11's AST constructor race is parsed again, anything else
-propagates."""
+propagates; whatever does not parse is a SyntaxError."""
 
 import ast
 import threading
@@ -45,3 +45,11 @@ def test_many_threads_parse_agent_sized_sources_at_once():
     for t in threads:
         t.join()
     assert errors == []
+
+
+@pytest.mark.parametrize(("source", "said"), [("x = 1\x00\n", "null bytes"), (b"x = 1\x00\n", "null bytes"), ("x = " + "-" * 300_000 + "1\n", "Error")])
+def test_what_ast_parse_reports_otherwise_is_a_syntax_error(source, said):
+    """Agent-written code on the host: a null byte (a ValueError on some 3.11 releases) and nesting too deep for the parser
+    (RecursionError or MemoryError) are SyntaxErrors, so a caller catches one exception."""
+    with pytest.raises(SyntaxError, match=said):
+        syntax.parse(source)

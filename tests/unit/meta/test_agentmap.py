@@ -120,3 +120,10 @@ def test_the_seed_agent_maps_with_every_file_parsed(tmp_path: Path) -> None:
 def test_file_map_of_a_duplicate_constant_keeps_the_first_definition() -> None:
     mapped = file_map("agent/prompts.py", "SYSTEM = 'a'\nSYSTEM = 'b'\n")
     assert [(s.name, s.start) for s in mapped.symbols] == [("SYSTEM", 1)]
+
+
+@pytest.mark.parametrize("source", ["x = " + "-" * 300_000 + "1\n", "X = 1\x00\n", "x = " + "(" * 500 + ")" * 500 + "\n"])
+def test_a_file_the_parser_cannot_take_is_mapped_as_not_parsing(source: str) -> None:
+    """Agent-written code read on the host: nesting too deep or a null byte is one more file that does not parse."""
+    mapped = file_map("agent/bad.py", source)
+    assert mapped.symbols == () and mapped.error.startswith("does not parse")

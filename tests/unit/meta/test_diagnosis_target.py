@@ -218,3 +218,14 @@ def test_the_intact_seed_gives_no_code_notes(tmp_path) -> None:
         "`x` is computed on line 6 and never used.",
         "`most` is 0 unless a caller passes it (line 5), so `n < most` (line 7) lets nothing of any size through."]
     assert code_notes("X = 1\n", 1) == [] and code_notes("def broken(:\n", 1) == []
+
+
+def test_code_notes_on_hostile_agent_code_are_none_or_short() -> None:
+    """The notes read agent-written code on the host: nesting too deep for the parser, a null byte and a
+    comparison too deep to unparse give no note or a short one, never an exception."""
+    from evolve.meta.codenotes import SHOWN_CHARS, code_notes
+
+    assert code_notes("def f(x):\n    y = " + "-" * 300_000 + "x\n", 1) == []
+    assert code_notes("def f(x):\n    return x\x00\n", 1) == []
+    (note,) = code_notes("def f(x, budget=0):\n    return " + "x + " * 900 + "x <= budget\n", 1)  # unparse recurses
+    assert note.endswith("x + x <= budget` (line 2) lets nothing of any size through.") and len(note) < SHOWN_CHARS + 150
