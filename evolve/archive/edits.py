@@ -71,12 +71,13 @@ def file_edit_kind(path: str, before: bytes | None, after: bytes | None) -> Edit
     trees = [_parse(text) for text in (before, after)]
     if trees[0] is None or trees[1] is None:
         return EditKind.CODE  # a file that does not parse on one side changed its behaviour
-    if _dump(trees[0], _without_docstrings) == _dump(trees[1], _without_docstrings):
-        return EditKind.COSMETIC
-    if _dump(trees[0], _without_lessons) == _dump(trees[1], _without_lessons):
-        return EditKind.LESSON
-    if _dump(trees[0], _without_words) == _dump(trees[1], _without_words):
-        return EditKind.PROMPT
+    try:
+        for normalise, kind in ((_without_docstrings, EditKind.COSMETIC), (_without_lessons, EditKind.LESSON),
+                                (_without_words, EditKind.PROMPT)):
+            if _dump(trees[0], normalise) == _dump(trees[1], normalise):
+                return kind
+    except RecursionError:  # parsed, but nested too deep to unparse and dump (agent code): as one that does not parse
+        return EditKind.CODE
     return EditKind.CODE
 
 

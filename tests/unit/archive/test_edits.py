@@ -97,3 +97,11 @@ def test_the_kinds_at_once_see_code_prompt_cosmetic_and_unchanged_children(run, 
     }
     kinds = edit_kinds(run, run.nodes())
     assert kinds[root.id] == "none" and {kind: kinds[n.id] for kind, n in made.items()} == {k: k for k in made}
+
+
+def test_agent_code_nested_too_deep_to_dump_is_a_code_edit_not_a_crash():
+    """A candidate's file that parses but is too deep to unparse (900 chained additions) is read as code,
+    as a file that does not parse is; `status` and the candidates' filter go on."""
+    deep = b"X = " + b"1 + " * 900 + b"1\n"
+    assert file_edit_kind("agent/a.py", b"X = 1\n", deep) == EditKind.CODE
+    assert file_edit_kind("agent/a.py", b"X = 1\n", b"X = 1\x00\n") == EditKind.CODE
