@@ -46,3 +46,23 @@ def test_without_the_switch_the_first_survivor_is_the_prompt_edit(tmp_path, base
     assert [(c.stage, c.chosen) for c in node_candidates(run, child.id)] == [("applies", False), (None, True)]
     assert child.valid and edit_kind(run, child.id) == EditKind.PROMPT
     assert str(code_edit_rate(run)) == "0/1 (0.00)"
+
+
+DEEP = "A table of weights.\n```python agent/deep.py\nWEIGHT = " + "1 + " * 900 + "1\n```"
+"""Code that parses but is too deep for `ast.unparse` (a RecursionError on the host's edit-kind reading)."""
+
+
+@pytest.mark.docker
+def test_a_childs_code_too_deep_for_the_hosts_readers_is_an_ordinary_code_edit(tmp_path, base_image):
+    """Attack: agent code the host reads (edit kind, map, status) nested past Python's recursion limit. The
+    expansion completes, the child is a valid code edit, and status and show read it."""
+    config = evolution_config(tmp_path, "too-deep", 5, tasks=TWO_TASKS, budget=ONE_EXPANSION,
+                              meta={"candidates": 1})
+    run, outcome = run_evolution(config, models=scripted_models(modify=ScriptedModel([DEEP])))
+    children = [n for n in run.nodes() if n.parent is not None]
+    assert len(children) == 1, [(j.kind, j.state, j.detail) for j in run.jobs() if j.kind == "expand"]
+    child = children[0]
+    assert child.valid and edit_kind(run, child.id) == EditKind.CODE, (outcome, child.reason)
+    assert "WEIGHT = 1 + 1 + " in run.diff(child.id)
+    assert str(code_edit_rate(run)) == "1/1 (1.00)" and "candidates" not in render_node(run, child.id)
+    assert not [j for j in run.jobs() if j.state == "failed"]
