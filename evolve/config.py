@@ -8,6 +8,7 @@ Every section forbids unknown keys, so a typo is an error, not a silently ignore
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -416,6 +417,44 @@ def load_config(path: Path | str) -> RunConfig:
     except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
     return parse_config(text, path)
+
+
+def with_budget(config: RunConfig, assignments: Sequence[str]) -> tuple[RunConfig, dict[str, list]]:
+    """`config` with budgets changed by `NAME=VALUE` assignments (`evolve run --resume RUN --budget ...`),
+    and what changed: `{name: [old, new]}`. VALUE is a TOML number, or `none` for no limit where the
+    budget may have none. Every failure is a one-line `ConfigError` naming the assignment."""
+    budget = config.budget.model_dump()
+    changes: dict[str, list] = {}
+    for assignment in assignments:
+        name, equals, text = assignment.partition("=")
+        name, text = name.strip().removeprefix("budget."), text.strip()
+        if not equals or not name or not text:
+            raise ConfigError(f"--budget {assignment!r}: expected NAME=VALUE (e.g. cpu_hours=5.5)")
+        if name not in BudgetConfig.model_fields:
+            raise ConfigError(f"--budget {assignment!r}: no budget `{name}` (one of: {', '.join(BudgetConfig.model_fields)})")
+        if text.lower() == "none":
+            if BudgetConfig.model_fields[name].default is not None:
+                raise ConfigError(f"--budget {assignment!r}: budget.{name} cannot be none")
+            value = None
+        else:
+            try:
+                value = tomllib.loads(f"value = {text}")["value"]
+            except tomllib.TOMLDecodeError:
+                raise ConfigError(f"--budget {assignment!r}: {text!r} is not a number") from None
+        changes[name] = [budget[name], value]
+        budget[name] = value
+    data = config.model_dump(mode="json")
+    data["budget"] = budget
+    try:
+        changed = RunConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc.errors()[0], Path("--budget"))) from None
+    return changed, {name: pair for name, pair in changes.items() if pair[0] != pair[1]}
+
+
+def limit_text(value: object) -> str:
+    """A budget's limit as people read it (`none` is no limit)."""
+    return "no limit" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def dump_config(config: RunConfig) -> str:

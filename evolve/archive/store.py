@@ -7,11 +7,12 @@ opened run never holds half a node. Every state change is one SQLite transaction
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path, PurePath
@@ -29,6 +30,8 @@ from evolve.archive.vocab import JobState, NodeStatus, Outcome, Split
 from evolve.archive.writer import RunDamaged, claim_writer
 from evolve.config import RunConfig, dump_config, parse_config
 from evolve.errors import EvolveError
+
+BUDGET_CHANGES_META = "budget_changes"
 
 
 class RunNotFound(EvolveError):
@@ -189,6 +192,29 @@ class Run(JobRows, DecisionRows, ViewReads):
         """Record a run-wide fact (e.g. `image:evolve-base` → its image id)."""
         with self._transaction() as db:
             db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    def change_budget(self, config: RunConfig, changes: Mapping[str, list]) -> None:
+        """Freeze `config` as the run's own (a stopped run's budgets changed before it goes on) and add
+        `changes` (`{name: [old, new]}`) to the meta list `budget_changes`, so every earlier limit stays
+        on record. Call under the writer lock, with no runner in this run."""
+        if self._writer_lock is None:
+            raise EvolveError(f"{self.path}: changing a run's budget needs the writer lock")
+        try:
+            history = json.loads(self.meta(BUDGET_CHANGES_META))
+        except KeyError:
+            history = []
+        history.append({"time": time.time(), "changes": dict(changes)})
+        staging = self.path / "run.toml.changing"
+        staging.write_text(dump_config(config))
+        staging.replace(self.path / "run.toml")
+        self.set_meta(BUDGET_CHANGES_META, json.dumps(history))
+
+    def budget_changes(self) -> list[dict]:
+        """Every budget change made on a resume, oldest first: `{"time": ..., "changes": {name: [old, new]}}`."""
+        try:
+            return json.loads(self.meta(BUDGET_CHANGES_META))
+        except KeyError:
+            return []
 
     # -- nodes ---------------------------------------------------------------------------
 

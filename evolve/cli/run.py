@@ -86,6 +86,12 @@ def run(
         Path | None, typer.Option("--report", help="Keep this HTML run report up to date (`evolve report`).")
     ] = None,
     yes: Annotated[bool, typer.Option("--yes", help="Start without asking, whatever the plan costs.")] = False,
+    budget: Annotated[
+        list[str] | None,
+        typer.Option("--budget", metavar="NAME=VALUE",
+                     help="With --resume: change one of the run's budgets first (e.g. cpu_hours=5.5; none: no "
+                          "limit); repeatable, recorded in the run."),
+    ] = None,
 ) -> None:
     """Run an evolution from CONFIG, or continue a stopped or crashed one with --resume RUN."""
     from evolve.config import load_config
@@ -94,14 +100,24 @@ def run(
     if (config is None) == (resume is None):
         raise EvolveError("give a CONFIG to start a run, or --resume RUN to continue one (not both)")
     if config is not None:
+        if budget:
+            raise EvolveError("--budget changes a stopped run's budget (with --resume); set a new run's in its "
+                              "config's [budget]")
         loaded = load_config(config)
         _confirm_plan(loaded, yes)
         _execute(loaded, None, report)
     elif resume is not None:
         from evolve.archive import Run
+        from evolve.config import limit_text, with_budget
 
-        with Run.open(resume) as opened:
+        with Run.open(resume, writer=bool(budget)) as opened:
             loaded = opened.config
+            if budget:
+                loaded, changes = with_budget(loaded, budget)
+                if changes:
+                    opened.change_budget(loaded, changes)
+                for name, (old, new) in changes.items():
+                    typer.echo(f"budget.{name}: {limit_text(old)} -> {limit_text(new)}")
         _execute(loaded, resume, report)
 
 

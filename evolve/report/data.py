@@ -16,11 +16,13 @@ import numpy as np
 
 from evolve.archive.best import run_best
 from evolve.archive.candidates import candidates_of, render_candidates
+from evolve.archive.compute import run_cpu_hours, sandbox_cpus
 from evolve.archive.edits import code_edit_rate, edit_kinds
 from evolve.archive.records import Node
 from evolve.archive.stops import recorded_stop
 from evolve.archive.store import Run
 from evolve.archive.tree import CladeTree
+from evolve.config import limit_text
 from evolve.notebook.plots import tree_layout
 from evolve.report.exchanges import node_exchanges
 from evolve.report.headline import headline
@@ -255,6 +257,12 @@ def _budget_rows(run: Run, tree: CladeTree, nodes: list[Node], tokens: int, doll
             ("expansions", f"{expansions}" + ("" if budget.expansions is None else f" of {budget.expansions}")),
             ("tokens", f"{tokens:,}" + ("" if budget.tokens is None else f" of {budget.tokens:,}")),
             ("dollars", f"${dollars:.4f}" + ("" if budget.dollars is None else f" of ${budget.dollars:.2f}"))]  # fmt: skip
+    if budget.cpu_hours is not None:
+        rows.append(("CPU-hours", f"{run_cpu_hours(run, sandbox_cpus(run)):.2f} of {budget.cpu_hours:g}"))
+    for change in run.budget_changes():  # made on a resume (`evolve run --resume RUN --budget NAME=VALUE`)
+        when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(change["time"]))
+        rows.append(("changed " + when, ", ".join(f"{name} {limit_text(old)} → {limit_text(new)}"
+                                                  for name, (old, new) in change["changes"].items())))
     rate = code_edit_rate(run)  # valid children with a code edit / expansions (evolve.archive.edits)
     rows.append(("code edits", "not counted (a long run)" if rate is None else f"{rate} of expansions"))
     return rows
