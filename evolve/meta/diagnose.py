@@ -296,7 +296,8 @@ def from_evidence(evidence: Evidence, agent: AgentMap) -> Instructions | None:
         target = agent.resolve(RESPONSIBLE.get(pattern.kind, ""))
         if target is None:
             continue
-        seen = f"{pattern.label}: {pattern.count} times in {len(pattern.tasks)} of {evidence.evaluations} tasks"
+        passed = f" ({len(pattern.passed)} of them passed)" if pattern.passed else ""
+        seen = f"{pattern.label}: {pattern.count} times in {len(pattern.tasks)} of {evidence.evaluations} tasks{passed}"
         example = f" (e.g. {pattern.excerpt})" if pattern.excerpt else ""
         fix = f" Usual fix: {REMEDIES[pattern.kind]}." if pattern.kind in REMEDIES else ""
         return Instructions(seen, "computed from the recorded conversations; the diagnosis model gave no usable reply",

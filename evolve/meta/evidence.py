@@ -104,6 +104,14 @@ class Pattern:
     """Occurrences (replies, outputs or evaluations, as the label says)."""
     tasks: tuple[str, ...]
     excerpt: str = ""
+    passed: tuple[str, ...] = ()
+    """The tasks of `tasks` whose evaluation passed: there the pattern did not make the agent fail."""
+
+    @property
+    def where(self) -> str:
+        """`in 7 tasks, 3 of them passed`: how widespread, and how much of it was in failures."""
+        passed = f", {len(self.passed)} of them passed" if self.passed else ""
+        return f"in {_tasks(len(self.tasks))}{passed}"
 
 
 REMEDIES = {
@@ -132,7 +140,8 @@ class Evidence:
     evaluations: int
     failed: int
     patterns: tuple[Pattern, ...] = field(default_factory=tuple)
-    """Most widespread first (tasks touched, then causes before SYMPTOMS, then occurrences)."""
+    """Most widespread in failures first (failed tasks touched, then tasks, then causes before SYMPTOMS,
+    then occurrences)."""
 
     def render(self, limit: int = 8) -> str:
         """The evidence as the diagnosis prompt shows it: one line per pattern, its excerpt on the next."""
@@ -142,7 +151,7 @@ class Evidence:
         lines = [head]
         for number, pattern in enumerate(self.patterns[:limit], 1):
             tasks = ", ".join(pattern.tasks[:4]) + (", ..." if len(pattern.tasks) > 4 else "")
-            lines.append(f"{number}. {pattern.label}: {_times(pattern.count)} in {_tasks(len(pattern.tasks))} ({tasks})")
+            lines.append(f"{number}. {pattern.label}: {_times(pattern.count)} {pattern.where} ({tasks})")
             if pattern.excerpt:
                 lines.append(f"   e.g. {pattern.excerpt}")
             if pattern.kind in REMEDIES:
@@ -243,14 +252,19 @@ def read_jsonl(text: str) -> list[dict]:
 
 def compute_evidence(runs: Sequence[TaskRun]) -> Evidence:
     """Count every pattern over `runs`; most widespread first."""
-    hits: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)  # (kind, label) -> (task, excerpt)
+    hits: dict[tuple[str, str], list[tuple[TaskRun, str]]] = defaultdict(list)  # (kind, label) -> (run, excerpt)
     for run in runs:
         for kind, label, excerpt in _patterns_of(run):
-            hits[(kind, label)].append((run.task, excerpt))
-    patterns = [Pattern(kind, label, len(found), tuple(dict.fromkeys(task for task, _ in found)),
-                        next((excerpt for _, excerpt in found if excerpt), ""))
-                for (kind, label), found in hits.items()]
-    patterns.sort(key=lambda p: (-len(p.tasks), p.kind in SYMPTOMS, -p.count, p.kind, p.label))
+            hits[(kind, label)].append((run, excerpt))
+    patterns = []
+    for (kind, label), found in hits.items():
+        tasks = tuple(dict.fromkeys(run.task for run, _ in found))
+        failed = {run.task for run, _ in found if run.outcome != "pass"}
+        patterns.append(Pattern(kind, label, len(found), tasks, next((excerpt for _, excerpt in found if excerpt), ""),
+                                tuple(task for task in tasks if task not in failed)))
+    # Failed tasks touched first: a pattern as common in passes as in failures is not what made the agent fail.
+    patterns.sort(key=lambda p: (len(p.passed) - len(p.tasks), -len(p.tasks), p.kind in SYMPTOMS, -p.count, p.kind,
+                                 p.label))
     return Evidence(len(runs), sum(run.outcome != "pass" for run in runs), tuple(patterns))
 
 

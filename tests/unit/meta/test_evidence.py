@@ -256,3 +256,30 @@ def test_the_conversations_for_the_agents_own_count_put_failures_first_and_keep_
     assert len(turn["reply"]) < 1300 and turn["reply"].startswith("```bash") and turn["reply"].endswith("x\n```")
     assert second["edited"] is True and second["turns"][0]["output"] is None
     assert conversations_jsonl(runs, len(text) - 1).count("\n") == 1  # a line that does not fit is left out whole
+
+
+def test_a_pattern_in_failed_tasks_ranks_above_one_as_common_in_passes() -> None:
+    """The wide lineage's first four diagnoses: "a reply repeated word for word: 7 times in 7 of 11 tasks", 3 of
+    them passes (the model re-sent its passing function until the steps ran out)."""
+    from evolve.meta.agentmap import agent_map
+    from evolve.meta.diagnose import from_evidence
+    from evolve.seed import seed_dir
+
+    again = (Turn("```python\ndef f():\n    return 1\n```", "[exit code 0]"), Turn("```python\ndef f():\n    return 1\n```"))
+    timed_out = Turn("```bash\npython3 -m doctest solution.py\n```", "[timed out after 10 s]")
+    runs = [*(TaskRun(f"pass-{n}", "pass", again, diff="+x") for n in range(3)),
+            TaskRun("fail-0", "fail", (timed_out, *again), diff="+x"),
+            TaskRun("fail-1", "fail", (timed_out,), diff="+x")]
+    evidence = compute_evidence(runs)
+    first, second = evidence.patterns[:2]
+    assert (first.label, first.tasks, first.passed) == ("a command timed out", ("fail-0", "fail-1"), ())
+    assert (second.label, len(second.tasks), second.passed) == ("a reply repeated word for word", 4,
+                                                                ("pass-0", "pass-1", "pass-2"))
+    text = evidence.render()
+    assert "1. a command timed out: 2 times in 2 tasks (fail-0, fail-1)" in text
+    assert "2. a reply repeated word for word: 4 times in 4 tasks, 3 of them passed (pass-0, " in text
+    repeats = compute_evidence(runs[:4])  # each pattern in one failed task: the wider one first
+    computed = from_evidence(repeats, agent_map(seed_dir()))
+    assert computed is not None and "4 times in 4 of 4 tasks (3 of them passed)" in computed.problem
+    mixed = compute_evidence([TaskRun("t", "pass", again, diff="+x"), TaskRun("t", "fail", again, diff="+x")])
+    assert mixed.patterns[0].passed == ()  # a task that failed once with the pattern counts as a failure
