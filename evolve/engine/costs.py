@@ -15,13 +15,14 @@ run keeps the priors it started with in its meta, so a resume prices as the firs
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
 from evolve.archive.compute import cpu_hours
 from evolve.archive.store import Run
 from evolve.archive.vocab import JobKind
 from evolve.config import BudgetConfig
-from evolve.search.spend import KindTotals, Line
+from evolve.search.spend import KindTotals, Line, Spend
 
 PRIORS_META = "priors"
 
@@ -85,3 +86,18 @@ def budget_lines(run: Run, budget: BudgetConfig, results: int, cpus_per_job: flo
                           KindTotals(expansions, dollars * (1.0 - share)), priors.evaluation_dollars,
                           priors.expansion_dollars, reserve_jobs))
     return tuple(lines)
+
+
+def eta_seconds(spend: Spend | None, totals: Mapping[JobKind, tuple[int, float]], heldout_due: int,
+                concurrency: int) -> float | None:
+    """Wall seconds until the run ends: the binding budget's rest (`spend`: what is left and what is in
+    flight; None once the search is over) at the wall time the run's finished jobs took per unit spent,
+    then the held-out evaluations still due at their measured mean; None before an evaluation has
+    finished. For `cpu_hours` the rate is exact (3600 s per CPU-hour over the sandbox's CPUs); a policy
+    that stops early ends the run sooner."""
+    evaluations, expansions = totals[JobKind.EVALUATE], totals[JobKind.EXPAND]
+    wall = evaluations[1] + expansions[1]
+    if not evaluations[0] or wall <= 0 or (spend is not None and spend.spent <= 0):
+        return None
+    search = 0.0 if spend is None else (spend.left + spend.in_flight) * wall / spend.spent
+    return (search + heldout_due * evaluations[1] / evaluations[0]) / max(concurrency, 1)

@@ -35,6 +35,11 @@ class Snapshot:
     cost_usd: float = 0.0
     cpu_hours: float = 0.0
     elapsed_s: float = 0.0
+    eta_s: float | None = None
+    """Wall seconds left, held-out scoring included (`evolve.engine.costs.eta_seconds`); None: not known yet."""
+    heldout_scored: int = 0
+    heldout_total: int = 0
+    """Held-out evaluations scored, of those the run owes (the final agent's, and the seed's too)."""
     final: bool = False
 
     @property
@@ -43,13 +48,6 @@ class Snapshot:
         a, b = 1 + self.best_successes, 1 + self.best_failures
         return float(beta.ppf(0.025, a, b)), float(beta.ppf(0.975, a, b))
 
-    @property
-    def eta_s(self) -> float | None:
-        if not self.evaluations_used:
-            return None
-        rate = self.elapsed_s / self.evaluations_used
-        return rate * max(self.evaluations_budget - self.evaluations_used, 0)
-
     def line(self) -> str:
         best = "-"
         if self.best_node is not None:
@@ -57,8 +55,9 @@ class Snapshot:
             best = f"{self.best_node} {self.best_successes}/{self.best_successes + self.best_failures} [{low:.2f}, {high:.2f}]"
         eta = "-" if self.eta_s is None else f"{self.eta_s / 60:.1f} min"
         jobs = ", ".join(f"{k} {n}" + (f":{t}" if t else "") for k, n, t in self.in_flight) or "none"
+        heldout = f"  held-out {self.heldout_scored}/{self.heldout_total}" if self.heldout_total else ""
         return (
-            f"evals {self.evaluations_used}/{self.evaluations_budget}  nodes {self.nodes_valid} valid"
+            f"evals {self.evaluations_used}/{self.evaluations_budget}{heldout}  nodes {self.nodes_valid} valid"
             f" {self.nodes_invalid} invalid  best {best}  tokens {self.tokens}  ${self.cost_usd:.2f}"
             f"  {self.cpu_hours:.2f} CPU-h"
             f"  elapsed {self.elapsed_s / 60:.1f} min  eta {eta}  in flight: {jobs}"
@@ -86,7 +85,7 @@ class LineProgress:
         self._last_state = ""
 
     def update(self, snapshot: Snapshot) -> None:
-        state = replace(snapshot, elapsed_s=0.0).line()  # what changed, not how long it has been
+        state = replace(snapshot, elapsed_s=0.0, eta_s=None).line()  # what changed, not how long it has been
         now = self._clock()
         since = None if self._last_time is None else now - self._last_time
         changed = state != self._last_state and (since is None or since >= self._interval)
@@ -125,7 +124,8 @@ class RichProgress:
         done = snapshot.best_successes + snapshot.best_failures
         eta = "-" if snapshot.eta_s is None else f"{snapshot.eta_s / 60:.1f} min"
         rows = [
-            ("evaluations", f"{snapshot.evaluations_used} / {snapshot.evaluations_budget}"),
+            ("evaluations", f"{snapshot.evaluations_used} / {snapshot.evaluations_budget}"
+             + (f", held-out {snapshot.heldout_scored} / {snapshot.heldout_total}" if snapshot.heldout_total else "")),
             ("nodes", f"{snapshot.nodes_valid} valid, {snapshot.nodes_invalid} invalid"),
             ("best belief", "-" if snapshot.best_node is None else
              f"node {snapshot.best_node}: {snapshot.best_successes}/{done} passed, 95% [{low:.2f}, {high:.2f}]"),

@@ -29,7 +29,7 @@ from evolve.archive.stops import record_stop
 from evolve.archive.store import Run
 from evolve.archive.vocab import JobKind, JobState, Outcome, Split, StopReason
 from evolve.config import BudgetConfig
-from evolve.engine.costs import Priors, budget_lines, kept_priors
+from evolve.engine.costs import Priors, budget_lines, eta_seconds, kept_priors
 from evolve.engine.executors import Executor
 from evolve.engine.jobs import EvaluationResult, ExpansionResult, Worker
 from evolve.engine.outcome import RunOutcome, Stopping
@@ -109,6 +109,7 @@ class Runner:
         self._requeue = Requeue()
         self._started_at = clock()
         self._stop_recorded: Stopping | None = None
+        self._heldout_owed: int | None = None  # held-out evaluations the run owes, once the final agent is known
 
     # -- control (safe from a signal handler) ----------------------------------------------
 
@@ -346,8 +347,9 @@ class Runner:
         scored = best is not None and bool(self.heldout_tasks) and not self._stop.is_set()
         seed: str | None = None
         if scored:
-            passed, total = self._score_heldout(str(best))
             root = self.run.nodes()[0].id  # the seed: created first
+            self._heldout_owed = total * (2 if self.heldout_seed and root != str(best) else 1)
+            passed, total = self._score_heldout(str(best))
             if self.heldout_seed and root != str(best) and not self._stop.is_set():
                 self._score_heldout(root)  # recorded beside the final agent's, on the same tasks
                 seed = root
@@ -378,6 +380,7 @@ class Runner:
                 pending[self.executor.submit(self.worker.evaluate, job, node, task, Split.HELDOUT)] = job, task
             if not pending:
                 break  # stopped while scoring: the rest is scored on resume
+            self._report(heldout=[job for job, _ in pending.values()])
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in finished:
                 job, task = pending.pop(future)
@@ -400,16 +403,22 @@ class Runner:
         if result.outcome != Outcome.INFRA:
             done[task] = result.outcome
 
-    def _report(self, final: bool = False) -> None:
+    def _report(self, final: bool = False, heldout: Sequence[Job] | None = None) -> None:
+        """Show the run's state; `heldout`: the held-out jobs in flight, once the search is over."""
         if self.progress is None:
             return
         view = self.state.view(self.budget.evaluations)
+        owed = self._heldout_owed or len(self.heldout_tasks) * (2 if self.heldout_seed else 1)  # at most, until known
+        due = max(owed - _heldout_scored(self.run), 0)
+        searching = heldout is None and not final
+        eta = eta_seconds(self.priced_view(None).spend if searching else None, self.run.job_totals(), due,
+                          self.concurrency)
         tokens, dollars = self.run.usage_totals()
         best = self.policy.best(view)
         best_counts = self.state.tree.own_counts(str(best)) if best is not None else None
         self.progress.update(
             Snapshot(
-                in_flight=[(job.kind, job.node, job.task) for job in self._in_flight.values()],
+                in_flight=[(job.kind, job.node, job.task) for job in [*self._in_flight.values(), *(heldout or ())]],
                 evaluations_used=self.state.used,
                 evaluations_budget=self.budget.evaluations,
                 nodes_valid=int(view.valid.sum()),
@@ -421,6 +430,9 @@ class Runner:
                 cost_usd=dollars,
                 cpu_hours=self._cpu_hours(),
                 elapsed_s=self.clock() - self._started_at,
+                eta_s=0.0 if final else eta,
+                heldout_scored=owed - due,
+                heldout_total=owed,
                 final=final,
             )
         )
@@ -453,8 +465,11 @@ def _policy_stop(view: SearchView, action: Stop, expansions_left: int | None, ex
 def _heldout_due(run: Run, heldout_tasks: Sequence[str], heldout_seed: bool) -> int:
     """Held-out evaluations the run still owes after the search: the final agent's, and the seed's under
     `heldout_seed` (an upper bound: the seed is not scored twice when it is the final agent)."""
-    scored = sum(e.outcome != Outcome.INFRA for e in run.evaluations(split=Split.HELDOUT))
-    return max(len(heldout_tasks) * (2 if heldout_seed else 1) - scored, 0)
+    return max(len(heldout_tasks) * (2 if heldout_seed else 1) - _heldout_scored(run), 0)
+
+
+def _heldout_scored(run: Run) -> int:
+    return sum(e.outcome != Outcome.INFRA for e in run.evaluations(split=Split.HELDOUT))
 
 
 def _trailing_invalid(run: Run) -> int:

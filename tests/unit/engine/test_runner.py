@@ -192,3 +192,56 @@ def test_the_seed_is_scored_on_the_heldout_tasks_beside_the_final_agent_when_ask
     assert scored == (final | {("0", task) for task in HELDOUT} if heldout_seed else final)
     assert outcome.heldout_total == len(HELDOUT)  # the final agent's score
     assert outcome.seed_node == ("0" if heldout_seed else None)
+
+
+def test_the_eta_counts_the_binding_budget_and_the_heldout_scoring_and_progress_goes_on_through_it(make_runner):
+    """A run under `cpu_hours` showed `eta 46.9 min` with about four hours to go: the estimate counted
+    evaluations left of `[budget] evaluations` at this session's pace and no held-out scoring, which then
+    ran for hours with no progress line at all."""
+    import time
+
+    from evolve.archive.vocab import JobKind
+
+    class Shown:
+        def __init__(self) -> None:
+            self.snapshots: list[tuple[float, object]] = []
+
+        def update(self, snapshot) -> None:
+            self.snapshots.append((time.monotonic(), snapshot))
+
+    delay = 0.05
+    runner, run, _ = make_runner(BudgetConfig(evaluations=500, cpu_hours=16 * delay / 3600.0), concurrency=1,
+                                 delay_s=delay, heldout_seed=True)
+    runner.progress = shown = Shown()
+    outcome = runner.execute()
+    end = time.monotonic()
+    snapshots = shown.snapshots
+    owed = len(HELDOUT) * (1 if outcome.best_node == "0" else 2)  # the seed is not scored twice
+    assert snapshots[0][1].heldout_total == 2 * len(HELDOUT)  # at most, while the final agent is not known
+    assert snapshots[-1][1].final and snapshots[-1][1].eta_s == 0.0
+    assert snapshots[-1][1].heldout_scored == owed == snapshots[-1][1].heldout_total
+    heldout = [s for _, s in snapshots if any(task in HELDOUT for _, _, task in s.in_flight)]
+    assert heldout and all(kind == JobKind.EVALUATE for s in heldout for kind, _, _ in s.in_flight)
+    assert [s.heldout_scored for s in heldout] == sorted(s.heldout_scored for s in heldout)
+    assert f"held-out 0/{owed}" in heldout[0].line()
+    # Every estimate once a job has finished: about the time the run then took (the held-out six included).
+    for at, snapshot in snapshots[:-1]:
+        if snapshot.eta_s is not None:
+            assert 0.3 * (end - at) - 3 * delay <= snapshot.eta_s <= 3 * (end - at) + 3 * delay, snapshot.line()
+    assert any(s.eta_s is not None for _, s in snapshots if s.heldout_scored == 0)
+
+
+def test_eta_seconds_prices_the_rest_of_the_binding_budget_at_the_runs_own_pace():
+    from evolve.archive.vocab import JobKind
+    from evolve.engine.costs import eta_seconds
+    from evolve.search.spend import Spend
+
+    totals = {JobKind.EVALUATE: (10, 600.0), JobKind.EXPAND: (2, 1200.0)}  # 60 s an evaluation, 600 s an expansion
+    hours = Spend("cpu_hours", limit=2.0, spent=0.5, in_flight=0.1, reserve=0.2, evaluation_price=1 / 60,
+                  expansion_price=1 / 6)
+    assert eta_seconds(hours, totals, heldout_due=12, concurrency=1) == pytest.approx((1.2 + 0.1) * 3600 + 12 * 60)
+    assert eta_seconds(hours, totals, heldout_due=12, concurrency=2) == pytest.approx(((1.2 + 0.1) * 3600 + 720) / 2)
+    results = Spend("evaluations", limit=40, spent=10, in_flight=1, reserve=0, evaluation_price=1, expansion_price=0)
+    assert eta_seconds(results, totals, heldout_due=0, concurrency=1) == pytest.approx(30 * 1800 / 10)
+    assert eta_seconds(None, totals, heldout_due=5, concurrency=1) == pytest.approx(300)  # the held-out scoring left
+    assert eta_seconds(results, {JobKind.EVALUATE: (0, 0.0), JobKind.EXPAND: (1, 60.0)}, 3, 1) is None
