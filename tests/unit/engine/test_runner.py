@@ -210,7 +210,7 @@ def test_the_eta_counts_the_binding_budget_and_the_heldout_scoring_and_progress_
             self.snapshots.append((time.monotonic(), snapshot))
 
     delay = 0.05
-    runner, run, _ = make_runner(BudgetConfig(evaluations=500, cpu_hours=16 * delay / 3600.0), concurrency=1,
+    runner, _, _ = make_runner(BudgetConfig(evaluations=500, cpu_hours=16 * delay / 3600.0), concurrency=1,
                                  delay_s=delay, heldout_seed=True)
     runner.progress = shown = Shown()
     outcome = runner.execute()
