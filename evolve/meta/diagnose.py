@@ -241,6 +241,7 @@ RESPONSIBLE = {
     "silent_failure": "agent/tools.py:Workspace.bash",
     "unseen_file": "agent/commands.py:solve",
     "no_check": "agent/commands.py:solve",
+    "weak_check": "agent/commands.py:check_command",
 }
 """Where in the seed agent each evidence pattern arises; used only for a name the agent's map still has."""
 
@@ -252,6 +253,7 @@ DECIDING = {
     "steps_exhausted": r"\bmax_steps\b",
     "unseen_file": r"\bbudget\b|\bread_text\(",
     "no_check": r"\bcheck\b|\.run\(",
+    "weak_check": r"compileall|doctest|>>>",
 }
 """The names on the lines that decide each pattern in the seed (a reply is cut at `max_tokens`): shown
 with computed instructions, so a model that transcribes a concrete change well but designs one

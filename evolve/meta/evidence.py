@@ -39,8 +39,10 @@ _NAMED_FILE = re.compile(r"[\w./-]+\.(?:py|txt|md|json|toml|cfg|ya?ml|js|ts|c|h|
 _STATUS = re.compile(r"agent: (submitted|limits|model_error) after (\d+) steps")
 _SILENT = re.compile(r"(?:\A|->\n)\[exit code [1-9]\d*\]\Z")
 """A failing command (or the agent's check) whose output shows nothing but its exit code."""
-SYMPTOMS = frozenset({"steps_exhausted", "no_edit"})
-"""Patterns that follow from others (a cut reply also leaves no edit): on a tie they rank after the rest."""
+_CHECKED = re.compile(r"Checks: `([^`]*)` ->.*?\[exit code (\d+)\]", re.DOTALL)
+SYMPTOMS = frozenset({"steps_exhausted", "no_edit", "repeated_reply"})
+"""Patterns that follow from others (a cut reply also leaves no edit; a model with nothing new to go on
+repeats itself): on a tie they rank after the rest, and computed instructions name a cause first."""
 SEEN_LINE_CHARS = 12
 """Original lines of an edited file this long or longer count toward whether the model was shown it."""
 PLACEHOLDERS = ("path/to/file.py", "path/to/file", "PATH")
@@ -98,7 +100,7 @@ class Pattern:
     kind: str
     """steps_exhausted | unparsable_reply | no_edit | broke_checks | timeout | wrong_file |
     repeated_reply | tool_error | model_error | reply_cut | context_cut | silent_failure | unseen_file |
-    no_check."""
+    no_check | weak_check."""
     label: str
     count: int
     """Occurrences (replies, outputs or evaluations, as the label says)."""
@@ -131,6 +133,8 @@ REMEDIES = {
     "unseen_file": "show the model the source of the files the task names before asking for an edit (a size "
                    "budget too small for them shows none)",
     "no_check": "run the repository's checks and show the model their result, first and after each edit",
+    "weak_check": "make the check test what the task asks: run the docstring's examples, also those written "
+                  "`f(x) ==> y` or `f(x) == y` that doctest skips, not only a compile",
 }
 """What usually removes each pattern (shown with it, so a small diagnosis model has a concrete change)."""
 
@@ -313,6 +317,10 @@ def _patterns_of(run: TaskRun) -> Iterable[tuple[str, str, str]]:
         if _SILENT.search((turn.output or "").strip()):
             yield ("silent_failure", "a failing command shown with no output but its exit code",
                    f"step {step}: {one_line(turn.reply, 100)} -> {one_line((turn.output or '')[-100:])}")
+    checks = [found for text in [run.prompt, *(t.output for t in run.turns)] for found in _CHECKED.findall(text or "")]
+    if run.outcome not in ("pass", "timeout") and checks and checks[-1][1] == "0":
+        yield ("weak_check", f"its own check `{one_line(checks[-1][0], 60)[1:-1]}` passed, the task failed",
+               f"its last reply: {one_line(last, 100)}")
     if run.prompt:  # how the agent worked, whatever the outcome (a pass without checks was luck)
         for path in _unseen_files(run):
             yield "unseen_file", "an edit to a file whose content the model was never shown", one_line(path)

@@ -278,8 +278,38 @@ def test_a_pattern_in_failed_tasks_ranks_above_one_as_common_in_passes() -> None
     text = evidence.render()
     assert "1. a command timed out: 2 times in 2 tasks (fail-0, fail-1)" in text
     assert "2. a reply repeated word for word: 4 times in 4 tasks, 3 of them passed (pass-0, " in text
-    repeats = compute_evidence(runs[:4])  # each pattern in one failed task: the wider one first
+    repeats = compute_evidence([*runs[:3], TaskRun("fail-2", "fail", again, diff="+x")])
     computed = from_evidence(repeats, agent_map(seed_dir()))
     assert computed is not None and "4 times in 4 of 4 tasks (3 of them passed)" in computed.problem
     mixed = compute_evidence([TaskRun("t", "pass", again, diff="+x"), TaskRun("t", "fail", again, diff="+x")])
     assert mixed.patterns[0].passed == ()  # a task that failed once with the pattern counts as a failure
+
+
+def test_a_check_that_passed_a_failing_solution_is_the_cause_the_instructions_name() -> None:
+    """The wide lineage's node 0: 6 of its 8 failed tasks ended with `python3 -m compileall -q .` passing
+    (their docstrings give examples as `f(x) ==> y`, which doctest skips), and the model, with nothing
+    new to go on, re-sent its function: the repeats are the symptom, the check that cannot tell the cause."""
+    from evolve.meta.agentmap import agent_map
+    from evolve.meta.diagnose import Instructions, deciding_lines, from_evidence
+    from evolve.seed import seed_dir
+
+    compiled = "Checks: `python3 -m compileall -q .` ->\n[exit code 0]"
+    code = "```python\ndef f(n):\n    return n\n```"
+    stuck = (Turn(code, f"Wrote solution.py (3 lines).\n{compiled}"),
+             Turn(code, "That edit changed nothing in solution.py. Make the change."), Turn(code))
+    doctest = "Checks: `python3 -m doctest solution.py` ->\n"
+    runs = [*(TaskRun(f"weak-{n}", "fail", stuck, diff="+x", prompt=f"Task: f\n\n{compiled}") for n in range(2)),
+            TaskRun("caught", "fail", (Turn(code, f"Wrote solution.py.\n{doctest}Failed example: f(1)\n[exit code 1]"),),
+                    diff="+x", prompt=f"Task: f\n\n{doctest}[exit code 1]"),
+            TaskRun("passed", "pass", stuck, diff="+x", prompt=f"Task: f\n\n{compiled}")]
+    found = {p.kind: p for p in compute_evidence(runs).patterns}
+    weak = found["weak_check"]
+    assert weak.label == "its own check `python3 -m compileall -q .` passed, the task failed"
+    assert (weak.tasks, weak.passed) == (("weak-0", "weak-1"), ())  # not the pass, not the failing doctest
+    assert found["repeated_reply"].tasks == ("weak-0", "weak-1", "passed")
+    seed = seed_dir()
+    computed = from_evidence(compute_evidence(runs), agent_map(seed))
+    assert computed is not None and computed.target == "agent/commands.py:check_command"
+    assert "docstring's examples" in computed.change and "==>" in computed.change
+    shown = deciding_lines(seed, computed)
+    assert isinstance(shown, Instructions) and "compileall" in shown.lines and "doctest" in shown.lines
