@@ -133,8 +133,9 @@ REMEDIES = {
     "unseen_file": "show the model the source of the files the task names before asking for an edit (a size "
                    "budget too small for them shows none)",
     "no_check": "run the repository's checks and show the model their result, first and after each edit",
-    "weak_check": "make the check test what the task asks: run the docstring's examples, also those written "
-                  "`f(x) ==> y` or `f(x) == y` that doctest skips, not only a compile",
+    "weak_check": "check what the task asks, not only a compile: where a docstring has no `>>>` examples, turn "
+                  "its example lines (`f(x) ==> y`, `f(x) => y`, `f(x) == y`) into `assert f(x) == y` lines and "
+                  "run them with `python3 -c`",
 }
 """What usually removes each pattern (shown with it, so a small diagnosis model has a concrete change)."""
 

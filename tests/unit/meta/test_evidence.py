@@ -310,6 +310,6 @@ def test_a_check_that_passed_a_failing_solution_is_the_cause_the_instructions_na
     seed = seed_dir()
     computed = from_evidence(compute_evidence(runs), agent_map(seed))
     assert computed is not None and computed.target == "agent/commands.py:check_command"
-    assert "docstring's examples" in computed.change and "==>" in computed.change
+    assert "`f(x) ==> y`" in computed.change and "into `assert f(x) == y` lines" in computed.change
     shown = deciding_lines(seed, computed)
     assert isinstance(shown, Instructions) and "compileall" in shown.lines and "doctest" in shown.lines
