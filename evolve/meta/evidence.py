@@ -134,8 +134,11 @@ REMEDIES = {
                    "budget too small for them shows none)",
     "no_check": "run the repository's checks and show the model their result, first and after each edit",
     "weak_check": "check what the task asks, not only a compile: where a docstring has no `>>>` examples, turn "
-                  "its example lines (`f(x) ==> y`, `f(x) => y`, `f(x) == y`) into `assert f(x) == y` lines and "
-                  "run them with `python3 -c`",
+                  "its example lines (`f(x) ==> y`, `f(x) => y`, `f(x) == y`, `f(x) -> y`) into `assert f(x) == y` "
+                  "lines and run them with `python3 -c`, e.g. `calls = re.findall(r\"^\\s*(\\w+\\(.*\\))\\s*"
+                  "(?:=+>|==|->)\\s*(.+?)\\s*$\", text, re.M)` (`text` a source file's, `name` its path), then "
+                  "`return \"python3 -c \" + shlex.quote(f\"from {Path(name).stem} import *\\n\" + \"\\n\".join("
+                  "f\"assert {c} == {w}\" for c, w in calls))` where `calls` is not empty (and `import shlex`)",
 }
 """What usually removes each pattern (shown with it, so a small diagnosis model has a concrete change)."""
 

@@ -313,3 +313,25 @@ def test_a_check_that_passed_a_failing_solution_is_the_cause_the_instructions_na
     assert "`f(x) ==> y`" in computed.change and "into `assert f(x) == y` lines" in computed.change
     shown = deciding_lines(seed, computed)
     assert isinstance(shown, Instructions) and "compileall" in shown.lines and "doctest" in shown.lines
+
+
+def test_the_usual_fix_of_a_weak_check_is_code_that_catches_a_wrong_solution(tmp_path: Path) -> None:
+    """The weak-check remedy's code, as the modify model is shown it, builds a command that fails a solution
+    against its docstring's `f(x) => y` examples and passes the right one (the 1.5B transcribes a concrete
+    change faithfully but does not design one: the wide lineage's node 11 only reshuffled `check_command`)."""
+    import re
+    import subprocess
+    import sys
+
+    from evolve.meta.evidence import REMEDIES
+
+    find, build = re.findall(r"`((?:calls = |return )[^`]+)`", REMEDIES["weak_check"])
+    (tmp_path / "check.py").write_text("import re, shlex\nfrom pathlib import Path\nname = 'solution.py'\n"
+                                       f"text = Path(name).read_text()\n{find}\nassert len(calls) == 2\n"
+                                       f"def command():\n    {build}\nprint(command())\n")
+    stub = 'def count_up_to(n):\n    """Primes below n, e.g.\n    count_up_to(5) => [2,3]\n    count_up_to(0) ==> []\n    """\n'
+    for body, exit_code in (("return [2, 3]", 1), ("return [p for p in range(2, n) if all(p % d for d in range(2, p))]", 0)):
+        (tmp_path / "solution.py").write_text(f"{stub}    {body}\n")
+        command = subprocess.run([sys.executable, "check.py"], cwd=tmp_path, capture_output=True, text=True, check=True)
+        ran = subprocess.run(command.stdout, shell=True, cwd=tmp_path, capture_output=True, check=False)
+        assert ran.returncode == exit_code, ran.stderr
