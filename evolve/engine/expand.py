@@ -9,7 +9,8 @@ improve step ends before its sandbox and leaves a child to judge, not a dead san
 
 With `candidates = k` the improve step runs k times from the parent's code, each at its own temperature
 (`EVOLVE_TEMPERATURE`, a hint like `EVOLVE_CONTEXT_CHARS`) with its own model channels; each candidate goes
-through the cheap filters (evolve.meta.candidates) and then the gate, one after another, and the first that
+through the cheap filters (evolve.meta.candidates), then (with `replays`) the parent's replayed failures
+(evolve.engine.behaviour) and then the gate, one after another, and the first that
 passes all is the child. Every candidate's verdict is written to the job's `candidates.jsonl`
 (evolve.archive.candidates); candidate n > 1 logs under `candidate-n/`. With one candidate the job's
 logs and channels are those of an expansion without candidates.
@@ -21,15 +22,17 @@ import shutil
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from evolve.archive.candidates import Candidate, write_candidates
+from evolve.engine.behaviour import Replay, acts_as_parent
 from evolve.engine.context import Channel, ChannelSpec, JobContext
+from evolve.engine.evaluate import EvalSettings
 from evolve.engine.jobs import ExpansionResult
 from evolve.meta import DiagnosisFailed, Modification, Verdict, self_modify, validate_child
 from evolve.meta.brief import focused_brief
-from evolve.meta.candidates import changed_lines, cheap_filters, furthest, temperatures
+from evolve.meta.candidates import BEHAVIOUR, changed_lines, cheap_filters, furthest, temperatures
 from evolve.meta.procedure import AGENT, Material, agent_diagnose
 from evolve.meta.validate import SMOKE_STEPS
 from evolve.sandbox.types import CopyRefused, Sandbox, SandboxError
@@ -53,6 +56,9 @@ class ExpandSettings:
     """The spread of the candidates' sampling temperatures, lowest first (`[meta] temperature`)."""
     require_code: bool = False
     """Refuse a candidate whose edit is not a code edit (`[meta] require_code`)."""
+    replays: int = 0
+    """The parent's failed search tasks each candidate re-runs against their recorded model replies
+    (`[meta] replays`; evolve.engine.behaviour)."""
 
     def temperatures(self) -> tuple[float, ...]:
         return temperatures(self.candidates, *self.temperature)
@@ -65,6 +71,10 @@ class Expansion:
 
     instructions: str | Material
     settings: ExpandSettings
+    replays: tuple[Replay, ...] = ()
+    """The parent's failures a candidate re-runs (`settings.replays` of them, chosen on the host)."""
+    solve: EvalSettings = field(default_factory=EvalSettings)
+    """How those re-runs solve: the run's evaluation settings, as the parent's evaluations had them."""
 
     def channels(self, job: str) -> tuple[ChannelSpec, ...]:
         """The agent's diagnose step's channel (with material), then per candidate the modify step's and the
@@ -75,10 +85,11 @@ class Expansion:
                 *(spec for n in range(1, self.settings.candidates + 1) for spec in _candidate_channels(job, n, tokens)))
 
     def __call__(self, ctx: JobContext) -> ExpansionResult:
-        return expand_child(ctx, self.instructions, self.settings)
+        return expand_child(ctx, self.instructions, self.settings, replays=self.replays, solve=self.solve)
 
 
-def expand_child(ctx: JobContext, brief: str | Material, settings: ExpandSettings = ExpandSettings()) -> ExpansionResult:
+def expand_child(ctx: JobContext, brief: str | Material, settings: ExpandSettings = ExpandSettings(), *,
+                 replays: tuple[Replay, ...] = (), solve: EvalSettings | None = None) -> ExpansionResult:
     """The expansion: (the agent's diagnosis,) modify, then validate; the child's code is `ctx.log_dir / "child"`."""
     instructions = brief if isinstance(brief, str) else None
     try:
@@ -86,7 +97,8 @@ def expand_child(ctx: JobContext, brief: str | Material, settings: ExpandSetting
         focused = focused_brief(instructions, ctx.code)
         if focused != instructions:
             (ctx.log_dir / "improve-brief.md").write_text(focused)
-        child, verdict = _candidates(ctx, focused, settings, diagnose=isinstance(brief, Material))
+        child, verdict = _candidates(ctx, focused, settings, diagnose=isinstance(brief, Material), replays=replays,
+                                     solve=solve or EvalSettings())
     except DiagnosisFailed as exc:
         return ExpansionResult(None, valid=False, reason=f"the agent's diagnosis failed: {exc}")
     except CopyRefused as exc:  # the child's own doing: a link out of its tree, a special file, over the cap
@@ -131,8 +143,8 @@ def _candidate_channels(job: str, number: int, tokens: int) -> tuple[ChannelSpec
     return ChannelSpec(f"{job}-modify{suffix}", "modify", tokens), ChannelSpec(f"{job}-validate{suffix}", "solve", tokens)
 
 
-def _candidates(ctx: JobContext, instructions: str, settings: ExpandSettings, *,
-                diagnose: bool) -> tuple[Modification, Verdict]:
+def _candidates(ctx: JobContext, instructions: str, settings: ExpandSettings, *, diagnose: bool,
+                replays: tuple[Replay, ...], solve: EvalSettings) -> tuple[Modification, Verdict]:
     """Sample, filter and gate the candidates one by one until one passes; the child and its verdict (with
     none passing: the candidate that got furthest, refused). The child's code ends at `log_dir / "child"`."""
     records: list[Candidate] = []
@@ -147,6 +159,9 @@ def _candidates(ctx: JobContext, instructions: str, settings: ExpandSettings, *,
         child = _modify(ctx, modify, instructions, settings, dest, log_dir, temperature)
         filtered = cheap_filters(ctx.code, child.code_dir, child.diff, require_code=settings.require_code)
         stage, reason = filtered.stage, filtered.reason
+        if stage is None and replays:
+            reason = acts_as_parent(ctx, child.code_dir, replays, solve, log_dir)
+            stage = BEHAVIOUR if reason is not None else None
         if stage is None:
             gate = _validate(ctx, validate, child, settings, log_dir, diagnose=diagnose)
             stage, reason = (None, None) if gate.valid else (gate.check or "applies", gate.reason)

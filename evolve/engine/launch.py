@@ -188,7 +188,8 @@ def _worker(config: RunConfig, run: Run, tasks: RunTasks, gateway, cluster: Exit
         eval=EvalSettings(budget_steps=config.budget.agent_steps, token_budget=config.budget.job_tokens),
         expand=ExpandSettings(image=config.sandbox.image, improve_steps=config.budget.improve_steps,
                               job_tokens=config.budget.job_tokens, candidates=config.meta.candidates,
-                              temperature=config.meta.temperature, require_code=config.meta.require_code),
+                              temperature=config.meta.temperature, require_code=config.meta.require_code,
+                              replays=config.meta.replays),
         meta=config.meta,
         pooled_experience=config.policy.name == "gea",
     )

@@ -22,6 +22,7 @@ from typing import Protocol, TypeVar
 from evolve.archive.records import Job, Node
 from evolve.archive.store import Run
 from evolve.config import MetaConfig
+from evolve.engine.behaviour import failed_replays
 from evolve.engine.context import Channels, SandboxMaker, Work, local_context
 from evolve.engine.diagnosis import agent_files, diagnose_node
 from evolve.engine.evaluate import EvalSettings, Evaluation
@@ -109,7 +110,9 @@ class EngineWorker:
         if isinstance(instructions, ExpansionResult):
             return instructions
         # A sandbox failure is the expansion's own result (an invalid child): the agent may stop its sandbox.
-        result = self._attempts(job, node, Expansion(instructions, self.settings.expand), lambda r: False)
+        replays = failed_replays(self.run, node.id, self.tasks, self.settings.expand.replays)
+        expansion = Expansion(instructions, self.settings.expand, replays, self.settings.eval)
+        result = self._attempts(job, node, expansion, lambda r: False)
         if isinstance(result, Lost):
             # Not an invalid child: the runner marks the job failed, counts no expansion, and may expand again.
             raise WorkerLost(f"{result.attempts} attempts lost their worker; last: {result.why}")

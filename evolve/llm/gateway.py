@@ -128,6 +128,8 @@ class JobReport:
     upstream_failures: int = 0
     bytes_taken: int = 0
     """Bytes the job made the host take in: requests received plus its exchange log (its byte budget's use)."""
+    replay_misses: int = 0
+    """Requests a replaying gateway found no recording for (answered 409): the job asked something new."""
 
 
 @dataclass
@@ -141,6 +143,7 @@ class _Job:
     seq: int = 0
     requests: int = 0
     upstream_failures: int = 0
+    replay_misses: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
     ledger: TokenLedger = field(init=False)
     limits: GatewayLimits = DEFAULT_GATEWAY_LIMITS
@@ -257,7 +260,7 @@ class Gateway:
     @staticmethod
     def _report(job: _Job) -> JobReport:
         with job.lock:
-            return JobReport(job.usage, job.requests, job.upstream_failures, job.bytes.used)
+            return JobReport(job.usage, job.requests, job.upstream_failures, job.bytes.used, job.replay_misses)
 
     def close_job(self, job_id: str | int) -> JobReport:
         """Stop serving a job, remove its socket, and return what it was served."""
@@ -411,6 +414,8 @@ class Gateway:
             exchange = self._reserved_exchange(job, request, seq, grant, digest)
         except ReplayMiss as exc:
             self._unrecorded(job, record)
+            with job.lock:
+                job.replay_misses += 1
             return 409, error_body(str(exc), "replay_miss", "replay_miss")
         except Overloaded as exc:  # backpressure: every replica busy and the queue full
             self._unrecorded(job, record)

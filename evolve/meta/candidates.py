@@ -11,8 +11,11 @@ candidate's files as copied out of its sandbox, on the host, and run nothing of 
 - `differs`: its syntax tree differs from the parent's (not only whitespace, comments, docstrings);
 - `code edit`: with `[meta] require_code`, the edit kind is `code` (not prompt text or a lesson).
 
-The gate's checks follow (`imports`, `own tests`, `solve`, ...: evolve.meta.validate.CHECKS), in the
-sandbox, whatever the agent's own improve step claimed to have checked.
+With `[meta] replays`, a candidate that passed them re-runs some of the parent's failed tasks against the
+parent's recorded model replies, and one that acts exactly as its parent there is refused at `behaviour`
+(evolve.engine.behaviour: sandboxes, no model). The gate's checks follow (`imports`, `own tests`, `solve`,
+...: evolve.meta.validate.CHECKS), in the sandbox, whatever the agent's own improve step claimed to have
+checked.
 """
 
 from __future__ import annotations
@@ -26,8 +29,10 @@ from evolve.meta.modify import NO_CHANGE
 from evolve.meta.validate import CHECKS
 
 FILTERS = ("applies", "compiles", "differs", "code edit")
-"""The cheap filters, in order; the gate's CHECKS come after them."""
-STAGES = FILTERS + CHECKS
+"""The cheap filters, in order; the replayed behaviour and then the gate's CHECKS come after them."""
+BEHAVIOUR = "behaviour"
+"""The stage that refuses a candidate acting as its parent on the parent's replayed failures."""
+STAGES = (*FILTERS, BEHAVIOUR, *CHECKS)
 """Every stage a candidate can be refused at, cheapest first: how far a refused candidate got."""
 
 

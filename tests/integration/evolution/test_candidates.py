@@ -66,3 +66,29 @@ def test_a_childs_code_too_deep_for_the_hosts_readers_is_an_ordinary_code_edit(t
     assert "WEIGHT = 1 + 1 + " in run.diff(child.id)
     assert str(code_edit_rate(run)) == "1/1 (1.00)" and "candidates" not in render_node(run, child.id)
     assert not [j for j in run.jobs() if j.state == "failed"]
+
+
+ASK_AGAIN = ('A firmer task prompt.\n```python agent/prompts.py\n'
+             'SOLVE = "Task:\\n{problem}\\n\\n{files}\\n\\nMake the change now, in one fenced block."\n```')
+"""An edit that changes what the agent asks the model on every task."""
+
+
+@pytest.mark.docker
+def test_a_candidate_that_acts_as_its_parent_where_it_failed_is_refused_before_the_gate(tmp_path, base_image):
+    """The wide lineage's node 11: a code edit that changes nothing the agent does (there, `check_command`
+    reshuffled; here, a longer shell timeout on a task the model gives up at once). Re-run on the parent's
+    failed task against the parent's recorded replies, it sends the very same request and fails again: it is
+    refused at `behaviour`, before the gate; the next candidate asks the model something new and is the child."""
+    config = evolution_config(tmp_path, "behaviour", 5, tasks=TWO_TASKS, budget=ONE_EXPANSION,
+                              meta={"candidates": 2, "replays": 1}, executor={"concurrency": 1})
+    run, _ = run_evolution(config, models=scripted_models(modify=ScriptedModel([CODE, ASK_AGAIN])))
+    (child,) = [n for n in run.nodes() if n.parent is not None]
+    candidates = node_candidates(run, child.id)
+    assert [(c.kind, c.stage, c.chosen) for c in candidates] == [
+        ("code", "behaviour", False), ("prompt", None, True)], render_node(run, child.id)
+    (failed,) = [e.task for e in run.evaluations(split="dev") if e.node != child.id and e.outcome == "fail"]
+    assert (f"it acts as its parent: on 1 of the parent's failed tasks ({failed}) it sent the model the parent's "
+            "very requests, all of them, and failed again") == candidates[0].reason
+    assert child.valid and "Make the change now, in one fenced block." in run.diff(child.id)
+    (expansion,) = [j for j in run.jobs() if j.kind == "expand"]
+    assert '"outcome": "fail"' in (run.log_dir(expansion.id) / "replay-1" / "outcome.json").read_text()

@@ -1,0 +1,113 @@
+"""Does a candidate child act differently from its parent where the parent failed?
+
+A code edit can leave the agent doing exactly what it did: a reshuffled function, a branch no task reaches,
+a helper nobody calls. The wide CPU lineage's one valid child in eleven expansions rewrote `check_command`
+into an equivalent, won the best belief on noise, and would have cost 109 held-out solves. Such a child
+is caught without a model: re-run a few of the parent's failed evaluations with the child's code against
+the parent's recorded model replies (a gateway that replays them, as `evolve replay --rerun` does). A
+child that sends the model the very requests the parent sent, all of them, and fails the task again,
+acted as its parent there. With `[meta] replays = n` a candidate that acts as its parent on each of
+n of the parent's failed search tasks is refused at the stage `behaviour`, before the gate spends model
+time on it; on any one task where it asks something new, asks less, or passes, it goes on.
+
+The verdict comes from the engine's own channels: the replaying gateway's counts (requests answered
+from the recording, requests it had no recording for) and the grader's outcome. What the child prints,
+exits with or writes decides nothing, and the check can only refuse: a child that varies its requests
+on purpose passes it, and then faces the gate and its own evaluations like any other.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from evolve.archive.store import Run
+from evolve.engine.context import JobContext
+from evolve.engine.evaluate import EvalSettings, evaluate_task
+from evolve.llm.exchanges import exchanges_file
+from evolve.llm.gateway import Gateway, JobChannel, JobReport
+from evolve.tasks.types import Task
+
+RECORDED = "recorded"
+"""The job id every replayed request is answered under (one recording per replay)."""
+REPLAY_BYTES = 4 << 20
+"""A parent's evaluation whose recorded exchanges are larger is not replayed (they are shipped with the job)."""
+
+
+@dataclass(frozen=True)
+class Replay:
+    """One of the parent's failed search evaluations, as a candidate re-runs it: the task, and the model's
+    replies recorded then (the evaluation job's exchanges, JSONL), which answer in place of a model."""
+
+    task: Task
+    exchanges: str
+    requests: int
+    """How many requests the parent's agent sent (each got a reply)."""
+
+
+def failed_replays(run: Run, node_id: str, tasks: Mapping[str, Task], limit: int) -> tuple[Replay, ...]:
+    """Up to `limit` of the node's failed search evaluations (distinct tasks, in recording order) whose
+    model exchanges are recorded; never a held-out one."""
+    from evolve.replay import replayable
+
+    if limit <= 0:
+        return ()
+    picked: dict[str, Replay] = {}
+    for evaluation, job in replayable(run, node_id):
+        if len(picked) == limit:
+            break
+        if (evaluation.split != "dev" or evaluation.outcome != "fail" or job is None
+                or evaluation.task in picked or evaluation.task not in tasks):
+            continue
+        path = run.exchanges_file(job.id)
+        if not path.is_file() or path.stat().st_size > REPLAY_BYTES:
+            continue
+        text = path.read_text(encoding="utf-8")
+        picked[evaluation.task] = Replay(tasks[evaluation.task], text, sum(1 for line in text.splitlines() if line.strip()))
+    return tuple(picked.values())
+
+
+class _Recorded:
+    """Channels over a replaying gateway: whatever job the evaluation opens is answered from the one
+    recording; the gateway's report of it is kept when it closes."""
+
+    def __init__(self, gateway: Gateway) -> None:
+        self._gateway = gateway
+        self.closed: list[JobReport] = []
+
+    def open_job(self, job_id: str | int, node_id: str, role, token_budget: int) -> JobChannel:
+        return self._gateway.open_job(RECORDED, node_id, role, token_budget)
+
+    def report(self, job_id: str | int) -> JobReport:
+        return self._gateway.report(RECORDED)
+
+    def close_job(self, job_id: str | int) -> JobReport:
+        report = self._gateway.close_job(RECORDED)
+        self.closed.append(report)
+        return report
+
+
+def acts_as_parent(ctx: JobContext, code: Path, replays: tuple[Replay, ...], settings: EvalSettings,
+                   log_dir: Path) -> str | None:
+    """Why the candidate (`code`) is refused: it acted as its parent on every replayed task; None when it
+    acted differently on one (the rest are not run) or there was nothing to replay."""
+    same = []
+    for number, recorded in enumerate(replays, 1):
+        logs = log_dir / f"replay-{number}"
+        logs.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix="evolve-replay-") as tmp:
+            exchanges_file(Path(tmp), RECORDED).write_text(recorded.exchanges, encoding="utf-8")
+            with Gateway(replay_from=Path(tmp)) as gateway:
+                channels = _Recorded(gateway)
+                result = evaluate_task(replace(ctx, job=f"{ctx.job}-replay-{number}", code=code, log_dir=logs,
+                                               channels=channels), recorded.task, settings)
+        asked = channels.closed[-1] if channels.closed else JobReport()
+        if result.outcome != "fail" or asked.replay_misses or asked.requests != recorded.requests:
+            return None
+        same.append(recorded.task.id)
+    if not same:
+        return None
+    return (f"it acts as its parent: on {len(same)} of the parent's failed tasks ({', '.join(same)}) it sent "
+            f"the model the parent's very requests, all of them, and failed again")
