@@ -301,9 +301,9 @@ class MetaConfig(_Section):
     replays: int = Field(0, ge=0, le=8)
     """A candidate that passed the cheap filters re-runs this many of the parent's failed search tasks
     against the parent's recorded model replies (sandboxes, no model; evolve.engine.behaviour); one that
-    acts exactly as its parent on all of them (the very same requests, the same failure) is refused at
-    `behaviour` before the gate. 0: off. Costs each such candidate n solves with instant replies and their
-    grading."""
+    acts exactly as its parent on all of them (the very same requests, the same change, the same failure) is
+    refused at `behaviour` before the gate. 0: off. Costs each such candidate n solves with instant replies
+    and their grading."""
     diagnosis: Literal["model", "evidence"] = "model"
     """`compact` style, engine procedure. `model`: the diagnosis model reads the computed evidence and the map
     and names the target and the change; the evidence decides only when it gives no usable reply. `evidence`:

@@ -8,10 +8,12 @@ the parent's recorded model replies (a gateway that replays them, as `evolve rep
 child that sends the model the very requests the parent sent, all of them, and fails the task again,
 acted as its parent there. With `[meta] replays = n` a candidate that acts as its parent on each of
 n of the parent's failed search tasks is refused at the stage `behaviour`, before the gate spends model
-time on it; on any one task where it asks something new, asks less, or passes, it goes on.
+time on it; on any one task where it asks something new, asks less, leaves another change in the repository,
+or passes, it goes on.
 
 The verdict comes from the engine's own channels: the replaying gateway's counts (requests answered
-from the recording, requests it had no recording for) and the grader's outcome. What the child prints,
+from the recording, requests it had no recording for), the engine's diff of the task's repository and the
+grader's outcome. What the child prints,
 exits with or writes decides nothing, and the check can only refuse: a child that varies its requests
 on purpose passes it, and then faces the gate and its own evaluations like any other.
 """
@@ -45,11 +47,13 @@ class Replay:
     exchanges: str
     requests: int
     """How many requests the parent's agent sent (each got a reply)."""
+    patch: str
+    """The change the parent's agent left in the task's repository (the engine's diff, `diff.patch`)."""
 
 
 def failed_replays(run: Run, node_id: str, tasks: Mapping[str, Task], limit: int) -> tuple[Replay, ...]:
     """Up to `limit` of the node's failed search evaluations (distinct tasks, in recording order) whose
-    model exchanges are recorded; never a held-out one."""
+    model exchanges and change are recorded; never a held-out one."""
     from evolve.replay import replayable
 
     if limit <= 0:
@@ -61,11 +65,12 @@ def failed_replays(run: Run, node_id: str, tasks: Mapping[str, Task], limit: int
         if (evaluation.split != "dev" or evaluation.outcome != "fail" or job is None
                 or evaluation.task in picked or evaluation.task not in tasks):
             continue
-        path = run.exchanges_file(job.id)
-        if not path.is_file() or path.stat().st_size > REPLAY_BYTES:
+        path, patch = run.exchanges_file(job.id), run.log_dir(job.id) / "diff.patch"
+        if not path.is_file() or not patch.is_file() or path.stat().st_size + patch.stat().st_size > REPLAY_BYTES:
             continue
         text = path.read_text(encoding="utf-8")
-        picked[evaluation.task] = Replay(tasks[evaluation.task], text, sum(1 for line in text.splitlines() if line.strip()))
+        picked[evaluation.task] = Replay(tasks[evaluation.task], text, sum(1 for line in text.splitlines() if line.strip()),
+                                         patch.read_text(encoding="utf-8"))
     return tuple(picked.values())
 
 
@@ -104,10 +109,12 @@ def acts_as_parent(ctx: JobContext, code: Path, replays: tuple[Replay, ...], set
                 result = evaluate_task(replace(ctx, job=f"{ctx.job}-replay-{number}", code=code, log_dir=logs,
                                                channels=channels), recorded.task, settings)
         asked = channels.closed[-1] if channels.closed else JobReport()
-        if result.outcome != "fail" or asked.replay_misses or asked.requests != recorded.requests:
+        changed = (logs / "diff.patch").read_text(encoding="utf-8") if (logs / "diff.patch").is_file() else None
+        if (result.outcome != "fail" or asked.replay_misses or asked.requests != recorded.requests
+                or changed != recorded.patch):
             return None
         same.append(recorded.task.id)
     if not same:
         return None
     return (f"it acts as its parent: on {len(same)} of the parent's failed tasks ({', '.join(same)}) it sent "
-            f"the model the parent's very requests, all of them, and failed again")
+            f"the model the parent's very requests, all of them, left the same change and failed again")

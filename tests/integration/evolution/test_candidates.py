@@ -88,7 +88,7 @@ def test_a_candidate_that_acts_as_its_parent_where_it_failed_is_refused_before_t
         ("code", "behaviour", False), ("prompt", None, True)], render_node(run, child.id)
     (failed,) = [e.task for e in run.evaluations(split="dev") if e.node != child.id and e.outcome == "fail"]
     assert (f"it acts as its parent: on 1 of the parent's failed tasks ({failed}) it sent the model the parent's "
-            "very requests, all of them, and failed again") == candidates[0].reason
+            "very requests, all of them, left the same change and failed again") == candidates[0].reason
     assert child.valid and "Make the change now, in one fenced block." in run.diff(child.id)
     (expansion,) = [j for j in run.jobs() if j.kind == "expand"]
     assert '"outcome": "fail"' in (run.log_dir(expansion.id) / "replay-1" / "outcome.json").read_text()
