@@ -221,12 +221,14 @@ def scratch_copy(path: Path | str) -> Iterator[Run]:
             yield run
 
 
-class _ReplayChannels:
-    """The gateway, with every job opened under the recorded job's id, so its exchanges are replayed."""
+class ReplayChannels:
+    """The gateway, with every job opened under the recorded job's id, so its exchanges are replayed; the
+    gateway's report of each job is kept as it closes (`closed`)."""
 
-    def __init__(self, gateway, recorded_job: int) -> None:
+    def __init__(self, gateway, recorded_job: int | str) -> None:
         self._gateway = gateway
         self._recorded = recorded_job
+        self.closed: list = []
 
     def open_job(self, job_id: str | int, node_id: str, role: str, token_budget: int):
         return self._gateway.open_job(self._recorded, node_id, role, token_budget)
@@ -235,7 +237,9 @@ class _ReplayChannels:
         return self._gateway.report(self._recorded)
 
     def close_job(self, job_id: str | int):
-        return self._gateway.close_job(self._recorded)
+        report = self._gateway.close_job(self._recorded)
+        self.closed.append(report)
+        return report
 
 
 @contextmanager
@@ -267,7 +271,7 @@ def docker_evaluator(run: Run) -> Iterator[EvaluateOne]:
                 evaluation.node,
                 suite.get(evaluation.task),
                 sandboxes=DockerSandboxes(scratch.id, limits),
-                gateway=_ReplayChannels(gateway, job.id),
+                gateway=ReplayChannels(gateway, job.id),
                 settings=settings,
             )
             return Replayed(result.outcome, result.detail)

@@ -29,13 +29,14 @@ from evolve.archive.store import Run
 from evolve.engine.context import JobContext
 from evolve.engine.evaluate import EvalSettings, evaluate_task
 from evolve.llm.exchanges import exchanges_file
-from evolve.llm.gateway import Gateway, JobChannel, JobReport
+from evolve.llm.gateway import Gateway, JobReport
+from evolve.replay import ReplayChannels, replayable
 from evolve.tasks.types import Task
 
 RECORDED = "recorded"
 """The job id every replayed request is answered under (one recording per replay)."""
 REPLAY_BYTES = 4 << 20
-"""A parent's evaluation whose recorded exchanges are larger is not replayed (they are shipped with the job)."""
+"""A parent's evaluation whose recorded exchanges and change are larger is not replayed (they ship with the job)."""
 
 
 @dataclass(frozen=True)
@@ -54,8 +55,6 @@ class Replay:
 def failed_replays(run: Run, node_id: str, tasks: Mapping[str, Task], limit: int) -> tuple[Replay, ...]:
     """Up to `limit` of the node's failed search evaluations (distinct tasks, in recording order) whose
     model exchanges and change are recorded; never a held-out one."""
-    from evolve.replay import replayable
-
     if limit <= 0:
         return ()
     picked: dict[str, Replay] = {}
@@ -74,26 +73,6 @@ def failed_replays(run: Run, node_id: str, tasks: Mapping[str, Task], limit: int
     return tuple(picked.values())
 
 
-class _Recorded:
-    """Channels over a replaying gateway: whatever job the evaluation opens is answered from the one
-    recording; the gateway's report of it is kept when it closes."""
-
-    def __init__(self, gateway: Gateway) -> None:
-        self._gateway = gateway
-        self.closed: list[JobReport] = []
-
-    def open_job(self, job_id: str | int, node_id: str, role, token_budget: int) -> JobChannel:
-        return self._gateway.open_job(RECORDED, node_id, role, token_budget)
-
-    def report(self, job_id: str | int) -> JobReport:
-        return self._gateway.report(RECORDED)
-
-    def close_job(self, job_id: str | int) -> JobReport:
-        report = self._gateway.close_job(RECORDED)
-        self.closed.append(report)
-        return report
-
-
 def acts_as_parent(ctx: JobContext, code: Path, replays: tuple[Replay, ...], settings: EvalSettings,
                    log_dir: Path) -> str | None:
     """Why the candidate (`code`) is refused: it acted as its parent on every replayed task; None when it
@@ -105,7 +84,7 @@ def acts_as_parent(ctx: JobContext, code: Path, replays: tuple[Replay, ...], set
         with tempfile.TemporaryDirectory(prefix="evolve-replay-") as tmp:
             exchanges_file(Path(tmp), RECORDED).write_text(recorded.exchanges, encoding="utf-8")
             with Gateway(replay_from=Path(tmp)) as gateway:
-                channels = _Recorded(gateway)
+                channels = ReplayChannels(gateway, RECORDED)
                 result = evaluate_task(replace(ctx, job=f"{ctx.job}-replay-{number}", code=code, log_dir=logs,
                                                channels=channels), recorded.task, settings)
         asked = channels.closed[-1] if channels.closed else JobReport()

@@ -8,7 +8,7 @@ import pytest
 from evolve.archive import Run, export_lineage
 from evolve.errors import EvolveError
 from evolve.notebook import build_example_run
-from evolve.replay import Replayed, _ReplayChannels, replayable, rerun, scratch_copy, verify_code
+from evolve.replay import ReplayChannels, Replayed, replayable, rerun, scratch_copy, verify_code
 
 
 @pytest.fixture(scope="module")
@@ -135,7 +135,7 @@ def test_replay_channels_open_the_recorded_job():
             calls.append(("close", job_id))
             return "usage"
 
-    channels = _ReplayChannels(Gateway(), 41)
+    channels = ReplayChannels(Gateway(), 41)
     assert channels.open_job("99", "n", "solve", 10) == "channel"
     assert channels.close_job("99") == "usage"
-    assert calls == [("open", 41, "n"), ("close", 41)]
+    assert calls == [("open", 41, "n"), ("close", 41)] and channels.closed == ["usage"]
