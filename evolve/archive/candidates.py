@@ -10,6 +10,7 @@ agent code: the reasons are the filters' own words.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -78,3 +79,22 @@ def render_candidates(candidates: list[Candidate]) -> list[str]:
     """One line per candidate, for `evolve show`."""
     return [f"  {c.number}. t={c.temperature:.2f}  {c.kind}, {c.changed_lines} lines, {c.seconds:.0f} s: {c.verdict}"
             for c in candidates]
+
+
+def candidate_stages(run: Run) -> tuple[int, Counter[str]]:
+    """Where every recorded candidate of the run ended: the expansions with candidate records, and per stage
+    that refused candidates how many (`child` for the chosen ones); read from the jobs' logs."""
+    expansions, stages = 0, Counter[str]()
+    for job in run.jobs():
+        if job.kind == JobKind.EXPAND and (found := read_candidates(run.path / "logs" / f"job-{job.id}")):
+            expansions += 1
+            stages.update("child" if c.chosen else c.stage or "passed" for c in found)
+    return expansions, stages
+
+
+def render_stages(expansions: int, stages: Counter[str]) -> str:
+    """`31 in 11 expansions: 1 child; refused at applies 14, own tests 12, ...` (most first)."""
+    refused = ", ".join(f"{stage} {count}" for stage, count in stages.most_common() if stage not in ("child", "passed"))
+    children = stages["child"]
+    return (f"{stages.total()} in {expansions} expansion{'s' * (expansions != 1)}: {children} "
+            f"child{'ren' * (children != 1)}" + (f"; refused at {refused}" if refused else ""))

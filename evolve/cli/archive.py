@@ -10,6 +10,7 @@ import typer
 
 from evolve.archive import Run, export_lineage, import_bundle
 from evolve.archive.best import run_best
+from evolve.archive.candidates import candidate_stages, render_stages
 from evolve.archive.digest import run_digest
 from evolve.archive.edits import RATE_LIMIT, code_edit_rate
 from evolve.archive.lineage import left_out, lineage_ids
@@ -21,15 +22,19 @@ def status(
     run: Annotated[Path, typer.Argument(help="Run directory.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Nodes, evaluations, jobs and usage of a run, and its code-edit rate."""
+    """Nodes, evaluations, jobs and usage of a run, its code-edit rate and where its candidates ended."""
     with Run.open(run) as opened:
         summary = run_summary(opened)
         rate = code_edit_rate(opened)  # reads each child's changed files from git: here, not in the summary
+        expansions, stages = candidate_stages(opened)
     summary["code_edits"] = None if rate is None else {"code": rate.code, "expansions": rate.expansions,
                                                        "rate": rate.rate}
+    summary["candidates"] = {"expansions": expansions, "stages": dict(stages.most_common())} if expansions else None
     shown = f"over {RATE_LIMIT} children, not counted" if rate is None else f"{rate}"
+    tried = f"\ncandidates: {render_stages(expansions, stages)}" if expansions else ""
     typer.echo(json.dumps(summary, indent=2) if as_json
-               else render_summary(summary) + f"\ncode edits: {shown} (valid children with a code edit / expansions)")
+               else render_summary(summary) + f"\ncode edits: {shown} (valid children with a code edit / expansions)"
+               + tried)
 
 
 def tree(run: Annotated[Path, typer.Argument(help="Run directory.")]) -> None:

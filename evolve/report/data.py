@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from evolve.archive.best import run_best
-from evolve.archive.candidates import candidates_of, render_candidates
+from evolve.archive.candidates import candidate_stages, candidates_of, render_candidates, render_stages
 from evolve.archive.compute import run_cpu_hours, sandbox_cpus
 from evolve.archive.edits import code_edit_rate, edit_kinds
 from evolve.archive.records import Node
@@ -265,6 +265,9 @@ def _budget_rows(run: Run, tree: CladeTree, nodes: list[Node], tokens: int, doll
                                                   for name, (old, new) in change["changes"].items())))
     rate = code_edit_rate(run)  # valid children with a code edit / expansions (evolve.archive.edits)
     rows.append(("code edits", "not counted (a long run)" if rate is None else f"{rate} of expansions"))
+    expansions, stages = candidate_stages(run)
+    if expansions:
+        rows.append(("candidates", render_stages(expansions, stages)))
     return rows
 
 

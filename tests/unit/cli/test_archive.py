@@ -69,6 +69,7 @@ def test_status_of_a_run_made_by_an_earlier_version_is_what_that_version_said(tm
     assert out.returncode == 0, out.stderr
     status = json.loads(out.stdout)
     assert status.pop("code_edits") == {"code": 4, "expansions": 4, "rate": 1.0}  # counted from git, beside it
+    assert status.pop("candidates") is None  # read from the jobs' logs, beside it: that version kept no records
     assert {**status, "path": None} == V2_STATUS
 
 
@@ -84,3 +85,26 @@ def test_an_unknown_value_in_a_run_is_one_error_line(tmp_path):
     assert out.returncode == 1
     assert out.stderr.strip().splitlines() == [
         "error: unknown value 'grade' in column jobs.kind (this evolve knows evaluate, expand)"]
+
+
+def test_status_says_where_the_runs_candidates_ended(populated):
+    """The tally over every expansion's candidate records (the wide lineage's: 31 candidates in 11 expansions,
+    14 empty, 12 refused by the agent's own tests, one child), in the text, the JSON and the report."""
+    from evolve.archive.candidates import Candidate, candidate_stages, write_candidates
+    from evolve.archive.vocab import JobKind, JobState
+    from evolve.report.data import _budget_rows
+
+    assert "candidates" not in evolve("status", populated.path).stdout.split("code edits:")[1]
+    assert json.loads(evolve("status", populated.path, "--json").stdout)["candidates"] is None
+    for stages in (["applies", "own tests", None], ["applies", "applies", "own tests"]):
+        job = populated.start_job(JobKind.EXPAND, "0")
+        write_candidates(populated.log_dir(job.id), [Candidate(n, 0.2, stage is None, stage, "why", "code", 1, 1.0)
+                                                     for n, stage in enumerate(stages, 1)])
+        populated.finish_job(job.id, JobState.FINISHED)
+    assert candidate_stages(populated)[0] == 2
+    text = evolve("status", populated.path).stdout
+    assert "candidates: 6 in 2 expansions: 1 child; refused at applies 3, own tests 2" in text
+    assert json.loads(evolve("status", populated.path, "--json").stdout)["candidates"] == {
+        "expansions": 2, "stages": {"applies": 3, "own tests": 2, "child": 1}}
+    rows = _budget_rows(populated, populated.tree(), populated.nodes(), 0, 0.0)  # the report's budget table
+    assert ("candidates", "6 in 2 expansions: 1 child; refused at applies 3, own tests 2") in rows
