@@ -9,7 +9,8 @@ exchanges a node) so the page stays small; `evolve show` and the run's `exchange
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from pathlib import Path
 
 from evolve.archive.lineage import job_exchanges
 from evolve.archive.records import Job
@@ -24,6 +25,31 @@ PER_NODE = 24
 def _cut(text: str | None) -> str:
     text = text or ""
     return text if len(text) <= CHARS else text[:CHARS] + f"\n... cut at {CHARS} characters"
+
+
+def exchange_rows(path: Path) -> Iterator[dict]:
+    """The rows of one job's exchange log that have an exchange's shape. A line cut by a crash mid-append,
+    or a row of another shape (a damaged or foreign bundle: `{"request": 1}`), is left out; the others count."""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # cut by a crash mid-append
+        if _shaped(row):
+            yield row
+
+
+def _shaped(row: object) -> bool:
+    if not isinstance(row, dict):
+        return False
+    request, response = row.get("request") or {}, row.get("response") or {}
+    if not isinstance(request, dict) or not isinstance(response, dict):
+        return False
+    messages, usage = request.get("messages") or [], response.get("usage") or {}
+    return (isinstance(messages, list) and all(isinstance(m, dict) for m in messages)
+            and isinstance(response.get("message") or {}, dict) and isinstance(usage, dict)
+            and all(isinstance(v, int | float) for v in usage.values())
+            and isinstance(row.get("created", 0), int | float))
 
 
 def _exchange(path_name: str, job: Job, row: dict) -> dict:
@@ -51,12 +77,9 @@ def node_exchanges(run: Run, nodes: Iterable[str]) -> dict[str, dict]:
             if directory.is_dir():
                 logs[str(job.id)] = sorted(str(p.relative_to(directory)) for p in directory.rglob("*") if p.is_file())[:40]
             for path in job_exchanges(run, job.id):
-                for line in path.read_text(encoding="utf-8").splitlines():
+                for row in exchange_rows(path):
                     if len(exchanges) >= PER_NODE:
                         break
-                    try:
-                        exchanges.append(_exchange(path.name, job, json.loads(line)))
-                    except json.JSONDecodeError:
-                        continue  # a line cut by a crash mid-append: the complete ones still show
+                    exchanges.append(_exchange(path.name, job, row))
         shown[node] = {"exchanges": exchanges, "logs": logs}
     return shown

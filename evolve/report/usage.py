@@ -8,7 +8,6 @@ modify roles, evaluations the solve role).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -16,6 +15,7 @@ from evolve.archive.compute import cpu_hours, sandbox_cpus
 from evolve.archive.records import Job
 from evolve.archive.store import Run
 from evolve.archive.vocab import JobState
+from evolve.report.exchanges import exchange_rows
 
 POINTS = 200
 """Points per series kept (evenly spaced over the records)."""
@@ -66,20 +66,14 @@ def _exchange_events(run: Run) -> tuple[Events, Events, int, dict[str, tuple[int
     cache: dict[str, tuple[int, int]] = {}
     directory = run.path / "exchanges"
     for path in sorted(directory.glob("job-*.jsonl")) if directory.is_dir() else []:
-        with path.open(encoding="utf-8") as lines:
-            for line in lines:
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError:
-                    continue  # a line cut by a crash mid-append: the complete ones still count
-                usage = (row.get("response") or {}).get("usage") or {}
-                role, when = str(row.get("role", "?")), float(row.get("created", 0))
-                tokens.append((when, role, float(usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0))))
-                dollars.append((when, role, float(usage.get("cost_usd", 0.0))))
-                prompt, cached = cache.get(role, (0, 0))
-                cache[role] = (prompt + int(usage.get("prompt_tokens", 0)),
-                               cached + int(usage.get("cached_prompt_tokens", 0)))
-                count += 1
+        for row in exchange_rows(path):  # a cut line, or a row of another shape, is left out
+            usage = (row.get("response") or {}).get("usage") or {}
+            role, when = str(row.get("role", "?")), float(row.get("created", 0))
+            tokens.append((when, role, float(usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0))))
+            dollars.append((when, role, float(usage.get("cost_usd", 0.0))))
+            prompt, cached = cache.get(role, (0, 0))
+            cache[role] = (prompt + int(usage.get("prompt_tokens", 0)), cached + int(usage.get("cached_prompt_tokens", 0)))
+            count += 1
     return tokens, dollars, count, cache
 
 

@@ -161,3 +161,23 @@ def test_live_report_waits_for_the_run_then_keeps_the_page_current(example, tmp_
                 break
             time.sleep(0.05)
     assert page.exists() and '<meta http-equiv="refresh" content="1">' in page.read_text()
+
+
+def test_an_exchange_row_of_another_shape_is_left_out_and_the_page_is_written():
+    """A damaged or foreign bundle's exchange log may hold JSON that is not an exchange (`{"request": 1}`): the
+    report leaves that row out and shows the others, instead of failing."""
+    from evolve.report.exchanges import node_exchanges
+
+    with tempfile.TemporaryDirectory() as tmp, Run.create(Path(tmp) / "run") as run:
+        code = Path(tmp) / "code"
+        (code / "agent").mkdir(parents=True)
+        (code / "agent" / "__init__.py").write_text("")
+        node = run.add_node(code)
+        job = run.start_job("evaluate", node.id, task="t")
+        good = {"role": "solve", "request": {"messages": [{"role": "user", "content": "hi"}]},
+                "response": {"message": {"content": "ok"}, "usage": {"prompt_tokens": 2, "completion_tokens": 1}}}
+        run.exchanges_file(job.id).parent.mkdir(parents=True, exist_ok=True)
+        run.exchanges_file(job.id).write_text('{"request": 1}\n[]\n' + json.dumps(good) + "\n")
+        shown = node_exchanges(run, [node.id])[node.id]["exchanges"]
+        assert [(e["prompt"], e["answer"], e["tokens"]) for e in shown] == [("hi", "ok", 3)]
+        collect(run)
