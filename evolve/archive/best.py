@@ -18,6 +18,7 @@ import numpy as np
 
 from evolve.archive.tree import CladeTree, recorded_tasks
 from evolve.config import PolicyConfig
+from evolve.errors import EvolveError
 from evolve.search.policies import best_rule, policies_from_config
 from evolve.search.view import SearchView
 
@@ -75,3 +76,19 @@ def run_best(run: Run, tree: CladeTree | None = None) -> Best | None:
     """The final agent of an open run (`tree`: its `Run.tree()` when the caller has it already)."""
     counted = run.tree(with_tasks=False) if tree is None else tree
     return best_of(counted, run.config.policy, recorded_tasks(run))
+
+
+FINAL = "final"
+"""What a node argument may say instead of an id (`RUN:final`, `evolve show RUN final`): the run's final agent."""
+
+
+def named_node(run: Run, name: str) -> str:
+    """The id of the node `name` names: an id, or `final` (any case) for the run's final agent as `run_best`
+    names it; a node the run does not have is named in the error."""
+    if name.lower() == FINAL:
+        best = run_best(run)
+        if best is None:
+            raise EvolveError(f"run {run.path} has no final agent (no valid node)")
+        return best.node
+    run.node(name)
+    return name

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from evolve.archive import Run, export_lineage, import_bundle
-from evolve.archive.best import run_best
+from evolve.archive.best import named_node, run_best
 from evolve.archive.candidates import candidate_stages, render_stages
 from evolve.archive.digest import run_digest
 from evolve.archive.edits import RATE_LIMIT, code_edit_rate
@@ -47,21 +47,21 @@ def tree(run: Annotated[Path, typer.Argument(help="Run directory.")]) -> None:
 
 def show(
     run: Annotated[Path, typer.Argument(help="Run directory.")],
-    node: Annotated[str, typer.Argument(help="Node id.")],
+    node: Annotated[str, typer.Argument(help="Node id, or `final` (the run's final agent).")],
 ) -> None:
     """One node: its record, counts, instructions and evaluations."""
     with Run.open(run) as opened:
-        typer.echo(render_node(opened, node))
+        typer.echo(render_node(opened, named_node(opened, node)))
 
 
 def diff(
     run: Annotated[Path, typer.Argument(help="Run directory.")],
-    node: Annotated[str, typer.Argument(help="Node id.")],
+    node: Annotated[str, typer.Argument(help="Node id, or `final` (the run's final agent).")],
     against: Annotated[str, typer.Option("--against", help="parent, root, or another node id.")] = "parent",
 ) -> None:
     """The unified diff of a node's code."""
     with Run.open(run) as opened:
-        typer.echo(opened.diff(node, against=against), nl=False)
+        typer.echo(opened.diff(named_node(opened, node), against=against), nl=False)
 
 
 def export(

@@ -12,7 +12,8 @@ from evolve.errors import EvolveError
 
 
 def compare_command(
-    a: Annotated[str, typer.Argument(help="RUN or RUN:NODE (a run of one node, as `evolve eval` makes, needs no NODE).")],
+    a: Annotated[str, typer.Argument(help="RUN or RUN:NODE; NODE may be `final`, the run's final agent (a run of one "
+                                          "node, as `evolve eval` makes, needs no NODE).")],
     b: Annotated[str, typer.Argument(help="RUN or RUN:NODE, compared against A (differences are B − A).")],
     split: Annotated[str | None, typer.Option(help="Only this split's results (dev or heldout; default: all).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
@@ -23,11 +24,13 @@ def compare_command(
     from evolve.archive.vocab import parse_split
 
     parse_split(split)
-    outcomes = [_outcomes(side, split) for side in (a, b)]
-    result = compare(outcomes[0], outcomes[1], labels=(a, b))
+    (where_a, outcomes_a), (where_b, outcomes_b) = (_outcomes(side, split) for side in (a, b))
+    result = compare(outcomes_a, outcomes_b, labels=(a, b))
     if as_json:
-        typer.echo(json.dumps(result.to_json()))
+        typer.echo(json.dumps({**result.to_json(), "same_agent": where_a == where_b}))
         return
+    if where_a == where_b:  # `RUN:0 RUN:final` where no agent beat the seed
+        typer.echo(f"A and B are the same agent: node {where_a[1]} of {where_a[0]}")
     for side in (result.a, result.b):
         ci = side.interval
         typer.echo(f"{side.label}: {side.passed}/{side.total} = {ci.mean:.0%} [{ci.low:.0%}, {ci.high:.0%}]")
@@ -41,7 +44,9 @@ def compare_command(
         typer.echo(f"left out: {result.unpaired} tasks counted on one side only")
 
 
-def _outcomes(side: str, split: str | None) -> dict[str, bool]:
+def _outcomes(side: str, split: str | None) -> tuple[tuple[Path, str], dict[str, bool]]:
+    """(the run's resolved path and the node's id, the node's counted outcomes by task)."""
+    from evolve.archive.best import named_node
     from evolve.archive.compare import counted_outcomes
     from evolve.archive.store import Run
 
@@ -54,8 +59,8 @@ def _outcomes(side: str, split: str | None) -> dict[str, bool]:
             if len(nodes) != 1:
                 raise EvolveError(f"{side}: the run has {len(nodes)} nodes; name one as RUN:NODE")
             node = nodes[0].id
-        run.node(node)  # a missing node is named
-        return counted_outcomes(run, node, split)
+        node = named_node(run, node)  # a missing node is named
+        return (run.path.resolve(), node), counted_outcomes(run, node, split)
 
 
 def register(app: typer.Typer) -> None:

@@ -36,6 +36,7 @@ def run_seed(run: Run, config: RunConfig) -> int:
 def open_agent(agent: str, archive: Path, config: RunConfig) -> tuple[Run, str]:
     """(run, node id) for `seed` or a directory that meets the agent contract (a fresh run holding only that
     agent), or `RUN:NODE` (an existing run)."""
+    from evolve.archive.best import named_node
     from evolve.archive.store import Run
     from evolve.seed import agent_problem, copy_agent
 
@@ -52,7 +53,7 @@ def open_agent(agent: str, archive: Path, config: RunConfig) -> tuple[Run, str]:
         raise EvolveError(f"--agent must be 'seed', an agent directory or RUN:NODE, not {agent!r}")
     run = Run.open(run_path, writer=True)  # one writer: refused while `evolve run` writes the run
     try:
-        run.node(node_id)
+        node_id = named_node(run, node_id)  # an id, or `final`
     except BaseException:
         run.close()
         raise
@@ -60,7 +61,8 @@ def open_agent(agent: str, archive: Path, config: RunConfig) -> tuple[Run, str]:
 
 
 def eval_command(
-    agent: Annotated[str, typer.Option(help="'seed', an agent directory (the agent contract), or RUN:NODE")] = "seed",
+    agent: Annotated[str, typer.Option(help="'seed', an agent directory (the agent contract), or RUN:NODE (NODE may be "
+                                            "`final`, the run's final agent)")] = "seed",
     suite: Annotated[str, typer.Option(help="task suite")] = "builtin",
     split: Annotated[str | None, typer.Option(help="dev or heldout (default: all)")] = None,
     limit: Annotated[int | None, typer.Option(help="evaluate only the first N tasks")] = None,

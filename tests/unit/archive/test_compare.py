@@ -67,6 +67,35 @@ def test_cli_compares_two_eval_runs_and_names_an_ambiguous_run(tmp_path, code):
         "error: --split test: no such split (the splits are dev, heldout)")
 
 
+def test_final_names_the_runs_final_agent_and_the_same_agent_on_both_sides_is_said(tmp_path, code):
+    """`evolve compare RUN:0 RUN:final` as the issue writes it: `final` is the run's final agent (the rule's
+    choice); where that is the seed, the comparison says the two sides are one agent."""
+    from evolve.archive.store import Run
+
+    with Run.create(tmp_path / "run") as made:
+        seed = made.add_node(code({"a.py": "0"}))
+        child = made.add_node(code({"a.py": "1"}), parent=seed.id, origin="self_modify")
+        for node, passes in ((seed.id, 1), (child.id, 5)):
+            for n in range(6):
+                made.record_evaluation(node, f"t{n}", "pass" if n < passes else "fail")
+    evolve = [sys.executable, "-m", "evolve"]
+    out = subprocess.run([*evolve, "compare", f"{made.path}:0", f"{made.path}:final", "--json"],
+                         capture_output=True, text=True, check=True)
+    result = json.loads(out.stdout)
+    assert (result["a"]["passed"], result["b"]["passed"], result["same_agent"]) == (1, 5, False)
+    assert "node 1  (valid)" in subprocess.run([*evolve, "show", made.path, "FINAL"], capture_output=True, text=True,
+                                               check=True).stdout
+    with Run.open(made.path, writer=True) as opened:
+        for n in range(6, 40):  # the seed's evidence grows until the rule prefers it
+            opened.record_evaluation(seed.id, f"t{n}", "pass")
+    text = subprocess.run([*evolve, "compare", f"{made.path}:0", f"{made.path}:final"], capture_output=True, text=True,
+                          check=True).stdout
+    assert text.startswith(f"A and B are the same agent: node 0 of {made.path.resolve()}\n")
+    missing = subprocess.run([*evolve, "compare", f"{made.path}:0", f"{made.path}:finale"], capture_output=True,
+                             text=True, check=False)
+    assert missing.returncode == 1 and "has no node 'finale'" in missing.stderr
+
+
 @pytest.mark.parametrize(("a", "b"), [
     ({"t1": True, "t2": True}, {"t1": True, "t2": True}),  # identical on 2 tasks: was a zero-width [+0, +0]
     ({"t1": False, "t2": True}, {"t1": True, "t2": True}),
