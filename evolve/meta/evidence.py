@@ -131,8 +131,9 @@ REMEDIES = {
                    "(a budget of a few thousand characters holds no step)",
     "silent_failure": "show a command's error output (stderr) beside its standard output",
     "unseen_file": "show the model the source of the files the task names before asking for an edit (a size "
-                   "budget too small for them shows none)",
-    "no_check": "run the repository's checks and show the model their result, first and after each edit",
+                   "budget too small for them shows none; a task's file fits in a few thousand characters, e.g. 6000)",
+    "no_check": "run the repository's checks and show the model their result, first and after each edit (pass "
+                "the check command the code computes to what runs the model, not an empty one)",
     "weak_check": "check what the task asks, not only a compile: where a docstring has no `>>>` examples, turn "
                   "its example lines (`f(x) ==> y`, `f(x) => y`, `f(x) == y`, `f(x) -> y`) into `assert f(x) == y` "
                   "lines and run them with `python3 -c`, e.g. `calls = re.findall(r\"^\\s*(\\w+\\(.*\\))\\s*"

@@ -43,7 +43,7 @@ def defined(source: str) -> dict[str, ast.stmt]:
 
 def near(ws: Workspace, path: str, code: str) -> str | None:
     """A few lines (a def with its body only when lines were asked for), each like a line of a file: they replace those."""
-    new, found = [t.strip() for t in code.splitlines() if t.strip()], []
+    new, found = [t.strip() for t in code.splitlines() if t.strip() and not t.lstrip().startswith("#")], []
     if 0 < len(new) <= 4 and (ws.lines or not re.search(r"(?m)^\s*(async )?(def|class) .*:\s*\n\s", code)):
         for file in [ws.path(path)] if path else sorted(ws.root.rglob("*.py")):
             old = file.read_text(errors="replace").splitlines() if file.is_file() else []
@@ -52,7 +52,7 @@ def near(ws: Workspace, path: str, code: str) -> str | None:
                 found.append((sum(r for r, _ in like), file.relative_to(ws.root).as_posix(), old, [i for _, i in like]))
     _, name, old, at = max(found, default=(0.0, "", [], []))
     put = {i: new[n] for n, i in enumerate(at) if not old[i].strip().startswith(new[n])}  # a prefix: a cut copy
-    return ws.write(name, "\n".join(indent_of(s) + put[i] if i in put else s for i, s in enumerate(old))) if put else None
+    return ws.write(name, "\n".join(indent_of(s) + put[i] if i in put else s for i, s in enumerate(old))) if at else None
 
 
 def merge(ws: Workspace, path: str, code: str) -> str:

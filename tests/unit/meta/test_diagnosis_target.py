@@ -188,21 +188,22 @@ def test_the_reply_format_names_every_target_of_the_map_and_bounds_each_text(see
     assert len(json.dumps(large)) < MAX_FORMAT_CHARS
 
 
-@pytest.mark.parametrize(("defect", "note"), [
-    ("check-dropped", "`check` is computed on line 40 and never used."),
-    ("file-hidden", ("`budget` is 0 unless a caller passes it (line 29), so `sum(map(len, shown)) + len(text) <= budget` "
-                    "(line 37) lets nothing of any size through.")),
+@pytest.mark.parametrize(("defect", "notes"), [
+    ("check-dropped", ("`check` is computed on line 40 and never used.", 'Line 41 passes an empty `""` to `agent.run`.')),
+    ("file-hidden", (("`budget` is 0 unless a caller passes it (line 29), so `sum(map(len, shown)) + len(text) <= budget` "
+                      "(line 37) lets nothing of any size through."),)),
 ])
-def test_computed_instructions_say_what_the_targets_code_shows(tmp_path, defect, note) -> None:
-    """A value computed and never used, a bound of 0: lint-like facts of the target, in the parent's line numbers."""
+def test_computed_instructions_say_what_the_targets_code_shows(tmp_path, defect, notes) -> None:
+    """A value computed and never used (and a call given an empty value beside it), a bound of 0: lint-like
+    facts of the target, in the parent's line numbers."""
     from evolve.bench.selfrepair import DEFECTS, plant
     from evolve.meta.diagnose import Instructions, deciding_lines
 
     code = plant(DEFECTS[defect], None, tmp_path / defect)
     shown = deciding_lines(code, Instructions("p", "c", "x", ("agent/commands.py",), "agent/commands.py:solve",
                                               kind="no_check"))
-    assert shown.notes == (note,) and f"What its code shows:\n- {note}\n" in shown.render()
-    assert shown.to_json()["notes"] == [note]
+    assert shown.notes == notes and "What its code shows:\n" + "".join(f"- {n}\n" for n in notes) in shown.render()
+    assert shown.to_json()["notes"] == list(notes)
 
 
 def test_the_intact_seed_gives_no_code_notes(tmp_path) -> None:
@@ -218,6 +219,7 @@ def test_the_intact_seed_gives_no_code_notes(tmp_path) -> None:
         "`x` is computed on line 6 and never used.",
         "`most` is 0 unless a caller passes it (line 5), so `n < most` (line 7) lets nothing of any size through."]
     assert code_notes("X = 1\n", 1) == [] and code_notes("def broken(:\n", 1) == []
+    assert code_notes('def f(run):\n    return run("", None)\n', 1) == []  # an empty argument alone is no note
 
 
 def test_code_notes_on_hostile_agent_code_are_none_or_short() -> None:

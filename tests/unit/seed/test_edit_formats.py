@@ -222,6 +222,26 @@ def test_a_line_cut_short_by_the_reply_limit_is_no_edit_and_the_rest_of_the_bloc
     assert near(ws, "", 'def query(self, messages, **options):\n    body = {"model": "def') is None  # nothing left
 
 
+def test_the_deciding_lines_sent_back_unchanged_are_said_to_be_so_not_appended_to_the_file(tmp_path):
+    """What the 1.5B model sent for the check-dropped defect (3 of 6 candidates): lines 40 and 41 of
+    commands.py as they stood. Merged as code, the first landed at the file's end as a module constant
+    whose names are undefined there, and the agent no longer imported."""
+    from agent.repairs import merge
+
+    (tmp_path / "agent").mkdir()
+    commands = ('def solve(agent, problem):\n    root = agent.root\n'
+                '    check = check_command(root)\n    return agent.run(problem, "")\n')
+    (tmp_path / "agent" / "commands.py").write_text(commands)
+    ws = Workspace(tmp_path)
+    ws.lines = True
+    echo = '# agent/commands.py, lines 3 and 4\ncheck = check_command(root)\nreturn agent.run(problem, "")\n'
+    with pytest.raises(ToolError, match=r"^That edit changed nothing in agent/commands.py\. Make the change\.$"):
+        merge(ws, "", echo)
+    assert (tmp_path / "agent" / "commands.py").read_text() == commands
+    merge(ws, "", echo.replace('problem, "")', "problem, check)"))
+    assert (tmp_path / "agent" / "commands.py").read_text() == commands.replace('problem, "")', "problem, check)")
+
+
 def test_improve_asks_for_the_lines_that_decide_it_when_the_instructions_show_them(ws):
     from agent import prompts
     from agent.commands import improve
