@@ -1,7 +1,6 @@
 """What a first reading of the target's code shows, computed from its syntax tree: a name it assigns and
-never reads (the value computed for a call and then not passed) with the calls given an empty `""` or None
-beside it, and an upper bound that is 0 (a size
-check that lets nothing through). The computed instructions carry these notes under their deciding
+never reads (the value computed for a call and then not passed), with the calls given an empty `""` or None
+beside it, and an upper bound that is 0 (a size check that lets nothing through). The computed instructions carry these notes under their deciding
 lines: the 1.5B meta model places a change it is told but rarely finds one itself (check-dropped: it passed
 the unused `check` to the prompt's `format`, not to the run), so the notes say what the code does, in
 the parent's line numbers. Lint-like facts only; nothing here knows a planted defect.
@@ -31,12 +30,13 @@ def code_notes(source: str, first_line: int) -> list[str]:
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return []
     offset = first_line - 1  # a node's line in the parent's file: offset + node.lineno
-    return (_unused(function, text, offset) + _zero_bounds(function, text, offset))[:MAX_NOTES]
+    unused = _unused(function, offset)
+    empty = _empty_arguments(function, text, offset) if unused else []  # alone, an empty argument is no defect
+    return (unused + empty + _zero_bounds(function, text, offset))[:MAX_NOTES]
 
 
-def _unused(function: ast.FunctionDef | ast.AsyncFunctionDef, text: str, offset: int) -> list[str]:
-    """Locals assigned by a plain `name = ...` and never read in the function; with them, where a call in the
-    function is passed an empty value (`""` or None) that such a local might have been."""
+def _unused(function: ast.FunctionDef | ast.AsyncFunctionDef, offset: int) -> list[str]:
+    """Locals assigned by a plain `name = ...` and never read in the function."""
     read = {node.id for node in ast.walk(function) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store)}
     notes = []
     for node in ast.walk(function):
@@ -44,8 +44,12 @@ def _unused(function: ast.FunctionDef | ast.AsyncFunctionDef, text: str, offset:
             name = node.targets[0].id
             if name not in read and not name.startswith("_"):
                 notes.append(f"`{name}` is computed on line {offset + node.lineno} and never used.")
-    if not notes:
-        return notes
+    return notes
+
+
+def _empty_arguments(function: ast.FunctionDef | ast.AsyncFunctionDef, text: str, offset: int) -> list[str]:
+    """Calls in the function passed an empty value (`""` or None), where an unused local might have gone."""
+    notes = []
     for node in ast.walk(function):
         if isinstance(node, ast.Call):
             empty = [a for a in [*node.args, *(k.value for k in node.keywords)]
