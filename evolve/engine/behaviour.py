@@ -9,7 +9,8 @@ child that sends the model the very requests the parent sent, all of them, and f
 acted as its parent there. With `[meta] replays = n` a candidate that acts as its parent on each of
 n of the parent's failed search tasks is refused at the stage `behaviour`, before the gate spends model
 time on it; on any one task where it asks something new, asks less, leaves another change in the repository,
-or passes, it goes on.
+or passes, it goes on. One that breaks where the parent ran (its agent exits with an error or times out on a
+replayed task) is refused at once: the smoke task reaches few of the agent's paths, a real task more.
 
 The verdict comes from the engine's own channels: the replaying gateway's counts (requests answered
 from the recording, requests it had no recording for), the engine's diff of the task's repository and the
@@ -35,6 +36,11 @@ from evolve.tasks.types import Task
 
 RECORDED = "recorded"
 """The job id every replayed request is answered under (one recording per replay)."""
+BROKE = frozenset({"error", "timeout"})
+"""Replayed outcomes that refuse a candidate at once: the parent's agent ran to its end there (it failed the
+task), the candidate's exited with an error or hung, every request it sent answered from the recording. (One
+that asks something new gets an error reply, which ends the seed's agent with an error: no breakage.) The
+file-hidden run's two children crashed on every search task, on a case the smoke task never reaches."""
 REPLAY_BYTES = 4 << 20
 """A parent's evaluation whose recorded exchanges and change are larger is not replayed (they ship with the job)."""
 
@@ -88,6 +94,9 @@ def acts_as_parent(ctx: JobContext, code: Path, replays: tuple[Replay, ...], set
                 result = evaluate_task(replace(ctx, job=f"{ctx.job}-replay-{number}", code=code, log_dir=logs,
                                                channels=channels), recorded.task, settings)
         asked = channels.closed[-1] if channels.closed else JobReport()
+        if result.outcome in BROKE and not asked.replay_misses:  # a new request is answered with an error
+            return (f"it breaks where its parent ran: on {recorded.task.id}, one of the parent's failed tasks "
+                    f"replayed, its agent ended in {result.outcome} ({_last_line(result.detail)})")
         changed = (logs / "diff.patch").read_text(encoding="utf-8") if (logs / "diff.patch").is_file() else None
         if (result.outcome != "fail" or asked.replay_misses or asked.requests != recorded.requests
                 or changed != recorded.patch):
@@ -97,3 +106,9 @@ def acts_as_parent(ctx: JobContext, code: Path, replays: tuple[Replay, ...], set
         return None
     return (f"it acts as its parent: on {len(same)} of the parent's failed tasks ({', '.join(same)}) it sent "
             f"the model the parent's very requests, all of them, left the same change and failed again")
+
+
+def _last_line(detail: str, limit: int = 200) -> str:
+    """The last non-empty line of an outcome's detail (a traceback's exception), cut to `limit` characters."""
+    lines = [line.strip() for line in detail.splitlines() if line.strip()]
+    return lines[-1][-limit:] if lines else ""

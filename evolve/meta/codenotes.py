@@ -1,6 +1,7 @@
 """What a first reading of the target's code shows, computed from its syntax tree: a name it assigns and
 never reads (the value computed for a call and then not passed), with the calls given an empty `""` or None
-beside it, and an upper bound that is 0 (a size check that lets nothing through). The computed instructions carry these notes under their deciding
+beside it, an upper bound that is 0 (a size check that lets nothing through), and a constant that is the
+empty string (text that adds nothing). The computed instructions carry these notes under their deciding
 lines: the 1.5B meta model places a change it is told but rarely finds one itself (check-dropped: it passed
 the unused `check` to the prompt's `format`, not to the run), so the notes say what the code does, in
 the parent's line numbers. Lint-like facts only; nothing here knows a planted defect.
@@ -19,20 +20,31 @@ SHOWN_CHARS = 120
 
 
 def code_notes(source: str, first_line: int) -> list[str]:
-    """Notes on one function or method (`source`, as it stands from `first_line` of its file); [] for
-    anything else or for code that does not parse."""
+    """Notes on one function, method or constant (`source`, as it stands from `first_line` of its file); []
+    for anything else or for code that does not parse."""
     text = textwrap.dedent(source)
     try:
         tree = syntax.parse(text)
     except SyntaxError:  # agent code: also a null byte or nesting too deep (evolve.syntax)
         return []
     function = tree.body[0] if tree.body else None
+    if isinstance(function, (ast.Assign, ast.AnnAssign)):
+        return _empty_constant(function, first_line)
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return []
     offset = first_line - 1  # a node's line in the parent's file: offset + node.lineno
     unused = _unused(function, offset)
     empty = _empty_arguments(function, text, offset) if unused else []  # alone, an empty argument is no defect
     return (unused + empty + _zero_bounds(function, text, offset))[:MAX_NOTES]
+
+
+def _empty_constant(assign: ast.Assign | ast.AnnAssign, first_line: int) -> list[str]:
+    """A constant whose value is the empty string: text added to a message that adds nothing."""
+    targets = assign.targets if isinstance(assign, ast.Assign) else [assign.target]
+    names = [t.id for t in targets if isinstance(t, ast.Name)]
+    if not names or not (isinstance(assign.value, ast.Constant) and assign.value.value == ""):
+        return []
+    return [f"`{names[0]}` is an empty string (line {first_line}): wherever it is added to a text, it adds nothing."]
 
 
 def _unused(function: ast.FunctionDef | ast.AsyncFunctionDef, offset: int) -> list[str]:

@@ -137,7 +137,7 @@ def _arising(evidence: Evidence, agent: AgentMap) -> str:
     """`N. target` for each shown pattern whose responsible part (RESPONSIBLE) the agent's map still has."""
     lines = []
     for number, pattern in enumerate(evidence.patterns[:EVIDENCE_PATTERNS], 1):
-        if target := agent.resolve(RESPONSIBLE.get(pattern.kind, "")):
+        if target := responsible(agent, pattern.kind):
             lines.append(f"{number}. {target}")
     return "\n".join(lines)
 
@@ -226,14 +226,14 @@ def _check_not_task_code(change: str, agent: AgentMap, task_text: str) -> None:
                          "say what to change in the agent so that it solves such tasks")
 
 
-RESPONSIBLE = {
+RESPONSIBLE: dict[str, str | tuple[str, ...]] = {
     "tool_error": "agent/tools.py:Workspace.bash",
     "timeout": "agent/tools.py:Workspace.bash",
     "unparsable_reply": "agent/loop.py:parse",
     "repeated_reply": "agent/loop.py:Agent.step",
     "steps_exhausted": "agent/loop.py:Agent.run",
     "broke_checks": "agent/loop.py:Agent.act",
-    "no_edit": "agent/commands.py:solve",
+    "no_edit": ("agent/repairs.py:NUDGE", "agent/commands.py:solve"),
     "wrong_file": "agent/prompts.py:SYSTEM",
     "model_error": "agent/model.py:Model.query",
     "reply_cut": "agent/model.py:Model.query",
@@ -243,7 +243,14 @@ RESPONSIBLE = {
     "no_check": "agent/commands.py:solve",
     "weak_check": "agent/commands.py:check_command",
 }
-"""Where in the seed agent each evidence pattern arises; used only for a name the agent's map still has."""
+"""Where in the seed agent each evidence pattern arises; used only for a name the agent's map still has (of
+several, the first it has: the seed asks for the edit in `NUDGE`, an agent without repairs.py in `solve`)."""
+
+
+def responsible(agent: AgentMap, kind: str) -> str | None:
+    """The target of the agent's map where a pattern of `kind` arises (RESPONSIBLE); None where it has none."""
+    names = RESPONSIBLE.get(kind, ())
+    return next(filter(None, map(agent.resolve, (names,) if isinstance(names, str) else names)), None)
 
 DECIDING = {
     "reply_cut": r"\bmax_tokens\b",
@@ -295,7 +302,7 @@ def from_evidence(evidence: Evidence, agent: AgentMap) -> Instructions | None:
     (the 0.5B model echoed "The agent changed no file." in every reply of 3 trials of 3) or the run
     prefers the evidence (`[meta] diagnosis = "evidence"`); None when no pattern points into the map."""
     for pattern in sorted(evidence.patterns, key=lambda p: p.kind in SYMPTOMS):
-        target = agent.resolve(RESPONSIBLE.get(pattern.kind, ""))
+        target = responsible(agent, pattern.kind)
         if target is None:
             continue
         passed = f" ({len(pattern.passed)} of them passed)" if pattern.passed else ""

@@ -119,7 +119,8 @@ class Pattern:
 REMEDIES = {
     "steps_exhausted": "ask for the edit sooner, so the steps are not spent before a change",
     "unparsable_reply": "accept the reply form the model actually sends (the example shows one) as an action",
-    "no_edit": "ask for the edit explicitly and refuse to finish before a file changed",
+    "no_edit": "ask for the edit explicitly, after the task and its check (e.g. \"Edit the code now: send the whole "
+               "fixed function in a python block.\"), and refuse to finish before a file changed",
     "broke_checks": "check each edit before keeping it and show the model the check's failure",
     "timeout": "give commands a shorter time limit and tell the model when one timed out",
     "wrong_file": "name the file to edit in the prompt, never a placeholder path",

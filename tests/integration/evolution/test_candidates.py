@@ -92,3 +92,26 @@ def test_a_candidate_that_acts_as_its_parent_where_it_failed_is_refused_before_t
     assert child.valid and "Make the change now, in one fenced block." in run.diff(child.id)
     (expansion,) = [j for j in run.jobs() if j.kind == "expand"]
     assert '"outcome": "fail"' in (run.log_dir(expansion.id) / "replay-1" / "outcome.json").read_text()
+
+
+CRASH = ('The workspace checks its root.\n```python agent/tools.py\ndef __init__(self, root: Path, timeout: float = 60.0) '
+         '-> None:\n    if "smoke" not in str(root):\n        raise RuntimeError("a path the smoke task never takes")\n'
+         '    self.root, self.timeout, self.edits, self.lines = root, timeout, 0, False\n```')
+"""An edit that crashes the agent on every real task and not on the gate's smoke task (the file-hidden run's
+two children: a path joined as a string, reached only where a task's docstring has examples)."""
+
+
+@pytest.mark.docker
+def test_a_candidate_that_crashes_where_its_parent_ran_is_refused_before_the_gate(tmp_path, base_image):
+    """Replayed on the parent's failed task, the candidate's agent exits with an error where the parent's ran to
+    its end: refused at `behaviour` at once; the honest next candidate is the child."""
+    config = evolution_config(tmp_path, "crash", 5, tasks=TWO_TASKS, budget=ONE_EXPANSION,
+                              meta={"candidates": 2, "replays": 1}, executor={"concurrency": 1})
+    run, _ = run_evolution(config, models=scripted_models(modify=ScriptedModel([CRASH, ASK_AGAIN])))
+    (child,) = [n for n in run.nodes() if n.parent is not None]
+    candidates = node_candidates(run, child.id)
+    assert [(c.stage, c.chosen) for c in candidates] == [("behaviour", False), (None, True)], render_node(run, child.id)
+    (failed,) = [e.task for e in run.evaluations(split="dev") if e.node != child.id and e.outcome == "fail"]
+    assert candidates[0].reason == (f"it breaks where its parent ran: on {failed}, one of the parent's failed tasks "
+                                    "replayed, its agent ended in error (RuntimeError: a path the smoke task never takes)")
+    assert child.valid and "Make the change now, in one fenced block." in run.diff(child.id)

@@ -206,6 +206,24 @@ def test_computed_instructions_say_what_the_targets_code_shows(tmp_path, defect,
     assert shown.to_json()["notes"] == list(notes)
 
 
+def test_no_edit_points_at_the_agents_ask_for_the_edit_and_an_empty_one_is_noted(tmp_path) -> None:
+    """"The agent changed no file": the seed asks for the edit in `repairs.NUDGE`, so that is the target (an
+    agent without it: `solve`); emptied (nudge-dropped), its code note says it adds nothing."""
+    from evolve.bench.selfrepair import DEFECTS, plant
+    from evolve.meta.diagnose import deciding_lines, from_evidence
+    from evolve.meta.evidence import REMEDIES
+
+    code = plant(DEFECTS["nudge-dropped"], None, tmp_path / "nudge-dropped")
+    found = agent_map(code)
+    evidence = Evidence(4, 1, (Pattern("no_edit", "the agent changed no file", 1, ("t1",)),))
+    computed = deciding_lines(code, from_evidence(evidence, found))
+    assert computed.target == "agent/repairs.py:NUDGE" and computed.kind == "no_edit"
+    assert computed.notes == ("`NUDGE` is an empty string (line 11): wherever it is added to a text, it adds nothing.",)
+    assert "ask for the edit explicitly" in computed.change and REMEDIES["no_edit"] in computed.change
+    fallback = from_evidence(evidence, agent_map_without(found, "agent/repairs.py:NUDGE"))
+    assert fallback is not None and fallback.target == "agent/commands.py:solve"
+
+
 def test_the_intact_seed_gives_no_code_notes(tmp_path) -> None:
     from evolve.meta.agentmap import source_of
     from evolve.meta.codenotes import code_notes
@@ -213,12 +231,13 @@ def test_the_intact_seed_gives_no_code_notes(tmp_path) -> None:
     code = copy_seed(tmp_path / "agent")
     for file in agent_map(code).files:
         for symbol in file.symbols:
-            if symbol.kind in ("function", "method"):
+            if symbol.kind in ("function", "method", "constant"):
                 assert code_notes(source_of(code, f"{file.path}:{symbol.name}"), symbol.start) == [], symbol.name
     assert code_notes("def f(limit=0, *, most=0):\n    x = 1\n    return [n for n in range(9) if n < most]\n", 5) == [
         "`x` is computed on line 6 and never used.",
         "`most` is 0 unless a caller passes it (line 5), so `n < most` (line 7) lets nothing of any size through."]
     assert code_notes("X = 1\n", 1) == [] and code_notes("def broken(:\n", 1) == []
+    assert code_notes('X: str = ""\n', 4) == ["`X` is an empty string (line 4): wherever it is added to a text, it adds nothing."]
     assert code_notes('def f(run):\n    return run("", None)\n', 1) == []  # an empty argument alone is no note
 
 
