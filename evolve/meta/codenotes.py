@@ -89,5 +89,6 @@ def _zero_bounds(function: ast.FunctionDef | ast.AsyncFunctionDef, text: str, of
                     shown = " ".join((ast.get_source_segment(text, node) or right.id).split())  # no unparse: no recursion
                     shown = shown if len(shown) <= SHOWN_CHARS else "... " + shown[-SHOWN_CHARS:]
                     notes.append(f"`{right.id}` is 0 unless a caller passes it (line {offset + function.lineno}), so "
-                                 f"`{shown}` (line {offset + node.lineno}) lets nothing of any size through.")
+                                 f"`{shown}` (line {offset + node.lineno}) lets nothing of any size through: a "
+                                 f"default above 0 lets something through.")
     return notes

@@ -132,7 +132,8 @@ REMEDIES = {
                    "(a budget of a few thousand characters holds no step)",
     "silent_failure": "show a command's error output (stderr) beside its standard output",
     "unseen_file": "show the model the source of the files the task names before asking for an edit (a size "
-                   "budget too small for them shows none; a task's file fits in a few thousand characters, e.g. 6000)",
+                   "budget too small for them shows none: give it a default that fits a task's file, a few thousand "
+                   "characters, e.g. 6000)",
     "no_check": "run the repository's checks and show the model their result, first and after each edit (pass "
                 "the check command the code computes to what runs the model, not an empty one)",
     "weak_check": "check what the task asks, not only a compile: where a docstring has no `>>>` examples, turn "

@@ -191,7 +191,7 @@ def test_the_reply_format_names_every_target_of_the_map_and_bounds_each_text(see
 @pytest.mark.parametrize(("defect", "notes"), [
     ("check-dropped", ("`check` is computed on line 40 and never used.", 'Line 41 passes an empty `""` to `agent.run`.')),
     ("file-hidden", (("`budget` is 0 unless a caller passes it (line 29), so `sum(map(len, shown)) + len(text) <= budget` "
-                      "(line 37) lets nothing of any size through."),)),
+                      "(line 37) lets nothing of any size through: a default above 0 lets something through."),)),
 ])
 def test_computed_instructions_say_what_the_targets_code_shows(tmp_path, defect, notes) -> None:
     """A value computed and never used (and a call given an empty value beside it), a bound of 0: lint-like
@@ -235,7 +235,8 @@ def test_the_intact_seed_gives_no_code_notes(tmp_path) -> None:
                 assert code_notes(source_of(code, f"{file.path}:{symbol.name}"), symbol.start) == [], symbol.name
     assert code_notes("def f(limit=0, *, most=0):\n    x = 1\n    return [n for n in range(9) if n < most]\n", 5) == [
         "`x` is computed on line 6 and never used.",
-        "`most` is 0 unless a caller passes it (line 5), so `n < most` (line 7) lets nothing of any size through."]
+        ("`most` is 0 unless a caller passes it (line 5), so `n < most` (line 7) lets nothing of any size through: a "
+         "default above 0 lets something through.")]
     assert code_notes("X = 1\n", 1) == [] and code_notes("def broken(:\n", 1) == []
     assert code_notes('X: str = ""\n', 4) == ["`X` is an empty string (line 4): wherever it is added to a text, it adds nothing."]
     assert code_notes('def f(run):\n    return run("", None)\n', 1) == []  # an empty argument alone is no note
@@ -249,4 +250,5 @@ def test_code_notes_on_hostile_agent_code_are_none_or_short() -> None:
     assert code_notes("def f(x):\n    y = " + "-" * 300_000 + "x\n", 1) == []
     assert code_notes("def f(x):\n    return x\x00\n", 1) == []
     (note,) = code_notes("def f(x, budget=0):\n    return " + "x + " * 900 + "x <= budget\n", 1)  # unparse recurses
-    assert note.endswith("x + x <= budget` (line 2) lets nothing of any size through.") and len(note) < SHOWN_CHARS + 150
+    assert note.endswith("x + x <= budget` (line 2) lets nothing of any size through: a default above 0 lets "
+                         "something through.") and len(note) < SHOWN_CHARS + 200
