@@ -274,8 +274,11 @@ QUOTES = ("\"\"\"", "'''")
 
 def deciding_lines(code: Path, instructions: Instructions) -> Instructions:
     """`instructions` with the lines of its target (else of the target's file) that decide its pattern
-    (DECIDING), at most MAX_DECIDING, their numbers in the parent's file in the header, and what the target's
-    code shows (`code_notes`); unchanged where neither applies."""
+    (DECIDING; a constant of a few lines is decided by its own lines, whatever the pattern), at most
+    MAX_DECIDING, their numbers in the parent's file in the header, and what the target's code shows
+    (`code_notes`); unchanged where neither applies. Shown a one-line constant and the map, the 1.5B model
+    rewrote the whole file the map listed for it (nudge-dropped, 3 of 3 candidates); asked for the lines
+    only, a reply is those lines."""
     found = agent_map(code).symbol(instructions.target)
     if found is None:
         return instructions
@@ -284,12 +287,15 @@ def deciding_lines(code: Path, instructions: Instructions) -> Instructions:
     notes = tuple(code_notes("\n".join(lines[symbol.start - 1: symbol.end]), symbol.start))
     instructions = replace(instructions, notes=notes) if notes else instructions
     pattern = DECIDING.get(instructions.kind)
-    if pattern is None:
+    short_constant = symbol.kind == "constant" and symbol.end - symbol.start < MAX_DECIDING
+    if pattern is None and not short_constant:
         return instructions
     numbered = list(enumerate(lines, 1))
-    for scope in (numbered[symbol.start - 1: symbol.end], numbered):
+    own = numbered[symbol.start - 1: symbol.end]
+    for scope in (own, numbered) if pattern is not None else (own,):
         hits = [(number, line) for number, line in scope
-                if re.search(pattern, line) and not line.lstrip().startswith(("#", *QUOTES))][:MAX_DECIDING]
+                if (pattern is None or re.search(pattern, line))
+                and not line.lstrip().startswith(("#", *QUOTES))][:MAX_DECIDING]
         if hits:  # unnumbered: a model copies a "22: " prefix into its reply
             header = LINES_HEADER.format(file=file.path, numbers=", ".join(str(number) for number, _ in hits))
             return replace(instructions, lines="\n".join([header, *(line for _, line in hits)]))
