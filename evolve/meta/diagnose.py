@@ -252,6 +252,7 @@ def responsible(agent: AgentMap, kind: str) -> str | None:
     names = RESPONSIBLE.get(kind, ())
     return next(filter(None, map(agent.resolve, (names,) if isinstance(names, str) else names)), None)
 
+
 DECIDING = {
     "reply_cut": r"\bmax_tokens\b",
     "context_cut": r"\bcontext_chars\b",
@@ -292,10 +293,10 @@ def deciding_lines(code: Path, instructions: Instructions) -> Instructions:
         return instructions
     numbered = list(enumerate(lines, 1))
     own = numbered[symbol.start - 1: symbol.end]
-    for scope in (own, numbered) if pattern is not None else (own,):
+    for scope in (own, numbered) if pattern else (own,):  # a short constant: its own lines, all of them
         hits = [(number, line) for number, line in scope
-                if (pattern is None or re.search(pattern, line))
-                and not line.lstrip().startswith(("#", *QUOTES))][:MAX_DECIDING]
+                if (not pattern or re.search(pattern, line)) and not line.lstrip().startswith(("#", *QUOTES))
+                ][:MAX_DECIDING]
         if hits:  # unnumbered: a model copies a "22: " prefix into its reply
             header = LINES_HEADER.format(file=file.path, numbers=", ".join(str(number) for number, _ in hits))
             return replace(instructions, lines="\n".join([header, *(line for _, line in hits)]))
