@@ -171,8 +171,10 @@ class TasksConfig(_Section):
     """Split used by the search."""
     heldout_split: str = "heldout"
     """Split used only to score the final agent."""
+    ids: list[str] | None = Field(None, min_length=1)
+    """Search on only these tasks of `split`, in this order (`limit` then keeps the first N of them)."""
     limit: int | None = Field(None, gt=0)
-    """Search on only the first N tasks of `split` (in suite order)."""
+    """Search on only the first N tasks of `split` (in suite order, or of `ids`)."""
     heldout_limit: int | None = Field(None, gt=0)
     """Score the final agent on only the first N tasks of `heldout_split` (in suite order)."""
     heldout_seed: bool = False

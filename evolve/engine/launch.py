@@ -40,7 +40,10 @@ def load_tasks(config: RunConfig) -> RunTasks:
     from evolve.tasks import load_suite
 
     suite = load_suite(config.tasks.suite, polyglot_dir=config.tasks.polyglot_dir)
-    search = suite.split(config.tasks.split).select(limit=config.tasks.limit)
+    search = suite.split(config.tasks.split)
+    if missing := [i for i in config.tasks.ids or () if i not in {t.id for t in search}]:
+        raise EvolveError(f"[tasks] ids: {', '.join(missing)} not in split {config.tasks.split!r} of {config.tasks.suite}")
+    search = search.select(config.tasks.ids, limit=config.tasks.limit)
     heldout = suite.split(config.tasks.heldout_split).select(limit=config.tasks.heldout_limit)
     if not len(search):
         raise EvolveError(f"suite {config.tasks.suite} has no tasks in split {config.tasks.split!r}")

@@ -41,7 +41,7 @@ def _limited(count: int, limit: int | None) -> int:
 def _from_ids(config: RunConfig, ids: tuple[str, ...], image_of) -> PlannedTasks:
     from evolve.tasks.polyglot import split_of
 
-    search = [i for i in ids if split_of(i) == config.tasks.split][: config.tasks.limit]
+    search = [i for i in config.tasks.ids or ids if split_of(i) == config.tasks.split][: config.tasks.limit]
     heldout = [i for i in ids if split_of(i) == config.tasks.heldout_split][: config.tasks.heldout_limit]
     images = {config.sandbox.image} | {image_of(i) for i in search + heldout}
     return PlannedTasks(len(search), len(heldout), tuple(sorted(images)), 0, True)
@@ -50,7 +50,7 @@ def _from_ids(config: RunConfig, ids: tuple[str, ...], image_of) -> PlannedTasks
 def _published(config: RunConfig, base: str, image: str | None) -> PlannedTasks:
     size = PUBLISHED_SIZES[base]
     heldout_all = size // HELDOUT_EVERY
-    search = _limited(size - heldout_all, config.tasks.limit)
+    search = _limited(len(config.tasks.ids) if config.tasks.ids else size - heldout_all, config.tasks.limit)
     heldout = _limited(heldout_all, config.tasks.heldout_limit)
     if image is None:  # one image per SWE-bench instance
         return PlannedTasks(search, heldout, (config.sandbox.image,), search + heldout, False)

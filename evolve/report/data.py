@@ -230,6 +230,7 @@ def _config_rows(run: Run, source: dict | None) -> list[tuple[str, str]]:
         ("run", f"{config.run.name} (seed {config.run.seed})"),
         ("policy", config.policy.name),
         ("tasks", (f"{config.tasks.suite}: search on {config.tasks.split}"
+                  f"{'' if config.tasks.ids is None else f' ({len(config.tasks.ids)} named)'}"
                   f"{'' if config.tasks.limit is None else f' (first {config.tasks.limit})'}, held out "
                   f"{config.tasks.heldout_split}{'' if config.tasks.heldout_limit is None else f' (first {config.tasks.heldout_limit})'}")),
         ("models", model_text),

@@ -3,7 +3,7 @@
 import pytest
 
 from evolve.config import parse_config
-from evolve.engine.launch import open_run
+from evolve.engine.launch import load_tasks, open_run
 from evolve.errors import EvolveError
 
 
@@ -28,3 +28,11 @@ def test_a_seed_path_that_is_no_agent_is_refused_before_the_run_exists(tmp_path)
     with pytest.raises(EvolveError, match=r"\[seed\] path: .*no such directory"):
         open_run(_config(tmp_path, tmp_path / "missing"), None)
     assert not (tmp_path / "r").exists()
+
+
+def test_named_search_tasks_are_searched_in_their_order_and_a_wrong_one_is_named():
+    tasks = load_tasks(parse_config('[tasks]\nids = ["todo-tags", "shop-low-stock", "inifile-as-bool"]\nlimit = 2\n'))
+    assert list(tasks.search) == ["todo-tags", "shop-low-stock"]
+    assert len(tasks.heldout) == 10  # the held-out split is untouched
+    with pytest.raises(EvolveError, match=r"^\[tasks\] ids: todo-summary, nope not in split 'dev' of builtin$"):
+        load_tasks(parse_config('[tasks]\nids = ["todo-tags", "todo-summary", "nope"]\n'))

@@ -53,3 +53,11 @@ def test_a_whole_benchmark_not_here_is_counted_from_its_published_size(monkeypat
     assert (tasks.search, tasks.heldout, tasks.exact) == (search, heldout, False)
     assert tasks.unnamed_images == (search + heldout if suite.startswith("swebench") else 0)
 
+
+
+def test_named_search_tasks_are_what_the_plan_counts(monkeypatch):
+    monkeypatch.delenv("EVOLVE_POLYGLOT_DIR", raising=False)
+    config = parse_config('[tasks]\nsuite = "builtin"\nids = ["todo-tags", "shop-low-stock"]\nheldout_limit = 2\n')
+    assert (planned_tasks(config).search, planned_tasks(config).heldout) == (2, 2)
+    published = parse_config('[tasks]\nsuite = "polyglot"\nids = ["python__a", "go__b", "rust__c"]\n')
+    assert planned_tasks(published).search == 3
