@@ -41,7 +41,8 @@ def load_tasks(config: RunConfig) -> RunTasks:
 
     suite = load_suite(config.tasks.suite, polyglot_dir=config.tasks.polyglot_dir)
     search = suite.split(config.tasks.split)
-    if missing := [i for i in config.tasks.ids or () if i not in {t.id for t in search}]:
+    known = {task.id for task in search}
+    if missing := [i for i in config.tasks.ids or () if i not in known]:
         raise EvolveError(f"[tasks] ids: {', '.join(missing)} not in split {config.tasks.split!r} of {config.tasks.suite}")
     search = search.select(config.tasks.ids, limit=config.tasks.limit)
     heldout = suite.split(config.tasks.heldout_split).select(limit=config.tasks.heldout_limit)
