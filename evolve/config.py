@@ -227,6 +227,9 @@ class BudgetConfig(_Section):
     invalid_streak: int | None = Field(20, gt=0)
     """Stop the run after this many invalid expansions in a row with no evaluation between them
     (the models keep failing and there is nothing left to evaluate); none: never."""
+    stop_when_solved: bool = False
+    """Stop the search once a valid node has passed every search task: no node can rank above it there,
+    so the expansions left could only tie it (the final agent is the same; its held-out scoring follows)."""
 
 
 class GatewayConfig(_Section):

@@ -77,6 +77,7 @@ class StopReason(StrEnum):
     WALL_CLOCK_BUDGET = "wall-clock budget spent"
     INFRA_STREAK = "infrastructure failures in a row"
     INVALID_STREAK = "invalid expansions in a row"
+    SOLVED = "a node passed every search task"
     POLICY = "the policy stopped"
 
 

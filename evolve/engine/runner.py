@@ -238,7 +238,16 @@ class Runner:
                 f"{self._invalid_streak} {StopReason.INVALID_STREAK} with nothing left to evaluate "
                 "(the diagnosis or the modify model keeps failing: see the `reason` of the last nodes "
                 "in `evolve tree`, fix the models, then resume)"))
+        if budget.stop_when_solved and (solved := self._solved()) is not None:
+            return Stopping.of(StopReason.SOLVED, f"(node {solved}, {len(self.state.task_order)} of "
+                               f"{len(self.state.task_order)}; `[budget] stop_when_solved`)")
         return None
+
+    def _solved(self) -> str | None:
+        """The first valid node that passed every search task, if one has."""
+        view = self.state.view(self.budget.evaluations)
+        solved = np.flatnonzero(view.valid & (view.successes >= len(self.state.task_order)))
+        return str(view.ids[int(solved[0])]) if solved.size and self.state.task_order else None
 
     def _cpu_hours(self) -> float:
         return run_cpu_hours(self.run, self.cpus_per_job, now=time.time())

@@ -19,9 +19,10 @@ SHOWN_CHARS = 120
 """A comparison longer than this is shown by its end (where the bound is)."""
 
 
-def code_notes(source: str, first_line: int) -> list[str]:
+def code_notes(source: str, first_line: int, seen: str = "") -> list[str]:
     """Notes on one function, method or constant (`source`, as it stands from `first_line` of its file); []
-    for anything else or for code that does not parse."""
+    for anything else or for code that does not parse. `seen`: a word of the evidence (the one that opens
+    the replies the agent could not act on) to look for in the function's tests against literal words."""
     text = textwrap.dedent(source)
     try:
         tree = syntax.parse(text)
@@ -35,7 +36,8 @@ def code_notes(source: str, first_line: int) -> list[str]:
     offset = first_line - 1  # a node's line in the parent's file: offset + node.lineno
     unused = _unused(function, offset)
     empty = _empty_arguments(function, text, offset) if unused else []  # alone, an empty argument is no defect
-    return (unused + empty + _zero_bounds(function, text, offset))[:MAX_NOTES]
+    excluding = _excluding(function, text, offset, seen) if seen else []
+    return (unused + empty + _zero_bounds(function, text, offset) + excluding)[:MAX_NOTES]
 
 
 def _empty_constant(assign: ast.Assign | ast.AnnAssign, first_line: int) -> list[str]:
@@ -91,4 +93,21 @@ def _zero_bounds(function: ast.FunctionDef | ast.AsyncFunctionDef, text: str, of
                     notes.append(f"`{right.id}` is 0 unless a caller passes it (line {offset + function.lineno}), so "
                                  f"`{shown}` (line {offset + node.lineno}) lets nothing of any size through: a "
                                  f"default above 0 lets something through.")
+    return notes
+
+
+def _excluding(function: ast.FunctionDef | ast.AsyncFunctionDef, text: str, offset: int, seen: str) -> list[str]:
+    """Tests `X in (...)` against a tuple, list or set of literal strings that does not hold `seen`."""
+    notes = []
+    for node in ast.walk(function):
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.In):
+            words = node.comparators[0]
+            if not isinstance(words, (ast.Tuple, ast.List, ast.Set)) or not words.elts or not all(
+                    isinstance(e, ast.Constant) and isinstance(e.value, str) for e in words.elts):
+                continue
+            if seen not in {e.value for e in words.elts}:  # type: ignore[attr-defined]
+                shown = " ".join((ast.get_source_segment(text, node) or "").split())[-SHOWN_CHARS:]
+                notes.append(f"`{shown}` (line {offset + node.lineno}) leaves out \"{seen}\", the word that opens the "
+                             f"replies the agent could not act on: with \"{seen}\" among its words, such a reply "
+                             f"is an action.")
     return notes

@@ -229,7 +229,7 @@ def _check_not_task_code(change: str, agent: AgentMap, task_text: str) -> None:
 RESPONSIBLE: dict[str, str | tuple[str, ...]] = {
     "tool_error": "agent/tools.py:Workspace.bash",
     "timeout": "agent/tools.py:Workspace.bash",
-    "unparsable_reply": "agent/loop.py:parse",
+    "unparsable_reply": ("agent/repairs.py:parse", "agent/loop.py:parse"),
     "repeated_reply": "agent/loop.py:Agent.step",
     "steps_exhausted": "agent/loop.py:Agent.run",
     "broke_checks": "agent/loop.py:Agent.act",
@@ -262,6 +262,7 @@ DECIDING = {
     "unseen_file": r"\bbudget\b|\bread_text\(",
     "no_check": r"\bcheck\b|\.run\(",
     "weak_check": r"compileall|doctest|>>>",
+    "unparsable_reply": r"\bin \(",
 }
 """The names on the lines that decide each pattern in the seed (a reply is cut at `max_tokens`): shown
 with computed instructions, so a model that transcribes a concrete change well but designs one
@@ -269,6 +270,8 @@ badly (the 1.5B: 10 of 10 placed a change it was told, 0 of 30 found one itself)
 LINES_HEADER = "The lines that decide it ({file}, lines {numbers}):"
 """The seed's improve looks for its first words (it then asks for those lines only)."""
 MAX_DECIDING = 4
+_OPENING_WORD = re.compile(r"^a ```([\w+-]+) block ")
+"""The word opening the replies of an `unparsable_reply` pattern (its label, evolve.meta.evidence)."""
 QUOTES = ("\"\"\"", "'''")
 """A docstring's first line names things too; it decides nothing."""
 
@@ -285,7 +288,9 @@ def deciding_lines(code: Path, instructions: Instructions) -> Instructions:
         return instructions
     file, symbol = found
     lines = (code / file.path).read_text("utf-8", "replace").splitlines()
-    notes = tuple(code_notes("\n".join(lines[symbol.start - 1: symbol.end]), symbol.start))
+    word = _OPENING_WORD.search(instructions.problem) if instructions.kind == "unparsable_reply" else None
+    notes = tuple(code_notes("\n".join(lines[symbol.start - 1: symbol.end]), symbol.start,
+                             word[1].lower() if word else ""))
     instructions = replace(instructions, notes=notes) if notes else instructions
     pattern = DECIDING.get(instructions.kind)
     short_constant = symbol.kind == "constant" and symbol.end - symbol.start < MAX_DECIDING

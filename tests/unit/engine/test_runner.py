@@ -8,7 +8,7 @@ from evolve.config import BudgetConfig
 from evolve.engine.runner import task_order
 from evolve.search import DGMPolicy, GreedyPolicy, RandomPolicy
 
-from .conftest import HELDOUT, TASKS
+from .conftest import HELDOUT, TASKS, seeded_run
 
 
 def counted(run):
@@ -86,6 +86,24 @@ def test_each_budget_stops_new_work(make_runner, budget, reason):
         assert budget.tokens is None or budget.tokens - 100 < 100 * len(jobs) <= budget.tokens + 100
         assert budget.dollars is None or 19 < len(jobs) <= 21
     assert all(j.state == "finished" for j in jobs)
+
+
+def test_a_node_that_passes_every_search_task_ends_the_search_when_asked_and_is_the_final_agent(make_runner):
+    # The seed fails everything; its first child passes everything. Later children could only tie it.
+    outcomes = {("0", task): "fail" for task in TASKS} | {("1", task): "pass" for task in TASKS}
+    budget = BudgetConfig(evaluations=120, expansions=6, stop_when_solved=True)
+    runner, run, _ = make_runner(budget, concurrency=1, outcomes=outcomes)
+    outcome = runner.execute()
+    assert outcome.stop == StopReason.SOLVED and outcome.best_node == "1"
+    assert outcome.stop_reason == f"a node passed every search task (node 1, {len(TASKS)} of {len(TASKS)}; " \
+                                  "`[budget] stop_when_solved`)"
+    assert counted(run)[-1].node == "1"  # nothing started after its last pass
+    assert [e.task for e in run.evaluations("1", split="heldout")] == HELDOUT  # still scored held-out
+    # Without the switch the same run spends its expansion budget on nodes that can only tie.
+    runner, full, _ = make_runner(BudgetConfig(evaluations=120, expansions=6), concurrency=1, outcomes=outcomes,
+                                  run=seeded_run(run.path.parent / "full"))
+    assert runner.execute().stop != StopReason.SOLVED
+    assert sum(j.kind == "expand" for j in full.jobs()) == 6 > sum(j.kind == "expand" for j in run.jobs())
 
 
 def test_runs_are_reproducible(tmp_path, make_runner):

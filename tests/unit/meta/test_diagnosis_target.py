@@ -137,6 +137,7 @@ def agent_map_without(found, target: str):
     ("context-starved", "context_cut", "> self.context_chars // 10:"),
     ("file-hidden", "unseen_file", "budget: int = 0"),
     ("check-dropped", "no_check", 'files=listing), "")'),
+    ("python-blocks-ignored", "unparsable_reply", 'block[1].lower() in ("py",)'),
 ])
 def test_computed_instructions_carry_the_lines_that_decide_their_pattern(tmp_path, defect, kind, line) -> None:
     """A small model transcribes a change it is shown well and designs one badly: the computed instructions
@@ -224,6 +225,36 @@ def test_no_edit_points_at_the_agents_ask_for_the_edit_and_an_empty_one_is_noted
     assert computed.lines == 'The lines that decide it (agent/repairs.py, lines 11):\nNUDGE = ""  # 0.5B: 12 of 12 did, 7 without'
     fallback = from_evidence(evidence, agent_map_without(found, "agent/repairs.py:NUDGE"))
     assert fallback is not None and fallback.target == "agent/commands.py:solve"
+
+
+def test_a_reply_form_the_parser_drops_points_at_its_word_test_and_names_the_missing_word(tmp_path) -> None:
+    """"a ```python block the agent could not act on": the seed accepts reply forms in `repairs.parse` (an
+    agent without it: `loop.parse`); a test against literal words that leaves out "python" is noted, with
+    its line; the intact seed's test holds the word, so it gets no note, and another word does."""
+    from evolve.bench.selfrepair import DEFECTS, plant
+    from evolve.meta.diagnose import deciding_lines, from_evidence
+
+    def computed(code, word: str):
+        label = f"a ```{word} block the agent could not act on"
+        return deciding_lines(code, from_evidence(Evidence(6, 6, (Pattern("unparsable_reply", label, 8, ("t1",)),)),
+                                                  agent_map(code)))
+
+    planted = plant(DEFECTS["python-blocks-ignored"], None, tmp_path / "planted")
+    found = computed(planted, "python")
+    assert found.target == "agent/repairs.py:parse"
+    assert found.lines == ('The lines that decide it (agent/repairs.py, lines 16):\n'
+                           '    if block and block[1].lower() in ("py",):')
+    assert found.notes == (('`block[1].lower() in ("py",)` (line 16) leaves out "python", the word that opens the '
+                            'replies the agent could not act on: with "python" among its words, such a reply is an '
+                            'action.'),)
+    intact = copy_seed(tmp_path / "intact")
+    assert computed(intact, "python").notes == ()
+    assert computed(intact, "Text").notes[0].startswith('`block[1].lower() in ("python", "py", "")` (line 16) leaves '
+                                                        'out "text"')
+    without = from_evidence(Evidence(6, 6, (Pattern("unparsable_reply", "a reply the agent could not act on", 1,
+                                                    ("t1",)),)), agent_map_without(agent_map(planted),
+                                                                                   "agent/repairs.py:parse"))
+    assert without is not None and without.target == "agent/loop.py:parse"
 
 
 def test_the_intact_seed_gives_no_code_notes(tmp_path) -> None:
