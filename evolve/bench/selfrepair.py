@@ -107,6 +107,8 @@ class Recovery:
     tokens: int
     seconds: float
     final_node: str | None
+    stop: str = ""
+    """Why its search stopped (the run's stop reason, e.g. `a node passed every search task (...)`)."""
 
     def to_json(self) -> dict:
         return {**self.__dict__, "interval": list(self.interval) if self.interval else None,
@@ -191,7 +193,7 @@ class SelfRepair:
         ref, bad, end = ([outcomes[t] for t in tasks] for outcomes in (reference, seen[root], seen[final]))
         fraction, interval = recovered_fraction(ref, bad, end, np.random.default_rng(self.config.run.seed))
         return Recovery(name, path, len(tasks), _mean(ref), _mean(bad), _mean(end), fraction, interval,
-                        rate.code, rate.expansions, tokens, round(seconds, 1), final)
+                        rate.code, rate.expansions, tokens, round(seconds, 1), final, outcome.stop_reason)
 
     def bench(self, defects: list[str] | None = None, *, seed: Path | None = None,
               reference: Path | None = None) -> list[Recovery]:
@@ -217,6 +219,16 @@ class SelfRepair:
 
 def _mean(values: list[bool]) -> float:
     return sum(values) / len(values) if values else 0.0
+
+
+def totals(results: list[Recovery], seconds: float) -> dict:
+    """The set's answer to the issue's goal: defects recovered by half or more, code edits over all expansions
+    (the run-level code-edit rate), tokens, and `seconds` (the whole bench's wall time, the reference's
+    scoring included)."""
+    code, expansions = sum(r.code_edits for r in results), sum(r.expansions for r in results)
+    return {"defects": len(results), "recovered_half": sum(r.fraction is not None and r.fraction >= 0.5 for r in results),
+            "code_edits": code, "expansions": expansions, "code_edit_rate": code / expansions if expansions else None,
+            "tokens": sum(r.tokens for r in results), "seconds": round(seconds, 1)}
 
 
 def render(results: list[Recovery]) -> str:

@@ -395,7 +395,7 @@ def selfrepair(
     import json
     import time
 
-    from evolve.bench.selfrepair import DEFECTS, SelfRepair, render
+    from evolve.bench.selfrepair import DEFECTS, SelfRepair, render, totals
     from evolve.config import load_config
     from evolve.errors import EvolveError
 
@@ -406,10 +406,15 @@ def selfrepair(
     stamp = time.strftime("%Y%m%d-%H%M%S")
     cfg = cfg.model_copy(update={"run": cfg.run.model_copy(update={"name": f"{cfg.run.name}-{stamp}"})})
     bench = SelfRepair(cfg, archive, progress=lambda line: typer.echo(line, err=as_json))
+    started = time.monotonic()
     results = bench.bench(defect, seed=seed, reference=reference)
+    total = totals(results, time.monotonic() - started)
     if as_json:
         typer.echo(json.dumps({"config": str(config), "defects": {r.name: {**r.to_json(), "what": DEFECTS[r.name].what
                                                                            if r.name in DEFECTS else str(seed)}
-                                                                 for r in results}}))
+                                                                 for r in results}, "totals": total}))
         return
-    typer.echo(render(results))
+    rate = "none" if total["code_edit_rate"] is None else f"{total['code_edit_rate']:.2f}"
+    typer.echo(render(results) + f"\nrecovered by half or more: {total['recovered_half']} of {total['defects']}; code "
+               f"edits {total['code_edits']} of {total['expansions']} expansions ({rate}); "
+               f"{total['seconds'] / 60:.1f} min in all, the reference's scoring included")

@@ -68,3 +68,17 @@ def test_a_run_stopped_by_a_signal_stops_the_bench_instead_of_scoring_nothing(tm
     with pytest.raises(EvolveError, match=r"reply-cut: the run was stopped by signal 15 before it was scored"):
         SelfRepair(config, tmp_path).recover("reply-cut", tmp_path / "agent", {"t": True})
     assert Stopped.closed
+
+
+def test_the_totals_answer_the_goal_over_the_set():
+    from evolve.bench.selfrepair import Recovery, totals
+
+    def one(name, fraction, code, expansions):
+        return Recovery(name, "r", 16, 0.75, 0.0, 0.5, fraction, None, code, expansions, 100, 60.0, "1",
+                        "a node passed every search task (node 1, 6 of 6; `[budget] stop_when_solved`)")
+
+    found = totals([one("a", 0.5, 1, 1), one("b", 0.49, 0, 2), one("c", None, 0, 0)], 600.04)
+    assert found == {"defects": 3, "recovered_half": 1, "code_edits": 1, "expansions": 3,
+                     "code_edit_rate": pytest.approx(1 / 3), "tokens": 300, "seconds": 600.0}
+    assert totals([], 1.0)["code_edit_rate"] is None
+    assert one("a", 0.5, 1, 1).to_json()["stop"].startswith("a node passed every search task")
