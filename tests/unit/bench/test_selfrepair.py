@@ -82,3 +82,23 @@ def test_the_totals_answer_the_goal_over_the_set():
                      "code_edit_rate": pytest.approx(1 / 3), "tokens": 300, "seconds": 600.0}
     assert totals([], 1.0)["code_edit_rate"] is None
     assert one("a", 0.5, 1, 1).to_json()["stop"].startswith("a node passed every search task")
+
+
+def test_the_command_ends_its_table_with_the_sets_totals_and_puts_them_in_its_json(tmp_path, monkeypatch):
+    import json
+
+    from typer.testing import CliRunner
+
+    from evolve.bench.selfrepair import Recovery, SelfRepair
+    from evolve.cli import app
+
+    found = [Recovery("reply-cut", "r", 16, 0.75, 0.06, 0.69, 0.91, (0.64, 1.25), 1, 2, 95359, 1306.8, "1"),
+             Recovery("python-blocks-ignored", "r", 16, 0.75, 0.0, 0.0, 0.0, (0.0, 0.0), 0, 2, 84371, 787.5, "0")]
+    monkeypatch.setattr(SelfRepair, "bench", lambda self, defects, seed=None, reference=None: found)
+    shown = CliRunner().invoke(app, ["bench", "selfrepair", "--archive", str(tmp_path)])
+    assert shown.exit_code == 0, shown.output
+    assert shown.output.splitlines()[-1].startswith(
+        "recovered by half or more: 1 of 2; code edits 1 of 4 expansions (0.25); ")
+    printed = CliRunner().invoke(app, ["bench", "selfrepair", "--archive", str(tmp_path), "--json"])
+    totals = json.loads(printed.stdout.splitlines()[-1])["totals"]
+    assert (totals["recovered_half"], totals["code_edits"], totals["expansions"], totals["tokens"]) == (1, 1, 4, 179730)
