@@ -112,7 +112,7 @@ class Recovery:
 
     def to_json(self) -> dict:
         return {**self.__dict__, "interval": list(self.interval) if self.interval else None,
-                "code_edit_rate": self.code_edits / self.expansions if self.expansions else None}
+                "code_edit_rate": EditRate(self.code_edits, self.expansions).rate}
 
 
 def recovered_fraction(reference: list[bool], defective: list[bool], final: list[bool],
@@ -225,9 +225,9 @@ def totals(results: list[Recovery], seconds: float) -> dict:
     """The set's answer to the issue's goal: defects recovered by half or more, code edits over all expansions
     (the run-level code-edit rate), tokens, and `seconds` (the whole bench's wall time, the reference's
     scoring included)."""
-    code, expansions = sum(r.code_edits for r in results), sum(r.expansions for r in results)
+    rate = EditRate(sum(r.code_edits for r in results), sum(r.expansions for r in results))
     return {"defects": len(results), "recovered_half": sum(r.fraction is not None and r.fraction >= 0.5 for r in results),
-            "code_edits": code, "expansions": expansions, "code_edit_rate": code / expansions if expansions else None,
+            "code_edits": rate.code, "expansions": rate.expansions, "code_edit_rate": rate.rate,
             "tokens": sum(r.tokens for r in results), "seconds": round(seconds, 1)}
 
 
