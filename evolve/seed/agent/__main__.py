@@ -1,4 +1,4 @@
-"""`python -m agent solve|improve|diagnose ...`: the agent contract (README, "The agent contract")."""
+"""`python -m agent solve|improve|diagnose ...`: the agent contract."""
 import argparse
 import os
 import sys

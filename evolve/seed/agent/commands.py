@@ -42,7 +42,7 @@ def solve(agent: Agent, problem: str, budget: int = 6000) -> str:
 
 
 def improve(agent: Agent, instructions: str) -> str:
-    """The instructions (the engine adds the named target's source and the agent's map), or with no target
+    """The instructions (the engine adds the target's source and the map), or with no target
     the files that fit (named first, evidence.py last); then the agent's tests after each edit, until they pass."""
     root, parts, names = agent.workspace.root, [], files(agent.workspace.root, 5000)
     agent.workspace.lines = lines = "The lines that decide it" in instructions  # the engine showed those lines

@@ -13,7 +13,7 @@ class ModelError(Exception):
 
 class Model:
     """Messages are OpenAI wire dicts; `query` returns the reply message."""
-    timeout = 1860.0  # above the gateway's longest call (retry window + attempt timeout <= 1800 s)
+    timeout = 1860.0  # above the gateway's longest call (1800 s)
 
     def __init__(self, socket_path: str | None = None, url: str | None = None, token: str | None = None):
         self.socket_path, self.url, self.token, self.tokens = socket_path, url, token, 0
@@ -32,7 +32,7 @@ class Model:
                 return doc["choices"][0]["message"]
             last = f"HTTP {status}: {data[:300]!r}" if status else last
             if 400 <= status < 500 and status != 429:
-                break  # the request is wrong (e.g. no tokens left): no retry
+                break  # a wrong request (e.g. no tokens left): no retry
             time.sleep(2 ** attempt)
         raise ModelError(last)
 
@@ -42,7 +42,7 @@ class Model:
         auth = {"Authorization": f"Bearer {self.token}"} if self.token else {}
         headers = {"Content-Type": "application/json", **auth}
         try:
-            if self.socket_path:  # http.client uses a socket already set rather than connecting one
+            if self.socket_path:  # http.client uses a socket set already
                 conn.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
                 conn.sock.settimeout(self.timeout)
                 conn.sock.connect(self.socket_path)

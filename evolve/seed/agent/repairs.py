@@ -1,4 +1,4 @@
-"""Repairs for weak models (small models slip in set ways). Optional: without this file the agent works."""
+"""Repairs for weak models (they slip in set ways). Optional: the agent works without this file."""
 import ast
 import re
 import textwrap

@@ -114,7 +114,7 @@ def test_the_seed_agent_maps_with_every_file_parsed(tmp_path: Path) -> None:
     assert "agent/__init__.py" in found.render() and "agent/__init__.py" not in found.render(qualified=True)
     assert all(not f.error for f in found.files) and "agent/loop.py:Agent.run" in found.targets()
     assert "agent/prompts.py:SYSTEM" in found.targets()
-    assert source_of(tmp_path / "seed", "agent/loop.py:parse").startswith("def parse(text: str)")
+    assert source_of(tmp_path / "seed", "agent/loop.py:parse").startswith("def parse(text: str, editing: bool = False)")
 
 
 def test_file_map_of_a_duplicate_constant_keeps_the_first_definition() -> None:

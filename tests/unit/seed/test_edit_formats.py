@@ -182,6 +182,32 @@ def test_solve_asks_for_the_fixed_function_after_the_failing_check_and_checks_th
     assert repairs.NUDGE.strip() not in improve.seen[0]  # improve keeps its own format
 
 
+def test_improve_reads_its_python_block_itself_so_a_broken_reply_parser_can_be_repaired(tmp_path):
+    """The python-blocks-ignored defect (eighth selfrepair run): repairs.parse took no ```python block, and
+    improve ran through that parser, so each of its candidates' python replies was answered with the format
+    line and the defect could not be repaired. Asked for one Python code block, improve takes the block itself;
+    solve still goes through the (broken) reply parser."""
+    from agent import prompts, repairs
+    from agent.loop import Agent
+
+    broken = 'block[1].lower() in ("py",)'
+    (tmp_path / "agent").mkdir()
+    source = Path(repairs.__file__).read_text().replace('block[1].lower() in ("python", "py", "")', broken)
+    (tmp_path / "agent" / "repairs.py").write_text(source)
+    repair = '```python agent/repairs.py\nif block and block[1].lower() in ("python", "py", ""):\n```'
+    solve = Agent(_Replies(repair), Workspace(tmp_path), max_steps=1)
+    with pytest.MonkeyPatch.context() as patch:  # the defective parser, as the defective agent runs it
+        patch.setattr(repairs, "parse", lambda text, block: None)
+        solve.run("Fix it.")
+        assert solve.messages[-1]["content"] == prompts.FORMAT and broken in (tmp_path / "agent" / "repairs.py").read_text()
+        ws = Workspace(tmp_path)
+        ws.lines = True
+        Agent(_Replies(repair), ws, max_steps=1).run("Improve.", system=prompts.EDIT)
+    text = (tmp_path / "agent" / "repairs.py").read_text()
+    assert broken not in text and 'if block and block[1].lower() in ("python", "py", ""):' in text
+    assert parse("```bash\nls\n```", editing=True) == ("bash", {"command": "ls\n"})  # its own actions stay
+
+
 def test_asked_for_lines_a_def_line_with_the_lines_under_it_is_a_line_edit_not_a_new_function(ws):
     """The lines that decide a pattern may be a def line and lines of its body (the file-hidden defect's are
     lines 26, 32 and 34 of `solve`): sent back in that order they look like a short function, which the merge

@@ -41,7 +41,7 @@ def test_copy_seed_leaves_out_the_engine_files(tmp_path):
 
 def test_the_agent_is_small_enough_to_read_whole():
     lines = sum(len(p.read_text().splitlines()) for p in (SEED / "agent").rglob("*.py"))
-    assert lines <= 512, f"the seed agent has {lines} lines of Python; the model must be able to read it whole"
+    assert lines <= 520, f"the seed agent has {lines} lines of Python; the model must be able to read it whole"
 
 
 IMPROVE_PROMPT = """
