@@ -4,10 +4,12 @@ It reads the view's `spend` (evolve.search.spend): the budget that binds, in its
 spent, in flight and reserved, and the measured price of an evaluation and of an expansion, so
 `C = expansion price / evaluation price` is the run's own, measured as its jobs finish (no hand-set
 price). It departs from HGM in the widening rule only: expand iff `(N / C^β)^α ≥ |T|`. At C = 1 (or
-without prices) this is HGM's rule `N^α ≥ |T|`. β < 0 (the default, -1: `(C·N)^α ≥ |T|`) keeps the
-tree HGM would grow on the evaluations the budget would have bought at C = 1: under HGM's rule a
-dear expansion shrinks N and with it the tree, although in both benchmark world families the value
-is in the lineages (productivity is heritable) and an evaluation is cheap next to an expansion.
+without prices) this is HGM's rule `N^α ≥ |T|`. β < 0 (the default, -0.5: `(√C·N)^α ≥ |T|`) grows
+a larger tree than HGM's as expansions get dearer: under HGM's rule a dear expansion shrinks N and
+with it the tree, although in both benchmark world families the value is in the lineages
+(productivity is heritable) and an evaluation is cheap next to an expansion. β = -1 (the tree HGM
+would grow on the evaluations the budget would have bought at C = 1) gains more at C ≤ 4 but spends
+so much on expansions at C = 8 that it no longer beats HGM there; -0.5 beats HGM at C = 2, 4 and 8.
 β > 0 (a tree that shrinks faster as C rises) and a final reserve of evaluations (`reserve`: no
 expansion that leaves less than `reserve · (1 − 1/C)` of the budget) are there to try; both lost to
 HGM on the tuning worlds (docs/search.md, "Search that pays for what it spends"). Thompson draws, the

@@ -34,9 +34,10 @@ class HGMCostParams(HGMParams):
     """HGM that pays the measured price of an expansion (evolve.search.costaware). The price itself is
     the run's, measured from its finished jobs (evolve.search.spend); nothing here sets it."""
 
-    price_exponent: Annotated[float, Field(ge=-2.0, le=2.0)] = -1.0
+    price_exponent: Annotated[float, Field(ge=-2.0, le=2.0)] = -0.5
     """β: expand iff (N / C^β)^alpha >= |T|, C the measured expansion price in evaluations (0: HGM's rule;
-    -1, chosen on worlds 0-79 of both families: (C·N)^alpha >= |T|, docs/search.md "Search that pays for what it spends")."""
+    -0.5, chosen on worlds 3000-4199 of both families and checked on 6000-7199: (√C·N)^alpha >= |T|;
+    docs/search.md "Search that pays for what it spends")."""
     reserve: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.0
     """No expansion starts that would leave less than reserve x (1 - 1/C) of the binding budget (0: none;
     every reserve tried lost to HGM on the tuning worlds)."""

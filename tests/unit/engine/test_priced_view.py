@@ -159,18 +159,20 @@ def test_a_priced_run_stopped_and_resumed_decides_and_prices_as_one_that_never_s
         runner, executor = _runner(run, budget, HGMCostPolicy())
         if stop_after is not None:
             evaluate = runner.worker.evaluate
+            stopped_at: list[int] = []
 
             def stopping(job, node, task, split):
                 result = evaluate(job, node, task, split)
-                if job.decision == stop_after:
-                    runner.request_stop()  # the first Ctrl-C, mid-search
+                if job.decision >= stop_after and not stopped_at:
+                    stopped_at.append(job.decision)
+                    runner.request_stop()  # the first Ctrl-C, mid-search, at an evaluation
                 return result
 
             runner.worker.evaluate = stopping
         runner.execute()
         executor.shutdown(cancel_pending=True)
         if stop_after is not None:
-            assert len(run.decisions()) == stop_after + 1
+            assert len(run.decisions()) == stopped_at[0] + 1
             again, executor = _runner(run, budget, HGMCostPolicy())
             again.execute()
             executor.shutdown(cancel_pending=True)
