@@ -10,7 +10,7 @@ from agent.tools import ToolError, Workspace, cap
 
 try:
     from agent import repairs
-except ImportError:  # repairs.py is optional
+except ImportError:
     repairs = None
 
 FENCE = re.compile(r"^```[ \t]*(\w*)[ \t]*([^\n`]*)(?:\n|\Z)(.*?)(?:^```|```[ \t]*$|\Z)", re.DOTALL | re.MULTILINE)
@@ -55,9 +55,9 @@ class Agent:
         self.log({"event": "exit", "status": status, "steps": self.steps, "edits": self.workspace.edits})
         return status
 
-    def step(self) -> bool:
-        """One model call and one action; True when the agent is finished."""
-        reply = self.model.query(self.context(), stop=["\n```\n"])["content"] or ""  # stop as a block closes
+    def step(self) -> bool:  # one model call and one action; True when finished
+        hot = {"temperature": 1.0} if self.editing and self.steps > 1 else {}  # improve's retry: at 0.2 it repeats
+        reply = self.model.query(self.context(), stop=["\n```\n"], **hot)["content"] or ""  # stop as a block closes
         self.add({"role": "assistant", "content": reply})
         try:
             finished, output = self.act(*parse(reply, self.editing))
@@ -84,7 +84,7 @@ class Agent:
         """The system message and the task, then the latest steps that fit in `context_chars`."""
         head, tail = self.messages[:2], self.messages[2:]
         while tail and sum(len(m["content"]) for m in head + tail) > self.context_chars:
-            tail = tail[2:]  # drop the oldest step (two messages) whole
+            tail = tail[2:]  # the oldest step, whole
         return head + tail
 
     def add(self, message: dict) -> None:
@@ -92,5 +92,5 @@ class Agent:
         self.log(message)
 
     def log(self, record: dict) -> None:
-        with (self.transcript or Path("/dev/null")).open("a") as handle:  # no transcript: nowhere
+        with (self.transcript or Path("/dev/null")).open("a") as handle:
             handle.write(json.dumps({"time": round(time.time(), 3), "step": self.steps, **record}) + "\n")

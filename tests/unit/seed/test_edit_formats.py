@@ -156,11 +156,31 @@ class _Replies:
     """A model that answers each query with the next reply."""
 
     def __init__(self, *replies: str) -> None:
-        self.replies, self.seen = list(replies), []
+        self.replies, self.seen, self.options = list(replies), [], []
 
     def query(self, messages, **options):
         self.seen.append(messages[-1]["content"])
+        self.options.append(options)
         return {"content": self.replies.pop(0)}
+
+
+def test_improve_asks_again_hotter_after_an_edit_that_failed_and_solve_does_not(tmp_path):
+    """The tenth selfrepair run: the first candidate (temperature 0.2) sent its target back unchanged in 5 of
+    10 expansions, and asked again at 0.2 ("That edit changed nothing") it apologised. Improve's retry after a
+    failed edit is sampled at 1.0; its first try keeps the engine's temperature, and solve's steps all do."""
+    from agent import prompts
+    from agent.loop import Agent
+
+    (tmp_path / "agent").mkdir()
+    (tmp_path / "agent" / "x.py").write_text("X = 1\n")
+    echo, edit = "```python agent/x.py\nX = 1\n```", "```python agent/x.py\nX = 2\n```"
+    improve = _Replies(echo, edit)
+    Agent(improve, Workspace(tmp_path), max_steps=2).run("Improve.", system=prompts.EDIT)
+    assert improve.seen[1].startswith("That edit changed nothing") and (tmp_path / "agent" / "x.py").read_text() == "X = 2\n"
+    assert "temperature" not in improve.options[0] and improve.options[1]["temperature"] == 1.0
+    solve = _Replies(echo, echo)
+    Agent(solve, Workspace(tmp_path), max_steps=2).run("Fix it.")
+    assert len(solve.options) == 2 and not any("temperature" in options for options in solve.options)
 
 
 def test_solve_asks_for_the_fixed_function_after_the_failing_check_and_checks_the_edit(tmp_path):
