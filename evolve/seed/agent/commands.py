@@ -42,10 +42,11 @@ def solve(agent: Agent, problem: str, budget: int = 6000) -> str:
 
 
 def improve(agent: Agent, instructions: str) -> str:
-    """The instructions (the engine adds the target's source and the map), or with no target
-    the files that fit (named first, evidence.py last); then the agent's tests after each edit, until they pass."""
+    """The instructions (with a target the engine adds its source and the map), else the files that fit
+    (named first, evidence.py last); tests after each edit, until they pass."""
     root, parts, names = agent.workspace.root, [], files(agent.workspace.root, 5000)
     agent.workspace.lines = lines = "The lines that decide it" in instructions  # the engine showed those lines
+    agent.workspace.target = (re.findall(r"(?m)^Target: \S+?:(\S+)$", instructions) + [""])[0]
     budget = 0 if lines or "(the target," in instructions else agent.context_chars - len(instructions) - 1000
     for name in sorted((n for n in names if n.startswith("agent/") and n.endswith(".py")),
                        key=lambda n: (Path(n).name not in instructions, n == "agent/evidence.py", n)):

@@ -8,7 +8,7 @@ import urllib.parse
 
 
 class ModelError(Exception):
-    """The gateway refused or failed a request (it already retried the provider)."""
+    """The gateway refused or failed a request."""
 
 
 class Model:
@@ -42,7 +42,7 @@ class Model:
         auth = {"Authorization": f"Bearer {self.token}"} if self.token else {}
         headers = {"Content-Type": "application/json", **auth}
         try:
-            if self.socket_path:  # http.client uses a socket set already
+            if self.socket_path:  # a socket set already
                 conn.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
                 conn.sock.settimeout(self.timeout)
                 conn.sock.connect(self.socket_path)

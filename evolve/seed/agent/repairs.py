@@ -1,4 +1,4 @@
-"""Repairs for weak models (they slip in set ways). Optional: the agent works without this file."""
+"""Repairs for weak models. Optional: the agent works without this file."""
 import ast
 import re
 import textwrap
@@ -42,7 +42,7 @@ def defined(source: str) -> dict[str, ast.stmt]:
 
 
 def near(ws: Workspace, path: str, code: str) -> str | None:
-    """A few lines (a def with its body only when lines were asked for), each like a line of a file: they replace those."""
+    """A few lines, each like one of a file (a def only if lines were asked for), replace those."""
     new, found = [t.strip() for t in code.splitlines() if t.strip() and not t.lstrip().startswith("#")], []
     if 0 < len(new) <= 4 and (ws.lines or not re.search(r"(?m)^\s*(async )?(def|class) .*:\s*\n\s", code)):
         for file in [ws.path(path)] if path else sorted(ws.root.rglob("*.py")):
@@ -60,7 +60,7 @@ def merge(ws: Workspace, path: str, code: str) -> str:
     code, path = textwrap.dedent(code), path or next(iter(re.findall(r"[\w./-]+\.py", code.split("\n", 1)[0])), "")
     if (edited := near(ws, path, code)) is not None:
         return edited
-    try:  # said so; an existing class has its methods replaced one by one
+    try:  # an existing class: method by method
         ast.parse(code)
     except SyntaxError as exc:  # definitions, then unindented text (an echo): keep those
         head, bad = code.splitlines()[:(exc.lineno or 1) - 1], code.splitlines()[(exc.lineno or 1) - 1:][:1]
@@ -78,11 +78,12 @@ def merge(ws: Workspace, path: str, code: str) -> str:
         raise ToolError("Your python block holds no complete function, class or constant that parses.")
     split = {n for n, v in new.items() if isinstance(v, ast.ClassDef) and isinstance(old.get(n), ast.ClassDef)}
     new = {n: v for n, v in defined(code).items() if "." in n and n.split(".")[0] in split or n in set(new) - split}
+    new = {n: v for n, v in new.items() if ws.target not in new or n == ws.target or n not in old}
     imports = [line for line in new_lines if line.startswith(("import ", "from ")) and line not in lines]
     first = lambda node: min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
     places = {n: n if n in old else next((k for k in old if k.endswith("." + n)), None) for n in new}
     for name, node in sorted(new.items(), key=lambda item: -old[places[item[0]]].lineno if places[item[0]] else 0):
-        text = textwrap.dedent("\n".join(new_lines[first(node) - 1: node.end_lineno])).splitlines()  # a method too
+        text = textwrap.dedent("\n".join(new_lines[first(node) - 1: node.end_lineno])).splitlines()
         if places[name]:
             at = old[places[name]]
             lines[first(at) - 1: at.end_lineno] = [indent_of(lines[at.lineno - 1]) + t if t else t for t in text]

@@ -15,7 +15,7 @@ def cap(text: str, limit: int = 4000) -> str:
 
 class Workspace:
     def __init__(self, root: Path, timeout: float = 60.0) -> None:
-        self.root, self.timeout, self.edits, self.lines = root, timeout, 0, False  # lines: lines were asked for
+        self.root, self.timeout, self.edits, self.lines, self.target = root, timeout, 0, False, ""  # what improve asks
 
     def path(self, name: str) -> Path:
         target = (self.root / name.strip().strip("'\"`")).resolve()
@@ -41,12 +41,12 @@ class Workspace:
         self.edits += 1
         return f"Wrote {path} ({len(content.splitlines())} lines)."
 
-    def replace(self, path: str, old: str, new: str) -> str:  # exact text, else the same lines at another indent
+    def replace(self, path: str, old: str, new: str) -> str:  # exact text, or lines at another indent
         target = self.path(path)
         text = target.read_text() if target.is_file() else ""
         lines, want = text.splitlines(), [s.strip() for s in old.splitlines()]
         hits = [i for i in range(len(lines)) if want and [s.strip() for s in lines[i:i + len(want)]] == want]
-        if old and text.count(old) != 1 and len(hits) == 1:  # the file's indentation for the model's
+        if old and text.count(old) != 1 and len(hits) == 1:  # the file's indent
             have, given, at = indent_of(lines[hits[0]]), indent_of(old.splitlines()[0]), hits[0]
             new = "\n".join(have + t.removeprefix(given) if t.strip() else t for t in new.splitlines())
             text, old = "\n".join(lines), "\n".join(lines[at:at + len(want)])

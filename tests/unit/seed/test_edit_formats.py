@@ -80,6 +80,32 @@ def test_a_class_that_exists_with_one_method_in_it_replaces_that_method_only(ws)
     compile(text, "tools.py", "exec")
 
 
+def test_a_whole_class_sent_for_a_named_method_merges_that_method_and_new_ones_not_the_stubs_beside_it(ws):
+    # what the 1.5B model sent for Agent.step (eleventh selfrepair run): the class, the other methods as stubs
+    ws.target = "Workspace.bash"
+    merge(ws, "", 'class Workspace:\n    def __init__(self, root):\n        self.steps = 0\n\n'
+                  '    def bash(self, command):\n        return "python3 " + command\n\n'
+                  '    def write(self, path, text):\n        pass\n\n    def helper(self):\n        return 1\n')
+    text = source(ws)
+    assert '    def bash(self, command):\n        return "python3 " + command\n' in text
+    assert "        self.root = root\n" in text and "self.steps" not in text  # the rest stay as they were
+    assert "    def write(self, path, text):\n        return path\n" in text
+    assert "def helper(self):\n    return 1" in text  # kept (added at the file's end, as any new name is)
+    ws.target = ""  # no target (solve's edits): every definition sent replaces its own
+    merge(ws, "", "class Workspace:\n    def write(self, path, text):\n        pass\n")
+    assert "    def write(self, path, text):\n        pass\n" in source(ws)
+
+
+def test_improve_takes_the_target_from_the_instructions_target_line(ws):
+    from agent.commands import improve
+    from agent.loop import Agent
+
+    improve(Agent(_Replies("```done\n```"), ws, max_steps=1), "Target: agent/tools.py:Workspace.bash\n\nChange to make: x")
+    assert ws.target == "Workspace.bash"
+    improve(Agent(_Replies("```done\n```"), ws, max_steps=1), "Problem: p\n\nChange to make: x")
+    assert ws.target == ""
+
+
 def test_a_path_named_on_the_blocks_first_line_is_its_file(ws):
     merge(ws, "", "# agent/other.py:other (the target)\ndef other():\n    return 2\n")
     assert (ws.root / "agent" / "other.py").read_text().endswith("def other():\n    return 2\n")
