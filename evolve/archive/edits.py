@@ -5,7 +5,11 @@ re-indents or re-comments is not a change of the agent's logic, and a study of a
 apart (issue 19: "how many expansions produced a real code edit"). The rule compares each changed Python
 file's syntax tree with its parent's:
 
-- `cosmetic`: the trees are equal once docstrings are dropped (whitespace, comments, docstrings);
+- `cosmetic`: the trees are equal once docstrings are dropped (whitespace, comments, docstrings) and, in
+  a file that existed, every function or class added at its top level that nothing in the file names
+  (undecorated, not a `test_`/`Test` name): dead code. Asked for `Agent.run`, the 1.5B added a top-level
+  `solve_task(self, task)` that nothing called, which passed every filter (the twelfth selfrepair run);
+  an added definition that another file imports changes that file's imports, which is code;
 - `lesson`: equal once every statement that appends text to a name (`SYSTEM += "Lesson: ..."`, the
   old seed's fallback when `improve` made no edit) is dropped: advice added, nothing the agent does changed;
 - `prompt`: equal once every string constant is blanked and every statement that only binds a name to
@@ -71,6 +75,8 @@ def file_edit_kind(path: str, before: bytes | None, after: bytes | None) -> Edit
     trees = [_parse(text) for text in (before, after)]
     if trees[0] is None or trees[1] is None:
         return EditKind.CODE  # a file that does not parse on one side changed its behaviour
+    if before is not None:
+        trees[1] = _without_dead(trees[0], trees[1])
     try:
         for normalise, kind in ((_without_docstrings, EditKind.COSMETIC), (_without_lessons, EditKind.LESSON),
                                 (_without_words, EditKind.PROMPT)):
@@ -178,6 +184,21 @@ class _Lessons(_Docstrings):
         if isinstance(node, ast.AugAssign) and _binds_text(node):
             return None
         return super().visit(node)
+
+
+def _without_dead(before: ast.Module, after: ast.Module) -> ast.Module:
+    """`after` less each top-level function or class it adds to `before` that nothing else in it names."""
+    kinds = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+    had = {node.name for node in before.body if isinstance(node, kinds)}
+    added = [node for node in after.body if isinstance(node, kinds) and node.name not in had
+             and not node.decorator_list and not node.name.startswith(("test", "Test"))]
+    rest = [node for node in after.body if not any(node is new for new in added)]
+    named = {word for node in rest for part in ast.walk(node)
+             for word in (getattr(part, "id", None), getattr(part, "attr", None), getattr(part, "name", None),
+                          getattr(part, "value", None) if isinstance(part, ast.Constant) else None)
+             if isinstance(word, str)}
+    return ast.Module(body=[node for node in after.body if not any(node is new and new.name not in named
+                                                                   for new in added)], type_ignores=[])
 
 
 def _without_lessons(tree: ast.Module) -> ast.AST:

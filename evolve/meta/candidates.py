@@ -63,8 +63,8 @@ def cheap_filters(parent: Path, child: Path, diff: str, *, require_code: bool = 
             return Filtered(EditKind.CODE, "compiles", f"{path.relative_to(child).as_posix()} does not compile: {why}")
     kind = tree_edit_kind(parent, child)
     if kind in (EditKind.NONE, EditKind.COSMETIC):
-        return Filtered(kind, "differs", "its syntax tree is the parent's (only whitespace, comments or docstrings "
-                                         "changed)")
+        return Filtered(kind, "differs", "its syntax tree is the parent's (only whitespace, comments, docstrings or "
+                                         "definitions nothing uses changed)")
     if require_code and kind != EditKind.CODE:
         return Filtered(kind, "code edit", f"no code edit (the edit is {kind}) and meta.require_code is on")
     return Filtered(kind)

@@ -14,6 +14,8 @@ LOOP = b'''def step(reply):
     return None
 '''
 
+AGENT = b'\n\nclass Agent:\n    def run(self):\n        return self.solve_task()\n'
+
 
 @pytest.mark.parametrize(("before", "after", "kind"), [
     (PROMPTS, PROMPTS, EditKind.NONE),
@@ -29,6 +31,14 @@ LOOP = b'''def step(reply):
     (LOOP, LOOP + b'\nSTEPS = len("abc")\n', EditKind.CODE),  # text into a call is logic
     (LOOP, LOOP.replace(b"def step", b"def step(", 1), EditKind.CODE),  # no longer parses
     (None, LOOP, EditKind.CODE),
+    # what the 1.5B added for Agent.run (the twelfth selfrepair run): a top-level function nothing calls
+    (LOOP, LOOP + b'\n\ndef solve_task(self, task):\n    return "solved"\n', EditKind.COSMETIC),
+    (LOOP, LOOP + b'\n\ndef helper(x):\n    return x\n\n\nclass Old:\n    pass\n', EditKind.COSMETIC),
+    (LOOP, LOOP.replace(b"reply.strip()", b"helper(reply)") + b'\n\ndef helper(x):\n    return x\n', EditKind.CODE),
+    (LOOP + AGENT, LOOP + AGENT + b'\n\ndef solve_task(self):\n    return 1\n', EditKind.CODE),  # an attribute: a use
+    (LOOP, LOOP + b'\n\n@register\ndef hook():\n    pass\n', EditKind.CODE),  # a decorator may use it
+    (LOOP, LOOP + b'\n\ndef test_step():\n    assert step("a ")\n', EditKind.CODE),  # pytest collects it
+    (LOOP, LOOP + b'\n\ndef ping():\n    return 1\n\n\nDISPATCH = {"ping": ping}\n', EditKind.CODE),
     (LOOP, None, EditKind.CODE),
 ])
 def test_file_edit_kinds(before, after, kind):

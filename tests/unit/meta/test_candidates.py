@@ -40,6 +40,7 @@ def test_temperatures_spread_evenly_from_the_lowest():
     ({"agent/main.py": MAIN}, "", "applies", EditKind.NONE),
     ({"agent/main.py": MAIN + "def broken(:\n"}, DIFF, "compiles", EditKind.CODE),
     ({"agent/main.py": MAIN.replace("\n\n\n", "\n\n\n# a comment\n")}, DIFF, "differs", EditKind.COSMETIC),
+    ({"agent/main.py": MAIN + "\n\ndef solve_task(self):\n    return 'solved'\n"}, DIFF, "differs", EditKind.COSMETIC),
     ({"agent/main.py": MAIN + 'PROMPT = "Think first."\n'}, DIFF, None, EditKind.PROMPT),
     ({"agent/main.py": MAIN.replace("x.VALUE", "x.VALUE + 1")}, DIFF, None, EditKind.CODE),
 ])
