@@ -7,9 +7,10 @@ file's syntax tree with its parent's:
 
 - `cosmetic`: the trees are equal once docstrings are dropped (whitespace, comments, docstrings) and, in
   a file that existed, every function or class added at its top level that nothing in the file names
-  (undecorated, not a `test_`/`Test` name): dead code. Asked for `Agent.run`, the 1.5B added a top-level
-  `solve_task(self, task)` that nothing called, which passed every filter (the twelfth selfrepair run);
-  an added definition that another file imports changes that file's imports, which is code;
+  (undecorated, not a `test`/`Test`/`pytest_` name, not a class with bases, which a registry may find):
+  dead code. Asked for `Agent.run`, the 1.5B added a top-level `solve_task(self, task)` that nothing
+  called, which passed every filter (the twelfth selfrepair run); an added definition that another file
+  imports changes that file's imports, which is code;
 - `lesson`: equal once every statement that appends text to a name (`SYSTEM += "Lesson: ..."`, the
   old seed's fallback when `improve` made no edit) is dropped: advice added, nothing the agent does changed;
 - `prompt`: equal once every string constant is blanked and every statement that only binds a name to
@@ -191,7 +192,8 @@ def _without_dead(before: ast.Module, after: ast.Module) -> ast.Module:
     kinds = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
     had = {node.name for node in before.body if isinstance(node, kinds)}
     added = [node for node in after.body if isinstance(node, kinds) and node.name not in had
-             and not node.decorator_list and not node.name.startswith(("test", "Test"))]
+             and not node.decorator_list and not node.name.startswith(("test", "Test", "pytest_"))
+             and not (isinstance(node, ast.ClassDef) and (node.bases or node.keywords))]
     rest = [node for node in after.body if not any(node is new for new in added)]
     named = {word for node in rest for part in ast.walk(node)
              for word in (getattr(part, "id", None), getattr(part, "attr", None), getattr(part, "name", None),

@@ -38,6 +38,7 @@ AGENT = b'\n\nclass Agent:\n    def run(self):\n        return self.solve_task()
     (LOOP + AGENT, LOOP + AGENT + b'\n\ndef solve_task(self):\n    return 1\n', EditKind.CODE),  # an attribute: a use
     (LOOP, LOOP + b'\n\n@register\ndef hook():\n    pass\n', EditKind.CODE),  # a decorator may use it
     (LOOP, LOOP + b'\n\ndef test_step():\n    assert step("a ")\n', EditKind.CODE),  # pytest collects it
+    (LOOP, LOOP + b'\n\nclass Plugin(Base):\n    pass\n', EditKind.CODE),  # a registry may find a subclass
     (LOOP, LOOP + b'\n\ndef ping():\n    return 1\n\n\nDISPATCH = {"ping": ping}\n', EditKind.CODE),
     (LOOP, None, EditKind.CODE),
 ])
