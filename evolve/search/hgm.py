@@ -46,7 +46,7 @@ class HGMPolicy:
         """Expand or evaluate per the widening rule; each choice by Thompson sampling (DESIGN.md §5)."""
         if view.budget_left == 0:
             return Stop("evaluation budget spent")
-        expandable = view.valid if view.expansions_left != 0 else np.zeros_like(view.valid)
+        expandable = self.expandable(view)
         evaluable = view.valid & (view.tasks_left > 0)
         can_expand, can_evaluate = bool(expandable.any()), bool(evaluable.any())
         if can_expand and (self.wants_expansion(view) or not can_evaluate):
@@ -61,12 +61,21 @@ class HGMPolicy:
             return Stop("empty tree")
         return Stop("every valid node is evaluated on every task" if view.valid.any() else "no valid node")
 
+    def expandable(self, view: SearchView) -> np.ndarray:
+        """The nodes an expansion may grow: the valid ones while expansions are left; with `expand_unfailed`
+        off, only those with a failed evaluation or every task finished."""
+        if view.expansions_left == 0:
+            return np.zeros_like(view.valid)
+        if self.params.expand_unfailed:
+            return view.valid
+        return view.valid & ((view.failures > 0) | (view.done >= len(view.task_order)))
+
     def choose_expansion(self, view: SearchView, rng: np.random.Generator) -> int:
-        """`argmax θ_a`, `θ_a ~ Beta(τ(1+S(a)), τ(1+F(a)))` over valid nodes (DESIGN.md §5)."""
+        """`argmax θ_a`, `θ_a ~ Beta(τ(1+S(a)), τ(1+F(a)))` over the expandable nodes (DESIGN.md §5)."""
         clade_s, clade_f = view.clade_successes, view.clade_failures
         if clade_s is None or clade_f is None:  # SearchView always fills them in; this narrows the type
             raise ValueError("a SearchView without clade counts")
-        return thompson_argmax(rng, clade_s, clade_f, self.tau(view), view.valid)
+        return thompson_argmax(rng, clade_s, clade_f, self.tau(view), self.expandable(view))
 
     def choose_evaluation(self, view: SearchView, rng: np.random.Generator) -> int:
         """`argmax θ_a`, `θ_a ~ Beta(τ(1+s(a)), τ(1+f(a)))` over valid nodes with tasks left (§5)."""

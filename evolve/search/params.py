@@ -27,6 +27,10 @@ class HGMParams:
     """Quantile of Beta(1+s, 1+f) used to choose the final agent."""
     min_evals: Annotated[int, Field(ge=1)] = 5
     """A node needs this many evaluations to be chosen as the final agent."""
+    expand_unfailed: bool = True
+    """Expand a node that has failed none of its finished evaluations while tasks are left (the paper's
+    rule). False: such a node (a new child among them) is evaluated further first, for the expansion's
+    diagnosis reads the node's own failures and has nothing to read without one (evolve.engine.diagnosis)."""
 
 
 @dataclass(frozen=True, config=_STRICT)

@@ -128,6 +128,22 @@ def test_hgm_expansion_follows_the_clade_not_the_node(make_view):
     assert picks.count(1) > 190
 
 
+def test_hgm_without_expand_unfailed_grows_only_nodes_with_a_failure_to_diagnose(make_view):
+    # n1 passed its 3 tasks and its clade is the better bet; n2 is new. With the paper's rule n1 is
+    # expanded; without it, only n0 (it failed) may be, and n1 or n2 is evaluated further when it is not.
+    view = make_view([-1, 0, 0], [1, 3, 0], [3, 0, 0], n_tasks=6, budget=40)
+    paper, diagnosable = HGMPolicy(HGMParams(cooldown=False)), HGMPolicy(HGMParams(cooldown=False, expand_unfailed=False))
+    assert list(paper.expandable(view)) == [True, True, True]
+    assert list(diagnosable.expandable(view)) == [True, False, False]
+    assert {diagnosable.choose_expansion(view, np.random.default_rng(i)) for i in range(50)} == {0}
+    assert {paper.choose_expansion(view, np.random.default_rng(i)) for i in range(50)} > {0}
+    only_unfailed = make_view([-1, 0], [2, 2], [0, 0], n_tasks=6)
+    actions = {diagnosable.next_action(only_unfailed, np.random.default_rng(i)) for i in range(20)}
+    assert actions and all(isinstance(a, Evaluate) for a in actions)
+    finished = make_view([-1], [6], [0], n_tasks=6)  # every task passed: nothing left but to expand it
+    assert diagnosable.next_action(finished, np.random.default_rng(0)) == Expand("n0")
+
+
 def test_hgm_evaluation_uses_own_counts_among_nodes_with_tasks_left(make_view):
     view = make_view([-1, 0, 0], [5, 2, 1], [0, 2, 1], n_tasks=5)  # n0 finished every task
     picks = {HGMPolicy().choose_evaluation(view, np.random.default_rng(i)) for i in range(100)}
