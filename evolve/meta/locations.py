@@ -1,0 +1,41 @@
+"""Ranked places in an agent's code: what fault localization hands to the diagnosis and the repair step.
+
+A location is a line of one of the agent's files (a path relative to the agent's root), a score (higher is
+more suspicious; comparable only within one ranking) and the evidence that put it there, said in a line a
+person or a model can read. Locations travel as JSON in `instructions.json` beside the instructions text,
+so the repair step reads them as data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class Location:
+    """One ranked line of the agent's code."""
+
+    path: str
+    """The file, relative to the agent's root (POSIX separators)."""
+    line: int
+    """1-based line number in that file."""
+    score: float
+    """How suspicious the line is; higher first."""
+    evidence: str
+    """Why it is ranked: the data that points at it, in one line."""
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: object) -> Location | None:
+        """A location from untrusted JSON, or None when it is not one (wrong keys or types)."""
+        if not isinstance(data, dict):
+            return None
+        path, line, score, evidence = (data.get(k) for k in ("path", "line", "score", "evidence"))
+        if not (isinstance(path, str) and isinstance(line, int) and not isinstance(line, bool)
+                and isinstance(score, (int, float)) and not isinstance(score, bool) and isinstance(evidence, str)):
+            return None
+        if line < 1 or not path or path.startswith("/") or ".." in path.split("/"):
+            return None
+        return cls(path, line, float(score), evidence)
