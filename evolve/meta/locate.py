@@ -1,0 +1,41 @@
+"""Fault localization: one ranking of the agent's lines from every source of evidence the engine has.
+
+`locate` is what the diagnosis calls. Its sources find places in the agent's code from data, whatever the
+agent's names: the provenance of what the agent sent the model (evolve.meta.provenance) and any further
+ranked sources the caller passes (such as execution spectra of replayed runs). Every source scores its
+lines in [0, 1] (a share of what went wrong), so the rankings merge as they are: a line ranked by several
+keeps its highest score and the evidence of each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from evolve.meta.locations import Location
+from evolve.meta.provenance import Recorded, trace
+
+MAX_LOCATIONS = 12
+"""Locations handed on (the diagnosis prompt and instructions.json): the head of the ranking."""
+
+
+def locate(code: Path, recorded: Sequence[Recorded], *, ranked: Sequence[Sequence[Location]] = (),
+           limit: int = MAX_LOCATIONS) -> list[Location]:
+    """The agent's lines (`code`: its root) most suspicious first, at most `limit`: the provenance of its
+    recorded requests (`recorded`), merged with the `ranked` lists of other sources."""
+    return merge([trace(code, recorded), *ranked], limit)
+
+
+def merge(rankings: Sequence[Sequence[Location]], limit: int = MAX_LOCATIONS) -> list[Location]:
+    """One ranking from several: per line the highest score and every distinct evidence (highest first)."""
+    found: dict[tuple[str, int], list[Location]] = {}
+    for ranking in rankings:
+        for location in ranking:
+            found.setdefault((location.path, location.line), []).append(location)
+    merged = []
+    for (path, line), here in found.items():
+        here.sort(key=lambda loc: -loc.score)
+        evidence = "; ".join(dict.fromkeys(loc.evidence for loc in here))
+        merged.append(Location(path, line, here[0].score, evidence))
+    merged.sort(key=lambda loc: (-loc.score, loc.path, loc.line))
+    return merged[:limit]

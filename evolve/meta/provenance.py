@@ -1,0 +1,315 @@
+"""Where in the agent's code what it sent the model came from: provenance of each recorded request's fields.
+
+The gateway records every request an agent sent (its parameters such as `max_tokens`, `temperature` and
+`stop`, its messages, its tool schemas) with the reply it got. Each field is traced to the code that produced
+it, by the agent's syntax trees and whatever its names: a parameter to a literal of that value (strongest
+where the literal sits in a dict entry, keyword argument, default or assignment named like the field; else
+any literal equal to it), a message's text to the string constants, f-strings and format templates whose
+literal text appears in it. Each traced place becomes a `Location` whose evidence says what was sent and
+what the recorded exchanges show of it, computed from the exchanges only (any agent, not one agent's
+wording):
+
+- replies cut at the length limit, beside the token limit that was sent (`max_tokens`);
+- replies repeated word for word, beside the sampling temperature that was sent;
+- replies the agent did not act on: different replies answered with the same text of the agent's own,
+  beside that text's constant (the agent's canned answer to a reply it could not use);
+- the texts every request carries (a system message, the task's template), ranked low: they were sent,
+  nothing yet counts against them.
+
+A score is the share of what the field touched that went wrong (in [0, 1]); the ranking is one source of
+evolve.meta.locate. The agent's code is read as text (nothing of it is imported or run) and its exchanges
+are untrusted: they inform the meta step and decide nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from evolve import syntax
+from evolve.meta.agentmap import agent_files
+from evolve.meta.evidence import turns_from_exchanges
+from evolve.meta.locations import Location
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One evaluation's recorded exchanges (the gateway's JSONL records of its job) and its graded outcome."""
+
+    outcome: str
+    records: tuple[dict, ...]
+
+
+@dataclass(frozen=True)
+class Literal:
+    """A literal of the agent's code: its value and the name it is given (dict key, keyword, default or
+    assigned name; "" where none)."""
+
+    path: str
+    line: int
+    value: object
+    name: str
+
+
+@dataclass(frozen=True)
+class Text:
+    """A string constant, f-string or format template of the agent's code: the literal pieces of its text."""
+
+    path: str
+    line: int
+    pieces: tuple[str, ...]
+
+
+MIN_PIECE = 12
+"""A shorter piece of text ("Task:", "\\n\\n") appears in too many messages to say where one came from."""
+TOKEN_LIMITS = ("max_tokens", "max_completion_tokens")
+"""The OpenAI-style request fields that bound a reply's length (a reply stopped there ends with `length`)."""
+SAMPLING = ("temperature", "top_p")
+SENT_SCORE = 0.05
+"""The score of a text or parameter that every request carried and nothing counts against."""
+NAMED, UNNAMED = 1.0, 0.5
+"""A literal named like the field it was sent as, and one only equal to its value."""
+SKIPPED_FIELDS = frozenset({"messages", "tools", "tool_choice", "response_format", "model", "stream", "seed"})
+_PLACEHOLDER = re.compile(r"\{[^{}]*\}|%[-#0 +]*\d*(?:\.\d+)?[sdrf]")
+
+
+def source_index(code: Path) -> tuple[list[Literal], list[Text]]:
+    """Every literal and text of the agent's Python files (its tests excluded: they send nothing)."""
+    literals: list[Literal] = []
+    texts: list[Text] = []
+    for path in agent_files(code):
+        try:
+            tree = syntax.parse((code / path).read_text("utf-8", "replace"))
+        except SyntaxError:  # a file that does not parse produced nothing the agent sent
+            continue
+        literals += _literals(path, tree)
+        texts += _texts(path, tree)
+    return literals, texts
+
+
+def _value(node: ast.expr) -> object:
+    """The literal a node holds (a number, string, bool, or a list/tuple of them), else None."""
+    if isinstance(node, ast.Constant) and node.value is not None and not isinstance(node.value, bytes):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+        return -node.operand.value if isinstance(node.operand.value, (int, float)) else None
+    if isinstance(node, (ast.List, ast.Tuple)) and node.elts:
+        values = [_value(e) for e in node.elts]
+        return tuple(values) if all(v is not None for v in values) else None
+    return None
+
+
+def _literals(path: str, tree: ast.Module) -> list[Literal]:
+    named: dict[int, str] = {}  # id(node) -> the name it is given
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values):
+                if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    named[id(value)] = key.value
+        elif isinstance(node, ast.Call):
+            for keyword in node.keywords:
+                if keyword.arg:
+                    named[id(keyword.value)] = keyword.arg
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            args = node.args
+            positional = [*args.posonlyargs, *args.args]
+            pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults),
+                     *((a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)]
+            named.update({id(default): arg.arg for arg, default in pairs})
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                name = target.id if isinstance(target, ast.Name) else target.attr if isinstance(
+                    target, ast.Attribute) else ""
+                if name and node.value is not None:
+                    named[id(node.value)] = name
+    found = []
+    for node in ast.walk(tree):
+        value = _value(node) if isinstance(node, (ast.Constant, ast.UnaryOp, ast.List, ast.Tuple)) else None
+        if value is not None:
+            found.append(Literal(path, node.lineno, value, named.get(id(node), "")))
+    return found
+
+
+def _texts(path: str, tree: ast.Module) -> list[Text]:
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    inside: set[int] = set()  # the constant parts of an f-string are traced as the f-string
+    texts = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            parts = [v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str)]
+            inside.update(id(v) for v in node.values)
+            pieces = tuple(p for p in (_flat(part) for part in parts) if len(p) >= MIN_PIECE)
+            if pieces:
+                texts.append(Text(path, node.lineno, pieces))
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+                and id(node) not in inside):
+            pieces = tuple(p for p in (_flat(part) for part in _PLACEHOLDER.split(node.value)) if len(p) >= MIN_PIECE)
+            if pieces:
+                texts.append(Text(path, node.lineno, pieces))
+    return texts
+
+
+def _flat(text: str) -> str:
+    """Text with its whitespace runs as one space: an agent may re-wrap or cap what it sends."""
+    return " ".join(text.split())
+
+
+def _content(content: object) -> str:
+    if isinstance(content, list):
+        return "".join(str(part.get("text") or "") for part in content if isinstance(part, dict))
+    return content if isinstance(content, str) else ""
+
+
+def _requests(recorded: Sequence[Recorded]) -> list[tuple[Recorded, dict, dict]]:
+    """(evaluation, request, response) of every record with both."""
+    return [(run, record["request"], record["response"]) for run in recorded for record in run.records
+            if isinstance(record.get("request"), dict) and isinstance(record.get("response"), dict)]
+
+
+def trace(code: Path, recorded: Sequence[Recorded]) -> list[Location]:
+    """The places in the agent's code (`code`, its root) that produced what its recorded requests sent,
+    most suspicious first (a line may come more than once, for each field it produced: evolve.meta.locate
+    merges them); [] with no recorded request."""
+    sent = _requests(recorded)
+    if not sent:
+        return []
+    literals, texts = source_index(code)
+    found = _parameter_locations(sent, literals) + _text_locations(recorded, sent, texts)
+    return sorted(found, key=lambda loc: (-loc.score, loc.path, loc.line))
+
+
+def _same(literal: object, sent: object) -> bool:
+    """Whether a literal of the code is the value sent (a number written as a string counts: `"0.2"`)."""
+    if isinstance(sent, list):
+        sent = tuple(sent)
+    if isinstance(literal, str) and isinstance(sent, (int, float)) and not isinstance(sent, bool):
+        try:
+            return float(literal) == sent
+        except ValueError:
+            return False
+    if isinstance(literal, bool) or isinstance(sent, bool):
+        return literal is sent
+    return literal == sent
+
+
+def _shown(value: object) -> str:
+    return json.dumps(list(value) if isinstance(value, tuple) else value)
+
+
+def _parameter_locations(sent: list[tuple[Recorded, dict, dict]], literals: list[Literal]) -> list[Location]:
+    values: dict[tuple[str, str], list[tuple[Recorded, dict, dict]]] = defaultdict(list)
+    for exchange in sent:
+        request = exchange[1]
+        for key, value in request.items():
+            if key in SKIPPED_FIELDS or value is None or isinstance(value, dict):
+                continue
+            if isinstance(value, list) and (not value or not all(isinstance(v, (str, int, float)) for v in value)):
+                continue
+            values[(key, json.dumps(value, sort_keys=True))].append(exchange)
+    locations = []
+    for (key, shown), exchanges in values.items():
+        value = json.loads(shown)
+        exact = [lit for lit in literals if lit.name == key and _same(lit.value, value)]
+        places = [(lit, NAMED) for lit in exact] or [(lit, UNNAMED) for lit in literals if _distinct(value)
+                                                      and _same(lit.value, value)]
+        if not places:
+            continue
+        share, evidence = _parameter_evidence(key, value, exchanges, len(sent))
+        for literal, weight in places:
+            how = "" if weight == NAMED else f" (a literal equal to it{', named ' + literal.name if literal.name else ''})"
+            locations.append(Location(literal.path, literal.line, round(max(share, SENT_SCORE) * weight, 4),
+                                      evidence + how))
+    return locations
+
+
+def _distinct(value: object) -> bool:
+    """A value that a literal equal to it is likely the source of (not 0, 1, True or a short word)."""
+    if isinstance(value, bool) or value in (0, 1, -1):
+        return False
+    return not isinstance(value, str) or len(value) >= 3
+
+
+def _parameter_evidence(key: str, value: object, exchanges: list[tuple[Recorded, dict, dict]],
+                        total: int) -> tuple[float, str]:
+    """How suspicious a sent (field, value) is, and what the exchanges show of it."""
+    count = len(exchanges)
+    which = "every request" if count == total else f"{count} of {total} requests"
+    head = f"{which} set {key} = {_shown(value)}"
+    if key in TOKEN_LIMITS:
+        cut = sum(response.get("finish_reason") == "length" for _, _, response in exchanges)
+        failed = sum(run.outcome != "pass" for run, _, response in exchanges if response.get("finish_reason") == "length")
+        return cut / count, f"{head}; replies cut at the length limit in {cut} of {count}" + (
+            f" ({failed} of them in failed evaluations)" if cut else "")
+    if key in SAMPLING:
+        replies = Counter(" ".join(_content((response.get("message") or {}).get("content")).split())
+                          for _, _, response in exchanges)
+        repeated = sum(n - 1 for reply, n in replies.items() if reply and n > 1)
+        return 0.5 * repeated / count, f"{head}; replies repeated word for word in {repeated} of {count}"
+    failed = sum(run.outcome != "pass" for run, _, _ in exchanges)
+    return SENT_SCORE, f"{head} ({failed} of them in failed evaluations)"
+
+
+def _text_locations(recorded: Sequence[Recorded], sent: list[tuple[Recorded, dict, dict]],
+                    texts: list[Text]) -> list[Location]:
+    roles: dict[str, Counter[str]] = defaultdict(Counter)  # flat message text -> role -> requests carrying it
+    for _, request, _ in sent:
+        carried = {(m.get("role") or "?", _flat(_content(m.get("content")))) for m in request.get("messages") or ()
+                   if isinstance(m, dict) and m.get("role") != "assistant"}
+        if request.get("tools"):
+            carried.add(("tools", _flat(json.dumps(request["tools"]))))
+        for role, text in carried:
+            roles[text][role] += 1
+    canned, answered = _canned_answers(recorded)
+    locations = []
+    for text in texts:
+        piece = max(text.pieces, key=len)
+        hits = {message: counts for message, counts in roles.items() if piece in message}
+        if not hits:
+            continue
+        carried_by: Counter[str] = Counter()
+        for counts in hits.values():
+            carried_by.update(counts)
+        where = ", ".join(f"{role} messages of {n} requests" if role != "tools" else f"the tool schemas of {n} requests"
+                          for role, n in carried_by.most_common(3))
+        quoted = json.dumps(piece if len(piece) <= 60 else piece[:57] + "...")
+        answers = sum(n for message, n in canned.items() if piece in message)
+        if answers and answered:
+            locations.append(Location(text.path, text.line, round(answers / answered, 4),
+                                      f"the agent answered {answers} of {answered} replies in failed evaluations with "
+                                      f"its own text {quoted}, the same for different replies: replies it did not "
+                                      f"act on"))
+        else:
+            locations.append(Location(text.path, text.line, SENT_SCORE, f"its text {quoted} was sent in {where}"))
+    return locations
+
+
+def _canned_answers(recorded: Sequence[Recorded]) -> tuple[Counter[str], int]:
+    """What the agent answered different replies with, the same text each time (flat text -> replies it
+    answered so, in failed evaluations), and how many replies failed evaluations had."""
+    answers: dict[str, set[str]] = defaultdict(set)  # answer -> the distinct replies it followed
+    counted: Counter[str] = Counter()
+    replies = 0
+    for run in recorded:
+        if run.outcome == "pass":
+            continue
+        for turn in turns_from_exchanges(run.records):
+            replies += 1
+            if turn.output:
+                answer = _flat(turn.output)
+                answers[answer].add(" ".join(turn.reply.split()))
+                counted[answer] += 1
+    return Counter({answer: counted[answer] for answer, seen in answers.items() if len(seen) > 1}), replies
+
+
+def recorded_from(outcomes_and_records: Iterable[tuple[str, Iterable[dict]]]) -> list[Recorded]:
+    """`Recorded` evaluations from (outcome, exchange records) pairs."""
+    return [Recorded(outcome, tuple(records)) for outcome, records in outcomes_and_records]

@@ -1,0 +1,104 @@
+"""Provenance: each field of a recorded request traced to the code of a small agent written here (not the seed),
+and the one ranking (`locate`) that merges it with other sources."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evolve.meta.locate import locate, merge
+from evolve.meta.locations import Location
+from evolve.meta.provenance import Recorded, trace
+
+CLIENT = '''"""A client."""
+import os
+
+LIMIT = 4096
+
+
+def ask(messages, hot=False):
+    payload = {"messages": messages, "max_tokens": 64, "temperature": float(os.environ.get("T", "0.3"))}
+    return send(payload, stop=["</act>"])
+'''
+WORDS = '''GREETING = """You are Quill, a terse assistant that edits files.
+Answer with one <act> element."""
+AGAIN = "I could not find an <act> element in that; answer with exactly one."
+TEMPLATE = "Here is the job for today:\\n{job}\\n\\nFiles you may touch: {files}"
+'''
+
+
+def _agent(tmp_path: Path) -> Path:
+    (tmp_path / "agent").mkdir()
+    (tmp_path / "agent" / "client.py").write_text(CLIENT)
+    (tmp_path / "agent" / "words.py").write_text(WORDS)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_client.py").write_text('def test_x():\n    assert {"max_tokens": 64}\n')
+    return tmp_path
+
+
+def _record(messages: list[dict], reply: str, finish: str = "stop") -> dict:
+    return {"request": {"messages": messages, "max_tokens": 64, "temperature": 0.3, "stop": ["</act>"]},
+            "response": {"message": {"role": "assistant", "content": reply}, "finish_reason": finish}}
+
+
+def _conversation(job: str, replies: list[tuple[str, str]], again: str) -> tuple[dict, ...]:
+    system = {"role": "system", "content": "You are Quill, a terse assistant that edits files.\nAnswer with one "
+                                           "<act> element."}
+    messages = [system, {"role": "user", "content": f"Here is the job for today:\n{job}\n\nFiles you may touch: a.py"}]
+    records = []
+    for reply, finish in replies:
+        records.append(_record(list(messages), reply, finish))
+        messages += [{"role": "assistant", "content": reply}, {"role": "user", "content": again}]
+    return tuple(records)
+
+
+def test_a_literal_and_a_string_constant_are_traced_from_the_recorded_requests(tmp_path: Path) -> None:
+    code = _agent(tmp_path)
+    again = "I could not find an <act> element in that; answer with exactly one."
+    runs = [Recorded("fail", _conversation("fix the parser", [("I will look at", "length"), ("Let me", "length"),
+                                                                ("Sure, first", "length")], again)),
+            Recorded("pass", _conversation("add a flag", [("<act>done", "stop")], again))]
+    found = trace(code, runs)
+    by_line = {(loc.path, loc.line): loc for loc in locate(code, runs)}  # one per line, evidence merged
+    token_limit = by_line[("agent/client.py", 8)]
+    assert token_limit.evidence.startswith("every request set max_tokens = 64; replies cut at the length limit in 3 of 4")
+    assert token_limit.score == 0.75
+    # the canned answer to replies the agent did not act on, traced to its constant
+    canned = by_line[("agent/words.py", 3)]
+    assert "answered 2 of 3 replies in failed evaluations" in canned.evidence and canned.score > 0.5
+    # the system text and the template whose literal pieces appear in the messages, ranked low
+    assert ("agent/words.py", 1) in by_line and ("agent/words.py", 4) in by_line
+    assert by_line[("agent/words.py", 4)].score < token_limit.score
+    # a string that is a number ("0.3") sent as temperature, and a stop list; nothing from the tests
+    assert "every request set temperature = 0.3" in token_limit.evidence
+    assert any('stop = ["</act>"]' in loc.evidence and loc.line == 9 for loc in found)
+    assert not any(loc.path.startswith("tests/") for loc in found)
+    assert found[0].line == 8 and found[0].score == 0.75  # the most suspicious first
+
+
+def test_names_do_not_matter_only_what_was_sent(tmp_path: Path) -> None:
+    code = _agent(tmp_path)
+    renamed = CLIENT.replace("payload", "zz").replace("ask", "q").replace("LIMIT", "N")
+    (code / "agent" / "client.py").write_text(renamed)
+    runs = [Recorded("fail", _conversation("x", [("cut", "length")], "ok"))]
+    assert trace(code, runs)[0].path == "agent/client.py"
+    assert trace(code, []) == []
+
+
+def test_hostile_agent_code_and_records_are_read_as_data(tmp_path: Path) -> None:
+    code = _agent(tmp_path)
+    (code / "agent" / "broken.py").write_text("def f(:\n")
+    (code / "agent" / "deep.py").write_text("X = " + "(" * 300_000 + "\n")
+    odd = (({"request": "not a dict"}, {"request": {"messages": "no", "max_tokens": [{}]}, "response": {}}))
+    assert trace(code, [Recorded("fail", odd)]) == []
+
+
+def test_locate_merges_sources_keeping_the_highest_score_and_every_evidence(tmp_path: Path) -> None:
+    code = _agent(tmp_path)
+    runs = [Recorded("fail", _conversation("x", [("cut", "length"), ("cut again", "stop")], "ok"))]
+    spectra = [Location("agent/client.py", 8, 0.9, "run only by failing replays"),
+               Location("agent/words.py", 2, 0.2, "spectra")]
+    ranked = locate(code, runs, ranked=[spectra])
+    assert ranked[0].path == "agent/client.py" and ranked[0].line == 8 and ranked[0].score == 0.9
+    assert "run only by failing replays" in ranked[0].evidence and "max_tokens = 64" in ranked[0].evidence
+    assert merge([[Location("a.py", 1, 0.1, "x")], [Location("a.py", 1, 0.1, "x")]]) == [Location("a.py", 1, 0.1, "x")]
+    assert len(merge([[Location("a.py", n, 0.1, "x") for n in range(1, 30)]], limit=5)) == 5
