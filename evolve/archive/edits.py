@@ -8,7 +8,7 @@ file's syntax tree with its parent's:
 - `cosmetic`: the trees are equal once docstrings are dropped (whitespace, comments, docstrings) and, in
   a file that existed, every function or class added at its top level that nothing in the file names
   (undecorated, not a `test`/`Test`/`pytest_` name, not a class with bases, which a registry may find):
-  dead code. Asked for `Agent.run`, the 1.5B added a top-level `solve_task(self, task)` that nothing
+  dead code. Asked for a method, the 1.5B added a top-level `solve_task(self, task)` that nothing
   called, which passed every filter (the twelfth selfrepair run); an added definition that another file
   imports changes that file's imports, which is code;
 - `lesson`: equal once every statement that appends text to a name (`SYSTEM += "Lesson: ..."`, the

@@ -22,8 +22,11 @@ from evolve.engine.jobs import ExpansionResult
 from evolve.meta import DiagnosisFailed, choose_problem, diagnose, read_failure
 from evolve.meta.agentmap import AgentMap, agent_map
 from evolve.meta.dgm import dgm_instructions
-from evolve.meta.diagnose import deciding_lines, reply_format
+from evolve.meta.diagnose import reply_format
 from evolve.meta.evidence import TaskRun, compute_evidence, conversations_jsonl, recorded_run
+from evolve.meta.locate import locate
+from evolve.meta.modify import INSTRUCTIONS_JSON
+from evolve.meta.provenance import Recorded
 from evolve.meta.procedure import Material, failure_material
 from evolve.tasks.types import Task
 
@@ -64,19 +67,20 @@ def diagnose_node(run: Run, job: Job, node: Node, tasks: Mapping[str, Task], gat
     (log_dir / "problem.json").write_text(json.dumps(problem.__dict__, indent=2))
     diagnose_job = f"{job.id}-diagnose"
     gateway.open_job(diagnose_job, node.id, "diagnose", job_tokens)
+    locations = locate(parent_code, [Recorded(r.outcome, r.exchanges) for r in runs]) if parent_code else []
     try:
         shaped = reply_format(agent) if isinstance(agent, AgentMap) else None
         instructions = diagnose(GatewayCompleter(gateway, diagnose_job, shaped), problem, agent, evidence=evidence,
-                                evidence_first=meta is not None and meta.diagnosis == "evidence")
+                                evidence_first=meta is not None and meta.diagnosis == "evidence",
+                                locations=locations, code=parent_code)
     except DiagnosisFailed as exc:
         return ExpansionResult(None, valid=False, reason=f"diagnosis failed: {exc}")
     finally:
         gateway.close_job(diagnose_job)
-    if parent_code is not None:
-        instructions = deciding_lines(parent_code, instructions)
     (log_dir / "diagnosis.json").write_text(json.dumps(instructions.to_json(), indent=1))
     text = instructions.render()
     (log_dir / "instructions.md").write_text(text)
+    (log_dir / INSTRUCTIONS_JSON).write_text(json.dumps(instructions.to_json(), indent=1))
     return text
 
 

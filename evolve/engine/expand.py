@@ -33,6 +33,7 @@ from evolve.engine.jobs import ExpansionResult
 from evolve.meta import DiagnosisFailed, Modification, Verdict, self_modify, validate_child
 from evolve.meta.brief import focused_brief
 from evolve.meta.candidates import BEHAVIOUR, changed_lines, cheap_filters, furthest, temperatures
+from evolve.meta.modify import INSTRUCTIONS_JSON
 from evolve.meta.procedure import AGENT, Material, agent_diagnose
 from evolve.meta.validate import SMOKE_STEPS
 from evolve.sandbox.types import CopyRefused, Sandbox, SandboxError
@@ -75,6 +76,8 @@ class Expansion:
     """The parent's failures a candidate re-runs (`settings.replays` of them, chosen on the host)."""
     solve: EvalSettings = field(default_factory=EvalSettings)
     """How those re-runs solve: the run's evaluation settings, as the parent's evaluations had them."""
+    data: str = ""
+    """The instructions as data (`instructions.json`, JSON text; evolve.meta.modify), "" where there are none."""
 
     def channels(self, job: str) -> tuple[ChannelSpec, ...]:
         """The agent's diagnose step's channel (with material), then per candidate the modify step's and the
@@ -85,13 +88,17 @@ class Expansion:
                 *(spec for n in range(1, self.settings.candidates + 1) for spec in _candidate_channels(job, n, tokens)))
 
     def __call__(self, ctx: JobContext) -> ExpansionResult:
-        return expand_child(ctx, self.instructions, self.settings, replays=self.replays, solve=self.solve)
+        return expand_child(ctx, self.instructions, self.settings, replays=self.replays, solve=self.solve,
+                            data=self.data)
 
 
 def expand_child(ctx: JobContext, brief: str | Material, settings: ExpandSettings = ExpandSettings(), *,
-                 replays: tuple[Replay, ...] = (), solve: EvalSettings | None = None) -> ExpansionResult:
-    """The expansion: (the agent's diagnosis,) modify, then validate; the child's code is `ctx.log_dir / "child"`."""
+                 replays: tuple[Replay, ...] = (), solve: EvalSettings | None = None, data: str = "") -> ExpansionResult:
+    """The expansion: (the agent's diagnosis,) modify, then validate; the child's code is `ctx.log_dir / "child"`.
+    `data`: the instructions as data, written to the job's log (`instructions.json`) for each improve step."""
     instructions = brief if isinstance(brief, str) else None
+    if data:
+        (ctx.log_dir / INSTRUCTIONS_JSON).write_text(data)
     try:
         instructions = brief if isinstance(brief, str) else _diagnose(ctx, brief, settings)
         focused = focused_brief(instructions, ctx.code)
@@ -196,7 +203,9 @@ def _modify(ctx: JobContext, spec: ChannelSpec, instructions: str, settings: Exp
             log_dir: Path, temperature: float) -> Modification:
     with _sandbox(ctx, spec, settings.image) as (box, channel):
         env = {**channel.sandbox_env(), "EVOLVE_TEMPERATURE": f"{temperature:g}"}
+        data = ctx.log_dir / INSTRUCTIONS_JSON
         return self_modify(box, ctx.code, instructions, dest, log_dir, channel_env=env,
+                           data=data.read_text() if data.is_file() else "",
                            budget_steps=settings.improve_steps, timeout_s=ctx.agent_timeout())
 
 

@@ -31,6 +31,7 @@ from evolve.engine.expand import ExpandSettings, Expansion
 from evolve.engine.jobs import EvaluationResult, ExpansionResult
 from evolve.engine.retry import InfraRetry
 from evolve.meta.experience import recorded_experience, with_experience
+from evolve.meta.modify import INSTRUCTIONS_JSON
 from evolve.meta.procedure import Material
 from evolve.tasks.types import Task
 
@@ -111,7 +112,9 @@ class EngineWorker:
             return instructions
         # A sandbox failure is the expansion's own result (an invalid child): the agent may stop its sandbox.
         replays = failed_replays(self.run, node.id, self.tasks, self.settings.expand.replays)
-        expansion = Expansion(instructions, self.settings.expand, replays, self.settings.eval)
+        data = self.run.log_dir(job.id) / INSTRUCTIONS_JSON  # the host's diagnosis wrote it (not the agent's)
+        expansion = Expansion(instructions, self.settings.expand, replays, self.settings.eval,
+                              data.read_text() if isinstance(instructions, str) and data.is_file() else "")
         result = self._attempts(job, node, expansion, lambda r: False)
         if isinstance(result, Lost):
             # Not an invalid child: the runner marks the job failed, counts no expansion, and may expand again.

@@ -18,8 +18,8 @@ REASONING_TIMEOUT_S = 600.0
 """A reasoning model may think for minutes before its first token."""
 
 AGENT_WAIT_S = 1800.0
-"""How long the seed agent waits for one gateway answer (`GatewayModel.timeout` in
-evolve/seed/agent/model.py). One gateway call (`worst_case_s`) must end before it, or the agent
+"""How long an agent is taken to wait for one gateway answer (the bundled seed's model client waits a little
+longer). One gateway call (`worst_case_s`) must end before it, or the agent
 would re-send a request the gateway is still retrying, and it would be paid twice."""
 
 _OPENAI_REASONING = re.compile(r"^(o1|o3|o4)(-|$)|^gpt-([5-9]|[1-9][0-9])(?!.*-chat)")

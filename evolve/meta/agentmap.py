@@ -3,7 +3,7 @@ and module-level constants each defines, with line ranges.
 
 The meta step shows the map to the diagnosis model (which must name one target from it) and to the
 improve step (which shows the named target's source, not the whole agent). A target is named
-`FILE:NAME`: `agent/tools.py:cap`, `agent/loop.py:Agent.run`, `agent/prompts.py:SYSTEM`.
+`FILE:NAME`: `agent/shell.py:cap`, `agent/core.py:Runner.step`, `agent/text.py:SYSTEM`.
 The map reads agent-written code as text only; nothing of it is imported or run.
 """
 
@@ -26,7 +26,7 @@ class Symbol:
     """One thing a file defines at its top level (or a method of a top-level class)."""
 
     name: str
-    """`cap`, `Agent`, `Agent.run`, `SYSTEM`."""
+    """`cap`, `Runner`, `Runner.step`, `SYSTEM`."""
     kind: str
     """function | class | method | constant."""
     start: int
@@ -68,9 +68,9 @@ class AgentMap:
     def resolve(self, text: str) -> str | None:
         """The canonical target a loosely written name means, or None when it names none (or several).
 
-        Accepted: `agent/tools.py:cap`, `tools.py:cap`, `agent/tools.py::cap`, `agent.tools.cap`,
-        `agent/loop.py:Agent.run`, `Agent.run`, `cap()` (a bare name only when one file defines it),
-        and a file alone (`agent/tools.py`) when it defines nothing or exactly one symbol."""
+        Accepted: `agent/shell.py:cap`, `shell.py:cap`, `agent/shell.py::cap`, `agent.shell.cap`,
+        `agent/core.py:Runner.step`, `Runner.step`, `cap()` (a bare name only when one file defines it),
+        and a file alone (`agent/shell.py`) when it defines nothing or exactly one symbol."""
         text = text.strip().strip("`'\"").replace("::", ":")
         text = _DECORATION.sub("", text).strip()  # a copied map line: "FILE:NAME(params)  [lines 3-9]"
         if not text:
@@ -79,7 +79,7 @@ class AgentMap:
             path, _, name = text.partition(":")
         elif ".py" in text:
             path, name = text.split(".py", 1)[0] + ".py", text.split(".py", 1)[1].lstrip(".")
-        else:  # dotted module path (agent.tools.cap) or a bare name (cap, Agent.run)
+        else:  # dotted module path (agent.shell.cap) or a bare name (cap, Runner.step)
             path, name = self._split_dotted(text)
         path, name = path.strip(), name.strip()
         files = [f for f in self.files if not path or f.path == path or f.path.endswith("/" + path)]
@@ -101,7 +101,7 @@ class AgentMap:
     def render(self, limit: int = 6000, *, summaries: bool = True, qualified: bool = False) -> str:
         """The map as a prompt shows it: one line per file and per symbol (with its docstring's first
         line unless `summaries` is off), at most `limit` characters. `qualified`: each symbol line
-        starts with its target name (`agent/tools.py:cap`), for a reply that must name one, and files
+        starts with its target name (`agent/shell.py:cap`), for a reply that must name one, and files
         that define nothing are left out."""
         out = []
         # a reply that must name a target copied an empty file's line (`agent/__init__.py:1`): none shown
@@ -198,7 +198,7 @@ def agent_map(root: Path) -> AgentMap:
 
 
 def source_of(root: Path, target: str) -> str:
-    """The source lines of `target` (`agent/tools.py:cap`, loosely written names resolved as
+    """The source lines of `target` (`agent/shell.py:cap`, loosely written names resolved as
     `AgentMap.resolve` does), as they stand in the file (a method keeps its indentation).
 
     KeyError naming the target when the map has no such symbol."""

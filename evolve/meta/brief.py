@@ -1,6 +1,6 @@
 """The improve step's brief: the diagnosis, then the source of the one target it names and the agent's map.
 
-The diagnosis names an agent-level target on its `Target:` line (`agent/tools.py:Workspace.bash`,
+The diagnosis names an agent-level target on its `Target:` line (`agent/core.py:Runner.step`,
 evolve.meta.diagnose.target_of; an agent's own diagnosis may name it anywhere in its text); the
 engine adds that target's source as it stands in the parent and the map of the agent's files, so the
 improve step can show the model one function and the map instead of the whole agent (about 6,000 tokens

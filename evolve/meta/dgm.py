@@ -24,6 +24,7 @@ import numpy as np
 
 from evolve.meta.diagnose import DiagnosisFailed, reply_object
 from evolve.meta.problems import Failure
+from evolve.meta.profile import agent_profile
 
 EMPTY_SHARE, BRANCH_P = 0.10, 0.25
 """DGM's thresholds: empty patches in >= 10% of tasks; each special branch taken with p = 0.25."""
@@ -37,14 +38,12 @@ AGENT_SUMMARY = """# Coding agent summary
 
 - The agent is the Python package `agent/`, run as `python -m agent solve` (on a task) and
   `python -m agent improve` (on its own code); `agent/__main__.py` is the entry point.
-- `agent/loop.py` runs the model/tool loop; `agent/prompts.py` holds the prompts; `agent/tools.py`
-  the tools; `agent/commands.py` what solve and improve show the model; `agent/repairs.py` (optional)
-  repairs for weak models; `agent/model.py` talks to the model through the engine's gateway.
-- `tests/` holds the agent's own tests; they must keep passing.
+{parts}- `tests/` holds the agent's own tests; they must keep passing.
 - Keep tools general: nothing specific to one repository or task. No unbounded loops. Do not install
   packages at run time; list new dependencies in `requirements.txt`.
 
 """
+"""The contract every agent meets; `{parts}`: the agent's own description of its parts (its profile.toml)."""
 
 _SYSTEM = """{summary}# The agent's code (with the patches that made it)
 {code}
@@ -98,7 +97,7 @@ class Diagnosis:
     implementation_suggestion: str
     problem_description: str
 
-    def child_prompt(self, summary: str = AGENT_SUMMARY) -> str:
+    def child_prompt(self, summary: str = AGENT_SUMMARY.format(parts="")) -> str:
         """The coding agent's instructions, built as DGM builds them."""
         return f"{summary}# To Implement\n\n{self.implementation_suggestion}\n\n{self.problem_description}"
 
@@ -144,9 +143,17 @@ class TaskView:
     """The grader's output: shown only with `show_test_results` (hidden tests leak into the child)."""
 
 
-def messages(entry: Entry, code: str, view: TaskView | None) -> list[dict]:
+def agent_summary(code: Path) -> str:
+    """DGM's "coding agent summary" of the agent rooted at `code`: the contract, with the agent's own
+    description of its parts where its profile has one (evolve.meta.profile)."""
+    parts = agent_profile(code).summary
+    return AGENT_SUMMARY.format(parts=f"{parts}\n" if parts else "")
+
+
+def messages(entry: Entry, code: str, view: TaskView | None, summary: str = AGENT_SUMMARY.format(parts="")
+             ) -> list[dict]:
     """The diagnosis request for `entry`."""
-    system = _SYSTEM.format(summary=AGENT_SUMMARY, code=code)
+    system = _SYSTEM.format(summary=summary, code=code)
     fields = FIELDS if entry.branch == "task" else REQUIRED
     answer = _ANSWER.format(fields="\n".join(f'- "{name}": {_FIELD_TEXT[name]}' for name in fields))
     if entry.branch != "task":
@@ -239,6 +246,7 @@ def dgm_instructions(run, node, statements: dict[str, str], parent_code: Path, c
         task_dir = Path(where) if where else None
         view = TaskView(_agent_log(task_dir), statements.get(entry.task, ""), _read(task_dir, "diff.patch"),
                         _read(task_dir, "grade.log") if show_test_results else None)
-    diagnosis = diagnose_dgm(complete, messages(entry, code_text(parent_code, lineage), view), entry)
+    summary = agent_summary(parent_code)
+    diagnosis = diagnose_dgm(complete, messages(entry, code_text(parent_code, lineage), view, summary), entry)
     (log_dir / "diagnosis.json").write_text(json.dumps({"entry": asdict(entry), **diagnosis.as_dict()}, indent=2))
-    return diagnosis.child_prompt()
+    return diagnosis.child_prompt(summary)

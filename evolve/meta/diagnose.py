@@ -9,9 +9,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from evolve.errors import EvolveError
-from evolve.meta.agentmap import AgentMap, agent_map
-from evolve.meta.codenotes import code_notes
-from evolve.meta.evidence import REMEDIES, SYMPTOMS, Evidence
+from evolve.meta.agentmap import AgentMap
+from evolve.meta.evidence import SYMPTOMS, Evidence, one_line
+from evolve.meta.locations import Location
 from evolve.meta.problems import Problem
 
 SYSTEM = (
@@ -54,26 +54,24 @@ class Instructions:
     change: str
     files: tuple[str, ...] = ()
     target: str = ""
-    """One name of the agent's map (`agent/tools.py:Workspace.bash`, or a file of it), canonical."""
+    """One name of the agent's map (`FILE:NAME`, or a file of it), canonical."""
     evidence: str = ""
     """The computed evidence's lines that the change answers (the head of `Evidence.render`)."""
     source: str = "model"
     """model (the diagnosis model's reply) | evidence (no usable reply: `from_evidence`)."""
     kind: str = ""
-    """The evidence pattern the change answers (`Pattern.kind`; computed instructions only)."""
+    """The widest evidence pattern when the instructions were computed (`Pattern.kind`), for the record."""
     lines: str = ""
-    """The target file's lines that decide that pattern under a header naming the file and their numbers
-    (`deciding_lines`)."""
-    notes: tuple[str, ...] = ()
-    """What the target's code shows (evolve.meta.codenotes: a value computed and never used, a bound of 0)."""
+    """The lines of the top-ranked location's file that the data points at, under LINES_HEADER naming the file
+    and their numbers (computed instructions only)."""
+    locations: tuple[Location, ...] = ()
+    """The ranked locations the diagnosis was given (evolve.meta.locate), most suspicious first."""
 
     def render(self) -> str:
         """The instructions file handed to `python -m agent improve` (its `Target:` line: `target_of`)."""
         files = "\n".join(f"- {name}" for name in self.files) or "- (the agent decides)"
         target = f"Target: {self.target}\n\n" if self.target else ""
         lines = f"{self.lines}\n\n" if self.lines else ""
-        if self.notes:
-            lines += "What its code shows:\n" + "".join(f"- {note}\n" for note in self.notes) + "\n"
         evidence = f"\n\nWhat went wrong, counted:\n{self.evidence}" if self.evidence else ""
         return (f"Problem: {self.problem}\n\nLikely cause: {self.cause}\n\n{target}Change to make: {self.change}\n\n"
                 f"{lines}Files to look at:\n{files}{evidence}\n")
@@ -81,7 +79,7 @@ class Instructions:
     def to_json(self) -> dict:
         return {"target": self.target, "change": self.change, "problem": self.problem, "cause": self.cause,
                 "files": list(self.files), "source": self.source, "kind": self.kind, "lines": self.lines,
-                "notes": list(self.notes)}
+                "locations": [location.to_json() for location in self.locations]}
 
 
 REPLY_CHARS = {"change": 400, "problem": 200, "cause": 200}
@@ -109,14 +107,17 @@ def target_of(instructions: str) -> str | None:
     return match[1] if match else None
 
 
-def prompt(problem: Problem, agent: AgentMap | Sequence[str], evidence: Evidence | None = None) -> list[dict]:
-    """The diagnosis request: the computed evidence, one failure in detail, the agent's map (short,
-    because small models read slowly; golden-tested). A list of file names stands in for a map."""
+def prompt(problem: Problem, agent: AgentMap | Sequence[str], evidence: Evidence | None = None,
+           locations: Sequence[Location] = (), code: Path | None = None) -> list[dict]:
+    """The diagnosis request: the computed evidence, where the data points in the agent's code (the ranked
+    locations, evolve.meta.locate), one failure in detail, the agent's map (short, because small models read
+    slowly; golden-tested). A list of file names stands in for a map."""
     parts = []
     if evidence is not None:
         parts.append(f"What went wrong, counted from the agent's transcripts:\n{evidence.render(EVIDENCE_PATTERNS)}")
-        if isinstance(agent, AgentMap) and (arising := _arising(evidence, agent)):
-            parts.append(f"Where these patterns arise in this agent's code:\n{arising}")
+    if isinstance(agent, AgentMap) and locations:
+        parts.append("Where the recorded data points in this agent's code, most suspicious first:\n"
+                     + render_locations(locations, agent, code))
     parts.append(f"One failure in detail: {problem.summary}")
     if problem.statement:
         parts.append(f"The task it was given:\n{problem.statement[:1000]}")
@@ -131,15 +132,6 @@ def prompt(problem: Problem, agent: AgentMap | Sequence[str], evidence: Evidence
         parts.append(f"The agent's files: {', '.join(agent)}")
     parts.append("Reply with the JSON object only.")
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
-
-
-def _arising(evidence: Evidence, agent: AgentMap) -> str:
-    """`N. target` for each shown pattern whose responsible part (RESPONSIBLE) the agent's map still has."""
-    lines = []
-    for number, pattern in enumerate(evidence.patterns[:EVIDENCE_PATTERNS], 1):
-        if target := responsible(agent, pattern.kind):
-            lines.append(f"{number}. {target}")
-    return "\n".join(lines)
 
 
 def reply_object(reply: str) -> dict:
@@ -226,119 +218,96 @@ def _check_not_task_code(change: str, agent: AgentMap, task_text: str) -> None:
                          "say what to change in the agent so that it solves such tasks")
 
 
-RESPONSIBLE: dict[str, str | tuple[str, ...]] = {
-    "tool_error": "agent/tools.py:Workspace.bash",
-    "timeout": "agent/tools.py:Workspace.bash",
-    "unparsable_reply": ("agent/repairs.py:parse", "agent/loop.py:parse"),
-    "repeated_reply": "agent/loop.py:Agent.step",
-    "steps_exhausted": "agent/loop.py:Agent.run",
-    "broke_checks": "agent/loop.py:Agent.act",
-    "no_edit": ("agent/repairs.py:NUDGE", "agent/commands.py:solve"),
-    "wrong_file": "agent/prompts.py:SYSTEM",
-    "model_error": "agent/model.py:Model.query",
-    "reply_cut": "agent/model.py:Model.query",
-    "context_cut": "agent/loop.py:Agent.context",
-    "silent_failure": "agent/tools.py:Workspace.bash",
-    "unseen_file": "agent/commands.py:solve",
-    "no_check": "agent/commands.py:solve",
-    "weak_check": "agent/commands.py:check_command",
-}
-"""Where in the seed agent each evidence pattern arises; used only for a name the agent's map still has (of
-several, the first it has: the seed asks for the edit in `NUDGE`, an agent without repairs.py in `solve`)."""
-
-
-def responsible(agent: AgentMap, kind: str) -> str | None:
-    """The target of the agent's map where a pattern of `kind` arises (RESPONSIBLE); None where it has none."""
-    names = RESPONSIBLE.get(kind, ())
-    return next(filter(None, map(agent.resolve, (names,) if isinstance(names, str) else names)), None)
-
-
-DECIDING = {
-    "reply_cut": r"\bmax_tokens\b",
-    "context_cut": r"\bcontext_chars\b",
-    "silent_failure": r"\bstd(?:out|err)\b",
-    "timeout": r"\btimeout\b",
-    "steps_exhausted": r"\bmax_steps\b",
-    "unseen_file": r"\bbudget\b|\bread_text\(",
-    "no_check": r"\bcheck\b|\.run\(",
-    "weak_check": r"compileall|doctest|>>>",
-    "unparsable_reply": r"\bin \(",
-}
-"""The names on the lines that decide each pattern in the seed (a reply is cut at `max_tokens`): shown
-with computed instructions, so a model that transcribes a concrete change well but designs one
-badly (the 1.5B: 10 of 10 placed a change it was told, 0 of 30 found one itself) sees the very line."""
 LINES_HEADER = "The lines that decide it ({file}, lines {numbers}):"
-"""The seed's improve looks for its first words (it then asks for those lines only)."""
+"""The header of the lines computed instructions show (an agent's improve may look for its first words and
+then ask for those lines only)."""
 MAX_DECIDING = 4
-_OPENING_WORD = re.compile(r"^a ```([\w+-]+) block ")
-"""The word opening the replies of an `unparsable_reply` pattern (its label, evolve.meta.evidence)."""
-QUOTES = ("\"\"\"", "'''")
-"""A docstring's first line names things too; it decides nothing."""
+"""Lines shown under LINES_HEADER: the top-ranked location's and others of the same file ranked below it."""
+LOCATIONS_SHOWN = 6
+"""Ranked locations the diagnosis model is shown (with their evidence and their line of code)."""
 
 
-def deciding_lines(code: Path, instructions: Instructions) -> Instructions:
-    """`instructions` with the lines of its target (else of the target's file) that decide its pattern
-    (DECIDING; a constant of a few lines is decided by its own lines, whatever the pattern), at most
-    MAX_DECIDING, their numbers in the parent's file in the header, and what the target's code shows
-    (`code_notes`); unchanged where neither applies. Shown a one-line constant and the map, the 1.5B model
-    rewrote the whole file the map listed for it (nudge-dropped, 3 of 3 candidates); asked for the lines
-    only, a reply is those lines."""
-    found = agent_map(code).symbol(instructions.target)
-    if found is None:
-        return instructions
-    file, symbol = found
-    lines = (code / file.path).read_text("utf-8", "replace").splitlines()
-    word = _OPENING_WORD.search(instructions.problem) if instructions.kind == "unparsable_reply" else None
-    notes = tuple(code_notes("\n".join(lines[symbol.start - 1: symbol.end]), symbol.start,
-                             word[1].lower() if word else ""))
-    instructions = replace(instructions, notes=notes) if notes else instructions
-    pattern = DECIDING.get(instructions.kind)
-    short_constant = symbol.kind == "constant" and symbol.end - symbol.start < MAX_DECIDING
-    if pattern is None and not short_constant:
-        return instructions
-    numbered = list(enumerate(lines, 1))
-    own = numbered[symbol.start - 1: symbol.end]
-    for scope in (own, numbered) if pattern else (own,):  # a short constant: its own lines, all of them
-        hits = [(number, line) for number, line in scope
-                if (not pattern or re.search(pattern, line)) and not line.lstrip().startswith(("#", *QUOTES))
-                ][:MAX_DECIDING]
-        if hits:  # unnumbered: a model copies a "22: " prefix into its reply
-            header = LINES_HEADER.format(file=file.path, numbers=", ".join(str(number) for number, _ in hits))
-            return replace(instructions, lines="\n".join([header, *(line for _, line in hits)]))
-    return instructions
-
-
-def from_evidence(evidence: Evidence, agent: AgentMap) -> Instructions | None:
-    """Instructions computed from the widest pattern whose responsible part (RESPONSIBLE) is in the map,
-    causes before SYMPTOMS (a cut reply also leaves no edit), for when the model gives no usable reply
-    (the 0.5B model echoed "The agent changed no file." in every reply of 3 trials of 3) or the run
-    prefers the evidence (`[meta] diagnosis = "evidence"`); None when no pattern points into the map."""
-    for pattern in sorted(evidence.patterns, key=lambda p: p.kind in SYMPTOMS):
-        target = responsible(agent, pattern.kind)
-        if target is None:
-            continue
-        passed = f" ({len(pattern.passed)} of them passed)" if pattern.passed else ""
-        seen = f"{pattern.label}: {pattern.count} times in {len(pattern.tasks)} of {evidence.evaluations} tasks{passed}"
-        example = f" (e.g. {pattern.excerpt})" if pattern.excerpt else ""
-        fix = f" Usual fix: {REMEDIES[pattern.kind]}." if pattern.kind in REMEDIES else ""
-        return Instructions(seen, "computed from the recorded conversations; the diagnosis model gave no usable reply",
-                            f"Change {target} so that this no longer happens: {seen}{example}.{fix}",
-                            (target.partition(":")[0],), target, source="evidence", kind=pattern.kind)
+def _symbol_at(agent: AgentMap, path: str, line: int) -> str | None:
+    """The target of the map whose lines hold `line` of `path` (a method before its class), or None."""
+    for file in agent.files:
+        if file.path == path:
+            inside = [s for s in file.symbols if s.start <= line <= s.end]
+            if inside:
+                return f"{path}:{min(inside, key=lambda s: s.end - s.start).name}"
     return None
 
 
+def _line_of(code: Path | None, path: str, line: int) -> str:
+    if code is None or not (code / path).is_file():
+        return ""
+    lines = (code / path).read_text("utf-8", "replace").splitlines()
+    return lines[line - 1] if line <= len(lines) else ""
+
+
+def render_locations(locations: Sequence[Location], agent: AgentMap, code: Path | None,
+                     limit: int = LOCATIONS_SHOWN) -> str:
+    """The ranked locations as a prompt shows them: `N. FILE line L (in TARGET), score S: evidence`, then
+    the line of code (agent text on one quoted line)."""
+    out = []
+    for number, location in enumerate(locations[:limit], 1):
+        target = _symbol_at(agent, location.path, location.line)
+        inside = f" (in {target.partition(':')[2]})" if target else ""
+        out.append(f"{number}. {location.path} line {location.line}{inside}, score {location.score:.2f}: "
+                   f"{location.evidence}")
+        if text := _line_of(code, location.path, location.line).strip():
+            out.append(f"   {one_line(text, 200)}")
+    return "\n".join(out)
+
+
+def _deciding(code: Path | None, top: Location, locations: Sequence[Location]) -> str:
+    """The top location's line and those of lower-ranked locations in its file (at most MAX_DECIDING, in file
+    order) under LINES_HEADER; "" when the code is not at hand."""
+    numbers = sorted({loc.line for loc in locations if loc.path == top.path} - {top.line})
+    numbers = sorted([top.line, *numbers[: MAX_DECIDING - 1]])
+    shown = [(n, _line_of(code, top.path, n)) for n in numbers]
+    shown = [(n, text) for n, text in shown if text.strip()]
+    if not shown:
+        return ""
+    header = LINES_HEADER.format(file=top.path, numbers=", ".join(str(n) for n, _ in shown))
+    return "\n".join([header, *(text for _, text in shown)])  # unnumbered: a model copies a "22: " prefix
+
+
+def from_evidence(evidence: Evidence, agent: AgentMap, locations: Sequence[Location] = (),
+                  code: Path | None = None) -> Instructions | None:
+    """Instructions computed from the data, for when the model gives no usable reply (the 0.5B model echoed
+    "The agent changed no file." in every reply of 3 trials of 3) or the run prefers them (`[meta] diagnosis
+    = "evidence"`): the top-ranked location (evolve.meta.locate) in the agent's map is the target, its
+    evidence the problem, its line (with the lines of others ranked in its file) the lines shown; the widest
+    pattern of the evidence says what went wrong overall. None when no location lies in the map."""
+    files = {file.path for file in agent.files}
+    ranked = [loc for loc in locations if loc.path in files]
+    if not ranked:
+        return None
+    top = ranked[0]
+    target = _symbol_at(agent, top.path, top.line) or top.path
+    widest = min(evidence.patterns, key=lambda p: p.kind in SYMPTOMS, default=None)  # causes before symptoms
+    seen = (f" Overall, {widest.label}: {widest.count} times in {len(widest.tasks)} of {evidence.evaluations} "
+            f"tasks." if widest is not None else "")
+    return Instructions(
+        f"{top.evidence}.{seen}", f"computed from the recorded exchanges: they point at line {top.line} of {top.path}",
+        f"Change line {top.line} of {top.path} (in {target.partition(':')[2] or 'the file'}) so that this no longer "
+        f"happens: {top.evidence}.", (top.path,), target, source="evidence", kind=widest.kind if widest else "",
+        lines=_deciding(code, top, ranked), locations=tuple(ranked))
+
+
 def diagnose(complete: Complete, problem: Problem, agent: AgentMap | Sequence[str], *,
-             evidence: Evidence | None = None, attempts: int = 3, evidence_first: bool = False) -> Instructions:
-    """Ask for instructions; a malformed reply, or one whose target is not in the agent's map, is answered
-    with what was wrong and asked again (at most `attempts` replies); then the instructions computed from
-    the evidence (`from_evidence`), else refused (DiagnosisFailed). `evidence_first`: the computed
-    instructions, where there are any, without asking the model."""
-    messages = prompt(problem, agent, evidence)
+             evidence: Evidence | None = None, attempts: int = 3, evidence_first: bool = False,
+             locations: Sequence[Location] = (), code: Path | None = None) -> Instructions:
+    """Ask for instructions, showing the ranked `locations` (evolve.meta.locate; their lines read from `code`,
+    the agent's root); a malformed reply, or one whose target is not in the agent's map, is answered with
+    what was wrong and asked again (at most `attempts` replies); then the instructions computed from the
+    data (`from_evidence`), else refused (DiagnosisFailed). `evidence_first`: the computed instructions,
+    where there are any, without asking the model. Every result carries the ranked locations."""
     mapped = agent if isinstance(agent, AgentMap) else None
-    if evidence_first and evidence is not None and mapped is not None:
-        computed = from_evidence(evidence, mapped)
-        if computed is not None:
-            return replace(computed, cause="computed from the recorded conversations", evidence=_widest(evidence))
+    messages = prompt(problem, agent, evidence, locations, code)
+    computed = (from_evidence(evidence or Evidence(0, 0), mapped, locations, code) if mapped is not None else None)
+    if evidence_first and computed is not None:
+        return replace(computed, cause="computed from the recorded exchanges", evidence=_widest(evidence))
     errors = []
     for attempt in range(attempts):
         reply = complete(messages, temperature=RETRY_TEMPERATURE if attempt else None)
@@ -352,8 +321,7 @@ def diagnose(complete: Complete, problem: Problem, agent: AgentMap | Sequence[st
                         {"role": "user", "content": f"That reply is not usable: {exc}. Reply with only a JSON "
                          f"object with the keys {keys}."}]
             continue
-        return replace(found, evidence=_widest(evidence))
-    computed = from_evidence(evidence, mapped) if evidence is not None and mapped is not None else None
+        return replace(found, evidence=_widest(evidence), locations=tuple(locations))
     if computed is not None:
         return replace(computed, evidence=_widest(evidence))
     raise DiagnosisFailed(f"no usable diagnosis after {attempts} replies: {'; '.join(errors)}")

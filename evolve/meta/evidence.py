@@ -22,8 +22,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-_FORMAT_ERRORS = re.compile(r"^(Reply with (exactly )?one fenced (code )?block|Your reply (holds|has) no)")
-"""The seed's answers to a reply it could not act on (prompts.FORMAT, now and before)."""
 _FENCE_KIND = re.compile(r"(?m)^```([A-Za-z][\w+-]{0,19})")
 """The word opening a reply's first fenced block at a line's start (```python, ```bash)."""
 _TOOL_ERRORS = re.compile(
@@ -61,6 +59,8 @@ class Turn:
     """The reply stopped at the request's token limit (the gateway's finish_reason `length`)."""
     saw_previous: bool = True
     """The request that got this reply held the agent's previous reply (False: the conversation was cut)."""
+    tool_calls: int = 0
+    """Native tool calls in the reply (a reply form like a fenced block: an action to act on)."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +79,8 @@ class TaskRun:
     """The agent's exit status where it recorded one (submitted | limits | model_error)."""
     prompt: str = ""
     """The first user message the model was sent (the task as the agent put it)."""
+    exchanges: tuple[dict, ...] = ()
+    """The gateway's records of the evaluation's job (request and response each), as provenance reads them."""
 
     @property
     def edited(self) -> bool:
@@ -119,31 +121,23 @@ class Pattern:
 REMEDIES = {
     "steps_exhausted": "ask for the edit sooner, so the steps are not spent before a change",
     "unparsable_reply": "accept the reply form the model actually sends (the example shows one) as an action",
-    "no_edit": "ask for the edit explicitly, after the task and its check (e.g. \"Edit the code now: send the whole "
-               "fixed function in a python block.\"), and refuse to finish before a file changed",
+    "no_edit": "ask for the edit explicitly, after the task and its check, and refuse to finish before a file "
+               "changed",
     "broke_checks": "check each edit before keeping it and show the model the check's failure",
     "timeout": "give commands a shorter time limit and tell the model when one timed out",
     "wrong_file": "name the file to edit in the prompt, never a placeholder path",
     "repeated_reply": "tell the model when it repeats a reply and ask for a different action",
-    "tool_error": "make the tool do what the model asked for (e.g. run python as python3)",
+    "tool_error": "make the tool do what the model asked for",
     "model_error": "retry, or shorten, a request the model server refused",
-    "reply_cut": "ask for replies long enough to hold a whole function (max_tokens of 1024 or more)",
-    "context_cut": "keep the latest steps in what is sent to the model: the conversation is cut too short "
-                   "(a budget of a few thousand characters holds no step)",
-    "silent_failure": "show a command's error output (stderr) beside its standard output",
-    "unseen_file": "show the model the source of the files the task names before asking for an edit (a size "
-                   "budget too small for them shows none: give it a default that fits a task's file, a few thousand "
-                   "characters, e.g. 6000)",
-    "no_check": "run the repository's checks and show the model their result, first and after each edit (pass "
-                "the check command the code computes to what runs the model, not an empty one)",
-    "weak_check": "check what the task asks, not only a compile: where a docstring has no `>>>` examples, turn "
-                  "its example lines (`f(x) ==> y`, `f(x) => y`, `f(x) == y`, `f(x) -> y`) into `assert f(x) == y` "
-                  "lines and run them with `python3 -c`, e.g. `calls = re.findall(r\"^\\s*(\\w+\\(.*\\))\\s*"
-                  "(?:=+>|==|->)\\s*(.+?)\\s*$\", text, re.M)` (`text` a source file's, `name` its path), then "
-                  "`return \"python3 -c \" + shlex.quote(f\"from {Path(name).stem} import *\\n\" + \"\\n\".join("
-                  "f\"assert {c} == {w}\" for c, w in calls))` where `calls` is not empty (and `import shlex`)",
+    "reply_cut": "ask for replies long enough to hold a whole answer (a larger token limit)",
+    "context_cut": "keep the latest steps in what is sent to the model: the conversation is cut too short",
+    "silent_failure": "show a command's error output beside its standard output",
+    "unseen_file": "show the model the files the task names before asking for an edit",
+    "no_check": "run the repository's checks and show the model their result, first and after each edit",
+    "weak_check": "check what the task asks, not only that the code compiles (its examples, its tests)",
 }
-"""What usually removes each pattern (shown with it, so a small diagnosis model has a concrete change)."""
+"""What usually removes each pattern in any LLM agent, said generally (shown with it, so a small diagnosis model
+has a direction); which line of an agent to change is found from the data (evolve.meta.locate), never here."""
 
 
 @dataclass(frozen=True)
@@ -201,7 +195,9 @@ def turns_from_exchanges(records: Iterable[dict]) -> tuple[Turn, ...]:
             output = _content((_messages(recorded[index + 1]) or [{}])[-1].get("content"))
         saw = not turns or any(m.get("role") == "assistant" and _content(m.get("content")) == turns[-1].reply
                                for m in _messages(record))
-        turns.append(Turn(reply, output, record["response"].get("finish_reason") == "length", saw))
+        calls = (record["response"].get("message") or {}).get("tool_calls")
+        turns.append(Turn(reply, output, record["response"].get("finish_reason") == "length", saw,
+                          len(calls) if isinstance(calls, (list, tuple)) else 0))
     return tuple(turns)
 
 
@@ -293,13 +289,14 @@ def _patterns_of(run: TaskRun) -> Iterable[tuple[str, str, str]]:
         yield "no_edit", "the agent changed no file", f"its last reply: {one_line(last)}"
     seen: Counter[str] = Counter()
     passing = False
+    canned = _canned(run.turns)
     for step, turn in enumerate(run.turns, 1):
         where = f"step {step}"
         key = " ".join(turn.reply.split())
         seen[key] += 1
         if seen[key] == 2:
             yield "repeated_reply", "a reply repeated word for word", f"{where}: {one_line(turn.reply)}"
-        if "```" not in turn.reply or (turn.output and _FORMAT_ERRORS.match(turn.output.strip())):
+        if ("```" not in turn.reply and not turn.tool_calls) or " ".join((turn.output or "").split()) in canned:
             fence = _FENCE_KIND.search(turn.reply)  # the form the model sends, so the fix can name it
             what = f"a ```{fence[1]} block" if fence else "a reply"
             yield "unparsable_reply", f"{what} the agent could not act on", f"{where}: {one_line(turn.reply)}"
@@ -335,6 +332,16 @@ def _patterns_of(run: TaskRun) -> Iterable[tuple[str, str, str]]:
             yield "no_check", "no check ran: the model never saw the tests' result", f"the task as sent: {one_line(run.prompt, 100)}"
 
 
+def _canned(turns: Sequence[Turn]) -> set[str]:
+    """What the agent answered different replies of one run with, word for word (whitespace aside): a fixed
+    text of its own, not the result of an action, so it did not act on those replies."""
+    replies: dict[str, set[str]] = defaultdict(set)
+    for turn in turns:
+        if turn.output and turn.output.strip():
+            replies[" ".join(turn.output.split())].add(" ".join(turn.reply.split()))
+    return {answer for answer, different in replies.items() if len(different) > 1}
+
+
 def _wrong_files(run: TaskRun) -> list[str]:
     """Files the agent edited that the task does not name (a placeholder path always counts)."""
     edited = _DIFF_FILE.findall(run.diff or "") + [m for t in run.turns for m in _EDIT_OUTPUT.findall(t.output or "")]
@@ -365,7 +372,7 @@ CONVERSATION_TEXT_CHARS = 1_200
 
 
 def conversations_jsonl(runs: Sequence[TaskRun], limit: int) -> str:
-    """The evaluations as the agent-side meta procedure counts them itself (the seed's agent/evidence.py): one
+    """The evaluations as the agent-side meta procedure counts them itself (where its code does): one
     JSON object a line (task, outcome, exit status, whether it edited, the task as sent, each turn's reply, what
     the agent showed next, `cut` and `saw_previous`); failed evaluations first, whole lines up to `limit`
     characters. Only what the agent and its model saw: no grader output."""
@@ -387,24 +394,28 @@ def _ends(text: str, limit: int = CONVERSATION_TEXT_CHARS) -> str:
     return text if len(text) <= limit else f"{text[:half]}\n[... {len(text) - 2 * half} characters ...]\n{text[-half:]}"
 
 
+def read_record(path: Path | None) -> str | None:
+    """A record's text (exchanges, transcript, diff, output), a larger one than MAX_RECORD_BYTES from its end
+    (whole lines only); None where there is no such file."""
+    if path is None or not path.is_file():
+        return None
+    if path.stat().st_size > MAX_RECORD_BYTES:  # each request repeats the conversation: read its end
+        with path.open("rb") as handle:
+            handle.seek(-MAX_RECORD_BYTES, 2)
+            return handle.read().decode(errors="replace").split("\n", 1)[-1]
+    return path.read_text(errors="replace")
+
+
 def recorded_run(task: str, outcome: str, log_dir: Path | None, exchanges: Path | None,
                  statement: str = "") -> TaskRun:
     """One evaluation as recorded: its conversation from the gateway's exchanges when there are any,
     else from the agent's transcript; its diff and output from its log directory."""
-    def read(path: Path | None) -> str | None:
-        if path is None or not path.is_file():
-            return None
-        if path.stat().st_size > MAX_RECORD_BYTES:  # each request repeats the conversation: read its end
-            with path.open("rb") as handle:
-                handle.seek(-MAX_RECORD_BYTES, 2)
-                return handle.read().decode(errors="replace").split("\n", 1)[-1]
-        return path.read_text(errors="replace")
-
-    exchanged = read_jsonl(read(exchanges) or "")
+    exchanged = read_jsonl(read_record(exchanges) or "")
     turns = turns_from_exchanges(exchanged)
-    records = read_jsonl(read(log_dir and log_dir / "transcript.jsonl") or "")
+    records = read_jsonl(read_record(log_dir and log_dir / "transcript.jsonl") or "")
     transcript, status = turns_from_transcript(records)
     prompt = prompt_from_exchanges(exchanged) if turns else next(
         (_content(r.get("content")) for r in records if r.get("role") == "user"), "")
-    return TaskRun(task, outcome, turns or transcript, read(log_dir and log_dir / "diff.patch"),
-                   read(log_dir and log_dir / "agent.log") or "", statement, status, prompt)
+    return TaskRun(task, outcome, turns or transcript, read_record(log_dir and log_dir / "diff.patch"),
+                   read_record(log_dir and log_dir / "agent.log") or "", statement, status, prompt,
+                   tuple(exchanged))

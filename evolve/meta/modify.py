@@ -13,7 +13,7 @@ import shutil
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from evolve.archive.codetree import tree_entries, tree_id, write_entries
 from evolve.sandbox import repo
@@ -24,6 +24,9 @@ RUNNING, EDITED = "/work/agent", "/work/self"
 NO_CHANGE = "empty diff: the agent changed nothing"
 """Why a child whose tree is its parent's is refused (the host's diff of the two trees is empty)."""
 INSTRUCTIONS, TRANSCRIPT = "/work/instructions.md", "/work/transcript.jsonl"
+INSTRUCTIONS_JSON = "instructions.json"
+"""The instructions as data (problem, cause, change, target, files, lines, ranked locations), beside the text:
+`/work/instructions.json` in the improve step's sandbox, and in the job's log. The agent may ignore it."""
 
 
 @dataclass(frozen=True)
@@ -41,11 +44,14 @@ class Modification:
 
 
 def self_modify(sandbox: Sandbox, parent_code: Path, instructions: str, dest: Path, log_dir: Path, *,
-                channel_env: Mapping[str, str], budget_steps: int, timeout_s: float) -> Modification:
-    """Run `python -m agent improve` on a copy of `parent_code`; copy the result to `dest`."""
+                channel_env: Mapping[str, str], budget_steps: int, timeout_s: float, data: str = "") -> Modification:
+    """Run `python -m agent improve` on a copy of `parent_code`; copy the result to `dest`. `data`: the
+    instructions as JSON, written beside their text (INSTRUCTIONS_JSON) where there are any."""
     sandbox.put_dir(parent_code, RUNNING)
     sandbox.put_dir(parent_code, EDITED)
     sandbox.write_file(INSTRUCTIONS, instructions)
+    if data:
+        sandbox.write_file(str(PurePosixPath(INSTRUCTIONS).with_name(INSTRUCTIONS_JSON)), data)
     repo.snapshot(sandbox, EDITED)
     env = {**channel_env, "EVOLVE_TRANSCRIPT": TRANSCRIPT, "PYTHONDONTWRITEBYTECODE": "1"}
     ran = sandbox.exec(

@@ -49,12 +49,12 @@ The agent's files: {files}
   (task, outcome, exit status, whether it edited, the task as sent, and per turn the model's reply,
   what the agent showed it next, whether the reply was cut at the token limit, whether its request
   held the previous reply); failed evaluations first. The agent's own code counts its failure
-  patterns from it (the seed: agent/evidence.py).
+  patterns from it where it has code for that.
 {extra}
 Choose the problem most worth fixing in the agent's own code, and write to the --out file the
 instructions that `python -m agent improve` will get. Only that file is read (at most {cap} characters).
 Name one target of the agent's own code on a line of its own, `Target: FILE:NAME` (e.g.
-`Target: agent/loop.py:Agent.run`): the engine then shows `improve` that target's source and the map.
+`Target: agent/core.py:Runner.step`): the engine then shows `improve` that target's source and the map.
 """
 
 KINDS = {"empty_diff": "changed no file", "timeout": "ran out of time", "context": "overflowed the context",

@@ -58,16 +58,25 @@ def test_the_engines_diagnosis_reads_evidence_and_map_and_asks_again_for_task_co
     assert "agent/tools.py:Workspace.bash" in shaped[0]["json_schema"]["schema"]["properties"]["target"]["enum"]
 
 
-def test_a_diagnosis_that_keeps_naming_task_code_gets_the_evidences_instructions(tmp_path):
+def test_a_diagnosis_that_keeps_naming_task_code_gets_instructions_at_the_top_ranked_location(tmp_path):
+    """The computed instructions name where the recorded requests came from in the parent's code (provenance,
+    evolve.meta.locate), whatever the agent's names; `instructions.json` beside the text carries them as data."""
+    from evolve.meta.locations import Location
+
     run, node, job = recorded_node(tmp_path)
     with Gateway({"diagnose": ScriptedModel([TASK_CODE])}) as gateway:
         text = diagnose_node(run, job, node, {TASK.id: TASK}, gateway, ["agent/tools.py"], seed=0,
                              job_tokens=100_000, meta=MetaConfig(), parent_code=tmp_path / "seed")
-    assert isinstance(text, str) and target_of(text) == "agent/tools.py:Workspace.bash"
-    recorded = json.loads((run.log_dir(job.id) / "diagnosis.json").read_text())
-    assert recorded["source"] == "evidence" and "python: command not found" in recorded["change"]
-    # computed instructions carry the target's lines that decide their pattern (here: none decide a tool error)
-    assert recorded["kind"] == "tool_error" and recorded["lines"] == ""
+    assert isinstance(text, str)
+    log = run.log_dir(job.id)
+    recorded = json.loads((log / "diagnosis.json").read_text())
+    assert json.loads((log / "instructions.json").read_text()) == recorded
+    top = Location.from_json(recorded["locations"][0])
+    assert recorded["source"] == "evidence" and top is not None and top.score >= recorded["locations"][-1]["score"]
+    assert target_of(text) == recorded["target"] and recorded["target"].partition(":")[0] == top.path
+    assert f"Change line {top.line} of {top.path}" in recorded["change"] and top.evidence in recorded["change"]
+    source = (tmp_path / "seed" / top.path).read_text().splitlines()
+    assert source[top.line - 1] in recorded["lines"]  # the parent's line, under its number
 
 
 def test_the_agents_procedure_gets_the_recorded_conversations_to_count_itself(tmp_path):

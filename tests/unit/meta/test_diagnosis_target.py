@@ -11,6 +11,7 @@ from evolve.meta import DiagnosisFailed, diagnose, parse_instructions
 from evolve.meta.agentmap import agent_map
 from evolve.meta.diagnose import SYSTEM, prompt, target_of
 from evolve.meta.evidence import Evidence, Pattern
+from evolve.meta.locations import Location
 from evolve.meta.problems import Problem
 from evolve.seed import copy_seed
 from evolve.standins.models import ScriptedModel
@@ -108,68 +109,73 @@ def test_the_prompt_shows_evidence_and_map_and_no_format_prose_to_echo(seed_map)
         assert "path/to" not in text  # no placeholder path to copy
 
 
-def test_with_no_usable_reply_the_instructions_are_computed_from_the_evidence(seed_map) -> None:
+CLIENT = '''"""A small agent's model client (not the seed: the test does not depend on the seed's text)."""
+
+
+class Client:
+    def ask(self, messages):
+        body = {"messages": messages,
+                "max_tokens": 64}
+        return self.send(body)
+
+    def send(self, body):
+        raise NotImplementedError
+'''
+TOP = Location("agent/client.py", 7, 0.75, "every request set max_tokens = 64; replies cut at the length limit in 3 of 4")
+OTHERS = (Location("agent/client.py", 5, 0.1, "a line run by failing replays only"),
+          Location("agent/words.py", 1, 0.05, 'its text "You are Quill" was sent in system messages of 4 requests'))
+
+
+@pytest.fixture
+def small_agent(tmp_path):
+    (tmp_path / "agent").mkdir()
+    (tmp_path / "agent" / "client.py").write_text(CLIENT)
+    (tmp_path / "agent" / "words.py").write_text('GREETING = "You are Quill, a terse assistant that edits files."\n')
+    return tmp_path
+
+
+def test_computed_instructions_name_the_top_ranked_location_and_show_its_lines(small_agent) -> None:
+    """Where the model gives no usable reply (the 0.5B model's echo, 3 trials of 3) or the run prefers the data,
+    the instructions name the top-ranked location, never a table's target: its symbol, its evidence, its line
+    and those of others ranked in its file, unnumbered, under a header with their numbers in the parent."""
+    from evolve.meta.diagnose import LINES_HEADER
+
     echo = json.dumps({"target": "agent/__main__.py", "change": "The agent changed no file."})
-    complete, model = answer(echo)  # the 0.5B model's reply in 3 trials of 3 (README)
+    complete, model = answer(echo)
     problem = Problem("task", "The agent changed no file.", "t1", BELOW_ZERO)
-    found = diagnose(complete, problem, seed_map, evidence=EVIDENCE)
+    found = diagnose(complete, problem, agent_map(small_agent), evidence=EVIDENCE, locations=(TOP, *OTHERS),
+                     code=small_agent)
     assert len(model.requests) == 3 and found.source == "evidence"
-    assert found.target == "agent/tools.py:Workspace.bash"  # where tool errors arise in the seed
-    assert found.change.startswith('Change agent/tools.py:Workspace.bash so that this no longer happens: tool error '
-                                   '"python: command not found": 18 times in 7 of 20 tasks (e.g. step 1: ')
-    assert target_of(found.render()) == found.target and found.to_json()["source"] == "evidence"
-    # a pattern whose part the agent no longer has points nowhere: the next one is taken, else refusal
-    renamed = agent_map_without(seed_map, "agent/tools.py:Workspace.bash")
+    assert found.target == "agent/client.py:Client.ask" and found.files == ("agent/client.py",)
+    assert found.change == ("Change line 7 of agent/client.py (in Client.ask) so that this no longer happens: every "
+                            "request set max_tokens = 64; replies cut at the length limit in 3 of 4.")
+    assert found.problem.startswith(TOP.evidence) and "tool error" in found.problem  # the widest pattern too
+    assert found.lines == (LINES_HEADER.format(file="agent/client.py", numbers="5, 7")
+                           + '\n    def ask(self, messages):\n                "max_tokens": 64}')
+    assert target_of(found.render()) == found.target and found.lines in found.render()
+    recorded = found.to_json()
+    assert recorded["source"] == "evidence" and recorded["locations"][0] == TOP.to_json()
+    assert [Location.from_json(item) for item in recorded["locations"]] == [TOP, *OTHERS]
+    # asked to prefer the data, the model is not asked at all
+    complete, model = answer(echo)
+    first = diagnose(complete, problem, agent_map(small_agent), evidence=EVIDENCE, evidence_first=True,
+                     locations=(TOP,), code=small_agent)
+    assert model.requests == [] and first.target == "agent/client.py:Client.ask"
+    # no location in the agent's map: nothing to compute, so the diagnosis fails
     with pytest.raises(DiagnosisFailed):
-        diagnose(answer(echo)[0], problem, renamed, evidence=EVIDENCE)
+        diagnose(answer(echo)[0], problem, agent_map(small_agent), evidence=EVIDENCE,
+                 locations=(Location("tests/test_x.py", 1, 1.0, "x"),), code=small_agent)
 
 
-def agent_map_without(found, target: str):
-    from dataclasses import replace
-
-    path, _, name = target.partition(":")
-    return replace(found, files=tuple(replace(f, symbols=tuple(s for s in f.symbols if s.name != name))
-                                      if f.path == path else f for f in found.files))
-
-
-@pytest.mark.parametrize("defect, kind, line", [
-    ("reply-cut", "reply_cut", '"max_tokens": 64'),
-    ("context-starved", "context_cut", "> self.context_chars // 10:"),
-    ("file-hidden", "unseen_file", "budget: int = 0"),
-    ("check-dropped", "no_check", 'files=listing), "")'),
-    ("python-blocks-ignored", "unparsable_reply", 'block[1].lower() in ("py",)'),
-])
-def test_computed_instructions_carry_the_lines_that_decide_their_pattern(tmp_path, defect, kind, line) -> None:
-    """A small model transcribes a change it is shown well and designs one badly: the computed instructions
-    show the target's lines that decide the pattern (the planted defect's own line among them), unnumbered,
-    under a header naming the file and the line numbers, and the seed's improve then asks for those lines."""
-    from evolve.bench.selfrepair import DEFECTS, plant
-    from evolve.meta.diagnose import LINES_HEADER, deciding_lines, from_evidence
-
-    code = plant(DEFECTS[defect], None, tmp_path / defect)
-    found = agent_map(code)
-    evidence = Evidence(4, 4, (Pattern(kind, "a pattern", 3, ("t1", "t2")),))
-    computed = from_evidence(evidence, found)
-    assert computed is not None and computed.kind == kind
-    shown = deciding_lines(code, computed)
-    header, *lines = shown.lines.splitlines()
-    assert header.startswith(LINES_HEADER.split("{")[0]) and computed.target.partition(":")[0] in header
-    assert any(line in text for text in lines) and 1 <= len(lines) <= 4
-    assert not any(text.lstrip()[:1].isdigit() or text.lstrip().startswith(('"""', "#")) for text in lines)
-    source = (code / computed.target.partition(":")[0]).read_text().splitlines()
-    numbers = [int(n) for n in header.rsplit("lines ", 1)[1].rstrip("):").split(", ")]
-    assert [source[n - 1] for n in numbers] == lines  # the header's numbers are the parent's lines
-    assert shown.lines in shown.render() and shown.to_json()["kind"] == kind
-
-
-def test_instructions_without_a_pattern_or_whose_target_is_gone_carry_no_lines(tmp_path, seed_map) -> None:
-    from evolve.meta.diagnose import Instructions, deciding_lines
-
-    code = copy_seed(tmp_path / "agent")
-    model_made = Instructions("p", "c", "run python as python3", ("agent/tools.py",), "agent/tools.py:Workspace.bash")
-    assert deciding_lines(code, model_made) == model_made
-    gone = Instructions("p", "c", "x", (), "agent/tools.py:nowhere", kind="timeout")
-    assert deciding_lines(code, gone) == gone
+def test_the_model_is_shown_the_ranked_locations_with_their_evidence_and_lines(small_agent) -> None:
+    complete, model = answer(reply("agent/client.py:Client.ask", "ask for replies of 1024 tokens, not 64"))
+    found = diagnose(complete, Problem("task", "The agent crashed.", "t1", BELOW_ZERO), agent_map(small_agent),
+                     evidence=EVIDENCE, locations=(TOP, *OTHERS), code=small_agent)
+    shown = model.requests[0].messages[1].content or ""
+    assert ("Where the recorded data points in this agent's code, most suspicious first:\n"
+            "1. agent/client.py line 7 (in Client.ask), score 0.75: every request set max_tokens = 64; replies cut at "
+            'the length limit in 3 of 4\n   "\\"max_tokens\\": 64}"\n2. agent/client.py line 5') in shown
+    assert found.source == "model" and found.locations == (TOP, *OTHERS)
 
 
 def test_the_reply_format_names_every_target_of_the_map_and_bounds_each_text(seed_map) -> None:
@@ -189,99 +195,3 @@ def test_the_reply_format_names_every_target_of_the_map_and_bounds_each_text(see
     assert len(json.dumps(large)) < MAX_FORMAT_CHARS
 
 
-@pytest.mark.parametrize(("defect", "notes"), [
-    ("check-dropped", ("`check` is computed on line 40 and never used.", 'Line 41 passes an empty `""` to `agent.run`.')),
-    ("file-hidden", (("`budget` is 0 unless a caller passes it (line 29), so `sum(map(len, shown)) + len(text) <= budget` "
-                      "(line 37) lets nothing of any size through: a default above 0 lets something through."),)),
-])
-def test_computed_instructions_say_what_the_targets_code_shows(tmp_path, defect, notes) -> None:
-    """A value computed and never used (and a call given an empty value beside it), a bound of 0: lint-like
-    facts of the target, in the parent's line numbers."""
-    from evolve.bench.selfrepair import DEFECTS, plant
-    from evolve.meta.diagnose import Instructions, deciding_lines
-
-    code = plant(DEFECTS[defect], None, tmp_path / defect)
-    shown = deciding_lines(code, Instructions("p", "c", "x", ("agent/commands.py",), "agent/commands.py:solve",
-                                              kind="no_check"))
-    assert shown.notes == notes and "What its code shows:\n" + "".join(f"- {n}\n" for n in notes) in shown.render()
-    assert shown.to_json()["notes"] == list(notes)
-
-
-def test_no_edit_points_at_the_agents_ask_for_the_edit_and_an_empty_one_is_noted(tmp_path) -> None:
-    """"The agent changed no file": the seed asks for the edit in `repairs.NUDGE`, so that is the target (an
-    agent without it: `solve`); emptied (nudge-dropped), its code note says it adds nothing."""
-    from evolve.bench.selfrepair import DEFECTS, plant
-    from evolve.meta.diagnose import deciding_lines, from_evidence
-    from evolve.meta.evidence import REMEDIES
-
-    code = plant(DEFECTS["nudge-dropped"], None, tmp_path / "nudge-dropped")
-    found = agent_map(code)
-    evidence = Evidence(4, 1, (Pattern("no_edit", "the agent changed no file", 1, ("t1",)),))
-    computed = deciding_lines(code, from_evidence(evidence, found))
-    assert computed.target == "agent/repairs.py:NUDGE" and computed.kind == "no_edit"
-    assert computed.notes == ("`NUDGE` is an empty string (line 11): wherever it is added to a text, it adds nothing.",)
-    assert "ask for the edit explicitly" in computed.change and REMEDIES["no_edit"] in computed.change
-    # a constant of a line or few is decided by its own lines: improve asks for those, not for a file
-    assert computed.lines == 'The lines that decide it (agent/repairs.py, lines 11):\nNUDGE = ""  # 0.5B: 12 of 12 did, 7 without'
-    fallback = from_evidence(evidence, agent_map_without(found, "agent/repairs.py:NUDGE"))
-    assert fallback is not None and fallback.target == "agent/commands.py:solve"
-
-
-def test_a_reply_form_the_parser_drops_points_at_its_word_test_and_names_the_missing_word(tmp_path) -> None:
-    """"a ```python block the agent could not act on": the seed accepts reply forms in `repairs.parse` (an
-    agent without it: `loop.parse`); a test against literal words that leaves out "python" is noted, with
-    its line; the intact seed's test holds the word, so it gets no note, and another word does."""
-    from evolve.bench.selfrepair import DEFECTS, plant
-    from evolve.meta.diagnose import deciding_lines, from_evidence
-
-    def computed(code, word: str):
-        label = f"a ```{word} block the agent could not act on"
-        return deciding_lines(code, from_evidence(Evidence(6, 6, (Pattern("unparsable_reply", label, 8, ("t1",)),)),
-                                                  agent_map(code)))
-
-    planted = plant(DEFECTS["python-blocks-ignored"], None, tmp_path / "planted")
-    found = computed(planted, "python")
-    assert found.target == "agent/repairs.py:parse"
-    assert found.lines == ('The lines that decide it (agent/repairs.py, lines 16):\n'
-                           '    if block and block[1].lower() in ("py",):')
-    assert found.notes == (('`block[1].lower() in ("py",)` (line 16) leaves out "python", the word that opens the '
-                            'replies the agent could not act on: with "python" among its words, such a reply is an '
-                            'action.'),)
-    intact = copy_seed(tmp_path / "intact")
-    assert computed(intact, "python").notes == ()
-    assert computed(intact, "Text").notes[0].startswith('`block[1].lower() in ("python", "py", "")` (line 16) leaves '
-                                                        'out "text"')
-    without = from_evidence(Evidence(6, 6, (Pattern("unparsable_reply", "a reply the agent could not act on", 1,
-                                                    ("t1",)),)), agent_map_without(agent_map(planted),
-                                                                                   "agent/repairs.py:parse"))
-    assert without is not None and without.target == "agent/loop.py:parse"
-
-
-def test_the_intact_seed_gives_no_code_notes(tmp_path) -> None:
-    from evolve.meta.agentmap import source_of
-    from evolve.meta.codenotes import code_notes
-
-    code = copy_seed(tmp_path / "agent")
-    for file in agent_map(code).files:
-        for symbol in file.symbols:
-            if symbol.kind in ("function", "method", "constant"):
-                assert code_notes(source_of(code, f"{file.path}:{symbol.name}"), symbol.start) == [], symbol.name
-    assert code_notes("def f(limit=0, *, most=0):\n    x = 1\n    return [n for n in range(9) if n < most]\n", 5) == [
-        "`x` is computed on line 6 and never used.",
-        ("`most` is 0 unless a caller passes it (line 5), so `n < most` (line 7) lets nothing of any size through: a "
-         "default above 0 lets something through.")]
-    assert code_notes("X = 1\n", 1) == [] and code_notes("def broken(:\n", 1) == []
-    assert code_notes('X: str = ""\n', 4) == ["`X` is an empty string (line 4): wherever it is added to a text, it adds nothing."]
-    assert code_notes('def f(run):\n    return run("", None)\n', 1) == []  # an empty argument alone is no note
-
-
-def test_code_notes_on_hostile_agent_code_are_none_or_short() -> None:
-    """The notes read agent-written code on the host: nesting too deep for the parser, a null byte and a
-    comparison too deep to unparse give no note or a short one, never an exception."""
-    from evolve.meta.codenotes import SHOWN_CHARS, code_notes
-
-    assert code_notes("def f(x):\n    y = " + "-" * 300_000 + "x\n", 1) == []
-    assert code_notes("def f(x):\n    return x\x00\n", 1) == []
-    (note,) = code_notes("def f(x, budget=0):\n    return " + "x + " * 900 + "x <= budget\n", 1)  # unparse recurses
-    assert note.endswith("x + x <= budget` (line 2) lets nothing of any size through: a default above 0 lets "
-                         "something through.") and len(note) < SHOWN_CHARS + 200
