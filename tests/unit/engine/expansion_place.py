@@ -36,7 +36,8 @@ def main(args):
         env = {**os.environ, "OUT": value("--out"), "MATERIAL": str(material)}
         return subprocess.run(["bash", "-c", ask(shown)], env=env).returncode
     given = value("--problem" if args[0] == "solve" else "--instructions")
-    return subprocess.run(["bash", "-c", ask(open(given).read())], cwd=value("--workdir")).returncode
+    env = {**os.environ, "INSTRUCTIONS": given}  # beside it, improve may find instructions.json
+    return subprocess.run(["bash", "-c", ask(open(given).read())], cwd=value("--workdir"), env=env).returncode
 
 
 if __name__ == "__main__":

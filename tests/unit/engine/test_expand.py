@@ -29,6 +29,8 @@ MODELS = {
         ("flood-case", "head -c 200000 /dev/zero | tr '\\0' y > $OUT"),
     ], "exit 9"),
     "modify": RoutedModel([("Add a note", "echo 'NOTE = 1  # a note' >> agent/__main__.py"), ("Break your diagnose", BREAK),
+                           ("Keep the data", "echo \"DATA = '$(tr -d '\\n' < $(dirname $INSTRUCTIONS)/instructions.json)'\" "
+                            ">> agent/__main__.py"),
                            ("yyyy", "echo 'LONG = 1  # a long note' >> agent/__main__.py")], "true"),
     "solve": RoutedModel([(SMOKE_MARKER, "echo 'def greet(name): return f\"Hello, {name}!\"' > greet.py"),
                           ("check that `diagnose` runs", "echo 'Check the loop.' > $OUT")], "true"),
@@ -96,6 +98,19 @@ def test_instructions_are_capped_before_the_child_sees_them(expand):
     assert result.valid, result.reason
     assert MAX_INSTRUCTIONS < len(result.instructions) < MAX_INSTRUCTIONS + 100
     assert all(len(text) < MAX_INSTRUCTIONS + 200 for text in asked(exchanges("modify")))
+
+
+def test_the_instructions_as_data_lie_beside_their_text_for_the_improve_step(tmp_path_factory):
+    """`instructions.json` (evolve.meta.modify.INSTRUCTIONS_JSON) ships with the expansion: the job's log keeps
+    it and the improve step finds it beside the instructions' text, /work/instructions.json (here the scripted
+    improve copies it into the child); the agent may ignore it."""
+    data = json.dumps({"target": "agent/__main__.py:main", "locations": [
+        {"path": "agent/__main__.py", "line": 3, "score": 0.5, "evidence": "x"}]})
+    with expansion_place(tmp_path_factory.mktemp("data"), MODELS) as (run, node, place):
+        job = run.start_job("expand", node.id)
+        result, _ = place.run_work(job, node, Expansion("Keep the data.", ExpandSettings(), data=data))
+    assert (run.log_dir(job.id) / "instructions.json").read_text() == data
+    assert f"DATA = '{data}'" in (result.code_dir / "agent" / "__main__.py").read_text()
 
 
 def test_the_host_side_only_gathers_the_material_under_the_agents_procedure(tmp_path):
