@@ -310,11 +310,11 @@ class MetaConfig(_Section):
     refused at `behaviour` before the gate. 0: off. Costs each such candidate n solves with instant replies
     and their grading."""
     diagnosis: Literal["model", "evidence"] = "model"
-    """`compact` style, engine procedure. `model`: the diagnosis model reads the computed evidence and the map
-    and names the target and the change; the evidence decides only when it gives no usable reply. `evidence`:
-    the computed evidence decides whenever one of its patterns arises in a part the agent's map still has
-    (its target, count, excerpt and usual fix are the instructions; no model call), the model only
-    otherwise: for small diagnosis models, which name a plausible target with an unrelated change (the
+    """`compact` style, engine procedure. `model`: the diagnosis model reads the computed evidence, the ranked
+    locations (evolve.meta.locate) and the map, and names the target and the change; the data decides only when
+    it gives no usable reply. `evidence`: the top-ranked location in the agent's map decides whenever there is
+    one (its symbol is the target, its evidence the change; no model call), the model only otherwise: for
+    small diagnosis models, which name a plausible target with an unrelated change (the
     1.5B model on a run whose replies were cut at 64 tokens: "add a try-except block")."""
 
     @model_validator(mode="after")

@@ -8,7 +8,8 @@ whole code, its lineage's patches, and for a task the agent's log, the task stat
 predicted patch (DGM also showed the private tests and their results; here only behind
 `show_test_results`, see `MetaConfig`). It answers one JSON object with log_summarization,
 potential_improvements, improvement_proposal, implementation_suggestion and problem_description;
-the child's prompt is the agent summary plus "# To Implement", the suggestion and the description.
+the child's prompt is the agent summary (the contract, plus the agent's own description of its parts from its
+profile.toml, evolve.meta.profile) and "# To Implement", the suggestion and the description.
 A reply without that JSON is asked again (DGM: 3 more times); then the expansion fails: there is no
 lesson fallback. The prompt wording here is evolve's own; inputs, branches and schema are DGM's.
 """
@@ -16,6 +17,7 @@ lesson fallback. The prompt wording here is evolve's own; inputs, branches and s
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -25,6 +27,8 @@ import numpy as np
 from evolve.meta.diagnose import DiagnosisFailed, reply_object
 from evolve.meta.problems import Failure
 from evolve.meta.profile import agent_profile
+
+log = logging.getLogger(__name__)
 
 EMPTY_SHARE, BRANCH_P = 0.10, 0.25
 """DGM's thresholds: empty patches in >= 10% of tasks; each special branch taken with p = 0.25."""
@@ -146,8 +150,10 @@ class TaskView:
 def agent_summary(code: Path) -> str:
     """DGM's "coding agent summary" of the agent rooted at `code`: the contract, with the agent's own
     description of its parts where its profile has one (evolve.meta.profile)."""
-    parts = agent_profile(code).summary
-    return AGENT_SUMMARY.format(parts=f"{parts}\n" if parts else "")
+    profile = agent_profile(code)
+    if profile.problem:  # the agent's own file: its summary is left out, the meta step goes on
+        log.warning("the agent's profile is not used: %s", profile.problem)
+    return AGENT_SUMMARY.format(parts=f"{profile.summary}\n" if profile.summary else "")
 
 
 def messages(entry: Entry, code: str, view: TaskView | None, summary: str = AGENT_SUMMARY.format(parts="")

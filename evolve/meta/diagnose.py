@@ -262,8 +262,8 @@ def render_locations(locations: Sequence[Location], agent: AgentMap, code: Path 
 def _deciding(code: Path | None, top: Location, locations: Sequence[Location]) -> str:
     """The top location's line and those of lower-ranked locations in its file (at most MAX_DECIDING, in file
     order) under LINES_HEADER; "" when the code is not at hand."""
-    numbers = sorted({loc.line for loc in locations if loc.path == top.path} - {top.line})
-    numbers = sorted([top.line, *numbers[: MAX_DECIDING - 1]])
+    below = [loc.line for loc in locations if loc.path == top.path and loc.line != top.line]  # in rank order
+    numbers = sorted({top.line, *list(dict.fromkeys(below))[: MAX_DECIDING - 1]})
     shown = [(n, _line_of(code, top.path, n)) for n in numbers]
     shown = [(n, text) for n, text in shown if text.strip()]
     if not shown:
