@@ -311,8 +311,8 @@ class MetaConfig(_Section):
     and their grading."""
     diagnosis: Literal["model", "evidence"] = "model"
     """`compact` style, engine procedure. `model`: the diagnosis model reads the computed evidence, the ranked
-    locations (evolve.meta.locate) and the map, and names the target and the change; the data decides only when
-    it gives no usable reply. `evidence`: the top-ranked location in the agent's map decides whenever there is
+    locations (evolve.meta.locate) and the map, and names the target and the change; the data decides only
+    when it gives no usable reply. `evidence`: the top-ranked location in the agent's map decides whenever there is
     one (its symbol is the target, its evidence the change; no model call), the model only otherwise: for
     small diagnosis models, which name a plausible target with an unrelated change (the
     1.5B model on a run whose replies were cut at 64 tokens: "add a try-except block")."""

@@ -2,8 +2,8 @@
 
 A code edit can leave the agent doing exactly what it did: a reshuffled function, a branch no task reaches,
 a helper nobody calls. The wide CPU lineage's one valid child in eleven expansions rewrote its check
-function into an equivalent, won the best belief on noise, and would have cost 109 held-out solves. Such a child
-is caught without a model: re-run a few of the parent's failed evaluations with the child's code against
+function into an equivalent, won the best belief on noise, and would have cost 109 held-out solves. Such a
+child is caught without a model: re-run a few of the parent's failed evaluations with the child's code against
 the parent's recorded model replies (a gateway that replays them, as `evolve replay --rerun` does). A
 child that sends the model the very requests the parent sent, all of them, and fails the task again,
 acted as its parent there. With `[meta] replays = n` a candidate that acts as its parent on each of

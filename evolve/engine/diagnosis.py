@@ -26,8 +26,8 @@ from evolve.meta.diagnose import reply_format
 from evolve.meta.evidence import TaskRun, compute_evidence, conversations_jsonl, recorded_run
 from evolve.meta.locate import locate
 from evolve.meta.modify import INSTRUCTIONS_JSON
-from evolve.meta.provenance import Recorded
 from evolve.meta.procedure import Material, failure_material
+from evolve.meta.provenance import Recorded
 from evolve.tasks.types import Task
 
 
@@ -65,9 +65,10 @@ def diagnose_node(run: Run, job: Job, node: Node, tasks: Mapping[str, Task], gat
     agent = agent_map(parent_code) if parent_code is not None else files
     problem = choose_problem(failures, statements, rng)
     (log_dir / "problem.json").write_text(json.dumps(problem.__dict__, indent=2))
+    # where the recorded data points in the parent's code (more ranked sources join as `locate(ranked=...)`)
+    locations = locate(parent_code, [Recorded(r.outcome, r.exchanges) for r in runs]) if parent_code else []
     diagnose_job = f"{job.id}-diagnose"
     gateway.open_job(diagnose_job, node.id, "diagnose", job_tokens)
-    locations = locate(parent_code, [Recorded(r.outcome, r.exchanges) for r in runs]) if parent_code else []
     try:
         shaped = reply_format(agent) if isinstance(agent, AgentMap) else None
         instructions = diagnose(GatewayCompleter(gateway, diagnose_job, shaped), problem, agent, evidence=evidence,

@@ -77,7 +77,7 @@ class Expansion:
     solve: EvalSettings = field(default_factory=EvalSettings)
     """How those re-runs solve: the run's evaluation settings, as the parent's evaluations had them."""
     data: str = ""
-    """The instructions as data (`instructions.json`, JSON text; evolve.meta.modify), "" where there are none."""
+    """The instructions as data (`instructions.json`, JSON text; evolve.meta.modify); "" for none."""
 
     def channels(self, job: str) -> tuple[ChannelSpec, ...]:
         """The agent's diagnose step's channel (with material), then per candidate the modify step's and the
@@ -93,9 +93,10 @@ class Expansion:
 
 
 def expand_child(ctx: JobContext, brief: str | Material, settings: ExpandSettings = ExpandSettings(), *,
-                 replays: tuple[Replay, ...] = (), solve: EvalSettings | None = None, data: str = "") -> ExpansionResult:
+                 replays: tuple[Replay, ...] = (), solve: EvalSettings | None = None,
+                 data: str = "") -> ExpansionResult:
     """The expansion: (the agent's diagnosis,) modify, then validate; the child's code is `ctx.log_dir / "child"`.
-    `data`: the instructions as data, written to the job's log (`instructions.json`) for each improve step."""
+    `data`: the instructions as data, kept in the job's log (`instructions.json`) for each improve step."""
     instructions = brief if isinstance(brief, str) else None
     if data:
         (ctx.log_dir / INSTRUCTIONS_JSON).write_text(data)

@@ -286,13 +286,14 @@ def from_evidence(evidence: Evidence, agent: AgentMap, locations: Sequence[Locat
     top = ranked[0]
     target = _symbol_at(agent, top.path, top.line) or top.path
     widest = min(evidence.patterns, key=lambda p: p.kind in SYMPTOMS, default=None)  # causes before symptoms
-    seen = (f" Overall, {widest.label}: {widest.count} times in {len(widest.tasks)} of {evidence.evaluations} "
-            f"tasks." if widest is not None else "")
+    seen = (f" Overall, {widest.label}: {widest.count} times in {len(widest.tasks)} of "
+            f"{evidence.evaluations} tasks." if widest is not None else "")
+    inside = target.partition(":")[2] or "the file"
     return Instructions(
         f"{top.evidence}.{seen}", f"computed from the recorded exchanges: they point at line {top.line} of {top.path}",
-        f"Change line {top.line} of {top.path} (in {target.partition(':')[2] or 'the file'}) so that this no longer "
-        f"happens: {top.evidence}.", (top.path,), target, source="evidence", kind=widest.kind if widest else "",
-        lines=_deciding(code, top, ranked), locations=tuple(ranked))
+        f"Change line {top.line} of {top.path} (in {inside}) so that this no longer happens: {top.evidence}.",
+        (top.path,), target, source="evidence", kind=widest.kind if widest else "",
+        lines=_deciding(code, top, ranked), locations=tuple(locations))
 
 
 def diagnose(complete: Complete, problem: Problem, agent: AgentMap | Sequence[str], *,
@@ -305,7 +306,7 @@ def diagnose(complete: Complete, problem: Problem, agent: AgentMap | Sequence[st
     where there are any, without asking the model. Every result carries the ranked locations."""
     mapped = agent if isinstance(agent, AgentMap) else None
     messages = prompt(problem, agent, evidence, locations, code)
-    computed = (from_evidence(evidence or Evidence(0, 0), mapped, locations, code) if mapped is not None else None)
+    computed = from_evidence(evidence or Evidence(0, 0), mapped, locations, code) if mapped is not None else None
     if evidence_first and computed is not None:
         return replace(computed, cause="computed from the recorded exchanges", evidence=_widest(evidence))
     errors = []

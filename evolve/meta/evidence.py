@@ -121,8 +121,8 @@ class Pattern:
 REMEDIES = {
     "steps_exhausted": "ask for the edit sooner, so the steps are not spent before a change",
     "unparsable_reply": "accept the reply form the model actually sends (the example shows one) as an action",
-    "no_edit": "ask for the edit explicitly, after the task and its check, and refuse to finish before a file "
-               "changed",
+    "no_edit": "ask for the edit explicitly, after the task and its check, and refuse to finish before a "
+               "file changed",
     "broke_checks": "check each edit before keeping it and show the model the check's failure",
     "timeout": "give commands a shorter time limit and tell the model when one timed out",
     "wrong_file": "name the file to edit in the prompt, never a placeholder path",
@@ -136,8 +136,8 @@ REMEDIES = {
     "no_check": "run the repository's checks and show the model their result, first and after each edit",
     "weak_check": "check what the task asks, not only that the code compiles (its examples, its tests)",
 }
-"""What usually removes each pattern in any LLM agent, said generally (shown with it, so a small diagnosis model
-has a direction); which line of an agent to change is found from the data (evolve.meta.locate), never here."""
+"""What usually removes each pattern in any LLM agent, said generally (shown with it, so a small diagnosis
+model has a direction); which line of an agent to change is found from the data (evolve.meta.locate)."""
 
 
 @dataclass(frozen=True)
@@ -296,7 +296,8 @@ def _patterns_of(run: TaskRun) -> Iterable[tuple[str, str, str]]:
         seen[key] += 1
         if seen[key] == 2:
             yield "repeated_reply", "a reply repeated word for word", f"{where}: {one_line(turn.reply)}"
-        if ("```" not in turn.reply and not turn.tool_calls) or " ".join((turn.output or "").split()) in canned:
+        answered = " ".join((turn.output or "").split())
+        if ("```" not in turn.reply and not turn.tool_calls) or answered in canned:
             fence = _FENCE_KIND.search(turn.reply)  # the form the model sends, so the fix can name it
             what = f"a ```{fence[1]} block" if fence else "a reply"
             yield "unparsable_reply", f"{what} the agent could not act on", f"{where}: {one_line(turn.reply)}"

@@ -44,7 +44,8 @@ class Modification:
 
 
 def self_modify(sandbox: Sandbox, parent_code: Path, instructions: str, dest: Path, log_dir: Path, *,
-                channel_env: Mapping[str, str], budget_steps: int, timeout_s: float, data: str = "") -> Modification:
+                channel_env: Mapping[str, str], budget_steps: int, timeout_s: float,
+                data: str = "") -> Modification:
     """Run `python -m agent improve` on a copy of `parent_code`; copy the result to `dest`. `data`: the
     instructions as JSON, written beside their text (INSTRUCTIONS_JSON) where there are any."""
     sandbox.put_dir(parent_code, RUNNING)

@@ -32,7 +32,7 @@ class Profile:
 
 
 def agent_profile(code: Path) -> Profile:
-    """The profile the agent rooted at `code` ships, or an empty one (with the reason where it is unreadable)."""
+    """The profile the agent rooted at `code` ships, else an empty one (with the reason when unreadable)."""
     path = code / PROFILE
     if not path.is_file() or path.is_symlink():
         return Profile()

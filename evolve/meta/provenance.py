@@ -97,7 +97,8 @@ def _value(node: ast.expr) -> object:
     if isinstance(node, ast.Constant) and node.value is not None and not isinstance(node.value, bytes):
         return node.value
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
-        return -node.operand.value if isinstance(node.operand.value, (int, float)) else None
+        number = node.operand.value
+        return -number if isinstance(number, (int, float)) else None
     if isinstance(node, (ast.List, ast.Tuple)) and node.elts:
         values = [_value(e) for e in node.elts]
         return tuple(values) if all(v is not None for v in values) else None
@@ -139,7 +140,8 @@ def _literals(path: str, tree: ast.Module) -> list[Literal]:
 def _texts(path: str, tree: ast.Module) -> list[Text]:
     docstrings = {id(node.body[0].value) for node in ast.walk(tree)
                   if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-                  and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+                  and node.body and isinstance(node.body[0], ast.Expr)
+                  and isinstance(node.body[0].value, ast.Constant)}
     inside: set[int] = set()  # the constant parts of an f-string are traced as the f-string
     texts = []
     for node in ast.walk(tree):
@@ -152,7 +154,8 @@ def _texts(path: str, tree: ast.Module) -> list[Text]:
     for node in ast.walk(tree):
         if (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
                 and id(node) not in inside):
-            pieces = tuple(p for p in (_flat(part) for part in _PLACEHOLDER.split(node.value)) if len(p) >= MIN_PIECE)
+            parts = (_flat(part) for part in _PLACEHOLDER.split(node.value))
+            pieces = tuple(p for p in parts if len(p) >= MIN_PIECE)
             if pieces:
                 texts.append(Text(path, node.lineno, pieces))
     return texts
@@ -212,7 +215,7 @@ def _parameter_locations(sent: list[tuple[Recorded, dict, dict]], literals: list
         for key, value in request.items():
             if key in SKIPPED_FIELDS or value is None or isinstance(value, dict):
                 continue
-            if isinstance(value, list) and (not value or not all(isinstance(v, (str, int, float)) for v in value)):
+            if isinstance(value, list) and not (value and all(isinstance(v, (str, int, float)) for v in value)):
                 continue
             values[(key, json.dumps(value, sort_keys=True))].append(exchange)
     locations = []
@@ -225,7 +228,8 @@ def _parameter_locations(sent: list[tuple[Recorded, dict, dict]], literals: list
             continue
         share, evidence = _parameter_evidence(key, value, exchanges, len(sent))
         for literal, weight in places:
-            how = "" if weight == NAMED else f" (a literal equal to it{', named ' + literal.name if literal.name else ''})"
+            named = f", named {literal.name}" if literal.name else ""
+            how = "" if weight == NAMED else f" (a literal equal to it{named})"
             locations.append(Location(literal.path, literal.line, round(max(share, SENT_SCORE) * weight, 4),
                                       evidence + how))
     return locations
@@ -246,7 +250,8 @@ def _parameter_evidence(key: str, value: object, exchanges: list[tuple[Recorded,
     head = f"{which} set {key} = {_shown(value)}"
     if key in TOKEN_LIMITS:
         cut = sum(response.get("finish_reason") == "length" for _, _, response in exchanges)
-        failed = sum(run.outcome != "pass" for run, _, response in exchanges if response.get("finish_reason") == "length")
+        failed = sum(run.outcome != "pass" for run, _, response in exchanges
+                     if response.get("finish_reason") == "length")
         return cut / count, f"{head}; replies cut at the length limit in {cut} of {count}" + (
             f" ({failed} of them in failed evaluations)" if cut else "")
     if key in SAMPLING:
@@ -262,7 +267,8 @@ def _text_locations(recorded: Sequence[Recorded], sent: list[tuple[Recorded, dic
                     texts: list[Text]) -> list[Location]:
     roles: dict[str, Counter[str]] = defaultdict(Counter)  # flat message text -> role -> requests carrying it
     for _, request, _ in sent:
-        carried = {(m.get("role") or "?", _flat(_content(m.get("content")))) for m in request.get("messages") or ()
+        messages = request.get("messages") or ()
+        carried = {(m.get("role") or "?", _flat(_content(m.get("content")))) for m in messages
                    if isinstance(m, dict) and m.get("role") != "assistant"}
         if request.get("tools"):
             carried.add(("tools", _flat(json.dumps(request["tools"]))))
@@ -278,17 +284,18 @@ def _text_locations(recorded: Sequence[Recorded], sent: list[tuple[Recorded, dic
         carried_by: Counter[str] = Counter()
         for counts in hits.values():
             carried_by.update(counts)
-        where = ", ".join(f"{role} messages of {n} requests" if role != "tools" else f"the tool schemas of {n} requests"
-                          for role, n in carried_by.most_common(3))
+        where = ", ".join(f"the tool schemas of {n} requests" if role == "tools"
+                          else f"{role} messages of {n} requests" for role, n in carried_by.most_common(3))
         quoted = json.dumps(piece if len(piece) <= 60 else piece[:57] + "...")
         answers = sum(n for message, n in canned.items() if piece in message)
         if answers and answered:
-            locations.append(Location(text.path, text.line, round(answers / answered, 4),
-                                      f"the agent answered {answers} of {answered} replies in failed evaluations with "
-                                      f"its own text {quoted}, the same for different replies: replies it did not "
-                                      f"act on"))
+            locations.append(Location(
+                text.path, text.line, round(answers / answered, 4),
+                f"the agent answered {answers} of {answered} replies in failed evaluations with its own text "
+                f"{quoted}, the same for different replies: replies it did not act on"))
         else:
-            locations.append(Location(text.path, text.line, SENT_SCORE, f"its text {quoted} was sent in {where}"))
+            evidence = f"its text {quoted} was sent in {where}"
+            locations.append(Location(text.path, text.line, SENT_SCORE, evidence))
     return locations
 
 

@@ -102,3 +102,19 @@ def test_locate_merges_sources_keeping_the_highest_score_and_every_evidence(tmp_
     assert "run only by failing replays" in ranked[0].evidence and "max_tokens = 64" in ranked[0].evidence
     assert merge([[Location("a.py", 1, 0.1, "x")], [Location("a.py", 1, 0.1, "x")]]) == [Location("a.py", 1, 0.1, "x")]
     assert len(merge([[Location("a.py", n, 0.1, "x") for n in range(1, 30)]], limit=5)) == 5
+
+
+def test_a_tool_schemas_text_and_a_native_tool_call_agent_are_traced(tmp_path: Path) -> None:
+    (tmp_path / "agent").mkdir()
+    (tmp_path / "agent" / "__main__.py").write_text(
+        'TOOLS = [{"type": "function", "function": {"name": "sh",\n'
+        '          "description": "Run one shell command in the repository."}}]\n'
+        'def call(messages):\n    return post({"messages": messages, "tools": TOOLS, "max_tokens": 300})\n')
+    tools = [{"type": "function", "function": {"name": "sh", "description": "Run one shell command in the repository."}}]
+    record = {"request": {"messages": [{"role": "user", "content": "fix it"}], "tools": tools, "max_tokens": 300},
+              "response": {"message": {"role": "assistant", "content": None,
+                                       "tool_calls": [{"id": "1", "name": "sh", "arguments": "{}"}]},
+                           "finish_reason": "tool_calls"}}
+    found = {(loc.line, loc.evidence) for loc in trace(tmp_path, [Recorded("fail", (record,))])}
+    assert (2, 'its text "Run one shell command in the repository." was sent in the tool schemas of 1 requests') in found
+    assert (4, "every request set max_tokens = 300; replies cut at the length limit in 0 of 1") in found
