@@ -289,7 +289,7 @@ def _patterns_of(run: TaskRun) -> Iterable[tuple[str, str, str]]:
         yield "no_edit", "the agent changed no file", f"its last reply: {one_line(last)}"
     seen: Counter[str] = Counter()
     passing = False
-    canned = _canned(run.turns)
+    canned = fixed_answers(run.turns)
     for step, turn in enumerate(run.turns, 1):
         where = f"step {step}"
         key = " ".join(turn.reply.split())
@@ -333,12 +333,13 @@ def _patterns_of(run: TaskRun) -> Iterable[tuple[str, str, str]]:
             yield "no_check", "no check ran: the model never saw the tests' result", f"the task as sent: {one_line(run.prompt, 100)}"
 
 
-def _canned(turns: Sequence[Turn]) -> set[str]:
-    """What the agent answered different replies of one run with, word for word (whitespace aside): a fixed
-    text of its own, not the result of an action, so it did not act on those replies."""
+def fixed_answers(turns: Sequence[Turn]) -> set[str]:
+    """What the agent answered different replies of one run with, word for word (whitespace aside), with no
+    digit in it: a fixed text of its own, not the result of an action (a command's or an edit's result
+    carries an exit code, a count or a line number), so it did not act on those replies."""
     replies: dict[str, set[str]] = defaultdict(set)
     for turn in turns:
-        if turn.output and turn.output.strip():
+        if turn.output and turn.output.strip() and not any(c.isdigit() for c in turn.output):
             replies[" ".join(turn.output.split())].add(" ".join(turn.reply.split()))
     return {answer for answer, different in replies.items() if len(different) > 1}
 

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from evolve import syntax
 from evolve.meta.agentmap import agent_files
-from evolve.meta.evidence import turns_from_exchanges
+from evolve.meta.evidence import fixed_answers, turns_from_exchanges
 from evolve.meta.locations import Location
 
 
@@ -274,7 +274,7 @@ def _text_locations(recorded: Sequence[Recorded], sent: list[tuple[Recorded, dic
             carried.add(("tools", _flat(json.dumps(request["tools"]))))
         for role, text in carried:
             roles[text][role] += 1
-    canned, answered = _canned_answers(recorded)
+    canned, answered = _canned_answers(recorded)  # flat answer -> replies answered with it
     locations = []
     for text in texts:
         piece = max(text.pieces, key=len)
@@ -300,21 +300,18 @@ def _text_locations(recorded: Sequence[Recorded], sent: list[tuple[Recorded, dic
 
 
 def _canned_answers(recorded: Sequence[Recorded]) -> tuple[Counter[str], int]:
-    """What the agent answered different replies with, the same text each time (flat text -> replies it
-    answered so, in failed evaluations), and how many replies failed evaluations had."""
-    answers: dict[str, set[str]] = defaultdict(set)  # answer -> the distinct replies it followed
+    """The agent's fixed answers to replies it did not act on (evolve.meta.evidence.fixed_answers; flat text ->
+    replies it answered so, in failed evaluations), and how many replies failed evaluations had."""
     counted: Counter[str] = Counter()
     replies = 0
     for run in recorded:
         if run.outcome == "pass":
             continue
-        for turn in turns_from_exchanges(run.records):
-            replies += 1
-            if turn.output:
-                answer = _flat(turn.output)
-                answers[answer].add(" ".join(turn.reply.split()))
-                counted[answer] += 1
-    return Counter({answer: counted[answer] for answer, seen in answers.items() if len(seen) > 1}), replies
+        turns = turns_from_exchanges(run.records)
+        fixed = fixed_answers(turns)
+        replies += len(turns)
+        counted.update(answer for answer in (" ".join((t.output or "").split()) for t in turns) if answer in fixed)
+    return counted, replies
 
 
 def recorded_from(outcomes_and_records: Iterable[tuple[str, Iterable[dict]]]) -> list[Recorded]:

@@ -279,3 +279,10 @@ def test_a_check_that_passed_a_failing_solution_is_the_cause_the_instructions_na
     assert weak.label == "its own check `python3 -m compileall -q .` passed, the task failed"
     assert (weak.tasks, weak.passed) == (("weak-0", "weak-1"), ())  # not the pass, not the failing doctest
     assert found["repeated_reply"].tasks == ("weak-0", "weak-1", "passed")
+
+
+def test_the_same_result_of_different_actions_is_no_fixed_answer() -> None:
+    """Two different edits that each leave the same failing check: acted on (the result carries numbers)."""
+    result = "Wrote a.py (3 lines).\nChecks: `pytest` ->\nFAILED test_a.py::test_f\n[exit code 1]"
+    turns = (Turn("```write a.py\nx = 1\n```", result), Turn("```write a.py\nx = 2\n```", result))
+    assert not any("could not act on" in label for label in by_label([TaskRun("t1", "fail", turns, diff="+x")]))
