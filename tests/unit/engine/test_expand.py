@@ -20,6 +20,8 @@ from evolve.standins.models import SMOKE_MARKER, RoutedModel
 from tests.unit.engine.expansion_place import expansion_place
 
 BREAK = """sed -i 's/args\\[0\\] == "diagnose"/args[0] == "gone"/' agent/__main__.py"""
+KEEP_DATA = "echo \"DATA = '$(tr -d '\\n' < $(dirname $INSTRUCTIONS)/instructions.json)'\" >> agent/__main__.py"
+"""An improve step that copies the instructions' data (instructions.json, beside the text) into the child."""
 MODELS = {
     "diagnose": RoutedModel([
         ("honest-case", 'echo "# smuggled" >> agent/__main__.py; echo "Add a note: $(ls $MATERIAL/failures)" > $OUT'),
@@ -29,8 +31,7 @@ MODELS = {
         ("flood-case", "head -c 200000 /dev/zero | tr '\\0' y > $OUT"),
     ], "exit 9"),
     "modify": RoutedModel([("Add a note", "echo 'NOTE = 1  # a note' >> agent/__main__.py"), ("Break your diagnose", BREAK),
-                           ("Keep the data", "echo \"DATA = '$(tr -d '\\n' < $(dirname $INSTRUCTIONS)/instructions.json)'\" "
-                            ">> agent/__main__.py"),
+                           ("Keep the data", KEEP_DATA),
                            ("yyyy", "echo 'LONG = 1  # a long note' >> agent/__main__.py")], "true"),
     "solve": RoutedModel([(SMOKE_MARKER, "echo 'def greet(name): return f\"Hello, {name}!\"' > greet.py"),
                           ("check that `diagnose` runs", "echo 'Check the loop.' > $OUT")], "true"),

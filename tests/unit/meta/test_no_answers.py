@@ -59,9 +59,8 @@ def _named_literals(tree: ast.Module) -> list[tuple[str, object]]:
     found: list[tuple[str, object]] = []
     for name, value, body in pairs:
         literal = value.value if isinstance(value, ast.Constant) and not isinstance(value.value, bool) else None
-        if isinstance(literal, int) and literal >= 2 and (body or "_" in name.strip("_")):
-            found.append((name, literal))
-        elif body and isinstance(literal, str) and len(literal.strip()) >= 12:
+        sized = isinstance(literal, int) and literal >= 2 and (body or "_" in name.strip("_"))
+        if sized or (body and isinstance(literal, str) and len(literal.strip()) >= 12):
             found.append((name, literal))
     return found
 
