@@ -131,9 +131,10 @@ def _literals(path: str, tree: ast.Module) -> list[Literal]:
                     named[id(node.value)] = name
     found = []
     for node in ast.walk(tree):
-        value = _value(node) if isinstance(node, (ast.Constant, ast.UnaryOp, ast.List, ast.Tuple)) else None
-        if value is not None:
-            found.append(Literal(path, node.lineno, value, named.get(id(node), "")))
+        if isinstance(node, (ast.Constant, ast.UnaryOp, ast.List, ast.Tuple)):
+            literal = _value(node)
+            if literal is not None:
+                found.append(Literal(path, node.lineno, literal, named.get(id(node), "")))
     return found
 
 
@@ -154,8 +155,8 @@ def _texts(path: str, tree: ast.Module) -> list[Text]:
     for node in ast.walk(tree):
         if (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
                 and id(node) not in inside):
-            parts = (_flat(part) for part in _PLACEHOLDER.split(node.value))
-            pieces = tuple(p for p in parts if len(p) >= MIN_PIECE)
+            flat = (_flat(part) for part in _PLACEHOLDER.split(node.value))
+            pieces = tuple(p for p in flat if len(p) >= MIN_PIECE)
             if pieces:
                 texts.append(Text(path, node.lineno, pieces))
     return texts
@@ -272,8 +273,8 @@ def _text_locations(recorded: Sequence[Recorded], sent: list[tuple[Recorded, dic
                    if isinstance(m, dict) and m.get("role") != "assistant"}
         if request.get("tools"):
             carried.add(("tools", _flat(json.dumps(request["tools"]))))
-        for role, text in carried:
-            roles[text][role] += 1
+        for role, message in carried:
+            roles[message][role] += 1
     canned, answered = _canned_answers(recorded)  # flat answer -> replies answered with it
     locations = []
     for text in texts:
