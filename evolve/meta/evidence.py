@@ -26,7 +26,8 @@ _FENCE_KIND = re.compile(r"(?m)^```([A-Za-z][\w+-]{0,19})")
 """The word opening a reply's first fenced block at a line's start (```python, ```bash)."""
 _TOOL_ERRORS = re.compile(
     r"(?m)^.*?(command not found|No such file or directory|ModuleNotFoundError: .*|Permission denied"
-    r"|The old text occurs \d+ times|give a file path inside the repository|is a directory|Errno \d+.*)$")
+    r"|is a directory|Errno \d+.*)$")
+"""Errors of the shell and the operating system, whatever agent ran the command."""
 _SHELL_PREFIX = re.compile(r"^(bash: )?(line \d+: )?(-c: )?(line \d+: )?")
 _BROKEN = re.compile(r"\b(SyntaxError|IndentationError|TabError)\b")
 _CHECK = re.compile(r"Checks: `[^`]*` ->.*?\[(?:exit code (\d+)|timed out[^\]]*)\]", re.DOTALL)
