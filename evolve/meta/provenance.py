@@ -11,8 +11,9 @@ wording):
 
 - replies cut at the length limit, beside the token limit that was sent (`max_tokens`);
 - replies repeated word for word, beside the sampling temperature that was sent;
-- replies the agent did not act on: different replies answered with the same text of the agent's own,
-  beside that text's constant (the agent's canned answer to a reply it could not use);
+- replies the agent did not act on: different replies answered with the same text of the agent's own
+  (evolve.meta.evidence.fixed_answers), at the lines that send that text (where the agent chose not to act)
+  and, just below them, at the text's constant;
 - the texts every request carries (a system message, the task's template), ranked low: they were sent,
   nothing yet counts against them.
 
@@ -63,6 +64,17 @@ class Text:
     path: str
     line: int
     pieces: tuple[str, ...]
+    name: str = ""
+    """The module-level name it is assigned to (`REFUSAL = "..."`), "" where none."""
+
+
+@dataclass(frozen=True)
+class Use:
+    """A line of the agent's code that reads a name (`REFUSAL`, `words.REFUSAL`)."""
+
+    name: str
+    path: str
+    line: int
 
 
 MIN_PIECE = 12
@@ -70,6 +82,8 @@ MIN_PIECE = 12
 TOKEN_LIMITS = ("max_tokens", "max_completion_tokens")
 """The OpenAI-style request fields that bound a reply's length (a reply stopped there ends with `length`)."""
 SAMPLING = ("temperature", "top_p")
+USED_TEXT = 0.9
+"""A fixed answer's own text ranks just below the lines that send it (where the agent chose not to act)."""
 SENT_SCORE = 0.05
 """The score of a text or parameter that every request carried and nothing counts against."""
 NAMED, UNNAMED = 1.0, 0.5
@@ -78,10 +92,12 @@ SKIPPED_FIELDS = frozenset({"messages", "tools", "tool_choice", "response_format
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}|%[-#0 +]*\d*(?:\.\d+)?[sdrf]")
 
 
-def source_index(code: Path) -> tuple[list[Literal], list[Text]]:
-    """Every literal and text of the agent's Python files (its tests excluded: they send nothing)."""
+def source_index(code: Path) -> tuple[list[Literal], list[Text], list[Use]]:
+    """Every literal, text and use of a name in the agent's Python files (its tests excluded: they send
+    nothing)."""
     literals: list[Literal] = []
     texts: list[Text] = []
+    uses: list[Use] = []
     for path in agent_files(code):
         try:
             tree = syntax.parse((code / path).read_text("utf-8", "replace"))
@@ -89,7 +105,10 @@ def source_index(code: Path) -> tuple[list[Literal], list[Text]]:
             continue
         literals += _literals(path, tree)
         texts += _texts(path, tree)
-    return literals, texts
+        uses += [Use(node.id if isinstance(node, ast.Name) else node.attr, path, node.lineno)
+                 for node in ast.walk(tree) if isinstance(node, (ast.Name, ast.Attribute))
+                 and isinstance(node.ctx, ast.Load)]
+    return literals, texts, uses
 
 
 def _value(node: ast.expr) -> object:
@@ -144,6 +163,8 @@ def _texts(path: str, tree: ast.Module) -> list[Text]:
                   and node.body and isinstance(node.body[0], ast.Expr)
                   and isinstance(node.body[0].value, ast.Constant)}
     inside: set[int] = set()  # the constant parts of an f-string are traced as the f-string
+    names = {id(node.value): node.targets[0].id for node in tree.body if isinstance(node, ast.Assign)
+             and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)}
     texts = []
     for node in ast.walk(tree):
         if isinstance(node, ast.JoinedStr):
@@ -158,7 +179,7 @@ def _texts(path: str, tree: ast.Module) -> list[Text]:
             flat = (_flat(part) for part in _PLACEHOLDER.split(node.value))
             pieces = tuple(p for p in flat if len(p) >= MIN_PIECE)
             if pieces:
-                texts.append(Text(path, node.lineno, pieces))
+                texts.append(Text(path, node.lineno, pieces, names.get(id(node), "")))
     return texts
 
 
@@ -186,8 +207,8 @@ def trace(code: Path, recorded: Sequence[Recorded]) -> list[Location]:
     sent = _requests(recorded)
     if not sent:
         return []
-    literals, texts = source_index(code)
-    found = _parameter_locations(sent, literals) + _text_locations(recorded, sent, texts)
+    literals, texts, uses = source_index(code)
+    found = _parameter_locations(sent, literals) + _text_locations(recorded, sent, texts, uses)
     return sorted(found, key=lambda loc: (-loc.score, loc.path, loc.line))
 
 
@@ -265,7 +286,7 @@ def _parameter_evidence(key: str, value: object, exchanges: list[tuple[Recorded,
 
 
 def _text_locations(recorded: Sequence[Recorded], sent: list[tuple[Recorded, dict, dict]],
-                    texts: list[Text]) -> list[Location]:
+                    texts: list[Text], uses: list[Use]) -> list[Location]:
     roles: dict[str, Counter[str]] = defaultdict(Counter)  # flat message text -> role -> requests carrying it
     for _, request, _ in sent:
         messages = request.get("messages") or ()
@@ -290,10 +311,14 @@ def _text_locations(recorded: Sequence[Recorded], sent: list[tuple[Recorded, dic
         quoted = json.dumps(piece if len(piece) <= 60 else piece[:57] + "...")
         answers = sum(n for message, n in canned.items() if piece in message)
         if answers and answered:
-            locations.append(Location(
-                text.path, text.line, round(answers / answered, 4),
-                f"the agent answered {answers} of {answered} replies in failed evaluations with its own text "
-                f"{quoted}, the same for different replies: replies it did not act on"))
+            share = round(answers / answered, 4)
+            evidence = (f"the agent answered {answers} of {answered} replies in failed evaluations with its own text "
+                        f"{quoted}, the same for different replies: replies it did not act on")
+            # where the text is sent from decided not to act: those lines first, the text itself just below
+            sites = [use for use in uses if text.name and use.name == text.name]
+            locations += [Location(use.path, use.line, share,
+                                   f"sends {text.name} ({text.path} line {text.line}); {evidence}") for use in sites]
+            locations.append(Location(text.path, text.line, round(share * (USED_TEXT if sites else 1), 4), evidence))
         else:
             evidence = f"its text {quoted} was sent in {where}"
             locations.append(Location(text.path, text.line, SENT_SCORE, evidence))

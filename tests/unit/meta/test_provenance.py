@@ -18,6 +18,12 @@ LIMIT = 4096
 def ask(messages, hot=False):
     payload = {"messages": messages, "max_tokens": 64, "temperature": float(os.environ.get("T", "0.3"))}
     return send(payload, stop=["</act>"])
+
+
+def act(reply):
+    from agent import words
+    if "<act>" not in reply:
+        raise ValueError(words.AGAIN)
 '''
 WORDS = '''GREETING = """You are Quill, a terse assistant that edits files.
 Answer with one <act> element."""
@@ -65,6 +71,10 @@ def test_a_literal_and_a_string_constant_are_traced_from_the_recorded_requests(t
     # the canned answer to replies the agent did not act on, traced to its constant
     canned = by_line[("agent/words.py", 3)]
     assert "answered 2 of 3 replies in failed evaluations" in canned.evidence and canned.score > 0.5
+    # where that text is sent from (the line that chose not to act) ranks just above the text itself
+    sender = by_line[("agent/client.py", 15)]
+    assert sender.evidence.startswith("sends AGAIN (agent/words.py line 3); the agent answered 2 of 3 replies")
+    assert sender.score > canned.score
     # the system text and the template whose literal pieces appear in the messages, ranked low
     assert ("agent/words.py", 1) in by_line and ("agent/words.py", 4) in by_line
     assert by_line[("agent/words.py", 4)].score < token_limit.score
