@@ -32,8 +32,8 @@ LINES_BYTES = 2 << 20
 """A coverage file (`lines`) larger than this is skipped whole."""
 TOOLS_BYTES = 8 << 20
 """A tool-output file (`tools`) larger than this is skipped whole."""
-TOOL_LINE_BYTES = 256 << 10
-"""One tool-output record longer than this is skipped."""
+TOOL_RECORD_CHARS = 256 << 10
+"""One tool-output record (a line of `tools`) longer than this is skipped."""
 TRACEBACK = "Traceback (most recent call last)"
 
 
@@ -164,7 +164,7 @@ def read_tools(data: bytes, is_agent_line: Callable[[Line], bool], sent: str, *,
         return []
     outputs = []
     for row in text.splitlines():
-        if len(row) > TOOL_LINE_BYTES:
+        if len(row) > TOOL_RECORD_CHARS:
             continue
         try:
             record = json.loads(row)

@@ -8,9 +8,11 @@ branch run only in the failing evaluation.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from evolve.archive.store import Run
+from evolve.engine.context import SandboxMaker
 from evolve.engine.evaluate import EvalSettings, evaluate
 from evolve.llm.gateway import Gateway
 from evolve.sandbox.factory import ProcessSandboxes
@@ -76,16 +78,22 @@ def _task(name: str) -> Task:
                 "", "python3 -m pytest -q -p no:cacheprovider tests", agent_timeout_s=120.0, test_timeout_s=60.0)
 
 
+SETTINGS = EvalSettings(budget_steps=3, infra_retries=0)
 TASKS = {"passes": (_task("passes"), FIX), "fails": (_task("fails"), BREAK)}
 
 
-def recorded_pair(path: Path, sandboxes=None) -> tuple[Run, str, dict[str, Task]]:
-    """A run whose one node (the tiny agent) was evaluated on both tasks, its exchanges recorded."""
+def processes(run: Run) -> SandboxMaker:
+    return ProcessSandboxes()
+
+
+def recorded_pair(path: Path, sandboxes: Callable[[Run], SandboxMaker] = processes,
+                  ) -> tuple[Run, str, dict[str, Task]]:
+    """A run whose one node (the tiny agent) was evaluated on both tasks (`sandboxes(run)`'s), its exchanges
+    recorded."""
     run = Run.create(path / "run")
     node = run.add_node(agent_code(path / "agent")).id
     for task, command in TASKS.values():
         with Gateway({"solve": ScriptedModel([command, "ok"])}, exchanges_dir=run.path / "exchanges") as gateway:
-            evaluate(run, node, task, sandboxes=sandboxes or ProcessSandboxes(), gateway=gateway,
-                     settings=EvalSettings(budget_steps=3, infra_retries=0))
+            evaluate(run, node, task, sandboxes=sandboxes(run), gateway=gateway, settings=SETTINGS)
     return run, node, {task.id: task for task, _ in TASKS.values()}
 
