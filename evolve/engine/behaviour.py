@@ -89,16 +89,17 @@ def recorded_replays(run: Run, node_id: str, tasks: Mapping[str, Task], limit: i
 
 
 def replay_once(ctx: JobContext, code: Path, recorded: Replay, settings: EvalSettings, logs: Path,
-                probe: AgentProbe = AgentProbe()) -> tuple[EvalResult, JobReport]:
+                probe: AgentProbe | None = None) -> tuple[EvalResult, JobReport]:
     """Run `code`'s agent on `recorded`'s task with a gateway that answers from its recorded exchanges (no
-    model), logs in `logs`: the evaluation's result, and what the replaying gateway saw of the job."""
+    model), logs in `logs`, watched by `probe` if given: the evaluation's result, and what the replaying
+    gateway saw of the job."""
     logs.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="evolve-replay-") as tmp:
         exchanges_file(Path(tmp), RECORDED).write_text(recorded.exchanges, encoding="utf-8")
         with Gateway(replay_from=Path(tmp)) as gateway:
             channels = ReplayChannels(gateway, RECORDED)
             result = evaluate_task(replace(ctx, job=f"{ctx.job}-{logs.name}", code=code, log_dir=logs,
-                                           channels=channels), recorded.task, settings, probe)
+                                           channels=channels), recorded.task, settings, probe or AgentProbe())
     return result, channels.closed[-1] if channels.closed else JobReport()
 
 

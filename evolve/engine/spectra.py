@@ -33,7 +33,16 @@ from evolve.engine.context import JobContext
 from evolve.engine.evaluate import AgentProbe, EvalSettings
 from evolve.llm.exchanges import Exchange
 from evolve.meta.locations import Location
-from evolve.meta.spectra import LINES_BYTES, TOOLS_BYTES, Line, Spectrum, ToolOutput, rank, read_lines, read_tools
+from evolve.meta.spectra import (
+    LINES_BYTES,
+    TOOLS_BYTES,
+    Line,
+    Spectrum,
+    ToolOutput,
+    rank,
+    read_lines,
+    read_tools,
+)
 from evolve.tasks.types import Task
 
 FAILING = 4

@@ -7,8 +7,17 @@ import json
 
 import pytest
 
-from evolve.meta.spectra import (LINES_BYTES, TOOL_RECORD_CHARS, Spectrum, ToolOutput, ochiai, rank, reached_chars,
-                                 read_lines, read_tools)
+from evolve.meta.spectra import (
+    LINES_BYTES,
+    TOOL_RECORD_CHARS,
+    Spectrum,
+    ToolOutput,
+    ochiai,
+    rank,
+    reached_chars,
+    read_lines,
+    read_tools,
+)
 
 A, B, C, D = ("a.py", 1), ("a.py", 2), ("b/c.py", 7), ("a.py", 3)
 
