@@ -53,8 +53,10 @@ LIMIT = 20
 """Ranked lines returned at most (lines with tool-output evidence come beyond it)."""
 OUT = "/work/.evolve-spectra"
 """Where the probe writes in the sandbox: outside the agent's root and the task's repository."""
-LINES, TOOLS = "coverage-lines", "coverage-tools"
-"""The probe's files, as kept in each replay's log directory."""
+LINES = "coverage-lines"
+"""The probe's `lines` file, as kept in each replay's log directory."""
+TOOLS = "coverage-tools"
+"""The probe's `tools` file, as kept in each replay's log directory."""
 SOURCE_BYTES = 1 << 20
 """An agent file larger than this is not counted among its lines."""
 
@@ -87,9 +89,10 @@ def spectra_locations(ctx: JobContext, replays: Sequence[Replay], settings: Eval
         lines = None if covered is None else read_lines(covered, accepts)
         if lines is None:  # the probe left no readable coverage: the run says nothing of the lines
             continue
-        spectra.append(Spectrum(not counts, lines))
+        failed = not counts
+        spectra.append(Spectrum(failed, lines))
         ran = _read(logs / TOOLS, TOOLS_BYTES) or b""
-        tools.extend(read_tools(ran, accepts, sent_text(recorded.exchanges), failed=not counts))
+        tools.extend(read_tools(ran, accepts, sent_text(recorded.exchanges), failed=failed))
     return rank(spectra, tools, limit)
 
 
