@@ -28,7 +28,7 @@ from pathlib import Path
 
 from evolve.archive.store import Run
 from evolve.engine.context import JobContext
-from evolve.engine.evaluate import EvalSettings, evaluate_task
+from evolve.engine.evaluate import AgentProbe, EvalResult, EvalSettings, evaluate_task
 from evolve.llm.exchanges import exchanges_file
 from evolve.llm.gateway import Gateway, JobReport
 from evolve.replay import ReplayChannels, replayable
@@ -47,8 +47,8 @@ REPLAY_BYTES = 4 << 20
 
 @dataclass(frozen=True)
 class Replay:
-    """One of the parent's failed search evaluations, as a candidate re-runs it: the task, and the model's
-    replies recorded then (the evaluation job's exchanges, JSONL), which answer in place of a model."""
+    """One of the parent's search evaluations, as a candidate re-runs it: the task, and the model's replies
+    recorded then (the evaluation job's exchanges, JSONL), which answer in place of a model."""
 
     task: Task
     exchanges: str
@@ -56,10 +56,19 @@ class Replay:
     """How many requests the parent's agent sent (each got a reply)."""
     patch: str
     """The change the parent's agent left in the task's repository (the engine's diff, `diff.patch`)."""
+    outcome: str = "fail"
+    """The recorded evaluation's outcome."""
 
 
 def failed_replays(run: Run, node_id: str, tasks: Mapping[str, Task], limit: int) -> tuple[Replay, ...]:
     """Up to `limit` of the node's failed search evaluations (distinct tasks, in recording order) whose
+    model exchanges and change are recorded; never a held-out one."""
+    return recorded_replays(run, node_id, tasks, limit, "fail")
+
+
+def recorded_replays(run: Run, node_id: str, tasks: Mapping[str, Task], limit: int,
+                     outcome: str) -> tuple[Replay, ...]:
+    """Up to `limit` of the node's search evaluations with `outcome` (distinct tasks, in recording order) whose
     model exchanges and change are recorded; never a held-out one."""
     if limit <= 0:
         return ()
@@ -67,7 +76,7 @@ def failed_replays(run: Run, node_id: str, tasks: Mapping[str, Task], limit: int
     for evaluation, job in replayable(run, node_id):
         if len(picked) == limit:
             break
-        if (evaluation.split != "dev" or evaluation.outcome != "fail" or job is None
+        if (evaluation.split != "dev" or evaluation.outcome != outcome or job is None
                 or evaluation.task in picked or evaluation.task not in tasks):
             continue
         path, patch = run.exchanges_file(job.id), run.log_dir(job.id) / "diff.patch"
@@ -75,8 +84,23 @@ def failed_replays(run: Run, node_id: str, tasks: Mapping[str, Task], limit: int
             continue
         text = path.read_text(encoding="utf-8")
         picked[evaluation.task] = Replay(tasks[evaluation.task], text, sum(1 for line in text.splitlines() if line.strip()),
-                                         patch.read_text(encoding="utf-8"))
+                                         patch.read_text(encoding="utf-8"), outcome)
     return tuple(picked.values())
+
+
+def replay_once(ctx: JobContext, code: Path, recorded: Replay, settings: EvalSettings, logs: Path,
+                probe: AgentProbe | None = None) -> tuple[EvalResult, JobReport]:
+    """Run `code`'s agent on `recorded`'s task with a gateway that answers from its recorded exchanges (no
+    model), logs in `logs`, watched by `probe` if given: the evaluation's result, and what the replaying
+    gateway saw of the job."""
+    logs.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="evolve-replay-") as tmp:
+        exchanges_file(Path(tmp), RECORDED).write_text(recorded.exchanges, encoding="utf-8")
+        with Gateway(replay_from=Path(tmp)) as gateway:
+            channels = ReplayChannels(gateway, RECORDED)
+            result = evaluate_task(replace(ctx, job=f"{ctx.job}-{logs.name}", code=code, log_dir=logs,
+                                           channels=channels), recorded.task, settings, probe or AgentProbe())
+    return result, channels.closed[-1] if channels.closed else JobReport()
 
 
 def acts_as_parent(ctx: JobContext, code: Path, replays: tuple[Replay, ...], settings: EvalSettings,
@@ -86,14 +110,7 @@ def acts_as_parent(ctx: JobContext, code: Path, replays: tuple[Replay, ...], set
     same = []
     for number, recorded in enumerate(replays, 1):
         logs = log_dir / f"replay-{number}"
-        logs.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(prefix="evolve-replay-") as tmp:
-            exchanges_file(Path(tmp), RECORDED).write_text(recorded.exchanges, encoding="utf-8")
-            with Gateway(replay_from=Path(tmp)) as gateway:
-                channels = ReplayChannels(gateway, RECORDED)
-                result = evaluate_task(replace(ctx, job=f"{ctx.job}-replay-{number}", code=code, log_dir=logs,
-                                               channels=channels), recorded.task, settings)
-        asked = channels.closed[-1] if channels.closed else JobReport()
+        result, asked = replay_once(ctx, code, recorded, settings, logs)
         if result.outcome in BROKE and not asked.replay_misses:  # a new request is answered with an error
             return (f"it breaks where its parent ran: on {recorded.task.id}, one of the parent's failed tasks "
                     f"replayed, its agent ended in {result.outcome} ({_last_line(result.detail)})")

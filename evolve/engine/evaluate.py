@@ -50,6 +50,18 @@ class EvalSettings:
 
 
 @dataclass(frozen=True)
+class AgentProbe:
+    """How the engine watches one agent run (evolve.engine.spectra's coverage): `launcher` runs the agent's
+    module in place of `python3 -m`, and each of `collect`'s sandbox files, read after the agent ran, is
+    written to the log directory under its name there. What it collects was written in the agent's
+    sandbox: the agent's to change, so it may rank places in its code and never decide anything."""
+
+    launcher: tuple[str, ...] = ("python3", "-m")
+    collect: tuple[tuple[str, str], ...] = ()
+    """(sandbox path, file name in the log directory) pairs."""
+
+
+@dataclass(frozen=True)
 class EvalResult:
     task_id: str
     outcome: str
@@ -104,11 +116,12 @@ class Evaluation:
                                 detail=result.detail)
 
 
-def evaluate_task(ctx: JobContext, task: Task, settings: EvalSettings = EvalSettings()) -> EvalResult:
+def evaluate_task(ctx: JobContext, task: Task, settings: EvalSettings = EvalSettings(),
+                  probe: AgentProbe = AgentProbe()) -> EvalResult:
     """The evaluation: one attempt to solve and grade `task`, its logs in `ctx.log_dir`; records nothing."""
     start = time.monotonic()
     try:
-        result = _attempt(ctx, task, settings)
+        result = _attempt(ctx, task, settings, probe)
     except SandboxUnavailable as exc:
         result = _Attempt("infra", f"sandbox failed: {exc}", 0)
     except SWEbenchUnavailable as exc:  # its instance image is not here and cannot be pulled
@@ -121,13 +134,13 @@ def evaluate_task(ctx: JobContext, task: Task, settings: EvalSettings = EvalSett
     return EvalResult(task.id, result.outcome, result.detail, duration, result.tokens, ctx.log_dir)
 
 
-def _attempt(ctx: JobContext, task: Task, settings: EvalSettings) -> _Attempt:
+def _attempt(ctx: JobContext, task: Task, settings: EvalSettings, probe: AgentProbe) -> _Attempt:
     """Solve, then grade; `infra` only from the engine's own failures or the gateway's upstream failures."""
     (spec,) = Evaluation(task, settings).channels(ctx.job)
     with tempfile.TemporaryDirectory(prefix="evolve-eval-") as tmp:
         channel = ctx.channels.open_job(spec.job, ctx.node_id, spec.role, spec.tokens)
         try:
-            solved = _solve(ctx, task, Path(tmp), channel, settings)
+            solved = _solve(ctx, task, Path(tmp), channel, settings, probe)
         finally:
             report = ctx.channels.close_job(spec.job)
     tokens = report.usage.prompt_tokens + report.usage.completion_tokens
@@ -160,7 +173,8 @@ def _grade(ctx: JobContext, grader: Sandbox, task: Task, patch: str, dropped: tu
     return grade
 
 
-def _solve(ctx: JobContext, task: Task, tmp: Path, channel: Channel, settings: EvalSettings) -> _Attempt:
+def _solve(ctx: JobContext, task: Task, tmp: Path, channel: Channel, settings: EvalSettings,
+           probe: AgentProbe) -> _Attempt:
     """Run the agent; leaves diff.patch, agent.log and transcript.jsonl in `log_dir`.
 
     The diff is the engine's: the work tree is copied out (the agent's `.git` is never read) and
@@ -181,7 +195,7 @@ def _solve(ctx: JobContext, task: Task, tmp: Path, channel: Channel, settings: E
         env = {**channel.sandbox_env(), "EVOLVE_TRANSCRIPT": TRANSCRIPT, "EVOLVE_TOOL_PROTOCOL": settings.tool_protocol,
                "PYTHONDONTWRITEBYTECODE": "1"}
         try:
-            ran = box.exec(["python3", "-m", "agent", "solve", "--workdir", repo_dir, "--problem", PROBLEM,
+            ran = box.exec([*probe.launcher, "agent", "solve", "--workdir", repo_dir, "--problem", PROBLEM,
                             "--budget-steps", str(settings.budget_steps)], cwd=AGENT_DIR, env=env,
                            timeout=timeout)
         except SandboxUnavailable as exc:
@@ -194,6 +208,11 @@ def _solve(ctx: JobContext, task: Task, tmp: Path, channel: Channel, settings: E
             (log_dir / "transcript.jsonl").write_bytes(box.read_file(TRANSCRIPT))
         except (FileNotFoundError, IsADirectoryError):
             pass  # the agent wrote none; agent.log says what happened
+        for where, name in probe.collect:
+            try:
+                (log_dir / name).write_bytes(box.read_file(where))
+            except (FileNotFoundError, IsADirectoryError):
+                pass  # not written (the agent ended first or removed it): the reader finds no file
         copied = _copy_out(box, repo_dir, tmp / "after")
     patch, dropped = ("", ()) if copied is not None else _change(task, pristine, tree_entries(tmp / "after"))
     (log_dir / "diff.patch").write_text(patch)

@@ -1,0 +1,88 @@
+"""Run an agent's module under line coverage of its own files: the bootstrap evolve.engine.spectra injects.
+
+The engine runs this file's text as `python3 -c TEXT OUT MODULE ARGS...` in the agent's sandbox, in place
+of `python3 -m MODULE ARGS...`, with the agent's root as the working directory. It needs only the standard
+library of the sandbox's Python (3.11 in the base image, so `sys.settrace` rather than `sys.monitoring`),
+and leaves two files in the directory OUT:
+
+- `lines`: each line of a file below the working directory the first time it runs, `PATH<TAB>LINE`, the
+  path relative to that directory. Line-buffered, so a run killed at its timeout keeps what it ran.
+- `tools`: one JSON object a line for each command the agent ran and read the output of through
+  `subprocess` (`Popen.communicate`, which `run` and `check_output` use): the agent's line that started
+  it (`path`, `line`), the output's length (`chars`), its exit status and the output's start (`text`).
+
+Only the agent's own process is traced (not the commands it starts). It runs inside the agent's sandbox,
+so what it writes is the agent's to change: the engine reads it as untrusted data.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import subprocess
+import sys
+import threading
+from types import FrameType
+from typing import Any
+
+TEXT_CHARS = 20_000
+"""Of each command's output, the start kept in `tools` (its full length is kept too)."""
+TOOL_RECORDS = 400
+"""Commands recorded at most; later ones are not."""
+
+
+def main() -> None:
+    out, module, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+    root = os.path.join(os.getcwd(), "")
+    os.makedirs(out, exist_ok=True)
+    lines = open(os.path.join(out, "lines"), "a", buffering=1, encoding="utf-8")  # noqa: SIM115 (open till exit)
+    tools = open(os.path.join(out, "tools"), "a", buffering=1, encoding="utf-8")  # noqa: SIM115
+    seen: set[tuple[str, int]] = set()
+    recorded = [0]
+
+    def local(frame: FrameType, event: str, arg: Any) -> Any:
+        if event == "line":
+            key = (frame.f_code.co_filename, frame.f_lineno)
+            if key not in seen:
+                seen.add(key)
+                lines.write(f"{key[0][len(root):]}\t{key[1]}\n")
+        return local
+
+    def call(frame: FrameType, event: str, arg: Any) -> Any:
+        return local if frame.f_code.co_filename.startswith(root) else None
+
+    def site() -> tuple[str, int] | None:
+        frame: FrameType | None = sys._getframe(2)
+        while frame is not None and not frame.f_code.co_filename.startswith(root):
+            frame = frame.f_back
+        return None if frame is None else (frame.f_code.co_filename[len(root):], frame.f_lineno)
+
+    communicate = subprocess.Popen.communicate
+
+    def recording(self: subprocess.Popen, *a: Any, **kw: Any) -> Any:
+        stdout, stderr = communicate(self, *a, **kw)
+        where = site()
+        if where is not None and recorded[0] < TOOL_RECORDS:
+            recorded[0] += 1
+            text = _text(stdout) + _text(stderr)
+            tools.write(json.dumps({"path": where[0], "line": where[1], "chars": len(text),
+                                    "returncode": self.returncode, "text": text[:TEXT_CHARS]}) + "\n")
+        return stdout, stderr
+
+    subprocess.Popen.communicate = recording  # type: ignore[method-assign]
+    sys.path[0] = os.getcwd()  # as `python3 -m` has it (with -c it is '')
+    sys.argv = [module, *args]
+    threading.settrace(call)
+    sys.settrace(call)
+    runpy.run_module(module, run_name="__main__", alter_sys=True)
+
+
+def _text(stream: object) -> str:
+    if isinstance(stream, bytes):
+        return stream.decode("utf-8", errors="replace")
+    return stream if isinstance(stream, str) else ""
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,144 @@
+"""The agent's own lines ranked by where its failing runs went: its recorded evaluations replayed under coverage.
+
+Each picked evaluation of a node (up to `FAILING` failed and `PASSING` passed search tasks) is re-run with
+the node's own code, every model reply answered from that evaluation's recording (evolve.engine.behaviour's
+replay: no model), and the agent's process traced by a bootstrap the engine runs in place of `python3 -m`
+(evolve.engine.coverage_probe: the standard library's `sys.settrace`, nothing installed in the image). The
+lines of the agent's files each run executed, labelled by the grader's outcome of that replay, are ranked
+by the Ochiai formula (evolve.meta.spectra); what each command the agent ran printed is set against what
+reached the model in the requests it sent, and said on the line that ran the command.
+
+Cost: one solve sandbox and one grading sandbox per replayed evaluation, at most `FAILING + PASSING` of
+them, no model tokens; the replies come at once, so a replay takes the agent's own and its tools' time.
+
+Trust: the coverage and tool outputs are written inside the agent's sandbox, where the agent's code runs;
+the agent can write them as it likes. They may only RANK locations for the diagnosis to look at; they never
+feed a score, a verdict or a budget. A run's label (failing or passing) is the engine's grader's outcome,
+and a replay that asked the recording something new (the run left the recorded path) is not counted.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from evolve.archive.store import Run
+from evolve.archive.vocab import Outcome
+from evolve.engine import coverage_probe
+from evolve.engine.behaviour import Replay, recorded_replays, replay_once
+from evolve.engine.context import JobContext
+from evolve.engine.evaluate import AgentProbe, EvalSettings
+from evolve.llm.exchanges import Exchange
+from evolve.meta.locations import Location
+from evolve.meta.spectra import (
+    LINES_BYTES,
+    TOOLS_BYTES,
+    Line,
+    Spectrum,
+    ToolOutput,
+    rank,
+    read_lines,
+    read_tools,
+)
+from evolve.tasks.types import Task
+
+FAILING = 4
+"""Failed search evaluations replayed at most."""
+PASSING = 4
+"""Passed search evaluations replayed at most."""
+LIMIT = 20
+"""Ranked lines returned at most (lines with tool-output evidence come beyond it)."""
+OUT = "/work/.evolve-spectra"
+"""Where the probe writes in the sandbox: outside the agent's root and the task's repository."""
+LINES = "coverage-lines"
+"""The probe's `lines` file, as kept in each replay's log directory."""
+TOOLS = "coverage-tools"
+"""The probe's `tools` file, as kept in each replay's log directory."""
+SOURCE_BYTES = 1 << 20
+"""An agent file larger than this is not counted among its lines."""
+
+
+def spectra_replays(run: Run, node_id: str, tasks: Mapping[str, Task], *, failing: int = FAILING,
+                    passing: int = PASSING) -> tuple[Replay, ...]:
+    """The node's recorded search evaluations to replay: up to `failing` failed ones, then up to `passing`
+    passed ones (distinct tasks, recording order), each with its exchanges and change recorded."""
+    return (recorded_replays(run, node_id, tasks, failing, Outcome.FAIL)
+            + recorded_replays(run, node_id, tasks, passing, Outcome.PASS))
+
+
+def spectra_locations(ctx: JobContext, replays: Sequence[Replay], settings: EvalSettings, *,
+                      limit: int = LIMIT) -> list[Location]:
+    """The lines of `ctx.code` (the node's agent) ranked by the Ochiai formula over `replays` re-run under
+    coverage, most suspicious first, each with its evidence; empty when no failing replay was traced.
+
+    Costs one solve and one grading sandbox per replay (`spectra_replays` bounds them); logs go to
+    `ctx.log_dir / "spectra-N"`. `settings` are the run's evaluation settings, as the recordings had them."""
+    accepts = agent_lines(ctx.code)
+    spectra: list[Spectrum] = []
+    tools: list[ToolOutput] = []
+    for number, recorded in enumerate(replays, 1):
+        logs = ctx.log_dir / f"spectra-{number}"
+        result, asked = replay_once(ctx, ctx.code, recorded, settings, logs, probe())
+        counts = Outcome(result.outcome).counts
+        if counts is None or asked.replay_misses:
+            continue
+        covered = _read(logs / LINES, LINES_BYTES)
+        lines = None if covered is None else read_lines(covered, accepts)
+        if lines is None:  # the probe left no readable coverage: the run says nothing of the lines
+            continue
+        failed = not counts
+        spectra.append(Spectrum(failed, lines))
+        ran = _read(logs / TOOLS, TOOLS_BYTES) or b""
+        tools.extend(read_tools(ran, accepts, sent_text(recorded.exchanges), failed=failed))
+    return rank(spectra, tools, limit)
+
+
+def probe() -> AgentProbe:
+    """The coverage bootstrap as the evaluation runs it: `python3 -c <probe> OUT agent solve ...`."""
+    source = Path(coverage_probe.__file__).read_text(encoding="utf-8")
+    return AgentProbe(("python3", "-c", source, OUT), ((f"{OUT}/lines", LINES), (f"{OUT}/tools", TOOLS)))
+
+
+def agent_lines(code: Path) -> Callable[[Line], bool]:
+    """Accepts a (path, line) that is a line of one of the agent's Python files under `code` (no link
+    followed, none over `SOURCE_BYTES`)."""
+    counts: dict[str, int] = {}
+    for directory, _, files in os.walk(code):
+        for name in files:
+            path = Path(directory) / name
+            if name.endswith(".py") and not path.is_symlink() and path.stat().st_size <= SOURCE_BYTES:
+                counts[path.relative_to(code).as_posix()] = len(path.read_bytes().splitlines())
+
+    def accepts(line: Line) -> bool:
+        return 1 <= line[1] <= counts.get(line[0], 0)
+
+    return accepts
+
+
+def sent_text(exchanges: str) -> str:
+    """The text the agent sent the model in a recording (JSONL exchanges): each distinct content of its
+    requests' messages other than the model's own (assistant) ones, one after another."""
+    contents: dict[str, None] = {}
+    for row in exchanges.splitlines():
+        if not row.strip():
+            continue
+        try:
+            exchange = Exchange.model_validate_json(row)
+        except ValidationError:
+            continue  # the engine's recording, but of a request the agent wrote: a row it cannot read is left out
+        for message in exchange.request.messages:
+            if message.role != "assistant" and message.content:
+                contents[message.content] = None
+    return "\n".join(contents)
+
+
+def _read(path: Path, limit: int) -> bytes | None:
+    """Up to `limit + 1` bytes of a file the probe left (so a larger one reads as over its bound); None if none."""
+    if not path.is_file():
+        return None
+    with path.open("rb") as handle:
+        return handle.read(limit + 1)
+

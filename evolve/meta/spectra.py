@@ -1,0 +1,191 @@
+"""Execution spectra: which of the agent's lines its failing runs ran, ranked by the Ochiai formula.
+
+Spectrum-based fault localization (Tarantula: Jones & Harrold 2005; Ochiai: Abreu et al. 2007) runs a
+program on passing and failing cases under line coverage and ranks first the lines run mostly by the failing
+runs: Ochiai(line) = ef / sqrt((ef + nf) * (ef + ep)), where ef and ep count the failing and passing runs
+that ran the line and nf the failing runs that did not. Here the runs are the agent's replays of its own
+recorded evaluations (evolve.engine.spectra) and the lines its own files'.
+
+Beside the lines, what the agent's code did with what its tools returned: each command the agent ran, how
+much output the command produced (with a traceback or not) and how much of it reached the model in the
+requests the agent sent, put on the agent's line that ran the command.
+
+Pure: spectra and tool outputs in, ranked `Location`s out. The readers take the files the coverage probe
+(evolve.engine.coverage_probe) wrote in the agent's sandbox: that data is the agent's to change, so a
+malformed line is skipped, a file over its bound or not text is skipped whole, and the ranking built from
+it may only order places for the diagnosis to look at: it never feeds a score, a verdict or a budget.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from evolve.meta.locations import Location
+
+Line = tuple[str, int]
+"""(path relative to the agent's root, 1-based line)."""
+
+LINES_BYTES = 2 << 20
+"""A coverage file (`lines`) larger than this is skipped whole."""
+TOOLS_BYTES = 8 << 20
+"""A tool-output file (`tools`) larger than this is skipped whole."""
+TOOL_RECORD_CHARS = 256 << 10
+"""One tool-output record (a line of `tools`) longer than this is skipped."""
+TRACEBACK = "Traceback (most recent call last)"
+
+
+@dataclass(frozen=True)
+class Spectrum:
+    """The agent's lines one replayed run executed, and whether that run failed its task."""
+
+    failed: bool
+    lines: frozenset[Line]
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """One command the agent ran in a replayed run: where, what it printed, and how much the model saw."""
+
+    site: Line
+    """The agent's line that ran it."""
+    chars: int
+    """Characters of output the command produced (stdout and stderr)."""
+    traceback: bool
+    """The output holds a Python traceback."""
+    countable: int
+    """The characters of the non-blank lines of the output's kept start (what `reached` is out of)."""
+    reached: int
+    """Of those, the characters of the lines found in a request the agent sent."""
+    failed: bool
+    """The run failed its task."""
+
+
+def ochiai(ef: int, ep: int, nf: int) -> float:
+    """The Ochiai suspiciousness of a line run by `ef` failing and `ep` passing runs, missed by `nf` failing
+    runs; 0 for a line no failing run ran."""
+    if ef == 0:
+        return 0.0
+    return ef / math.sqrt((ef + nf) * (ef + ep))
+
+
+def rank(spectra: Sequence[Spectrum], tools: Sequence[ToolOutput] = (), limit: int = 20) -> list[Location]:
+    """The agent's lines run by a failing run, most suspicious first (ties: by path and line), at most `limit`;
+    a line that ran a command whose output reached the model only in part is kept beyond the limit, with
+    that evidence."""
+    failing = sum(1 for s in spectra if s.failed)
+    passing = len(spectra) - failing
+    if failing == 0:
+        return []
+    ran_failing: dict[Line, int] = {}
+    ran_passing: dict[Line, int] = {}
+    for spectrum in spectra:
+        counts = ran_failing if spectrum.failed else ran_passing
+        for line in spectrum.lines:
+            counts[line] = counts.get(line, 0) + 1
+    scored = {line: ochiai(ef, ran_passing.get(line, 0), failing - ef) for line, ef in ran_failing.items()}
+    order = sorted(scored, key=lambda line: (-scored[line], line))
+    notes = tool_notes(tools)
+    kept = order[:limit] + [line for line in order[limit:] if line in notes]
+    return [Location(path, number, round(scored[(path, number)], 4),
+                     _evidence(ran_failing[(path, number)], ran_passing.get((path, number), 0), failing, passing,
+                               scored[(path, number)], notes.get((path, number))))
+            for path, number in kept]
+
+
+def _evidence(ef: int, ep: int, failing: int, passing: int, score: float, note: str | None) -> str:
+    said = (f"run by {ef} of {failing} failing replays and {ep} of {passing} passing ones "
+            f"(Ochiai {score:.2f})")
+    return f"{said}; {note}" if note else said
+
+
+def tool_notes(tools: Iterable[ToolOutput]) -> dict[Line, str]:
+    """For each line that ran a command in a failing run whose output did not all reach the model, what it
+    produced and what reached the model, summed over those runs."""
+    by_site: dict[Line, list[ToolOutput]] = {}
+    for output in tools:
+        if output.failed:
+            by_site.setdefault(output.site, []).append(output)
+    notes = {}
+    for site, outputs in by_site.items():
+        countable = sum(output.countable for output in outputs)
+        reached = sum(output.reached for output in outputs)
+        if reached >= countable:
+            continue
+        chars = sum(output.chars for output in outputs)
+        tracebacks = sum(output.traceback for output in outputs)
+        with_tracebacks = f" incl. {tracebacks} traceback{'s' * (tracebacks != 1)}" if tracebacks else ""
+        commands = f"the {len(outputs)} command{'s' * (len(outputs) != 1)}"
+        notes[site] = (f"{commands} it ran in failing replays produced {chars:,} chars{with_tracebacks}; of their "
+                       f"non-blank lines' {countable:,} chars, {reached:,} reached the model")
+    return notes
+
+
+def reached_chars(output: str, sent: str) -> tuple[int, int]:
+    """The characters of `output`'s non-blank lines (stripped), and of those found in `sent` (the text of the
+    requests the agent sent): how much of a command's output reached the model, whatever the agent wrapped or
+    reformatted around it."""
+    countable = 0
+    reached = 0
+    for line in output.splitlines():
+        text = line.strip()
+        countable += len(text)
+        if text and text in sent:
+            reached += len(text)
+    return countable, reached
+
+
+def read_lines(data: bytes, is_agent_line: Callable[[Line], bool]) -> frozenset[Line] | None:
+    """The lines of a coverage file (`PATH<TAB>LINE` a line) that `is_agent_line` accepts; None when the file
+    is over `LINES_BYTES` or not UTF-8 (skipped whole). A malformed line is skipped."""
+    text = _bounded_text(data, LINES_BYTES)
+    if text is None:
+        return None
+    lines = set()
+    for row in text.splitlines():
+        path, tab, number = row.partition("\t")
+        if not tab or not number.isdigit() or not number.isascii():
+            continue
+        line = (path, int(number))
+        if is_agent_line(line):
+            lines.add(line)
+    return frozenset(lines)
+
+
+def read_tools(data: bytes, is_agent_line: Callable[[Line], bool], sent: str, *,
+               failed: bool) -> list[ToolOutput]:
+    """The tool outputs of a probe's `tools` file (one JSON object a line) at lines `is_agent_line` accepts,
+    with how much of each reached the model (`sent`: the text of the requests the agent sent). A file over
+    `TOOLS_BYTES` or not UTF-8 reads as none; a malformed or over-long record is skipped."""
+    text = _bounded_text(data, TOOLS_BYTES)
+    if text is None:
+        return []
+    outputs = []
+    for row in text.splitlines():
+        if len(row) > TOOL_RECORD_CHARS:
+            continue
+        try:
+            record = json.loads(row)
+        except (ValueError, RecursionError):
+            continue  # the agent's to write: a line that is not JSON is skipped
+        if not isinstance(record, dict):
+            continue
+        path, number, chars, output = (record.get(k) for k in ("path", "line", "chars", "text"))
+        if not (isinstance(path, str) and type(number) is int and type(chars) is int and isinstance(output, str)):
+            continue
+        if chars < 0 or not is_agent_line((path, number)):
+            continue
+        countable, reached = reached_chars(output, sent)
+        outputs.append(ToolOutput((path, number), chars, TRACEBACK in output, countable, reached, failed))
+    return outputs
+
+
+def _bounded_text(data: bytes, limit: int) -> str | None:
+    if len(data) > limit:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None

@@ -1,0 +1,55 @@
+"""Execution spectra of an agent on a replayed pair (evolve.engine.spectra), on process sandboxes: the tiny
+agent of spectra_cases, recorded passing one task and failing another, re-run under coverage with every
+model reply from its recording."""
+
+from __future__ import annotations
+
+from evolve.engine.context import JobContext
+from evolve.engine.spectra import agent_lines, sent_text, spectra_locations, spectra_replays
+from evolve.llm.exchanges import Exchange
+from evolve.llm.gateway import Gateway
+from evolve.llm.types import ChatRequest, ChatResponse, Message
+from evolve.sandbox.factory import ProcessSandboxes
+from tests.unit.engine.spectra_cases import FAILING_ONLY, RUNS_COMMAND, SETTINGS, recorded_pair
+
+
+def test_the_line_only_the_failing_replay_runs_ranks_first(tmp_path) -> None:
+    run, node, tasks = recorded_pair(tmp_path)
+    replays = spectra_replays(run, node, tasks)
+    assert [(r.task.id, r.outcome) for r in replays] == [("fails", "fail"), ("passes", "pass")]
+    code = run.checkout(node, tmp_path / "code")
+    with Gateway(replay_from=tmp_path) as unused:  # every replay opens a gateway of its own
+        ctx = JobContext("spectra", node, code, tmp_path / "logs", ProcessSandboxes(), unused)
+        ranked = spectra_locations(ctx, replays, SETTINGS)
+    run.close()
+    first = ranked[0]
+    assert (first.path, first.line) == FAILING_ONLY
+    assert first.score == 1.0 and "run by 1 of 1 failing replays and 0 of 1 passing" in first.evidence
+    by_line = {(location.path, location.line): location for location in ranked}
+    shared = by_line[RUNS_COMMAND]  # run by both replays: ranked below, with what its command's output came to
+    assert shared.score < first.score
+    assert "incl. 1 traceback" in shared.evidence and ", 0 reached the model" in shared.evidence
+    assert all(location.path == "agent/__main__.py" for location in ranked)  # the agent's files only
+
+
+def test_only_lines_of_the_agents_own_python_files_count(tmp_path) -> None:
+    code = tmp_path / "code"
+    (code / "agent").mkdir(parents=True)
+    (code / "agent" / "loop.py").write_text("a = 1\nb = 2\n")
+    (code / "notes.txt").write_text("x\n" * 10)
+    (tmp_path / "outside.py").write_text("x = 1\n" * 10)
+    (code / "agent" / "linked.py").symlink_to(tmp_path / "outside.py")
+    accepts = agent_lines(code)
+    assert accepts(("agent/loop.py", 2)) and not accepts(("agent/loop.py", 3)) and not accepts(("agent/loop.py", 0))
+    assert not accepts(("notes.txt", 1)) and not accepts(("agent/linked.py", 1))
+
+
+def test_the_text_sent_is_each_non_assistant_message_once() -> None:
+    request = ChatRequest(messages=(Message(role="system", content="rules"), Message(role="user", content="do it"),
+                                    Message(role="assistant", content="my own words"),
+                                    Message(role="tool", content="out")))
+    exchange = Exchange(seq=1, job_id="1", node_id="n", role="solve", request_sha256="0", request=request,
+                        response=ChatResponse(message=Message(role="assistant", content="ok"), model="m"),
+                        response_id="r", created=0)
+    row = exchange.model_dump_json()
+    assert sent_text(f"{row}\n\n{{broken\n{row}\n") == "rules\ndo it\nout"
