@@ -1,5 +1,4 @@
 """Everything the agent says to the model, in one place. Short: small models read slowly and forget."""
-# ruff: noqa: E501 (the model's text, line breaks included)
 
 SYSTEM = """You are a careful programmer working in a repository. Each reply: one short sentence of
 thought, then exactly ONE fenced block: ```bash (a shell command), ```write PATH (then the whole new

@@ -45,7 +45,7 @@ def test_a_reply_names_one_action_in_its_first_block_at_a_line_start():
     python = ("python", {"path": "a.py", "code": "def f():\n    pass\n"})
     assert parse("```python a.py\ndef f():\n    pass\n```") == python
     assert parse("All of it is done") == ("done", {})
-    for unreadable in ("Each reply: ```bash or ```done.", "```replace a.py\nno markers\n```", "```sh\nls\n```"):
+    for unreadable in ("Each reply: ```bash or ```done.", "```replace a.py\nno marks\n```", "```sh\nls\n```"):
         with pytest.raises(ToolError, match="one fenced code block"):
             parse(unreadable)
     assert parse("```sh\nls\n```", editing=True) == ("python", {"path": "", "code": "ls\n"})
@@ -58,13 +58,15 @@ def test_a_fence_inside_the_code_does_not_end_the_block():
 
 def test_a_method_sent_as_a_function_replaces_the_method_at_its_indent(ws):
     merge(ws, "agent/tools.py", "def run(self, command):\n    return 0\n")
-    assert "    def run(self, command):\n        return 0\n" in tools(ws) and "subprocess.run(command" not in tools(ws)
+    assert "    def run(self, command):\n        return 0\n" in tools(ws)
+    assert "subprocess.run(command" not in tools(ws)
     assert "    def __init__(self, root):\n        self.root = root\n" in tools(ws)
 
 
 def test_constants_functions_and_imports_merge_into_the_one_file_that_defines_them(ws):
     merge(ws, "", "import re\n\nLIMIT = 10\n\n\ndef cap(text):\n    return re.sub('x', '', text)[:LIMIT]\n")
-    assert tools(ws).startswith("import re\n") and "LIMIT = 10\n" in tools(ws) and tools(ws).count("def cap") == 1
+    assert tools(ws).startswith("import re\n") and "LIMIT = 10\n" in tools(ws)
+    assert tools(ws).count("def cap") == 1
     assert (ws.root / "agent" / "other.py").read_text() == "def other():\n    return 1\n"
 
 

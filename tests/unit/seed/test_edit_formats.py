@@ -213,7 +213,7 @@ def test_solve_asks_for_the_fixed_function_after_the_failing_check_and_checks_th
     """The 0.5B model echoed the check (`python3 -m doctest solution.py`) as its first reply in 5 of 12
     held-out tasks and sent a python block in 7; told after the check to send the fixed function in a
     python block, 12 of 12 did. The edit is then checked, and a passing edit ends the task."""
-    from agent import prompts, repairs
+    from agent import prompts
     from agent.loop import Agent
 
     (tmp_path / "solution.py").write_text('def one():\n    """\n    >>> one()\n    1\n    """\n    return 2\n')
@@ -291,7 +291,8 @@ def test_a_line_cut_short_by_the_reply_limit_is_no_edit_and_the_rest_of_the_bloc
     text = (tmp_path / "agent" / "model.py").read_text()
     assert text == model.replace('"max_tokens": 64', '"max_tokens": 1024')
     compile(text, "model.py", "exec")
-    assert replace_similar_lines(ws, "", 'def query(self, messages, **options):\n    body = {"model": "def') is None  # nothing left
+    nothing_left = 'def query(self, messages, **options):\n    body = {"model": "def'
+    assert replace_similar_lines(ws, "", nothing_left) is None
 
 
 def test_the_deciding_lines_sent_back_unchanged_are_said_to_be_so_not_appended_to_the_file(tmp_path):

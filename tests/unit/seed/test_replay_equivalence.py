@@ -99,8 +99,10 @@ AGENT_TEST = "from agent.tools import cap\n\n\ndef test_cap():\n    assert cap('
 
 def calc_repo(root: Path) -> None:
     (root / "repo" / "data").mkdir(parents=True)
-    (root / "repo/calc.py").write_text("def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n")
-    (root / "repo/test_calc.py").write_text("from calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n")
+    (root / "repo/calc.py").write_text("def add(a, b):\n    return a - b\n\n\n"
+                                       "def sub(a, b):\n    return a - b\n")
+    (root / "repo/test_calc.py").write_text("from calc import add\n\n\n"
+                                            "def test_add():\n    assert add(2, 2) == 4\n")
     (root / "problem.md").write_text("Fix add in calc.py.")
 
 
@@ -141,10 +143,18 @@ def material(root: Path) -> None:
     (root / "material/conversations.jsonl").write_text("\n".join(map(json.dumps, runs)) + "\n{\"cut")
 
 
-REPLACE = "Fix it.\n```replace calc.py\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n```"
+REPLACE = ("Fix it.\n```replace calc.py\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n"
+           ">>>>>>> REPLACE\n```")
 SOLVE = ["solve", "--workdir", "repo", "--problem", "problem.md"]
 IMPROVE = ["improve", "--workdir", "repo", "--instructions", "problem.md"]
 TARGET = "Target: agent/tools.py:Workspace.bash\n\nChange to make: run python as python3.\n\n"
+NO_TARGET = "Problem: p\n\nChange agent/tools.py."
+TARGET_SHOWN = TARGET + "--- agent/tools.py:Workspace.bash (the target, as it stands) ---"
+LINES_SHOWN = TARGET + "The lines that decide it (agent/tools.py, lines 4):\nLIMIT = 400\n"
+WHOLE_CLASS = ('```python\nclass Workspace:\n    def __init__(self, root):\n        pass\n\n'
+               '    def bash(self, command):\n        return "python3 " + command\n\n'
+               '    def helper(self):\n        return 1\n```')
+DIAGNOSE = ["diagnose", "--material", "material", "--out", "out.md"]
 SCENARIOS = {
     "a replace that passes": (calc_repo, SOLVE, [REPLACE], {}),
     "every action and error on one task": (calc_repo, [*SOLVE, "--budget-steps", "12"], [
@@ -170,23 +180,18 @@ SCENARIOS = {
         "```bash\nseq 1 200\n```",
     ], {"EVOLVE_CONTEXT_CHARS": "2500"}),
     "a failing gateway": (plain_repo, SOLVE, [[503, ""], "```bash\ntrue\n```", [400, ""]], {}),
-    "improve shows the agent and retries hotter": (lambda root: agent_repo(root, "Problem: p\n\nChange agent/tools.py."),
-                                                  IMPROVE, [
+    "improve shows the agent and retries hotter": (lambda root: agent_repo(root, NO_TARGET), IMPROVE, [
         "```python agent/tools.py\ndef cap(text):\n    return text[:LIMIT]\n```",
         "```python agent/tools.py\nLIMIT = 4000\n```",
     ], {}),
     "improve merges the target out of a whole class": (
-        lambda root: agent_repo(root, TARGET + "--- agent/tools.py:Workspace.bash (the target, as it stands) ---"),
-        IMPROVE, ['```python\nclass Workspace:\n    def __init__(self, root):\n        pass\n\n'
-                  '    def bash(self, command):\n        return "python3 " + command\n\n'
-                  '    def helper(self):\n        return 1\n```', "```done\n```", "```done\n```"], {}),
+        lambda root: agent_repo(root, TARGET_SHOWN),
+        IMPROVE, [WHOLE_CLASS, "```done\n```", "```done\n```"], {}),
     "improve asked for the lines that decide it": (
-        lambda root: agent_repo(root, TARGET + "The lines that decide it (agent/tools.py, lines 4):\nLIMIT = 400\n"),
+        lambda root: agent_repo(root, LINES_SHOWN),
         IMPROVE, ["```python agent/tools.py\nLIMIT = 4000\n```"], {}),
-    "diagnose counts the recorded failures": (material, ["diagnose", "--material", "material", "--out", "out.md"],
-                                              ["Target: agent/tools.py:cap\nChange: more."], {}),
-    "diagnose with a failing gateway": (material, ["diagnose", "--material", "material", "--out", "out.md"],
-                                        [[400, ""]], {}),
+    "diagnose counts the recorded failures": (material, DIAGNOSE, ["Target: agent/tools.py:cap"], {}),
+    "diagnose with a failing gateway": (material, DIAGNOSE, [[400, ""]], {}),
     "bad arguments": (plain_repo, ["solve", "--workdir", "repo"], [], {}),
 }
 
@@ -205,23 +210,27 @@ def replay(seed: Path, root: Path, name: str) -> dict:
     if name == "bad arguments":
         scenario["argv"] = argv
     environ = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    done = subprocess.run([sys.executable, "-c", DRIVER, str(seed), json.dumps(scenario)], cwd=root, env=environ,
-                          capture_output=True, text=True, timeout=300, check=False)
+    command = [sys.executable, "-c", DRIVER, str(seed), json.dumps(scenario)]
+    done = subprocess.run(command, cwd=root, env=environ, capture_output=True, text=True, timeout=300,
+                          check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.splitlines()[-1])
     own_map = result.pop("own_map")
-    for _, body in result["requests"]:  # diagnose shows the running agent's own map: the one part that differs
+    for _, body in result["requests"]:  # diagnose shows the running agent's own map: the part that differs
         for message in body["messages"]:
             message["content"] = message["content"].replace(own_map, "<the agent's own map>")
     transcript = root / "t.jsonl"
-    records = [json.loads(line) for line in transcript.read_text().splitlines()] if transcript.exists() else []
+    records = []
+    if transcript.exists():
+        records = [json.loads(line) for line in transcript.read_text().splitlines()]
     for record in records:
         record.pop("time")
         if "content" in record:
             record["content"] = record["content"].replace(own_map, "<the agent's own map>")
     result["transcript"] = records
-    result["files"] = {p.relative_to(root).as_posix(): p.read_text(errors="replace") for p in sorted(root.rglob("*"))
-                       if p.is_file() and p.name not in ("t.jsonl", "llm.sock") and "__pycache__" not in p.parts}
+    written = [p for p in sorted(root.rglob("*")) if p.is_file() and p.name not in ("t.jsonl", "llm.sock")]
+    result["files"] = {p.relative_to(root).as_posix(): p.read_text(errors="replace") for p in written
+                       if "__pycache__" not in p.parts}
     return result
 
 
@@ -238,7 +247,11 @@ def test_both_seeds_map_the_same_code_alike(tmp_path: Path) -> None:
     """diagnose's map of the agent's own code, computed by each seed over the same files."""
     script = "import sys; sys.path.insert(0, sys.argv[1]); from pathlib import Path\n" \
              "from agent.evidence import agent_map; print(agent_map(Path(sys.argv[2])))"
-    maps = [subprocess.run([sys.executable, "-c", script, str(seed), str(root)], capture_output=True, text=True,
-                           check=True, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}).stdout
-            for seed in (OLD, NEW) for root in (OLD, NEW)]
+    environ = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    maps = []
+    for seed in (OLD, NEW):
+        for root in (OLD, NEW):
+            command = [sys.executable, "-c", script, str(seed), str(root)]
+            done = subprocess.run(command, capture_output=True, text=True, check=True, env=environ)
+            maps.append(done.stdout)
     assert maps[0] == maps[2] and maps[1] == maps[3] and "agent/loop.py:Agent.run  [lines " in maps[1]
