@@ -34,7 +34,8 @@ def occurrences(run: dict):
         yield "the agent ran out of steps", last_reply
     if run.get("outcome") != "pass" and not run.get("edited"):
         yield "the agent changed no file", last_reply
-    if turns and "Checks: `" not in prompt + "".join(turn.get("output") or "" for turn in turns):
+    outputs = "".join(turn.get("output") or "" for turn in turns)
+    if turns and "Checks: `" not in prompt + outputs:
         yield "no check ran: the model never saw the tests' result", prompt
     for turn in turns:
         yield from turn_occurrences(turn)
@@ -64,7 +65,8 @@ def evidence(conversations: Path, limit: int = 8) -> str:
         if not isinstance(run, dict):
             continue
         for pattern, excerpt in occurrences(run):
-            found[pattern].append((str(run.get("task")), " ".join(excerpt.split())[:160]))
+            excerpt = " ".join(excerpt.split())[:160]
+            found[pattern].append((str(run.get("task")), excerpt))
     failed = sum(isinstance(run, dict) and run.get("outcome") != "pass" for run in runs)
     counted = f"over {len(runs)} evaluations ({failed} failed)"
     lines = [f"Failure patterns, counted by the agent's own code {counted}:"]

@@ -63,10 +63,15 @@ def merge(workspace: Workspace, path: str, code: str) -> str:
     code_lines = code.splitlines()
     imports = [line for line in code_lines if line.startswith(("import ", "from ")) and line not in lines]
     places = {name: place_of(name, existing) for name in chosen}
-    # bottom up, so the line numbers of the definitions still to replace hold; new names go last, at the end
-    for name in sorted(chosen, key=lambda name: -existing[places[name]].lineno if places[name] else 0):
+
+    def bottom_up(name: str) -> int:  # so the line numbers still to use hold; new names last, at the end
+        place = places[name]
+        return -existing[place].lineno if place else 0
+
+    for name in sorted(chosen, key=bottom_up):
         node = chosen[name]
-        new_lines = textwrap.dedent("\n".join(code_lines[first_line(node) - 1:node.end_lineno])).splitlines()
+        source = "\n".join(code_lines[first_line(node) - 1:node.end_lineno])
+        new_lines = textwrap.dedent(source).splitlines()
         if places[name]:
             replace_definition(lines, existing[places[name]], new_lines)
         else:
@@ -121,7 +126,8 @@ def file_defining(workspace: Workspace, names: set[str]) -> str:
     """The one Python file that defines any of `names` (a method by its own name), or ""."""
     found = []
     for file in sorted(workspace.root.rglob("*.py")):
-        defined_there = {name.split(".")[-1] for name in definitions(file.read_text(errors="replace"))}
+        source = file.read_text(errors="replace")
+        defined_there = {name.split(".")[-1] for name in definitions(source)}
         if defined_there & names:
             found.append(file)
     return found[0].relative_to(workspace.root).as_posix() if len(found) == 1 else ""

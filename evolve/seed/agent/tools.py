@@ -76,7 +76,8 @@ class Workspace:
             lines = text.splitlines()
             start = only_match(lines, old)
             if start is not None:
-                new = reindent(new, indent_of(old.splitlines()[0]), indent_of(lines[start]))
+                given_indent = indent_of(old.splitlines()[0])
+                new = reindent(new, given_indent, indent_of(lines[start]))
                 text = "\n".join(lines)
                 old = "\n".join(lines[start:start + len(old.splitlines())])
         occurrences = text.count(old) if old else 0
