@@ -60,9 +60,16 @@ def merge(workspace: Workspace, path: str, code: str) -> str:
     if not sent:
         raise ToolError("Your python block holds no complete function, class or constant that parses.")
     chosen = definitions_to_merge(definitions(code), set(sent), existing, workspace.target)
+    return workspace.write(path, merged(lines, code, chosen, existing))
+
+
+def merged(lines: list[str], code: str, chosen: dict[str, ast.stmt], existing: dict[str, ast.stmt]) -> str:
+    """The file's lines with each chosen definition of `code` in place of the one it replaces (or added at
+    the end), and the imports of `code` the file lacks on top."""
     code_lines = code.splitlines()
     imports = [line for line in code_lines if line.startswith(("import ", "from ")) and line not in lines]
     places = {name: place_of(name, existing) for name in chosen}
+    result = list(lines)
 
     def bottom_up(name: str) -> int:  # so the line numbers still to use hold; new names last, at the end
         place = places[name]
@@ -73,10 +80,10 @@ def merge(workspace: Workspace, path: str, code: str) -> str:
         source = "\n".join(code_lines[first_line(node) - 1:node.end_lineno])
         new_lines = textwrap.dedent(source).splitlines()
         if places[name]:
-            replace_definition(lines, existing[places[name]], new_lines)
+            replace_definition(result, existing[places[name]], new_lines)
         else:
-            lines += ["", ""] + new_lines
-    return workspace.write(path, "\n".join(imports + lines))
+            result += ["", ""] + new_lines
+    return "\n".join(imports + result)
 
 
 def path_on_first_line(code: str) -> str:
