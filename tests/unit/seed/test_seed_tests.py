@@ -41,7 +41,7 @@ def test_copy_seed_leaves_out_the_engine_files(tmp_path):
 
 AGENT_CHARS = 36_000
 """At most this many characters of agent/*.py but evidence.py (what `improve` shows of the agent without a
-target): the model pays for characters, not lines. About 8,000 tokens of Qwen2.5's tokenizer."""
+target): the model pays for characters, not lines (36,000 are about 8,800 tokens of Qwen2.5's tokenizer)."""
 
 
 def test_the_agent_is_small_enough_to_read_whole():
