@@ -60,7 +60,7 @@ DEFECTS: Mapping[str, Defect] = MappingProxyType({
         "agent/commands.py", 'files=listing), check)', 'files=listing), "")',
         "solve runs no check: the model never sees whether its edit passes the repository's tests"),
     "nudge-dropped": Defect(
-        "agent/repairs.py", '"\\n\\nEdit the code now: send the whole fixed function in a python block."', '""',
+        "agent/prompts.py", '"\\n\\nEdit the code now: send the whole fixed function in a python block."', '""',
         "a prompt line dropped: solve no longer asks for the fixed function in a python block after the check "
         "(11 of 16 held-out tasks with it, 4 without)"),
     "reply-cut": Defect(

@@ -2,16 +2,24 @@
 import re
 from pathlib import Path
 
+from agent import prompts
 from agent.evidence import agent_map, evidence
-from agent.loop import Agent, prompts
+from agent.loop import Agent
 
 CONVERSATIONS = "conversations.jsonl"
+SKIPPED = {".git", "__pycache__", ".pytest_cache", "node_modules", ".venv"}
+TESTS = "python3 -m pytest -q -x -p no:cacheprovider"
+TARGET = re.compile(r"(?m)^Target: \S+?:(\S+)$")
 
 
 def files(root: Path, limit: int = 400) -> list[str]:
-    skip = {".git", "__pycache__", ".pytest_cache", "node_modules", ".venv"}
-    return [p.relative_to(root).as_posix() for p in sorted(root.rglob("*"))
-            if p.is_file() and not skip & set(p.relative_to(root).parts)][:limit]
+    """The repository's files, sorted, without version control and caches."""
+    names = []
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root)
+        if path.is_file() and not SKIPPED & set(relative.parts):
+            names.append(relative.as_posix())
+    return names[:limit]
 
 
 def is_test(name: str) -> bool:
@@ -20,50 +28,87 @@ def is_test(name: str) -> bool:
 
 def check_command(root: Path, sources: list[str], tests: bool) -> str:
     """The repository's tests, else its docstring examples, else a compile: exit 0 means good."""
-    examples = [n for n in sources if ">>>" in (root / n).read_text("utf-8", "replace")]
+    examples = [name for name in sources if ">>>" in (root / name).read_text("utf-8", "replace")]
+    if tests and examples:
+        return TESTS + " --doctest-modules"
     if tests:
-        return "python3 -m pytest -q -x -p no:cacheprovider" + (" --doctest-modules" if examples else "")
-    return "python3 -m doctest " + " ".join(examples[:5]) if examples else "python3 -m compileall -q ."
+        return TESTS
+    if examples:
+        return "python3 -m doctest " + " ".join(examples[:5])
+    return "python3 -m compileall -q ."
 
 
 def solve(agent: Agent, problem: str, budget: int = 6000) -> str:
     """The file list, then (smallest first) the source files the problem names or that hold a stub."""
-    root, names, shown = agent.workspace.root, files(agent.workspace.root), []
-    words = {word.strip(".") for word in re.findall(r"[\w./-]+", problem)}
-    sources = [n for n in names if n.endswith(".py") and not is_test(n)]
-    for name in sorted(sources, key=lambda n: (root / n).stat().st_size):
-        text = (root / name).read_text("utf-8", "replace")
-        wanted = name in words or Path(name).name in words or "NotImplementedError" in text
-        if wanted and sum(map(len, shown)) + len(text) <= budget:
-            shown.append(f"\n\n--- {name} ---\n{text.rstrip()}")
-    listing = "Files in the repository:\n" + "\n".join(names[:80]) + "".join(shown)
-    check = check_command(root, sources, any(is_test(n) and n.endswith(".py") for n in names))
+    root = agent.workspace.root
+    names = files(root)
+    sources = [name for name in names if name.endswith(".py") and not is_test(name)]
+    shown = task_sources(root, sources, problem, budget)
+    listing = prompts.LISTING.format(names="\n".join(names[:80]), sources="".join(shown))
+    has_tests = any(is_test(name) and name.endswith(".py") for name in names)
+    check = check_command(root, sources, has_tests)
     return agent.run(prompts.SOLVE.format(problem=problem.strip(), files=listing), check)
 
 
+def task_sources(root: Path, sources: list[str], problem: str, budget: int) -> list[str]:
+    """Those the problem names or that hold a stub, smallest first, while they fit in `budget`."""
+    words = {word.strip(".") for word in re.findall(r"[\w./-]+", problem)}
+    shown = []
+    for name in sorted(sources, key=lambda name: (root / name).stat().st_size):
+        text = (root / name).read_text("utf-8", "replace")
+        wanted = name in words or Path(name).name in words or "NotImplementedError" in text
+        if wanted and sum(map(len, shown)) + len(text) <= budget:
+            shown.append(prompts.FILE.format(name=name, text=text.rstrip()))
+    return shown
+
+
 def improve(agent: Agent, instructions: str) -> str:
-    """The instructions (with a target the engine adds its source and the map), else the files that fit
-    (named first, evidence.py last); tests after each edit, until they pass."""
-    root, parts, names = agent.workspace.root, [], files(agent.workspace.root, 5000)
-    agent.workspace.lines = lines = "The lines that decide it" in instructions  # the engine showed those lines
-    agent.workspace.target = (re.findall(r"(?m)^Target: \S+?:(\S+)$", instructions) + [""])[0]
-    budget = 0 if lines or "(the target," in instructions else agent.context_chars - len(instructions) - 1000
-    for name in sorted((n for n in names if n.startswith("agent/") and n.endswith(".py")),
-                       key=lambda n: (Path(n).name not in instructions, n == "agent/evidence.py", n)):
+    """The instructions (with a target the engine adds its source and the map), else the files that fit;
+    tests after each edit, until they pass."""
+    root = agent.workspace.root
+    names = files(root, 5000)
+    asked_for_lines = "The lines that decide it" in instructions  # the engine showed those lines
+    agent.workspace.asked_for_lines = asked_for_lines
+    target = TARGET.search(instructions)
+    agent.workspace.target = target[1] if target else ""
+    if asked_for_lines or "(the target," in instructions:  # the engine showed the target's source
+        budget = 0
+    else:
+        budget = agent.context_chars - len(instructions) - 1000
+    agent.check = TESTS + " tests"
+    agent.failing = True
+    what = prompts.LINES if asked_for_lines else "it"
+    sources = "".join(agent_sources(root, names, instructions, budget))
+    task = prompts.IMPROVE.format(names="\n".join(names), sources=sources, problem=instructions.strip(),
+                                  what=what)
+    return agent.run(task, system=prompts.EDIT)
+
+
+def agent_sources(root: Path, names: list[str], instructions: str, budget: int) -> list[str]:
+    """The agent's files that fit in `budget`: those the instructions name first, evidence.py last."""
+    code = [name for name in names if name.startswith("agent/") and name.endswith(".py")]
+    shown = []
+
+    def named_first(name: str) -> tuple:
+        return Path(name).name not in instructions, name == "agent/evidence.py", name
+
+    for name in sorted(code, key=named_first):
         text = (root / name).read_text("utf-8", "replace").rstrip()
-        if sum(map(len, parts)) + len(text) <= budget:
-            parts.append(f"\n\n--- {name} ---\n{text}")
-    agent.check, agent.failing = "python3 -m pytest -q -x -p no:cacheprovider tests", True  # passing ends it
-    shown = "Files:\n" + "\n".join(names) + "".join(parts)
-    it = prompts.LINES if lines else "it"
-    return agent.run(prompts.IMPROVE.format(files=shown, problem=instructions.strip(), it=it), system=prompts.EDIT)
+        if sum(map(len, shown)) + len(text) <= budget:
+            shown.append(prompts.FILE.format(name=name, text=text))
+    return shown
 
 
 def diagnose(agent: Agent, material: Path, out: Path) -> str:
-    """The meta procedure: counted failures, the map, the material; one model call writes improve's instructions."""
-    computed = evidence(material / CONVERSATIONS) + "\n\nThe agent's map:\n" + agent_map(Path(__file__).parents[1])
-    shown = "".join(f"\n\n--- {n} ---\n{(material / n).read_text(errors='replace')}" for n in files(material)
-                    if n != CONVERSATIONS)
-    agent.add({"role": "user", "content": (prompts.DIAGNOSE + computed + shown)[:agent.context_chars * 3 // 4]})
-    out.write_text(agent.model.query(agent.messages)["content"] or "")  # a ModelError ends it: exit 1
+    """The meta procedure: counted failures, the map, the material; one model call writes the instructions."""
+    shown = []
+    for name in files(material):
+        if name != CONVERSATIONS:
+            shown.append(prompts.FILE.format(name=name, text=(material / name).read_text(errors="replace")))
+    own_map = agent_map(Path(__file__).parents[1])
+    patterns = evidence(material / CONVERSATIONS)
+    content = prompts.DIAGNOSE.format(patterns=patterns, map=own_map, material="".join(shown))
+    agent.add({"role": "user", "content": content[:agent.context_chars * 3 // 4]})
+    reply = agent.model.query(agent.messages)  # a ModelError ends it: exit 1
+    out.write_text(reply["content"] or "")
     return "submitted"

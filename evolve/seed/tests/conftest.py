@@ -1,4 +1,5 @@
-"""The agent's own tests pin its contract (the CLI, the gateway client, the editor), not its strategy."""
+"""The agent's own tests pin its contract (the CLI, the gateway client, the editor) and its edit machinery,
+not its strategy."""
 import json
 import socketserver
 import sys

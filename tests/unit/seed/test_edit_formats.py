@@ -213,7 +213,7 @@ def test_solve_asks_for_the_fixed_function_after_the_failing_check_and_checks_th
     """The 0.5B model echoed the check (`python3 -m doctest solution.py`) as its first reply in 5 of 12
     held-out tasks and sent a python block in 7; told after the check to send the fixed function in a
     python block, 12 of 12 did. The edit is then checked, and a passing edit ends the task."""
-    from agent import prompts, repairs
+    from agent import prompts
     from agent.loop import Agent
 
     (tmp_path / "solution.py").write_text('def one():\n    """\n    >>> one()\n    1\n    """\n    return 2\n')
@@ -221,11 +221,11 @@ def test_solve_asks_for_the_fixed_function_after_the_failing_check_and_checks_th
     agent = Agent(model, Workspace(tmp_path), max_steps=3)
     assert agent.run("Fix one.", check="python3 -m doctest solution.py") == "submitted" and agent.steps == 1
     asked = model.seen[0]
-    assert asked.index("Checks: `python3 -m doctest solution.py`") < asked.index(repairs.NUDGE.strip())
-    assert asked.endswith(repairs.NUDGE.strip()) and (tmp_path / "solution.py").read_text().count("return 1") == 1
+    assert asked.index("Checks: `python3 -m doctest solution.py`") < asked.index(prompts.NUDGE.strip())
+    assert asked.endswith(prompts.NUDGE.strip()) and (tmp_path / "solution.py").read_text().count("return 1") == 1
     improve = _Replies("```done\n```")
     Agent(improve, Workspace(tmp_path), max_steps=1).run("Improve.", system=prompts.EDIT)
-    assert repairs.NUDGE.strip() not in improve.seen[0]  # improve keeps its own format
+    assert prompts.NUDGE.strip() not in improve.seen[0]  # improve keeps its own format
 
 
 def test_improve_reads_its_python_block_itself_so_a_broken_reply_parser_can_be_repaired(tmp_path):
@@ -247,7 +247,7 @@ def test_improve_reads_its_python_block_itself_so_a_broken_reply_parser_can_be_r
         solve.run("Fix it.")
         assert solve.messages[-1]["content"] == prompts.FORMAT and broken in (tmp_path / "agent" / "repairs.py").read_text()
         ws = Workspace(tmp_path)
-        ws.lines = True
+        ws.asked_for_lines = True
         Agent(_Replies(repair), ws, max_steps=1).run("Improve.", system=prompts.EDIT)
     text = (tmp_path / "agent" / "repairs.py").read_text()
     assert broken not in text and 'if block and block[1].lower() in ("python", "py", ""):' in text
@@ -259,13 +259,13 @@ def test_asked_for_lines_a_def_line_with_the_lines_under_it_is_a_line_edit_not_a
     lines 26, 32 and 34 of `solve`): sent back in that order they look like a short function, which the merge
     by name would put in place of the whole one. Asked for lines, each replaces its own line."""
     block = "def bash(self, command):\n    done = subprocess.run(['bash', '-lc', command], capture_output=True, text=True)\n"
-    ws.lines = True
+    ws.asked_for_lines = True
     merge(ws, "agent/tools.py", block)
     text = source(ws)
     assert "    def bash(self, command):\n        done = subprocess.run(['bash', '-lc', command]" in text
     assert "        return done.stdout\n" in text and "    def write(self, path, text):" in text
     compile(text, "tools.py", "exec")
-    ws.lines = False  # not asked for lines: a def with its body is a whole function, merged by name
+    ws.asked_for_lines = False  # not asked for lines: a def with its body is a whole function, merged by name
     merge(ws, "agent/tools.py", "def bash(self, command):\n    return command\n")
     assert "    def bash(self, command):\n        return command\n" in source(ws) and "done = " not in source(ws)
 
@@ -274,7 +274,7 @@ def test_a_line_cut_short_by_the_reply_limit_is_no_edit_and_the_rest_of_the_bloc
     """What the 1.5B model sent for the reply-cut defect, cut at 64 tokens: the right change on the second
     line, and the third line cut mid-string. A line that is a prefix of its own line is a cut copy, kept as
     it was; the file still parses and carries the change."""
-    from agent.repairs import near
+    from agent.repairs import replace_similar_lines
 
     (tmp_path / "agent").mkdir()
     model = ('class Model:\n    def query(self, messages, **options):\n'
@@ -283,15 +283,16 @@ def test_a_line_cut_short_by_the_reply_limit_is_no_edit_and_the_rest_of_the_bloc
              '        return body\n')
     (tmp_path / "agent" / "model.py").write_text(model)
     ws = Workspace(tmp_path)
-    ws.lines = True
+    ws.asked_for_lines = True
     cut = ('def query(self, messages, **options):\n'
            '    body = {"model": "default", "messages": messages, "max_tokens": 1024,  # hint\n'
            '            "temperature": float(os.environ.get("EVOLVE')
-    near(ws, "", cut)
+    replace_similar_lines(ws, "", cut)
     text = (tmp_path / "agent" / "model.py").read_text()
     assert text == model.replace('"max_tokens": 64', '"max_tokens": 1024')
     compile(text, "model.py", "exec")
-    assert near(ws, "", 'def query(self, messages, **options):\n    body = {"model": "def') is None  # nothing left
+    nothing_left = 'def query(self, messages, **options):\n    body = {"model": "def'
+    assert replace_similar_lines(ws, "", nothing_left) is None
 
 
 def test_the_deciding_lines_sent_back_unchanged_are_said_to_be_so_not_appended_to_the_file(tmp_path):
@@ -305,7 +306,7 @@ def test_the_deciding_lines_sent_back_unchanged_are_said_to_be_so_not_appended_t
                 '    check = check_command(root)\n    return agent.run(problem, "")\n')
     (tmp_path / "agent" / "commands.py").write_text(commands)
     ws = Workspace(tmp_path)
-    ws.lines = True
+    ws.asked_for_lines = True
     echo = '# agent/commands.py, lines 3 and 4\ncheck = check_command(root)\nreturn agent.run(problem, "")\n'
     with pytest.raises(ToolError, match=r"^That edit changed nothing in agent/commands.py\. Make the change\.$"):
         merge(ws, "", echo)
