@@ -22,7 +22,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from evolve.bench.search import default_policy
+from evolve.search.policies import default_policy
 from evolve.search.costaware import HGMCostPolicy
 from evolve.search.estimates import clade_posterior_mean, mean_accuracy
 from evolve.search.simulate import (

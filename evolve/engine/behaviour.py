@@ -31,7 +31,7 @@ from evolve.engine.context import JobContext
 from evolve.engine.evaluate import EvalSettings, evaluate_task
 from evolve.llm.exchanges import exchanges_file
 from evolve.llm.gateway import Gateway, JobReport
-from evolve.replay import ReplayChannels, replayable
+from evolve.engine.replays import ReplayChannels, replayable
 from evolve.tasks.types import Task
 
 RECORDED = "recorded"

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from evolve.llm.failures import ModelError
-from evolve.llm.pricing import Price
+from evolve.models.pricing import Price
 from evolve.llm.types import ChatRequest, ChatResponse, Message, ToolCall, Usage
 
 # `refusal`: the model declined (reported as OpenAI does, `content_filter`);

@@ -8,9 +8,9 @@ from typing import Any
 
 from evolve.config import ModelConfig, ModelsConfig
 from evolve.llm.anthropic_wire import anthropic_payload
-from evolve.llm.capabilities import capabilities, worst_case_s
+from evolve.models.capabilities import capabilities, worst_case_s
 from evolve.llm.client import openai_arguments
-from evolve.llm.pricing import PRICES_AS_OF, known_price
+from evolve.models.pricing import PRICES_AS_OF, known_price
 from evolve.llm.types import ROLES, ChatRequest, Message
 
 SAMPLE = ChatRequest(

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol, Self
 
-from evolve.llm.embedded import QWEN_CODER_05B, EmbeddedModelSpec, ensure_embedded_model
+from evolve.llm.embedded import ensure_embedded_model
+from evolve.models.catalog import QWEN_CODER_05B, EmbeddedModelSpec
 from evolve.llm.processes import ManagedProcess, ServerError, free_port, healthy
 from evolve.llm.threads import ThreadPlan, machine_cores, thread_plan
 

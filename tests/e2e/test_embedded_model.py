@@ -9,7 +9,8 @@ import pytest
 
 from evolve.archive import Run
 from evolve.llm.client import OpenAICompatible
-from evolve.llm.embedded import QWEN_CODER_05B, ensure_embedded_model, verify_model
+from evolve.llm.embedded import ensure_embedded_model, verify_model
+from evolve.models.catalog import QWEN_CODER_05B
 from evolve.llm.gateway import SANDBOX_SOCKET_PATH, Gateway
 from evolve.llm.servers import LlamaCppServer
 

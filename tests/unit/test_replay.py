@@ -8,7 +8,8 @@ import pytest
 from evolve.archive import Run, export_lineage
 from evolve.errors import EvolveError
 from evolve.notebook import build_example_run
-from evolve.replay import ReplayChannels, Replayed, replayable, rerun, scratch_copy, verify_code
+from evolve.engine.replays import ReplayChannels, replayable
+from evolve.replay import Replayed, rerun, scratch_copy, verify_code
 
 
 @pytest.fixture(scope="module")

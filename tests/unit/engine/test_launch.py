@@ -3,7 +3,7 @@
 import pytest
 
 from evolve.config import parse_config
-from evolve.engine.launch import load_tasks, open_run
+from evolve.launch import load_tasks, open_run
 from evolve.errors import EvolveError
 
 

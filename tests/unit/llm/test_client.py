@@ -9,7 +9,7 @@ import pytest
 
 from evolve.llm.anthropic_wire import anthropic_payload, anthropic_response
 from evolve.llm.client import ModelError, OpenAICompatible, RetryPolicy, RoundRobin, host_key
-from evolve.llm.pricing import FREE, price_of
+from evolve.models.pricing import FREE, price_of
 from evolve.llm.types import ChatRequest, Message, ToolCall
 from evolve.standins.models import FakeOpenAIServer, ScriptedModel
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from evolve.llm.capabilities import capabilities
+from evolve.models.capabilities import capabilities
 from evolve.llm.client import openai_arguments
 from evolve.llm.exchanges import read_exchanges, request_digest
 from evolve.llm.gateway import Gateway, request_seed
