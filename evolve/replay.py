@@ -22,7 +22,6 @@ from evolve.archive.digest import NodeClaim, evaluation_claim, lineage_digest
 from evolve.archive.lineage import import_bundle
 from evolve.archive.records import Evaluation, Job
 from evolve.archive.store import Run
-from evolve.archive.vocab import JobState
 from evolve.engine.replays import ReplayChannels, replayable
 from evolve.errors import EvolveError
 

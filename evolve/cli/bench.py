@@ -300,8 +300,8 @@ def gateway(
     import json
 
     from evolve.bench.gateway import MIB, bench_gateway
-    from evolve.llm.budget import GatewayLimits
     from evolve.config import RunConfig, load_config
+    from evolve.llm.budget import GatewayLimits
 
     cfg = load_config(config) if config else RunConfig()
     result = bench_gateway(job_tokens or cfg.budget.job_tokens, GatewayLimits.of(cfg.gateway), clients, rounds)

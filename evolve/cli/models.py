@@ -15,11 +15,11 @@ from evolve.config import load_config
 from evolve.errors import EvolveError
 from evolve.llm.dryrun import models_plan
 from evolve.llm.embedded import ensure_embedded_model
-from evolve.models.catalog import EMBEDDED, QWEN_CODER_05B, embedded_spec
 from evolve.llm.servers import LlamaCppServer, VLLMServer
 from evolve.llm.speed import round_trip
 from evolve.llm.stack import ModelStack
 from evolve.llm.types import ROLES
+from evolve.models.catalog import EMBEDDED, QWEN_CODER_05B, embedded_spec
 
 app = typer.Typer(
     name="models", help="Model endpoints: check them, fetch the embedded model.", no_args_is_help=True

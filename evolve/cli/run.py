@@ -39,8 +39,8 @@ def _report(run, outcome: RunOutcome) -> None:
 def _execute(config, resume: Path | None, report: Path | None = None) -> None:
     from contextlib import nullcontext
 
-    from evolve.launch import exit_status, run_evolution
     from evolve.engine.progress import RichProgress, make_progress
+    from evolve.launch import exit_status, run_evolution
     from evolve.plan.estimate import plan_priors
     from evolve.report import live_report, write_report
 

@@ -17,11 +17,11 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from evolve.llm.anthropic_wire import anthropic_payload, anthropic_response
-from evolve.models.capabilities import Capabilities, capabilities, completion_cap
 from evolve.llm.failures import ModelError, untranslatable
-from evolve.models.pricing import FREE, Price, known_price
 from evolve.llm.retries import Retrier, RetryPolicy
 from evolve.llm.types import ChatRequest, ChatResponse, Message, ToolCall, Usage, message_to_openai
+from evolve.models.capabilities import Capabilities, capabilities, completion_cap
+from evolve.models.pricing import FREE, Price, known_price
 
 __all__ = ["AnthropicModel", "ChatModel", "ModelError", "OpenAICompatible", "OpenAIModel", "RetryPolicy",
            "RoundRobin", "host_key", "hosted_price", "openai_arguments"]

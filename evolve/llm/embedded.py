@@ -11,7 +11,6 @@ import sys
 import tempfile
 import zipfile
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 

@@ -21,10 +21,10 @@ from evolve.llm.client import (
     RetryPolicy,
     host_key,
 )
-from evolve.models.catalog import embedded_spec
 from evolve.llm.servers import LlamaCppServer, ModelServer, VLLMServer
 from evolve.llm.threads import machine_cores, thread_plan
 from evolve.llm.types import ROLES, Role
+from evolve.models.catalog import embedded_spec
 
 ClientFactory = Callable[[ModelConfig], ChatModel]
 """A role's config -> its client, for a provider the stack does not build itself: the stand-in providers

@@ -17,7 +17,6 @@ within 25 % of what its published run spent.
 
 from __future__ import annotations
 
-
 from evolve.plan.types import JobProfile, RoleTokens, Tokens
 
 BUNDLES: dict[tuple[str, str], tuple[str, ...]] = {

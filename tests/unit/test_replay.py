@@ -6,9 +6,9 @@ import tarfile
 import pytest
 
 from evolve.archive import Run, export_lineage
+from evolve.engine.replays import ReplayChannels, replayable
 from evolve.errors import EvolveError
 from evolve.notebook import build_example_run
-from evolve.engine.replays import ReplayChannels, replayable
 from evolve.replay import Replayed, rerun, scratch_copy, verify_code
 
 
