@@ -98,7 +98,7 @@ class ModelConfig(_Section):
 
     @model_validator(mode="after")
     def _fits_the_agent_wait(self) -> ModelConfig:
-        from evolve.llm.capabilities import AGENT_WAIT_S, capabilities, worst_case_s
+        from evolve.models.capabilities import AGENT_WAIT_S, capabilities, worst_case_s
 
         timeout = self.timeout_s or capabilities(self.provider, self.model).default_timeout_s
         worst = worst_case_s(self.retry_window_min * 60, timeout)
@@ -106,7 +106,7 @@ class ModelConfig(_Section):
             raise ValueError(f"retry_window_min x 60 + timeout_s = {worst:.0f} s exceeds the agent's wait for "
                              f"one answer ({AGENT_WAIT_S:.0f} s): the agent would re-send a request still retried")
         if self.provider == "embedded":
-            from evolve.llm.embedded import EMBEDDED
+            from evolve.models.catalog import EMBEDDED
 
             if self.model not in EMBEDDED:
                 raise ValueError(f"model {self.model!r} is no embedded model (choose one of: {', '.join(EMBEDDED)})")
@@ -114,9 +114,9 @@ class ModelConfig(_Section):
             raise ValueError("give both price_input_per_mtok and price_output_per_mtok, or neither")
         return self
 
-    def price(self):  # -> evolve.llm.pricing.Price | None (imported lazily: config stays light)
+    def price(self):  # -> evolve.models.pricing.Price | None (imported lazily: config stays light)
         """The configured price, or None when the config gives none."""
-        from evolve.llm.pricing import Price
+        from evolve.models.pricing import Price
 
         if self.price_input_per_mtok is None or self.price_output_per_mtok is None:
             return None
@@ -249,12 +249,6 @@ class GatewayConfig(_Section):
             raise ValueError("in_flight_bytes must be at least max_request_bytes")
         return self
 
-    def limits(self):  # -> evolve.llm.budget.GatewayLimits (imported lazily: config stays light)
-        from evolve.llm.budget import GatewayLimits
-
-        return GatewayLimits(max_request_bytes=self.max_request_bytes, bytes_per_token=self.bytes_per_token,
-                             in_flight_bytes=self.in_flight_bytes)
-
 
 class ExecutorConfig(_Section):
     """Where jobs run."""
@@ -377,7 +371,7 @@ class RunConfig(_Section):
     @model_validator(mode="after")
     def _hosted_models_have_prices(self) -> RunConfig:
         # A model the price table does not know would count as $0, so a dollar budget could never trip.
-        from evolve.llm.pricing import known_price
+        from evolve.models.pricing import known_price
 
         if self.budget.dollars is None:
             return self

@@ -22,7 +22,7 @@ from evolve.archive.digest import NodeClaim, evaluation_claim, lineage_digest
 from evolve.archive.lineage import import_bundle
 from evolve.archive.records import Evaluation, Job
 from evolve.archive.store import Run
-from evolve.archive.vocab import JobState
+from evolve.engine.replays import ReplayChannels, replayable
 from evolve.errors import EvolveError
 
 
@@ -172,23 +172,6 @@ EvaluateOne = Callable[[Run, Evaluation, Job], Replayed]
 """Re-run one recorded evaluation (its job's exchanges replayed) in a scratch run; the new outcome."""
 
 
-def replayable(run: Run, node: str | None = None) -> list[tuple[Evaluation, Job | None]]:
-    """Each recorded evaluation with the finished evaluation job that produced it (None: not found).
-
-    Jobs carry no evaluation id, so they are paired by (node, task) in order: the k-th evaluation of
-    a node on a task came from its k-th finished evaluation job (infra retries end `failed`).
-    """
-    jobs: dict[tuple[str, str | None], list[Job]] = {}
-    for job in run.jobs(JobState.FINISHED):
-        if job.kind == "evaluate":
-            jobs.setdefault((job.node, job.task), []).append(job)
-    pairs = []
-    for evaluation in run.evaluations(node):
-        queue = jobs.get((evaluation.node, evaluation.task), [])
-        pairs.append((evaluation, queue.pop(0) if queue else None))
-    return pairs
-
-
 def rerun(run: Run, evaluate_one: EvaluateOne, node: str | None = None) -> list[RerunCheck]:
     """Re-run the recorded evaluations of `run` (one node's, or all) and compare outcomes per node."""
     checks: dict[str, RerunCheck] = {}
@@ -219,27 +202,6 @@ def scratch_copy(path: Path | str) -> Iterator[Run]:
                 path = export_lineage(source, Path(tmp) / "source.evolve.tar.gz")
         with import_bundle(path, Path(tmp) / "run") as run:
             yield run
-
-
-class ReplayChannels:
-    """The gateway, with every job opened under the recorded job's id, so its exchanges are replayed; the
-    gateway's report of each job is kept as it closes (`closed`)."""
-
-    def __init__(self, gateway, recorded_job: int | str) -> None:
-        self._gateway = gateway
-        self._recorded = recorded_job
-        self.closed: list = []
-
-    def open_job(self, job_id: str | int, node_id: str, role: str, token_budget: int):
-        return self._gateway.open_job(self._recorded, node_id, role, token_budget)
-
-    def report(self, job_id: str | int):
-        return self._gateway.report(self._recorded)
-
-    def close_job(self, job_id: str | int):
-        report = self._gateway.close_job(self._recorded)
-        self.closed.append(report)
-        return report
 
 
 @contextmanager

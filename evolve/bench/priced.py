@@ -22,9 +22,9 @@ from typing import TypeVar
 
 import numpy as np
 
-from evolve.bench.search import default_policy
 from evolve.search.costaware import HGMCostPolicy
 from evolve.search.estimates import clade_posterior_mean, mean_accuracy
+from evolve.search.policies import default_policy
 from evolve.search.simulate import (
     EpisodeResult,
     SyntheticWorld,

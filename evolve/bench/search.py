@@ -20,10 +20,7 @@ import numpy as np
 from evolve.archive.records import Evaluation, Node
 from evolve.archive.vocab import NodeStatus, Outcome
 from evolve.engine.state import SearchState
-from evolve.search.costaware import HGMCostPolicy
-from evolve.search.dgm import DGMPolicy, GreedyPolicy, RandomPolicy
-from evolve.search.gea import GEAPolicy
-from evolve.search.hgm import HGMPolicy
+from evolve.search.policies import default_policy
 from evolve.search.simulate import EpisodeResult, WorldParams
 from evolve.search.spend import KindTotals, Line
 from evolve.search.types import Policy
@@ -35,15 +32,6 @@ if TYPE_CHECKING:
 DEFAULT_POLICIES = ("hgm", "dgm", "gea", "greedy", "random")
 SELECTION_ONLY = {"gea": "its selection rule alone: the synthetic world has no experience for a group to share"}
 _MATCH_TOLERANCE = 1e-9
-
-
-def default_policy(name: str) -> Policy:
-    """A policy with its DESIGN.md §5 default parameters."""
-    makers = {"hgm": HGMPolicy, "dgm": DGMPolicy, "greedy": GreedyPolicy, "random": RandomPolicy,
-              "hgm_cost": HGMCostPolicy, "gea": GEAPolicy}
-    if name not in makers:
-        raise ValueError(f"unknown policy {name!r}; known: {', '.join(makers)}")
-    return makers[name]()
 
 
 def evals_to_match(quality_by_evals: np.ndarray, target: float) -> int | None:

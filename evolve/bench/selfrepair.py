@@ -143,7 +143,7 @@ class SelfRepair:
     def reference_outcomes(self, reference: Path | None) -> dict[str, bool]:
         """The reference agent on the held-out tasks, through the evaluation pipeline (`evolve eval`'s)."""
         from evolve.engine.evaluate import EvalSettings, evaluate_all
-        from evolve.engine.launch import load_tasks
+        from evolve.launch import load_tasks
         from evolve.llm.gateway import Gateway
         from evolve.llm.stack import ModelStack
         from evolve.sandbox.factory import DockerSandboxes, limits_from_config
@@ -167,7 +167,7 @@ class SelfRepair:
 
     def recover(self, name: str, defective: Path, reference: dict[str, bool]) -> Recovery:
         """A short evolution from `defective` (the real runner), scored against the reference's outcomes."""
-        from evolve.engine.launch import run_evolution
+        from evolve.launch import run_evolution
 
         base = self.config
         config = base.model_copy(update={

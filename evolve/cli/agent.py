@@ -54,6 +54,7 @@ def check(
 ) -> None:
     """Run the validation gate's contract checks on DIR and print each; exit 1 naming the first that fails."""
     from evolve.config import RunConfig, load_config
+    from evolve.llm.budget import GatewayLimits
     from evolve.llm.gateway import Gateway
     from evolve.llm.stack import ModelStack
     from evolve.meta.validate import check_agent
@@ -72,11 +73,12 @@ def check(
         if reason is not None:
             failed.append(name)
 
-    stack = None if scripted else ModelStack(cfg.models, seed=cfg.run.seed).start()
+    from evolve.cli.standins import STANDINS
+    stack = None if scripted else ModelStack(cfg.models, seed=cfg.run.seed, standins=STANDINS).start()
     models: Mapping[Role, ChatModel] = {"solve": ContractStandIn()} if stack is None else stack.models
     job, run_id = "agent-check", f"agent-check-{os.getpid()}"
     try:
-        with Gateway(models, limits=cfg.gateway.limits()) as gateway, tempfile.TemporaryDirectory(prefix="evolve-agent-check-") as logs:
+        with Gateway(models, limits=GatewayLimits.of(cfg.gateway)) as gateway, tempfile.TemporaryDirectory(prefix="evolve-agent-check-") as logs:
             channel = gateway.open_job(job, "agent", "solve", cfg.budget.job_tokens)
             console.print(f"checking {directory} with {'a stand-in model' if scripted else 'the solve model'}")
             sandboxes = DockerSandboxes(run_id, limits_from_config(cfg.sandbox))

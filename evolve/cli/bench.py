@@ -118,7 +118,7 @@ def sandbox(
 def _policies_from_config(path):
     """The four policies with the parameters of a run config's `policy` section."""
     from evolve.config import load_config
-    from evolve.engine.launch import policies_from_config
+    from evolve.launch import policies_from_config
 
     return policies_from_config(load_config(path).policy)
 
@@ -301,9 +301,10 @@ def gateway(
 
     from evolve.bench.gateway import MIB, bench_gateway
     from evolve.config import RunConfig, load_config
+    from evolve.llm.budget import GatewayLimits
 
     cfg = load_config(config) if config else RunConfig()
-    result = bench_gateway(job_tokens or cfg.budget.job_tokens, cfg.gateway.limits(), clients, rounds)
+    result = bench_gateway(job_tokens or cfg.budget.job_tokens, GatewayLimits.of(cfg.gateway), clients, rounds)
     if as_json:
         typer.echo(json.dumps(result.to_json()))
         return

@@ -76,6 +76,7 @@ def eval_command(
     from evolve.archive.vocab import parse_split
     from evolve.config import RunConfig, load_config
     from evolve.engine.evaluate import EvalSettings, evaluate_all
+    from evolve.llm.budget import GatewayLimits
     from evolve.llm.gateway import Gateway
     from evolve.llm.stack import ModelStack
     from evolve.sandbox.factory import DockerSandboxes, limits_from_config
@@ -85,7 +86,8 @@ def eval_command(
     cfg = load_config(config) if config else RunConfig()
     tasks = list(load_suite(suite).split(split).select(task, limit))
     # models start (and API keys are read) before anything is written
-    stack = ModelStack(cfg.models, seed=cfg.run.seed, beside_cpus=cfg.sandbox.cpus).start()  # one task at a time
+    from evolve.cli.standins import STANDINS
+    stack = ModelStack(cfg.models, seed=cfg.run.seed, beside_cpus=cfg.sandbox.cpus, standins=STANDINS).start()  # one task at a time
     try:
         run, node_id = open_agent(agent, archive, cfg)
     except BaseException:
@@ -106,7 +108,7 @@ def eval_command(
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     signal.signal(signal.SIGHUP, lambda *_: sys.exit(129))
     with closing(stack), run, Gateway(stack.models, exchanges_dir=run.path / "exchanges", usage_sink=run,
-                                      seed=run_seed(run, cfg), limits=cfg.gateway.limits()) as gateway:
+                                      seed=run_seed(run, cfg), limits=GatewayLimits.of(cfg.gateway)) as gateway:
         results = evaluate_all(run, node_id, tasks, sandboxes=DockerSandboxes(run.id, limits), gateway=gateway,
                                settings=EvalSettings(budget_steps=steps),
                                on_result=show)

@@ -10,14 +10,16 @@ from typing import Annotated
 
 import typer
 
+from evolve.cli.standins import STANDINS
 from evolve.config import load_config
 from evolve.errors import EvolveError
 from evolve.llm.dryrun import models_plan
-from evolve.llm.embedded import EMBEDDED, QWEN_CODER_05B, embedded_spec, ensure_embedded_model
+from evolve.llm.embedded import ensure_embedded_model
 from evolve.llm.servers import LlamaCppServer, VLLMServer
 from evolve.llm.speed import round_trip
 from evolve.llm.stack import ModelStack
 from evolve.llm.types import ROLES
+from evolve.models.catalog import EMBEDDED, QWEN_CODER_05B, embedded_spec
 
 app = typer.Typer(
     name="models", help="Model endpoints: check them, fetch the embedded model.", no_args_is_help=True
@@ -62,7 +64,7 @@ def check(
 
 
 def _round_trips(config, as_json: bool) -> None:
-    with ModelStack(config.models) as stack:
+    with ModelStack(config.models, standins=STANDINS) as stack:
         for role in ROLES:
             model = stack.models[role]
             trip = round_trip(model)

@@ -39,8 +39,8 @@ def _report(run, outcome: RunOutcome) -> None:
 def _execute(config, resume: Path | None, report: Path | None = None) -> None:
     from contextlib import nullcontext
 
-    from evolve.engine.launch import exit_status, run_evolution
     from evolve.engine.progress import RichProgress, make_progress
+    from evolve.launch import exit_status, run_evolution
     from evolve.plan.estimate import plan_priors
     from evolve.report import live_report, write_report
 
@@ -51,7 +51,8 @@ def _execute(config, resume: Path | None, report: Path | None = None) -> None:
         progress if isinstance(progress, RichProgress) else nullcontext(),
     ):
         # The plan's per-job prices are the priors of the prices the run measures (a resume keeps its own).
-        run, outcome = run_evolution(config, resume=resume, progress=progress,
+        from evolve.cli.standins import STANDINS
+        run, outcome = run_evolution(config, resume=resume, progress=progress, standins=STANDINS,
                                      priors=None if resume is not None else plan_priors(config))
     _report(run, outcome)
     if report is not None:  # the last page, with the runner's own stop reason

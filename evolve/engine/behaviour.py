@@ -29,9 +29,9 @@ from pathlib import Path
 from evolve.archive.store import Run
 from evolve.engine.context import JobContext
 from evolve.engine.evaluate import AgentProbe, EvalResult, EvalSettings, evaluate_task
+from evolve.engine.replays import ReplayChannels, replayable
 from evolve.llm.exchanges import exchanges_file
 from evolve.llm.gateway import Gateway, JobReport
-from evolve.replay import ReplayChannels, replayable
 from evolve.tasks.types import Task
 
 RECORDED = "recorded"

@@ -158,7 +158,7 @@ class Runner:
         if stage := self.compiled_stage:  # a crash may have come before the check
             for node in map(str, list(self.state.tree)):
                 if len(self.state.evaluated(node)) >= stage:
-                    compiled.enforce(self.run, self.state, node, stage)
+                    self._enforce_compiled(node, stage)
         stopping: Stopping | None = None
         record_stop(self.run, None)  # this session runs: an earlier session's reason no longer holds
         while True:
@@ -312,6 +312,20 @@ class Runner:
         else:
             self._record_expansion(job, result)
 
+    def _enforce_compiled(self, node_id: str, stage: int) -> bool:
+        """Mark a valid child that is not compiled (DGM's check, evolve.meta.compiled) invalid, in the archive
+        and then the live state; True when it did. The one place the check is applied (after a result, and
+        on resume)."""
+        if self.state.tree.parent(node_id) is None or not self.state.tree.is_valid(node_id):
+            return False
+        verdict = compiled.compiled_verdict(self.run, node_id, stage, self.state.task_order)
+        if verdict is None or verdict.valid:
+            return False
+        self.run.invalidate(node_id, verdict.reason or "not compiled")
+        self.state.invalidate(node_id)
+        log.info("node %s is invalid: %s", node_id, verdict.reason)
+        return True
+
     def _record_evaluation(self, job: Job, result: EvaluationResult) -> None:
         self.run.record_evaluation(
             job.node, _task(job), result.outcome, duration_s=result.duration_s, tokens=result.tokens,
@@ -319,7 +333,7 @@ class Runner:
         )
         counted = self.state.add_result(job.node, _task(job), result.outcome)
         if counted and self.compiled_stage == len(self.state.evaluated(job.node)):
-            compiled.enforce(self.run, self.state, job.node, self.compiled_stage)
+            self._enforce_compiled(job.node, self.compiled_stage)
         self._infra_streak = self._infra_streak + 1 if result.outcome == Outcome.INFRA else 0
         self._invalid_streak = 0  # there was something to evaluate
 

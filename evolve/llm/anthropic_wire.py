@@ -11,8 +11,8 @@ import json
 from typing import Any
 
 from evolve.llm.failures import ModelError
-from evolve.llm.pricing import Price
 from evolve.llm.types import ChatRequest, ChatResponse, Message, ToolCall, Usage
+from evolve.models.pricing import Price
 
 # `refusal`: the model declined (reported as OpenAI does, `content_filter`);
 # `model_context_window_exceeded`: the answer was cut by the context window (`length`).

@@ -20,9 +20,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from evolve.llm.agent_request import DEFAULT_LIMITS, RequestLimits
 from evolve.llm.types import ChatRequest
+
+if TYPE_CHECKING:
+    from evolve.config import GatewayConfig
 
 PER_MESSAGE_TOKENS = 8
 """Margin for a chat template's role markers around each message."""
@@ -122,6 +126,12 @@ class GatewayLimits:
     """Request line and headers of one request (431 above)."""
     request: RequestLimits = DEFAULT_LIMITS
     """Counts and nesting inside one request (evolve/llm/agent_request.py)."""
+
+    @classmethod
+    def of(cls, config: GatewayConfig) -> GatewayLimits:
+        """The limits `[gateway]` sets (the rest at their defaults)."""
+        return cls(max_request_bytes=config.max_request_bytes, bytes_per_token=config.bytes_per_token,
+                   in_flight_bytes=config.in_flight_bytes)
 
 
 DEFAULT_GATEWAY_LIMITS = GatewayLimits()

@@ -2,7 +2,7 @@
 
 `OpenAICompatible` speaks to any OpenAI-style server (vLLM, SGLang, llama.cpp, Ollama);
 `OpenAIModel` and `AnthropicModel` use the official SDKs with the key read from the host environment.
-Request arguments come from the capability table (evolve/llm/capabilities.py) through pure functions
+Request arguments come from the capability table (evolve/models/capabilities.py) through pure functions
 (`openai_arguments`, `anthropic_payload`), so `evolve models check` shows exactly what is sent. The
 SDKs' own retries are off: `Retrier` (evolve/llm/retries.py) is the one retry layer.
 """
@@ -17,11 +17,11 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from evolve.llm.anthropic_wire import anthropic_payload, anthropic_response
-from evolve.llm.capabilities import Capabilities, capabilities, completion_cap
 from evolve.llm.failures import ModelError, untranslatable
-from evolve.llm.pricing import FREE, Price, known_price
 from evolve.llm.retries import Retrier, RetryPolicy
 from evolve.llm.types import ChatRequest, ChatResponse, Message, ToolCall, Usage, message_to_openai
+from evolve.models.capabilities import Capabilities, capabilities, completion_cap
+from evolve.models.pricing import FREE, Price, known_price
 
 __all__ = ["AnthropicModel", "ChatModel", "ModelError", "OpenAICompatible", "OpenAIModel", "RetryPolicy",
            "RoundRobin", "host_key", "hosted_price", "openai_arguments"]

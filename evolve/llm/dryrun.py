@@ -8,10 +8,10 @@ from typing import Any
 
 from evolve.config import ModelConfig, ModelsConfig
 from evolve.llm.anthropic_wire import anthropic_payload
-from evolve.llm.capabilities import capabilities, worst_case_s
 from evolve.llm.client import openai_arguments
-from evolve.llm.pricing import PRICES_AS_OF, known_price
 from evolve.llm.types import ROLES, ChatRequest, Message
+from evolve.models.capabilities import capabilities, worst_case_s
+from evolve.models.pricing import PRICES_AS_OF, known_price
 
 SAMPLE = ChatRequest(
     messages=(Message(role="system", content="You are a coding agent."), Message(role="user", content="Say ok.")),

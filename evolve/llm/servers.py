@@ -12,9 +12,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol, Self
 
-from evolve.llm.embedded import QWEN_CODER_05B, EmbeddedModelSpec, ensure_embedded_model
+from evolve.llm.embedded import ensure_embedded_model
 from evolve.llm.processes import ManagedProcess, ServerError, free_port, healthy
 from evolve.llm.threads import ThreadPlan, machine_cores, thread_plan
+from evolve.models.catalog import QWEN_CODER_05B, EmbeddedModelSpec
 
 PROMPT_CACHE_MB = 400
 """Saved contexts of the embedded server: about 12 KiB per token (Qwen2.5-0.5B, f16 keys and values),

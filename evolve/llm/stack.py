@@ -6,7 +6,7 @@ replicas per model). `ModelStack` is a context manager: servers stop when it clo
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from typing import Self, TypedDict
 
@@ -21,12 +21,14 @@ from evolve.llm.client import (
     RetryPolicy,
     host_key,
 )
-from evolve.llm.embedded import embedded_spec
 from evolve.llm.servers import LlamaCppServer, ModelServer, VLLMServer
 from evolve.llm.threads import machine_cores, thread_plan
 from evolve.llm.types import ROLES, Role
-from evolve.standins.models import ScriptedModel
+from evolve.models.catalog import embedded_spec
 
+ClientFactory = Callable[[ModelConfig], ChatModel]
+"""A role's config -> its client, for a provider the stack does not build itself: the stand-in providers
+(`provider = "scripted"`) the commands pass in (evolve.cli.standins); the engine knows none of them."""
 ServerFactory = Callable[[ModelConfig, float], ModelServer]
 """A role's config and the CPUs the run keeps busy beside the server -> the server (not started)."""
 
@@ -122,8 +124,10 @@ def retry_policy(config: ModelConfig, seed: int = 0) -> RetryPolicy:
     return RetryPolicy(window_s=config.retry_window_min * 60, attempts=attempts, seed=seed)
 
 
-def client_for(config: ModelConfig, base_urls: tuple[str, ...] = (), seed: int = 0) -> ChatModel:
-    """The client of one role; `base_urls` are the replicas of a server the stack started."""
+def client_for(config: ModelConfig, base_urls: tuple[str, ...] = (), seed: int = 0,
+               standins: Mapping[str, ClientFactory] | None = None) -> ChatModel:
+    """The client of one role; `base_urls` are the replicas of a server the stack started; `standins` build
+    the providers that are no real model (by provider name)."""
     common = _ClientSettings(temperature=config.temperature, max_tokens=config.max_tokens,
                              timeout_s=config.timeout_s, retry=retry_policy(config, seed))
     if config.provider in ("embedded", "vllm"):
@@ -140,17 +144,22 @@ def client_for(config: ModelConfig, base_urls: tuple[str, ...] = (), seed: int =
     if config.provider == "anthropic":
         return AnthropicModel(config.model, api_key_env=config.api_key_env or "ANTHROPIC_API_KEY",
                               price=config.price(), base_url=config.base_url, **common)
-    if config.provider == "scripted":
-        return ScriptedModel(["ok"], name=config.model)
-    raise ModelError("provider replay is a gateway mode: Gateway(replay_from=<run>/exchanges), not a model")
+    if standins and config.provider in standins:
+        return standins[config.provider](config)
+    if config.provider == "replay":
+        raise ModelError("provider replay is a gateway mode: Gateway(replay_from=<run>/exchanges), not a model")
+    raise ModelError(f"provider {config.provider} is a stand-in for tests: only the evolve commands and tests "
+                     "can serve it")
 
 
 class ModelStack:
     """Running servers plus `models[role]`; close it (or leave its `with`) to stop the servers."""
 
     def __init__(self, config: ModelsConfig, server_factory: ServerFactory = default_server, *,
-                 seed: int = 0, beside_cpus: float = 0.0) -> None:
+                 seed: int = 0, beside_cpus: float = 0.0,
+                 standins: Mapping[str, ClientFactory] | None = None) -> None:
         self._config = config
+        self._standins = standins
         self._seed = seed
         self._beside_cpus = beside_cpus
         self._factory = server_factory
@@ -172,7 +181,7 @@ class ModelStack:
                         self._exit.callback(server.stop)
                         self.servers[key] = server
                     urls = self.servers[key].base_urls
-                self.models[role] = client_for(config, urls, self._seed)
+                self.models[role] = client_for(config, urls, self._seed, self._standins)
         except BaseException:
             self.close()
             raise

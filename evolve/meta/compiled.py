@@ -16,7 +16,6 @@ from evolve.archive.records import Evaluation
 from evolve.archive.store import Run
 from evolve.archive.tree import CladeTree, count_result
 from evolve.config import RunConfig
-from evolve.engine.state import SearchState
 from evolve.meta.validate import Verdict, dgm_compiled
 
 log = logging.getLogger(__name__)
@@ -69,17 +68,3 @@ def compiled_verdict(run: Run, node_id: str, stage: int, search_tasks: Collectio
             return None
         outcomes[evaluation.task] = (evaluation.outcome, empty)
     return dgm_compiled(outcomes, stage)
-
-
-def enforce(run: Run, state: SearchState, node_id: str, stage: int) -> bool:
-    """Mark a valid child that is not compiled invalid, in the archive and then the runner's live state;
-    True when it did. The one place the runner applies the check (after a result, and on resume)."""
-    if state.tree.parent(node_id) is None or not state.tree.is_valid(node_id):
-        return False
-    verdict = compiled_verdict(run, node_id, stage, state.task_order)
-    if verdict is None or verdict.valid:
-        return False
-    run.invalidate(node_id, verdict.reason or "not compiled")
-    state.invalidate(node_id)
-    log.info("node %s is invalid: %s", node_id, verdict.reason)
-    return True

@@ -58,7 +58,7 @@ def _published(config: RunConfig, base: str, image: str | None) -> PlannedTasks:
 
 
 def _loaded(config: RunConfig) -> PlannedTasks:
-    from evolve.engine.launch import load_tasks
+    from evolve.launch import load_tasks
 
     tasks = load_tasks(config)
     everything = list(tasks.search.values()) + list(tasks.heldout.values())

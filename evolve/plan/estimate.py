@@ -18,8 +18,8 @@ from pathlib import Path
 
 from evolve.config import ModelConfig, RunConfig
 from evolve.engine.costs import Priors
-from evolve.llm.pricing import known_price
 from evolve.llm.types import ROLES, Role
+from evolve.models.pricing import known_price
 from evolve.plan.counts import PlannedTasks, planned_tasks, run_counts
 from evolve.plan.prereqs import missing_prerequisites
 from evolve.plan.profiles import job_profile

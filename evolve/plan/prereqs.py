@@ -107,7 +107,8 @@ def _models(config: RunConfig) -> list[str]:
                 if problem is not None:
                     lines.append(f"models.{role}: the model server at {url} does not answer ({problem})")
         if model.provider == "embedded" and role == _first_embedded(config, model.model):
-            from evolve.llm.embedded import cached_path, embedded_spec
+            from evolve.llm.embedded import cached_path
+            from evolve.models.catalog import embedded_spec
 
             if not cached_path(embedded_spec(model.model)).is_file():
                 lines.append(f"models.{role}: the embedded model {model.model} is not cached "

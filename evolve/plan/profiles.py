@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import statistics
+import tempfile
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -217,3 +218,16 @@ def job_profile(config: RunConfig, measured_from: Sequence[Path] | None = None) 
         except EvolveError:
             continue  # a damaged or foreign run is no measurement; the others (or the default) are
     return measured_profile(usages, fallback) or fallback
+
+
+def measure_bundles(bundles: Sequence[Path], fallback: JobProfile) -> JobProfile | None:
+    """The mean job over published bundles, each imported into a scratch directory and measured as a run."""
+    from evolve.archive.lineage import import_bundle
+
+    with tempfile.TemporaryDirectory(prefix="evolve-calibrate-") as scratch:
+        usages = []
+        for bundle in bundles:
+            dest = Path(scratch) / bundle.name.split(".")[0]
+            import_bundle(bundle, dest).close()
+            usages.append(run_usage(dest))
+        return measured_profile(usages, fallback)

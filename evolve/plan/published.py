@@ -17,10 +17,6 @@ within 25 % of what its published run spent.
 
 from __future__ import annotations
 
-import tempfile
-from collections.abc import Sequence
-from pathlib import Path
-
 from evolve.plan.types import JobProfile, RoleTokens, Tokens
 
 BUNDLES: dict[tuple[str, str], tuple[str, ...]] = {
@@ -41,17 +37,3 @@ CALIBRATED: dict[tuple[str, str], JobProfile] = {
 def calibrated(family: str, model: str) -> JobProfile | None:
     """The published runs' figures for a suite family and solving model, if there are any."""
     return CALIBRATED.get((family, model))
-
-
-def measure_bundles(bundles: Sequence[Path], fallback: JobProfile) -> JobProfile | None:
-    """The mean job over published bundles, each imported into a scratch directory and measured as a run."""
-    from evolve.archive.lineage import import_bundle
-    from evolve.plan.profiles import measured_profile, run_usage
-
-    with tempfile.TemporaryDirectory(prefix="evolve-calibrate-") as scratch:
-        usages = []
-        for bundle in bundles:
-            dest = Path(scratch) / bundle.name.split(".")[0]
-            import_bundle(bundle, dest).close()
-            usages.append(run_usage(dest))
-        return measured_profile(usages, fallback)

@@ -9,9 +9,10 @@ import pytest
 
 from evolve.archive import Run
 from evolve.llm.client import OpenAICompatible
-from evolve.llm.embedded import QWEN_CODER_05B, ensure_embedded_model, verify_model
+from evolve.llm.embedded import ensure_embedded_model, verify_model
 from evolve.llm.gateway import SANDBOX_SOCKET_PATH, Gateway
 from evolve.llm.servers import LlamaCppServer
+from evolve.models.catalog import QWEN_CODER_05B
 
 AGENT = r"""
 import http.client, json, os, socket

@@ -70,7 +70,7 @@ def _record(run) -> tuple[list, dict]:
 
 def test_two_runs_of_one_config_on_one_server_sample_alike(tmp_path: Path, docker_client, base_image):
     pytest.importorskip("llama_cpp", reason="the `local` extra (llama-cpp-python) is not installed")
-    from evolve.engine.launch import run_evolution
+    from evolve.launch import run_evolution
     from evolve.llm.stack import ModelStack
 
     configs = [parse_config(CONFIG.format(name=name, archive=tmp_path)) for name in ("first", "second")]

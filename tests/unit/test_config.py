@@ -81,7 +81,7 @@ def test_cli_config_check_prints_one_line_and_fails():
 
 
 def test_gea_loads_its_group_size_and_neighbours():
-    from evolve.engine.launch import policies_from_config
+    from evolve.launch import policies_from_config
     from evolve.search import GEAPolicy
 
     config = parse_config('[policy]\nname = "gea"\n[policy.gea]\ngroup_size = 3\nneighbours = 5\nstages = [4]\n')
@@ -94,7 +94,7 @@ def test_gea_loads_its_group_size_and_neighbours():
 
 
 def test_the_cost_aware_policy_and_the_cpu_hour_budget_load():
-    from evolve.engine.launch import policies_from_config
+    from evolve.launch import policies_from_config
     from evolve.search import HGMCostPolicy
 
     config = parse_config('[policy]\nname = "hgm_cost"\n[policy.hgm_cost]\nprice_exponent = 0.5\nalpha = 0.5\n'

@@ -6,9 +6,10 @@ import tarfile
 import pytest
 
 from evolve.archive import Run, export_lineage
+from evolve.engine.replays import ReplayChannels, replayable
 from evolve.errors import EvolveError
 from evolve.notebook import build_example_run
-from evolve.replay import ReplayChannels, Replayed, replayable, rerun, scratch_copy, verify_code
+from evolve.replay import Replayed, rerun, scratch_copy, verify_code
 
 
 @pytest.fixture(scope="module")

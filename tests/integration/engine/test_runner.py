@@ -10,7 +10,7 @@ from evolve.archive.compute import run_cpu_hours
 from evolve.archive.summary import render_summary, run_summary
 from evolve.archive.vocab import JobKind, StopReason
 from evolve.engine.costs import Priors
-from evolve.engine.launch import run_evolution
+from evolve.launch import run_evolution
 from evolve.standins.models import Charged, RoutedModel
 from tests.integration.scripted import diagnosis, evolution_config, give_up, scripted_models
 

@@ -7,7 +7,7 @@ Usage (from the repository root): python -m tests.integration.evolution.scripted
 import sys
 from pathlib import Path
 
-from evolve.engine.launch import run_evolution
+from evolve.launch import run_evolution
 from tests.integration.scripted import evolution_config, scripted_models
 
 

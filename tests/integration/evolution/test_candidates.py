@@ -7,7 +7,7 @@ import pytest
 from evolve.archive.candidates import node_candidates
 from evolve.archive.edits import EditKind, code_edit_rate, edit_kind
 from evolve.archive.summary import render_node
-from evolve.engine.launch import run_evolution
+from evolve.launch import run_evolution
 from evolve.standins.models import ScriptedModel
 from tests.integration.scripted import ONE_EXPANSION, TWO_TASKS, evolution_config, scripted_models
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from evolve.engine.launch import run_evolution
+from evolve.launch import run_evolution
 from evolve.meta.dgm import FIELDS, SPECIAL
 from evolve.standins.models import RoutedModel
 from tests.integration.scripted import ONE_EXPANSION, TWO_TASKS, evolution_config, give_up, scripted_models

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from evolve.engine.launch import run_evolution
+from evolve.launch import run_evolution
 from evolve.standins.models import RoutedModel
 from tests.integration.scripted import (
     DONE,

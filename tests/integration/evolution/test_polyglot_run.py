@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from evolve.engine.launch import run_evolution
+from evolve.launch import run_evolution
 from evolve.standins.models import RoutedModel
 from tests.integration.scripted import DONE, evolution_config, scripted_models
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from evolve.engine.launch import run_evolution
+from evolve.launch import run_evolution
 from evolve.standins.models import RoutedModel
 from tests.integration.scripted import DONE, SMOKE_EDIT, SMOKE_MARKER, evolution_config, scripted_models
 

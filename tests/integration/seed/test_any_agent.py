@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from evolve.engine.launch import run_evolution
+from evolve.launch import run_evolution
 from evolve.llm.types import ChatRequest, ChatResponse, Message, ToolCall, Usage
 from evolve.meta.validate import SMOKE_FIX
 from evolve.standins.models import SMOKE_MARKER, RoutedModel, fake_completion_cap

@@ -50,7 +50,7 @@ def test_the_recovered_fraction_and_its_interval():
 def test_a_run_stopped_by_a_signal_stops_the_bench_instead_of_scoring_nothing(tmp_path, monkeypatch):
     """A SIGTERM cancels the short evolution; its held-out scores are missing, and a line of "0 tasks, no
     drop" would read as a measurement."""
-    import evolve.engine.launch
+    import evolve.launch
     from evolve.bench.selfrepair import SelfRepair
     from evolve.config import load_config
     from evolve.engine.outcome import RunOutcome
@@ -63,7 +63,7 @@ def test_a_run_stopped_by_a_signal_stops_the_bench_instead_of_scoring_nothing(tm
             Stopped.closed = True
 
     outcome = RunOutcome("cancelled", None, 0, 0, 3, 1, signal=15)
-    monkeypatch.setattr(evolve.engine.launch, "run_evolution", lambda config, models=None: (Stopped(), outcome))
+    monkeypatch.setattr(evolve.launch, "run_evolution", lambda config, models=None: (Stopped(), outcome))
     config = load_config(seed_dir().parents[0] / "configs" / "selfrepair.toml")
     with pytest.raises(EvolveError, match=r"reply-cut: the run was stopped by signal 15 before it was scored"):
         SelfRepair(config, tmp_path).recover("reply-cut", tmp_path / "agent", {"t": True})

@@ -79,9 +79,10 @@ def test_the_text_form_prints_the_call_and_what_is_missing(monkeypatch):
 
 def test_fetch_embedded_takes_the_models_by_name_from_the_cache(tmp_path, monkeypatch):
     from evolve.llm import embedded
+    from evolve.models.catalog import EMBEDDED
 
     monkeypatch.setattr(embedded, "verify_model", lambda path, spec: None)
-    for spec in embedded.EMBEDDED.values():  # files already cached (and taken as verified): no download
+    for spec in EMBEDDED.values():  # files already cached (and taken as verified): no download
         path = embedded.cached_path(spec, tmp_path)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"GGUF")

@@ -9,8 +9,8 @@ from pathlib import Path
 from evolve.archive import Run
 from evolve.config import BudgetConfig
 from evolve.engine.executors import LocalExecutor
-from evolve.engine.launch import execute_with_signals, exit_status
 from evolve.engine.runner import Runner
+from evolve.launch import execute_with_signals, exit_status
 from evolve.search import HGMPolicy
 from evolve.standins.worker import ScriptedWorker
 

@@ -3,8 +3,8 @@
 import pytest
 
 from evolve.config import parse_config
-from evolve.engine.launch import load_tasks, open_run
 from evolve.errors import EvolveError
+from evolve.launch import load_tasks, open_run
 
 
 def _config(tmp_path, agent):

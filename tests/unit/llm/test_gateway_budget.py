@@ -12,11 +12,11 @@ import pytest
 
 from evolve.llm.agent_request import request_from_openai
 from evolve.llm.budget import prompt_token_bound
-from evolve.llm.capabilities import REASONING_MAX_TOKENS
 from evolve.llm.client import AnthropicModel, OpenAICompatible, OpenAIModel
 from evolve.llm.exchanges import request_digest
 from evolve.llm.retries import RetryPolicy
 from evolve.llm.types import ChatRequest, Message
+from evolve.models.capabilities import REASONING_MAX_TOKENS
 from evolve.standins import apis as s
 
 ONCE = RetryPolicy(attempts=1)

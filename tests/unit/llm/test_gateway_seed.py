@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 
-from evolve.llm.capabilities import capabilities
 from evolve.llm.client import openai_arguments
 from evolve.llm.exchanges import read_exchanges, request_digest
 from evolve.llm.gateway import Gateway, request_seed
 from evolve.llm.types import ChatRequest, Message
+from evolve.models.capabilities import capabilities
 from evolve.standins.models import ScriptedModel, every_role
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from evolve.config import ConfigError, parse_config
-from evolve.llm.capabilities import AGENT_WAIT_S, capabilities, worst_case_s
 from evolve.llm.client import OpenAIModel
+from evolve.models.capabilities import AGENT_WAIT_S, capabilities, worst_case_s
 
 SEED_MODEL = Path(__file__).resolve().parents[3] / "evolve" / "seed" / "agent" / "model.py"
 

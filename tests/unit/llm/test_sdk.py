@@ -14,9 +14,9 @@ import pytest
 from packaging.requirements import Requirement
 
 from evolve.llm.anthropic_wire import anthropic_payload
-from evolve.llm.capabilities import REASONING_MAX_TOKENS, capabilities
 from evolve.llm.client import openai_arguments
 from evolve.llm.types import ChatRequest, Message, ToolCall
+from evolve.models.capabilities import REASONING_MAX_TOKENS, capabilities
 
 ROOT = Path(__file__).resolve().parents[3]
 TOOLS = ({"type": "function", "function": {"name": "bash", "description": "run", "parameters": {"type": "object"}}},)

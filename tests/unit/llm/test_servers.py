@@ -190,7 +190,7 @@ def test_roles_on_two_embedded_models_get_one_server_each():
 
 
 def test_the_embedded_server_serves_the_configured_model():
-    from evolve.llm.embedded import QWEN_CODER_15B
+    from evolve.models.catalog import QWEN_CODER_15B
 
     server = default_server(ModelConfig(model=QWEN_CODER_15B.name))
     assert isinstance(server, LlamaCppServer) and server.spec is QWEN_CODER_15B
@@ -200,7 +200,7 @@ def test_the_embedded_server_serves_the_configured_model():
 
 def test_the_embedded_model_waits_longer_per_attempt_than_other_local_servers():
     # one request at a time on a CPU: the timeout covers the wait behind another job's request
-    from evolve.llm.capabilities import EMBEDDED_TIMEOUT_S
+    from evolve.models.capabilities import EMBEDDED_TIMEOUT_S
 
     embedded = client_for(ModelConfig(provider="embedded"), ("http://127.0.0.1:9/v1",))
     vllm = client_for(ModelConfig(provider="vllm", model="big"), ("http://127.0.0.1:9/v1",))

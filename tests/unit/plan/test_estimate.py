@@ -11,7 +11,7 @@ import pytest
 from evolve.archive import Run
 from evolve.archive.lineage import import_bundle
 from evolve.config import RunConfig, parse_config
-from evolve.llm.pricing import known_price
+from evolve.models.pricing import known_price
 from evolve.plan import make_plan
 from evolve.plan.profiles import default_profile
 

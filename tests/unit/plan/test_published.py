@@ -12,8 +12,8 @@ from evolve.archive.compute import run_cpu_hours
 from evolve.archive.lineage import import_bundle
 from evolve.config import load_config
 from evolve.plan import make_plan
-from evolve.plan.profiles import default_profile
-from evolve.plan.published import BUNDLES, CALIBRATED, measure_bundles
+from evolve.plan.profiles import default_profile, measure_bundles
+from evolve.plan.published import BUNDLES, CALIBRATED
 
 ROOT = Path(__file__).resolve().parents[3]
 PUBLISHED = ROOT / "archive" / "published"

@@ -8,9 +8,9 @@ import json
 import pytest
 
 from evolve.llm.client import AnthropicModel, ModelError, OpenAIModel
-from evolve.llm.pricing import price_of
 from evolve.llm.retries import RetryPolicy
 from evolve.llm.types import ChatRequest, Message
+from evolve.models.pricing import price_of
 from evolve.standins import apis as s
 
 TOOLS = ({"type": "function", "function": {"name": "bash", "parameters": {"type": "object"}}},)

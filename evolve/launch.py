@@ -25,6 +25,7 @@ from evolve.search.policies import policies_from_config
 
 if TYPE_CHECKING:
     from evolve.llm.client import ChatModel
+    from evolve.llm.stack import ClientFactory
     from evolve.llm.types import Role
 
 
@@ -125,13 +126,16 @@ def exit_status(outcome: RunOutcome) -> int:
 
 def run_evolution(config: RunConfig, *, resume: Path | None = None, progress: ProgressSink | None = None,
                   models: Mapping[Role, ChatModel] | None = None,
-                  priors: Priors | None = None) -> tuple[Run, RunOutcome]:
+                  priors: Priors | None = None,
+                  standins: Mapping[str, ClientFactory] | None = None) -> tuple[Run, RunOutcome]:
     """Run (or resume) an evolution with real sandboxes and models; returns the run and how it ended.
 
     `models` (role → model) replaces the configured ones; tests pass scripted models here. `priors`:
     the plan's price of each job kind (`evolve run` passes `evolve plan`'s); a resume keeps the first's.
+    `standins`: the stand-in providers a config may name (`evolve run` passes evolve.cli.standins').
     """
     from evolve.engine.executors import LocalExecutor
+    from evolve.llm.budget import GatewayLimits
     from evolve.llm.gateway import Gateway
     from evolve.llm.stack import ModelStack
     from evolve.sandbox import image_id, reap_run
@@ -154,13 +158,13 @@ def run_evolution(config: RunConfig, *, resume: Path | None = None, progress: Pr
         with ExitStack() as servers:
             if models is None:
                 beside = config.sandbox.cpus * config.executor.concurrency  # what the run runs beside the model
-                models = servers.enter_context(ModelStack(config.models, seed=config.run.seed,
+                models = servers.enter_context(ModelStack(config.models, seed=config.run.seed, standins=standins,
                                                           beside_cpus=beside)).models
             run = run or open_run(config, None)
             reap_run(run.id)  # leftovers of an earlier, crashed session of this run
             run.set_meta(f"image:{config.sandbox.image}", image_id(config.sandbox.image))
             with Gateway(models, exchanges_dir=run.path / "exchanges", usage_sink=run, seed=config.run.seed,
-                         limits=config.gateway.limits()) as gateway, ExitStack() as cluster:
+                         limits=GatewayLimits.of(config.gateway)) as gateway, ExitStack() as cluster:
                 worker = _worker(config, run, tasks, gateway, cluster)
                 runner = Runner(
                     run, policy, worker, executor, search_tasks=list(tasks.search),
