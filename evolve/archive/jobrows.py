@@ -113,6 +113,13 @@ class JobRows:
         found = {JobKind(row[0]): (int(row[1]), float(row[2])) for row in rows}
         return {kind: found.get(kind, (0, 0.0)) for kind in JobKind}
 
+    def job(self, job_id: int) -> Job:
+        """One job's row."""
+        rows = self._query("SELECT * FROM jobs WHERE id = ?", (job_id,))
+        if not rows:
+            raise EvolveError(f"run {self.path} has no job {job_id}")
+        return schema.job_from_row(rows[0])
+
     def jobs(self, state: JobState | None = None) -> list[Job]:
         if state is None:
             rows = self._query("SELECT * FROM jobs ORDER BY id")
