@@ -15,6 +15,10 @@ from evolve.errors import EvolveError
 _ENDS = (JobState.FINISHED, JobState.FAILED, JobState.CANCELLED)
 
 
+MADE = "node "
+"""How a finished expansion job's detail begins: the node it made follows."""
+
+
 class JobRows:
     """`start_job` before the work, `finish_job` after it; the rows a resume reads."""
 
@@ -126,3 +130,10 @@ class JobRows:
         else:
             rows = self._query("SELECT * FROM jobs WHERE state = ? ORDER BY id", (state,))
         return [schema.job_from_row(r) for r in rows]
+
+
+def made_node(job: Job) -> str | None:
+    """The node a finished expansion job made (the archive finishes it with `node <id>`, `Run.add_node`)."""
+    if job.kind != JobKind.EXPAND or job.detail is None or not job.detail.startswith(MADE):
+        return None
+    return job.detail.removeprefix(MADE)
