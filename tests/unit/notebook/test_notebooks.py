@@ -49,7 +49,9 @@ def text(book) -> str:
 def test_browse_archive_runs_on_the_default_run(monkeypatch):
     monkeypatch.delenv(RUN_ENV, raising=False)
     book = execute("browse_archive.ipynb")
-    assert len(outputs(book, "image/png")) == 4  # tree, progress, outcomes, usage
+    assert len(outputs(book, "image/png")) == 5  # tree, progress, outcomes, usage; best-so-far and its cost
+    improvements = [o["data"]["text/plain"] for o in outputs(book, "text/plain") if "spent_cpu_hours" in o["data"]["text/plain"]]
+    assert len(improvements) == 1 and improvements[0].split("\n")[1].split()[1] == "1"  # node 1 first took the lead
     assert outputs(book, "text/markdown")  # diffs
     # The most informative published run, not the 4-node quickstart: its best node is the one
     # `evolve status`, `evolve tree` and the report name (tests/unit/archive/test_best.py).
