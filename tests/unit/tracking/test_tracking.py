@@ -41,6 +41,8 @@ def test_the_trackers_receive_every_result_and_a_resume_continues_the_same_track
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     config = TrackingConfig.model_validate({"wandb": {"enabled": True, "mode": "offline"},
                                             "mlflow": {"enabled": True, "uri": uri, "experiment": "tests"}})
+    # A store without a server keeps artifacts where its experiment says (default: ./mlruns, in the checkout).
+    mlflow.MlflowClient(tracking_uri=uri).create_experiment("tests", artifact_location=str(tmp_path / "artifacts"))
     tracked_session(run, config, evaluations=12)
     wandb_id = (run.path / "tracking" / "wandb.id").read_text().strip()
     mlflow_id = (run.path / "tracking" / "mlflow.id").read_text().strip()
