@@ -50,11 +50,19 @@ class TraceFilter:
             return False
         if not (self.passing_solves or self.improving_expansions):
             return True
-        passing = (self.passing_solves and record["role"] == "solve" and record["job_kind"] == JobKind.EVALUATE
-                   and record["outcome"] == Outcome.PASS)
-        improving = (self.improving_expansions and record["job_kind"] == JobKind.EXPAND
-                     and record["role"] in ("diagnose", "modify") and bool(record["child_better"])
-                     and record["candidate_chosen"] is not False)
+        passing = (
+            self.passing_solves
+            and record["role"] == "solve"
+            and record["job_kind"] == JobKind.EVALUATE
+            and record["outcome"] == Outcome.PASS
+        )
+        improving = (
+            self.improving_expansions
+            and record["job_kind"] == JobKind.EXPAND
+            and record["role"] in ("diagnose", "modify")
+            and bool(record["child_better"])
+            and record["candidate_chosen"] is not False
+        )
         return passing or improving
 
 
@@ -69,7 +77,11 @@ class TraceExport:
 
     def line(self) -> str:
         roles = ", ".join(f"{count} {role}" for role, count in sorted(self.roles.items())) or "none"
-        left = f"; {self.heldout_left_out} held-out exchanges left out (--include-heldout)" if self.heldout_left_out else ""
+        left = (
+            f"; {self.heldout_left_out} held-out exchanges left out (--include-heldout)"
+            if self.heldout_left_out
+            else ""
+        )
         noun = "exchange" if self.records == 1 else "exchanges"
         return f"wrote {self.records} {noun} ({roles}) to {self.path}{left}"
 
@@ -87,12 +99,18 @@ def trace_records(run: Run) -> Iterator[dict[str, Any]]:
             continue  # not an exchange file, or one of a job the run does not have (a lineage's bundle)
         labels = _job_labels(run, job, evaluations.get(job.id), tree, nodes, match)
         for exchange in read_exchanges(path):
-            yield {"messages": _messages(exchange), "role": exchange.role, **labels, "seq": exchange.seq,
-                   "model": exchange.response.model}
+            yield {
+                "messages": _messages(exchange),
+                "role": exchange.role,
+                **labels,
+                "seq": exchange.seq,
+                "model": exchange.response.model,
+            }
 
 
-def export_traces(run: Run, dest: Path, *, keep: TraceFilter = TraceFilter(),
-                  fmt: Literal["jsonl", "hf"] = "jsonl") -> TraceExport:
+def export_traces(
+    run: Run, dest: Path, *, keep: TraceFilter = TraceFilter(), fmt: Literal["jsonl", "hf"] = "jsonl"
+) -> TraceExport:
     """Write the kept records to `dest`: a JSONL file, or a Hugging Face `datasets` directory (`hf`)."""
     kept: list[dict[str, Any]] = []
     heldout = 0
@@ -106,7 +124,9 @@ def export_traces(run: Run, dest: Path, *, keep: TraceFilter = TraceFilter(),
         try:
             import datasets
         except ImportError:
-            raise EvolveError("--format hf needs the `datasets` package (pip install 'evolve[tracking]')") from None
+            raise EvolveError(
+                "--format hf needs the `datasets` package (pip install 'evolve[tracking]')"
+            ) from None
         datasets.Dataset.from_list(kept).save_to_disk(str(dest))
     else:
         with dest.open("w", encoding="utf-8") as out:
@@ -136,18 +156,30 @@ def _evaluations_by_job(jobs: Iterable[Job], evaluations: Iterable[Evaluation]) 
     recorded: dict[tuple[str, str | None], list[Evaluation]] = defaultdict(list)
     for evaluation in sorted(evaluations, key=lambda evaluation: evaluation.id or 0):
         recorded[(evaluation.node, evaluation.task)].append(evaluation)
-    return {job_id: evaluation for key, job_ids in finished.items()
-            for job_id, evaluation in zip(job_ids, recorded.get(key, []), strict=False)}
+    return {
+        job_id: evaluation
+        for key, job_ids in finished.items()
+        for job_id, evaluation in zip(job_ids, recorded.get(key, []), strict=False)
+    }
 
 
-def _job_labels(run: Run, job: Job, evaluation: Evaluation | None, tree: CladeTree, nodes: dict,
-                channel: re.Match[str]) -> dict[str, Any]:
+def _job_labels(
+    run: Run, job: Job, evaluation: Evaluation | None, tree: CladeTree, nodes: dict, channel: re.Match[str]
+) -> dict[str, Any]:
     """What every exchange of one job (one channel of it) is labelled with."""
     labels: dict[str, Any] = {
-        "job": job.id, "job_kind": str(job.kind), "step": channel["step"], "node": job.node, "task": job.task,
+        "job": job.id,
+        "job_kind": str(job.kind),
+        "step": channel["step"],
+        "node": job.node,
+        "task": job.task,
         "split": str(evaluation.split) if evaluation else (str(job.split) if job.split else None),
         "outcome": str(evaluation.outcome) if evaluation else None,
-        "child": None, "child_valid": None, "child_better": None, "candidate": None, "candidate_chosen": None,
+        "child": None,
+        "child_valid": None,
+        "child_better": None,
+        "candidate": None,
+        "candidate_chosen": None,
     }
     if job.kind != JobKind.EXPAND:
         return labels

@@ -64,7 +64,16 @@ def cost_curves(run: Run, min_results: int | None = None, points: int = POINTS) 
         if node.parent is not None:
             events.append((node.created, 1, "child", node.id, "", 0.0))
     for evaluation in run.evaluations(split=Split.DEV):
-        events.append((evaluation.created, 2, "result", evaluation.node, evaluation.task + "\0" + evaluation.outcome, 0.0))
+        events.append(
+            (
+                evaluation.created,
+                2,
+                "result",
+                evaluation.node,
+                evaluation.task + "\0" + evaluation.outcome,
+                0.0,
+            )
+        )
     for job in run.jobs():
         if job.finished is not None and job.state != JobState.CANCELLED:
             events.append((job.finished, 0, "job", job.node, "", cpu_hours(job.finished - job.started, cpus)))
@@ -75,7 +84,7 @@ def cost_curves(run: Run, min_results: int | None = None, points: int = POINTS) 
     children, hours = 0, 0.0
     since: tuple[int, float] = (0, 0.0)
     led: set[str] = set()
-    for index, (_, _, kind, node, detail, job_hours) in enumerate(events):
+    for index, (_, _, kind, about, detail, job_hours) in enumerate(events):
         improved = False
         if kind == "job":
             hours += job_hours
@@ -84,23 +93,29 @@ def cost_curves(run: Run, min_results: int | None = None, points: int = POINTS) 
         else:
             task, _, outcome = detail.partition("\0")
             before = _leader(rates)
-            if count_result(tree, node, task, outcome, tasks) and valid[node]:
-                own = tree.own_counts(node)
+            if count_result(tree, about, task, outcome, tasks) and valid[about]:
+                own = tree.own_counts(about)
                 if own.total >= least and own.mean is not None:
-                    rates[node] = own.mean
+                    rates[about] = own.mean
             after = _leader(rates)
             if before is None and after is not None:
                 since = (children, hours)  # the first best is the baseline
             # A node taking the lead for the first time, with a higher rate than the leader's, is an
             # improvement; the leader's own rate moving with more results is not (more evidence, not a
             # better agent), nor is the lead passing back and forth between nodes whose rates are close.
-            improved = (before is not None and after is not None and after[0] != before[0]
-                        and after[1] > before[1] and after[0] not in led)
+            improved = (
+                before is not None
+                and after is not None
+                and after[0] != before[0]
+                and after[1] > before[1]
+                and after[0] not in led
+            )
             if after is not None:
                 led.add(after[0])
             if improved and after is not None:
-                curves.improvements.append(Improvement(after[0], after[1], children, hours, children - since[0],
-                                                       hours - since[1]))
+                curves.improvements.append(
+                    Improvement(after[0], after[1], children, hours, children - since[0], hours - since[1])
+                )
                 since = (children, hours)
         if index in keep or improved:
             leader = _leader(rates)

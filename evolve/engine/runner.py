@@ -379,8 +379,9 @@ class Runner:
 
     def _tell_evaluated(self, job: Job, result: EvaluationResult, split: Split) -> None:
         if self.events is not None:
-            self.events.record(Evaluated(job, job.node, _task(job), split, Outcome(result.outcome), result.tokens,
-                                         result.cost_usd))
+            evaluated = Evaluated(job, job.node, _task(job), split, Outcome(result.outcome), result.tokens,
+                                  result.cost_usd)
+            self.events.record(evaluated)
 
     def _score_heldout(self, node_id: str) -> tuple[int, int]:
         """Evaluate the final agent on every held-out task it has no counted result for yet.

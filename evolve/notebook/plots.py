@@ -257,7 +257,8 @@ def plot_generations(run: LoadedRun, ax: Axes | None = None) -> Axes:
     if depths:
         ax.boxplot([generations[d] for d in depths], positions=depths, widths=0.6)
         for depth in depths:
-            ax.scatter([depth] * len(generations[depth]), generations[depth], s=12, alpha=0.6, color="tab:blue")
+            rates = generations[depth]
+            ax.scatter([depth] * len(rates), rates, s=12, alpha=0.6, color="tab:blue")
     ax.set_xlabel("generation (depth)")
     ax.set_ylabel("own pass rate")
     ax.set_ylim(-0.05, 1.05)

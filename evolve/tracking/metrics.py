@@ -63,8 +63,12 @@ def event_step(run: Run, event: RunEvent, cpus: float, edits: EditCounter) -> St
     if isinstance(event, Evaluated):
         metrics |= _job_metrics("evaluation", run, event.job.id, cpus, event.tokens, event.cost_usd)
         metrics["evaluation/passed"] = float(event.outcome == Outcome.PASS)
-        labels |= {"evaluation/node": event.node, "evaluation/task": event.task, "evaluation/split": event.split,
-                   "evaluation/outcome": event.outcome}
+        labels |= {
+            "evaluation/node": event.node,
+            "evaluation/task": event.task,
+            "evaluation/split": event.split,
+            "evaluation/outcome": event.outcome,
+        }
         clade_of = event.node
     elif isinstance(event, Expanded):
         edits.add(run, event.child, event.valid)
@@ -88,11 +92,17 @@ def event_step(run: Run, event: RunEvent, cpus: float, edits: EditCounter) -> St
     return Step(results_recorded(run), metrics, labels)
 
 
-def _job_metrics(kind: str, run: Run, job_id: int, cpus: float, tokens: int, dollars: float) -> dict[str, float]:
+def _job_metrics(
+    kind: str, run: Run, job_id: int, cpus: float, tokens: int, dollars: float
+) -> dict[str, float]:
     job = run.job(job_id)
     seconds = max((job.finished or job.started) - job.started, 0.0)
-    return {f"{kind}/tokens": float(tokens), f"{kind}/dollars": dollars, f"{kind}/seconds": seconds,
-            f"{kind}/cpu_hours": cpu_hours(seconds, cpus)}
+    return {
+        f"{kind}/tokens": float(tokens),
+        f"{kind}/dollars": dollars,
+        f"{kind}/seconds": seconds,
+        f"{kind}/cpu_hours": cpu_hours(seconds, cpus),
+    }
 
 
 def _run_metrics(run: Run, cpus: float, clade_of: str | None) -> tuple[dict[str, float], str | None]:

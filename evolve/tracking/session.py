@@ -20,7 +20,7 @@ from pathlib import Path
 from evolve.archive.store import Run
 from evolve.config import TrackingConfig
 from evolve.engine.events import Finished, RunEvent
-from evolve.tracking.metrics import EditCounter, Step, event_step
+from evolve.tracking.metrics import EditCounter, event_step
 from evolve.tracking.trackers import MlflowTracker, Tracker, WandbTracker
 
 log = logging.getLogger(__name__)
@@ -46,7 +46,9 @@ class Sender:
         self.id_file = id_file
         self.failed: str | None = None
         self._work: queue.Queue[Callable[[Tracker], None] | None] = queue.Queue()
-        self._thread = threading.Thread(target=self._loop, name=f"evolve-tracking-{tracker.name}", daemon=True)
+        self._thread = threading.Thread(
+            target=self._loop, name=f"evolve-tracking-{tracker.name}", daemon=True
+        )
         self._thread.start()
 
     def send(self, work: Callable[[Tracker], None]) -> None:
@@ -57,15 +59,18 @@ class Sender:
         self._work.put(None)
         self._thread.join(wait_s)
         if self._thread.is_alive():
-            log.warning("tracking: %s did not finish sending within %.0f s; the rest is not sent",
-                        self.tracker.name, wait_s)
+            log.warning(
+                "tracking: %s did not finish sending within %.0f s; the rest is not sent",
+                self.tracker.name,
+                wait_s,
+            )
 
     def _loop(self) -> None:
         try:
             resume = self.id_file.read_text().strip() if self.id_file.is_file() else None
             tracked = self.tracker.start(resume or None)
             self.id_file.write_text(tracked + "\n")
-        except Exception as error:  # any failure of a tracker library: reported, the run goes on
+        except Exception as error:  # noqa: BLE001 - a tracker library's failure: reported, the run goes on
             self._fail(error)
         while True:
             work = self._work.get()
@@ -75,21 +80,30 @@ class Sender:
                 continue
             try:
                 work(self.tracker)
-            except Exception as error:  # as above: a tracker never stops the run
+            except Exception as error:  # noqa: BLE001 - as above: a tracker never stops the run
                 self._fail(error)
 
     def _fail(self, error: Exception) -> None:
         self.failed = _first_line(error)
         hint = " (pip install 'evolve[tracking]')" if isinstance(error, ImportError) else ""
-        log.warning("tracking: %s failed (%s)%s; the run goes on without it", self.tracker.name, self.failed, hint)
+        log.warning(
+            "tracking: %s failed (%s)%s; the run goes on without it", self.tracker.name, self.failed, hint
+        )
 
 
 class Tracking:
     """The runner's `RunEvents`: each event becomes one `Step`, appended to `tracking/events.jsonl` and
     handed to every tracker's `Sender`."""
 
-    def __init__(self, run: Run, trackers: Sequence[Tracker], *, cpus: float, artifacts: bool = True,
-                 wait_s: float = CLOSE_WAIT_S) -> None:
+    def __init__(
+        self,
+        run: Run,
+        trackers: Sequence[Tracker],
+        *,
+        cpus: float,
+        artifacts: bool = True,
+        wait_s: float = CLOSE_WAIT_S,
+    ) -> None:
         self.run = run
         self.cpus = cpus
         self.artifacts = artifacts
@@ -107,9 +121,11 @@ class Tracking:
             return
         try:
             step = event_step(self.run, event, self.cpus, self._edits)
-        except Exception as error:  # reading the figures must not stop the run either
+        except Exception as error:  # noqa: BLE001 - reading the figures must not stop the run either
             self.broken = _first_line(error)
-            log.warning("tracking: reading the run's figures failed (%s); the run goes on untracked", self.broken)
+            log.warning(
+                "tracking: reading the run's figures failed (%s); the run goes on untracked", self.broken
+            )
             return
         with self.events_file.open("a", encoding="utf-8") as out:
             out.write(json.dumps(step.row(), sort_keys=True) + "\n")
@@ -141,7 +157,7 @@ class Tracking:
         for name, make in makers:
             try:
                 make(staging / name)
-            except Exception as error:  # an artifact that cannot be made is left out, not the others
+            except Exception as error:  # noqa: BLE001 - an artifact not made is left out, not the others
                 log.warning("tracking: %s not sent (%s)", name, _first_line(error))
                 continue
             files.append(staging / name)
@@ -150,8 +166,13 @@ class Tracking:
 
 def trackers_of(config: TrackingConfig, run: Run) -> list[Tracker]:
     """The trackers `config` turns on, for `run`."""
-    params = {"run_id": run.id, "suite": run.config.tasks.suite, "policy": run.config.policy.name,
-              "seed": run.config.run.seed, "evaluations_budget": run.config.budget.evaluations}
+    params = {
+        "run_id": run.id,
+        "suite": run.config.tasks.suite,
+        "policy": run.config.policy.name,
+        "seed": run.config.run.seed,
+        "evaluations_budget": run.config.budget.evaluations,
+    }
     found: list[Tracker] = []
     if config.wandb.enabled:
         found.append(WandbTracker(config.wandb, run.path / DIRECTORY / "wandb", run.path.name, params))
@@ -161,8 +182,9 @@ def trackers_of(config: TrackingConfig, run: Run) -> list[Tracker]:
 
 
 @contextmanager
-def open_tracking(config: TrackingConfig, run: Run, *, cpus: float,
-                  trackers: Sequence[Tracker] | None = None) -> Iterator[Tracking | None]:
+def open_tracking(
+    config: TrackingConfig, run: Run, *, cpus: float, trackers: Sequence[Tracker] | None = None
+) -> Iterator[Tracking | None]:
     """The run's `Tracking` while the block runs (None when `config` turns no tracker on); `trackers`
     replaces the configured ones (tests)."""
     chosen = list(trackers) if trackers is not None else trackers_of(config, run)

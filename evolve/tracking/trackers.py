@@ -41,24 +41,43 @@ class WandbTracker:
 
     name = "wandb"
 
-    def __init__(self, config: WandbTracking, directory: Path, run_name: str, params: Mapping[str, Any],
-                 environ: Mapping[str, str] = os.environ) -> None:
+    def __init__(
+        self,
+        config: WandbTracking,
+        directory: Path,
+        run_name: str,
+        params: Mapping[str, Any],
+        environ: Mapping[str, str] = os.environ,
+    ) -> None:
         self.config = config
         self.directory = directory
         self.run_name = run_name
         self.params = dict(params)
-        self.mode = config.mode if config.mode != "auto" else "online" if environ.get("WANDB_API_KEY") else "offline"
+        self.mode = (
+            config.mode if config.mode != "auto" else "online" if environ.get("WANDB_API_KEY") else "offline"
+        )
         self._run: Any = None
 
     def start(self, resume_id: str | None) -> str:
         import wandb
 
         self.directory.mkdir(parents=True, exist_ok=True)
-        # console="off": W&B would otherwise capture the process's stdout and stderr, the run's display included.
-        settings = wandb.Settings(console="off", silent=True, x_disable_stats=True, x_disable_machine_info=True)
-        self._run = wandb.init(project=self.config.project, entity=self.config.entity, dir=str(self.directory),
-                               id=resume_id, name=self.run_name, config=self.params, resume="allow",
-                               mode=self.mode, reinit="create_new", settings=settings)
+        # console="off": W&B would otherwise capture the process's stdout and stderr (the run's display).
+        settings = wandb.Settings(
+            console="off", silent=True, x_disable_stats=True, x_disable_machine_info=True
+        )
+        self._run = wandb.init(
+            project=self.config.project,
+            entity=self.config.entity,
+            dir=str(self.directory),
+            id=resume_id,
+            name=self.run_name,
+            config=self.params,
+            resume="allow",
+            mode=self.mode,
+            reinit="create_new",
+            settings=settings,
+        )
         return str(self._run.id)
 
     def log(self, step: Step) -> None:
@@ -98,10 +117,14 @@ class MlflowTracker:
             self._run_id = resume_id
             return resume_id
         experiment = self._client.get_experiment_by_name(self.config.experiment)
-        experiment_id = experiment.experiment_id if experiment else self._client.create_experiment(self.config.experiment)
+        experiment_id = (
+            experiment.experiment_id if experiment else self._client.create_experiment(self.config.experiment)
+        )
         created = self._client.create_run(experiment_id, run_name=self.run_name)
         self._run_id = created.info.run_id
-        self._client.log_batch(self._run_id, params=[Param(key, str(value)) for key, value in self.params.items()])
+        self._client.log_batch(
+            self._run_id, params=[Param(key, str(value)) for key, value in self.params.items()]
+        )
         return self._run_id
 
     def log(self, step: Step) -> None:

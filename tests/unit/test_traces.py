@@ -49,9 +49,12 @@ def test_the_export_loads_as_chat_records_labelled_as_the_archive_says(published
         if record["job_kind"] == "evaluate":
             job = jobs[record["job"]]
             assert (record["node"], record["task"]) == (job.node, job.task)
-            # the outcome and split of the evaluation its job recorded (finished with the outcome as its detail)
+            # the outcome of the evaluation its job recorded (the job finished with it as its detail)
             assert record["outcome"] == job.detail and record["outcome"] in {
-                str(e.outcome) for e in evaluations if (e.node, e.task, str(e.split)) == (job.node, job.task, record["split"])}
+                str(e.outcome)
+                for e in evaluations
+                if (e.node, e.task, str(e.split)) == (job.node, job.task, record["split"])
+            }
             assert record["task"] not in heldout_tasks
         else:
             child = nodes[record["child"]]
@@ -77,10 +80,19 @@ def test_the_recipe_filters_keep_passing_solves_and_improving_expansions(publish
     with Run.open(published) as run:
         everything = [r for r in trace_records(run) if r["split"] != "heldout"]
         passing = export_traces(run, tmp_path / "passing", keep=TraceFilter(passing_solves=True), fmt="hf")
-        improving = export_traces(run, tmp_path / "improving.jsonl", keep=TraceFilter(improving_expansions=True))
+        improving = export_traces(
+            run, tmp_path / "improving.jsonl", keep=TraceFilter(improving_expansions=True)
+        )
     solves = datasets.load_from_disk(str(tmp_path / "passing"))
-    assert len(solves) == passing.records == sum(
-        r["role"] == "solve" and r["job_kind"] == "evaluate" and r["outcome"] == "pass" for r in everything) > 0
+    assert (
+        len(solves)
+        == passing.records
+        == sum(
+            r["role"] == "solve" and r["job_kind"] == "evaluate" and r["outcome"] == "pass"
+            for r in everything
+        )
+        > 0
+    )
     assert set(solves["outcome"]) == {"pass"} and set(solves["role"]) == {"solve"}
     rows = [json.loads(line) for line in (tmp_path / "improving.jsonl").read_text().splitlines()]
     assert len(rows) == improving.records

@@ -38,8 +38,22 @@ def mlflow_server(tmp_path_factory) -> Iterator[str]:
     root = tmp_path_factory.mktemp("mlflow")
     port = _free_port()
     uri = f"http://127.0.0.1:{port}"
-    command = [sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(port), "--workers", "1",
-               "--backend-store-uri", f"sqlite:///{root / 'mlflow.db'}", "--artifacts-destination", str(root / "artifacts")]
+    command = [
+        sys.executable,
+        "-m",
+        "mlflow",
+        "server",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--workers",
+        "1",
+        "--backend-store-uri",
+        f"sqlite:///{root / 'mlflow.db'}",
+        "--artifacts-destination",
+        str(root / "artifacts"),
+    ]
     with (root / "server.log").open("w") as log:
         server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
@@ -59,11 +73,19 @@ def mlflow_server(tmp_path_factory) -> Iterator[str]:
         server.wait(timeout=30)
 
 
-def test_a_tracked_evolution_logs_what_the_archive_holds_and_mlflow_shows_it(tmp_path, base_image, mlflow_server,
-                                                                             chromium):  # noqa: F811
-    tracking = {"mlflow": {"enabled": True, "uri": mlflow_server, "experiment": "evolve-tests"},
-                "wandb": {"enabled": True, "mode": "offline"}}
-    config = evolution_config(tmp_path, "tracked", 7, tasks=TWO_TASKS, budget=ONE_EXPANSION, tracking=tracking)
+def test_a_tracked_evolution_logs_what_the_archive_holds_and_mlflow_shows_it(
+    tmp_path,
+    base_image,
+    mlflow_server,
+    chromium,  # noqa: F811 - the imported fixture
+):
+    tracking = {
+        "mlflow": {"enabled": True, "uri": mlflow_server, "experiment": "evolve-tests"},
+        "wandb": {"enabled": True, "mode": "offline"},
+    }
+    config = evolution_config(
+        tmp_path, "tracked", 7, tasks=TWO_TASKS, budget=ONE_EXPANSION, tracking=tracking
+    )
     run, outcome = run_evolution(config, models=scripted_models())
     best = run_best(run)
     assert best is not None and outcome.best_node == best.node
@@ -75,25 +97,41 @@ def test_a_tracked_evolution_logs_what_the_archive_holds_and_mlflow_shows_it(tmp
     passed = client.get_metric_history(run_id, "evaluation/passed")
     assert sorted(m.value for m in passed) == sorted(float(e.outcome == "pass") for e in evaluations)
     assert sorted(m.value for m in client.get_metric_history(run_id, "evaluation/tokens")) == sorted(
-        float(e.tokens) for e in evaluations)
+        float(e.tokens) for e in evaluations
+    )
     assert logged.data.metrics["run/expansions"] == len(run.nodes()) - 1
     assert logged.data.metrics["run/tokens"] == run.usage_totals()[0]
     assert logged.data.tags["final/node"] == best.node and logged.info.status == "FINISHED"
     assert {"run.toml", "report.html", "run.evolve.tar.gz", "events.jsonl"} <= {
-        a.path for a in client.list_artifacts(run_id)}
+        a.path for a in client.list_artifacts(run_id)
+    }
 
     wandb_id = (run.path / "tracking" / "wandb.id").read_text().strip()
-    (offline,) = (run.path / "tracking" / "wandb" / "wandb").glob(f"offline-run-*-{wandb_id}/run-{wandb_id}.wandb")
+    (offline,) = (run.path / "tracking" / "wandb" / "wandb").glob(
+        f"offline-run-*-{wandb_id}/run-{wandb_id}.wandb"
+    )
     rows = history(offline)
-    assert sorted((r["evaluation/node"], r["evaluation/task"], r["evaluation/outcome"])
-                  for r in rows if "evaluation/node" in r) == sorted((e.node, e.task, str(e.outcome)) for e in evaluations)
+    assert sorted(
+        (r["evaluation/node"], r["evaluation/task"], r["evaluation/outcome"])
+        for r in rows
+        if "evaluation/node" in r
+    ) == sorted((e.node, e.task, str(e.outcome)) for e in evaluations)
 
     page = f"{mlflow_server}/#/experiments/{logged.info.experiment_id}/runs/{run_id}/model-metrics"
     shot = tmp_path / "mlflow.png"
-    command = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-               f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1400,1000", "--virtual-time-budget=20000",
-               f"--screenshot={shot}", "--dump-dom", page]
+    command = [
+        chromium,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--window-size=1400,1000",
+        "--virtual-time-budget=20000",
+        f"--screenshot={shot}",
+        "--dump-dom",
+        page,
+    ]
     dom = subprocess.run(command, capture_output=True, text=True, timeout=180, check=False).stdout
     assert "tracked" in dom and "pass_rate" in dom and "cpu_hours" in dom  # the run's name and its charts
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-

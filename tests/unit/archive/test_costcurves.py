@@ -23,8 +23,17 @@ def scripted_run(tmp_path_factory):
     run = seeded_run(tmp_path_factory.mktemp("costs") / "run")
     executor = LocalExecutor(2)
     try:
-        Runner(run, HGMPolicy(), ScriptedWorker(run, seed=5, delay_s=0.01), executor, search_tasks=TASKS,
-               heldout_tasks=HELDOUT, budget=BudgetConfig(evaluations=60), concurrency=2, seed=5).execute()
+        Runner(
+            run,
+            HGMPolicy(),
+            ScriptedWorker(run, seed=5, delay_s=0.01),
+            executor,
+            search_tasks=TASKS,
+            heldout_tasks=HELDOUT,
+            budget=BudgetConfig(evaluations=60),
+            concurrency=2,
+            seed=5,
+        ).execute()
     finally:
         executor.shutdown(cancel_pending=True)
     yield run
@@ -38,7 +47,9 @@ def test_the_curves_end_at_the_archives_figures(scripted_run):
     assert curves.cpu_hours == sorted(curves.cpu_hours)
     assert curves.cpu_hours[-1] == pytest.approx(run_cpu_hours(run, 1.0))
     tree = run.tree(with_tasks=False)
-    qualified = [tree.own_counts(n.id).mean for n in run.nodes() if n.valid and tree.own_counts(n.id).total >= 3]
+    qualified = [
+        tree.own_counts(n.id).mean for n in run.nodes() if n.valid and tree.own_counts(n.id).total >= 3
+    ]
     assert curves.best[-1] == pytest.approx(max(qualified))
     evaluated = [n for n in run.nodes() if n.valid and tree.own_counts(n.id).total]
     assert sum(len(rates) for rates in curves.generations.values()) == len(evaluated)
@@ -49,7 +60,9 @@ def test_the_curves_end_at_the_archives_figures(scripted_run):
 def test_each_improvement_is_a_first_lead_and_its_cost_adds_up(scripted_run):
     curves = cost_curves(scripted_run, min_results=3)
     leaders = [i.node for i in curves.improvements]
-    assert curves.improvements and len(set(leaders)) == len(leaders) and "0" not in leaders  # the seed: baseline
+    assert (
+        curves.improvements and len(set(leaders)) == len(leaders) and "0" not in leaders
+    )  # the seed: baseline
     assert all(i.spent_cpu_hours >= 0 and i.spent_expansions >= 0 for i in curves.improvements)
     assert sum(i.spent_cpu_hours for i in curves.improvements) <= curves.improvements[-1].cpu_hours + 1e-9
     for improvement in curves.improvements:  # the curve holds the improvement's rate at its point

@@ -28,9 +28,18 @@ def tracked_session(run, config: TrackingConfig, evaluations: int, trackers=None
     executor = LocalExecutor(2)
     try:
         with open_tracking(config, run, cpus=2.0, trackers=trackers) as tracking:
-            runner = Runner(run, HGMPolicy(), ScriptedWorker(run, tokens_per_job=50), executor,
-                            search_tasks=TASKS, heldout_tasks=HELDOUT, budget=BudgetConfig(evaluations=evaluations),
-                            concurrency=2, seed=3, events=tracking)
+            runner = Runner(
+                run,
+                HGMPolicy(),
+                ScriptedWorker(run, tokens_per_job=50),
+                executor,
+                search_tasks=TASKS,
+                heldout_tasks=HELDOUT,
+                budget=BudgetConfig(evaluations=evaluations),
+                concurrency=2,
+                seed=3,
+                events=tracking,
+            )
             return runner.execute()
     finally:
         executor.shutdown(cancel_pending=True)
@@ -39,10 +48,16 @@ def tracked_session(run, config: TrackingConfig, evaluations: int, trackers=None
 def test_the_trackers_receive_every_result_and_a_resume_continues_the_same_tracked_run(tmp_path):
     run = seeded_run(tmp_path / "run")
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    config = TrackingConfig.model_validate({"wandb": {"enabled": True, "mode": "offline"},
-                                            "mlflow": {"enabled": True, "uri": uri, "experiment": "tests"}})
+    config = TrackingConfig.model_validate(
+        {
+            "wandb": {"enabled": True, "mode": "offline"},
+            "mlflow": {"enabled": True, "uri": uri, "experiment": "tests"},
+        }
+    )
     # A store without a server keeps artifacts where its experiment says (default: ./mlruns, in the checkout).
-    mlflow.MlflowClient(tracking_uri=uri).create_experiment("tests", artifact_location=str(tmp_path / "artifacts"))
+    mlflow.MlflowClient(tracking_uri=uri).create_experiment(
+        "tests", artifact_location=str(tmp_path / "artifacts")
+    )
     tracked_session(run, config, evaluations=12)
     wandb_id = (run.path / "tracking" / "wandb.id").read_text().strip()
     mlflow_id = (run.path / "tracking" / "mlflow.id").read_text().strip()
@@ -50,14 +65,20 @@ def test_the_trackers_receive_every_result_and_a_resume_continues_the_same_track
     assert (run.path / "tracking" / "wandb.id").read_text().strip() == wandb_id
     assert (run.path / "tracking" / "mlflow.id").read_text().strip() == mlflow_id
 
-    rows = [row for path in sorted((run.path / "tracking" / "wandb").glob(f"wandb/offline-run-*-{wandb_id}/*.wandb"))
-            for row in history(path)]
+    rows = [
+        row
+        for path in sorted((run.path / "tracking" / "wandb").glob(f"wandb/offline-run-*-{wandb_id}/*.wandb"))
+        for row in history(path)
+    ]
     evaluations = run.evaluations()
-    assert sorted((r["evaluation/node"], r["evaluation/task"], r["evaluation/split"], r["evaluation/outcome"])
-                  for r in rows if "evaluation/node" in r) == sorted(
-        (e.node, e.task, str(e.split), str(e.outcome)) for e in evaluations)
-    assert sorted((r["expansion/parent"], r["expansion/child"]) for r in rows if "expansion/child" in r) == sorted(
-        (n.parent, n.id) for n in run.nodes() if n.parent is not None)
+    assert sorted(
+        (r["evaluation/node"], r["evaluation/task"], r["evaluation/split"], r["evaluation/outcome"])
+        for r in rows
+        if "evaluation/node" in r
+    ) == sorted((e.node, e.task, str(e.split), str(e.outcome)) for e in evaluations)
+    assert sorted(
+        (r["expansion/parent"], r["expansion/child"]) for r in rows if "expansion/child" in r
+    ) == sorted((n.parent, n.id) for n in run.nodes() if n.parent is not None)
     assert all(r["evaluation/tokens"] == 50 for r in rows if "evaluation/node" in r)
     steps = [r["_step"] for r in rows]
     assert steps == sorted(steps) and len(set(steps)) == len(steps)  # the resume went on from the last step
@@ -122,8 +143,12 @@ def test_a_tracker_that_raises_is_one_warning_and_the_run_goes_on(tmp_path, capl
         outcome = tracked_session(run, TrackingConfig(), evaluations=10, trackers=[Raising(), recording])
     assert outcome.stop == StopReason.EVALUATION_BUDGET and outcome.evaluations_used == 10
     warnings = [r.getMessage() for r in caplog.records if r.name.startswith("evolve.tracking")]
-    assert warnings == ["tracking: raising failed (ConnectionError: the tracker's server went away); "
-                        "the run goes on without it"]
+    assert warnings == [
+        (
+            "tracking: raising failed (ConnectionError: the tracker's server went away); "
+            "the run goes on without it"
+        )
+    ]
     assert len(recording.steps) == len(run.evaluations()) + len(run.nodes()) - 1 + 1  # and the end
     assert recording.finished and {"run.toml", "report.html", "events.jsonl"} <= set(recording.files)
     logged = [json.loads(line) for line in (run.path / "tracking" / "events.jsonl").read_text().splitlines()]

@@ -27,7 +27,7 @@ def records(path: Path) -> list[bytes]:
             continue
         _crc, length, kind = RECORD.unpack_from(data, position)
         position += RECORD.size
-        chunk = data[position:position + length]
+        chunk = data[position : position + length]
         position += length
         if kind == 0 and length == 0:
             continue
@@ -47,6 +47,10 @@ def history(path: Path) -> list[dict]:
         record = pb.Record()
         record.ParseFromString(raw)
         if record.WhichOneof("record_type") == "history":
-            rows.append({item.key or "/".join(item.nested_key): json.loads(item.value_json)
-                         for item in record.history.item})
+            rows.append(
+                {
+                    item.key or "/".join(item.nested_key): json.loads(item.value_json)
+                    for item in record.history.item
+                }
+            )
     return rows
