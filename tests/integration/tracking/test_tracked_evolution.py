@@ -4,6 +4,7 @@ and MLflow's own UI, in headless Chromium, shows the run's metrics."""
 
 from __future__ import annotations
 
+import re
 import socket
 import subprocess
 import sys
@@ -133,5 +134,13 @@ def test_a_tracked_evolution_logs_what_the_archive_holds_and_mlflow_shows_it(
         page,
     ]
     dom = subprocess.run(command, capture_output=True, text=True, timeout=180, check=False).stdout
-    assert "tracked" in dom and "pass_rate" in dom and "cpu_hours" in dom  # the run's name and its charts
+    (tmp_path / "mlflow.html").write_text(dom)  # kept beside the screenshot for a failure's reader
+    shown = " ".join(
+        re.sub(r"<[^>]+>", " ", re.sub(r"<(style|script)\b.*?</\1>", "", dom, flags=re.DOTALL)).split()
+    )
+    # The run's name, and its metric groups with as many charts as the tracker sent metrics of each group
+    # (the charts themselves render as they scroll into view).
+    assert "Evaluations tracked" in shown
+    for group in ("best (3)", "clade (3)", "evaluation (5)", "expansion (5)", "run (6)"):
+        assert f"{group} Add chart" in shown, group
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
