@@ -98,3 +98,11 @@ def test_the_recipe_filters_keep_passing_solves_and_improving_expansions(publish
     assert len(rows) == improving.records
     assert all(r["child_valid"] and r["child_better"] and r["role"] in ("diagnose", "modify") for r in rows)
     assert all(r["candidate_chosen"] is not False for r in rows)
+
+
+def test_bad_input_is_one_line_naming_what_is_wrong(tmp_path):
+    result = CliRunner().invoke(app, ["export-traces", str(tmp_path)])
+    assert result.exit_code == 1 and "not a run directory (no run.sqlite)" in str(result.exception)
+    (tmp_path / "run.sqlite").touch()
+    result = CliRunner().invoke(app, ["export-traces", str(tmp_path), "--format", "csv"])
+    assert result.exit_code == 1 and str(result.exception) == "--format must be jsonl or hf, not 'csv'"
