@@ -18,7 +18,7 @@ datasets = pytest.importorskip("datasets", reason="the tracking extra: pip insta
 PUBLISHED = Path(__file__).parents[2] / "archive" / "published"
 
 
-@pytest.fixture(scope="module", params=["humaneval-cpu-wide", "quickstart-embedded"])
+@pytest.fixture(scope="module", params=["humaneval-cpu", "humaneval-cpu-wide", "quickstart-embedded"])
 def published(request, tmp_path_factory) -> Path:
     """A published bundle rebuilt into a run directory (what `evolve import` does)."""
     dest = tmp_path_factory.mktemp("published") / request.param
