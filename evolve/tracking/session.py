@@ -112,7 +112,7 @@ class Tracking:
         self.directory.mkdir(exist_ok=True)
         self.events_file = self.directory / "events.jsonl"
         self.broken: str | None = None
-        self._edits = EditCounter(run)
+        self._edits: EditCounter | None = None  # read at the first event, where a failure is a warning
         self._senders = [Sender(tracker, self.directory / f"{tracker.name}.id") for tracker in trackers]
         self._finished = False
 
@@ -120,6 +120,8 @@ class Tracking:
         if self.broken is not None:
             return
         try:
+            if self._edits is None:
+                self._edits = EditCounter(self.run)
             step = event_step(self.run, event, self.cpus, self._edits)
         except Exception as error:  # noqa: BLE001 - reading the figures must not stop the run either
             self.broken = _first_line(error)
