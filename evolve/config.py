@@ -342,6 +342,45 @@ class SeedConfig(_Section):
     `evolve agent check DIR`), relative to the current directory; none: the bundled seed (evolve/seed/)."""
 
 
+class WandbTracking(_Section):
+    """Weights & Biases (the `tracking` extra installs it)."""
+
+    enabled: bool = False
+    """Send the run's metrics and artifacts to W&B."""
+    project: str = "evolve"
+    """The W&B project."""
+    entity: str | None = None
+    """The W&B entity (team or user; default: the key's own)."""
+    mode: Literal["auto", "online", "offline"] = "auto"
+    """`auto`: online when `WANDB_API_KEY` is set, else offline (files under the run's `tracking/wandb/`
+    that a later `wandb sync` uploads)."""
+
+
+class MlflowTracking(_Section):
+    """MLflow (the `tracking` extra installs it)."""
+
+    enabled: bool = False
+    """Send the run's metrics and artifacts to MLflow."""
+    uri: str | None = None
+    """The tracking server (e.g. http://127.0.0.1:5000); default: MLflow's own (`MLFLOW_TRACKING_URI`, else
+    `./mlruns`)."""
+    experiment: str = "evolve"
+    """The experiment the run is logged under (created when missing)."""
+
+
+class TrackingConfig(_Section):
+    """Experiment trackers that follow the run as it happens (docs/tracking.md). Off by default; a tracker
+    that fails is reported in one warning line and dropped, and the run goes on. `evolve run --resume`
+    continues the same tracked run (its id is kept in the run's `tracking/` directory)."""
+
+    wandb: WandbTracking = WandbTracking()
+    """Weights & Biases."""
+    mlflow: MlflowTracking = MlflowTracking()
+    """MLflow."""
+    artifacts: bool = True
+    """When the run ends, also send its config, its report and its bundle (without job logs)."""
+
+
 class RunSection(_Section):
     """Identity of the run."""
 
@@ -367,6 +406,7 @@ class RunConfig(_Section):
     meta: MetaConfig = MetaConfig()
     seed: SeedConfig = SeedConfig()
     plan: PlanConfig = PlanConfig()
+    tracking: TrackingConfig = TrackingConfig()
 
     @model_validator(mode="after")
     def _hosted_models_have_prices(self) -> RunConfig:

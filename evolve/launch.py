@@ -163,6 +163,9 @@ def run_evolution(config: RunConfig, *, resume: Path | None = None, progress: Pr
             run = run or open_run(config, None)
             reap_run(run.id)  # leftovers of an earlier, crashed session of this run
             run.set_meta(f"image:{config.sandbox.image}", image_id(config.sandbox.image))
+            from evolve.tracking import open_tracking
+
+            tracking = servers.enter_context(open_tracking(config.tracking, run, cpus=config.sandbox.cpus))
             with Gateway(models, exchanges_dir=run.path / "exchanges", usage_sink=run, seed=config.run.seed,
                          limits=GatewayLimits.of(config.gateway)) as gateway, ExitStack() as cluster:
                 worker = _worker(config, run, tasks, gateway, cluster)
@@ -172,7 +175,7 @@ def run_evolution(config: RunConfig, *, resume: Path | None = None, progress: Pr
                     concurrency=config.executor.concurrency, seed=config.run.seed, progress=progress,
                     fatal=lambda: gateway.fatal,
                     compiled_stage=compiled.stage_size(config, len(tasks.search)),
-                    cpus_per_job=config.sandbox.cpus, priors=priors,
+                    cpus_per_job=config.sandbox.cpus, priors=priors, events=tracking,
                 )
                 outcome = execute_with_signals(runner)
     finally:

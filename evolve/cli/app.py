@@ -16,6 +16,7 @@ from evolve.cli import plan as plan_cli
 from evolve.cli import replay as replay_cli
 from evolve.cli import report as report_cli
 from evolve.cli import run as run_cli
+from evolve.cli import traces as traces_cli
 from evolve.errors import EvolveError
 
 app = typer.Typer(
@@ -34,6 +35,7 @@ eval_cli.register(app)
 compare_cli.register(app)
 replay_cli.register(app)
 report_cli.register(app)
+traces_cli.register(app)
 for group in (config, sandbox, bench, tasks, agent):
     if group.app.registered_commands or group.app.registered_groups:
         app.add_typer(group.app)

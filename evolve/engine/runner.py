@@ -30,6 +30,7 @@ from evolve.archive.store import Run
 from evolve.archive.vocab import JobKind, JobState, Outcome, Split, StopReason
 from evolve.config import BudgetConfig
 from evolve.engine.costs import Priors, budget_lines, eta_seconds, kept_priors
+from evolve.engine.events import Evaluated, Expanded, Finished, RunEvents
 from evolve.engine.executors import Executor
 from evolve.engine.jobs import EvaluationResult, ExpansionResult, Worker
 from evolve.engine.outcome import RunOutcome, Stopping
@@ -81,6 +82,7 @@ class Runner:
         compiled_stage: int | None = None,
         cpus_per_job: float = 1.0,
         priors: Priors | None = None,
+        events: RunEvents | None = None,
     ) -> None:
         self.run = run
         self.fatal = fatal  # a reason the run cannot go on (the gateway's refused engine key), polled
@@ -91,6 +93,7 @@ class Runner:
         self.concurrency = concurrency
         self.seed = seed
         self.progress = progress
+        self.events = events  # an experiment tracker: each recorded result, then the end
         self.clock = clock
         self.heldout_tasks = list(heldout_tasks)
         self.heldout_seed = heldout_seed  # the seed is scored on them too, after the final agent
@@ -331,6 +334,7 @@ class Runner:
             job.node, _task(job), result.outcome, duration_s=result.duration_s, tokens=result.tokens,
             log_path=result.log_path, split=Split.DEV, job_id=job.id,
         )
+        self._tell_evaluated(job, result, Split.DEV)
         counted = self.state.add_result(job.node, _task(job), result.outcome)
         if counted and self.compiled_stage == len(self.state.evaluated(job.node)):
             self._enforce_compiled(job.node, self.compiled_stage)
@@ -356,6 +360,8 @@ class Runner:
             # An invalid child's code is in git now; its patch stays in the job's log as the evidence.
             shutil.rmtree(result.code_dir, ignore_errors=True)
         self.state.add_node(node)
+        if self.events is not None:
+            self.events.record(Expanded(job, job.node, node.id, node.valid, result.tokens, result.cost_usd))
         self._expansions += 1
         self._infra_streak = 0
         self._invalid_streak = 0 if valid else self._invalid_streak + 1
@@ -378,9 +384,18 @@ class Runner:
                 seed = root
             scored = not self._stop.is_set()
         self._report(final=True)
-        return RunOutcome(stopping.text, None if best is None else str(best), passed, total,
-                          self.state.used, len(self.state.tree), scored, stop=stopping.reason,
-                          seed_node=seed if scored else None)
+        outcome = RunOutcome(stopping.text, None if best is None else str(best), passed, total,
+                             self.state.used, len(self.state.tree), scored, stop=stopping.reason,
+                             seed_node=seed if scored else None)
+        if self.events is not None:
+            self.events.record(Finished(outcome))
+        return outcome
+
+    def _tell_evaluated(self, job: Job, result: EvaluationResult, split: Split) -> None:
+        if self.events is not None:
+            evaluated = Evaluated(job, job.node, _task(job), split, Outcome(result.outcome), result.tokens,
+                                  result.cost_usd)
+            self.events.record(evaluated)
 
     def _score_heldout(self, node_id: str) -> tuple[int, int]:
         """Evaluate the final agent on every held-out task it has no counted result for yet.
@@ -423,6 +438,7 @@ class Runner:
             node_id, task, result.outcome, duration_s=result.duration_s, tokens=result.tokens,
             log_path=result.log_path, split=Split.HELDOUT, job_id=job.id,
         )
+        self._tell_evaluated(job, result, Split.HELDOUT)
         if result.outcome != Outcome.INFRA:
             done[task] = result.outcome
 

@@ -25,7 +25,16 @@ from evolve.errors import EvolveError
 from evolve.notebook.edits import focus_node, improvements
 from evolve.notebook.example import build_example_run
 from evolve.notebook.labels import short_labels
-from evolve.notebook.plots import plot_outcomes, plot_progress, plot_tree, plot_usage
+from evolve.notebook.plots import (
+    cost_per_improvement,
+    plot_best_so_far,
+    plot_cost_per_improvement,
+    plot_generations,
+    plot_outcomes,
+    plot_progress,
+    plot_tree,
+    plot_usage,
+)
 from evolve.search import HGMParams, HGMPolicy
 
 __all__ = [
@@ -33,11 +42,15 @@ __all__ = [
     "LoadedRun",
     "best_belief",
     "build_example_run",
+    "cost_per_improvement",
     "focus_node",
     "improvements",
     "lineage",
     "load_default_run",
     "load_run",
+    "plot_best_so_far",
+    "plot_cost_per_improvement",
+    "plot_generations",
     "plot_outcomes",
     "plot_progress",
     "plot_tree",

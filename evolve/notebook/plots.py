@@ -225,3 +225,66 @@ def plot_usage(run: LoadedRun, ax: Axes | None = None) -> Axes:
     cost.set_ylabel("USD")
     ax.set_title(f"usage: {int(nodes['tokens'].sum())} tokens, ${nodes['cost_usd'].sum():.4f}")
     return ax
+
+
+def plot_best_so_far(run: LoadedRun, ax: Axes | None = None, against: str = "expansions") -> Axes:
+    """The best-so-far (the report's, evolve.archive.costcurves) against the children made (`expansions`)
+    or the CPU-hours spent (`cpu_hours`)."""
+    from evolve.archive.costcurves import cost_curves
+
+    if against not in ("expansions", "cpu_hours"):
+        raise ValueError(f"against must be 'expansions' or 'cpu_hours', not {against!r}")
+    curves = cost_curves(run.run)
+    ax = _axes(ax, (8, 4))
+    xs = curves.expansions if against == "expansions" else curves.cpu_hours
+    ax.plot(xs, [_or_nan(y) for y in curves.best], drawstyle="steps-post",
+            label=f"best-so-far (valid, ≥ {curves.min_results} results)")
+    ax.set_xlabel("children made" if against == "expansions" else "CPU-hours spent")
+    ax.set_ylabel("own pass rate")
+    ax.set_ylim(0, 1.05)
+    ax.legend(fontsize=8)
+    ax.set_title(f"best-so-far against {'expansions' if against == 'expansions' else 'CPU-hours'}")
+    return ax
+
+
+def plot_generations(run: LoadedRun, ax: Axes | None = None) -> Axes:
+    """Each generation's (a node's depth) own pass rates of its valid evaluated nodes, as a box plot."""
+    from evolve.archive.costcurves import cost_curves
+
+    generations = cost_curves(run.run).generations
+    ax = _axes(ax, (8, 4))
+    depths = sorted(generations)
+    if depths:
+        ax.boxplot([generations[d] for d in depths], positions=depths, widths=0.6)
+        for depth in depths:
+            rates = generations[depth]
+            ax.scatter([depth] * len(rates), rates, s=12, alpha=0.6, color="tab:blue")
+    ax.set_xlabel("generation (depth)")
+    ax.set_ylabel("own pass rate")
+    ax.set_ylim(-0.05, 1.05)
+    ax.set_title("scores per generation")
+    return ax
+
+
+def cost_per_improvement(run: LoadedRun) -> pd.DataFrame:
+    """One row per improvement of the best-so-far (evolve.archive.costcurves): the node that took the lead,
+    its rate, and the children and CPU-hours spent since the previous leader took it."""
+    from evolve.archive.costcurves import cost_curves
+
+    rows = [{"node": i.node, "rate": i.rate, "expansions": i.expansions, "cpu_hours": i.cpu_hours,
+             "spent_expansions": i.spent_expansions, "spent_cpu_hours": i.spent_cpu_hours}
+            for i in cost_curves(run.run).improvements]
+    return pd.DataFrame(rows, columns=["node", "rate", "expansions", "cpu_hours", "spent_expansions",
+                                       "spent_cpu_hours"])
+
+
+def plot_cost_per_improvement(run: LoadedRun, ax: Axes | None = None) -> Axes:
+    """The CPU-hours spent for each improvement of the best-so-far, one bar per new leader."""
+    frame = cost_per_improvement(run)
+    ax = _axes(ax, (8, 4))
+    ax.bar([str(node) for node in frame["node"]], frame["spent_cpu_hours"], color="tab:orange")
+    ax.set_xlabel("improvement (the node that took the lead)")
+    ax.set_ylabel("CPU-hours spent")
+    mean = frame["spent_cpu_hours"].mean() if len(frame) else 0.0
+    ax.set_title(f"cost per improvement: {len(frame)} improvements, {mean:.2f} CPU-hours each")
+    return ax

@@ -17,6 +17,7 @@ import numpy as np
 from evolve.archive.best import run_best
 from evolve.archive.candidates import candidate_stages, candidates_of, render_candidates, render_stages
 from evolve.archive.compute import run_cpu_hours, sandbox_cpus
+from evolve.archive.costcurves import CostCurves, cost_curves
 from evolve.archive.edits import code_edit_rate, edit_kinds
 from evolve.archive.records import Node
 from evolve.archive.stops import recorded_stop
@@ -135,6 +136,8 @@ class ReportData:
     """Other runs drawn over this one (`evolve report RUN_A RUN_B`)."""
     """The run's policy (its `best` names the final agent)."""
     """The results carry the time of an import from another engine's run directory, not of the run."""
+    costs: CostCurves = field(default_factory=CostCurves)
+    """The best-so-far against expansions and CPU-hours, scores per generation, cost per improvement."""
 
     def panel_json(self) -> str:
         """The per-node data the page's script shows on a click (safe inside a <script> element)."""
@@ -345,4 +348,5 @@ def collect(run: Run, *, stop_reason: str | None = None, detail_nodes: int = DET
         tokens_counted=tokens,
         answer=headline(run, stop, tree).lines(),
         exchanges=node_exchanges(run, diffs),
+        costs=cost_curves(run, curves.min_results),
     )

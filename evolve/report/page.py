@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from html import escape
 
+from evolve.report.costs import costs_section
 from evolve.report.data import ReportData
 from evolve.report.script import SCRIPT
 from evolve.report.svg import Line, grid_svg, line_chart, tree_svg
@@ -159,6 +160,7 @@ def render(data: ReportData, refresh_s: float | None = None) -> str:
 <h2>progress</h2>
 {_progress_charts(data)}
 {_overlays(data)}
+{costs_section(data.costs)}
 <h2>outcomes: task x node</h2>
 <p class="meta">Green: passed, red: failed (fail, timeout or error), amber: attempts disagree, grey: only infra.
 Held-out rows are shaded: only the final agent is scored on them, the search never sees them. Columns: nodes in tree order, up to 150 (the best lineage, in gold, always among them).</p>

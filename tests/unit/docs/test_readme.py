@@ -5,7 +5,15 @@ exactly."""
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from evolve.archive import import_bundle
+from evolve.cli.app import app
+from evolve.config import parse_config
 
 ROOT = Path(__file__).parents[3]
 README = (ROOT / "README.md").read_text()
@@ -35,3 +43,22 @@ def test_the_guarantees_summary_names_every_guarantee_of_the_full_account():
     assert len(titles) >= 7
     for title in titles:
         assert f"- **{title.rstrip('.')}" in summary, title
+
+
+def test_the_tracking_section_s_config_parses_and_its_commands_write_what_datasets_loads(tmp_path):
+    datasets = pytest.importorskip("datasets", reason="the tracking extra: pip install 'evolve[tracking]'")
+    section = README.split("## Trackers and fine-tuning traces", 1)[1].split("\n## ", 1)[0]
+    (toml,) = re.findall(r"```toml\n(.*?)```", section, re.DOTALL)
+    assert parse_config(toml).tracking.wandb.enabled
+    (bash,) = re.findall(r"```bash\n(.*?)```", section, re.DOTALL)
+    import_bundle(ROOT / "archive" / "published" / "humaneval-cpu.evolve.tar.gz", tmp_path / "cpu").close()
+    commands = [line.split("#", 1)[0].replace("/tmp/", f"{tmp_path}/") for line in bash.splitlines()]
+    assert len(commands) == 2
+    for command in commands:
+        words = shlex.split(command)
+        assert words[:2] == ["evolve", "export-traces"]
+        result = CliRunner().invoke(app, words[1:])
+        assert result.exit_code == 0, result.output
+    solves = datasets.load_dataset("json", data_files=str(tmp_path / "solves.jsonl"), split="train")
+    assert len(solves) > 0 and set(solves["outcome"]) == {"pass"}
+    assert "heldout" not in set(datasets.load_from_disk(str(tmp_path / "traces"))["split"])

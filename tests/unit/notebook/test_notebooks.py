@@ -49,7 +49,11 @@ def text(book) -> str:
 def test_browse_archive_runs_on_the_default_run(monkeypatch):
     monkeypatch.delenv(RUN_ENV, raising=False)
     book = execute("browse_archive.ipynb")
-    assert len(outputs(book, "image/png")) == 4  # tree, progress, outcomes, usage
+    assert len(outputs(book, "image/png")) == 5  # tree, progress, outcomes, usage; best-so-far and its cost
+    tables = [o["data"]["text/plain"] for o in outputs(book, "text/plain")]
+    improvements = [table for table in tables if "spent_cpu_hours" in table]
+    first = improvements[0].split("\n")[1].split()  # the table's first row: index, node, ...
+    assert len(improvements) == 1 and first[1] == "1"  # node 1 took the lead first
     assert outputs(book, "text/markdown")  # diffs
     # The most informative published run, not the 4-node quickstart: its best node is the one
     # `evolve status`, `evolve tree` and the report name (tests/unit/archive/test_best.py).
