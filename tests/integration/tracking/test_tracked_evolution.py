@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from evolve.archive.best import run_best
-from evolve.engine.launch import run_evolution
+from evolve.launch import run_evolution
 from tests.integration.report.test_browser import chromium  # noqa: F401  (the fixture)
 from tests.integration.scripted import ONE_EXPANSION, TWO_TASKS, evolution_config, scripted_models
 from tests.unit.tracking.wandb_files import history
