@@ -29,6 +29,7 @@ from evolve.engine.evaluate import EvalSettings, Evaluation
 from evolve.engine.executors import WorkerLost
 from evolve.engine.expand import ExpandSettings, Expansion
 from evolve.engine.jobs import EvaluationResult, ExpansionResult
+from evolve.engine.rerun import rerun_tasks
 from evolve.engine.retry import InfraRetry
 from evolve.meta.experience import recorded_experience, with_experience
 from evolve.meta.procedure import Material
@@ -110,8 +111,12 @@ class EngineWorker:
         if isinstance(instructions, ExpansionResult):
             return instructions
         # A sandbox failure is the expansion's own result (an invalid child): the agent may stop its sandbox.
-        replays = failed_replays(self.run, node.id, self.tasks, self.settings.expand.replays)
-        expansion = Expansion(instructions, self.settings.expand, replays, self.settings.eval)
+        expand = self.settings.expand
+        replays = failed_replays(self.run, node.id, self.tasks, expand.replays)
+        rerun = rerun_tasks(self.run, node.id, self.tasks, expand.rerun, expand.rerun_passed)
+        # seeded as the diagnosis is, by the search decision a re-run after a resume shares
+        draw = job.decision if job.decision is not None else job.id
+        expansion = Expansion(instructions, expand, replays, self.settings.eval, rerun, (self.seed, draw))
         result = self._attempts(job, node, expansion, lambda r: False)
         if isinstance(result, Lost):
             # Not an invalid child: the runner marks the job failed, counts no expansion, and may expand again.
