@@ -28,20 +28,26 @@ from evolve.meta.locations import Location
 from evolve.standins.models import SMOKE_MARKER, RoutedModel
 from evolve.tasks.types import Task, write_files
 
-RELAY = '''import json, os, subprocess, sys
+RELAY = '''import http.client, json, os, socket, subprocess, sys
 
 RETRIES = 3
+
+
+class Gateway(http.client.HTTPConnection):
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.connect(os.environ["EVOLVE_LLM_SOCKET"])
 
 
 def ask(text):
     request = json.dumps({"messages": [{"role": "user", "content": text}]})
     for _ in range(RETRIES):
-        answer = subprocess.run(["curl", "-sS", "--unix-socket", os.environ["EVOLVE_LLM_SOCKET"], "-H",
-                                 "Content-Type: application/json", "-d", request,
-                                 "http://gateway/v1/chat/completions"], capture_output=True, text=True)
-        if answer.returncode == 0:
+        gateway = Gateway("gateway")
+        gateway.request("POST", "/v1/chat/completions", request, {"Content-Type": "application/json"})
+        answer = gateway.getresponse()
+        if answer.status < 500:
             break
-    return json.loads(answer.stdout)["choices"][0]["message"]["content"]
+    return json.loads(answer.read())["choices"][0]["message"]["content"]
 
 
 def main(args):
@@ -65,7 +71,7 @@ MODELS = {
     "modify": RoutedModel([], "true"),  # the model's own candidate changes nothing
     "diagnose": RoutedModel([], "unused"),
 }
-SETTINGS = ExpandSettings(candidates=1, templates=6, locations=2, replays=1, rerun=1, rerun_passed=1)
+SETTINGS = ExpandSettings(candidates=1, templates=4, locations=2, replays=1, rerun=1, rerun_passed=1)
 
 
 def _task(name: str, statement: str, body: str) -> Task:
@@ -87,9 +93,9 @@ def expand_relay(tmp: Path, sandboxes_for: Callable[[Run], SandboxMaker]) -> tup
     node = run.add_node(write_files({path: text.encode() for path, text in files.items()}, tmp / "agent"))
     with Gateway(dict(MODELS), exchanges_dir=run.path / "exchanges") as gateway:
         settings = EvalSettings(budget_steps=2, infra_retries=0)
-        outcomes = {name: evaluate(run, node.id, task, sandboxes=sandboxes, gateway=gateway, settings=settings).outcome
+        outcomes = {name: evaluate(run, node.id, task, sandboxes=sandboxes, gateway=gateway, settings=settings)
                     for name, task in TASKS.items()}
-        assert outcomes == {"broken": "fail", "sound": "pass"}
+        assert {n: r.outcome for n, r in outcomes.items()} == {"broken": "fail", "sound": "pass"}, outcomes
         job = run.start_job("expand", node.id)
         ranked = {"locations": [INNOCENT.to_json(), FAULTY.to_json()]}  # as the host's diagnosis records them
         (run.log_dir(job.id) / INSTRUCTIONS_DATA).write_text(json.dumps(ranked))
