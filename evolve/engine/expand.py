@@ -28,6 +28,7 @@ sampling (none can fix more).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from collections.abc import Callable, Iterator
@@ -342,8 +343,8 @@ def _template_child(ctx: JobContext, generated: Generated, dest: Path, log_dir: 
     """The parent's code with one file replaced by a template's edit, written at `dest` as a child's is."""
     parent = tree_entries(ctx.code)
     entries = dict(parent)
-    mode, _ = entries[generated.path.encode()]
-    entries[generated.path.encode()] = (mode, generated.edit.source.encode("utf-8"))
+    mode, _ = entries[os.fsencode(generated.path)]
+    entries[os.fsencode(generated.path)] = (mode, generated.edit.source.encode("utf-8"))
     shutil.rmtree(dest, ignore_errors=True)
     write_entries(entries, dest)
     diff = diff_entries(parent, entries)

@@ -101,7 +101,8 @@ def edits_at(source: str, line: int, limit: int, rng: np.random.Generator,
         return []
     try:
         tree = syntax.parse(source)
-    except SyntaxError:
+        ast.unparse(tree)  # every edit is checked against the whole file's unparsed tree
+    except (SyntaxError, RecursionError):  # code nested deeper than unparsing reaches (the agent's doing)
         return []
     lines = source.splitlines(keepends=True)
     donors = [tree, *(_parsed(text) for text in elsewhere)]
@@ -187,9 +188,13 @@ def _near(tree: ast.Module, line: int) -> Iterator[tuple[int, ast.AST]]:
             yield distance, node
 
 
-def _mutants(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[_Mutant]:
-    for maker in _MAKERS:
-        yield from maker(node, tree, donors)
+def _mutants(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> list[_Mutant]:
+    """Every template's mutants of `node`; none for a node nested too deep to unparse (the agent's code is
+    the adversary's: `1 + 1 + ...` nine hundred deep parses, and unparsing it recurses past the limit)."""
+    try:
+        return [mutant for maker in _MAKERS for mutant in maker(node, tree, donors)]
+    except RecursionError:
+        return []
 
 
 def _numbers(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[_Mutant]:

@@ -137,3 +137,9 @@ def test_at_locations_edits_the_agents_files_at_each_ranked_location_in_order(tm
     assert [g.location.line for g in made] == [ranked[0].line] * 4 + [ranked[3].line] * 4
     assert {g.path for g in made} == {"courier/core.py"}
     assert "run(..., check=True)" in {g.edit.change for g in made}  # a keyword the other file passes
+
+
+def test_a_file_nested_too_deep_to_unparse_gets_no_edits_and_no_error() -> None:
+    deep = "WEIGHT = " + "1 + " * 900 + "1\nLIMIT = 5\n"
+    assert edits_at(deep, 2, 10, np.random.default_rng(0)) == []
+    assert edits_at("LIMIT = 5\n", 1, 10, np.random.default_rng(0))
