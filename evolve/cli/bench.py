@@ -401,7 +401,8 @@ def selfrepair(
     import json
     import time
 
-    from evolve.bench.selfrepair import SelfRepair, defect_set as named_set, load_defects, render, totals
+    from evolve.bench.selfrepair import SelfRepair, load_defects, render, totals
+    from evolve.bench.selfrepair import defect_set as named_set
     from evolve.config import load_config
     from evolve.errors import EvolveError
 

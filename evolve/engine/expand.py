@@ -47,8 +47,17 @@ from evolve.engine.jobs import ExpansionResult
 from evolve.engine.rerun import Rerun, rerun_candidate
 from evolve.meta import DiagnosisFailed, Modification, Verdict, self_modify, validate_child
 from evolve.meta.brief import focused_brief
-from evolve.meta.candidates import (BEHAVIOUR, RERUN, STAGES, VALIDATED, Filtered, changed_lines, cheap_filters,
-                                    furthest, temperatures)
+from evolve.meta.candidates import (
+    BEHAVIOUR,
+    RERUN,
+    STAGES,
+    VALIDATED,
+    Filtered,
+    changed_lines,
+    cheap_filters,
+    furthest,
+    temperatures,
+)
 from evolve.meta.locations import Location
 from evolve.meta.procedure import AGENT, Material, agent_diagnose
 from evolve.meta.templates import Generated, at_locations
@@ -126,7 +135,7 @@ class Expansion:
 
 
 def expand_child(ctx: JobContext, brief: str | Material, settings: ExpandSettings = ExpandSettings(), *,
-                 replays: tuple[Replay, ...] = (), solve: EvalSettings | None = None, rerun: Rerun = Rerun(),
+                 replays: tuple[Replay, ...] = (), solve: EvalSettings | None = None, rerun: Rerun | None = None,
                  seed: tuple[int, ...] = (0,)) -> ExpansionResult:
     """The expansion: (the agent's diagnosis,) modify, then validate; the child's code is `ctx.log_dir / "child"`."""
     instructions = brief if isinstance(brief, str) else None
@@ -137,7 +146,7 @@ def expand_child(ctx: JobContext, brief: str | Material, settings: ExpandSetting
         if focused != instructions:
             (ctx.log_dir / "improve-brief.md").write_text(focused)
         plan = _Plan(settings, diagnose=isinstance(brief, Material), replays=replays, solve=solve or EvalSettings(),
-                     rerun=rerun if settings.rerun else Rerun())
+                     rerun=rerun if rerun is not None and settings.rerun else Rerun())
         templates = at_locations(ctx.code, locations[:settings.locations], settings.templates,
                                  np.random.default_rng(list(seed))) if locations else []
         child, verdict = _candidates(ctx, focused, plan, templates)
@@ -327,7 +336,8 @@ def _gate_survivors(ctx: JobContext, made: list[_Made], plan: _Plan) -> None:
     survivors = sorted((n for n, m in enumerate(made) if m.record.stage is None),
                        key=lambda n: (-(made[n].record.fixed or 0), n))
     for n in survivors:
-        started, spent = time.monotonic(), []
+        started = time.monotonic()
+        spent: list[int] = []
         entry = made[n]
         gate = _validate(ctx, entry.record.number, entry.child, plan.settings, entry.log_dir, diagnose=plan.diagnose,
                          spent=spent)

@@ -25,6 +25,7 @@ from evolve.engine.context import JobContext
 from evolve.engine.evaluate import EvalSettings, evaluate_task
 from evolve.tasks.types import Task
 
+
 @dataclass(frozen=True)
 class Rerun:
     """The parent's search tasks a candidate solves again, live."""

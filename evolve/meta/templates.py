@@ -201,6 +201,7 @@ def _numbers(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Itera
     if not isinstance(node, ast.Constant) or isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
         return
     value = node.value
+    options: list[int | float]
     if value == 0:
         options = [1, -1]
     elif isinstance(value, int):
@@ -339,11 +340,11 @@ def _inserts(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Itera
     called = {_callee(c) for c in ast.walk(function) if isinstance(c, ast.Call)}
     bound = _bound(tree, node.lineno)
     here = ast.dump(node)
-    statements = [s for s in ast.walk(tree) if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)]
+    statements = [(s, s.value) for s in ast.walk(tree) if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)]
     seen: set[str] = set()
-    for statement in sorted(statements, key=lambda s: abs(s.lineno - node.lineno)):
+    for statement, call in sorted(statements, key=lambda pair: abs(pair[0].lineno - node.lineno)):
         text = ast.dump(statement)
-        if text == here or text in seen or _callee(statement.value) not in called:
+        if text == here or text in seen or _callee(call) not in called:
             continue
         if _names(statement) <= bound:
             seen.add(text)
@@ -359,10 +360,13 @@ def _apply(source: str, lines: list[str], tree: ast.Module, mutant: _Mutant) -> 
     """The new source with the mutant's node text replaced (or its statement inserted after the node),
     or None when it does not parse to the intended tree."""
     node = mutant.node
+    if not isinstance(node, (ast.expr, ast.stmt)):
+        return None
     try:
         start, end = _offset(lines, node.lineno, node.col_offset), _offset(lines, node.end_lineno, node.end_col_offset)
         if mutant.inserted is not None:
-            indent = lines[node.lineno - 1][:len(lines[node.lineno - 1]) - len(lines[node.lineno - 1].lstrip())]
+            first = lines[node.lineno - 1]
+            indent = first[:len(first) - len(first.lstrip())]
             text = source[:end] + "\n" + indent + ast.unparse(mutant.inserted) + source[end:]
             expected = _inserted(tree, node, mutant.inserted)
             return text if _parses_to(text, expected) else None
@@ -412,11 +416,15 @@ def _key(node: ast.AST) -> tuple:
 
 
 def _replaced(tree: ast.Module, node: ast.AST, new: ast.AST) -> str:
-    return ast.unparse(_Swap(_key(node), new).visit(copy.deepcopy(tree)))
+    swapped = _Swap(_key(node), new).visit(copy.deepcopy(tree))
+    assert isinstance(swapped, ast.Module)
+    return ast.unparse(swapped)
 
 
 def _inserted(tree: ast.Module, node: ast.AST, statement: ast.stmt) -> str:
-    return ast.unparse(_Swap(_key(node), None, statement).visit(copy.deepcopy(tree)))
+    swapped = _Swap(_key(node), None, statement).visit(copy.deepcopy(tree))
+    assert isinstance(swapped, ast.Module)
+    return ast.unparse(swapped)
 
 
 def _literal(node: ast.expr) -> bool:
@@ -449,9 +457,10 @@ def _enclosing(tree: ast.Module, line: int) -> ast.FunctionDef | ast.AsyncFuncti
     """The innermost function whose lines hold `line`."""
     found = None
     for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (node.end_lineno or 0):
-            if found is None or node.lineno >= found.lineno:
-                found = node
+        inside = node.lineno <= line <= (node.end_lineno or 0) if isinstance(node, ast.stmt) else False
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and inside and (
+                found is None or node.lineno >= found.lineno):
+            found = node
     return found
 
 

@@ -77,8 +77,8 @@ def changed_line(source: str) -> list[str]:
     ("slice", "done.stdout[-1:]", "return done.stdout"),
     ("slice", "done.stdout[-1:]", "return done.stdout[:-1]"),
     ("drop", "self.log.append(text)", "pass"),
-    ("keyword", "subprocess.run(command, capture_output", "done = subprocess.run(command, capture_output=True, "
-                                                           "text=True, cwd=self.home)"),
+    ("keyword", "subprocess.run(command, capture_output",
+     "done = subprocess.run(command, capture_output=True, text=True, cwd=self.home)"),
 ])
 def test_each_template_makes_its_edit_at_the_ranked_line_and_nothing_else(template, at, after) -> None:
     made = [e for e in edits(at) if e.template == template]
