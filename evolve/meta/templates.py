@@ -17,6 +17,8 @@ tried at the lines fault localization ranked, each validated like any other cand
 - `drop`: a simple statement replaced by `pass`;
 - `keyword` (an omission): a keyword argument that a call of the same name passes elsewhere in the agent,
   added where it is missing, when the names it uses are bound here;
+- `argument` (an omission): the trailing positional arguments a call of the same name passes elsewhere,
+  added to a call that passes fewer, when the names they use are bound here;
 - `insert` (an omission): a call statement of the same file, of a callee the enclosing function calls,
   copied after the ranked statement, when the names it uses are bound here.
 
@@ -41,7 +43,7 @@ from evolve import syntax
 from evolve.meta.locations import Location
 
 TEMPLATES = ("number", "string", "unwrap", "call", "operator", "comparison", "connective", "negate", "slice",
-             "drop", "keyword", "insert")
+             "drop", "keyword", "argument", "insert")
 """Every template, by name (a candidate's record names the one that made it)."""
 WINDOW = 2
 """Lines either side of the ranked line whose nodes are edited too: a ranking's line is often the statement's
@@ -329,6 +331,27 @@ def _keywords(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iter
                     yield _Mutant(node, "keyword", new, f"{name}(..., {_short(ast.unparse(keyword))})")
 
 
+def _arguments(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[_Mutant]:
+    """The trailing positional arguments a call of this name passes elsewhere in the agent, added here."""
+    if not isinstance(node, ast.Call) or any(isinstance(a, ast.Starred) for a in node.args):
+        return
+    name, have = _callee(node), len(node.args)
+    bound = _bound(tree, node.lineno)
+    added: set[str] = set()
+    for donor in donors:
+        for call in ast.walk(donor):
+            if not isinstance(call, ast.Call) or call is node or _callee(call) != name or len(call.args) <= have:
+                continue
+            extra = call.args[have:]
+            text = ", ".join(ast.unparse(a) for a in extra)
+            if text in added or any(isinstance(a, ast.Starred) for a in extra):
+                continue
+            if set().union(*(_names(a) for a in extra)) <= bound:
+                added.add(text)
+                new = ast.Call(node.func, [*node.args, *extra], node.keywords)
+                yield _Mutant(node, "argument", new, f"{name}(..., {_short(text)})")
+
+
 def _inserts(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[_Mutant]:
     """A call statement of this file, of a callee the enclosing function calls, copied after this statement
     (GenProg's insertion, its ingredients from the same file; nearest first)."""
@@ -353,7 +376,7 @@ def _inserts(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Itera
 
 _MAKERS: tuple[Callable[[ast.AST, ast.Module, list[ast.Module]], Iterator[_Mutant]], ...] = (
     _numbers, _strings, _unwraps, _twins, _operators, _comparisons, _connectives, _negations, _slices, _drops,
-    _keywords, _inserts)
+    _keywords, _arguments, _inserts)
 
 
 def _apply(source: str, lines: list[str], tree: ast.Module, mutant: _Mutant) -> str | None:

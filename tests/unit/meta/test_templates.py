@@ -104,6 +104,17 @@ def test_a_keyword_is_restored_only_from_a_call_of_the_same_name_whose_names_are
     assert made == {"run(..., cwd=self.home)", "run(..., timeout=5)"}  # `where` is not bound in run_quietly
 
 
+def test_a_positional_argument_is_restored_from_a_call_of_the_same_name_elsewhere() -> None:
+    other = "def log(text, level, where):\n    print(text, level, where)\n\nlog('x', 2, 'here')\n"
+    made = [e for e in edits("self.keep(reply)", elsewhere=(other,)) if e.template == "argument"]
+    assert [e.change for e in made] == []  # `keep` is called with one argument everywhere
+    source = COURIER.replace("self.log.append(text)", "log(text)")
+    restored = [e for e in edits_at(source, line_of("self.log.append(text)"), 40, np.random.default_rng(0), (other,))
+                if e.template == "argument"]
+    assert [e.change for e in restored] == ["log(..., 2, 'here')"]
+    assert "        log(text, 2, 'here')" in restored[0].source.splitlines()
+
+
 def test_edits_come_nearest_first_bounded_and_the_same_for_the_same_seed() -> None:
     made = edits("len(text) > PATIENCE", limit=40)
     distances = [abs(e.line - line_of("len(text) > PATIENCE")) for e in made]
