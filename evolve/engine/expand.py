@@ -139,7 +139,6 @@ def expand_child(ctx: JobContext, brief: str | Material, settings: ExpandSetting
                  seed: tuple[int, ...] = (0,)) -> ExpansionResult:
     """The expansion: (the agent's diagnosis,) modify, then validate; the child's code is `ctx.log_dir / "child"`."""
     instructions = brief if isinstance(brief, str) else None
-    locations = ranked_locations(ctx.log_dir) if settings.templates else ()
     try:
         instructions = brief if isinstance(brief, str) else _diagnose(ctx, brief, settings)
         focused = focused_brief(instructions, ctx.code)
@@ -147,7 +146,8 @@ def expand_child(ctx: JobContext, brief: str | Material, settings: ExpandSetting
             (ctx.log_dir / "improve-brief.md").write_text(focused)
         plan = _Plan(settings, diagnose=isinstance(brief, Material), replays=replays, solve=solve or EvalSettings(),
                      rerun=rerun if rerun is not None and settings.rerun else Rerun())
-        templates = at_locations(ctx.code, locations[:settings.locations], settings.templates,
+        locations = ranked_locations(ctx.log_dir)[:settings.locations] if settings.templates else ()
+        templates = at_locations(ctx.code, locations, settings.templates,
                                  np.random.default_rng(list(seed))) if locations else []
         child, verdict = _candidates(ctx, focused, plan, templates)
     except DiagnosisFailed as exc:

@@ -116,7 +116,7 @@ class EngineWorker:
         rerun = rerun_tasks(self.run, node.id, self.tasks, expand.rerun, expand.rerun_passed)
         # seeded as the diagnosis is, by the search decision a re-run after a resume shares
         draw = job.decision if job.decision is not None else job.id
-        expansion = Expansion(instructions, expand, replays, self.settings.eval, rerun, (self.seed, draw))
+        expansion = Expansion(instructions, expand, replays, self.settings.eval, rerun=rerun, seed=(self.seed, draw))
         result = self._attempts(job, node, expansion, lambda r: False)
         if isinstance(result, Lost):
             # Not an invalid child: the runner marks the job failed, counts no expansion, and may expand again.

@@ -102,7 +102,7 @@ def expand_relay(tmp: Path, sandboxes_for: Callable[[Run], SandboxMaker]) -> tup
         rerun = rerun_tasks(run, node.id, TASKS, SETTINGS.rerun, SETTINGS.rerun_passed)
         assert [t.id for t in rerun.failed] == ["broken"] and [t.id for t in rerun.passed] == ["sound"]
         work = Expansion("Show the model the task.", SETTINGS, failed_replays(run, node.id, TASKS, 1), settings,
-                         rerun, (0, job.id))
+                         rerun=rerun, seed=(0, job.id))
         result, _ = Here(run, sandboxes, gateway).run_work(job, node, work)
     return result, read_candidates(run.log_dir(job.id)), run.log_dir(job.id)
 
