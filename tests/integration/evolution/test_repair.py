@@ -4,22 +4,11 @@ the replayed failure and fixes the live re-run is the child."""
 
 import pytest
 
-from evolve.sandbox import reap_run
 from evolve.sandbox.factory import DockerSandboxes
 from tests.unit.engine.repair_case import check_the_fix_at_the_second_location_is_the_child, expand_relay
 
 
 @pytest.mark.docker
 def test_the_candidate_that_changes_behaviour_and_passes_the_rerun_is_the_child(tmp_path, base_image):
-    made: list[str] = []
-
-    def sandboxes(run):
-        made.append(run.id)
-        return DockerSandboxes(run.id)
-
-    try:
-        result, records, log_dir = expand_relay(tmp_path, sandboxes)
-    finally:
-        for run_id in made:
-            reap_run(run_id)
+    result, records, log_dir = expand_relay(tmp_path, lambda run: DockerSandboxes(run.id))
     check_the_fix_at_the_second_location_is_the_child(result, records, log_dir)
