@@ -303,6 +303,24 @@ class MetaConfig(_Section):
     acts exactly as its parent on all of them (the very same requests, the same change, the same failure) is
     refused at `behaviour` before the gate. 0: off. Costs each such candidate n solves with instant replies
     and their grading."""
+    templates: int = Field(0, ge=0, le=32)
+    """Template candidates per ranked location, besides the model's `candidates`: the fix patterns of
+    template-based repair (a literal, a call, an operator, a comparison, a condition or a slice changed, a
+    statement dropped, a keyword argument or a call statement restored from elsewhere in the agent;
+    evolve.meta.templates), made without a model at the top `locations` the diagnosis ranked (its
+    `instructions.json`; none ranked: none made), nearest to the ranked line first, in a seeded order. With
+    templates or `rerun`, every candidate runs its own tests before the replayed behaviour. 0: off."""
+    locations: int = Field(2, ge=1, le=16)
+    """How many of the top-ranked locations the templates are made at."""
+    rerun: int = Field(0, ge=0, le=8)
+    """A candidate that passed the cheaper stages solves this many of the parent's failed search tasks again,
+    live, through the evaluation pipeline (the solve model: its tokens count in the run's budget), and
+    `rerun_passed` of its passed ones; it must pass at least one of the failed and every passed one, else
+    it is refused at `rerun`. The survivors go to the gate in order of how many failures they fixed, and the
+    first it passes is the child; one that fixed all ends the sampling. 0: off (the first candidate the gate
+    passes is the child)."""
+    rerun_passed: int = Field(1, ge=0, le=8)
+    """The parent's passed search tasks a candidate re-runs live (with `rerun`) and must still pass."""
     diagnosis: Literal["model", "evidence"] = "model"
     """`compact` style, engine procedure. `model`: the diagnosis model reads the computed evidence, the ranked
     locations (evolve.meta.locate) and the map, and names the target and the change; the data decides only

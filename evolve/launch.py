@@ -200,7 +200,9 @@ def _worker(config: RunConfig, run: Run, tasks: RunTasks, gateway, cluster: Exit
         expand=ExpandSettings(image=config.sandbox.image, improve_steps=config.budget.improve_steps,
                               job_tokens=config.budget.job_tokens, candidates=config.meta.candidates,
                               temperature=config.meta.temperature, require_code=config.meta.require_code,
-                              replays=config.meta.replays),
+                              replays=config.meta.replays, templates=config.meta.templates,
+                              locations=config.meta.locations, rerun=config.meta.rerun,
+                              rerun_passed=config.meta.rerun_passed),
         meta=config.meta,
         pooled_experience=config.policy.name == "gea",
     )

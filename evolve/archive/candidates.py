@@ -27,10 +27,11 @@ class Candidate:
 
     number: int
     """1..k, in sampling order."""
-    temperature: float
-    """The sampling temperature its improve run was asked to use (`EVOLVE_TEMPERATURE`)."""
+    temperature: float | None
+    """The sampling temperature its improve run was asked to use (`EVOLVE_TEMPERATURE`); None for a template."""
     chosen: bool
-    """It is the child (the first candidate that passed every filter)."""
+    """It is the child (the first candidate that passed every filter; with a live re-run, the survivor that
+    fixed most of the parent's failures and passed the gate)."""
     stage: str | None
     """The filter or gate check that refused it (`applies`, `compiles`, `differs`, `code edit`, then the
     gate's: `imports`, `own tests`, `solve`, ...); None when it passed all."""
@@ -40,7 +41,17 @@ class Candidate:
     changed_lines: int
     """Lines added or removed by its diff."""
     seconds: float
-    """Wall time of its improve run and its filters."""
+    """Wall time of its making (an improve run) and its checks."""
+    source: str = "model"
+    """`model` (a run of the parent's improve) or `template` (evolve.meta.templates)."""
+    template: str | None = None
+    """The template that made it, and what it changed (`number: 64 -> 640`)."""
+    location: str | None = None
+    """The ranked location (`path:line`) a template was applied at (None: a model candidate)."""
+    tokens: int = 0
+    """Model tokens it cost: its improve run, its live re-run and its gate."""
+    fixed: int | None = None
+    """Of the parent's failed search tasks re-run live, how many it passed (None: not re-run)."""
 
     @property
     def verdict(self) -> str:
@@ -79,8 +90,16 @@ def candidates_of(run: Run, node_ids: list[str]) -> dict[str, list[Candidate]]:
 
 def render_candidates(candidates: list[Candidate]) -> list[str]:
     """One line per candidate, for `evolve show`."""
-    return [f"  {c.number}. t={c.temperature:.2f}  {c.kind}, {c.changed_lines} lines, {c.seconds:.0f} s: {c.verdict}"
-            for c in candidates]
+    return [f"  {c.number}. {_origin(c)}  {c.kind}, {c.changed_lines} lines, {c.seconds:.0f} s"
+            f"{f', {c.tokens} tokens' if c.tokens else ''}{f', fixed {c.fixed}' if c.fixed is not None else ''}: "
+            f"{c.verdict}" for c in candidates]
+
+
+def _origin(candidate: Candidate) -> str:
+    """`t=0.20` (a model candidate), or `template number: 64 -> 640 at agent/x.py:12`."""
+    if candidate.source == "template":
+        return f"template {candidate.template} at {candidate.location}"
+    return f"t={candidate.temperature:.2f}" if candidate.temperature is not None else "model"
 
 
 def candidate_stages(run: Run) -> tuple[int, Counter[str]]:

@@ -7,14 +7,21 @@ scored on the held-out tasks), and the intact seed (the reference) is scored on 
 through the evaluation pipeline (`evolve eval`'s `evaluate_all`). The recovered fraction is
 (final - defective) / (reference - defective) on those tasks, with a 95 % paired bootstrap interval over
 the tasks (seeded by the run seed); it is undefined where the defect did not lower the pass rate. Beside it:
-the run's code-edit rate, its tokens and its wall time.
+the run's code-edit rate, its tokens, its wall time and the location each expansion's diagnosis ranked first.
+
+Two sets of defects (`--set`): `dev`, the ones below (the engine was tuned on them), and `test`, written
+before the engine learned to find faults from data and never studied while tuning it (defects/test.toml; it
+runs only while its SHA-256 is the committed one, defects/test.toml.sha256). A user's agent brings its own
+(`--reference DIR --defects FILE`, a file in test.toml's form).
 """
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import tempfile
 import time
+import tomllib
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -24,7 +31,7 @@ from types import MappingProxyType
 import numpy as np
 
 from evolve.archive.edits import EditRate, code_edit_rate
-from evolve.archive.records import Split
+from evolve.archive.records import JobKind, Split
 from evolve.archive.store import Run
 from evolve.config import RunConfig
 from evolve.errors import EvolveError
@@ -40,6 +47,10 @@ class Defect:
     old: str
     new: str
     what: str
+    layer: str = ""
+    """The part of the agent it breaks (`how it calls the model`, ...), where its file says."""
+    form: str = ""
+    """`mutation (...)` or `omission (...)`: whether its repair changes code or adds it back."""
 
 
 DEFECTS: Mapping[str, Defect] = MappingProxyType({
@@ -73,6 +84,61 @@ DEFAULT = ("python-blocks-ignored", "file-hidden", "nudge-dropped", "check-dropp
 beyond a task or two of 16. Not by default: `context-starved` (one task: a solve that succeeds at its first
 step loses nothing to a cut conversation) and `stderr-dropped` (two, within noise: HumanEval's doctest
 checks print their failures to stdout, so the seed's runs showed no failing command without its output)."""
+
+
+DEFECTS_DIR = Path(__file__).resolve().parent / "defects"
+TEST_SET = DEFECTS_DIR / "test.toml"
+"""The `test` set; `test.toml.sha256` beside it holds its digest, committed before any engine change it measures."""
+SETS = ("dev", "test")
+
+
+def load_defects(path: Path) -> dict[str, Defect]:
+    """The defects of a TOML file, by name: one table each, with `path`, `old`, `new` and `what` (text), and
+    optionally `layer` and `form`; EvolveError naming what is wrong."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise EvolveError(f"{path}: cannot read the defects: {exc}") from exc
+    defects = {}
+    for name, table in data.items():
+        if not isinstance(table, dict):
+            raise EvolveError(f"{path}: {name} is not a table of a defect")
+        unknown = sorted(set(table) - {"path", "old", "new", "what", "layer", "form"})
+        missing = sorted({"path", "old", "new", "what"} - set(table))
+        wrong = sorted(key for key, value in table.items() if not isinstance(value, str))
+        if unknown or missing or wrong:
+            problem = (f"unknown key {unknown[0]}" if unknown else f"no {missing[0]}" if missing
+                       else f"{wrong[0]} is not text")
+            raise EvolveError(f"{path}: defect {name}: {problem}")
+        defects[name] = Defect(**table)
+    if not defects:
+        raise EvolveError(f"{path}: no defects in it")
+    return defects
+
+
+def verified(path: Path) -> Path:
+    """`path`, once its SHA-256 is the one its `.sha256` file records (sha256sum's form); EvolveError otherwise."""
+    digest_file = path.with_name(path.name + ".sha256")
+    try:
+        recorded = digest_file.read_text(encoding="utf-8").split()[0].lower()
+    except (OSError, IndexError, UnicodeDecodeError) as exc:
+        raise EvolveError(f"{digest_file}: no recorded SHA-256 to check {path.name} against ({exc})") from exc
+    actual = hashlib.sha256(path.read_bytes()).hexdigest()
+    if actual != recorded:
+        raise EvolveError(f"{path}: its SHA-256 is {actual[:12]}..., not the committed {recorded[:12]}... "
+                          f"({digest_file.name}): the set was changed after it was fixed; not running it")
+    return path
+
+
+def defect_set(name: str) -> tuple[Mapping[str, Defect], tuple[str, ...]]:
+    """A set's defects and the ones run with no `--defect`: `dev` (DEFECTS, DEFAULT) or `test` (all of
+    defects/test.toml, verified against its digest)."""
+    if name == "dev":
+        return DEFECTS, DEFAULT
+    if name == "test":
+        defects = load_defects(verified(TEST_SET))
+        return defects, tuple(defects)
+    raise EvolveError(f"unknown defect set {name!r}; known: {', '.join(SETS)}")
 
 
 def plant(defect: Defect, reference: Path | None, dest: Path) -> Path:
@@ -109,6 +175,8 @@ class Recovery:
     final_node: str | None
     stop: str = ""
     """Why its search stopped (the run's stop reason, e.g. `a node passed every search task (...)`)."""
+    locations: tuple[str, ...] = ()
+    """Per expansion, the location its diagnosis ranked first (`path:line`; instructions.json)."""
 
     def to_json(self) -> dict:
         return {**self.__dict__, "interval": list(self.interval) if self.interval else None,
@@ -190,31 +258,41 @@ class SelfRepair:
             rate = code_edit_rate(run) or EditRate(0, 0)  # a short run has a few children
             tokens = run.usage_totals()[0]
             path = str(run.path)
+            first = first_ranked(run)
         ref, bad, end = ([outcomes[t] for t in tasks] for outcomes in (reference, seen[root], seen[final]))
         fraction, interval = recovered_fraction(ref, bad, end, np.random.default_rng(self.config.run.seed))
         return Recovery(name, path, len(tasks), _mean(ref), _mean(bad), _mean(end), fraction, interval,
-                        rate.code, rate.expansions, tokens, round(seconds, 1), final, outcome.stop_reason)
+                        rate.code, rate.expansions, tokens, round(seconds, 1), final, outcome.stop_reason, first)
 
-    def bench(self, defects: list[str] | None = None, *, seed: Path | None = None,
-              reference: Path | None = None) -> list[Recovery]:
-        """Each named defect (default: DEFAULT) planted in `reference` (default: the bundled seed), or the one
-        defective agent `seed` against `reference`."""
-        unknown = sorted(set(defects or ()) - set(DEFECTS))
+    def bench(self, defects: list[str] | None = None, *, seed: Path | None = None, reference: Path | None = None,
+              catalogue: Mapping[str, Defect] = DEFECTS, default: tuple[str, ...] = DEFAULT) -> list[Recovery]:
+        """Each named defect of `catalogue` (default: `default`) planted in `reference` (default: the bundled
+        seed), or the one defective agent `seed` against `reference`."""
+        unknown = sorted(set(defects or ()) - set(catalogue))
         if unknown:
-            raise EvolveError(f"unknown defect {', '.join(unknown)}; known: {', '.join(DEFECTS)}")
+            raise EvolveError(f"unknown defect {', '.join(unknown)}; known: {', '.join(catalogue)}")
         self.progress(f"scoring the reference ({reference or 'the bundled seed'}) on the held-out tasks")
         outcomes = self.reference_outcomes(reference)
         if seed is not None:
             return [self.recover(seed.name, seed, outcomes)]
         results = []
         with tempfile.TemporaryDirectory(prefix="evolve-defects-") as tmp:
-            for name in defects or list(DEFAULT):
-                self.progress(f"{name}: {DEFECTS[name].what}")
-                defective = plant(DEFECTS[name], reference, Path(tmp) / name)
+            for name in defects or list(default):
+                self.progress(f"{name}: {catalogue[name].what}")
+                defective = plant(catalogue[name], reference, Path(tmp) / name)
                 results.append(self.recover(name, defective, outcomes))
                 shutil.rmtree(defective, ignore_errors=True)
                 self.progress(render(results[-1:]).splitlines()[-1])  # each defect's line as it is done
         return results
+
+
+def first_ranked(run: Run) -> tuple[str, ...]:
+    """Per expansion of the run, in order, the location its diagnosis ranked first (`path:line`); an
+    expansion that recorded no ranking adds nothing."""
+    from evolve.engine.expand import ranked_locations
+
+    ranked = [ranked_locations(run.log_dir(job.id)) for job in run.jobs() if job.kind == JobKind.EXPAND]
+    return tuple(f"{found[0].path}:{found[0].line}" for found in ranked if found)
 
 
 def _mean(values: list[bool]) -> float:
@@ -234,10 +312,11 @@ def totals(results: list[Recovery], seconds: float) -> dict:
 def render(results: list[Recovery]) -> str:
     """A table: per defect the held-out pass rates, the recovered fraction, the code-edit rate and the cost."""
     header = f"{'defect':<22} {'tasks':>5} {'ref':>5} {'defect':>6} {'final':>5}  {'recovered [95 %]':<23} code edits  tokens"
-    lines = [header + "      time"]
+    lines = [header + "      time  ranked first"]
     for r in results:
         recovered = "undefined (no drop)" if r.fraction is None else (
             f"{r.fraction:+.2f} [{r.interval[0]:+.2f}, {r.interval[1]:+.2f}]" if r.interval else f"{r.fraction:+.2f}")
         lines.append(f"{r.name:<22} {r.tasks:>5} {r.reference:>5.2f} {r.defective:>6.2f} {r.final:>5.2f}  "
-                     f"{recovered:<23} {r.code_edits}/{r.expansions:<8} {r.tokens:<10}  {r.seconds / 60:.1f} min")
+                     f"{recovered:<23} {r.code_edits}/{r.expansions:<8} {r.tokens:<10}  {r.seconds / 60:.1f} min"
+                     f"  {', '.join(r.locations) or '-'}")
     return "\n".join(lines)

@@ -383,7 +383,13 @@ def archive(
 @app.command("selfrepair")
 def selfrepair(
     defect: Annotated[list[str] | None, typer.Option(
-        help="Run only this planted defect (repeatable); default: five (all but context-starved and stderr-dropped).")] = None,
+        help="Run only this planted defect of the set (repeatable); default: the dev set's five (all but "
+             "context-starved and stderr-dropped), every defect of the test set or of --defects.")] = None,
+    defect_set: Annotated[str, typer.Option("--set", help="dev: the defects the engine was tuned on; test: "
+                                            "evolve/bench/defects/test.toml, run only while its SHA-256 is "
+                                            "the committed one.")] = "dev",
+    defects: Annotated[Path | None, typer.Option(
+        help="A TOML file of defects (test.toml's form) to plant in --reference, instead of a set.")] = None,
     seed: Annotated[Path | None, typer.Option(help="A defective agent directory to evolve (with --reference).")] = None,
     reference: Annotated[Path | None, typer.Option(help="The intact agent (default: the bundled seed).")] = None,
     config: Annotated[Path | None, typer.Option(help="The run config of each short evolution "
@@ -396,24 +402,32 @@ def selfrepair(
     import json
     import time
 
-    from evolve.bench.selfrepair import DEFECTS, SelfRepair, render, totals
+    from evolve.bench.selfrepair import SelfRepair, load_defects, render, totals
+    from evolve.bench.selfrepair import defect_set as named_set
     from evolve.config import load_config
     from evolve.errors import EvolveError
 
-    if seed is not None and (defect or reference is None):
-        raise EvolveError("--seed DIR needs --reference DIR (the intact agent it is measured against), and no --defect")
+    if seed is not None and (defect or reference is None or defects is not None):
+        raise EvolveError("--seed DIR needs --reference DIR (the intact agent it is measured against), and no "
+                          "--defect or --defects")
+    if defects is not None and defect_set != "dev":
+        raise EvolveError("--defects FILE and --set are alternatives: the file's defects are the set")
+    catalogue, default = (load_defects(defects), None) if defects is not None else named_set(defect_set)
+    default = default or tuple(catalogue)
     config = config or Path(__file__).resolve().parents[1] / "configs" / "selfrepair.toml"
     cfg = load_config(config)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     cfg = cfg.model_copy(update={"run": cfg.run.model_copy(update={"name": f"{cfg.run.name}-{stamp}"})})
     bench = SelfRepair(cfg, archive, progress=lambda line: typer.echo(line, err=as_json))
     started = time.monotonic()
-    results = bench.bench(defect, seed=seed, reference=reference)
+    results = bench.bench(defect, seed=seed, reference=reference, catalogue=catalogue, default=default)
     total = totals(results, time.monotonic() - started)
     if as_json:
-        typer.echo(json.dumps({"config": str(config), "defects": {r.name: {**r.to_json(), "what": DEFECTS[r.name].what
-                                                                           if r.name in DEFECTS else str(seed)}
-                                                                 for r in results}, "totals": total}))
+        named = str(defects) if defects is not None else defect_set
+        typer.echo(json.dumps({"config": str(config), "set": named if seed is None else None,
+                               "defects": {r.name: {**r.to_json(), "what": catalogue[r.name].what
+                                                    if r.name in catalogue and seed is None else str(seed)}
+                                           for r in results}, "totals": total}))
         return
     rate = "none" if total["code_edit_rate"] is None else f"{total['code_edit_rate']:.2f}"
     typer.echo(render(results) + f"\nrecovered by half or more: {total['recovered_half']} of {total['defects']}; code "

@@ -14,29 +14,57 @@ through the cheap filters (evolve.meta.candidates), then (with `replays`) the pa
 passes all is the child. Every candidate's verdict is written to the job's `candidates.jsonl`
 (evolve.archive.candidates); candidate n > 1 logs under `candidate-n/`. With one candidate the job's
 logs and channels are those of an expansion without candidates.
+
+Generate and validate (`[meta] templates`, `rerun`): besides the model's candidates, template candidates
+(evolve.meta.templates, no model) at the top `locations` of the ranking the diagnosis recorded
+(`instructions.json` in the job's log; none there: no templates), made first since they cost no model
+time. Each candidate is then checked cheapest first: the cheap filters, its own tests (the gate's first
+checks, in a sandbox), its replayed behaviour, and a live re-run of the parent's search tasks
+(evolve.engine.rerun). The survivors go to the gate in order of how many of the parent's failures they
+fixed, and the first the gate passes is the child; a survivor that fixed every re-run failure ends the
+sampling (none can fix more).
 """
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import numpy as np
+
 from evolve.archive.candidates import Candidate, write_candidates
+from evolve.archive.codetree import tree_entries, tree_id, write_entries
 from evolve.engine.behaviour import Replay, acts_as_parent
 from evolve.engine.context import Channel, ChannelSpec, JobContext
 from evolve.engine.evaluate import EvalSettings
 from evolve.engine.jobs import ExpansionResult
+from evolve.engine.rerun import Rerun, rerun_candidate
 from evolve.meta import DiagnosisFailed, Modification, Verdict, self_modify, validate_child
 from evolve.meta.brief import focused_brief
-from evolve.meta.candidates import BEHAVIOUR, changed_lines, cheap_filters, furthest, temperatures
+from evolve.meta.candidates import (
+    BEHAVIOUR,
+    RERUN,
+    STAGES,
+    VALIDATED,
+    Filtered,
+    changed_lines,
+    cheap_filters,
+    furthest,
+    temperatures,
+)
+from evolve.meta.locations import Location
 from evolve.meta.modify import INSTRUCTIONS_JSON
 from evolve.meta.procedure import AGENT, Material, agent_diagnose
-from evolve.meta.validate import SMOKE_STEPS
+from evolve.meta.templates import Generated, at_locations
+from evolve.meta.validate import SMOKE_STEPS, own_tests
 from evolve.sandbox.types import CopyRefused, Sandbox, SandboxError
+from evolve.tasks.tree_diff import diff_entries
 
 VALIDATION_RUNS = 2
 """The gate's agent runs (its own tests, the smoke task) share one sandbox; each gets this share."""
@@ -60,9 +88,22 @@ class ExpandSettings:
     replays: int = 0
     """The parent's failed search tasks each candidate re-runs against their recorded model replies
     (`[meta] replays`; evolve.engine.behaviour)."""
+    templates: int = 0
+    """Template candidates per ranked location (`[meta] templates`; evolve.meta.templates)."""
+    locations: int = 2
+    """The top-ranked locations templates are made at (`[meta] locations`)."""
+    rerun: int = 0
+    """The parent's failed search tasks each candidate solves again live (`[meta] rerun`; evolve.engine.rerun)."""
+    rerun_passed: int = 1
+    """And the parent's passed search tasks it must still pass (`[meta] rerun_passed`)."""
 
     def temperatures(self) -> tuple[float, ...]:
         return temperatures(self.candidates, *self.temperature)
+
+    @property
+    def validating(self) -> bool:
+        """Generate and validate: own tests before the replay, a live re-run, the survivor that fixes most."""
+        return self.templates > 0 or self.rerun > 0
 
 
 @dataclass(frozen=True)
@@ -78,6 +119,10 @@ class Expansion:
     """How those re-runs solve: the run's evaluation settings, as the parent's evaluations had them."""
     data: str = ""
     """The instructions as data (`instructions.json`, JSON text; evolve.meta.modify); "" for none."""
+    rerun: Rerun = field(default_factory=Rerun)
+    """The parent's search tasks a candidate solves again live (`settings.rerun`, chosen on the host)."""
+    seed: tuple[int, ...] = (0,)
+    """Seeds the templates' order (the run seed and the search decision)."""
 
     def channels(self, job: str) -> tuple[ChannelSpec, ...]:
         """The agent's diagnose step's channel (with material), then per candidate the modify step's and the
@@ -89,12 +134,12 @@ class Expansion:
 
     def __call__(self, ctx: JobContext) -> ExpansionResult:
         return expand_child(ctx, self.instructions, self.settings, replays=self.replays, solve=self.solve,
-                            data=self.data)
+                            data=self.data, rerun=self.rerun, seed=self.seed)
 
 
 def expand_child(ctx: JobContext, brief: str | Material, settings: ExpandSettings = ExpandSettings(), *,
-                 replays: tuple[Replay, ...] = (), solve: EvalSettings | None = None,
-                 data: str = "") -> ExpansionResult:
+                 replays: tuple[Replay, ...] = (), solve: EvalSettings | None = None, data: str = "",
+                 rerun: Rerun | None = None, seed: tuple[int, ...] = (0,)) -> ExpansionResult:
     """The expansion: (the agent's diagnosis,) modify, then validate; the child's code is `ctx.log_dir / "child"`.
     `data`: the instructions as data, kept in the job's log (`instructions.json`) for each improve step."""
     instructions = brief if isinstance(brief, str) else None
@@ -105,8 +150,12 @@ def expand_child(ctx: JobContext, brief: str | Material, settings: ExpandSetting
         focused = focused_brief(instructions, ctx.code)
         if focused != instructions:
             (ctx.log_dir / "improve-brief.md").write_text(focused)
-        child, verdict = _candidates(ctx, focused, settings, diagnose=isinstance(brief, Material), replays=replays,
-                                     solve=solve or EvalSettings())
+        plan = _Plan(settings, diagnose=isinstance(brief, Material), replays=replays, solve=solve or EvalSettings(),
+                     rerun=rerun if rerun is not None and settings.rerun else Rerun())
+        locations = ranked_locations(ctx.log_dir)[:settings.locations] if settings.templates else ()
+        templates = at_locations(ctx.code, locations, settings.templates,
+                                 np.random.default_rng(list(seed))) if locations else []
+        child, verdict = _candidates(ctx, focused, plan, templates)
     except DiagnosisFailed as exc:
         return ExpansionResult(None, valid=False, reason=f"the agent's diagnosis failed: {exc}")
     except CopyRefused as exc:  # the child's own doing: a link out of its tree, a special file, over the cap
@@ -122,15 +171,34 @@ def expand_child(ctx: JobContext, brief: str | Material, settings: ExpandSetting
                            tree=child.tree)
 
 
+def ranked_locations(log_dir: Path) -> tuple[Location, ...]:
+    """The ranked locations the host's diagnosis recorded beside the instructions, most suspicious first
+    (none: no record, or none in it); an entry that is not a location is skipped."""
+    path = log_dir / INSTRUCTIONS_JSON  # the host's diagnosis wrote it; its `locations` are the ranking
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return ()
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: not the diagnosis's JSON record: {exc}") from exc
+    found = data.get("locations") if isinstance(data, dict) else None
+    ranked = [Location.from_json(item) for item in found] if isinstance(found, list) else []
+    return tuple(location for location in ranked if location is not None)
+
+
 @contextmanager
-def _sandbox(ctx: JobContext, spec: ChannelSpec, image: str) -> Iterator[tuple[Sandbox, Channel]]:
-    """A fresh sandbox with the model channel of `spec` mounted; the channel closes with it."""
+def _sandbox(ctx: JobContext, spec: ChannelSpec, image: str,
+             spent: list[int] | None = None) -> Iterator[tuple[Sandbox, Channel]]:
+    """A fresh sandbox with the model channel of `spec` mounted; the channel closes with it (its tokens are
+    added to `spent`)."""
     channel = ctx.channels.open_job(spec.job, ctx.node_id, spec.role, spec.tokens)
     try:
         with ctx.sandboxes(image, spec.job, gateway_socket=channel.socket_path) as box:
             yield box, channel
     finally:
-        ctx.channels.close_job(spec.job)
+        report = ctx.channels.close_job(spec.job)
+        if spent is not None:
+            spent.append(report.usage.prompt_tokens + report.usage.completion_tokens)
 
 
 def _diagnose(ctx: JobContext, material: Material, settings: ExpandSettings) -> str:
@@ -151,44 +219,151 @@ def _candidate_channels(job: str, number: int, tokens: int) -> tuple[ChannelSpec
     return ChannelSpec(f"{job}-modify{suffix}", "modify", tokens), ChannelSpec(f"{job}-validate{suffix}", "solve", tokens)
 
 
-def _candidates(ctx: JobContext, instructions: str, settings: ExpandSettings, *, diagnose: bool,
-                replays: tuple[Replay, ...], solve: EvalSettings) -> tuple[Modification, Verdict]:
-    """Sample, filter and gate the candidates one by one until one passes; the child and its verdict (with
-    none passing: the candidate that got furthest, refused). The child's code ends at `log_dir / "child"`."""
-    records: list[Candidate] = []
-    tried: list[tuple[Modification, Verdict]] = []
-    several = settings.candidates > 1
-    for number, temperature in enumerate(settings.temperatures(), 1):
+@dataclass(frozen=True)
+class _Plan:
+    """What every candidate of one expansion is checked against."""
+
+    settings: ExpandSettings
+    diagnose: bool
+    replays: tuple[Replay, ...]
+    solve: EvalSettings
+    rerun: Rerun
+
+
+@dataclass(frozen=True)
+class _Made:
+    """A candidate as made (by the model's improve run or a template) and checked up to the gate."""
+
+    child: Modification
+    record: Candidate
+    log_dir: Path
+
+
+Maker = Callable[[int, Path, Path, list[int]], tuple[Modification, Candidate]]
+"""Makes candidate `number` at `dest` (its logs in `log_dir`, its tokens added to `spent`): the code and
+its record so far."""
+
+
+def _makers(ctx: JobContext, instructions: str, plan: _Plan, templates: list[Generated]) -> list[Maker]:
+    """The templates' candidates (no model) first, then the model's, one per temperature."""
+
+    def template(generated: Generated) -> Maker:
+        def make(number: int, dest: Path, log_dir: Path, spent: list[int]) -> tuple[Modification, Candidate]:
+            child = _template_child(ctx, generated, dest, log_dir)
+            edit = generated.edit
+            where = f"{generated.path}:{generated.location.line}"
+            return child, Candidate(number, None, False, None, None, "", 0, 0.0, source="template",
+                                    template=f"{edit.template}: {edit.change} (line {edit.line})", location=where)
+        return make
+
+    def model(temperature: float) -> Maker:
+        def make(number: int, dest: Path, log_dir: Path, spent: list[int]) -> tuple[Modification, Candidate]:
+            spec, _ = _candidate_channels(ctx.job, number, plan.settings.job_tokens)
+            child = _modify(ctx, spec, instructions, plan.settings, dest, log_dir, temperature, spent)
+            return child, Candidate(number, temperature, False, None, None, "", 0, 0.0)
+        return make
+
+    return [*(template(t) for t in templates), *(model(t) for t in plan.settings.temperatures())]
+
+
+def _candidates(ctx: JobContext, instructions: str, plan: _Plan,
+                templates: list[Generated]) -> tuple[Modification, Verdict]:
+    """Make and check the candidates one by one; the child and its verdict (with none passing: the candidate
+    that got furthest, refused). Without a live re-run the first that passes the gate is the child; with one,
+    the survivors are gated in order of the failures they fixed. The child's code ends at `log_dir / "child"`."""
+    settings = plan.settings
+    makers = _makers(ctx, instructions, plan, templates)
+    several = len(makers) > 1
+    made: list[_Made] = []
+    for number, make in enumerate(makers, 1):
         started = time.monotonic()
         log_dir = ctx.log_dir / f"candidate-{number}" if number > 1 else ctx.log_dir
         log_dir.mkdir(parents=True, exist_ok=True)
-        modify, validate = _candidate_channels(ctx.job, number, settings.job_tokens)
-        dest = log_dir / ("candidate" if several else "child")
-        child = _modify(ctx, modify, instructions, settings, dest, log_dir, temperature)
-        filtered = cheap_filters(ctx.code, child.code_dir, child.diff, require_code=settings.require_code)
-        stage, reason = filtered.stage, filtered.reason
-        if stage is None and replays:
-            reason = acts_as_parent(ctx, child.code_dir, replays, solve, log_dir)
-            stage = BEHAVIOUR if reason is not None else None
-        if stage is None:
-            gate = _validate(ctx, validate, child, settings, log_dir, diagnose=diagnose)
+        spent: list[int] = []
+        child, record = make(number, log_dir / ("candidate" if several else "child"), log_dir, spent)
+        filtered, stage, reason, fixed = _checked(ctx, child, plan, log_dir, number, spent)
+        if stage is None and not plan.rerun:
+            gate = _validate(ctx, number, child, settings, log_dir, diagnose=plan.diagnose, spent=spent)
             stage, reason = (None, None) if gate.valid else (gate.check or "applies", gate.reason)
-        verdict = Verdict(stage is None, reason)
-        tried.append((child, verdict))
-        records.append(Candidate(number, temperature, stage is None, stage, reason, filtered.kind.value,
-                                 changed_lines(child.diff), round(time.monotonic() - started, 1)))
-        if verdict.valid:
-            break
-    pick = furthest([r.stage for r in records])
-    child, verdict = tried[pick]
+        record = replace(record, chosen=stage is None and not plan.rerun, stage=stage, reason=reason,
+                         kind=filtered.kind.value, changed_lines=changed_lines(child.diff),
+                         seconds=round(time.monotonic() - started, 1), tokens=sum(spent), fixed=fixed)
+        made.append(_Made(child, record, log_dir))
+        if stage is None and (not plan.rerun or fixed == len(plan.rerun.failed)):
+            break  # the child (no re-run), or a survivor no other candidate can beat
+    if plan.rerun:
+        _gate_survivors(ctx, made, plan)
+    order = VALIDATED if settings.validating else STAGES
+    chosen = [n for n, m in enumerate(made) if m.record.chosen]
+    pick = chosen[0] if chosen else furthest([m.record.stage for m in made], order)
+    child = made[pick].child
+    verdict = Verdict(True) if chosen else Verdict(False, made[pick].record.reason)
     if several:
-        write_candidates(ctx.log_dir, records)
-        _keep_only(ctx.log_dir, child.code_dir, [c.code_dir for c, _ in tried])
+        write_candidates(ctx.log_dir, [m.record for m in made])
+        _keep_only(ctx.log_dir, child.code_dir, [m.child.code_dir for m in made])
         child = replace(child, code_dir=ctx.log_dir / "child")
         if not verdict.valid:
-            verdict = Verdict(False, f"{verdict.reason} (the furthest of {len(records)} candidates, "
+            verdict = Verdict(False, f"{verdict.reason} (the furthest of {len(made)} candidates, "
                                      f"candidate {pick + 1}; every verdict is in the job's candidates.jsonl)")
     return child, verdict
+
+
+def _checked(ctx: JobContext, child: Modification, plan: _Plan, log_dir: Path, number: int,
+             spent: list[int]) -> tuple[Filtered, str | None, str | None, int | None]:
+    """The candidate through the stages before the gate, cheapest first: its filter verdict, the stage that
+    refused it and why (None: none did), and how many re-run failures it fixed (None: not re-run)."""
+    filtered = cheap_filters(ctx.code, child.code_dir, child.diff, require_code=plan.settings.require_code)
+    if filtered.stage is not None:
+        return filtered, filtered.stage, filtered.reason, None
+    if plan.settings.validating:
+        suffix = "" if number == 1 else f"-{number}"
+        with ctx.sandboxes(plan.settings.image, f"{ctx.job}-tests{suffix}") as box:
+            tested = own_tests(box, child.code_dir, log_dir, timeout_s=ctx.agent_timeout(runs=VALIDATION_RUNS))
+        if not tested.valid:
+            return filtered, tested.check, tested.reason, None
+    if plan.replays:
+        reason = acts_as_parent(ctx, child.code_dir, plan.replays, plan.solve, log_dir)
+        if reason is not None:
+            return filtered, BEHAVIOUR, reason, None
+    if plan.rerun:
+        rerun = rerun_candidate(ctx, child.code_dir, plan.rerun, plan.solve, log_dir)
+        spent.append(rerun.tokens)
+        return filtered, None if rerun.reason is None else RERUN, rerun.reason, rerun.fixed
+    return filtered, None, None, None
+
+
+def _gate_survivors(ctx: JobContext, made: list[_Made], plan: _Plan) -> None:
+    """Gate the re-run's survivors, most fixes first (the earlier on a tie), until one passes: it is the
+    child. The gate's verdict and cost go into each gated candidate's record (in place in `made`)."""
+    survivors = sorted((n for n, m in enumerate(made) if m.record.stage is None),
+                       key=lambda n: (-(made[n].record.fixed or 0), n))
+    for n in survivors:
+        started = time.monotonic()
+        spent: list[int] = []
+        entry = made[n]
+        gate = _validate(ctx, entry.record.number, entry.child, plan.settings, entry.log_dir, diagnose=plan.diagnose,
+                         spent=spent)
+        record = replace(entry.record, chosen=gate.valid, stage=None if gate.valid else gate.check or "applies",
+                         reason=gate.reason, tokens=entry.record.tokens + sum(spent),
+                         seconds=round(entry.record.seconds + time.monotonic() - started, 1))
+        made[n] = replace(entry, record=record)
+        if gate.valid:
+            return
+
+
+def _template_child(ctx: JobContext, generated: Generated, dest: Path, log_dir: Path) -> Modification:
+    """The parent's code with one file replaced by a template's edit, written at `dest` as a child's is."""
+    parent = tree_entries(ctx.code)
+    entries = dict(parent)
+    mode, _ = entries[os.fsencode(generated.path)]
+    entries[os.fsencode(generated.path)] = (mode, generated.edit.source.encode("utf-8"))
+    shutil.rmtree(dest, ignore_errors=True)
+    write_entries(entries, dest)
+    diff = diff_entries(parent, entries)
+    (log_dir / "child.patch").write_text(diff)
+    edit = generated.edit
+    return Modification(dest, diff, tree_id(entries), 0, False, f"template {edit.template} at {generated.path}:"
+                                                                f"{edit.line}: {edit.change}")
 
 
 def _keep_only(log_dir: Path, kept: Path, every: list[Path]) -> None:
@@ -201,8 +376,8 @@ def _keep_only(log_dir: Path, kept: Path, every: list[Path]) -> None:
 
 
 def _modify(ctx: JobContext, spec: ChannelSpec, instructions: str, settings: ExpandSettings, dest: Path,
-            log_dir: Path, temperature: float) -> Modification:
-    with _sandbox(ctx, spec, settings.image) as (box, channel):
+            log_dir: Path, temperature: float, spent: list[int]) -> Modification:
+    with _sandbox(ctx, spec, settings.image, spent) as (box, channel):
         env = {**channel.sandbox_env(), "EVOLVE_TEMPERATURE": f"{temperature:g}"}
         data = ctx.log_dir / INSTRUCTIONS_JSON
         return self_modify(box, ctx.code, instructions, dest, log_dir, channel_env=env,
@@ -210,9 +385,10 @@ def _modify(ctx: JobContext, spec: ChannelSpec, instructions: str, settings: Exp
                            budget_steps=settings.improve_steps, timeout_s=ctx.agent_timeout())
 
 
-def _validate(ctx: JobContext, spec: ChannelSpec, child: Modification, settings: ExpandSettings, log_dir: Path, *,
-              diagnose: bool) -> Verdict:
-    with _sandbox(ctx, spec, settings.image) as (box, channel):
+def _validate(ctx: JobContext, number: int, child: Modification, settings: ExpandSettings, log_dir: Path, *,
+              diagnose: bool, spent: list[int]) -> Verdict:
+    _, spec = _candidate_channels(ctx.job, number, settings.job_tokens)
+    with _sandbox(ctx, spec, settings.image, spent) as (box, channel):
         return validate_child(box, child.code_dir, child.diff, log_dir, channel_env=channel.sandbox_env(),
                               served=lambda: ctx.channels.report(spec.job).requests,
                               smoke_steps=settings.smoke_steps, timeout_s=ctx.agent_timeout(runs=VALIDATION_RUNS),

@@ -29,6 +29,7 @@ from evolve.engine.evaluate import EvalSettings, Evaluation
 from evolve.engine.executors import WorkerLost
 from evolve.engine.expand import ExpandSettings, Expansion
 from evolve.engine.jobs import EvaluationResult, ExpansionResult
+from evolve.engine.rerun import rerun_tasks
 from evolve.engine.retry import InfraRetry
 from evolve.meta.experience import recorded_experience, with_experience
 from evolve.meta.modify import INSTRUCTIONS_JSON
@@ -111,10 +112,15 @@ class EngineWorker:
         if isinstance(instructions, ExpansionResult):
             return instructions
         # A sandbox failure is the expansion's own result (an invalid child): the agent may stop its sandbox.
-        replays = failed_replays(self.run, node.id, self.tasks, self.settings.expand.replays)
+        expand = self.settings.expand
+        replays = failed_replays(self.run, node.id, self.tasks, expand.replays)
+        rerun = rerun_tasks(self.run, node.id, self.tasks, expand.rerun, expand.rerun_passed)
+        # seeded as the diagnosis is, by the search decision a re-run after a resume shares
+        draw = job.decision if job.decision is not None else job.id
         data = self.run.log_dir(job.id) / INSTRUCTIONS_JSON  # the host's diagnosis wrote it (not the agent's)
-        expansion = Expansion(instructions, self.settings.expand, replays, self.settings.eval,
-                              data.read_text() if isinstance(instructions, str) and data.is_file() else "")
+        expansion = Expansion(instructions, expand, replays, self.settings.eval,
+                              data.read_text() if isinstance(instructions, str) and data.is_file() else "",
+                              rerun=rerun, seed=(self.seed, draw))
         result = self._attempts(job, node, expansion, lambda r: False)
         if isinstance(result, Lost):
             # Not an invalid child: the runner marks the job failed, counts no expansion, and may expand again.

@@ -34,6 +34,14 @@ BEHAVIOUR = "behaviour"
 """The stage that refuses a candidate acting as its parent on the parent's replayed failures."""
 STAGES = (*FILTERS, BEHAVIOUR, *CHECKS)
 """Every stage a candidate can be refused at, cheapest first: how far a refused candidate got."""
+EARLY = CHECKS[:2]
+"""The gate's checks that need no model (`imports`, `own tests`): with templates or a live re-run they run
+on each candidate before its replayed behaviour, and the gate runs them again."""
+RERUN = "rerun"
+"""The stage that refuses a candidate whose live re-run of the parent's search tasks fixes none of its
+failures or breaks one of its passes (evolve.engine.rerun)."""
+VALIDATED = (*FILTERS, *EARLY, BEHAVIOUR, RERUN, *CHECKS[len(EARLY):])
+"""The stages in their order under generate-and-validate (`[meta] templates` or `rerun`)."""
 
 
 @dataclass(frozen=True)
@@ -96,8 +104,8 @@ def changed_lines(diff: str) -> int:
                if line[:1] in "+-" and not line.startswith(("+++ ", "--- ")))
 
 
-def furthest(stages: list[str | None]) -> int:
-    """The index of the candidate that got furthest through STAGES (None: passed everything); the first on
+def furthest(stages: list[str | None], order: tuple[str, ...] = STAGES) -> int:
+    """The index of the candidate that got furthest through `order` (None: passed everything); the first on
     a tie."""
-    rank = [len(STAGES) if stage is None else STAGES.index(stage) for stage in stages]
+    rank = [len(order) if stage is None else order.index(stage) for stage in stages]
     return rank.index(max(rank))

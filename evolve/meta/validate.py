@@ -100,6 +100,26 @@ def check_agent(sandbox: Sandbox, code_dir: Path, log_dir: Path, *, channel_env:
     """Whether `code_dir` meets the agent contract: the gate without its diff check (`evolve agent check`
     runs it on any directory). `on_check(name, reason)` hears each check of CHECKS as it ends (reason
     None: passed) until the first that fails; `diagnose` as for `validate_child`."""
+    tested = own_tests(sandbox, code_dir, log_dir, timeout_s=timeout_s, on_check=on_check)
+    if not tested.valid:
+        return tested
+    verdict = _contract(sandbox, code_dir, log_dir, channel_env, served, smoke_steps, timeout_s, on_check)
+    if not verdict.valid or not diagnose:
+        return verdict
+    try:  # the agent's code is still at AGENT: the checks above ran it from there
+        agent_diagnose(sandbox, GATE_MATERIAL, log_dir, channel_env=channel_env, timeout_s=timeout_s,
+                       log_name="validate-diagnose")
+    except DiagnosisFailed as exc:
+        return _failed(on_check, "diagnose", f"contract: {exc} (the meta procedure is broken)")
+    on_check("diagnose", None)
+    return verdict
+
+
+def own_tests(sandbox: Sandbox, code_dir: Path, log_dir: Path, *, timeout_s: float = 600.0,
+              on_check: Callable[[str, str | None], None] = lambda name, reason: None) -> Verdict:
+    """The gate's first checks, which need no model: the agent at `code_dir` imports and its own tests pass
+    (its code is left at AGENT in `sandbox`). Also run alone on a candidate before the dearer stages
+    (evolve.engine.expand)."""
     sandbox.put_dir(code_dir, AGENT)
     imports = sandbox.exec(["python3", "-c", "import agent, agent.__main__"], cwd=AGENT, timeout=60)
     if not imports.ok:
@@ -112,16 +132,7 @@ def check_agent(sandbox: Sandbox, code_dir: Path, log_dir: Path, *, channel_env:
         why = "timed out" if tests.timed_out else output_tail(tests.stdout + tests.stderr)
         return _failed(on_check, "own tests", f"the agent's own tests fail: {why}")
     on_check("own tests", None)
-    verdict = _contract(sandbox, code_dir, log_dir, channel_env, served, smoke_steps, timeout_s, on_check)
-    if not verdict.valid or not diagnose:
-        return verdict
-    try:  # the agent's code is still at AGENT: the checks above ran it from there
-        agent_diagnose(sandbox, GATE_MATERIAL, log_dir, channel_env=channel_env, timeout_s=timeout_s,
-                       log_name="validate-diagnose")
-    except DiagnosisFailed as exc:
-        return _failed(on_check, "diagnose", f"contract: {exc} (the meta procedure is broken)")
-    on_check("diagnose", None)
-    return verdict
+    return Verdict(True)
 
 
 def _failed(on_check: Callable[[str, str | None], None], name: str, reason: str) -> Verdict:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from evolve.config import ModelConfig, RunConfig
+from evolve.config import MetaConfig, ModelConfig, RunConfig
 from evolve.engine.costs import Priors
 from evolve.llm.types import ROLES, Role
 from evolve.models.pricing import known_price
@@ -34,12 +34,23 @@ OTHER_IMAGE_GB = (0.3, 1.0)
 HOSTED = ("openai", "anthropic")
 
 
-def role_tokens(role: Role, counts: Counts, profile: JobProfile, job_tokens: int, candidates: int = 1) -> Tokens:
+def role_tokens(role: Role, counts: Counts, profile: JobProfile, job_tokens: int, candidates: int = 1,
+                reruns: int = 0) -> Tokens:
     """The role's tokens over the run; each job's use of one channel is capped at `job_tokens`; an
-    expansion's candidates each have their own modify and solve channels."""
+    expansion's candidates each have their own modify and solve channels, and its `reruns` live solves
+    (`rerun_solves`) cost what an evaluation's do."""
     per_evaluation = profile.evaluation.of(role).capped(job_tokens)
     per_expansion = profile.expansion.of(role).capped(job_tokens).times(1 if role == "diagnose" else candidates)
-    return per_evaluation.times(counts.evaluations).plus(per_expansion.times(counts.expansions))
+    rerun = per_evaluation.times(reruns).times(counts.expansions)
+    return per_evaluation.times(counts.evaluations).plus(per_expansion.times(counts.expansions)).plus(rerun)
+
+
+def rerun_solves(meta: MetaConfig) -> int:
+    """The live re-run solves one expansion makes at most (`[meta] rerun`): every candidate, the model's and
+    the templates', re-running all its tasks; an upper bound, as k candidates are."""
+    if meta.rerun == 0:
+        return 0
+    return (meta.candidates + meta.templates * meta.locations) * (meta.rerun + meta.rerun_passed)
 
 
 def role_cost(role: Role, model: ModelConfig, tokens: Tokens) -> RoleCost:
@@ -65,10 +76,12 @@ def make_plan(config: RunConfig, *, measured_from: Sequence[Path] | None = None,
     counts = run_counts(config, tasks)
     profile = job_profile(config, measured_from)
     roles = tuple(role_cost(role, getattr(config.models, role),
-                            role_tokens(role, counts, profile, config.budget.job_tokens, config.meta.candidates))
+                            role_tokens(role, counts, profile, config.budget.job_tokens, config.meta.candidates,
+                                        rerun_solves(config.meta)))
                   for role in ROLES)
     container_hours = (counts.evaluations * profile.evaluation_minutes
-                       + counts.expansions * profile.expansion_minutes * config.meta.candidates) / 60.0
+                       + counts.expansions * profile.expansion_minutes * config.meta.candidates
+                       + counts.expansions * rerun_solves(config.meta) * profile.evaluation_minutes) / 60.0
     return Plan(
         config_name=config.run.name, suite=config.tasks.suite, policy=config.policy.name, counts=counts,
         profile=profile, roles=roles, container_hours=container_hours,

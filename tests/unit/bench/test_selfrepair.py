@@ -94,7 +94,7 @@ def test_the_command_ends_its_table_with_the_sets_totals_and_puts_them_in_its_js
 
     found = [Recovery("reply-cut", "r", 16, 0.75, 0.06, 0.69, 0.91, (0.64, 1.25), 1, 2, 95359, 1306.8, "1"),
              Recovery("python-blocks-ignored", "r", 16, 0.75, 0.0, 0.0, 0.0, (0.0, 0.0), 0, 2, 84371, 787.5, "0")]
-    monkeypatch.setattr(SelfRepair, "bench", lambda self, defects, seed=None, reference=None: found)
+    monkeypatch.setattr(SelfRepair, "bench", lambda self, defects, **given: found)
     shown = CliRunner().invoke(app, ["bench", "selfrepair", "--archive", str(tmp_path)])
     assert shown.exit_code == 0, shown.output
     assert shown.output.splitlines()[-1].startswith(
@@ -102,3 +102,80 @@ def test_the_command_ends_its_table_with_the_sets_totals_and_puts_them_in_its_js
     printed = CliRunner().invoke(app, ["bench", "selfrepair", "--archive", str(tmp_path), "--json"])
     totals = json.loads(printed.stdout.splitlines()[-1])["totals"]
     assert (totals["recovered_half"], totals["code_edits"], totals["expansions"], totals["tokens"]) == (1, 1, 4, 179730)
+
+
+def test_the_test_set_loads_whole_and_each_defect_changes_one_place_of_the_seed(tmp_path):
+    from evolve.bench.selfrepair import defect_set
+
+    defects, default = defect_set("test")
+    assert len(defects) >= 5 and default == tuple(defects)
+    assert sum(d.form.startswith("omission") for d in defects.values()) >= 2
+    for name, defect in defects.items():
+        copy = plant(defect, None, tmp_path / name)
+        ast.parse((copy / defect.path).read_text())
+    with pytest.raises(EvolveError, match="unknown defect set 'other'"):
+        defect_set("other")
+
+
+def test_a_set_whose_digest_differs_is_refused_in_one_line(tmp_path):
+    from evolve.bench.selfrepair import TEST_SET, load_defects, verified
+
+    changed = tmp_path / "test.toml"
+    changed.write_text(TEST_SET.read_text() + "\n[extra]\npath = 'a'\nold = 'b'\nnew = 'c'\nwhat = 'd'\n")
+    (tmp_path / "test.toml.sha256").write_text((TEST_SET.parent / "test.toml.sha256").read_text())
+    with pytest.raises(EvolveError, match=r"test.toml: its SHA-256 is [0-9a-f]{12}\.\.\., not the committed "
+                                          r"70306d57c8a7\.\.\. \(test.toml.sha256\)"):
+        verified(changed)
+    assert verified(TEST_SET) == TEST_SET and "extra" in load_defects(changed)
+
+
+@pytest.mark.parametrize(("text", "why"), [
+    ("[a]\npath = 'x'\nold = 'y'\nnew = 'z'\n", "defect a: no what"),
+    ("[a]\npath = 'x'\nold = 'y'\nnew = 'z'\nwhat = 'w'\nwhere = 'v'\n", "defect a: unknown key where"),
+    ("[a]\npath = 'x'\nold = 1\nnew = 'z'\nwhat = 'w'\n", "defect a: old is not text"),
+    ("a = 1\n", "a is not a table of a defect"),
+    ("", "no defects in it"),
+    ("[a\n", "cannot read the defects"),
+])
+def test_a_defects_file_that_is_not_one_is_refused_naming_what_is_wrong(tmp_path, text, why):
+    from evolve.bench.selfrepair import load_defects
+
+    path = tmp_path / "mine.toml"
+    path.write_text(text)
+    with pytest.raises(EvolveError, match=why):
+        load_defects(path)
+
+
+def test_the_command_runs_the_chosen_set_or_a_users_file_and_reports_the_locations_ranked_first(tmp_path,
+                                                                                                monkeypatch):
+    import json
+
+    from typer.testing import CliRunner
+
+    from evolve.bench.selfrepair import Recovery, SelfRepair
+    from evolve.cli import app
+
+    asked = []
+
+    def bench(self, defects, **given):
+        asked.append((defects, sorted(given["catalogue"]), given["default"]))
+        return [Recovery(name, "r", 16, 0.75, 0.0, 0.5, 0.67, (0.3, 1.0), 1, 2, 10, 60.0, "1",
+                         locations=("agent/x.py:3", "agent/y.py:9")) for name in defects or given["default"]]
+
+    monkeypatch.setattr(SelfRepair, "bench", bench)
+    shown = CliRunner().invoke(app, ["bench", "selfrepair", "--archive", str(tmp_path), "--set", "test",
+                                     "--defect", "reply-forgotten"])
+    assert shown.exit_code == 0, shown.output
+    assert "reply-forgotten" in asked[-1][1] and asked[-1][0] == ["reply-forgotten"]
+    assert "agent/x.py:3, agent/y.py:9" in shown.output.splitlines()[1]
+    mine = tmp_path / "mine.toml"
+    mine.write_text("[gone]\npath = 'bot/core.py'\nold = 'a'\nnew = 'b'\nwhat = 'w'\n")
+    printed = CliRunner().invoke(app, ["bench", "selfrepair", "--archive", str(tmp_path), "--reference",
+                                       str(tmp_path), "--defects", str(mine), "--json"])
+    assert printed.exit_code == 0, printed.output
+    assert asked[-1] == (None, ["gone"], ("gone",))
+    found = json.loads(printed.stdout.splitlines()[-1])
+    assert found["set"] == str(mine) and found["defects"]["gone"]["locations"] == ["agent/x.py:3", "agent/y.py:9"]
+    both = CliRunner().invoke(app, ["bench", "selfrepair", "--archive", str(tmp_path), "--set", "test",
+                                    "--defects", str(mine)])
+    assert both.exit_code != 0 and "--defects FILE and --set are alternatives" in str(both.exception or both.output)

@@ -151,3 +151,11 @@ def test_each_candidate_of_an_expansion_is_planned_with_its_own_modify_and_solve
     assert more["modify"].tokens.total == pytest.approx(role["modify"].tokens.total + 2 * expansions)
     assert more["diagnose"].tokens == role["diagnose"].tokens  # one diagnosis per expansion, whatever k
     assert three.container_hours > one.container_hours
+
+
+def test_live_reruns_are_counted_as_solves_of_every_candidate_at_most():
+    from evolve.config import MetaConfig
+    from evolve.plan.estimate import rerun_solves
+
+    assert rerun_solves(MetaConfig()) == 0
+    assert rerun_solves(MetaConfig(candidates=3, templates=2, locations=2, rerun=2, rerun_passed=1)) == 21
