@@ -1,0 +1,221 @@
+"""Checks against a literal, taken out of the tested process (standard library only: it runs in the grading
+sandbox as root beside grader_script.py, before the tests run; the host imports it in its tests).
+
+Root rewrites each hidden pytest file before the tests get it: a check of a value against a literal at the
+top of a test's body (`assert A == C`, `A != C`, `A is True/False/None`, `A is not ...`; unittest's
+`assertEqual`, `assertNotEqual`, `assertIsNone`, `assertIsNotNone`, `assertIs(A, True/False/None)`)
+becomes `_evolve_value(A)`: the test computes A and sends it, as plain data, over the results pipe
+(grader_script's plugin); the literal and the comparison stay with root, which compares after the run
+(`judge`). The file the tests read holds no expected value of those checks, so code in the test process
+that forges a pass must produce the right value itself, as HumanEval's out-of-process checks already ask;
+a real test and a forged one read the same.
+
+Only tests whose every top-level statement runs when they pass are rewritten (as for canaries:
+`parametrize` the only decorator, no `return`, `yield`, `await` or skip in them), so a test reported
+passed sent exactly one value per check: a passed test with any other number of values was reported by
+the tested code itself (`forged`). Other checks (truth tests, `in`, `pytest.raises`, assertions in loops or
+helpers, expected values from `parametrize`) stay in the process, as pytest runs them.
+"""
+
+import ast
+
+if __package__:  # imported on the host; in the sandbox it sits beside this module
+    from evolve.tasks import grader_calls as calls
+else:
+    import grader_calls as calls  # type: ignore[import-not-found,no-redef]
+
+NAME = "_evolve_value"
+IMPORT = f"from evolve_results import value as {NAME}"
+"""What a rewritten file imports (the results plugin, on pytest's path for the run)."""
+_SKIPS = frozenset({"skip", "skipTest", "xfail", "importorskip", "skipif"})
+_UNITTEST = {"assertEqual": "eq", "assertEquals": "eq", "assertNotEqual": "ne", "assertNotEquals": "ne",
+             "assertIs": "is", "assertIsNot": "isnot"}
+_OPS = {ast.Eq: "eq", ast.NotEq: "ne", ast.Is: "is", ast.IsNot: "isnot"}
+
+
+def take(source, rel, prefix="test"):
+    """(`source` rewritten, {test id: [(op, literal), ...] in the order the test sends them}); ids
+    `rel::name` / `rel::Class::name`. A file with nothing to take, or that does not parse, is kept as it is."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return source, {}
+    taken: dict[str, list] = {}
+    for scope, fn in _tests(tree, prefix):
+        checks = []
+        for at, stmt in enumerate(fn.body):
+            found = _check(stmt)
+            if found is not None:
+                value, op, literal = found
+                fn.body[at] = ast.copy_location(ast.Expr(ast.Call(ast.Name(NAME, ast.Load()), [value], [])), stmt)
+                checks.append((op, literal))
+        if checks:
+            taken["::".join([rel, *([scope.name] if isinstance(scope, ast.ClassDef) else []), fn.name])] = checks
+    if not taken:
+        return source, {}
+    tree.body.insert(_after_preamble(tree), ast.parse(IMPORT).body[0])
+    return (ast.unparse(ast.fix_missing_locations(tree)) + "\n").encode(), taken
+
+
+def matches(value, op, literal):
+    """Whether a value sent by a test meets the check (`value`: decoded plain data)."""
+    if op == "eq":
+        return _equal(value, literal)
+    if op == "ne":
+        return not _equal(value, literal)
+    same = value is literal or (type(value) is type(literal) and value == literal)  # True/False/None
+    return same if op == "is" else not same
+
+
+def _equal(value, literal):
+    try:
+        return bool(value == literal)
+    except Exception:  # noqa: BLE001 - plain data compares; anything else fails the check
+        return False
+
+
+def judge(records, taken, same):
+    """(why the run is forged, or None; {reported test id: why its checks failed}) for the tests reported
+    passed. `records`: the run's records (values as {"value_of": test id, "value": plain data} or
+    {"value_of", "unplain": why}); `taken`: from `take`; `same(reported, test)` as grader_canaries'."""
+    failed: dict[str, str] = {}
+    sent: dict[str, list] = {}
+    for record in records:
+        if "value_of" in record:
+            sent.setdefault(str(record["value_of"]), []).append(record)
+    for record in records:
+        if "test" not in record or record.get("outcome") != "passed" or record.get("when", "call") != "call":
+            continue
+        test = str(record["test"])
+        checks = next((c for t, c in taken.items() if same(test, t)), None)
+        if checks is None:
+            continue
+        values = sent.get(test, [])
+        if len(values) != len(checks):
+            return (f"test {test} was reported passed with {len(values)} of its {len(checks)} checked values sent: "
+                    "the tested code wrote its own verdict"), {}
+        for n, (value, (op, literal)) in enumerate(zip(values, checks), 1):
+            if "unplain" in value:
+                failed[test] = f"check {n}: the value is not plain data ({str(value['unplain'])[:200]})"
+                break
+            try:
+                got = calls.decode(value.get("value"))
+            except (ValueError, TypeError, KeyError, RecursionError, AttributeError) as exc:
+                failed[test] = f"check {n}: the value sent is not plain data ({exc})"
+                break
+            if not matches(got, op, literal):
+                want = {"eq": "==", "ne": "!=", "is": "is", "isnot": "is not"}[op]
+                failed[test] = f"check {n}: {_short(got)} {want} {_short(literal)} is false"
+                break
+    return None, failed
+
+
+def _short(value):
+    text = repr(value)
+    return text if len(text) <= 300 else text[:150] + "..." + text[-100:]
+
+
+def _tests(tree, prefix):
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and _whole(node, prefix):
+            yield tree, node
+        elif isinstance(node, ast.ClassDef) and not node.decorator_list:
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and _whole(item, prefix):
+                    yield node, item
+
+
+def _whole(fn, prefix):
+    """A test whose every top-level statement runs whenever it passes."""
+    if not fn.name.startswith(prefix) or any(not _is_parametrize(d) for d in fn.decorator_list):
+        return False
+    for node in ast.walk(fn):
+        if isinstance(node, (ast.Return, ast.Yield, ast.YieldFrom, ast.AsyncFunctionDef, ast.Await)):
+            return False
+        if isinstance(node, ast.Attribute) and node.attr in _SKIPS or isinstance(node, ast.Name) and node.id in _SKIPS:
+            return False
+        if isinstance(node, ast.Name) and node.id == NAME:
+            return False  # a file that names ours already: left as it is
+    return True
+
+
+def _is_parametrize(decorator):
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return isinstance(target, ast.Attribute) and target.attr == "parametrize"
+
+
+def literal(node):
+    """(True, value) when `node` is a literal (a constant, or a list, tuple, set or dict of them), else (False, None)."""
+    if isinstance(node, ast.Constant) and node.value is Ellipsis:
+        return False, None
+    try:
+        return True, ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        pass
+    arithmetic = _arithmetic(node)
+    return (True, arithmetic) if arithmetic is not None else (False, None)
+
+
+_ARITHMETIC = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b}
+
+
+def _arithmetic(node, depth=0):
+    """The value of integer arithmetic on literals (`15 * 99 + 900`), kept small; else None."""
+    if depth > 20:
+        return None
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _arithmetic(node.operand, depth + 1)
+        return None if inner is None else -inner
+    if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
+        left, right = _arithmetic(node.left, depth + 1), _arithmetic(node.right, depth + 1)
+        if left is None or right is None:
+            return None
+        result = _ARITHMETIC[type(node.op)](left, right)
+        return result if abs(result) < 2 ** 63 else None
+    return None
+
+
+def _check(stmt):
+    """(the value the test computes, op, literal) when `stmt` checks a value against a literal, else None."""
+    if isinstance(stmt, ast.Assert):
+        test = stmt.test
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _OPS):
+            return None
+        return _sides(_OPS[type(test.ops[0])], test.left, test.comparators[0])
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        call = stmt.value
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+            return None
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg != "msg" for k in call.keywords):
+            return None
+        if func.attr in ("assertIsNone", "assertIsNotNone") and len(call.args) in (1, 2):
+            return call.args[0], "is" if func.attr == "assertIsNone" else "isnot", None
+        if func.attr in _UNITTEST and len(call.args) in (2, 3):
+            return _sides(_UNITTEST[func.attr], call.args[0], call.args[1])
+    return None
+
+
+def _sides(op, left, right):
+    (left_is, left_value), (right_is, right_value) = literal(left), literal(right)
+    if left_is == right_is:
+        return None  # two values, or two literals: nothing to take out
+    value, lit = (right, left_value) if left_is else (left, right_value)
+    if op in ("is", "isnot") and lit not in (True, False, None) or op in ("is", "isnot") and not isinstance(
+            lit, (bool, type(None))):
+        return None  # `is` against another literal tests identity, which plain data cannot carry
+    return value, op, lit
+
+
+def _after_preamble(tree):
+    """Where an import may go: after the docstring and `from __future__` imports."""
+    at = 0
+    body = tree.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        at = 1
+    while at < len(body) and isinstance(body[at], ast.ImportFrom) and body[at].module == "__future__":
+        at += 1
+    return at
