@@ -47,34 +47,99 @@ def plant(source, rel, rng, count=PER_FILE, prefix="test"):
     `rel::name` / `rel::Class::name`.
 
     `prefix`: the names of the tests to copy (pytest's `test`; a HumanEval check: `check`)."""
+    source, ids, _ = plant_among(source, rel, rng, count, prefix, rename=False)
+    return source, ids
+
+
+def plant_among(source, rel, rng, count=PER_FILE, prefix="test", rename=True):
+    """`plant`, and with `rename` the copied test renamed too, by the generator that names its canary (so
+    neither name of a pair tells which is the copy): (source, {canary id: the copied test's own id},
+    {the copied test's new id: its own id}). The grader reads reports through `restore`."""
     ids: dict[str, str] = {}
-    canaries, copied = set(), set()
+    renames: dict[str, str] = {}
+    done: set[str] = set()
     for _ in range(count):
         try:
             tree = ast.parse(source)
         except (SyntaxError, ValueError):
-            return source, ids  # the runner reports a file it cannot read as failed, canaries or not
+            return source, ids, renames  # the runner reports a file it cannot read as failed, canaries or not
         starts = _line_starts(source)
-        choices = [(scope, fn) for scope, fn in _sources(tree, prefix, source, starts)
-                   if fn.name not in canaries and fn.name not in copied]
+        choices = [(scope, fn) for scope, fn in _sources(tree, prefix, source, starts) if fn.name not in done]
         if not choices:
             break
         scope, fn = rng.choice(choices)
+        where = [rel, *([scope.name] if isinstance(scope, ast.ClassDef) else [])]
+        own = "::".join([*where, fn.name])
+        if rename:
+            twin = _name(rng, scope, fn, _defined(tree), prefix)
+            source = _rename(source, fn, twin, starts)
+            tree = ast.parse(source)
+            starts = _line_starts(source)
+            scope, fn = next((sc, f) for sc, f in _sources(tree, prefix, source, starts) if f.name == twin
+                             and getattr(sc, "name", None) == getattr(scope, "name", None))
+            renames["::".join([*where, twin])] = own
         name = _name(rng, scope, fn, _defined(tree), prefix)
         gap = b"\n" if isinstance(scope, ast.ClassDef) else b"\n\n"
         at = rng.choice(_slots(scope, fn, prefix, starts, len(source)))
         source = _insert(source, at, _copy(source, fn, name, rng, starts), gap)
-        canaries.add(name)
-        copied.add(fn.name)
-        where = [rel, *([scope.name] if isinstance(scope, ast.ClassDef) else [])]
-        ids["::".join([*where, name])] = "::".join([*where, fn.name])
-    return source, ids
+        done |= {name, fn.name}
+        ids["::".join([*where, name])] = own
+    return source, ids, renames
+
+
+def restore(test, renames):
+    """A reported test id with a renamed test's own name put back (its parameters kept)."""
+    base, bracket, params = test.partition("[")
+    for new, own in renames.items():
+        new_name, own_name = new.rsplit("::", 1)[-1], own.rsplit("::", 1)[-1]
+        if base.endswith("::" + new_name) and _same_place(base, new):
+            return base[: -len(new_name)] + own_name + bracket + params
+    return test
+
+
+def _same_place(reported, test):
+    """Whether reported id `reported` (maybe relative to another rootdir) names `test`."""
+    path, _, name = test.partition("::")
+    rpath, _, rname = reported.partition("::")
+    return rname == name and (rpath == path or path.endswith("/" + rpath) or rpath.endswith("/" + path))
+
+
+def _rename(source, fn, name, starts):
+    """`source` with test `fn` defined under `name` (its def line only)."""
+    line = starts[fn.lineno - 1]
+    end = starts[fn.lineno] if fn.lineno < len(starts) else len(source)
+    renamed = re.sub(rb"\bdef\s+" + re.escape(fn.name.encode()) + rb"\b", b"def " + name.encode(),
+                     source[line:end], count=1)
+    return source[:line] + renamed + source[end:]
 
 
 def stops_early(command):
     """Whether a test command stops at a first failure (`-x`, `--exitfirst`, `--maxfail`): a failing canary
     would stop the real tests there, so none is planted."""
     return re.search(r"(^|\s)(-x|--exitfirst|--maxfail)(\s|=|$)", command) is not None
+
+
+def selects(command):
+    """Whether a test command picks tests by name (node ids, `-k`, `-m`, `--deselect`): a renamed test
+    would fall out of its selection, so no test is renamed."""
+    return re.search(r"::|(^|\s)(-k|-m|--deselect)(\s|=|$)", command) is not None
+
+
+def restore_all(records, output, renames):
+    """Records and output of a run with every renamed test under its own name again."""
+    if not renames:
+        return records, output
+    fixed = []
+    for record in records:
+        record = dict(record)
+        for key in ("test", "value_of"):
+            if key in record:
+                record[key] = restore(str(record[key]), renames)
+        fixed.append(record)
+    for new, own in renames.items():
+        new_name, own_name = new.rsplit("::", 1)[-1], own.rsplit("::", 1)[-1]
+        output = re.sub(r"(?<!\w)" + re.escape(new_name) + r"(?!\w)", lambda _: own_name, output)
+    return fixed, output
 
 
 def verdict(records, planted, same):

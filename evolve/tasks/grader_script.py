@@ -351,29 +351,32 @@ def judge(job, code, out, timed_out, records, planted=None, taken=None):
 
 def plant_canaries(job, work):
     """Checks taken out of the hidden test files and canaries planted in them, from the job's secret seed:
-    (canary ids, the checks root keeps). pytest: the files named in `expected` (grader_values, then
+    (canary ids, the checks root keeps, the renamed tests' own ids). pytest: the files named in `expected` (grader_values, then
     grader_canaries); a runner that compiles its tests: every hidden test file of its language
     (grader_canaries_text). Nothing without a seed or for an exit-status run."""
     if not job.get("canary_seed") or job["results"] not in ("pytest", *reports.PROTOCOLS):
-        return {}, {}
+        return {}, {}, {}
     rng = random.Random(job["canary_seed"])
     if job["results"] in reports.PROTOCOLS:
         return text_canaries.plant_tree(job["results"], work, os.path.join(job["dir"], "tests"), rng,
-                                        set(job["expected"])), {}
+                                        set(job["expected"])), {}, {}
     planted: dict[str, str] = {}
     taken: dict[str, list] = {}
+    renames: dict[str, str] = {}
     for rel in sorted({name.partition("::")[0] for name in job["expected"]}):
         path = os.path.join(work, rel)
         if rel.endswith(".py") and os.path.isfile(path) and not os.path.islink(path):
             with open(path, "rb") as handle:
                 source, checks = values.take(handle.read(), rel)
             if not canaries.stops_early(job["command"]):
-                source, ids = canaries.plant(source, rel, rng)
+                source, ids, moved = canaries.plant_among(source, rel, rng,
+                                                          rename=not canaries.selects(job["command"]))
                 planted |= ids
+                renames |= moved
             with open(path, "wb") as handle:
                 handle.write(source)
             taken |= checks
-    return planted, taken
+    return planted, taken, renames
 
 
 def scrub(text, planted):
@@ -458,7 +461,7 @@ def grade(index, job, scratch, isolate, alone=True):
     result["dropped"] = revert_protected(work, clean, before, job["protect"])
     if job["results"] != "calls":  # a function-level check stays in the root-only stage (run_calls)
         shutil.copytree(os.path.join(job["dir"], "tests"), work, dirs_exist_ok=True)
-    planted, taken = plant_canaries(job, work)
+    planted, taken, renames = plant_canaries(job, work)
     if isolate:
         _chown_tree(root, TEST_UID)
     if job["results"] == "calls":
@@ -467,6 +470,7 @@ def grade(index, job, scratch, isolate, alone=True):
         code, out, timed_out, records = run_reported(job, work, root, scratch, test_env(), isolate, alone)
     else:
         code, out, timed_out, records = run(job["command"], work, job["timeout"], test_env(), isolate, scratch)
+    records, out = canaries.restore_all(records, out, renames)
     outcome, detail = judge(job, code, out, timed_out, records, planted, taken)
     shutil.rmtree(root, ignore_errors=True)
     shown = out if outcome == "forged" else scrub(out, planted)
