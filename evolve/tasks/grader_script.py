@@ -96,13 +96,14 @@ def pytest_sessionfinish(session, exitstatus):
 '''
 VALUE_SOURCE = '''
 
-def value(result):
-    """A checked value, sent to the grader as plain data (grader_values.py): the grader compares it."""
+def value(result, row=None):
+    """A checked value (and the parametrize row it is checked against), sent to the grader as plain data
+    (grader_values.py): the grader compares it."""
     test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
     try:
-        _send({"value_of": test, "value": encode(_plain(result))})
+        _send({"value_of": test, "row": row, "value": encode(_plain(result))})
     except (ValueError, RecursionError) as exc:
-        _send({"value_of": test, "unplain": str(exc)[:200]})
+        _send({"value_of": test, "row": row, "unplain": str(exc)[:200]})
 
 
 def _plain(result, depth=0):

@@ -34,21 +34,34 @@ _OPS = {ast.Eq: "eq", ast.NotEq: "ne", ast.Is: "is", ast.IsNot: "isnot"}
 
 
 def take(source, rel, prefix="test"):
-    """(`source` rewritten, {test id: [(op, literal), ...] in the order the test sends them}); ids
-    `rel::name` / `rel::Class::name`. A file with nothing to take, or that does not parse, is kept as it is."""
+    """(`source` rewritten, {test id: its checks in the order the test sends them}); ids `rel::name` /
+    `rel::Class::name`; a check {"op", "literal"}, or {"op", "rows"} where the expected value is a
+    parameter (the test sends its case's row with the value). A file with nothing to take, or that does
+    not parse, is kept as it is."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return source, {}
     taken: dict[str, list] = {}
     for scope, fn in _tests(tree, prefix):
-        checks = []
+        checks: list[dict] = []
+        table = _table(fn)
         for at, stmt in enumerate(fn.body):
-            found = _check(stmt)
-            if found is not None:
-                value, op, literal = found
-                fn.body[at] = ast.copy_location(ast.Expr(ast.Call(ast.Name(NAME, ast.Load()), [value], [])), stmt)
-                checks.append((op, literal))
+            found = _check(stmt, table)
+            if found is None:
+                continue
+            value, op, expected = found
+            args = [value]
+            if isinstance(expected, ast.Name):  # the expected values are a column of the parametrize table
+                rows = table[expected.id]
+                checks.append({"op": op, "rows": [literal(elts[k])[1] for elts, k in rows]})
+                for n, (elts, k) in enumerate(rows):  # the column keeps the case's row, never its value
+                    elts[k] = ast.Constant(n)
+                args.append(ast.Name(expected.id, ast.Load()))
+                del table[expected.id]
+            else:
+                checks.append({"op": op, "literal": expected})
+            fn.body[at] = ast.copy_location(ast.Expr(ast.Call(ast.Name(NAME, ast.Load()), args, [])), stmt)
         if checks:
             taken["::".join([rel, *([scope.name] if isinstance(scope, ast.ClassDef) else []), fn.name])] = checks
     if not taken:
@@ -80,6 +93,7 @@ def judge(records, taken, same):
     {"value_of", "unplain": why}); `taken`: from `take`; `same(reported, test)` as grader_canaries'."""
     failed: dict[str, str] = {}
     sent: dict[str, list] = {}
+    seen: dict[tuple, set] = {}
     for record in records:
         if "value_of" in record:
             sent.setdefault(str(record["value_of"]), []).append(record)
@@ -94,20 +108,40 @@ def judge(records, taken, same):
         if len(values) != len(checks):
             return (f"test {test} was reported passed with {len(values)} of its {len(checks)} checked values sent: "
                     "the tested code wrote its own verdict"), {}
-        for n, (value, (op, literal)) in enumerate(zip(values, checks), 1):
-            if "unplain" in value:
-                failed[test] = f"check {n}: the value is not plain data ({str(value['unplain'])[:200]})"
+        for n, (value, check) in enumerate(zip(values, checks), 1):
+            why = _wrong(value, check)
+            if why:
+                failed[test] = f"check {n}: {why}"
                 break
-            try:
-                got = calls.decode(value.get("value"))
-            except (ValueError, TypeError, KeyError, RecursionError, AttributeError) as exc:
-                failed[test] = f"check {n}: the value sent is not plain data ({exc})"
-                break
-            if not matches(got, op, literal):
-                want = {"eq": "==", "ne": "!=", "is": "is", "isnot": "is not"}[op]
-                failed[test] = f"check {n}: {_short(got)} {want} {_short(literal)} is false"
-                break
+            if "rows" in check:
+                seen.setdefault((test.split("[", 1)[0], n), set()).add(value.get("row"))
+    for (test, n), rows in seen.items():  # every case of a parametrized check, each under its own row
+        check = next(c for t, c in taken.items() if same(test, t))[n - 1]
+        if len(rows) != len(check["rows"]) and test not in failed:
+            failed[test] = f"check {n}: {len(rows)} of its {len(check['rows'])} cases reported passed"
     return None, failed
+
+
+def _wrong(value, check):
+    """Why a value sent for `check` fails it, or None."""
+    if "unplain" in value:
+        return f"the value is not plain data ({str(value['unplain'])[:200]})"
+    try:
+        got = calls.decode(value.get("value"))
+    except (ValueError, TypeError, KeyError, RecursionError, AttributeError) as exc:
+        return f"the value sent is not plain data ({exc})"
+    expected = check.get("literal")
+    if "rows" in check:
+        row = value.get("row")
+        if type(row) is not int or not 0 <= row < len(check["rows"]):
+            return f"no case of the table sent it (row {str(row)[:50]})"
+        expected = check["rows"][row]
+    if matches(got, check["op"], expected):
+        return None
+    return f"{_short(got)} {_SHOWN[check['op']]} {_short(expected)} is false"
+
+
+_SHOWN = {"eq": "==", "ne": "!=", "is": "is", "isnot": "is not"}
 
 
 def _short(value):
@@ -177,13 +211,22 @@ def _arithmetic(node, depth=0):
     return None
 
 
-def _check(stmt):
-    """(the value the test computes, op, literal) when `stmt` checks a value against a literal, else None."""
+def _check(stmt, table=None):
+    """(the value the test computes, op, literal) when `stmt` checks a value against a literal, or (..., the
+    parameter's Name) against a column of literals of the test's parametrize `table`; else None."""
+    table = table or {}
     if isinstance(stmt, ast.Assert):
         test = stmt.test
         if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _OPS):
             return None
-        return _sides(_OPS[type(test.ops[0])], test.left, test.comparators[0])
+        op, left, right = _OPS[type(test.ops[0])], test.left, test.comparators[0]
+        for value, name in ((left, right), (right, left)):
+            if isinstance(name, ast.Name) and name.id in table and not any(
+                    isinstance(n, ast.Name) and n.id == name.id for n in ast.walk(value)):
+                cells = [literal(elts[k])[1] for elts, k in table[name.id]]
+                if op in ("eq", "ne") or all(type(c) is bool or c is None for c in cells):
+                    return value, op, name
+        return _sides(op, left, right)
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
         call = stmt.value
         func = call.func
@@ -207,6 +250,34 @@ def _sides(op, left, right):
             lit, (bool, type(None))):
         return None  # `is` against another literal tests identity, which plain data cannot carry
     return value, op, lit
+
+
+def _table(fn):
+    """{parameter: where its cells are, (list, index)} of the columns of a test's one `parametrize` (names as a string or a list of
+    strings, the cases a list or tuple of rows, no other argument) whose every cell is a literal and which
+    the test's body names exactly once; {} for anything else."""
+    if len(fn.decorator_list) != 1 or not isinstance(fn.decorator_list[0], ast.Call):
+        return {}
+    call = fn.decorator_list[0]
+    if call.keywords or len(call.args) != 2 or not isinstance(call.args[1], (ast.List, ast.Tuple)):
+        return {}
+    names_node, cases = call.args
+    if isinstance(names_node, ast.Constant) and isinstance(names_node.value, str):
+        names = [n.strip() for n in names_node.value.split(",") if n.strip()]
+    elif isinstance(names_node, (ast.List, ast.Tuple)) and all(
+            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in names_node.elts):
+        names = [e.value for e in names_node.elts]
+    else:
+        return {}
+    if len(names) == 1:
+        columns = {names[0]: [(cases.elts, n) for n in range(len(cases.elts))]}
+    elif all(isinstance(row, (ast.Tuple, ast.List)) and len(row.elts) == len(names) for row in cases.elts):
+        columns = {name: [(row.elts, k) for row in cases.elts] for k, name in enumerate(names)}
+    else:
+        return {}
+    uses = [n.id for stmt in fn.body for n in ast.walk(stmt) if isinstance(n, ast.Name)]
+    return {name: cells for name, cells in columns.items()
+            if cells and uses.count(name) == 1 and all(literal(elts[k])[0] for elts, k in cells)}
 
 
 def _after_preamble(tree):
