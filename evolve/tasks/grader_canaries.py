@@ -70,18 +70,19 @@ def plant_among(source, rel, rng, count=PER_FILE, prefix="test", rename=True):
         scope, fn = rng.choice(choices)
         where = [rel, *([scope.name] if isinstance(scope, ast.ClassDef) else [])]
         own = "::".join([*where, fn.name])
+        pool = _words(scope, prefix)
         if rename:
-            twin = _name(rng, scope, fn, _defined(tree), prefix)
+            twin = _name(rng, pool, fn, _defined(tree), prefix)
             source = _rename(source, fn, twin, starts)
             tree = ast.parse(source)
             starts = _line_starts(source)
             scope, fn = next((sc, f) for sc, f in _sources(tree, prefix, source, starts) if f.name == twin
                              and getattr(sc, "name", None) == getattr(scope, "name", None))
             renames["::".join([*where, twin])] = own
-        name = _name(rng, scope, fn, _defined(tree), prefix)
+        name = _name(rng, pool, fn, _defined(tree) | {own.rsplit("::", 1)[-1]}, prefix)
         gap = b"\n" if isinstance(scope, ast.ClassDef) else b"\n\n"
-        at = rng.choice(_slots(scope, fn, prefix, starts, len(source)))
-        source = _insert(source, at, _copy(source, fn, name, rng, starts), gap)
+        at = _place(rng, *_slots(scope, fn, prefix, starts, len(source)))
+        source = _insert(source, at, _copy(source, fn, name, rng, starts, _counts(tree)), gap)
         done |= {name, fn.name}
         ids["::".join([*where, name])] = own
     return source, ids, renames
@@ -120,9 +121,9 @@ def stops_early(command):
 
 
 def selects(command):
-    """Whether a test command picks tests by name (node ids, `-k`, `-m`, `--deselect`): a renamed test
+    """Whether a test command picks tests by name (node ids, `-k`, `--deselect`): a renamed test
     would fall out of its selection, so no test is renamed."""
-    return re.search(r"::|(^|\s)(-k|-m|--deselect)(\s|=|$)", command) is not None
+    return re.search(r"::|(^|\s)(-k|--deselect)(\s|=|$)", command) is not None
 
 
 def restore_all(records, output, renames):
@@ -273,11 +274,30 @@ def _changeable(value, text):
     return False
 
 
-def _changed_text(text, rng):
+def _counts(tree):
+    """How often each character occurs in the file's constants (numbers as written in decimal)."""
+    counts: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float, str, bytes):
+            value = node.value
+            text = value.decode("latin-1") if isinstance(value, bytes) else str(value)
+            for char in text[:10_000]:
+                counts[char] = counts.get(char, 0) + 1
+    return counts
+
+
+def _pick(pool, current, counts, rng):
+    """Another character of `pool`, drawn as often as the file's constants use it (so a changed constant
+    is as plausible as the one it replaced: a small digit stays as likely as authors make it)."""
+    choices = [c for c in pool if c != current]
+    return rng.choices(choices, weights=[counts.get(c, 0) + 1 for c in choices])[0]
+
+
+def _changed_text(text, rng, counts):
     """`text` (a constant's source) as another constant of its kind, by a change that can be made back as
     likely (so neither of a pair tells which came first): a boolean flipped; in a number, one significant
     digit (not its leading or trailing zeros, the first and last never to 0) to another; in a string, one
-    ASCII letter or digit to another of the same case or class."""
+    ASCII letter or digit to another of the same case or class; the new character drawn by `_pick`."""
     if text in (b"True", b"False"):
         return b"False" if text == b"True" else b"True"
     quoted = _QUOTED.fullmatch(text)
@@ -285,25 +305,25 @@ def _changed_text(text, rng):
         prefix, quote, inner = quoted.group(1), quoted.group(2), quoted.group(3).decode("latin-1")
         at = rng.choice([i for i, c in enumerate(inner) if c.isalnum() and c.isascii()])
         pool = next(p for p in (string.ascii_lowercase, string.ascii_uppercase, string.digits) if inner[at] in p)
-        inner = inner[:at] + rng.choice([c for c in pool if c != inner[at]]) + inner[at + 1:]
+        inner = inner[:at] + _pick(pool, inner[at], counts, rng) + inner[at + 1:]
         return prefix + quote + inner.encode("latin-1") + quote
     digits = [i for i, c in enumerate(text) if c != ord(".")]
     first = next(i for i in digits if text[i] != ord("0"))
     last = next(i for i in reversed(digits) if text[i] != ord("0"))
     at = rng.choice([i for i in digits if first <= i <= last])
     pool = "123456789" if at in (first, last) else "0123456789"
-    new = rng.choice([c for c in pool if c != chr(text[at])])
+    new = _pick(pool, chr(text[at]), counts, rng)
     return text[:at] + new.encode() + text[at + 1:]
 
 
-def _copy(source, fn, name, rng, starts):
+def _copy(source, fn, name, rng, starts, counts):
     """The text of test `fn` (with its decorators) renamed to `name`, one expected constant changed."""
     first = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
     begin, end = starts[first - 1], starts[_end(fn)] if _end(fn) < len(starts) else len(source)
     leaf = rng.choice([leaf for stmt in fn.body for leaf in _leaves(stmt, source, starts)])
     lo = starts[leaf.lineno - 1] + leaf.col_offset
     hi = starts[_end(leaf) - 1] + (leaf.end_col_offset or 0)
-    body = source[begin:lo] + _changed_text(source[lo:hi], rng) + source[hi:end]
+    body = source[begin:lo] + _changed_text(source[lo:hi], rng, counts) + source[hi:end]
     head = starts[fn.lineno - 1] - begin
     renamed = re.sub(rb"\bdef\s+" + re.escape(fn.name.encode()) + rb"\b", b"def " + name.encode(),
                      body[head:], count=1)
@@ -312,8 +332,8 @@ def _copy(source, fn, name, rng, starts):
 
 
 def _slots(scope, fn, prefix, starts, size):
-    """Where a copy of `fn` may go: before any test of its scope or after the last, once every name its
-    decorators use at definition time is bound (a copy is placed among the tests, not beside its twin)."""
+    """Where a copy of `fn` may go, (before it, after it): before any test of its scope or after the last,
+    once every name its decorators use at definition time is bound (`_place` picks one), in file order."""
     tests = [n for n in scope.body if isinstance(n, ast.FunctionDef) and n.name.startswith(prefix)]
     needs = {n.id for d in fn.decorator_list for n in ast.walk(d) if isinstance(n, ast.Name)}
     bound = [i for i, stmt in enumerate(scope.body) if needs & _binds(stmt)]
@@ -322,7 +342,20 @@ def _slots(scope, fn, prefix, starts, size):
     slots = [starts[min([t.lineno, *(d.lineno for d in t.decorator_list)]) - 1]
              for t in tests if index[id(t)] > floor]
     last = tests[-1]
-    return [*slots, starts[_end(last)] if _end(last) < len(starts) else size]
+    slots.append(starts[_end(last)] if _end(last) < len(starts) else size)
+    own = starts[min([fn.lineno, *(d.lineno for d in fn.decorator_list)]) - 1]
+    return [at for at in slots if at <= own], [at for at in slots if at > own]
+
+
+def _place(rng, before, after):
+    """A slot for a copy: a side by a coin, then a distance from its twin drawn alike for both sides (as
+    many tests between them before as after), so neither the order of a pair nor the gap between its
+    two tests tells which is the copy."""
+    reach = min(len(before), len(after))
+    if reach == 0:
+        return rng.choice(before or after)  # one side only (a decorator's names bound late)
+    distance = rng.randrange(reach)
+    return before[-1 - distance] if rng.random() < 0.5 else after[distance]
 
 
 def _binds(stmt):
@@ -334,9 +367,9 @@ def _binds(stmt):
     return {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
-def _name(rng, scope, fn, taken, prefix):
-    """A test name of the scope's own words (`test_two_items`, `test_empty_list` -> `test_items_empty`):
-    the words of its tests' names and of the names their bodies use."""
+def _words(scope, prefix):
+    """(the words a new test name of the scope is made of, how its names start): the words of its tests'
+    names and of the names their bodies use (`test_two_items`, `test_empty_list` -> `test_items_empty`)."""
     siblings = [n for n in scope.body if isinstance(n, ast.FunctionDef) and n.name.startswith(prefix)]
     used = [n.id if isinstance(n, ast.Name) else n.attr for s in siblings for n in ast.walk(s)
             if isinstance(n, (ast.Name, ast.Attribute))]
@@ -345,6 +378,13 @@ def _name(rng, scope, fn, taken, prefix):
     if len(words) < 3:
         words += [w for w in FALLBACK_WORDS if w not in words]
     lead = prefix + "_" if siblings and all(s.name.startswith(prefix + "_") for s in siblings) else prefix
+    return words, lead
+
+
+def _name(rng, pool, fn, taken, prefix):
+    """A new test name from `pool` (`_words`; a pair's two names come from one pool, drawn before either
+    is written, so neither tells which is the copy)."""
+    words, lead = pool
     for _ in range(200):
         name = lead + "_".join(rng.sample(words, rng.randint(1, min(3, len(words)))))
         if name not in taken:
