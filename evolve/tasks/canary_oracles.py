@@ -67,11 +67,15 @@ def _pairs(source: str, twins: dict[str, str]) -> list[Pair]:
     functions = {f"{scope}::{fn.name}" if scope else fn.name: fn for scope, fn in _functions(tree)}
     found = []
     for canary, twin in twins.items():
-        key = lambda test: "::".join(test.split("::")[1:])  # noqa: E731 - the id without its path
-        a, b = functions[key(canary)], functions[key(twin)]
+        a, b = functions[_within(canary)], functions[_within(twin)]
         first, second = sorted((a, b), key=lambda fn: fn.lineno)
         found.append(Pair(source, tree, first, second, second is a))
     return found
+
+
+def _within(test: str) -> str:
+    """A test id without its file's path (`Class::name` or `name`)."""
+    return "::".join(test.split("::")[1:])
 
 
 def _functions(tree):
@@ -197,7 +201,7 @@ def shorter_literal_is_canary(pair: Pair) -> float:
 
 def _text(fn: ast.FunctionDef) -> str:
     """A test's body, without its name, as the file writes it."""
-    return ast.unparse(fn.body) if hasattr(ast, "unparse") else ""
+    return "\n".join(ast.unparse(stmt) for stmt in fn.body)
 
 
 _WRAPPERS = re.compile(r"\bnot \(|== \[|assertNot|assertFalse|_FALSE|\bis False\b|!=")

@@ -139,7 +139,7 @@ def restore_all(records, output, renames):
         fixed.append(record)
     for new, own in renames.items():
         new_name, own_name = new.rsplit("::", 1)[-1], own.rsplit("::", 1)[-1]
-        output = re.sub(r"(?<!\w)" + re.escape(new_name) + r"(?!\w)", lambda _: own_name, output)
+        output = re.sub(r"(?<!\w)" + re.escape(new_name) + r"(?!\w)", own_name.replace("\\", r"\\"), output)
     return fixed, output
 
 

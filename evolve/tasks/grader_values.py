@@ -259,20 +259,23 @@ def _table(fn):
     if len(fn.decorator_list) != 1 or not isinstance(fn.decorator_list[0], ast.Call):
         return {}
     call = fn.decorator_list[0]
-    if call.keywords or len(call.args) != 2 or not isinstance(call.args[1], (ast.List, ast.Tuple)):
+    if call.keywords or len(call.args) != 2:
         return {}
     names_node, cases = call.args
+    if not isinstance(cases, (ast.List, ast.Tuple)):
+        return {}
     if isinstance(names_node, ast.Constant) and isinstance(names_node.value, str):
         names = [n.strip() for n in names_node.value.split(",") if n.strip()]
     elif isinstance(names_node, (ast.List, ast.Tuple)) and all(
             isinstance(e, ast.Constant) and isinstance(e.value, str) for e in names_node.elts):
-        names = [e.value for e in names_node.elts]
+        names = [str(e.value) for e in names_node.elts if isinstance(e, ast.Constant)]
     else:
         return {}
+    rows = [row.elts for row in cases.elts if isinstance(row, (ast.Tuple, ast.List)) and len(row.elts) == len(names)]
     if len(names) == 1:
         columns = {names[0]: [(cases.elts, n) for n in range(len(cases.elts))]}
-    elif all(isinstance(row, (ast.Tuple, ast.List)) and len(row.elts) == len(names) for row in cases.elts):
-        columns = {name: [(row.elts, k) for row in cases.elts] for k, name in enumerate(names)}
+    elif len(rows) == len(cases.elts):
+        columns = {name: [(row, k) for row in rows] for k, name in enumerate(names)}
     else:
         return {}
     uses = [n.id for stmt in fn.body for n in ast.walk(stmt) if isinstance(n, ast.Name)]
