@@ -96,10 +96,18 @@ def pytest_sessionfinish(session, exitstatus):
 '''
 VALUE_SOURCE = '''
 
-def value(result, row=None):
-    """A checked value (and the parametrize row it is checked against), sent to the grader as plain data
-    (grader_values.py): the grader compares it."""
+def value(compute, row=None):
+    """A checked value (or the exception computing it raised), with the parametrize row it is checked
+    against, sent to the grader as plain data (grader_values.py): the grader compares it."""
     test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
+    try:
+        result = compute()
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # an exception is the answer a `pytest.raises` check expects
+        _send({"value_of": test, "row": row, "raised": [k.__name__ for k in type(exc).__mro__][:50],
+               "message": str(exc)[:2000]})
+        return
     try:
         _send({"value_of": test, "row": row, "value": encode(_plain(result))})
     except (ValueError, RecursionError) as exc:

@@ -6,7 +6,8 @@ top of a test's body (`assert A == C`, `A != C`, `A is True/False/None`, `A is n
 `assertEqual`, `assertNotEqual`, `assertIsNone`, `assertIsNotNone`, `assertIs(A, True/False/None)`)
 becomes `_evolve_value(A)`: the test computes A and sends it, as plain data, over the results pipe
 (grader_script's plugin); the literal and the comparison stay with root, which compares after the run
-(`judge`). The file the tests read holds no expected value of those checks, so code in the test process
+(`judge`). `with pytest.raises(E): A` (one expression, no `as`) is sent the same way: the exception
+computing A raised is the answer. The file the tests read holds no expected value of those checks, so code in the test process
 that forges a pass must produce the right value itself, as HumanEval's out-of-process checks already ask;
 a real test and a forged one read the same.
 
@@ -18,6 +19,7 @@ helpers, expected values from `parametrize`) stay in the process, as pytest runs
 """
 
 import ast
+import re
 
 if __package__:  # imported on the host; in the sandbox it sits beside this module
     from evolve.tasks import grader_calls as calls
@@ -35,9 +37,14 @@ _OPS = {ast.Eq: "eq", ast.NotEq: "ne", ast.Is: "is", ast.IsNot: "isnot"}
 
 def take(source, rel, prefix="test"):
     """(`source` rewritten, {test id: its checks in the order the test sends them}); ids `rel::name` /
-    `rel::Class::name`; a check {"op", "literal"}, or {"op", "rows"} where the expected value is a
-    parameter (the test sends its case's row with the value). A file with nothing to take, or that does
-    not parse, is kept as it is."""
+    `rel::Class::name`; a check {"op", "literal"}, {"op", "rows"} where the expected value is a parameter,
+    or {"op": "raises", "names", "match"}. A file with nothing to take, or that does not parse, is kept as
+    it is.
+
+    Every check is sent the same way, `_evolve_value(lambda: A)`, and in a parametrized test with the
+    case's row, `_evolve_value(lambda: A, ROW)` (ROW a column of row numbers: the expected column where
+    there is one, renamed, else a column added), so the form of a check tells neither its expected value
+    nor whether it expects a value or an exception."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -46,28 +53,107 @@ def take(source, rel, prefix="test"):
     for scope, fn in _tests(tree, prefix):
         checks: list[dict] = []
         table = _table(fn)
+        rows_column = None
         for at, stmt in enumerate(fn.body):
-            found = _check(stmt, table)
+            found = _check(stmt, table if rows_column is None else {}) or _raises(stmt)
             if found is None:
                 continue
             value, op, expected = found
-            args = [value]
             if isinstance(expected, ast.Name):  # the expected values are a column of the parametrize table
-                rows = table[expected.id]
-                checks.append({"op": op, "rows": [literal(elts[k])[1] for elts, k in rows]})
-                for n, (elts, k) in enumerate(rows):  # the column keeps the case's row, never its value
+                rows_column = table[expected.id]
+                checks.append({"op": op, "rows": [literal(elts[k])[1] for elts, k in rows_column]})
+                for n, (elts, k) in enumerate(rows_column):  # the column keeps the case's row, never its value
                     elts[k] = ast.Constant(n)
-                args.append(ast.Name(expected.id, ast.Load()))
-                del table[expected.id]
+                _rename_parameter(fn, expected.id)
+            elif op == "raises":
+                checks.append({"op": op, **expected})
             else:
                 checks.append({"op": op, "literal": expected})
-            fn.body[at] = ast.copy_location(ast.Expr(ast.Call(ast.Name(NAME, ast.Load()), args, [])), stmt)
-        if checks:
-            taken["::".join([rel, *([scope.name] if isinstance(scope, ast.ClassDef) else []), fn.name])] = checks
+            thunk = ast.Lambda(ast.arguments([], [], None, [], [], None, []), value)
+            fn.body[at] = ast.copy_location(ast.Expr(ast.Call(ast.Name(NAME, ast.Load()), [thunk], [])), stmt)
+        if not checks:
+            continue
+        if _parametrize(fn) is not None and (rows_column is not None or _add_rows(fn)):
+            for stmt in fn.body:
+                if _is_sent(stmt):
+                    stmt.value.args.append(ast.Name(ROW, ast.Load()))
+        taken["::".join([rel, *([scope.name] if isinstance(scope, ast.ClassDef) else []), fn.name])] = checks
     if not taken:
         return source, {}
     tree.body.insert(_after_preamble(tree), ast.parse(IMPORT).body[0])
     return (ast.unparse(ast.fix_missing_locations(tree)) + "\n").encode(), taken
+
+
+ROW = "case"
+"""The parameter a parametrized test's checks are sent with (its row in the table)."""
+
+
+def _is_sent(stmt):
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
+        and isinstance(stmt.value.func, ast.Name) and stmt.value.func.id == NAME
+
+
+def _rename_parameter(fn, name):
+    """The test's parameter `name` (the expected column) renamed ROW: in the table's names, its signature
+    and the one check that used it."""
+    names_node = _parametrize(fn).args[0]
+    if isinstance(names_node, ast.Constant):
+        names_node.value = ", ".join(ROW if n.strip() == name else n.strip() for n in names_node.value.split(","))
+    else:
+        for e in names_node.elts:
+            if isinstance(e, ast.Constant) and e.value == name:
+                e.value = ROW
+    for arg in fn.args.args:
+        if arg.arg == name:
+            arg.arg = ROW
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name) and node.id == name:
+            node.id = ROW
+
+
+def _add_rows(fn):
+    """A column of row numbers added to the test's table (and its signature); False where it cannot be."""
+    call = _parametrize(fn)
+    names_node, cases = call.args
+    if any(a.arg == ROW for a in fn.args.args) or not isinstance(cases, (ast.List, ast.Tuple)):
+        return False
+    if isinstance(names_node, ast.Constant) and isinstance(names_node.value, str):
+        count = len([n for n in names_node.value.split(",") if n.strip()])
+        names_node.value = names_node.value.rstrip(", ") + ", " + ROW
+    elif isinstance(names_node, (ast.List, ast.Tuple)):
+        count = len(names_node.elts)
+        names_node.elts.append(ast.Constant(ROW))
+    else:
+        return False
+    for n, row in enumerate(cases.elts):
+        if count == 1:
+            cases.elts[n] = ast.Tuple([row, ast.Constant(n)], ast.Load())
+        elif isinstance(row, (ast.Tuple, ast.List)):
+            row.elts.append(ast.Constant(n))
+        else:
+            return False  # (checked before any change: `_table` accepted this table)
+    fn.args.args.append(ast.arg(ROW))
+    return True
+
+
+def _raises(stmt):
+    """(the call, "raises", {"names", "match"}) for `with pytest.raises(E[, match=literal]): <one expression>`
+    (no `as`), else None."""
+    if not (isinstance(stmt, ast.With) and len(stmt.items) == 1 and len(stmt.body) == 1
+            and isinstance(stmt.body[0], ast.Expr) and stmt.items[0].optional_vars is None):
+        return None
+    call = stmt.items[0].context_expr
+    if not (isinstance(call, ast.Call) and len(call.args) == 1 and (
+            isinstance(call.func, ast.Attribute) and call.func.attr == "raises"
+            and isinstance(call.func.value, ast.Name) and call.func.value.id == "pytest")):
+        return None
+    kinds = call.args[0].elts if isinstance(call.args[0], ast.Tuple) else [call.args[0]]
+    names = [k.attr if isinstance(k, ast.Attribute) else k.id if isinstance(k, ast.Name) else None for k in kinds]
+    match = [k for k in call.keywords if k.arg == "match"]
+    if None in names or len(match) != len(call.keywords) or match and not (
+            isinstance(match[0].value, ast.Constant) and isinstance(match[0].value.value, str)):
+        return None
+    return stmt.body[0].value, "raises", {"names": names, "match": match[0].value.value if match else None}
 
 
 def matches(value, op, literal):
@@ -124,6 +210,8 @@ def judge(records, taken, same):
 
 def _wrong(value, check):
     """Why a value sent for `check` fails it, or None."""
+    if check["op"] == "raises" or "raised" in value:
+        return _wrong_exception(value, check)
     if "unplain" in value:
         return f"the value is not plain data ({str(value['unplain'])[:200]})"
     try:
@@ -142,6 +230,25 @@ def _wrong(value, check):
 
 
 _SHOWN = {"eq": "==", "ne": "!=", "is": "is", "isnot": "is not"}
+
+
+def _wrong_exception(value, check):
+    """Why a value or exception sent for a check fails it (an exception where a value is expected, or a
+    value, another exception or message where one is), or None."""
+    raised = value.get("raised")
+    if check["op"] != "raises":
+        return f"raised {str(raised[0] if isinstance(raised, list) and raised else raised)[:100]}"
+    want = " or ".join(check["names"])
+    if not isinstance(raised, list):
+        return f"DID NOT RAISE {want}"
+    if not any(name in raised for name in check["names"]):
+        return f"raised {str(raised[0] if raised else '?')[:100]}, not {want}"
+    message = str(value.get("message", ""))
+    try:
+        found = check["match"] is None or re.search(check["match"], message) is not None
+    except re.error:
+        found = False  # a pattern pytest would have refused: no pass by it
+    return None if found else f"{want} raised, but its message does not match {check['match']!r}"
 
 
 def _short(value):
@@ -250,6 +357,14 @@ def _sides(op, left, right):
             lit, (bool, type(None))):
         return None  # `is` against another literal tests identity, which plain data cannot carry
     return value, op, lit
+
+
+def _parametrize(fn):
+    """The test's one `parametrize` call with two positional arguments and no keywords, else None."""
+    if len(fn.decorator_list) != 1 or not isinstance(fn.decorator_list[0], ast.Call):
+        return None
+    call = fn.decorator_list[0]
+    return call if not call.keywords and len(call.args) == 2 else None
 
 
 def _table(fn):

@@ -73,6 +73,44 @@ def test_a_file_with_nothing_to_take_or_no_syntax_is_kept_as_it_is():
         assert take(source, "t.py") == (source, {})
 
 
+RAISES = b'''import pytest
+
+from roman import parse
+
+
+@pytest.mark.parametrize("text, n", [("I", 1), ("XIV", 14)])
+def test_valid(text, n):
+    assert parse(text) == n
+
+
+@pytest.mark.parametrize("text", ["IIII", "VX"])
+def test_invalid(text):
+    with pytest.raises(ValueError, match="numeral"):
+        parse(text)
+'''
+
+
+def test_a_check_for_a_value_and_one_for_an_exception_read_the_same():
+    text = take(RAISES, "t.py")[0].decode()
+    assert "def test_valid(text, case):\n    _evolve_value(lambda: parse(text), case)" in text
+    assert "def test_invalid(text, case):\n    _evolve_value(lambda: parse(text), case)" in text
+    assert "[('I', 0), ('XIV', 1)]" in text and "[('IIII', 0), ('VX', 1)]" in text and "numeral" not in text
+
+
+def test_root_judges_an_exception_as_pytest_raises_would():
+    taken = {"t.py::test_invalid": [{"op": "raises", "names": ["ValueError"], "match": "numeral"}]}
+
+    def judged(sent):
+        return judge([_passed("t.py::test_invalid[IIII-0]"), {"value_of": "t.py::test_invalid[IIII-0]", **sent}],
+                     taken, _names)[1].get("t.py::test_invalid[IIII-0]")
+    assert judged({"raised": ["RomanError", "ValueError", "Exception"], "message": "bad numeral"}) is None
+    assert judged({"value": encode(4)}) == "check 1: DID NOT RAISE ValueError"
+    assert judged({"raised": ["KeyError"], "message": "numeral"}) == "check 1: raised KeyError, not ValueError"
+    assert "does not match" in judged({"raised": ["ValueError"], "message": "no"})
+    assert judge([_passed("t.py::test_a"), {"value_of": "t.py::test_a", "raised": ["ZeroDivisionError"]},
+                  _sent("t.py::test_a", False)], TAKEN, _names)[1] == {"t.py::test_a": "check 1: raised ZeroDivisionError"}
+
+
 def _sent(test, value, row=None):
     return {"value_of": test, "row": row, "value": encode(value)}
 
@@ -127,7 +165,7 @@ SWALLOW = ("import _pytest.python as _p\n_orig = _p.Function.runtest\n"
            "_p.Function.runtest = _run\n")
 """Every test run, every failure swallowed: each test sends the values the unsolved code computes."""
 GUESS = ("import _pytest.python as _p, evolve_results as _r\n"
-         "def _run(self):\n    for _ in range(8):\n        _r.value(['a', 'c'])\n"
+         "def _run(self):\n    for _ in range(8):\n        _r.value(lambda: ['a', 'c'])\n"
          "_p.Function.runtest = _run\n")
 """Every test skipped, and values sent in its place (a guess at the answers)."""
 
