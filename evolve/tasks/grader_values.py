@@ -98,7 +98,7 @@ def _rename_parameter(fn, name):
     and the one check that used it."""
     names_node = _parametrize(fn).args[0]
     if isinstance(names_node, ast.Constant):
-        names_node.value = ", ".join(ROW if n.strip() == name else n.strip() for n in names_node.value.split(","))
+        names_node.value = ", ".join(ROW if n.strip() == name else n.strip() for n in str(names_node.value).split(","))
     else:
         for e in names_node.elts:
             if isinstance(e, ast.Constant) and e.value == name:
@@ -153,7 +153,11 @@ def _raises(stmt):
     if None in names or len(match) != len(call.keywords) or match and not (
             isinstance(match[0].value, ast.Constant) and isinstance(match[0].value.value, str)):
         return None
-    return stmt.body[0].value, "raises", {"names": names, "match": match[0].value.value if match else None}
+    pattern = match[0].value if match else None
+    body = stmt.body[0]
+    assert isinstance(body, ast.Expr)  # checked above
+    return body.value, "raises", {"names": names,
+                                  "match": pattern.value if isinstance(pattern, ast.Constant) else None}
 
 
 def matches(value, op, literal):
