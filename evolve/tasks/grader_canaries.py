@@ -58,6 +58,7 @@ def plant_among(source, rel, rng, count=PER_FILE, prefix="test", rename=True):
     ids: dict[str, str] = {}
     renames: dict[str, str] = {}
     done: set[str] = set()
+    used: set[str] = set()  # every name the file has had: a new name never takes a renamed test's own
     for _ in range(count):
         try:
             tree = ast.parse(source)
@@ -71,15 +72,18 @@ def plant_among(source, rel, rng, count=PER_FILE, prefix="test", rename=True):
         where = [rel, *([scope.name] if isinstance(scope, ast.ClassDef) else [])]
         own = "::".join([*where, fn.name])
         pool = _words(scope, prefix)
+        used |= _defined(tree)
         if rename:
-            twin = _name(rng, pool, fn, _defined(tree), prefix)
+            twin = _name(rng, pool, fn, used, prefix)
+            used.add(twin)
             source = _rename(source, fn, twin, starts)
             tree = ast.parse(source)
             starts = _line_starts(source)
             scope, fn = next((sc, f) for sc, f in _sources(tree, prefix, source, starts) if f.name == twin
                              and getattr(sc, "name", None) == getattr(scope, "name", None))
             renames["::".join([*where, twin])] = own
-        name = _name(rng, pool, fn, _defined(tree) | {own.rsplit("::", 1)[-1]}, prefix)
+        name = _name(rng, pool, fn, used, prefix)
+        used.add(name)
         gap = b"\n" if isinstance(scope, ast.ClassDef) else b"\n\n"
         at = _place(rng, *_slots(scope, fn, prefix, starts, len(source)))
         source = _insert(source, at, _copy(source, fn, name, rng, starts, _counts(tree)), gap)

@@ -68,3 +68,15 @@ def test_a_pair_is_renamed_and_a_report_is_read_back_under_the_real_name():
                                                ("pytest -m slow", False)])
 def test_no_test_is_renamed_where_the_command_picks_tests_by_name(command, picks):
     assert selects(command) is picks
+
+
+def test_no_new_name_takes_a_name_the_file_had(files):
+    """A second pair must not be named like the first pair's renamed test (it would read its reports)."""
+    for rel, text in [*files, ("t.py", b"def test_add():\n    assert add(2, 3) == 5\n\n\n"
+                                        b"def test_mean():\n    assert mean([1, 2, 3]) == 2\n")]:
+        source = text if isinstance(text, bytes) else text.encode()
+        own = {line.split("(")[0][4:] for line in source.decode().splitlines() if line.startswith("def test")}
+        for seed in range(60):
+            _, ids, renames = plant_among(source, rel, random.Random(seed))
+            new = {test.rsplit("::", 1)[-1] for test in [*ids, *renames]}
+            assert not new & own, (rel, seed, new & own)
