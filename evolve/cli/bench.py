@@ -308,7 +308,8 @@ def canaries(
         typer.echo(f"{mode}: {found['pairs']} canary/twin pairs")
         for row in found["oracles"]:
             typer.echo(f"  {row['family']:<6} {row['oracle']:<28} {row['hits']:>5}/{row['pairs']:<5} "
-                       f"{row['rate']:.1%}  P(as well by chance) {row['p_value']:.3g}  two-sided {row['p_two_sided']:.3g}")
+                       f"{row['rate']:.1%}  P(as well by chance) {row['p_value']:.3g}  "
+                       f"two-sided {row['p_two_sided']:.3g}")
 
 
 @app.command("gateway")

@@ -283,7 +283,8 @@ def fits_the_file_is_real(pair: Pair) -> float:
     if not changed:
         return 0
     rest = _rest(pair) + _text(pair.first) + _text(pair.second)
-    return _sign(int(rest.count(changed[3]) < rest.count(changed[2])) - int(rest.count(changed[2]) < rest.count(changed[3])))
+    first, second = rest.count(changed[2]), rest.count(changed[3])
+    return _sign(int(second < first) - int(first < second))
 
 
 def rarer_character_is_canary(pair: Pair) -> float:

@@ -217,7 +217,8 @@ def _leaves(stmt, source, starts):
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self" \
                 and func.attr in ("assertEqual", "assertEquals") and len(call.args) >= 2:
             sides = [a for a in call.args[:2] if _is_literal(a)]
-            return [leaf for side in (sides if len(sides) == 1 else []) for leaf in _constants(side, source, starts)]
+            return [leaf for side in (sides if len(sides) == 1 else [])
+                    for leaf in _constants(side, source, starts)]
     return []
 
 
@@ -231,7 +232,8 @@ def _expected_sides(test):
         return []
     if isinstance(test.ops[0], ast.Eq):
         return sides
-    if isinstance(test.ops[0], ast.Is) and isinstance(sides[0], ast.Constant) and type(sides[0].value) is bool:
+    if isinstance(test.ops[0], ast.Is) and isinstance(sides[0], ast.Constant) \
+            and type(sides[0].value) is bool:
         return sides
     return []
 
@@ -274,7 +276,8 @@ def _changeable(value, text):
         return _DIGITS.fullmatch(text) is not None and bool(text.replace(b".", b"").strip(b"0"))
     if isinstance(value, (str, bytes)):
         quoted = _QUOTED.fullmatch(text)
-        return quoted is not None and any(c.isalnum() and c.isascii() for c in quoted.group(3).decode("latin-1"))
+        inner = quoted.group(3).decode("latin-1") if quoted is not None else ""
+        return any(c.isalnum() and c.isascii() for c in inner)
     return False
 
 
@@ -308,7 +311,8 @@ def _changed_text(text, rng, counts):
     if quoted is not None:
         prefix, quote, inner = quoted.group(1), quoted.group(2), quoted.group(3).decode("latin-1")
         at = rng.choice([i for i, c in enumerate(inner) if c.isalnum() and c.isascii()])
-        pool = next(p for p in (string.ascii_lowercase, string.ascii_uppercase, string.digits) if inner[at] in p)
+        pool = next(p for p in (string.ascii_lowercase, string.ascii_uppercase, string.digits)
+                    if inner[at] in p)
         inner = inner[:at] + _pick(pool, inner[at], counts, rng) + inner[at + 1:]
         return prefix + quote + inner.encode("latin-1") + quote
     digits = [i for i, c in enumerate(text) if c != ord(".")]
@@ -405,7 +409,8 @@ def _defined(tree):
 
 
 def _insert(source, at, text, gap):
-    """`text` inserted at offset `at` (a line start, or the end), set off by `gap` as the tests around it are."""
+    """`text` inserted at offset `at` (a line start, or the end), set off by `gap` as the tests around it
+    are."""
     if at >= len(source):
         return source + (b"" if source.endswith(b"\n") else b"\n") + gap + text
     return source[:at] + text + gap + source[at:]

@@ -7,7 +7,8 @@ top of a test's body (`assert A == C`, `A != C`, `A is True/False/None`, `A is n
 becomes `_evolve_value(A)`: the test computes A and sends it, as plain data, over the results pipe
 (grader_script's plugin); the literal and the comparison stay with root, which compares after the run
 (`judge`). `with pytest.raises(E): A` (one expression, no `as`) is sent the same way: the exception
-computing A raised is the answer. The file the tests read holds no expected value of those checks, so code in the test process
+computing A raised is the answer. The file the tests read holds no expected value of those checks, so
+code in the test process
 that forges a pass must produce the right value itself, as HumanEval's out-of-process checks already ask;
 a real test and a forged one read the same.
 
@@ -62,7 +63,7 @@ def take(source, rel, prefix="test"):
             if isinstance(expected, ast.Name):  # the expected values are a column of the parametrize table
                 rows_column = table[expected.id]
                 checks.append({"op": op, "rows": [literal(elts[k])[1] for elts, k in rows_column]})
-                for n, (elts, k) in enumerate(rows_column):  # the column keeps the case's row, never its value
+                for n, (elts, k) in enumerate(rows_column):  # the column keeps the case's row, not its value
                     elts[k] = ast.Constant(n)
                 _rename_parameter(fn, expected.id)
             elif op == "raises":
@@ -98,7 +99,8 @@ def _rename_parameter(fn, name):
     and the one check that used it."""
     names_node = _parametrize(fn).args[0]
     if isinstance(names_node, ast.Constant):
-        names_node.value = ", ".join(ROW if n.strip() == name else n.strip() for n in str(names_node.value).split(","))
+        old = str(names_node.value).split(",")
+        names_node.value = ", ".join(ROW if n.strip() == name else n.strip() for n in old)
     else:
         for e in names_node.elts:
             if isinstance(e, ast.Constant) and e.value == name:
@@ -148,7 +150,8 @@ def _raises(stmt):
             and isinstance(call.func.value, ast.Name) and call.func.value.id == "pytest")):
         return None
     kinds = call.args[0].elts if isinstance(call.args[0], ast.Tuple) else [call.args[0]]
-    names = [k.attr if isinstance(k, ast.Attribute) else k.id if isinstance(k, ast.Name) else None for k in kinds]
+    names = [k.attr if isinstance(k, ast.Attribute) else k.id if isinstance(k, ast.Name) else None
+             for k in kinds]
     match = [k for k in call.keywords if k.arg == "match"]
     if None in names or len(match) != len(call.keywords) or match and not (
             isinstance(match[0].value, ast.Constant) and isinstance(match[0].value.value, str)):
@@ -196,8 +199,8 @@ def judge(records, taken, same):
             continue
         values = sent.get(test, [])
         if len(values) != len(checks):
-            return (f"test {test} was reported passed with {len(values)} of its {len(checks)} checked values sent: "
-                    "the tested code wrote its own verdict"), {}
+            return (f"test {test} was reported passed with {len(values)} of its {len(checks)} checked values "
+                    "sent: the tested code wrote its own verdict"), {}
         for n, (value, check) in enumerate(zip(values, checks), 1):
             why = _wrong(value, check)
             if why:
@@ -277,7 +280,8 @@ def _whole(fn, prefix):
     for node in ast.walk(fn):
         if isinstance(node, (ast.Return, ast.Yield, ast.YieldFrom, ast.AsyncFunctionDef, ast.Await)):
             return False
-        if isinstance(node, ast.Attribute) and node.attr in _SKIPS or isinstance(node, ast.Name) and node.id in _SKIPS:
+        if isinstance(node, ast.Attribute) and node.attr in _SKIPS \
+                or isinstance(node, ast.Name) and node.id in _SKIPS:
             return False
         if isinstance(node, ast.Name) and node.id == NAME:
             return False  # a file that names ours already: left as it is
@@ -290,7 +294,8 @@ def _is_parametrize(decorator):
 
 
 def literal(node):
-    """(True, value) when `node` is a literal (a constant, or a list, tuple, set or dict of them), else (False, None)."""
+    """(True, value) when `node` is a literal (a constant, or a list, tuple, set or dict of them, or integer
+    arithmetic on them), else (False, None)."""
     if isinstance(node, ast.Constant) and node.value is Ellipsis:
         return False, None
     try:
@@ -341,7 +346,8 @@ def _check(stmt, table=None):
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
         call = stmt.value
         func = call.func
-        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                and func.value.id == "self"):
             return None
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg != "msg" for k in call.keywords):
             return None
@@ -372,7 +378,8 @@ def _parametrize(fn):
 
 
 def _table(fn):
-    """{parameter: where its cells are, (list, index)} of the columns of a test's one `parametrize` (names as a string or a list of
+    """{parameter: where its cells are, (list, index)} of the columns of a test's one `parametrize` (names
+    as a string or a list of
     strings, the cases a list or tuple of rows, no other argument) whose every cell is a literal and which
     the test's body names exactly once; {} for anything else."""
     if len(fn.decorator_list) != 1 or not isinstance(fn.decorator_list[0], ast.Call):
@@ -390,7 +397,8 @@ def _table(fn):
         names = [str(e.value) for e in names_node.elts if isinstance(e, ast.Constant)]
     else:
         return {}
-    rows = [row.elts for row in cases.elts if isinstance(row, (ast.Tuple, ast.List)) and len(row.elts) == len(names)]
+    rows = [row.elts for row in cases.elts
+            if isinstance(row, (ast.Tuple, ast.List)) and len(row.elts) == len(names)]
     if len(names) == 1:
         columns = {names[0]: [(cases.elts, n) for n in range(len(cases.elts))]}
     elif len(rows) == len(cases.elts):

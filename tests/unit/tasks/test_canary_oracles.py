@@ -72,8 +72,8 @@ def test_no_test_is_renamed_where_the_command_picks_tests_by_name(command, picks
 
 def test_no_new_name_takes_a_name_the_file_had(files):
     """A second pair must not be named like the first pair's renamed test (it would read its reports)."""
-    for rel, text in [*files, ("t.py", b"def test_add():\n    assert add(2, 3) == 5\n\n\n"
-                                        b"def test_mean():\n    assert mean([1, 2, 3]) == 2\n")]:
+    pair = b"def test_add():\n    assert add(2, 3) == 5\n\n\ndef test_mean():\n    assert mean([1, 2, 3]) == 2\n"
+    for rel, text in [*files, ("t.py", pair)]:
         source = text if isinstance(text, bytes) else text.encode()
         own = {line.split("(")[0][4:] for line in source.decode().splitlines() if line.startswith("def test")}
         for seed in range(60):
