@@ -288,6 +288,30 @@ def engine(
         typer.echo(f"{level} concurrent: {rate:.2f} jobs/s, median overhead {result.median_by_level[level]:.2f} s")
 
 
+@app.command("canaries")
+def canaries(
+    seeds: Annotated[int, typer.Option(min=1, help="Plantings of each hidden file (seeds 0..N-1).")] = 40,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """How often each oracle of a fixed family tells a planted canary from the test it copies, by reading
+    the builtin suite's hidden files as the grader plants them (chance: half the pairs)."""
+    import json
+
+    from evolve.tasks.canary_oracles import bench
+
+    report = bench(seeds)
+    if as_json:
+        typer.echo(json.dumps(report))
+        return
+    typer.echo(f"{report['files']} hidden files x {seeds} seeds")
+    for mode, found in report["modes"].items():
+        typer.echo(f"{mode}: {found['pairs']} canary/twin pairs")
+        for row in found["oracles"]:
+            typer.echo(f"  {row['family']:<6} {row['oracle']:<28} {row['hits']:>5}/{row['pairs']:<5} "
+                       f"{row['rate']:.1%}  P(as well by chance) {row['p_value']:.3g}  "
+                       f"two-sided {row['p_two_sided']:.3g}")
+
+
 @app.command("gateway")
 def gateway(
     config: Annotated[Path | None, typer.Option(help="Take [budget] job_tokens and [gateway] limits from this run config.")] = None,

@@ -14,6 +14,7 @@ docs/guarantees.md "What an agent cannot do".
 Usage: python3 grader_script.py MANIFEST.json   (see evolve/tasks/grading.py for the manifest)
 """
 
+import inspect
 import json
 import os
 import random
@@ -30,13 +31,17 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 if __package__:  # imported on the host; in the sandbox they sit beside this script
+    from evolve.tasks import grader_calls as calls
     from evolve.tasks import grader_canaries as canaries
     from evolve.tasks import grader_canaries_text as text_canaries
     from evolve.tasks import grader_reports as reports
+    from evolve.tasks import grader_values as values
 else:
+    import grader_calls as calls  # type: ignore[import-not-found,no-redef]
     import grader_canaries as canaries  # type: ignore[import-not-found,no-redef]
     import grader_canaries_text as text_canaries  # type: ignore[import-not-found,no-redef]
     import grader_reports as reports  # type: ignore[import-not-found,no-redef]
+    import grader_values as values  # type: ignore[import-not-found,no-redef]
 
 OUTPUT_CAP = 20000
 RECORDS_CAP = 8_000_000
@@ -88,6 +93,41 @@ def pytest_runtest_logreport(report):
 
 def pytest_sessionfinish(session, exitstatus):
     _send({{"end": int(exitstatus)}})
+'''
+VALUE_SOURCE = '''
+
+def value(compute, row=None):
+    """A checked value (or the exception computing it raised), with the parametrize row it is checked
+    against, sent to the grader as plain data (grader_values.py): the grader compares it."""
+    test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
+    try:
+        result = compute()
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # an exception is the answer a `pytest.raises` check expects
+        _send({"value_of": test, "row": row, "raised": [k.__name__ for k in type(exc).__mro__][:50],
+               "message": str(exc)[:2000]})
+        return
+    try:
+        _send({"value_of": test, "row": row, "value": encode(_plain(result))})
+    except (ValueError, RecursionError) as exc:
+        _send({"value_of": test, "row": row, "unplain": str(exc)[:200]})
+
+
+def _plain(result, depth=0):
+    """Subclasses of the plain types as their base type (a namedtuple as a tuple, an IntEnum as an int)."""
+    if depth > 200 or result is None or type(result) in (bool, int, float, str, bytes, complex):
+        return result
+    for base in (bool, int, float, str, bytes):
+        if isinstance(result, base):
+            return base(result) if base is not str else str.__str__(result)
+    if isinstance(result, dict):
+        return {_plain(k, depth + 1): _plain(v, depth + 1) for k, v in dict.items(result)}
+    for base in (list, tuple, set, frozenset):
+        if isinstance(result, base):
+            return base(_plain(item, depth + 1) for item in base.__iter__(result))
+    return result
+
 '''
 
 
@@ -186,7 +226,8 @@ def _with_plugin(env, plugin_base, fd):
     os.chmod(plugin_dir, 0o755)
     path = os.path.join(plugin_dir, PLUGIN + ".py")
     with open(path, "w") as handle:
-        handle.write(PLUGIN_SOURCE.format(fd=fd))
+        handle.write(PLUGIN_SOURCE.format(fd=fd) + VALUE_SOURCE + "\nimport math\n\n\n"
+                     + inspect.getsource(calls.encode))
     os.chmod(path, 0o644)
     env = dict(env, PYTHONPATH=os.pathsep.join(p for p in (plugin_dir, env.get("PYTHONPATH")) if p))
     env["PYTEST_ADDOPTS"] = (env.get("PYTEST_ADDOPTS", "") + " -p " + PLUGIN).strip()
@@ -271,7 +312,7 @@ def _records(data):
     return records
 
 
-def judge(job, code, out, timed_out, records, planted=None):
+def judge(job, code, out, timed_out, records, planted=None, taken=None):
     """(outcome, detail): pass needs every expected test reported passed, none failed, and a clean end;
     `forged` when a canary (`planted`: evolve.tasks.grader_canaries) is reported passed beside the real
     test it copies, or is not reported failed in a run that would pass."""
@@ -290,6 +331,12 @@ def judge(job, code, out, timed_out, records, planted=None):
     forged, unreported = canaries.verdict(records, planted, _names)
     if forged:
         return "forged", forged
+    forged, wrong = values.judge(records, taken or {}, _names)
+    if forged:
+        return "forged", forged
+    if wrong:
+        return "fail", f"{len(wrong)} test(s) failed a checked value: " + "; ".join(
+            f"{test}: {why}" for test, why in sorted(wrong.items())[:5])
     if any("malformed" in r for r in records):
         return "fail", "a malformed per-test record"
     ends = [r["end"] for r in records if "end" in r]
@@ -312,27 +359,33 @@ def judge(job, code, out, timed_out, records, planted=None):
 
 
 def plant_canaries(job, work):
-    """Canaries in the hidden test files the grader expects tests from, from the job's secret seed; their
-    ids. pytest: the files named in `expected` (grader_canaries); a runner that compiles its tests: every
-    hidden test file of its language (grader_canaries_text). None without a seed or for an exit-status run."""
+    """Checks taken out of the hidden test files and canaries planted in them, from the job's secret seed:
+    (canary ids, the checks root keeps, the renamed tests' own ids). pytest: the files named in `expected` (grader_values, then
+    grader_canaries); a runner that compiles its tests: every hidden test file of its language
+    (grader_canaries_text). Nothing without a seed or for an exit-status run."""
     if not job.get("canary_seed") or job["results"] not in ("pytest", *reports.PROTOCOLS):
-        return {}
+        return {}, {}, {}
     rng = random.Random(job["canary_seed"])
     if job["results"] in reports.PROTOCOLS:
         return text_canaries.plant_tree(job["results"], work, os.path.join(job["dir"], "tests"), rng,
-                                        set(job["expected"]))
-    if canaries.stops_early(job["command"]):
-        return {}
+                                        set(job["expected"])), {}, {}
     planted: dict[str, str] = {}
+    taken: dict[str, list] = {}
+    renames: dict[str, str] = {}
     for rel in sorted({name.partition("::")[0] for name in job["expected"]}):
         path = os.path.join(work, rel)
         if rel.endswith(".py") and os.path.isfile(path) and not os.path.islink(path):
             with open(path, "rb") as handle:
-                source, ids = canaries.plant(handle.read(), rel, rng)
+                source, checks = values.take(handle.read(), rel)
+            if not canaries.stops_early(job["command"]):
+                source, ids, moved = canaries.plant_among(source, rel, rng,
+                                                          rename=not canaries.selects(job["command"]))
+                planted |= ids
+                renames |= moved
             with open(path, "wb") as handle:
                 handle.write(source)
-            planted |= ids
-    return planted
+            taken |= checks
+    return planted, taken, renames
 
 
 def scrub(text, planted):
@@ -417,7 +470,7 @@ def grade(index, job, scratch, isolate, alone=True):
     result["dropped"] = revert_protected(work, clean, before, job["protect"])
     if job["results"] != "calls":  # a function-level check stays in the root-only stage (run_calls)
         shutil.copytree(os.path.join(job["dir"], "tests"), work, dirs_exist_ok=True)
-    planted = plant_canaries(job, work)
+    planted, taken, renames = plant_canaries(job, work)
     if isolate:
         _chown_tree(root, TEST_UID)
     if job["results"] == "calls":
@@ -426,7 +479,8 @@ def grade(index, job, scratch, isolate, alone=True):
         code, out, timed_out, records = run_reported(job, work, root, scratch, test_env(), isolate, alone)
     else:
         code, out, timed_out, records = run(job["command"], work, job["timeout"], test_env(), isolate, scratch)
-    outcome, detail = judge(job, code, out, timed_out, records, planted)
+    records, out = canaries.restore_all(records, out, renames)
+    outcome, detail = judge(job, code, out, timed_out, records, planted, taken)
     shutil.rmtree(root, ignore_errors=True)
     shown = out if outcome == "forged" else scrub(out, planted)
     return dict(result, outcome=outcome, detail=detail, output=cap(shown), duration=time.monotonic() - start)

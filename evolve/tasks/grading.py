@@ -28,7 +28,8 @@ GradeOutcome = Literal["pass", "fail", "timeout", "forged"]
 STAGE = "/tmp/evolve-grade"
 MARKER = "=== evolve-grade-results ==="
 _HERE = Path(__file__).parent
-STAGED = ("grader_script.py", "grader_reports.py", "grader_canaries.py", "grader_canaries_text.py", "grader_calls.py")
+STAGED = ("grader_script.py", "grader_reports.py", "grader_canaries.py", "grader_canaries_text.py", "grader_calls.py",
+          "grader_values.py")
 """The grader's files, staged into every grading sandbox (standard library only)."""
 
 

@@ -78,11 +78,12 @@ def main(manifest_path):
     if isolate:
         gs.kill_test_user()
     records: list = []
-    planted = plant_canaries(manifest, testbed)  # canary id -> the real test it copies
+    planted, renames = plant_canaries(manifest, testbed)  # canary id -> the real test it copies
     if not timed_out:
         left = max(1.0, deadline - time.monotonic())
         code, tests_out, timed_out, records = gs.run(f"bash {scratch}/tests.sh", testbed, left, env, isolate, scratch)
-        out = gs.scrub(out + tests_out, planted)
+        records, out = gs.canaries.restore_all(records, out + tests_out, renames)
+        out = gs.scrub(out, planted)
         if isolate:
             gs.kill_test_user()
     reply.update(code=code, output=out, timed_out=timed_out, canaries=planted,
@@ -92,21 +93,25 @@ def main(manifest_path):
 
 def plant_canaries(manifest, testbed):
     """Canaries (grader_canaries.py) in the test files the tests script names and the expected tests are
-    in, planted after the prelude applied the test patch; their ids. None without a seed."""
+    in, planted after the prelude applied the test patch: their ids, and the copied tests' new ids -> their
+    own (renamed unless the script picks tests by name). None without a seed."""
     if not manifest.get("canary_seed") or gs.canaries.stops_early(manifest["tests"]):
-        return {}
+        return {}, {}
     rng = random.Random(manifest["canary_seed"])
     planted: dict[str, str] = {}
+    renames: dict[str, str] = {}
     for rel in sorted({first_token(name).partition("::")[0] for name in manifest["expected"]}):
         path = os.path.join(testbed, rel)
         if not rel.endswith(".py") or rel not in manifest["tests"] or os.path.islink(path) or not os.path.isfile(path):
             continue
         with open(path, "rb") as handle:
-            source, ids = gs.canaries.plant(handle.read(), rel, rng)
+            source, ids, moved = gs.canaries.plant_among(handle.read(), rel, rng,
+                                                         rename=not gs.canaries.selects(manifest["tests"]))
         with open(path, "wb") as handle:
             handle.write(source)
         planted |= ids
-    return planted
+        renames |= moved
+    return planted, renames
 
 
 def emit(reply):

@@ -1,8 +1,9 @@
 """The code under test writing its own verdict, through the real pipeline (the executor agent in a Docker
 sandbox, the real gateway with a scripted model, the engine's diff, the real grader): in-process
-forgeries of a pytest run end `forged` (the canaries planted among the hidden tests pass with the real
-tests, or go unreported), or `fail`; out-of-process HumanEval checks cannot be forged at all. Never
-`pass`, never `infra`; each has an honest twin that passes beside the same machinery."""
+forgeries of a pytest run end `forged` (a test reported passed without the values of its checks, or the
+canaries planted among the hidden tests pass with the real tests, or go unreported), or `fail` (root
+compares the values the unsolved code computed); out-of-process HumanEval checks cannot be forged at
+all. Never `pass`, never `infra`; each has an honest twin that passes beside the same machinery."""
 
 from __future__ import annotations
 
@@ -72,10 +73,12 @@ WRITTEN = {
 
 
 @pytest.mark.parametrize("name", list(FORGERIES))
-def test_a_run_the_tested_code_made_to_pass_is_forged(attempt, name):
+def test_a_run_the_tested_code_made_to_pass_is_forged_or_fails(attempt, name):
     result = attempt(ScriptedModel([_append("structs/__init__.py", FORGERIES[name])]))
-    assert result.outcome == "forged", _grade_log(result)
-    assert "canary" in result.detail
+    assert result.outcome in {"forged", "fail"}, _grade_log(result)
+    # the checks against a literal are root's: a body skipped sends none of their values (forged); a
+    # report rewritten still sends the unsolved code's own wrong ones (fail)
+    assert "checked value" in result.detail, result.detail
 
 
 @pytest.mark.parametrize("name", list(WRITTEN))

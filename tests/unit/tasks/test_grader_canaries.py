@@ -67,12 +67,12 @@ def _run(tmp_path, source: bytes, module: str) -> list[dict]:
 @pytest.mark.parametrize("seed", range(6))
 def test_canaries_look_like_the_tests_beside_them_and_fail_where_they_pass(tmp_path, seed):
     planted_source, planted = plant(SOURCE, "test_shop.py", random.Random(seed), count=3)
-    assert len(planted) == 3
+    assert len(planted) == 2  # only tests with an expected constant to change: never `total(n) == n * 10`, `== 0`
     tree = ast.parse(planted_source)
     for canary, real in planted.items():
         assert canary.rsplit("::", 1)[-1].startswith("test_") and "skipped" not in real
         assert canary.count("::") == real.count("::")  # the same scope: a method of TestShop stays one
-    assert len([n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]) == 5 + 3
+    assert len([n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]) == 5 + 2
     records = _run(tmp_path, planted_source, HONEST)
     assert verdict(records, planted, _names) == (None, [])
     for canary in planted:
