@@ -51,8 +51,9 @@ def main(argv: list[str]) -> int:
         cli.error(f"{given.mode} needs --workdir and --problem (or --instructions)")
     tree = given.workdir.resolve()
     record = Path(os.environ["EVOLVE_TRANSCRIPT"]) if os.environ.get("EVOLVE_TRANSCRIPT") else None
-    opening = briefs.TASK.format(tree=tree, listing=listing(tree), statement=given.statement.read_text())
-    ending = Session(tree, given.turns, record).converse(briefs.SELF + opening if given.mode == "improve" else opening)
+    template = briefs.SELF if given.mode == "improve" else briefs.TASK
+    opening = template.format(tree=tree, listing=listing(tree), statement=given.statement.read_text())
+    ending = Session(tree, given.turns, record).converse(opening)
     print(f"agent: {ending}")
     return 0
 

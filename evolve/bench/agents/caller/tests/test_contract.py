@@ -1,9 +1,10 @@
-"""The agent contract: the commands, their exit codes, the tools offered, the transcript, the work tree's
-bounds. What each tool returns and what the prompts say are left to the search."""
+"""The agent contract: the commands, their exit codes, the transcript, the work tree's bounds. What the
+model is offered, what each tool returns and what the prompts say are left to the search (and the selfrepair
+bench's planted defects there must pass these tests: a defect the agent's own tests catch measures nothing)."""
 import json
 
 from agent.__main__ import main
-from agent.actions import FUNCTIONS, perform
+from agent.actions import perform
 
 
 def call(name: str, **arguments: str) -> dict:
@@ -18,7 +19,7 @@ def test_files_outside_the_work_tree_are_refused(tmp_path):
     assert perform(tmp_path, "bash", "{not json").startswith("error: the arguments are not valid JSON")
 
 
-def test_solve_offers_the_tools_carries_out_a_call_and_ends_at_finish(tmp_path, pretend_gateway, monkeypatch):
+def test_solve_carries_out_a_call_and_ends_at_finish(tmp_path, pretend_gateway, monkeypatch):
     tree, statement, record = tmp_path / "repo", tmp_path / "task.md", tmp_path / "record.jsonl"
     tree.mkdir()
     statement.write_text("Make hello.py.")
@@ -27,8 +28,6 @@ def test_solve_offers_the_tools_carries_out_a_call_and_ends_at_finish(tmp_path, 
     assert main(["solve", "--workdir", str(tree), "--problem", str(statement), "--budget-steps", "5"]) == 0
     assert (tree / "hello.py").read_text() == "print('hi')\n"
     assert len(pretend_gateway.seen) == 2
-    assert {f["function"]["name"] for f in pretend_gateway.seen[0]["tools"]} == {
-        f["function"]["name"] for f in FUNCTIONS} >= {"bash", "finish"}
     roles = [json.loads(line)["role"] for line in record.read_text().splitlines()]
     assert roles == ["user", "assistant", "tool", "assistant"]
 
