@@ -357,7 +357,17 @@ class SeedConfig(_Section):
 
     path: Path | None = None
     """A directory that meets the agent contract (docs/agent.md, "The agent contract"; check it with
-    `evolve agent check DIR`), relative to the current directory; none: the bundled seed (evolve/seed/)."""
+    `evolve agent check DIR`), relative to the current directory; none: the bundled agent named by `agent`."""
+    agent: Literal["seed", "bare"] = "seed"
+    """Which bundled agent is the root when `path` is not set. `seed`: the tuned seed (evolve/seed/). `bare`: a
+    DGM-style initial agent (evolve/seeds/bare/: one loop, a shell and a file editor, plain prompts, none of
+    the seed's repairs for weak models), a low start for a lineage to climb from."""
+
+    @model_validator(mode="after")
+    def _one_source(self) -> SeedConfig:
+        if self.path is not None and self.agent != "seed":
+            raise ValueError(f'seed.path and seed.agent = "{self.agent}" both name the root agent: choose one')
+        return self
 
 
 class WandbTracking(_Section):

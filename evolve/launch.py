@@ -66,13 +66,14 @@ def open_run(config: RunConfig, resume: Path | None) -> Run:
     if resume is not None:
         return Run.open(resume, writer=True)
     path = check_new_run(config)
-    from evolve.seed import agent_problem, copy_agent
+    from evolve.seed import agent_problem, bundled_agent, copy_agent
 
     if config.seed.path is not None and (problem := agent_problem(config.seed.path)):
         raise EvolveError(f"[seed] path: {problem}")
+    source = config.seed.path if config.seed.path is not None else bundled_agent(config.seed.agent)
     run = Run.create(path, config)
     with tempfile.TemporaryDirectory(prefix="evolve-seed-") as tmp:
-        run.add_node(copy_agent(config.seed.path, Path(tmp) / "seed"), origin="seed")
+        run.add_node(copy_agent(source, Path(tmp) / "seed"), origin="seed")
     return run
 
 

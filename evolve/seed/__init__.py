@@ -16,6 +16,15 @@ def seed_dir() -> Path:
     return Path(__file__).parent
 
 
+def bundled_agent(name: str) -> Path | None:
+    """The directory of the bundled agent `name` (`[seed] agent`) for `copy_agent`: None for the seed itself."""
+    if name == "seed":
+        return None
+    if name == "bare":
+        return seed_dir().parent / "seeds" / "bare"
+    raise ValueError(f"no bundled agent {name!r} (one of: seed, bare)")
+
+
 def agent_problem(source: Path) -> str | None:
     """Why `source` cannot be a root agent at a glance (the full check is `evolve agent check`), or None."""
     if not source.is_dir():

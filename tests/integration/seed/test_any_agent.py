@@ -1,6 +1,7 @@
 """Any agent as a seed: a second, deliberately different agent (tests/data/toolcall-agent: OpenAI tool
 calls, one file) passes `evolve agent check`, a hollow one fails naming the check, and a tree grows
-from it in a real run (Docker sandboxes, the gateway, the gate) with scripted tool-call models."""
+from it in a real run (Docker sandboxes, the gateway, the gate) with scripted tool-call models. The bare
+seed and the selfrepair bench's `caller` agent pass the check too, `diagnose` included."""
 
 import json
 import shutil
@@ -10,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+import evolve.bench
+import evolve.seed
 from evolve.launch import run_evolution
 from evolve.llm.types import ChatRequest, ChatResponse, Message, ToolCall, Usage
 from evolve.meta.validate import SMOKE_FIX
@@ -18,6 +21,8 @@ from tests.integration.scripted import ONE_EXPANSION, TWO_TASKS, diagnosis, evol
 
 pytestmark = pytest.mark.docker
 AGENT = Path(__file__).resolve().parents[2] / "data" / "toolcall-agent"
+BUNDLED = {"bare-seed": Path(evolve.seed.__file__).parents[1] / "seeds" / "bare",
+           "caller": Path(evolve.bench.__file__).parent / "agents" / "caller"}
 NOTE = 'echo "NOTE = $(date +%s%N)  # note" >> agent/__main__.py'
 
 
@@ -41,9 +46,9 @@ class ToolCaller:
                             model=self.name, usage=Usage(prompt_tokens=len(first.split()), completion_tokens=3))
 
 
-def check(directory: Path) -> subprocess.CompletedProcess:
+def check(directory: Path, *options: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "evolve", "agent", "check", str(directory), "--scripted",
-                           "--timeout", "60"], capture_output=True, text=True, timeout=600, check=False)
+                           "--timeout", "60", *options], capture_output=True, text=True, timeout=600, check=False)
 
 
 def test_agent_check_passes_the_tool_call_agent_and_names_what_a_hollow_one_fails(tmp_path, base_image):
@@ -57,6 +62,13 @@ def test_agent_check_passes_the_tool_call_agent_and_names_what_a_hollow_one_fail
     assert "check 'model request' failed" in bad.stderr
 
 
+@pytest.mark.parametrize("name", sorted(BUNDLED))
+def test_agent_check_passes_the_bundled_agents_diagnose_included(name, tmp_path, base_image):
+    config = tmp_path / "agent-procedure.toml"
+    config.write_text('[meta]\nprocedure = "agent"\n')
+    done = check(BUNDLED[name], "--config", str(config))
+    assert done.returncode == 0 and "ok   diagnose" in done.stdout, done.stdout + done.stderr
+    assert "meets the agent contract" in done.stdout
 
 
 def test_a_tree_grows_from_the_tool_call_agent(tmp_path, base_image):

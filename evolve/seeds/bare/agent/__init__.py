@@ -1,0 +1,1 @@
+"""A bare coding agent: one loop, a shell and a file editor."""
