@@ -173,7 +173,8 @@ def _smoke(sandbox: Sandbox, log_dir: Path, env: Mapping[str, str], smoke_steps:
 def _contract(sandbox: Sandbox, code_dir: Path, log_dir: Path, channel_env: Mapping[str, str],
               served: Callable[[], int], smoke_steps: int, timeout_s: float,
               on_check: Callable[[str, str | None], None]) -> Verdict:
-    """The engine's own checks of the agent contract (DESIGN.md §3), whatever the child's tests say."""
+    """The engine's own checks of the agent contract (docs/design.md §The agent contract), whatever the
+    child's tests say."""
     sandbox.write_file(SMOKE_PROBLEM, SMOKE_STATEMENT)
     env = {**channel_env, "PYTHONDONTWRITEBYTECODE": "1"}
     before = served()

@@ -17,7 +17,7 @@ _STRICT = ConfigDict(extra="forbid")
 
 @dataclass(frozen=True, config=_STRICT)
 class HGMParams:
-    """Huxley-Gödel Machine policy parameters (DESIGN.md §5)."""
+    """Huxley-Gödel Machine policy parameters (docs/design.md §Search)."""
 
     alpha: Annotated[float, Field(gt=0.0, le=1.0)] = 0.6
     """Widening exponent: expand iff N^alpha >= |T|."""
