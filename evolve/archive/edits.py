@@ -2,7 +2,7 @@
 
 A self-modification that only appends a sentence to a prompt (the seed's lesson fallback) or only
 re-indents or re-comments is not a change of the agent's logic, and a study of a run needs to tell them
-apart (issue 19: "how many expansions produced a real code edit"). The rule compares each changed Python
+apart. The rule compares each changed Python
 file's syntax tree with its parent's:
 
 - `cosmetic`: the trees are equal once docstrings are dropped (whitespace, comments, docstrings) and, in

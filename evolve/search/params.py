@@ -49,7 +49,7 @@ class HGMCostParams(HGMParams):
     @model_validator(mode="before")
     @classmethod
     def _older_keys(cls, values: object) -> object:
-        """Runs made before prices were measured (issue 32) wrote a hand-set `expand_cost` and an
+        """Runs made before prices were measured wrote a hand-set `expand_cost` and an
         `evals_per_node` into their run.toml; they are read and dropped (the price is the run's own)."""
         if isinstance(values, dict):
             return {key: value for key, value in values.items() if key not in LEGACY_KEYS}
