@@ -84,3 +84,15 @@ def test_the_tour_s_commands_run_on_the_published_bundle_and_print_what_the_read
         for expected in lines:  # a line the README cuts with "..." is checked up to the cut
             shown_part = RUN_ID.sub("(ID)", expected).split("...", 1)[0]
             assert shown_part in output, f"{command}: {expected!r} not in\n{output}"
+
+
+def test_every_file_the_iteration_sketch_names_is_one_the_engine_writes():
+    section = README.split("## One iteration", 1)[1].split("\n## ", 1)[0]
+    (sketch,) = re.findall(r"```text\n(.*?)```", section, re.DOTALL)
+    after = section.split("```", 2)[2].strip().split("\n\n", 1)[0]  # the paragraph under the sketch
+    names = set(re.findall(r"(?<![/\w-])[\w-]+\.(?:md|json|jsonl|log|patch|sqlite)\b", sketch + after))
+    assert {"instructions.md", "instructions.json", "diff.patch", "attempts.jsonl", "candidates.jsonl"} <= names
+    source = "".join(p.read_text() for p in (ROOT / "evolve").rglob("*.py") if "seed" not in p.parts)
+    for name in names:
+        stem, suffix = name.rsplit(".", 1)
+        assert f'"{name}"' in source or f'{stem}{{suffix}}.{suffix}"' in source, name
