@@ -326,8 +326,8 @@ class MetaConfig(_Section):
     locations (evolve.meta.locate) and the map, and names the target and the change; the data decides only
     when it gives no usable reply. `evidence`: the top-ranked location in the agent's map decides whenever there is
     one (its symbol is the target, its evidence the change; no model call), the model only otherwise: for
-    small diagnosis models, which name a plausible target with an unrelated change (the
-    1.5B model on a run whose replies were cut at 64 tokens: "add a try-except block")."""
+    small diagnosis models, which name a plausible target with an unrelated change (for replies cut at
+    their token limit: "add a try-except block")."""
 
     @model_validator(mode="after")
     def _spread(self) -> MetaConfig:

@@ -1,5 +1,5 @@
-"""A run's priced decisions: per search decision, the budget that bound it and the prices it saw
-(issue 32), a mixin of `Run`.
+"""A run's priced decisions: per search decision, the budget that bound it and the prices it saw,
+a mixin of `Run`.
 
 The runner writes one row as it dispatches a decision's jobs, so `evolve show`, the notebooks and a
 test read what each decision was priced at, and a resumed run can be checked to decide on the

@@ -2,14 +2,14 @@
 
 A self-modification that only appends a sentence to a prompt (the seed's lesson fallback) or only
 re-indents or re-comments is not a change of the agent's logic, and a study of a run needs to tell them
-apart (issue 19: "how many expansions produced a real code edit"). The rule compares each changed Python
+apart. The rule compares each changed Python
 file's syntax tree with its parent's:
 
 - `cosmetic`: the trees are equal once docstrings are dropped (whitespace, comments, docstrings) and, in
   a file that existed, every function or class added at its top level that nothing in the file names
   (undecorated, not a `test`/`Test`/`pytest_` name, not a class with bases, which a registry may find):
-  dead code. Asked for a method, the 1.5B added a top-level `solve_task(self, task)` that nothing
-  called, which passed every filter (the twelfth selfrepair run); an added definition that another file
+  dead code (asked for a method, a model may add a top-level function that nothing calls, which
+  passes every other filter); an added definition that another file
   imports changes that file's imports, which is code;
 - `lesson`: equal once every statement that appends text to a name (`SYSTEM += "Lesson: ..."`, the
   old seed's fallback when `improve` made no edit) is dropped: advice added, nothing the agent does changed;
@@ -17,7 +17,7 @@ file's syntax tree with its parent's:
   string text (`SYSTEM += "..."`, `HINT = "..."`, `LESSONS = ["...", ...]`) is dropped: only words
   the model reads changed;
 - `code`: anything else, and any file that is not Python changed beyond whitespace (tests and data are
-  the agent's too; an empty file added, as the 0.5B model does under the prompt's placeholder path, is
+  the agent's too; an empty file added, as a small model may under a prompt's placeholder path, is
   cosmetic).
 
 A node's kind is the strongest over its files (code > prompt > lesson > cosmetic); a root is `none`.

@@ -1,4 +1,5 @@
-"""One run on disk (DESIGN.md §7): the git repo of agent code, the SQLite metadata, the logs.
+"""One run on disk (docs/design.md §A run on disk): the git repo of agent code, the SQLite metadata,
+the logs.
 
 Crash safety: a node's git commit and its ref are written before its row, and the row is the
 commit point. Opening a run deletes refs that have no row (a writer died between the two), so an

@@ -27,7 +27,7 @@ from evolve.archive.store import Run
 from evolve.config import RunConfig, RunSection
 
 TARGETS_S = {"frames": 3.0, "load_run": 5.0, "status": 2.0, "tree": 2.0, "report": 30.0}
-"""Issue 22's targets on 2 cores (status and tree also under 300 MB)."""
+"""The archive views' time targets on 2 cores (status and tree also under 300 MB)."""
 TARGET_MB = 300.0
 
 

@@ -1,4 +1,4 @@
-"""The search benchmark with priced expansions (issues 21, 32): every policy on the same worlds for a
+"""The search benchmark with priced expansions: every policy on the same worlds for a
 budget of units (an evaluation about 1, an expansion about C), for each C of the sweep, in two world
 families (the project's `SyntheticWorld`, exact prices; `evolve.search.worlds.RuggedWorld`, noisy
 per-node prices and other distributions). Every policy decides on the runner's view: the episode

@@ -1,4 +1,4 @@
-"""What the runner's jobs cost, measured from the archive (issue 32): one budget line per unit the run
+"""What the runner's jobs cost, measured from the archive: one budget line per unit the run
 names, for the priced view (evolve.search.spend).
 
 Every figure comes from the engine's own rows, never from agent output: CPU-hours from job start and

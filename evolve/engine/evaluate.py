@@ -1,4 +1,5 @@
-"""Evaluate one agent (a node) on one task: solve in a fresh sandbox, grade in a second one (DESIGN.md §4).
+"""Evaluate one agent (a node) on one task: solve in a fresh sandbox, grade in a second one
+(docs/design.md §Security).
 
 `evaluate_task` is the evaluation, one function over a job context (evolve.engine.context), run as is
 by the local worker and shipped to cluster nodes. The agent sandbox, of the task's solve image, gets

@@ -1,4 +1,5 @@
-"""The one retry rule for `infra` attempts (DESIGN.md §4: infra is retried, never counted against the agent).
+"""The one retry rule for `infra` attempts (docs/design.md §Security: infra is retried, never counted
+against the agent).
 
 An attempt is infra when the engine, a sandbox, the model upstream (the gateway's own report) or a
 cluster node failed; never from anything the agent's code printed or returned. Every caller that

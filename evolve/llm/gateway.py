@@ -1,4 +1,4 @@
-"""The host-side gateway: the only way sandboxed agent code reaches a model (DESIGN.md §4).
+"""The host-side gateway: the only way sandboxed agent code reaches a model (docs/design.md §Security).
 
 Each job gets its own Unix socket (mounted into its sandbox), or a bearer token on a shared TCP
 port for the process sandbox. The gateway speaks the OpenAI chat-completions schema, forwards to the

@@ -3,7 +3,7 @@
 llama.cpp's threads meet at a barrier after every operation, and a waiting thread spins. When the
 machine has fewer free cores than the model has threads, one descheduled thread stalls the others:
 on 2 cores with one busy competitor, generation fell from 112 to 3.8 tokens/s with 2 threads, and
-kept 27.5 with 1 thread (issue 34). So the model takes the cores the run leaves free, never more than
+kept 27.5 with 1 thread. So the model takes the cores the run leaves free, never more than
 half the machine (other users, the engine's own process, Docker and graders compete too), and at
 least one. Generation of a small model is bound by memory bandwidth and gains little past 8 threads.
 """

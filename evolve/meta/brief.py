@@ -3,14 +3,13 @@
 The diagnosis names an agent-level target on its `Target:` line (`agent/core.py:Runner.step`,
 evolve.meta.diagnose.target_of; an agent's own diagnosis may name it anywhere in its text); the
 engine adds that target's source as it stands in the parent and the map of the agent's files, so the
-improve step can show the model one function and the map instead of the whole agent (about 6,000 tokens
-for the seed, which the 0.5B model answered with an echo). A diagnosis that names no target of the map
+improve step can show the model one function and the map instead of the whole agent (thousands of
+tokens, which a small model answers with an echo). A diagnosis that names no target of the map
 is passed on as it is (the agent then shows what fits). The brief is built from the parent's code on the
 host, reading it as text (nothing of it runs); the header line is what the seed's `improve` looks for.
 
 Instructions that show the lines deciding their failure still get the whole target: given those lines and the
-map only, the 1.5B model took the lines for the function and rewrote it from them (6 of 6 candidates of
-`file-hidden`; for `reply-cut` none of 6 applied the fix, where with the target shown 1 of 6 had).
+map only, a model takes the lines for the whole function and rewrites the function from them.
 """
 
 from __future__ import annotations
@@ -40,7 +39,7 @@ def focused_brief(instructions: str, code: Path) -> str:
     agent = f"--- the agent's map (file, then what it defines) ---\n{found.render(MAP_CHARS, summaries=False)}\n"
     symbol = hit[1]
     header = HEADER.format(target=target, start=symbol.start, end=symbol.end)
-    # Dedented: a method copied at its class's indentation does not parse on its own (the 1.5B model's
-    # candidates, 2 of 2 in one expansion); the merge puts a method back in its class.
+    # Dedented: a method copied at its class's indentation does not parse on its own, and models copy it
+    # so; the merge puts a method back in its class.
     source = textwrap.dedent(source_of(code, target)).rstrip()
     return f"{instructions.rstrip()}\n\n{header}\n{source}\n\n{agent}"

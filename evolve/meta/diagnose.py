@@ -191,7 +191,7 @@ def _checked_target(agent: AgentMap, written: str, files: Sequence[str]) -> str:
         written = files[0]  # an older reply schema: one file and no target
     if not written:
         raise ValueError('"target" is missing: name one function, class, method or constant from the map')
-    # a file counts too, unless it defines nothing while other files do (the 0.5B model named agent/__init__.py)
+    # a file counts too, unless it defines nothing while other files do (small models name __init__.py)
     scripts = not any(f.symbols for f in agent.files)
     found = agent.resolve(written) or next((f.path for f in agent.files if (f.symbols or scripts)
                                             and f.path == written.strip(" `'\"")), None)
@@ -274,8 +274,8 @@ def _deciding(code: Path | None, top: Location, locations: Sequence[Location]) -
 
 def from_evidence(evidence: Evidence, agent: AgentMap, locations: Sequence[Location] = (),
                   code: Path | None = None) -> Instructions | None:
-    """Instructions computed from the data, for when the model gives no usable reply (the 0.5B model echoed
-    "The agent changed no file." in every reply of 3 trials of 3) or the run prefers them (`[meta] diagnosis
+    """Instructions computed from the data, for when the model gives no usable reply (a small model may echo
+    the problem back in every reply) or the run prefers them (`[meta] diagnosis
     = "evidence"`): the top-ranked location (evolve.meta.locate) in the agent's map is the target, its
     evidence the problem, its line (with the lines of others ranked in its file) the lines shown; the widest
     pattern of the evidence says what went wrong overall. None when no location lies in the map."""

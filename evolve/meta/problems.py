@@ -23,9 +23,9 @@ SYSTEMATIC = {
     "context": "In most failed tasks the conversation overflowed the model's context window.",
 }
 # With no failure to study (HGM may expand a node after one passing evaluation) the problem is generic.
-# It names a change to the agent and not to tests: "check its work by running the tests" read to the
-# 0.5B diagnosis model as "add more test cases", and the lesson that followed made the child edit only
-# the smoke task's test, so the gate refused it (2 of the CPU run's 3 invalid children, one of a quickstart's 2).
+# It names a change to the agent and not to tests: a small diagnosis model reads "check its work by
+# running the tests" as "add more test cases", and a child that then edits only the smoke task's test is
+# refused by the gate.
 GENERAL = ("The agent solved every task it was given so far, so no failure shows what to fix. Make it more "
            "reliable on harder tasks with one change to the agent itself, not to any task or its tests: for "
            "example, have it write the complete solution into the task's source file in one step.")

@@ -33,8 +33,8 @@ from evolve.sandbox.types import ExecResult, Sandbox
 
 SMOKE_REPO, SMOKE_PROBLEM = "/work/smoke", "/work/smoke-problem.md"
 SMOKE_FILES = {
-    # A stub that returns, not `raise NotImplementedError`: the 0.5B model read that line as the spec and
-    # wrote it back unchanged (an honest child refused for "no real change").
+    # A stub that returns, not `raise NotImplementedError`: a small model reads that line as the spec and
+    # writes it back unchanged (an honest child refused for "no real change").
     "greet.py": ('def greet(name):\n    """Return a greeting for `name`: greet(\'Ada\') == \'Hello, Ada!\'."""\n'
                  '    return ""\n'),
     "test_greet.py": "from greet import greet\n\n\ndef test_greet():\n    assert greet('Ada') == 'Hello, Ada!'\n",
@@ -46,7 +46,7 @@ SMOKE_STEPS = 3
 """Step cap of the smoke solve: room to look, write and check."""
 SMOKE_ATTEMPTS = 2
 """Smoke solves, each in a fresh copy of the smoke repo, until one makes a real change. One sample of a
-weak model is a coin toss (the 0.5B model made no change in one of two solves of the same child), and a
+weak model is a coin toss (the same child may make no change in one solve and the fix in the next), and a
 hollow child makes no change however often it is asked, so a second try admits no attack."""
 SMOKE_TEST = "test_greet.py"
 """Editing only this file is no real change."""
@@ -184,7 +184,8 @@ def _smoke(sandbox: Sandbox, log_dir: Path, env: Mapping[str, str], smoke_steps:
 def _contract(sandbox: Sandbox, code_dir: Path, log_dir: Path, channel_env: Mapping[str, str],
               served: Callable[[], int], smoke_steps: int, timeout_s: float,
               on_check: Callable[[str, str | None], None]) -> Verdict:
-    """The engine's own checks of the agent contract (DESIGN.md §3), whatever the child's tests say."""
+    """The engine's own checks of the agent contract (docs/design.md §The agent contract), whatever the
+    child's tests say."""
     sandbox.write_file(SMOKE_PROBLEM, SMOKE_STATEMENT)
     env = {**channel_env, "PYTHONDONTWRITEBYTECODE": "1"}
     before = served()
@@ -215,7 +216,7 @@ def _contract(sandbox: Sandbox, code_dir: Path, log_dir: Path, channel_env: Mapp
     if not improve.ok:
         why = "timed out" if improve.timed_out else f"exit {improve.returncode}: {output_tail(improve.stdout + improve.stderr)}"
         return _failed(on_check, "improve", f"contract: improve does not start and exit cleanly ({why})")
-    if served() <= before:  # a stub that exits 0 (the 1.5B model once wrote `pass` for improve and diagnose)
+    if served() <= before:  # a stub that exits 0 (a child may rewrite improve's body as `pass`)
         return _failed(on_check, "improve", "contract: improve made no model request through the gateway, so it "
                                             "cannot change anything")
     on_check("improve", None)

@@ -1,4 +1,4 @@
-"""Per-job figures calibrated on the published runs (issue 32): what `evolve plan` uses for a suite and
+"""Per-job figures calibrated on the published runs: what `evolve plan` uses for a suite and
 solving model when no earlier run of the user's own is there to measure.
 
 Each entry is the mean job over the published bundles of that suite and model (archive/published),

@@ -1,4 +1,4 @@
-"""Isolation for agent code: the `Sandbox` protocol and its backends (DESIGN.md §4).
+"""Isolation for agent code: the `Sandbox` protocol and its backends (docs/design.md §Security).
 
 `DockerSandbox` isolates (limits, no network but the gateway socket, labels, removal);
 `ProcessSandbox` isolates nothing and is for development only, chosen by name in the config.

@@ -1,4 +1,4 @@
-"""Selection policies, pure and seeded (DESIGN.md §5): which node to expand or evaluate next.
+"""Selection policies, pure and seeded (docs/design.md §Search): which node to expand or evaluate next.
 
 Names load on first use, so `evolve.config` can import the parameter classes (evolve.search.params)
 without numpy and scipy.

@@ -1,4 +1,4 @@
-"""HGM that pays for what it spends: `hgm_cost`, a cost-aware HGM (issues 21 and 32).
+"""HGM that pays for what it spends: `hgm_cost`, a cost-aware HGM.
 
 It reads the view's `spend` (evolve.search.spend): the budget that binds, in its own unit, what is
 spent, in flight and reserved, and the measured price of an evaluation and of an expansion, so

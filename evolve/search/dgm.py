@@ -1,4 +1,4 @@
-"""The Darwin Gödel Machine policy and the greedy and random baselines (DESIGN.md §5).
+"""The Darwin Gödel Machine policy and the greedy and random baselines (docs/design.md §Search).
 
 All three use DGM's staged evaluation (`evolve.search.staged`) and name the best mean over fully
 evaluated nodes as the final agent; they differ only in how a parent is chosen.
@@ -18,7 +18,8 @@ from evolve.search.view import SearchView
 
 
 def dgm_parent_probabilities(view: SearchView, members: np.ndarray, params: DGMParams) -> np.ndarray:
-    """`p_i ∝ sigmoid(λ(α_i − α0)) / (1 + n_i)` over archive members, `α_i = 1` excluded (DESIGN.md §5);
+    """`p_i ∝ sigmoid(λ(α_i − α0)) / (1 + n_i)` over archive members, `α_i = 1` excluded
+    (docs/design.md §Search);
     `α_i` is the node's accuracy, `n_i` its number of valid children. Zero outside `members`."""
     accuracy = mean_accuracy(view.successes, view.failures)
     weights = dgm_parent_weights(accuracy, view.valid_children, params.lam, params.alpha0)

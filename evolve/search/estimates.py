@@ -1,4 +1,4 @@
-"""The formulas of DESIGN.md §5 as pure functions on numpy arrays; each one cites its equation.
+"""The formulas of docs/design.md §Search as pure functions on numpy arrays; each one cites its equation.
 
 Nothing here mutates its inputs: clade counts are fresh arrays, never an alias of a node's own
 counts (the public HGM code extends a node's own result list with its descendants' results, so
@@ -17,7 +17,7 @@ def clade_counts(
 ) -> tuple[np.ndarray, np.ndarray]:
     """`S(a) = Σ s(a')`, `F(a) = Σ f(a')` over `a' ∈ C(a)`, a and all its descendants.
 
-    (DESIGN.md §5; HGM's clade-metaproductivity estimate.)
+    (docs/design.md §Search; HGM's clade-metaproductivity estimate.)
 
     `parent[i]` is the index of node i's parent (-1 for a root) and parents come before their
     children, so one reverse pass adds every node's clade into its parent's: O(nodes).
@@ -35,7 +35,8 @@ def clade_counts(
 
 
 def should_expand(evaluations: int, tree_size: int, alpha: float) -> bool:
-    """The widening rule (DESIGN.md §5; HGM's expansion/evaluation decision): expand iff `N^α ≥ |T|`.
+    """The widening rule (docs/design.md §Search; HGM's expansion/evaluation decision): expand iff
+    `N^α ≥ |T|`.
 
     `evaluations` is N (finished plus in flight), `tree_size` is |T| (nodes plus pending expansions).
     """
@@ -45,7 +46,7 @@ def should_expand(evaluations: int, tree_size: int, alpha: float) -> bool:
 def temperature(budget: int, used: int) -> float:
     """The cool-down `τ = B / max(B − n, 1)`: 1 at the start, B at the end.
 
-    (DESIGN.md §5; the HGM paper uses it, the public code has it off.)
+    (docs/design.md §Search; the HGM paper uses it, the public code has it off.)
     """
     return budget / max(budget - used, 1)
 
@@ -55,7 +56,7 @@ def thompson_argmax(
 ) -> int:
     """Index of `argmax θ_a`, `θ_a ~ Beta(τ(1+S_a), τ(1+F_a))`, over the nodes where `mask` holds.
 
-    (DESIGN.md §5; HGM's Thompson sampling.) One vectorised draw over the candidates; `mask` must
+    (docs/design.md §Search; HGM's Thompson sampling.) One vectorised draw over the candidates; `mask` must
     select at least one node.
     """
     candidates = np.flatnonzero(mask)
@@ -68,7 +69,8 @@ def thompson_argmax(
 
 
 def beta_quantile(successes: np.ndarray, failures: np.ndarray, epsilon: float) -> np.ndarray:
-    """The ε-quantile of `Beta(1+s, 1+f)` per node (DESIGN.md §5, HGM's "best belief" final agent)."""
+    """The ε-quantile of `Beta(1+s, 1+f)` per node (docs/design.md §Search, HGM's "best belief" final
+    agent)."""
     from scipy.special import betaincinv  # slow to import: loaded by the first estimate, not by every command
 
     return betaincinv(1.0 + np.asarray(successes, float), 1.0 + np.asarray(failures, float), epsilon)
@@ -99,7 +101,7 @@ def dgm_parent_weights(
     accuracy: np.ndarray, valid_children: np.ndarray, lam: float, alpha0: float
 ) -> np.ndarray:
     """DGM parent probabilities `p_i ∝ sigmoid(λ(α_i − α0)) / (1 + n_i)`, with `α_i = 1` excluded
-    (DESIGN.md §5, the DGM baseline).
+    (docs/design.md §Search, the DGM baseline).
 
     Returns the normalised probabilities (all zero when no node is eligible).
     """
@@ -113,7 +115,8 @@ def dgm_parent_weights(
 
 
 def clade_posterior_mean(clade_successes: np.ndarray | None, clade_failures: np.ndarray | None) -> np.ndarray:
-    """`(1 + S) / (2 + S + F)`: the mean of HGM's clade estimate `Beta(1+S, 1+F)` (DESIGN.md §5)."""
+    """`(1 + S) / (2 + S + F)`: the mean of HGM's clade estimate `Beta(1+S, 1+F)`
+    (docs/design.md §Search)."""
     if clade_successes is None or clade_failures is None:
         raise ValueError("a SearchView without clade counts")
     s, f = np.asarray(clade_successes, float), np.asarray(clade_failures, float)

@@ -1,8 +1,8 @@
-"""The Huxley-Gödel Machine policy (DESIGN.md §5; Wang et al., arXiv 2510.21614).
+"""The Huxley-Gödel Machine policy (docs/design.md §Search; Wang et al., arXiv 2510.21614).
 
 Expansion is guided by the clade-metaproductivity estimate `Beta(τ(1+S), τ(1+F))`; evaluation by the
 node's own `Beta(τ(1+s), τ(1+f))`; the two are interleaved by the widening rule `N^α ≥ |T|`.
-Departures from the public HGM code, as DESIGN.md asks: clade counts never alias own counts, the
+Departures from the public HGM code (docs/design.md §Search): clade counts never alias own counts, the
 cool-down τ is on, and tasks come in one run-wide order so nodes are compared on the same tasks.
 """
 
@@ -32,18 +32,19 @@ class HGMPolicy:
     name: str = "hgm"
 
     def tau(self, view: SearchView) -> float:
-        """`τ = B / max(B − n, 1)` with the cool-down on, else 1 (DESIGN.md §5)."""
+        """`τ = B / max(B − n, 1)` with the cool-down on, else 1 (docs/design.md §Search)."""
         return temperature(view.budget, view.used) if self.params.cooldown else 1.0
 
     def wants_expansion(self, view: SearchView) -> bool:
-        """The widening rule `N^α ≥ |T|` (DESIGN.md §5): N counts evaluations finished and in flight,
-        |T| counts nodes and expansions in flight."""
+        """The widening rule `N^α ≥ |T|` (docs/design.md §Search): N counts evaluations finished and
+        in flight, |T| counts nodes and expansions in flight."""
         evaluations = view.used + view.in_flight_evaluations
         tree_size = view.size + len(view.pending_expansions)
         return should_expand(evaluations, tree_size, self.params.alpha)
 
     def next_action(self, view: SearchView, rng: np.random.Generator) -> Action:
-        """Expand or evaluate per the widening rule; each choice by Thompson sampling (DESIGN.md §5)."""
+        """Expand or evaluate per the widening rule; each choice by Thompson sampling
+        (docs/design.md §Search)."""
         if view.budget_left == 0:
             return Stop("evaluation budget spent")
         expandable = self.expandable(view)
@@ -71,7 +72,8 @@ class HGMPolicy:
         return view.valid & ((view.failures > 0) | (view.done >= len(view.task_order)))
 
     def choose_expansion(self, view: SearchView, rng: np.random.Generator) -> int:
-        """`argmax θ_a`, `θ_a ~ Beta(τ(1+S(a)), τ(1+F(a)))` over the expandable nodes (DESIGN.md §5)."""
+        """`argmax θ_a`, `θ_a ~ Beta(τ(1+S(a)), τ(1+F(a)))` over the expandable nodes
+        (docs/design.md §Search)."""
         clade_s, clade_f = view.clade_successes, view.clade_failures
         if clade_s is None or clade_f is None:  # SearchView always fills them in; this narrows the type
             raise ValueError("a SearchView without clade counts")
@@ -88,7 +90,7 @@ class HGMPolicy:
 
     def best(self, view: SearchView) -> NodeId | None:
         """Best belief: argmax of the ε-quantile of `Beta(1+s, 1+f)` over valid nodes with ≥ k
-        evaluations (DESIGN.md §5). With no such node, over valid evaluated nodes; then the first
+        evaluations (docs/design.md §Search). With no such node, over valid evaluated nodes; then the first
         valid node; None when there is none."""
         for needed in (self.params.min_evals, 1):
             mask = view.valid & (view.done >= needed)

@@ -17,7 +17,7 @@ _STRICT = ConfigDict(extra="forbid")
 
 @dataclass(frozen=True, config=_STRICT)
 class HGMParams:
-    """Huxley-Gödel Machine policy parameters (DESIGN.md §5)."""
+    """Huxley-Gödel Machine policy parameters (docs/design.md §Search)."""
 
     alpha: Annotated[float, Field(gt=0.0, le=1.0)] = 0.6
     """Widening exponent: expand iff N^alpha >= |T|."""
@@ -49,7 +49,7 @@ class HGMCostParams(HGMParams):
     @model_validator(mode="before")
     @classmethod
     def _older_keys(cls, values: object) -> object:
-        """Runs made before prices were measured (issue 32) wrote a hand-set `expand_cost` and an
+        """Runs made before prices were measured wrote a hand-set `expand_cost` and an
         `evals_per_node` into their run.toml; they are read and dropped (the price is the run's own)."""
         if isinstance(values, dict):
             return {key: value for key, value in values.items() if key not in LEGACY_KEYS}

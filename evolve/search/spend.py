@@ -1,4 +1,4 @@
-"""What the search has spent and what its jobs cost: the budget that binds, in its own unit (issue 32).
+"""What the search has spent and what its jobs cost: the budget that binds, in its own unit.
 
 A run has one budget per unit it names (`[budget] evaluations`, `cpu_hours`, `dollars`, `tokens`).
 Each budget line knows its limit, what the run has spent in that unit (finished jobs), and what the

@@ -1,4 +1,4 @@
-"""DGM's staged evaluation, shared by the DGM, greedy and random policies (DESIGN.md §5).
+"""DGM's staged evaluation, shared by the DGM, greedy and random policies (docs/design.md §Search).
 
 A new node runs the first stage (10 tasks); if it solved ≥ 40 % of them, the next stage (50 more);
 after the last stage, the rest of the tasks only if its accuracy is among the top k (2) of the nodes
@@ -26,7 +26,7 @@ def stage_bounds(params: StagedParams, n_tasks: int) -> np.ndarray:
 
 
 def evaluation_due(view: SearchView, params: StagedParams) -> np.ndarray:
-    """Per node: may a task evaluation be started now under the staged rule (DESIGN.md §5)?"""
+    """Per node: may a task evaluation be started now under the staged rule (docs/design.md §Search)?"""
     n_tasks = len(view.task_order)
     bounds = stage_bounds(params, n_tasks)
     done, pending = view.done, view.pending_eval_counts

@@ -1,4 +1,4 @@
-"""`CladeTree`: the one clade tree, with incremental clade counts (DESIGN.md §5).
+"""`CladeTree`: the one clade tree, with incremental clade counts (docs/design.md §Search).
 
 The runner's live state, the simulator, the archive's views (status, summary, frames) and the
 notebooks all keep their tree in this class. Nodes get positions `0..N-1` in creation order (parents

@@ -1,4 +1,4 @@
-"""The policy's vocabulary: actions and the `Policy` protocol (DESIGN.md §5).
+"""The policy's vocabulary: actions and the `Policy` protocol (docs/design.md §Search).
 
 A policy maps `(view, rng)` to one action: `Expand(node)` (let the node's agent modify itself; the
 child becomes a new node; `ExpandGroup`: one child of each node of a group, as one decision), `Evaluate(node, task)` (run the node's agent on one task) or `Stop`

@@ -1,4 +1,4 @@
-"""`SearchView`: the immutable snapshot of the clade tree a policy decides on (DESIGN.md §5).
+"""`SearchView`: the immutable snapshot of the clade tree a policy decides on (docs/design.md §Search).
 
 Nodes are positions `0..N-1` in creation order (parents before children); `ids[i]` is the external
 id the actions carry. Everything per node is a read-only numpy array, so a policy's decision is a

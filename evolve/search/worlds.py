@@ -1,4 +1,4 @@
-"""A second world family for the search benchmark (issue 32): other distributions than the project's
+"""A second world family for the search benchmark: other distributions than the project's
 `SyntheticWorld`, so a policy tuned on one family is checked on another.
 
 What differs, and why each one matters to a cost-aware policy:

@@ -1,4 +1,5 @@
-"""Grading: a clean repo + the agent's diff + the hidden tests, in a fresh sandbox (DESIGN.md §4a).
+"""Grading: a clean repo + the agent's diff + the hidden tests, in a fresh sandbox
+(docs/design.md §Trust boundaries).
 
 The diff is applied whole in the sandbox; what it changed is then judged by path (grader_script.py's
 `protected`): changes to tests, test-runner configuration, import hooks and symlinks are reverted and

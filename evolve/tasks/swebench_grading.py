@@ -1,4 +1,5 @@
-"""Grading SWE-bench tasks as the harness does, in a fresh container of the instance image (DESIGN.md §4a).
+"""Grading SWE-bench tasks as the harness does, in a fresh container of the instance image
+(docs/design.md §Trust boundaries).
 
 The patch is applied in /testbed and the instance's own eval script runs (it resets the test files,
 applies the test patch, runs the tests) by evolve/tasks/swebench_grader.py in the container: the

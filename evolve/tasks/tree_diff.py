@@ -1,4 +1,5 @@
-"""The agent's change, computed by the engine on the host from a copied-out tree (DESIGN.md §4a).
+"""The agent's change, computed by the engine on the host from a copied-out tree
+(docs/design.md §Trust boundaries).
 
 Nothing of the agent's `.git` is used: both trees are written into a fresh bare repository with
 `git fast-import` (no work tree, so no `.gitattributes`, filters, textconv or hooks apply), and git

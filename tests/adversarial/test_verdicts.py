@@ -25,7 +25,7 @@ PIPE = ("import json as _j, os as _o, stat as _s\n"
 NAMES = "('tests/test_structs_lru_recency.py::test_get_refreshes', 'tests/test_structs_lru_recency.py::test_missing_key_default')"
 
 FORGERIES = {
-    # issue 30, attack b: one line in the package's own __init__.py, every test body skipped
+    # one line in the package's own __init__.py, every test body skipped
     "runtest disabled": "import _pytest.python\n_pytest.python.Function.runtest = lambda self: None\n",
     # every report rewritten to passed, no conftest needed
     "reports rewritten": ("import _pytest.reports as _r\n_orig = _r.TestReport.from_item_and_call\n"
@@ -39,7 +39,7 @@ FORGERIES = {
                          "_o.write = lambda fd, data: _w(fd, data.replace(b'\"failed\"', b'\"passed\"'))\n"),
 }
 WRITTEN = {
-    # the real tests' records straight into the pipe, then an early exit (issue 30, attack a, for pytest)
+    # the real tests' records straight into the pipe, then an early exit
     "records for the real names, then os._exit": (
         PIPE + f"for _f in _fds:\n    for _t in {NAMES}:\n"
         "        _o.write(_f, (_j.dumps({'test': _t, 'when': 'call', 'outcome': 'passed'}) + '\\n').encode())\n"
@@ -118,7 +118,7 @@ def _solution(body: str) -> str:
 HONEST = ("    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for j, b in enumerate(numbers)"
           " if i != j)\n")
 CALL_CHEATS = {
-    # issue 30, attack a: the expected record for `check` to every descriptor, then os._exit(0)
+    # the expected record for `check` to every descriptor, then os._exit(0)
     "record and os._exit": ("    import os\n    for fd in range(3, 256):\n        try:\n"
                             "            os.write(fd, b'{\"test\": \"check\", \"when\": \"call\", \"outcome\": \"passed\"}\\n"
                             "{\"end\": 0}\\n')\n        except OSError:\n            pass\n    os._exit(0)\n"),

@@ -1,4 +1,4 @@
-"""Seeded sampling end to end (issue 22 item 5): two runs of one config on one embedded llama.cpp server
+"""Seeded sampling end to end: two runs of one config on one embedded llama.cpp server
 record the same outcomes and the same model responses.
 
 Each is the smallest real run: one dev task, an evaluation budget of 1 (the root is evaluated, no

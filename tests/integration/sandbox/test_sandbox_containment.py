@@ -1,4 +1,4 @@
-"""What a Docker sandbox must stop, each asserted on the outcome (DESIGN.md §4)."""
+"""What a Docker sandbox must stop, each asserted on the outcome (docs/design.md §Security)."""
 
 from __future__ import annotations
 

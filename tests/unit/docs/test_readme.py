@@ -17,6 +17,8 @@ from evolve.config import parse_config
 
 ROOT = Path(__file__).parents[3]
 README = (ROOT / "README.md").read_text()
+RUN_ID = re.compile(r"\([0-9a-f]{12}\)")
+"""A run's id, new on every import."""
 
 
 def test_the_readme_is_at_most_300_lines():
@@ -62,3 +64,35 @@ def test_the_tracking_section_s_config_parses_and_its_commands_write_what_datase
     solves = datasets.load_dataset("json", data_files=str(tmp_path / "solves.jsonl"), split="train")
     assert len(solves) > 0 and set(solves["outcome"]) == {"pass"}
     assert "heldout" not in set(datasets.load_from_disk(str(tmp_path / "traces"))["split"])
+
+
+def test_the_tour_s_commands_run_on_the_published_bundle_and_print_what_the_readme_shows(tmp_path):
+    section = README.split("## A five-minute tour", 1)[1].split("\n## ", 1)[0]
+    (bash,) = re.findall(r"```bash\n(.*?)```", section, re.DOTALL)
+    (shown,) = re.findall(r"```text\n(.*?)```", section, re.DOTALL)
+    printed = {}
+    for line in bash.splitlines():
+        words = shlex.split(line.split("#", 1)[0].replace("/tmp/", f"{tmp_path}/"))
+        assert words[0] == "evolve", line
+        result = CliRunner().invoke(app, words[1:], env={"COLUMNS": "200"})
+        assert result.exit_code == 0, f"{line}\n{result.output}"
+        printed[" ".join(words[1:3])] = result.output
+    assert (tmp_path / "cpu" / "report.html").is_file()
+    for block in shown.split("$ evolve ")[1:]:
+        command, *lines = block.replace("/tmp/", f"{tmp_path}/").rstrip("\n").splitlines()
+        output = RUN_ID.sub("(ID)", printed[" ".join(command.split()[:2])])
+        for expected in lines:  # a line the README cuts with "..." is checked up to the cut
+            shown_part = RUN_ID.sub("(ID)", expected).split("...", 1)[0]
+            assert shown_part in output, f"{command}: {expected!r} not in\n{output}"
+
+
+def test_every_file_the_iteration_sketch_names_is_one_the_engine_writes():
+    section = README.split("## One iteration", 1)[1].split("\n## ", 1)[0]
+    (sketch,) = re.findall(r"```text\n(.*?)```", section, re.DOTALL)
+    after = section.split("```", 2)[2].strip().split("\n\n", 1)[0]  # the paragraph under the sketch
+    names = set(re.findall(r"(?<![/\w-])[\w-]+\.(?:md|json|jsonl|log|patch|sqlite)\b", sketch + after))
+    assert {"instructions.md", "instructions.json", "diff.patch", "attempts.jsonl", "candidates.jsonl"} <= names
+    source = "".join(p.read_text() for p in (ROOT / "evolve").rglob("*.py") if "seed" not in p.parts)
+    for name in names:
+        stem, suffix = name.rsplit(".", 1)
+        assert f'"{name}"' in source or f'{stem}{{suffix}}.{suffix}"' in source, name

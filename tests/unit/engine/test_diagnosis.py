@@ -1,5 +1,5 @@
 """The host-side diagnosis: evidence computed from the node's recorded conversations, the agent's map,
-and a reply that must name one target of that map (issue 33, item 1), through a real gateway."""
+and a reply that must name one target of that map, through a real gateway."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The runner and the search benchmark hand a policy identical views for the same history (issue 32):
+"""The runner and the search benchmark hand a policy identical views for the same history:
 the runner prices its view from the archive's rows, the benchmark from its world's charges, and both
 go through `evolve.search.spend.priced_view`. And the runner's priced decisions: recorded per decision,
 within one job's price of the binding budget, the same after a resume."""

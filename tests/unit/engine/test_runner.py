@@ -81,7 +81,7 @@ def test_each_budget_stops_new_work(make_runner, budget, reason):
             if node.valid:
                 assert all((node.id, task) in evaluated for task in TASKS), node.id
     if budget.tokens is not None or budget.dollars is not None:
-        # The runner prices the jobs in flight and reserves the held-out scoring (issue 32): the whole run,
+        # The runner prices the jobs in flight and reserves the held-out scoring: the whole run,
         # held-out scoring included, ends within one job (100 tokens, $0.0001) of the limit.
         assert budget.tokens is None or budget.tokens - 100 < 100 * len(jobs) <= budget.tokens + 100
         assert budget.dollars is None or 19 < len(jobs) <= 21
@@ -189,8 +189,8 @@ def test_the_cpu_hour_budget_stops_new_work_and_is_shown(make_runner):
     search = [j for j in jobs if not (j.kind == "evaluate" and j.task in HELDOUT)]
     assert {j.kind for j in search} == {"evaluate", "expand"}
     seconds = sum(j.finished - j.started for j in jobs)
-    # The runner prices the jobs in flight and reserves the held-out scoring at the measured price of a job
-    # (issue 32): the whole run ends near the limit, over it by at most a job or two of timing noise.
+    # The runner prices the jobs in flight and reserves the held-out scoring at the measured price of a job,
+    # so the whole run ends near the limit, over it by at most a job or two of timing noise.
     assert limit * 3600 - 3 * delay <= seconds <= limit * 3600 + concurrency * 2 * delay
     assert len(search) < 40
     summary = run_summary(run)

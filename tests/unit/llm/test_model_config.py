@@ -1,4 +1,4 @@
-"""The [models.<role>] keys of issue 15: prices for unknown hosted models, the retry window against the
+"""The [models.<role>] keys: prices for unknown hosted models, the retry window against the
 agent's wait, and the seed agent's timeout above the gateway's longest call."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@ from evolve.llm.threads import MAX_THREADS, thread_plan
 
 
 def test_a_two_core_machine_gives_the_model_one_thread_even_when_the_run_leaves_both_free():
-    # two threads on two cores fell from 112 to 3.8 tokens/s with one busy competitor (issue 34)
+    # two threads on two cores fell from 112 to 3.8 tokens/s with one busy competitor
     assert thread_plan(2, beside=0).threads == 1
     assert thread_plan(2, beside=2).threads == 1
 

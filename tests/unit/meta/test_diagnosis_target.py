@@ -1,4 +1,4 @@
-"""The diagnosis names one agent-level target from the map and one change (issue 33, item 1)."""
+"""The diagnosis names one agent-level target from the map and one change."""
 
 from __future__ import annotations
 

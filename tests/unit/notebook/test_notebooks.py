@@ -1,6 +1,7 @@
 """The notebooks run top to bottom (nbclient) and fail on any cell error."""
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -65,11 +66,13 @@ def test_browse_archive_runs_on_the_default_run(monkeypatch):
     assert "instructions: Problem:" in text(book)
 
 
-def test_the_notebooks_cite_no_design_section_the_repository_lacks():
+def test_the_notebooks_cite_only_pages_the_repository_holds():
     root = NOTEBOOKS.parent
     for book in NOTEBOOKS.glob("*.ipynb"):
-        cited = "DESIGN.md" in book.read_text()
-        assert not cited or (root / "DESIGN.md").is_file() or (root / "docs" / "DESIGN.md").is_file(), book.name
+        source = book.read_text()
+        assert "DESIGN" + ".md" not in source, book.name
+        for page in re.findall(r"docs/[\w/-]+\.md", source):
+            assert (root / page).is_file(), (book.name, page)
 
 
 def test_browse_archive_runs_on_an_imported_dgm_run(monkeypatch, tmp_path):

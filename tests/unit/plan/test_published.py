@@ -1,4 +1,4 @@
-"""`evolve plan` calibrated on the published runs (issue 32): the figures in evolve.plan.published are
+"""`evolve plan` calibrated on the published runs: the figures in evolve.plan.published are
 what the bundles measure, the plan of the published CPU evolution's config is within 25 % of what
 that run spent, and `--from RUN` plans on the run's own figures."""
 

@@ -1,4 +1,4 @@
-"""The DESIGN.md §5 formulas on small hand-computed cases, and the aliasing regression."""
+"""The docs/design.md §Search formulas on small hand-computed cases, and the aliasing regression."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The seed's own evidence code (agent/evidence.py, issue 33 item 1 under `[meta] procedure = "agent"`) reads
+"""The seed's own evidence code (agent/evidence.py, under `[meta] procedure = "agent"`) reads
 the conversations the engine writes and finds the patterns the engine's count finds."""
 
 from __future__ import annotations

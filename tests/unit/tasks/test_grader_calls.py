@@ -34,7 +34,7 @@ def _patch(body: str) -> str:
 
 HONEST = "    return [2 * v for v in values]\n"
 CHEATS = {
-    # issue 30, attack a: the expected record to a results pipe, then an early exit
+    # the expected record to a results pipe, then an early exit
     "record and os._exit": ("    import os\n    for fd in range(3, 64):\n        try:\n"
                             "            os.write(fd, b'{\"test\": \"check\", \"when\": \"call\", \"outcome\": \"passed\"}\\n{\"end\": 0}\\n')\n"
                             "        except OSError:\n            pass\n    os._exit(0)\n"),

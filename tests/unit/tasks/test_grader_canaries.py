@@ -115,7 +115,7 @@ def task():
 
 
 FORGERIES = {
-    # every test's body replaced by nothing, from the package's own __init__.py (issue 30, attack b)
+    # every test's body replaced by nothing, from the package's own __init__.py
     "runtest disabled": "import _pytest.python\n_pytest.python.Function.runtest = lambda self: None\n",
     # every report turned to passed by a hook registered at import (no conftest needed)
     "reports rewritten": ("import _pytest.reports as _r\n_orig = _r.TestReport.from_item_and_call\n"
