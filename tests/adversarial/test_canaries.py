@@ -1,4 +1,4 @@
-"""The forger of issue 54 through the real pipeline (the executor agent in a Docker sandbox, the real gateway
+"""The canary forger through the real pipeline (the executor agent in a Docker sandbox, the real gateway
 with a scripted model, the engine's diff, the real grader): code in the package's `__init__.py` that makes
 every hidden test pass but the ones an oracle reading the test files names as canaries. Checks against a
 literal are compared by root (evolve/tasks/grader_values.py) and the canaries left give nothing away by
