@@ -9,10 +9,12 @@ through the evaluation pipeline (`evolve eval`'s `evaluate_all`). The recovered 
 the tasks (seeded by the run seed); it is undefined where the defect did not lower the pass rate. Beside it:
 the run's code-edit rate, its tokens, its wall time and the location each expansion's diagnosis ranked first.
 
-Two sets of defects (`--set`): `dev`, the ones below (the engine was tuned on them), and `test`, written
-before the engine learned to find faults from data and never studied while tuning it (defects/test.toml; it
-runs only while its SHA-256 is the committed one, defects/test.toml.sha256). A user's agent brings its own
-(`--reference DIR --defects FILE`, a file in test.toml's form).
+Three sets of defects (`--set`): `dev`, the ones below (the engine was tuned on them); `test`, written
+before the engine learned to find faults from data and never studied while tuning it (defects/test.toml),
+though the author of the repair templates read its definitions; and `test2`, written by someone who had
+read none of the engine's repair code (defects/test2.toml). A file set runs only while its SHA-256 is the
+committed one (the `.sha256` beside it). A user's agent brings its own (`--reference DIR --defects FILE`, a
+file in test.toml's form).
 """
 
 from __future__ import annotations
@@ -87,9 +89,10 @@ checks print their failures to stdout, so the seed's runs showed no failing comm
 
 
 DEFECTS_DIR = Path(__file__).resolve().parent / "defects"
-TEST_SET = DEFECTS_DIR / "test.toml"
-"""The `test` set; `test.toml.sha256` beside it holds its digest, committed before any engine change it measures."""
-SETS = ("dev", "test")
+FILE_SETS = MappingProxyType({"test": DEFECTS_DIR / "test.toml", "test2": DEFECTS_DIR / "test2.toml"})
+"""The held-out sets by name; the `.sha256` beside each holds its digest, committed before any engine change it
+measures."""
+SETS = ("dev", *FILE_SETS)
 
 
 def load_defects(path: Path) -> dict[str, Defect]:
@@ -131,12 +134,12 @@ def verified(path: Path) -> Path:
 
 
 def defect_set(name: str) -> tuple[Mapping[str, Defect], tuple[str, ...]]:
-    """A set's defects and the ones run with no `--defect`: `dev` (DEFECTS, DEFAULT) or `test` (all of
-    defects/test.toml, verified against its digest)."""
+    """A set's defects and the ones run with no `--defect`: `dev` (DEFECTS, DEFAULT), or every defect of a
+    held-out set's file, verified against its digest."""
     if name == "dev":
         return DEFECTS, DEFAULT
-    if name == "test":
-        defects = load_defects(verified(TEST_SET))
+    if name in FILE_SETS:
+        defects = load_defects(verified(FILE_SETS[name]))
         return defects, tuple(defects)
     raise EvolveError(f"unknown defect set {name!r}; known: {', '.join(SETS)}")
 

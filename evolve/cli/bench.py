@@ -409,9 +409,9 @@ def selfrepair(
     defect: Annotated[list[str] | None, typer.Option(
         help="Run only this planted defect of the set (repeatable); default: the dev set's five (all but "
              "context-starved and stderr-dropped), every defect of the test set or of --defects.")] = None,
-    defect_set: Annotated[str, typer.Option("--set", help="dev: the defects the engine was tuned on; test: "
-                                            "evolve/bench/defects/test.toml, run only while its SHA-256 is "
-                                            "the committed one.")] = "dev",
+    defect_set: Annotated[str, typer.Option("--set", help="dev: the defects the engine was tuned on; test, "
+                                            "test2: evolve/bench/defects/test*.toml, each run only while its "
+                                            "SHA-256 is the committed one.")] = "dev",
     defects: Annotated[Path | None, typer.Option(
         help="A TOML file of defects (test.toml's form) to plant in --reference, instead of a set.")] = None,
     seed: Annotated[Path | None, typer.Option(help="A defective agent directory to evolve (with --reference).")] = None,

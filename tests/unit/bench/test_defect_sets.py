@@ -1,4 +1,5 @@
-"""Every held-out defect set in evolve/bench/defects/ plants into the bundled seed as written, and matches the
+"""Every held-out defect set in evolve/bench/defects/ plants into its agent (the bundled seed, or the bench agent
+of its name) as written, and matches the
 digest committed beside it (a set is fixed before it is used; an edit without a new digest is caught here).
 
 Read as files on purpose, not through evolve.bench: the sets are data that must hold whatever the bench does.
@@ -17,6 +18,8 @@ from evolve.seed import copy_agent
 DEFECTS_DIR = Path(__file__).resolve().parents[3] / "evolve" / "bench" / "defects"
 SETS = sorted(DEFECTS_DIR.glob("*.toml"))
 FIELDS = {"path", "old", "new", "what"}
+AGENTS = DEFECTS_DIR.parent / "agents"
+"""A set named after a bench agent (agents/<name>/) is planted into that agent; the others into the seed."""
 
 
 def test_there_are_sets_to_check():
@@ -24,13 +27,14 @@ def test_there_are_sets_to_check():
 
 
 @pytest.mark.parametrize("toml_path", SETS, ids=lambda path: path.name)
-def test_each_defect_plants_exactly_once_into_a_fresh_seed(toml_path, tmp_path):
+def test_each_defect_plants_exactly_once_into_a_fresh_copy_of_its_agent(toml_path, tmp_path):
     defects = tomllib.loads(toml_path.read_text())
     assert defects, f"{toml_path.name} defines no defect"
     for name, defect in defects.items():
         assert FIELDS <= set(defect), f"{toml_path.name} [{name}] lacks {sorted(FIELDS - set(defect))}"
         assert defect["old"] != defect["new"], f"{toml_path.name} [{name}] changes nothing"
-        root = copy_agent(None, tmp_path / toml_path.stem / name)
+        agent = AGENTS / toml_path.stem
+        root = copy_agent(agent if agent.is_dir() else None, tmp_path / toml_path.stem / name)
         target = root / defect["path"]
         text = target.read_text()
         assert text.count(defect["old"]) == 1, f"{toml_path.name} [{name}]: `old` is not once in {defect['path']}"

@@ -118,15 +118,18 @@ def test_the_test_set_loads_whole_and_each_defect_changes_one_place_of_the_seed(
 
 
 def test_a_set_whose_digest_differs_is_refused_in_one_line(tmp_path):
-    from evolve.bench.selfrepair import TEST_SET, load_defects, verified
+    from evolve.bench.selfrepair import FILE_SETS, load_defects, verified
+
+    test_set = FILE_SETS["test"]
 
     changed = tmp_path / "test.toml"
-    changed.write_text(TEST_SET.read_text() + "\n[extra]\npath = 'a'\nold = 'b'\nnew = 'c'\nwhat = 'd'\n")
-    (tmp_path / "test.toml.sha256").write_text((TEST_SET.parent / "test.toml.sha256").read_text())
+    changed.write_text(test_set.read_text() + "\n[extra]\npath = 'a'\nold = 'b'\nnew = 'c'\nwhat = 'd'\n")
+    (tmp_path / "test.toml.sha256").write_text((test_set.parent / "test.toml.sha256").read_text())
     with pytest.raises(EvolveError, match=r"test.toml: its SHA-256 is [0-9a-f]{12}\.\.\., not the committed "
                                           r"70306d57c8a7\.\.\. \(test.toml.sha256\)"):
         verified(changed)
-    assert verified(TEST_SET) == TEST_SET and "extra" in load_defects(changed)
+    assert verified(test_set) == test_set and "extra" in load_defects(changed)
+    assert verified(FILE_SETS["test2"]) == FILE_SETS["test2"]
 
 
 @pytest.mark.parametrize(("text", "why"), [
