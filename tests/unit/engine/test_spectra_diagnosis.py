@@ -5,7 +5,11 @@ computed (`evidence`) diagnosis, once with spectra and once without."""
 from __future__ import annotations
 
 import json
+import pickle
+from concurrent.futures import Future
 
+from evolve.cluster.head import cluster_worker
+from evolve.cluster.node import run_shipped
 from evolve.config import MetaConfig
 from evolve.engine.expand import ExpandSettings
 from evolve.engine.worker import EngineWorker, WorkerSettings
@@ -42,3 +46,29 @@ def test_the_diagnosis_names_the_line_only_the_failing_replay_ran_and_counts_its
     # off: the provenance alone, as before, and nothing replayed
     assert (without["path"], without["line"]) == FAILING_ONLY and without["score"] < 1.0
     assert "failing replays" not in without["evidence"] and spectra[0] is None
+
+
+class InProcess:
+    """A cluster of one node here: each shipped job crosses a pickle round trip, as it would to a Ray node."""
+
+    def submit(self, fn, payload) -> Future:
+        future: Future = Future()
+        future.set_result(pickle.loads(pickle.dumps(fn(pickle.loads(pickle.dumps(payload))))))
+        return future
+
+
+def test_a_cluster_worker_runs_the_spectra_by_the_same_path(tmp_path) -> None:
+    run, node_id, tasks = recorded_pair(tmp_path)
+    settings = WorkerSettings(eval=SETTINGS, meta=MetaConfig(diagnosis="evidence", spectra=1))
+    with Gateway({"diagnose": ScriptedModel(["{}"])}) as gateway:
+        worker = cluster_worker(run, tasks, gateway=gateway, gateway_origin="http://head:1", cluster=InProcess(),
+                                settings=settings, sandboxes=ProcessSandboxes(), seed=0)
+        job = run.start_job("expand", node_id)
+        ranked = worker._spectra(job, run.node(node_id))
+    log_dir = run.log_dir(job.id)
+    run.close()
+    assert (ranked[0].path, ranked[0].line) == FAILING_ONLY and ranked[0].score == 1.0
+    assert (log_dir / "spectra-1" / "coverage-lines").is_file()  # the node's logs came back to the run
+    attempts = [json.loads(line) for line in (log_dir / "attempts.jsonl").read_text().splitlines()]
+    assert [(a["work"], a["attempt"]) for a in attempts] == [("spectra", 0)]
+    assert json.loads((log_dir / "spectra.json").read_text())["replays"] == 2
