@@ -331,6 +331,13 @@ class MetaConfig(_Section):
                              "the agent's own diagnose command is the procedure: choose one")
         return self
 
+    @model_validator(mode="after")
+    def _spectra_for_the_compact_diagnosis(self) -> MetaConfig:
+        if self.spectra and (self.style != "compact" or self.procedure != "engine"):
+            raise ValueError(f"meta.spectra ranks lines for the engine's compact diagnosis; with meta.style = "
+                             f'"{self.style}" and meta.procedure = "{self.procedure}" nothing reads them: set spectra = 0')
+        return self
+
 
 class PlanConfig(_Section):
     """What `evolve run` does with the plan of a new run (`evolve plan CONFIG` prints it in full)."""

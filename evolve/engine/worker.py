@@ -147,10 +147,10 @@ class EngineWorker:
     def _spectra(self, job: Job, node: Node) -> tuple[Location, ...]:
         """The node's lines ranked by execution spectra (`[meta] spectra`; evolve.engine.spectra), run at the
         worker's place like the expansion's other sandbox work, for the engine's compact diagnosis; () when
-        off, for another diagnosis, or with no failed search evaluation to replay. Their cost (replays,
+        off or with no failed search evaluation to replay. Their cost (replays,
         sandboxes, seconds) is the expansion's, written to the job's `spectra.json`."""
         meta = self.settings.meta
-        if meta.spectra == 0 or meta.style != "compact" or meta.procedure != "engine":
+        if meta.spectra == 0:  # the config allows it only for the compact diagnosis, on the host
             return ()
         replays = spectra_replays(self.run, node.id, self.tasks, failing=meta.spectra, passing=meta.spectra)
         if not any(replay.outcome == "fail" for replay in replays):
