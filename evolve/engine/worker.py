@@ -1,8 +1,9 @@
 """The engine worker: evaluations and expansions in sandboxes, models through the gateway.
 
 An evaluation runs the node's agent on a task and grades it (evolve.engine.evaluate). An expansion is
-the meta step: a diagnosis on the host (evolve.engine.diagnosis), then the agent edits a copy of itself
-and the child is validated (evolve.engine.expand). Where the sandbox work runs is the worker's `place`:
+the meta step: with `[meta] spectra`, first the node's recorded runs replayed under coverage in sandboxes
+(evolve.engine.spectra), then a diagnosis on the host (evolve.engine.diagnosis) that reads their ranking,
+then the agent edits a copy of itself and the child is validated (evolve.engine.expand). Where the sandbox work runs is the worker's `place`:
 `Here` (this machine) or a cluster (evolve.cluster.head ships the same work to a node). Either way
 infra attempts are retried by the one rule (evolve.engine.retry) within the runner's job, and each
 attempt is a line of the job's `attempts.jsonl`. Every model call goes through the gateway.
@@ -147,8 +148,8 @@ class EngineWorker:
     def _spectra(self, job: Job, node: Node) -> tuple[Location, ...]:
         """The node's lines ranked by execution spectra (`[meta] spectra`; evolve.engine.spectra), run at the
         worker's place like the expansion's other sandbox work, for the engine's compact diagnosis; () when
-        off or with no failed search evaluation to replay. Their cost (replays,
-        sandboxes, seconds) is the expansion's, written to the job's `spectra.json`."""
+        off or with no failed search evaluation to replay. Their cost (replays, sandboxes, seconds) is the
+        expansion's, written to the job's `spectra.json`."""
         meta = self.settings.meta
         if meta.spectra == 0:  # the config allows it only for the compact diagnosis, on the host
             return ()
