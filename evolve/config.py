@@ -303,12 +303,6 @@ class MetaConfig(_Section):
     acts exactly as its parent on all of them (the very same requests, the same change, the same failure) is
     refused at `behaviour` before the gate. 0: off. Costs each such candidate n solves with instant replies
     and their grading."""
-    spectra: int = Field(0, ge=0, le=8)
-    """Execution spectra for the diagnosis (`compact` style, engine procedure): up to this many of the node's
-    failed and as many passed search evaluations are re-run against their recorded model replies under line
-    coverage (sandboxes, no model; evolve.engine.spectra), and the agent's lines they ran, ranked by the
-    Ochiai formula, join the ranked locations (evolve.meta.locate) that the diagnosis reads. 0: off. Costs
-    each expansion up to 2n solves with instant replies and their grading, before its diagnosis."""
     diagnosis: Literal["model", "evidence"] = "model"
     """`compact` style, engine procedure. `model`: the diagnosis model reads the computed evidence, the ranked
     locations (evolve.meta.locate) and the map, and names the target and the change; the data decides only
@@ -316,6 +310,12 @@ class MetaConfig(_Section):
     one (its symbol is the target, its evidence the change; no model call), the model only otherwise: for
     small diagnosis models, which name a plausible target with an unrelated change (the
     1.5B model on a run whose replies were cut at 64 tokens: "add a try-except block")."""
+    spectra: int = Field(0, ge=0, le=8)
+    """Execution spectra for the diagnosis (`compact` style, engine procedure): up to this many of the node's
+    failed and as many passed search evaluations are re-run against their recorded model replies under line
+    coverage (sandboxes, no model; evolve.engine.spectra), and the agent's lines they ran, ranked by the
+    Ochiai formula, join the ranked locations (evolve.meta.locate) that the diagnosis reads. 0: off. Costs
+    each expansion up to 2n solves with instant replies and their grading, before its diagnosis."""
 
     @model_validator(mode="after")
     def _spread(self) -> MetaConfig:
