@@ -297,6 +297,12 @@ class MetaConfig(_Section):
     require_code: bool = False
     """Refuse a candidate (and so a child) whose edit is not a code edit: only prompt text, a lesson or
     cosmetic changes (evolve.archive.edits)."""
+    spectra: int = Field(0, ge=0, le=8)
+    """Execution spectra for the diagnosis (`compact` style, engine procedure): up to this many of the node's
+    failed and as many passed search evaluations are re-run against their recorded model replies under line
+    coverage (sandboxes, no model; evolve.engine.spectra), and the agent's lines they ran, ranked by the
+    Ochiai formula, join the ranked locations (evolve.meta.locate) that the diagnosis reads. 0: off. Costs
+    each expansion up to 2n solves with instant replies and their grading, before its diagnosis."""
     replays: int = Field(0, ge=0, le=8)
     """A candidate that passed the cheap filters re-runs this many of the parent's failed search tasks
     against the parent's recorded model replies (sandboxes, no model; evolve.engine.behaviour); one that
@@ -310,12 +316,6 @@ class MetaConfig(_Section):
     one (its symbol is the target, its evidence the change; no model call), the model only otherwise: for
     small diagnosis models, which name a plausible target with an unrelated change (the
     1.5B model on a run whose replies were cut at 64 tokens: "add a try-except block")."""
-    spectra: int = Field(0, ge=0, le=8)
-    """Execution spectra for the diagnosis (`compact` style, engine procedure): up to this many of the node's
-    failed and as many passed search evaluations are re-run against their recorded model replies under line
-    coverage (sandboxes, no model; evolve.engine.spectra), and the agent's lines they ran, ranked by the
-    Ochiai formula, join the ranked locations (evolve.meta.locate) that the diagnosis reads. 0: off. Costs
-    each expansion up to 2n solves with instant replies and their grading, before its diagnosis."""
 
     @model_validator(mode="after")
     def _spread(self) -> MetaConfig:
