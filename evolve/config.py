@@ -297,6 +297,12 @@ class MetaConfig(_Section):
     require_code: bool = False
     """Refuse a candidate (and so a child) whose edit is not a code edit: only prompt text, a lesson or
     cosmetic changes (evolve.archive.edits)."""
+    spectra: int = Field(0, ge=0, le=8)
+    """Execution spectra for the diagnosis (`compact` style, engine procedure): up to this many of the node's
+    failed and as many passed search evaluations are re-run against their recorded model replies under line
+    coverage (sandboxes, no model; evolve.engine.spectra), and the agent's lines they ran, ranked by the
+    Ochiai formula, join the ranked locations (evolve.meta.locate) that the diagnosis reads. 0: off. Costs
+    each expansion up to 2n solves with instant replies and their grading, before its diagnosis."""
     replays: int = Field(0, ge=0, le=8)
     """A candidate that passed the cheap filters re-runs this many of the parent's failed search tasks
     against the parent's recorded model replies (sandboxes, no model; evolve.engine.behaviour); one that
@@ -341,6 +347,13 @@ class MetaConfig(_Section):
         if self.procedure == "agent" and self.style == "dgm":
             raise ValueError('meta.style = "dgm" is a procedure the engine runs; with meta.procedure = "agent" '
                              "the agent's own diagnose command is the procedure: choose one")
+        return self
+
+    @model_validator(mode="after")
+    def _spectra_for_the_compact_diagnosis(self) -> MetaConfig:
+        if self.spectra and (self.style != "compact" or self.procedure != "engine"):
+            raise ValueError(f"meta.spectra ranks lines for the engine's compact diagnosis; with meta.style = "
+                             f'"{self.style}" and meta.procedure = "{self.procedure}" nothing reads them: set spectra = 0')
         return self
 
 

@@ -25,6 +25,7 @@ from evolve.meta.dgm import dgm_instructions
 from evolve.meta.diagnose import reply_format
 from evolve.meta.evidence import TaskRun, compute_evidence, conversations_jsonl, recorded_run
 from evolve.meta.locate import locate
+from evolve.meta.locations import Location
 from evolve.meta.modify import INSTRUCTIONS_JSON
 from evolve.meta.procedure import Material, failure_material
 from evolve.meta.provenance import Recorded
@@ -38,12 +39,14 @@ def agent_files(code: Path) -> list[str]:
 
 def diagnose_node(run: Run, job: Job, node: Node, tasks: Mapping[str, Task], gateway, files: list[str], *,
                   seed: int, job_tokens: int, meta: MetaConfig | None = None, parent_code: Path | None = None,
-                  extra_material: Mapping[str, str] | None = None) -> str | Material | ExpansionResult:
+                  extra_material: Mapping[str, str] | None = None,
+                  ranked: Sequence[Location] = ()) -> str | Material | ExpansionResult:
     """Choose a problem from the node's failures and diagnose it through the gateway, on the host.
 
     Returns the rendered instructions (also written to the job's log), or the failed expansion; under
     the agent's procedure the material for its diagnose step instead (`extra_material`: more files for
-    it, such as a pooled experience)."""
+    it, such as a pooled experience). `ranked`: more of the parent's lines ranked by another source (the
+    execution spectra, evolve.engine.spectra), merged with the provenance of its requests."""
     log_dir = run.log_dir(job.id)
     if meta is not None and meta.style == "dgm" and parent_code is not None:
         return _diagnose_dgm(run, job, node, tasks, gateway, parent_code, seed=seed, job_tokens=job_tokens,
@@ -65,8 +68,9 @@ def diagnose_node(run: Run, job: Job, node: Node, tasks: Mapping[str, Task], gat
     agent = agent_map(parent_code) if parent_code is not None else files
     problem = choose_problem(failures, statements, rng)
     (log_dir / "problem.json").write_text(json.dumps(problem.__dict__, indent=2))
-    # where the recorded data points in the parent's code (more ranked sources join as `locate(ranked=...)`)
-    locations = locate(parent_code, [Recorded(r.outcome, r.exchanges) for r in runs]) if parent_code else []
+    # where the recorded data points in the parent's code: its requests' provenance and the given rankings
+    locations = (locate(parent_code, [Recorded(r.outcome, r.exchanges) for r in runs], ranked=[ranked])
+                 if parent_code else [])
     diagnose_job = f"{job.id}-diagnose"
     gateway.open_job(diagnose_job, node.id, "diagnose", job_tokens)
     try:

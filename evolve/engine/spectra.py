@@ -20,7 +20,9 @@ and a replay that asked the recording something new (the run left the recorded p
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -29,7 +31,7 @@ from evolve.archive.store import Run
 from evolve.archive.vocab import Outcome
 from evolve.engine import coverage_probe
 from evolve.engine.behaviour import Replay, recorded_replays, replay_once
-from evolve.engine.context import JobContext
+from evolve.engine.context import ChannelSpec, JobContext
 from evolve.engine.evaluate import AgentProbe, EvalSettings
 from evolve.llm.exchanges import Exchange
 from evolve.meta.locations import Location
@@ -43,6 +45,7 @@ from evolve.meta.spectra import (
     read_lines,
     read_tools,
 )
+from evolve.sandbox.types import SandboxError
 from evolve.tasks.types import Task
 
 FAILING = 4
@@ -94,6 +97,47 @@ def spectra_locations(ctx: JobContext, replays: Sequence[Replay], settings: Eval
         ran = _read(logs / TOOLS, TOOLS_BYTES) or b""
         tools.extend(read_tools(ran, accepts, sent_text(recorded.exchanges), failed=failed))
     return rank(spectra, tools, limit)
+
+
+@dataclass(frozen=True)
+class SpectraResult:
+    """What the spectra found and cost: the ranked lines, the replays run, their sandboxes and seconds."""
+
+    locations: tuple[Location, ...]
+    replays: int
+    sandboxes: int
+    """Started at most: a solve and a grading sandbox per replay."""
+    seconds: float
+    error: str = ""
+    """Why the spectra stopped (a sandbox failure: then no lines are ranked); "" when they ran through."""
+
+    def to_json(self) -> dict:
+        return {"replays": self.replays, "sandboxes": self.sandboxes, "seconds": round(self.seconds, 3),
+                "error": self.error, "locations": [location.to_json() for location in self.locations]}
+
+
+@dataclass(frozen=True)
+class Spectra:
+    """The spectra as a job's sandbox work (evolve.engine.context.Work): the expansion's worker runs it at its
+    place (here or on a cluster node) before the host's diagnosis, which merges the ranking
+    (evolve.meta.locate). No model channel: every reply comes from the replayed recording."""
+
+    replays: tuple[Replay, ...]
+    settings: EvalSettings
+    limit: int = LIMIT
+
+    def channels(self, job: str) -> tuple[ChannelSpec, ...]:
+        return ()
+
+    def __call__(self, ctx: JobContext) -> SpectraResult:
+        started = time.monotonic()
+        error = ""
+        try:
+            locations = spectra_locations(ctx, self.replays, self.settings, limit=self.limit)
+        except SandboxError as exc:  # only a ranking: the diagnosis goes on with its other sources
+            locations, error = [], f"sandbox failed: {exc}"
+        ran = sum(1 for path in ctx.log_dir.glob("spectra-*") if path.is_dir())
+        return SpectraResult(tuple(locations), ran, 2 * ran, time.monotonic() - started, error)
 
 
 def probe() -> AgentProbe:

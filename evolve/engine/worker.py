@@ -1,8 +1,9 @@
 """The engine worker: evaluations and expansions in sandboxes, models through the gateway.
 
 An evaluation runs the node's agent on a task and grades it (evolve.engine.evaluate). An expansion is
-the meta step: a diagnosis on the host (evolve.engine.diagnosis), then the agent edits a copy of itself
-and the child is validated (evolve.engine.expand). Where the sandbox work runs is the worker's `place`:
+the meta step: with `[meta] spectra`, first the node's recorded runs replayed under coverage in sandboxes
+(evolve.engine.spectra), then a diagnosis on the host (evolve.engine.diagnosis) that reads their ranking,
+then the agent edits a copy of itself and the child is validated (evolve.engine.expand). Where the sandbox work runs is the worker's `place`:
 `Here` (this machine) or a cluster (evolve.cluster.head ships the same work to a node). Either way
 infra attempts are retried by the one rule (evolve.engine.retry) within the runner's job, and each
 attempt is a line of the job's `attempts.jsonl`. Every model call goes through the gateway.
@@ -31,7 +32,9 @@ from evolve.engine.expand import ExpandSettings, Expansion
 from evolve.engine.jobs import EvaluationResult, ExpansionResult
 from evolve.engine.rerun import rerun_tasks
 from evolve.engine.retry import InfraRetry
+from evolve.engine.spectra import Spectra, SpectraResult, spectra_replays
 from evolve.meta.experience import recorded_experience, with_experience
+from evolve.meta.locations import Location
 from evolve.meta.modify import INSTRUCTIONS_JSON
 from evolve.meta.procedure import Material
 from evolve.tasks.types import Task
@@ -108,7 +111,7 @@ class EngineWorker:
         return EvaluationResult("infra", detail=result.why) if isinstance(result, Lost) else result
 
     def expand(self, job: Job, node: Node) -> ExpansionResult:
-        instructions = self._diagnose(job, node)
+        instructions = self._diagnose(job, node, self._spectra(job, node))
         if isinstance(instructions, ExpansionResult):
             return instructions
         # A sandbox failure is the expansion's own result (an invalid child): the agent may stop its sandbox.
@@ -127,16 +130,19 @@ class EngineWorker:
             raise WorkerLost(f"{result.attempts} attempts lost their worker; last: {result.why}")
         return result
 
-    def _attempts(self, job: Job, node: Node, work: Work[R], infra: Callable[[R], bool]) -> R | Lost:
-        """The work at the worker's place, retried by the one infra rule; each attempt logged."""
+    def _attempts(self, job: Job, node: Node, work: Work[R], infra: Callable[[R], bool], *,
+                  name: str | None = None) -> R | Lost:
+        """The work at the worker's place, retried by the one infra rule; each attempt logged (with the
+        work's `name` when the job runs more than its main work)."""
+        named = {"work": name} if name is not None else {}
 
         def attempt(number: int) -> R | Lost:
             try:
                 result, where = self.place.run_work(job, node, work)
             except WorkerLost as exc:
-                self._log(job, {"attempt": number, "lost": f"worker lost: {exc}"})
+                self._log(job, {"attempt": number, **named, "lost": f"worker lost: {exc}"})
                 return Lost(f"worker lost: {exc}", number + 1)
-            self._log(job, {"attempt": number, "where": where, "outcome": getattr(result, "outcome", None)})
+            self._log(job, {"attempt": number, **named, "where": where, "outcome": getattr(result, "outcome", None)})
             return result
 
         return self._retry.run(attempt, lambda r: isinstance(r, Lost) or infra(r), stop=self._cancelled.is_set)
@@ -145,9 +151,28 @@ class EngineWorker:
         with (self.run.log_dir(job.id) / "attempts.jsonl").open("a") as log:
             log.write(json.dumps(line) + "\n")
 
-    def _diagnose(self, job: Job, node: Node) -> str | Material | ExpansionResult:
+    def _spectra(self, job: Job, node: Node) -> tuple[Location, ...]:
+        """The node's lines ranked by execution spectra (`[meta] spectra`; evolve.engine.spectra), run at the
+        worker's place like the expansion's other sandbox work, for the engine's compact diagnosis; () when
+        off or with no failed search evaluation to replay. Their cost (replays, sandboxes, seconds) is the
+        expansion's, written to the job's `spectra.json`."""
+        meta = self.settings.meta
+        if meta.spectra == 0:  # the config allows it only for the compact diagnosis, on the host
+            return ()
+        replays = spectra_replays(self.run, node.id, self.tasks, failing=meta.spectra, passing=meta.spectra)
+        if not any(replay.outcome == "fail" for replay in replays):
+            return ()  # only failing runs point anywhere: nothing to rank
+        result = self._attempts(job, node, Spectra(replays, self.settings.eval), lambda r: False,
+                               name="spectra")
+        if isinstance(result, Lost):  # only a ranking: the diagnosis goes on with its other sources
+            result = SpectraResult((), 0, 0, 0.0, f"{result.attempts} attempts lost their worker; last: {result.why}")
+        (self.run.log_dir(job.id) / "spectra.json").write_text(json.dumps(result.to_json(), indent=1))
+        return result.locations
+
+    def _diagnose(self, job: Job, node: Node, ranked: tuple[Location, ...] = ()) -> str | Material | ExpansionResult:
         """The diagnosis, on this host (a model call, no sandbox): instructions (or the material of the
-        agent's own diagnose step, `[meta] procedure = "agent"`), or the failed expansion."""
+        agent's own diagnose step, `[meta] procedure = "agent"`), or the failed expansion. `ranked`: the
+        spectra's ranking (`_spectra`), merged into the locations it reads."""
         # GEA: the group's pooled experience goes into the instructions, or under the agent's own meta
         # procedure into the material its diagnose step reads
         pool = recorded_experience(self.run, job) if self.settings.pooled_experience else None
@@ -156,7 +181,8 @@ class EngineWorker:
             result = diagnose_node(self.run, job, node, self.tasks, self.gateway, agent_files(parent_code),
                                    seed=self.seed, job_tokens=self.settings.expand.job_tokens,
                                    meta=self.settings.meta, parent_code=parent_code,
-                                   extra_material={"experience.md": pool} if pool is not None else None)
+                                   extra_material={"experience.md": pool} if pool is not None else None,
+                                   ranked=ranked)
         if isinstance(result, str) and pool is not None:
             return with_experience(result, pool)
         return result

@@ -119,3 +119,11 @@ def test_the_meta_procedure_is_the_engines_unless_the_agents_is_asked_for_and_no
     with pytest.raises(ConfigError) as caught:
         parse_config("[meta]\nprocedure = 'agent'\nstyle = 'dgm'\n", "conf.toml")
     assert str(caught.value).startswith("conf.toml: [meta] meta.style") and "\n" not in str(caught.value)
+
+
+def test_spectra_are_off_by_default_and_refused_where_no_diagnosis_reads_them():
+    assert RunConfig().meta.spectra == 0
+    assert parse_config("[meta]\nspectra = 2\n").meta.spectra == 2
+    with pytest.raises(ConfigError) as caught:
+        parse_config("[meta]\nspectra = 2\nprocedure = 'agent'\n", "conf.toml")
+    assert "meta.spectra" in str(caught.value) and "\n" not in str(caught.value)
