@@ -74,7 +74,7 @@ def ochiai(ef: int, ep: int, nf: int) -> float:
 def rank(spectra: Sequence[Spectrum], tools: Sequence[ToolOutput] = (), limit: int = 20) -> list[Location]:
     """The agent's lines run by a failing run, most suspicious first (ties: by path and line), at most `limit`;
     a line that ran a command whose output reached the model only in part is kept beyond the limit, with
-    that evidence."""
+    that evidence. Lines every replay ran, where there is a passing one, are left out (they rank nothing)."""
     failing = sum(1 for s in spectra if s.failed)
     passing = len(spectra) - failing
     if failing == 0:
@@ -85,9 +85,14 @@ def rank(spectra: Sequence[Spectrum], tools: Sequence[ToolOutput] = (), limit: i
         counts = ran_failing if spectrum.failed else ran_passing
         for line in spectrum.lines:
             counts[line] = counts.get(line, 0) + 1
-    scored = {line: ochiai(ef, ran_passing.get(line, 0), failing - ef) for line, ef in ran_failing.items()}
-    order = sorted(scored, key=lambda line: (-scored[line], line))
     notes = tool_notes(tools)
+    # A line every replay ran, passing and failing alike (imports, definitions, the loop's head), tells the
+    # runs apart no more than chance: it is left out unless what it did to a tool's output is evidence.
+    everywhere = {line for line, ef in ran_failing.items()
+                  if passing and ef == failing and ran_passing.get(line, 0) == passing and line not in notes}
+    scored = {line: ochiai(ef, ran_passing.get(line, 0), failing - ef) for line, ef in ran_failing.items()
+              if line not in everywhere}
+    order = sorted(scored, key=lambda line: (-scored[line], line))
     kept = order[:limit] + [line for line in order[limit:] if line in notes]
     return [Location(path, number, round(scored[(path, number)], 4),
                      _evidence(ran_failing[(path, number)], ran_passing.get((path, number), 0), failing, passing,

@@ -92,3 +92,10 @@ def test_tool_records_of_the_wrong_shape_are_skipped() -> None:
     (output,) = read_tools("\n".join(rows).encode(), AGENT_LINES.__contains__, "boom", failed=True)
     assert output == ToolOutput(("a.py", 2), 30, True, len("Traceback (most recent call last)boom"), 4, True)
     assert read_tools(b"\xff", AGENT_LINES.__contains__, "", failed=True) == []
+
+
+def test_a_line_every_replay_ran_is_left_out_where_a_passing_replay_tells_the_runs_apart() -> None:
+    everywhere = [_spectrum(True, A, B), _spectrum(True, A, B), _spectrum(False, A, C)]
+    assert [(loc.path, loc.line) for loc in rank(everywhere)] == [B]
+    only_failing = [_spectrum(True, A, B), _spectrum(True, A)]  # no passing replay: nothing tells A apart
+    assert (A[0], A[1]) in [(loc.path, loc.line) for loc in rank(only_failing)]
