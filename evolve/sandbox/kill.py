@@ -24,7 +24,7 @@ def _members(container_id: str, proc: Path, belongs: Callable[[Path], bool]) -> 
         if not entry.name.isdigit():
             continue
         try:
-            if belongs(entry) and container_id in (entry / "cgroup").read_text():
+            if belongs(entry) and container_id in (entry / "cgroup").read_text(errors="replace"):
                 members.append(int(entry.name))
         except (OSError, ValueError, IndexError):
             continue  # the process ended while we looked, or is not ours to read
@@ -33,15 +33,26 @@ def _members(container_id: str, proc: Path, belongs: Callable[[Path], bool]) -> 
 
 def _group_members(pgid: int, container_id: str, proc: Path) -> list[int]:
     def pgrp(entry: Path) -> int:  # fields after the parenthesised command: state, ppid, pgrp, ...
-        return int((entry / "stat").read_text().rsplit(")", 1)[1].split()[2])
+        return int((entry / "stat").read_bytes().rsplit(b")", 1)[1].split()[2])
     return _members(container_id, proc, lambda entry: pgrp(entry) == pgid)
 
 
 def _uid_members(uid: int, container_id: str, proc: Path) -> list[int]:
-    def real_uid(entry: Path) -> int:
-        line = next(line for line in (entry / "status").read_text().splitlines() if line.startswith("Uid:"))
+    def real_uid(entry: Path) -> int:  # bytes: a process names itself, in any bytes (not always UTF-8)
+        line = next(line for line in (entry / "status").read_bytes().splitlines() if line.startswith(b"Uid:"))
         return int(line.split()[1])
     return _members(container_id, proc, lambda entry: real_uid(entry) == uid)
+
+
+def host_sees(container_id: str, pid: int, *, proc: Path = Path("/proc")) -> bool:
+    """Whether this host's /proc shows the container's processes (its main process `pid`, as the engine
+    reports it, is in the container's cgroup here) and this process may signal them (root's)."""
+    if pid <= 0 or os.geteuid() != 0:
+        return False
+    try:
+        return container_id in (proc / str(pid) / "cgroup").read_text(errors="replace")
+    except OSError:
+        return False
 
 
 def _kill_rounds(members: Callable[[], list[int]], rounds: int) -> int:
