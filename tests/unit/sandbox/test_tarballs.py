@@ -7,7 +7,6 @@ import tarfile
 
 import pytest
 
-from evolve.sandbox.kill import _group_members, _uid_members
 from evolve.sandbox.tarballs import DEPTH_CAP, PATH_CAP, TreeRefused, extract_dir
 
 
@@ -56,13 +55,3 @@ def test_a_tar_refused_midway_leaves_nothing_it_extracted(tmp_path):
     with pytest.raises(tarfile.TarError):
         extract_dir(buffer.getvalue(), tmp_path / "out", strip=".")
     assert not (tmp_path / "out").exists()
-
-
-def test_a_process_with_a_name_of_any_bytes_is_still_found(tmp_path):
-    entry = tmp_path / "101"
-    entry.mkdir()
-    (entry / "stat").write_bytes(b"101 (\xff\xfe)) S 1 100 100 0 -1\n")
-    (entry / "status").write_bytes(b"Name:\t\xff\xfe\nUid:\t1000\t1000\t1000\t1000\n")
-    (entry / "cgroup").write_text("0::/docker/abc123\n")
-    assert _uid_members(1000, "abc123", tmp_path) == [101]
-    assert _group_members(100, "abc123", tmp_path) == [101]
