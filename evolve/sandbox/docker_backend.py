@@ -47,7 +47,7 @@ from evolve.sandbox.docker_spec import (
 from evolve.sandbox.docker_start import ImageHomes, Lease, start_container
 from evolve.sandbox.engine import INFRA_ERRORS, infra, oom_kill_count, removal_in_progress
 from evolve.sandbox.gateway_slot import link_socket, new_slot, remove_slot
-from evolve.sandbox.kill import host_sees, kill_host_uid
+from evolve.sandbox.kill import freezer_of, kill_frozen_uid
 from evolve.sandbox.layer import LayerWatch
 from evolve.sandbox.output import OutputCollector
 from evolve.sandbox.tarballs import TarBuilder, extract_dir, tar_of_bytes, tar_of_dir, tar_of_dirs
@@ -95,7 +95,8 @@ class DockerSandbox:
         self._ride: str | None = "self" if user in _COPY_USERS else (
             "drop" if user in ("root", "0") and {"SETUID", "SETGID"} <= set(cap_add) else None)
         self.release: Callable[[Callable[[], None]], None] | None = None  # a pool's: removes it off the job's path
-        self._host_sees: bool | None = None  # whether the host's /proc shows the container's processes
+        self._freezer: Path | None = None  # the container's freezer cgroup on this host, once looked up
+        self._freezer_known = False
         self._layer = None if limits.disk is not None else LayerWatch(
             client, container.id, cap=limits.layer_disk, poll_s=limits.layer_poll_s, uid=AGENT_UID)
 
@@ -253,16 +254,20 @@ class DockerSandbox:
         """Kill every process of the agent's uid in the container. Run after every command, so none outlives
         the command that started it: a daemon the agent leaves (its own session, `setsid`) could otherwise
         stop or starve the engine's next command here (a copy out, a transcript read), which runs as the
-        same uid. From the host where it sees the container's processes (a full pids cgroup cannot stop
-        that), else from inside by a process of that uid (`kill -1`: every process it may signal, at
-        once, so no fork slips between)."""
-        if self._host_sees is None:
+        same uid. Atomically, so no fork slips between (a fork loop escapes any scan): from the host with
+        the container's cgroup frozen where the host can write it, else from inside by a process of that
+        uid (`kill -1`: every process it may signal, at once)."""
+        if not self._freezer_known:
             with infra("cannot inspect the container"):
                 self._container.reload()
-            self._host_sees = host_sees(self._container.id, self._container.attrs["State"].get("Pid") or 0)
-        if self._host_sees:
-            kill_host_uid(AGENT_UID, self._container.id)
-            return
+            self._freezer = freezer_of(self._container.attrs["State"].get("Pid") or 0)
+            self._freezer_known = True
+        if self._freezer is not None:
+            try:
+                if kill_frozen_uid(AGENT_UID, self._freezer) is not None:
+                    return
+            except OSError as exc:  # the cgroup went with the container, or is not ours: kill from inside
+                log.debug("cannot freeze %s: %s", self._container.id[:12], exc)
         with contextlib.suppress(*INFRA_ERRORS):  # best effort: a container that is gone has no processes
             exec_id = self._client.api.exec_create(self._container.id, ["sh", "-c", "kill -KILL -1"],
                                                    user=f"{AGENT_UID}:{AGENT_UID}")["Id"]
