@@ -89,8 +89,8 @@ def test_remove_tree_of_a_file_or_nothing_never_raises(tmp_path):
 
 REPORTS = {
     "jest": [b"[" * 100_000, b'{"testResults": 5}', b'{"testResults": [{"assertionResults": [1]}]}',
-             b'{"testResults": [{"name": ["x"], "assertionResults": [{"title": {"a": 1}, "status": "passed",'
-             b' "failureMessages": 7}]}]}'],
+             (b'{"testResults": [{"name": ["x"], "assertionResults": [{"title": {"a": 1}, "status": "passed",'
+              b' "failureMessages": 7}]}]}')],
     "gotest": [b'{"Test": ["x"], "Action": "pass"}\n' + b"[" * 100_000,
                b'{"Test": "T", "Action": "output", "Output": {"a": 1}}\n{"Test": "T", "Action": "fail"}'],
     "libtest": [b'{"type": "test", "event": ["ok"], "name": {"a": 1}, "stdout": []}'],
