@@ -47,7 +47,7 @@ from evolve.sandbox.docker_spec import (
 from evolve.sandbox.docker_start import ImageHomes, Lease, start_container
 from evolve.sandbox.engine import INFRA_ERRORS, infra, oom_kill_count, removal_in_progress
 from evolve.sandbox.gateway_slot import link_socket, new_slot, remove_slot
-from evolve.sandbox.kill import freezer_of, kill_frozen_uid
+from evolve.sandbox.kill import container_freezer, freezer_of, kill_frozen_uid
 from evolve.sandbox.layer import LayerWatch
 from evolve.sandbox.output import OutputCollector
 from evolve.sandbox.tarballs import TarBuilder, extract_dir, tar_of_bytes, tar_of_dir, tar_of_dirs
@@ -258,9 +258,11 @@ class DockerSandbox:
         the container's cgroup frozen where the host can write it, else from inside by a process of that
         uid (`kill -1`: every process it may signal, at once)."""
         if not self._freezer_known:
-            with infra("cannot inspect the container"):
-                self._container.reload()
-            self._freezer = freezer_of(self._container.attrs["State"].get("Pid") or 0)
+            self._freezer = container_freezer(self._container.id)
+            if self._freezer is None:  # not where Docker usually puts it: by its main process
+                with infra("cannot inspect the container"):
+                    self._container.reload()
+                self._freezer = freezer_of(self._container.attrs["State"].get("Pid") or 0)
             self._freezer_known = True
         if self._freezer is not None:
             try:

@@ -69,6 +69,18 @@ def kill_host_uid(uid: int, container_id: str, *, rounds: int = 20, proc: Path =
     return _kill_rounds(lambda: _uid_members(uid, container_id, proc), rounds)
 
 
+def container_freezer(container_id: str, *, cgroups: Path = _CGROUPS) -> Path | None:
+    """The container's freezer directory where Docker puts it (cgroup v1 or v2, either cgroup driver) and
+    this host can write it; None where it is not found there (look it up by a pid: `freezer_of`)."""
+    for directory, state in ((cgroups / "freezer" / "docker" / container_id, "freezer.state"),
+                             (cgroups / "freezer" / "system.slice" / f"docker-{container_id}.scope", "freezer.state"),
+                             (cgroups / "system.slice" / f"docker-{container_id}.scope", "cgroup.freeze"),
+                             (cgroups / "docker" / container_id, "cgroup.freeze")):
+        if os.access(directory / state, os.W_OK):
+            return directory
+    return None
+
+
 def freezer_of(pid: int, *, proc: Path = Path("/proc"), cgroups: Path = _CGROUPS) -> Path | None:
     """The freezer directory of the cgroup process `pid` is in (cgroup v1's freezer controller, or the
     unified v2 hierarchy's), where this host can write it; None where it cannot."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evolve.sandbox.kill import _group_members, _uid_members, freezer_of
+from evolve.sandbox.kill import _group_members, _uid_members, container_freezer, freezer_of
 
 
 def test_a_process_with_a_name_of_any_bytes_is_still_found(tmp_path):
@@ -28,3 +28,11 @@ def test_the_freezer_is_the_v1_controller_or_the_unified_hierarchy_where_writabl
     (cgroups / "system.slice" / "docker-abc.scope" / "cgroup.freeze").write_text("0\n")
     assert freezer_of(7, proc=proc, cgroups=cgroups) == cgroups / "system.slice" / "docker-abc.scope"
     assert freezer_of(8, proc=proc, cgroups=cgroups) is None  # no such process
+
+
+def test_a_containers_freezer_is_found_where_docker_puts_it(tmp_path):
+    assert container_freezer("abc", cgroups=tmp_path) is None
+    scope = tmp_path / "system.slice" / "docker-abc.scope"
+    scope.mkdir(parents=True)
+    (scope / "cgroup.freeze").write_text("0\n")
+    assert container_freezer("abc", cgroups=tmp_path) == scope
