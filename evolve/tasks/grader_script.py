@@ -45,8 +45,10 @@ DETAIL_CAP = 2000
 """Characters of a verdict's detail (it may name tests, whose names the tested code can choose)."""
 DROPPED_CAP = 100
 """Dropped paths reported by name (the patch chooses how many there are); the rest are counted."""
-RECORD_FIELDS = {"test": str, "when": str, "outcome": str, "end": int}
-"""A per-test record's fields and their types, as the results plugin sends them; any other record is malformed."""
+RECORD_FIELDS = {"test": str, "when": str, "outcome": str, "end": int,
+                 "value_of": str, "row": None, "raised": list, "message": str, "value": None, "unplain": str}
+"""A record's fields and their types (None: any JSON value), as the results plugin sends them (per-test
+results, the run's end, and checked values for grader_values.py); any other record is malformed."""
 RECORD_VALUES = {"when": frozenset({"collect", "setup", "call", "teardown"}),
                  "outcome": frozenset({"passed", "failed", "skipped"})}
 """The values pytest gives a report's phase and outcome."""
@@ -365,8 +367,9 @@ def _record(line):
         return None
     if not isinstance(record, dict) or not record:
         return None
-    if any(RECORD_FIELDS.get(key) is not type(value) for key, value in record.items()):
-        return None
+    for key, value in record.items():
+        if key not in RECORD_FIELDS or RECORD_FIELDS[key] not in (None, type(value)):
+            return None
     if any(key in record and record[key] not in values for key, values in RECORD_VALUES.items()):
         return None
     return {key: printable(value) if isinstance(value, str) else value for key, value in record.items()}
