@@ -47,6 +47,7 @@ from evolve.sandbox.docker_spec import (
 from evolve.sandbox.docker_start import ImageHomes, Lease, start_container
 from evolve.sandbox.engine import INFRA_ERRORS, infra, oom_kill_count, removal_in_progress
 from evolve.sandbox.gateway_slot import link_socket, new_slot, remove_slot
+from evolve.sandbox.kill import container_freezer, freezer_of, kill_frozen_uid
 from evolve.sandbox.layer import LayerWatch
 from evolve.sandbox.output import OutputCollector
 from evolve.sandbox.tarballs import TarBuilder, extract_dir, tar_of_bytes, tar_of_dir, tar_of_dirs
@@ -94,6 +95,8 @@ class DockerSandbox:
         self._ride: str | None = "self" if user in _COPY_USERS else (
             "drop" if user in ("root", "0") and {"SETUID", "SETGID"} <= set(cap_add) else None)
         self.release: Callable[[Callable[[], None]], None] | None = None  # a pool's: removes it off the job's path
+        self._freezer: Path | None = None  # the container's freezer cgroup on this host, once looked up
+        self._freezer_known = False
         self._layer = None if limits.disk is not None else LayerWatch(
             client, container.id, cap=limits.layer_disk, poll_s=limits.layer_poll_s, uid=AGENT_UID)
 
@@ -236,6 +239,7 @@ class DockerSandbox:
         timed_out = not finished or (returncode in (124, 137) and duration >= limit)
         if timed_out and finished:
             self._exec_as().kill_group(exec_id, pidfile)  # children that outlived timeout's TERM
+        self.end_agent_processes()
         oom = returncode == 137 and not timed_out and self._new_oom_kill()
         stdout, stderr = collector.texts()
         full = self._full_mounts() if returncode != 0 and not timed_out else []
@@ -245,6 +249,31 @@ class DockerSandbox:
             stderr += f"\n[evolve: {self._layer_note()}]\n"
         return ExecResult(returncode, stdout, stderr, duration, timed_out=timed_out, oom_killed=oom,
                           truncated=collector.over_limit.is_set(), disk_full=bool(full) or self._layer_full())
+
+    def end_agent_processes(self) -> None:
+        """Kill every process of the agent's uid in the container. Run after every command, so none outlives
+        the command that started it: a daemon the agent leaves (its own session, `setsid`) could otherwise
+        stop or starve the engine's next command here (a copy out, a transcript read), which runs as the
+        same uid. Atomically, so no fork slips between (a fork loop escapes any scan): from the host with
+        the container's cgroup frozen where the host can write it, else from inside by a process of that
+        uid (`kill -1`: every process it may signal, at once)."""
+        if not self._freezer_known:
+            self._freezer = container_freezer(self._container.id)
+            if self._freezer is None:  # not where Docker usually puts it: by its main process
+                with infra("cannot inspect the container"):
+                    self._container.reload()
+                self._freezer = freezer_of(self._container.attrs["State"].get("Pid") or 0)
+            self._freezer_known = True
+        if self._freezer is not None:
+            try:
+                if kill_frozen_uid(AGENT_UID, self._freezer) is not None:
+                    return
+            except OSError as exc:  # the cgroup went with the container, or is not ours: kill from inside
+                log.debug("cannot freeze %s: %s", self._container.id[:12], exc)
+        with contextlib.suppress(*INFRA_ERRORS):  # best effort: a container that is gone has no processes
+            exec_id = self._client.api.exec_create(self._container.id, ["sh", "-c", "kill -KILL -1"],
+                                                   user=f"{AGENT_UID}:{AGENT_UID}")["Id"]
+            self._client.api.exec_start(exec_id)
 
     def write_file(self, path: str, content: str | bytes) -> None:
         data = content.encode() if isinstance(content, str) else content
@@ -281,8 +310,8 @@ class DockerSandbox:
             get_tar(self._exec_as(), self._path(path), spool, self._limits.copy_limit_bytes)
             spool.seek(0)
             try:
-                extract_dir(spool, host_dir, strip=".")
-            except tarfile.TarError as exc:  # a FIFO, a device, a link out of the tree: agent-made
+                extract_dir(spool, host_dir, strip=".", cap=self._limits.copy_limit_bytes)
+            except tarfile.TarError as exc:  # a FIFO, a device, a link out of the tree, too deep: agent-made
                 raise CopyRefused(f"refused to copy {self._path(path)} out of the sandbox: {exc}") from exc
 
     def close(self) -> None:

@@ -32,16 +32,18 @@ _HOME_CAP = 64 * 1024 * 1024
 """An image's home directory bigger than this is not copied into a read-only sandbox's home."""
 log = logging.getLogger(__name__)
 
-_IN = 'mkdir -p -- "$1" && exec tar -x --no-same-owner -f - -C "$1"'
+# Every command of the engine's own in a container ends by a deadline (`timeout`): nothing left there
+# may hold the engine waiting (no agent process outlives its command either: DockerSandbox.exec).
+_IN = 'mkdir -p -- "$1" && exec timeout -k 5 600 tar -x --no-same-owner -f - -C "$1"'
 # Several copies at once: each directory made, then one tar whose entries carry their full paths.
-_IN_MANY = 'for d; do mkdir -p -- "$d" || exit 1; done; exec tar -x --no-same-owner -f - -C /'
+_IN_MANY = 'for d; do mkdir -p -- "$d" || exit 1; done; exec timeout -k 5 600 tar -x --no-same-owner -f - -C /'
 # Gathered copies and then a command, in one exec (a second spared): the directories (one a line) made
 # and the tar extracted as uid 1000, as `put_tars` does (a root command's exec drops to it with setpriv
 # first; exit 3 when the image has none), COPIED written to stderr, and only then the command, so
 # nothing the command writes can come before that line.
 COPIED = b"[evolve: copies made]\n"
 _COPY = ('printf "%s\\n" "$1" | while IFS= read -r d; do mkdir -p -- "$d" || exit 1; done && '
-         'exec tar -x --no-same-owner -f - -C /')
+         'exec timeout -k 5 600 tar -x --no-same-owner -f - -C /')
 _IN_THEN = (f'c={shlex.quote(_COPY)}; m=$1; d=$2; shift 2; if [ "$m" = drop ]; then '
             'command -v setpriv >/dev/null 2>&1 || exit 3; '
             f'setpriv --reuid={AGENT_UID} --regid={AGENT_UID} --clear-groups sh -c "$c" sh "$d" || exit 1; '
@@ -56,14 +58,14 @@ class NoSetpriv(SandboxUnavailable):
 # stderr line 1: "<type>|<size>" (no link followed); stdout: at most $2 bytes, only of a regular file
 # (a FIFO would block the read), under a timeout in case it is swapped for one meanwhile.
 _READ = (
-    't=$(stat -c "%F|%s" -- "$1") || exit 3; echo "$t" >&2; case "$t" in '
+    't=$(timeout 60 stat -c "%F|%s" -- "$1") || exit 3; echo "$t" >&2; case "$t" in '
     '"regular file|"*|"regular empty file|"*) exec timeout 60 head -c "$2" -- "$1";; esac'
 )
-# stderr line 1: "<apparent bytes>" (sparse files count in full); exit 4, nothing sent, when over the
-# cap; else a tar cut at the cap inside the container.
+# stderr line 1: "<apparent bytes>" as the host reads them (sparse files and every hard link count in
+# full); exit 4, nothing sent, when over the cap; else a tar cut at the cap inside the container.
 _TAR_OUT = (
-    'set -o pipefail; cd -- "$1" || exit 3; n=$(du -s -b . | cut -f1); echo "$n" >&2; '
-    '[ "$n" -le "$2" ] || exit 4; timeout 300 tar -c -f - . | head -c "$2"'
+    'set -o pipefail; cd -- "$1" || exit 3; n=$(timeout 120 du -s -b -l . | cut -f1); echo "$n" >&2; '
+    '[ -n "$n" ] && [ "$n" -le "$2" ] || exit 4; timeout 300 tar -c -f - . | head -c "$2"'
 )
 
 
@@ -113,7 +115,7 @@ class Exec:
             host_pid = self.client.api.exec_inspect(exec_id).get("Pid") or 0
             if host_pid > 0:
                 kill_host_group(host_pid, self.container_id)
-            script = f'read p < {pidfile} && kill -KILL "-$p" 2>/dev/null'
+            script = f'read -r p < {pidfile} && kill -KILL "-$p" 2>/dev/null'
             self.client.api.exec_start(self._create(["sh", "-c", script]))
 
     def feed(self, cmd: list[str], data: bytes) -> tuple[int, bytes]:
@@ -281,7 +283,7 @@ def drain(stream: Iterator[tuple[bytes | None, bytes | None]], collector: Output
 def full_mounts(where: Exec, mounts: list[str]) -> list[str]:
     """Which of `mounts` have under 1 MiB free; best effort (none when the engine fails)."""
     with contextlib.suppress(*INFRA_ERRORS):  # best effort: the command's own result stands
-        exec_id = where._create(["df", "-P", "-k", *mounts])
+        exec_id = where._create(["timeout", "30", "df", "-P", "-k", *mounts])
         text = where.client.api.exec_start(exec_id).decode(errors="replace")
         return [row[5] for row in (line.split() for line in text.splitlines()[1:])
                 if len(row) >= 6 and row[3].isdigit() and int(row[3]) < 1024]
@@ -290,7 +292,8 @@ def full_mounts(where: Exec, mounts: list[str]) -> list[str]:
 
 def cgroup_memory_text(where: Exec) -> str:
     """The container's memory cgroup counters (cgroup v1 `memory.oom_control` or v2 `memory.events`)."""
-    script = "cat /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null || cat /sys/fs/cgroup/memory.events"
+    script = ("timeout 30 cat /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null || "
+              "timeout 30 cat /sys/fs/cgroup/memory.events")
     with infra("cannot read the memory cgroup"):
         exec_id = where._create(["sh", "-c", script])
         return where.client.api.exec_start(exec_id).decode(errors="replace")

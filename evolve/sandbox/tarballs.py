@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import io
+import os
 import posixpath
+import shutil
 import tarfile
 import time
 from pathlib import Path
@@ -85,18 +87,60 @@ def tar_of_dir(host_dir: Path, *, uid: int = 1000, gid: int = 1000) -> bytes:
     return builder.getvalue()
 
 
-def extract_dir(source: bytes | IO[bytes], host_dir: Path, *, strip: str) -> None:
-    """Extract a tar (whose top entry is `strip`) from bytes or a file into `host_dir`, safely."""
+DEPTH_CAP = 128
+"""Directories deep a tree copied out of a sandbox may go. The container takes any depth; the host walks
+and removes trees by recursion (os.walk, shutil.rmtree), so a deeper tree is refused, as the agent's doing."""
+PATH_CAP = 2048
+"""Bytes of a path in a tree copied out of a sandbox, relative to the tree. The container takes any length
+(relative to a directory); the host writes trees under prefixes of its own within PATH_MAX (4096)."""
+
+
+class TreeRefused(tarfile.TarError):
+    """A tar whose tree the host will not write: too deep, a path too long, or more bytes than its cap."""
+
+
+def extract_dir(source: bytes | IO[bytes], host_dir: Path, *, strip: str, cap: int | None = None) -> None:
+    """Extract a tar (whose top entry is `strip`) from bytes or a file into `host_dir`, safely: TreeRefused,
+    with nothing written, for a tree past DEPTH_CAP or PATH_CAP or (with `cap`) whose files hold more than
+    `cap` bytes as the host reads them (each hard link in full); a tar refused midway (a link out of the
+    tree, a special file) leaves nothing of what it extracted in a `host_dir` it made."""
+    made = not host_dir.exists()
     host_dir.mkdir(parents=True, exist_ok=True)
     fileobj = io.BytesIO(source) if isinstance(source, bytes) else source
-    with tarfile.open(fileobj=fileobj, mode="r") as tar:
-        members = []
-        for member in tar.getmembers():
-            if member.name == strip:
-                continue
-            member.name = posixpath.relpath(member.name, strip)
-            members.append(member)
-        tar.extractall(host_dir, members=members, filter="data")
+    try:
+        with tarfile.open(fileobj=fileobj, mode="r") as tar:
+            members = []
+            for member in tar.getmembers():
+                if member.name == strip:
+                    continue
+                member.name = posixpath.relpath(member.name, strip)
+                members.append(member)
+            _check_tree(members, cap)
+            tar.extractall(host_dir, members=members, filter="data")
+    except BaseException:
+        if made:
+            shutil.rmtree(host_dir, ignore_errors=True)
+        raise
+
+
+def _check_tree(members: list[tarfile.TarInfo], cap: int | None) -> None:
+    """TreeRefused when the members pass the depth, path or byte caps (a hard link counts its target's size)."""
+    sizes = {member.name: member.size for member in members if member.isreg()}
+    total = 0
+    for member in members:
+        name = os.fsencode(member.name)
+        if len(name) > PATH_CAP:
+            raise TreeRefused(f"a path of {len(name)} bytes (the cap is {PATH_CAP}): {name[:80]!r}...")
+        if name.count(b"/") >= DEPTH_CAP:
+            raise TreeRefused(f"a path {name.count(b'/') + 1} directories deep (the cap is {DEPTH_CAP}): "
+                              f"{name[:80]!r}...")
+        if member.islnk():
+            total += sizes.get(posixpath.normpath(member.linkname), 0)  # tar names its target as `./path`
+        elif member.isreg():
+            total += member.size
+    if cap is not None and total > cap:
+        raise TreeRefused(f"its files hold {total} bytes as the host reads them (hard links in full), "
+                          f"the cap is {cap}")
 
 
 def single_file(chunks: bytes) -> bytes | None:

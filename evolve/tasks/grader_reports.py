@@ -63,28 +63,44 @@ def seal(work, hidden):
 
 
 def read_reports(directory):
-    """name -> bytes of every plain file in `directory` (symlinks, hard links and others are skipped: the
-    grader reads as root, the directory was the tests' to write)."""
+    """name -> bytes of every plain file in `directory` (symlinks, hard links, FIFOs, sockets and
+    directories are skipped: the grader reads as root, the directory was the tests' to write); ReportError
+    when the files pass REPORT_CAP bytes together. Each is opened without blocking or following a link and
+    checked again once open, so a file swapped for a FIFO or a link meanwhile is never waited on."""
     found = {}
+    total = 0
     for name in sorted(os.listdir(directory)):
-        path = os.path.join(directory, name)
-        info = os.lstat(path)
+        try:
+            fd = os.open(os.path.join(directory, name), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            continue  # a link, or gone: not a report
+        info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+            os.close(fd)
             continue
-        if info.st_size > REPORT_CAP:
-            raise ReportError(f"report {name} is larger than {REPORT_CAP} bytes")
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
         with os.fdopen(fd, "rb") as handle:
+            total += info.st_size
+            if total > REPORT_CAP:
+                raise ReportError(f"the reports are larger than {REPORT_CAP} bytes (at {_shown(name)})")
             found[name] = handle.read(REPORT_CAP + 1)
     return found
 
 
+def _shown(name):
+    return name.encode("utf-8", "replace").decode("utf-8")[:200]
+
+
 def parse(protocol, files):
-    """Records from every report file of `protocol`; ReportError when one is not in its format."""
+    """Records from every report file of `protocol`; ReportError when one is not in its format. The files
+    are the tests' to write, so a shape no parser expects (a field of another type, nesting past the
+    stack) is that error too, never another exception."""
     parser = PARSERS[protocol]
     records = []
     for name, data in sorted(files.items()):
-        records += parser(data, name)
+        try:
+            records += parser(data, _shown(name))
+        except (TypeError, AttributeError, KeyError, IndexError, RecursionError) as exc:
+            raise ReportError(f"{_shown(name)} is not {protocol}'s report: {type(exc).__name__}") from exc
     return records
 
 
@@ -101,7 +117,15 @@ def matches(protocol, reported, expected):
 
 
 def _record(test, outcome, message=""):
+    test, message = (_text(value) for value in (test, message))
     return {"test": test, "outcome": outcome, "message": " ".join(message.split())[:MESSAGE_CAP]}
+
+
+def _text(value):
+    """A report's field as valid UTF-8 text (a number or a string; anything else is `?`)."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return "?"
+    return str(value).encode("utf-8", "replace").decode("utf-8")
 
 
 def _xml(data, name):
@@ -120,7 +144,7 @@ def _json_lines(data):
             continue
         try:
             record = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(record, dict):
             yield record
@@ -146,15 +170,17 @@ def parse_gotest(data, name):
     output: dict[str, str] = {}
     for event in _json_lines(data):
         test, action = event.get("Test"), event.get("Action")
-        key = test or f"package {event.get('Package', '?')}"
+        if test is not None and not isinstance(test, str):
+            continue  # not go's event
+        key = test or f"package {_text(event.get('Package', '?'))}"
         if action == "output":
-            output[key] = (output.get(key, "") + str(event.get("Output", "")))[-MESSAGE_CAP:]
+            output[key] = (output.get(key, "") + _text(event.get("Output", "")))[-MESSAGE_CAP:]
         elif action in ("pass", "fail", "skip"):
             outcome = {"pass": "passed", "fail": "failed", "skip": "skipped"}[action]
             if test or outcome == "failed":  # a package's own pass names no test
                 records.append(_record(key, outcome, output.get(key, "") if outcome == "failed" else ""))
         elif action == "build-fail":
-            records.append(_record(f"package {event.get('ImportPath', '?')}", "failed", "build failed"))
+            records.append(_record(f"package {_text(event.get('ImportPath', '?'))}", "failed", "build failed"))
     return records
 
 
@@ -164,8 +190,8 @@ def parse_libtest(data, name):
         if event.get("type") != "test" or event.get("event") == "started":
             continue
         outcome = {"ok": "passed", "failed": "failed", "timeout": "failed", "ignored": "skipped"}.get(
-            event.get("event"), "failed")
-        records.append(_record(str(event.get("name", "?")), outcome, str(event.get("stdout", ""))[-MESSAGE_CAP:]))
+            _text(event.get("event")), "failed")
+        records.append(_record(event.get("name", "?"), outcome, _text(event.get("stdout", ""))[-MESSAGE_CAP:]))
     return records
 
 
@@ -185,21 +211,29 @@ def parse_junit(data, name):
 def parse_jest(data, name):
     try:
         report = json.loads(data)
-    except ValueError as exc:
-        raise ReportError(f"{name} is not JSON: {exc}") from exc
+    except (ValueError, RecursionError) as exc:
+        raise ReportError(f"{name} is not JSON: {str(exc)[:200]}") from exc
     if not isinstance(report, dict):
         raise ReportError(f"{name} is not jest's JSON report")
     records = []
-    for suite in report.get("testResults", []):
-        path = str(suite.get("name", "?"))
+    for suite in _dicts(report.get("testResults", [])):
+        path = _text(suite.get("name", "?"))
         if suite.get("status") == "failed" and not suite.get("assertionResults"):
-            records.append(_record(path, "failed", str(suite.get("message", ""))))  # the file did not run
-        for test in suite.get("assertionResults", []):
+            records.append(_record(path, "failed", _text(suite.get("message", ""))))  # the file did not run
+        for test in _dicts(suite.get("assertionResults", [])):
             status = test.get("status")
             outcome = "passed" if status == "passed" else "failed" if status == "failed" else "skipped"
-            records.append(_record(f"{path}::{test.get('title', '?')}", outcome,
-                                   " ".join(str(m) for m in test.get("failureMessages", []))))
+            messages = test.get("failureMessages", [])
+            records.append(_record(f"{path}::{_text(test.get('title', '?'))}", outcome,
+                                   " ".join(_text(m) for m in (messages if isinstance(messages, list) else []))))
     return records
+
+
+def _dicts(value):
+    """The objects of a JSON list; ReportError for anything that is not a list of objects."""
+    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+        raise ReportError("a list of objects is not one")
+    return value
 
 
 PARSERS = {"catch2": parse_catch2, "gotest": parse_gotest, "libtest": parse_libtest, "junit": parse_junit,

@@ -46,6 +46,17 @@ else:
 OUTPUT_CAP = 20000
 RECORDS_CAP = 8_000_000
 """Bytes of per-test records kept; a run that sends more has cut records, which fail as malformed."""
+DETAIL_CAP = 2000
+"""Characters of a verdict's detail (it may name tests, whose names the tested code can choose)."""
+DROPPED_CAP = 100
+"""Dropped paths reported by name (the patch chooses how many there are); the rest are counted."""
+RECORD_FIELDS = {"test": str, "when": str, "outcome": str, "end": int,
+                 "value_of": str, "row": None, "raised": list, "message": str, "value": None, "unplain": str}
+"""A record's fields and their types (None: any JSON value), as the results plugin sends them (per-test
+results, the run's end, and checked values for grader_values.py); any other record is malformed."""
+RECORD_VALUES = {"when": frozenset({"collect", "setup", "call", "teardown"}),
+                 "outcome": frozenset({"passed", "failed", "skipped"})}
+"""The values pytest gives a report's phase and outcome."""
 MARKER = "=== evolve-grade-results ==="
 TEST_UID = 1000
 PLUGIN = "evolve_results"
@@ -180,10 +191,8 @@ def revert_protected(work, clean, before, spec):
                                                                         after.get(p, ("",))[0])]
     for rel in sorted(reverted, key=lambda p: -p.count("/")):  # remove deepest first
         target = os.path.join(work, rel)
-        if os.path.islink(target) or os.path.isfile(target):
-            os.unlink(target)
-        elif os.path.isdir(target):
-            shutil.rmtree(target)
+        if os.path.lexists(target):
+            remove_tree(target)
     for rel in reverted:
         if rel in before:
             target = os.path.join(work, rel)
@@ -269,7 +278,7 @@ def run(command, cwd, timeout, env, isolate, plugin_base=None):
     for reader in readers:
         reader.join(3.0)
     if plugin_dir is not None:
-        shutil.rmtree(plugin_dir, ignore_errors=True)
+        remove_tree(plugin_dir)
     return code, b"".join(output).decode(errors="replace"), timed_out, _records(b"".join(results))
 
 
@@ -288,28 +297,129 @@ def _drain(fd, chunks, limit):
 
 
 def kill_test_user():
-    """Kill whatever the tests left running anywhere in the sandbox (root may signal uid 1000)."""
+    """Kill whatever the tests left running anywhere in the sandbox: at once, by a process of the test uid
+    that signals every process it may (`kill -1`: no fork can slip between), then, in case that could not
+    start (the tests hold every pid), one by one from /proc (read as bytes: a process names itself)."""
+    try:
+        subprocess.run(["sh", "-c", "kill -KILL -1"], user=TEST_UID, group=TEST_UID, extra_groups=[],
+                       stdin=subprocess.DEVNULL, capture_output=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        pass  # no process could be made: the scan below kills them
+    for _ in range(20):
+        if not _kill_by_proc():
+            return
+
+
+def _kill_by_proc():
+    """SIGKILL every process of the test uid in /proc; how many there were."""
+    found = 0
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
-            with open(f"/proc/{entry}/status") as handle:
-                uid = next((line.split()[1] for line in handle if line.startswith("Uid:")), None)
-            if uid == str(TEST_UID):
+            with open(f"/proc/{entry}/status", "rb") as handle:
+                uid = next((line.split()[1] for line in handle if line.startswith(b"Uid:")), None)
+            if uid == str(TEST_UID).encode():
+                found += 1
                 os.kill(int(entry), signal.SIGKILL)
-        except OSError:
+        except (OSError, IndexError):
             continue  # the process ended while we looked
+    return found
+
+
+def remove_tree(path):
+    """Remove `path` and all under it, whatever the tests made of it (any depth or path length, modes,
+    links, FIFOs, sockets, odd names); never raises. Iterative through directory descriptors, one open
+    at a time, so neither the stack nor PATH_MAX limits it. The paths it could not remove, counted."""
+    try:
+        os.unlink(path)  # a file or a link where a directory was
+        return 0
+    except IsADirectoryError:
+        pass
+    except OSError:
+        return 0 if not os.path.lexists(path) else 1
+    left = 0
+    names: list[str] = []  # the directories entered below `path`, deepest last
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return 1
+    while True:
+        entered = None
+        try:
+            entries = list(os.scandir(fd))
+        except OSError:
+            entries = []
+            left += 1
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    os.chmod(entry.name, 0o700, dir_fd=fd)  # one the tests locked (root reads it anyway)
+                    entered = os.open(entry.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+                    names.append(entry.name)
+                    break
+                os.unlink(entry.name, dir_fd=fd)
+            except OSError:
+                left += 1
+        if entered is not None:
+            os.close(fd)
+            fd = entered
+            continue
+        if not names:
+            os.close(fd)
+            break
+        try:
+            parent = os.open("..", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        except OSError:
+            os.close(fd)
+            return left + 1
+        os.close(fd)
+        fd = parent
+        try:
+            os.rmdir(names.pop(), dir_fd=fd)
+        except OSError:
+            left += 1
+            os.close(fd)
+            return left  # a directory that will not go: stop rather than enter it again
+    try:
+        os.rmdir(path)
+    except OSError:
+        left += 1
+    return left
 
 
 def _records(data):
+    """The records the pipe carried, up to the first that is not the plugin's shape ({"malformed": its
+    start} then): the tested code can write there, so no line of it may raise or carry other types."""
     records: list[dict] = []
     for line in data.decode(errors="replace").splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
+        record = _record(line)
+        if record is None:
             return records + [{"malformed": line[:200]}]
-        records.append(record if isinstance(record, dict) else {"malformed": line[:200]})
+        records.append(record)
     return records
+
+
+def _record(line):
+    """One line as a record of RECORD_FIELDS' types (strings as valid UTF-8), or None."""
+    try:
+        record = json.loads(line)
+    except (ValueError, RecursionError):  # not JSON, a number past the digit limit, nesting past the stack
+        return None
+    if not isinstance(record, dict) or not record:
+        return None
+    for key, value in record.items():
+        if key not in RECORD_FIELDS or RECORD_FIELDS[key] not in (None, type(value)):
+            return None
+    if any(key in record and record[key] not in values for key, values in RECORD_VALUES.items()):
+        return None
+    return {key: printable(value) if isinstance(value, str) else value for key, value in record.items()}
+
+
+def printable(text):
+    """`text` as valid UTF-8 (a lone surrogate, from JSON or a file name, becomes `?`): what the grader
+    prints must encode wherever the host writes it."""
+    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def judge(job, code, out, timed_out, records, planted=None, taken=None):
@@ -437,7 +547,7 @@ def run_reported(job, work, root, scratch, env, isolate, alone):
         records = reports.parse(job["results"], reports.read_reports(report_dir))
     except (OSError, reports.ReportError) as exc:
         records = [{"error": f"the test report is unreadable: {exc}"}]
-    shutil.rmtree(report_dir, ignore_errors=True)
+    remove_tree(report_dir)
     if not records:
         records = [{"error": f"the tests wrote no per-test report (exit {code})"}]
     failures = [f"FAILED {r['test']}: {r['message']}" for r in records if r.get("outcome") == "failed"]
@@ -465,8 +575,8 @@ def grade(index, job, scratch, isolate, alone=True):
     if os.path.getsize(patch) > 0:
         ok, out = apply_patch(patch, work)
         if not ok:
-            return dict(result, outcome="fail", detail="the patch does not apply", output=cap(out),
-                        duration=time.monotonic() - start)
+            failed = dict(result, outcome="fail", detail="the patch does not apply", output=cap(out))
+            return as_printed(dict(failed, duration=time.monotonic() - start))
     result["dropped"] = revert_protected(work, clean, before, job["protect"])
     if job["results"] != "calls":  # a function-level check stays in the root-only stage (run_calls)
         shutil.copytree(os.path.join(job["dir"], "tests"), work, dirs_exist_ok=True)
@@ -481,9 +591,26 @@ def grade(index, job, scratch, isolate, alone=True):
         code, out, timed_out, records = run(job["command"], work, job["timeout"], test_env(), isolate, scratch)
     records, out = canaries.restore_all(records, out, renames)
     outcome, detail = judge(job, code, out, timed_out, records, planted, taken)
-    shutil.rmtree(root, ignore_errors=True)
+    if isolate and alone:
+        kill_test_user()  # nothing the tests left running remakes what is removed next
+    left = remove_tree(root)
+    if left:
+        detail += f" ({left} path(s) the tests left could not be removed)"
     shown = out if outcome == "forged" else scrub(out, planted)
-    return dict(result, outcome=outcome, detail=detail, output=cap(shown), duration=time.monotonic() - start)
+    graded = dict(result, outcome=outcome, detail=detail, output=cap(shown))
+    return as_printed(dict(graded, duration=time.monotonic() - start))
+
+
+def as_printed(result):
+    """A job's result as printed: every string valid UTF-8, the detail and the dropped paths within caps
+    (the tests choose test names and the patch chooses paths; the host's output cap must not cut the reply)."""
+    dropped = [printable(path)[:300] for path in result["dropped"][:DROPPED_CAP]]
+    if len(result["dropped"]) > DROPPED_CAP:
+        dropped.append(f"... and {len(result['dropped']) - DROPPED_CAP} more")
+    detail = printable(result["detail"])
+    if len(detail) > DETAIL_CAP:
+        detail = detail[:DETAIL_CAP] + "...[cut]"
+    return dict(result, detail=detail, dropped=dropped, output=printable(result["output"]))
 
 
 def run_calls(job, work, isolate):

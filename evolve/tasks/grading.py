@@ -167,6 +167,18 @@ def stage(items: list[GradeItem], dest: Path, workers: int, remote: str = STAGE,
     (dest / "manifest.json").write_text(json.dumps({"workers": workers, "isolate": isolate, "jobs": jobs}))
 
 
+def grader_reply(text: str, truncated: bool) -> dict:
+    """The JSON a grader printed after its marker; SandboxUnavailable (no verdict came back) when it is cut
+    or not an object. The graders keep it within the output cap whatever the tests wrote."""
+    try:
+        reply = json.loads(text)
+    except ValueError as exc:
+        raise SandboxUnavailable(f"the grader's reply is not JSON (cut by the output cap: {truncated}): {exc}") from exc
+    if not isinstance(reply, dict):
+        raise SandboxUnavailable("the grader's reply is not a JSON object")
+    return reply
+
+
 def _calls(task: Task) -> dict:
     """A function-level task's files for grader_calls (its repo's one file, its one hidden file)."""
     if task.results_protocol != "calls":
@@ -192,7 +204,7 @@ def grade_in(sandbox: Sandbox, items: list[GradeItem], *, workers: int = 1, time
     if MARKER not in result.stdout:
         raise SandboxUnavailable(f"the grader produced no results (exit {result.returncode}, timed out "
                                  f"{result.timed_out}): {(result.stderr or result.stdout)[-800:]}")
-    report = json.loads(result.stdout.rsplit(MARKER, 1)[1])
+    report = grader_reply(result.stdout.rsplit(MARKER, 1)[1], result.truncated)
     if isolate and not report["isolated"]:
         raise SandboxUnavailable("the grading sandbox's grader is not root, so it cannot run the tests as "
                                  "another uid (make it with evolve.sandbox.factory.grading_sandbox)")

@@ -42,7 +42,17 @@ def wanted(records, expected):
         test = first_token(str(record.get("test", "")))
         return test in names or test.split("[", 1)[0] in names  # a parametrised canary's cases
 
-    return [r for r in records if "end" in r or "malformed" in r or named(r)]
+    kept, seen, ends = [], set(), 0
+    for record in records:
+        if not ("end" in record or "malformed" in record or named(record)):
+            continue
+        key = json.dumps(record, sort_keys=True)
+        ends += "end" in record
+        if key in seen or ("end" in record and ends > 2):  # the reply stays small whatever the tests repeat
+            continue
+        seen.add(key)
+        kept.append(record)
+    return kept
 
 
 def main(manifest_path):
@@ -105,8 +115,13 @@ def plant_canaries(manifest, testbed):
         if not rel.endswith(".py") or rel not in manifest["tests"] or os.path.islink(path) or not os.path.isfile(path):
             continue
         with open(path, "rb") as handle:
-            source, ids, moved = gs.canaries.plant_among(handle.read(), rel, rng,
+            source = handle.read()
+        try:
+            source, ids, moved = gs.canaries.plant_among(source, rel, rng,
                                                          rename=not gs.canaries.selects(manifest["tests"]))
+        except (RecursionError, MemoryError, ValueError) as exc:  # the prelude ran the agent's setup.py
+            print(f"no canaries in {rel}: its source cannot be read ({type(exc).__name__})", file=sys.stderr)
+            continue
         with open(path, "wb") as handle:
             handle.write(source)
         planted |= ids

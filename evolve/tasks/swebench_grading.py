@@ -23,7 +23,7 @@ from pathlib import Path
 from evolve.sandbox.types import Sandbox, SandboxLimits, SandboxUnavailable
 from evolve.tasks import grader_canaries
 from evolve.tasks.check import CheckReport, TaskCheck
-from evolve.tasks.grading import STAGED, Grade, GradeOutcome
+from evolve.tasks.grading import STAGED, Grade, GradeOutcome, grader_reply
 from evolve.tasks.swebench import DOCKER_HUB, NEEDS, TESTBED, SWEbenchUnavailable, hub_url, task_instance
 from evolve.tasks.swebench_grader import MARKER, first_token
 from evolve.tasks.types import Task, TaskError, TaskSuite
@@ -108,7 +108,7 @@ def grade_swebench(sandbox: Sandbox, task: Task, patch: str, key: str | None = N
     if MARKER not in done.stdout:
         raise SandboxUnavailable(f"the SWE-bench grader produced no results (exit {done.returncode}, timed out "
                                  f"{done.timed_out}): {(done.stderr or done.stdout)[-800:]}")
-    reply = json.loads(done.stdout.rsplit(MARKER, 1)[1])
+    reply = grader_reply(done.stdout.rsplit(MARKER, 1)[1], done.truncated)
     if not reply["isolated"]:
         raise SandboxUnavailable("the SWE-bench grading sandbox's grader is not root, so it cannot run the tests "
                                  "as another uid")

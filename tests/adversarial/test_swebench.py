@@ -158,3 +158,19 @@ def test_records_forged_by_what_the_eval_script_runs_before_the_tests_get_no_cre
     result = attempt(PRELUDE_FORGER, reinstalling)
     assert result.outcome == "fail", _grade_log(result)
     assert "test_mean_empty" in result.detail
+
+
+RECORD_FLOOD = ("cat >> calc/__init__.py <<'EOF_F'\nimport json, os, stat\n"
+                "_fd = next((f for f in sorted(map(int, os.listdir('/proc/self/fd'))) if f > 2 and os.path.exists("
+                "f'/proc/self/fd/{f}') and stat.S_ISFIFO(os.stat(f'/proc/self/fd/{f}').st_mode)), -1)\n"
+                "if _fd >= 0:\n"
+                "    _line = (json.dumps({'test': 'tests/test_calc.py::test_add', 'when': 'call', 'outcome': 'passed'})"
+                " + '\\n').encode()\n"
+                "    os.write(_fd, _line * 40000 + b''.join(b'{\"end\": %d}\\n' % n for n in range(200000)))\nEOF_F\n")
+"""The code under test floods the records pipe with one expected test's record and with ends: every record
+of an expected test once went back to the host, past the sandbox's output cap, so the reply was cut."""
+
+
+def test_a_flood_of_records_for_expected_tests_gets_a_verdict_not_an_exception(attempt):
+    result = attempt(RECORD_FLOOD)
+    assert result.outcome == "fail", _grade_log(result)
