@@ -17,6 +17,7 @@ from pathlib import Path
 from evolve.archive.jobrows import made_node
 from evolve.archive.records import JobKind
 from evolve.archive.store import Run
+from evolve.untrusted import Record, read_jsonl
 
 RECORD = "candidates.jsonl"
 
@@ -63,12 +64,25 @@ def write_candidates(log_dir: Path, candidates: list[Candidate]) -> None:
 
 
 def read_candidates(log_dir: Path) -> list[Candidate]:
-    """The job's records; none for a job that predates them or ran one candidate without a record."""
-    try:
-        lines = (log_dir / RECORD).read_text().splitlines()
-    except FileNotFoundError:
-        return []
-    return [Candidate(**json.loads(line)) for line in lines if line.strip()]
+    """The job's records; none for a job that predates them or ran one candidate without a record. The file
+    lies among the job's logs, beside agent-written ones: read as untrusted (evolve.untrusted), a line
+    that is not a candidate's record is left out."""
+    return [found for record in read_jsonl(log_dir / RECORD) if (found := _candidate(record)) is not None]
+
+
+def _candidate(record: Record) -> Candidate | None:
+    number = record.integer("number")
+    temperature = record.number("temperature")
+    chosen = record.flag("chosen")
+    kind = record.optional_text("kind")
+    lines = record.integer("changed_lines")
+    seconds = record.number("seconds")
+    if number is None or temperature is None or chosen is None:
+        return None
+    if kind is None or lines is None or seconds is None:
+        return None
+    stage, reason = record.optional_text("stage"), record.optional_text("reason")
+    return Candidate(number, temperature, chosen, stage, reason, kind, lines, seconds)
 
 
 def node_candidates(run: Run, node_id: str) -> list[Candidate]:
