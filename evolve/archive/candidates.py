@@ -71,18 +71,22 @@ def read_candidates(log_dir: Path) -> list[Candidate]:
 
 
 def _candidate(record: Record) -> Candidate | None:
+    """The candidate a record holds; None when a field it must have is missing or of another type (a field
+    a record of an older engine lacks takes its default)."""
     number = record.integer("number")
-    temperature = record.number("temperature")
     chosen = record.flag("chosen")
     kind = record.optional_text("kind")
     lines = record.integer("changed_lines")
     seconds = record.number("seconds")
-    if number is None or temperature is None or chosen is None:
+    if number is None or chosen is None or kind is None or lines is None or seconds is None:
         return None
-    if kind is None or lines is None or seconds is None:
-        return None
-    stage, reason = record.optional_text("stage"), record.optional_text("reason")
-    return Candidate(number, temperature, chosen, stage, reason, kind, lines, seconds)
+    if record.value("temperature") is not None and record.number("temperature") is None:
+        return None  # a temperature that is there must be a number (None: a template's candidate)
+    return Candidate(number, record.number("temperature"), chosen, record.optional_text("stage"),
+                     record.optional_text("reason"), kind, lines, seconds,
+                     source=record.text("source", "model"), template=record.optional_text("template"),
+                     location=record.optional_text("location"), tokens=record.integer("tokens") or 0,
+                     fixed=record.integer("fixed"))
 
 
 def node_candidates(run: Run, node_id: str) -> list[Candidate]:
