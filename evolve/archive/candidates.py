@@ -17,6 +17,7 @@ from pathlib import Path
 from evolve.archive.jobrows import made_node
 from evolve.archive.records import JobKind
 from evolve.archive.store import Run
+from evolve.untrusted import Record, read_jsonl
 
 RECORD = "candidates.jsonl"
 
@@ -63,12 +64,29 @@ def write_candidates(log_dir: Path, candidates: list[Candidate]) -> None:
 
 
 def read_candidates(log_dir: Path) -> list[Candidate]:
-    """The job's records; none for a job that predates them or ran one candidate without a record."""
-    try:
-        lines = (log_dir / RECORD).read_text().splitlines()
-    except FileNotFoundError:
-        return []
-    return [Candidate(**json.loads(line)) for line in lines if line.strip()]
+    """The job's records; none for a job that predates them or ran one candidate without a record. The file
+    lies among the job's logs, beside agent-written ones: read as untrusted (evolve.untrusted), a line
+    that is not a candidate's record is left out."""
+    return [found for record in read_jsonl(log_dir / RECORD) if (found := _candidate(record)) is not None]
+
+
+def _candidate(record: Record) -> Candidate | None:
+    """The candidate a record holds; None when a field it must have is missing or of another type (a field
+    a record of an older engine lacks takes its default)."""
+    number = record.integer("number")
+    chosen = record.flag("chosen")
+    kind = record.optional_text("kind")
+    lines = record.integer("changed_lines")
+    seconds = record.number("seconds")
+    if number is None or chosen is None or kind is None or lines is None or seconds is None:
+        return None
+    if record.value("temperature") is not None and record.number("temperature") is None:
+        return None  # a temperature that is there must be a number (None: a template's candidate)
+    return Candidate(number, record.number("temperature"), chosen, record.optional_text("stage"),
+                     record.optional_text("reason"), kind, lines, seconds,
+                     source=record.text("source", "model"), template=record.optional_text("template"),
+                     location=record.optional_text("location"), tokens=record.integer("tokens") or 0,
+                     fixed=record.integer("fixed"))
 
 
 def node_candidates(run: Run, node_id: str) -> list[Candidate]:

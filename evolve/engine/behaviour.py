@@ -33,6 +33,7 @@ from evolve.engine.replays import ReplayChannels, replayable
 from evolve.llm.exchanges import exchanges_file
 from evolve.llm.gateway import Gateway, JobReport
 from evolve.tasks.types import Task
+from evolve.untrusted import read_text
 
 RECORDED = "recorded"
 """The job id every replayed request is answered under (one recording per replay)."""
@@ -82,9 +83,9 @@ def recorded_replays(run: Run, node_id: str, tasks: Mapping[str, Task], limit: i
         path, patch = run.exchanges_file(job.id), run.log_dir(job.id) / "diff.patch"
         if not path.is_file() or not patch.is_file() or path.stat().st_size + patch.stat().st_size > REPLAY_BYTES:
             continue
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path, REPLAY_BYTES)  # bounded, and no byte of it can raise (evolve.untrusted)
         picked[evaluation.task] = Replay(tasks[evaluation.task], text, sum(1 for line in text.splitlines() if line.strip()),
-                                         patch.read_text(encoding="utf-8"), outcome)
+                                         read_text(patch, REPLAY_BYTES), outcome)
     return tuple(picked.values())
 
 
@@ -114,7 +115,7 @@ def acts_as_parent(ctx: JobContext, code: Path, replays: tuple[Replay, ...], set
         if result.outcome in BROKE and not asked.replay_misses:  # a new request is answered with an error
             return (f"it breaks where its parent ran: on {recorded.task.id}, one of the parent's failed tasks "
                     f"replayed, its agent ended in {result.outcome} ({_last_line(result.detail)})")
-        changed = (logs / "diff.patch").read_text(encoding="utf-8") if (logs / "diff.patch").is_file() else None
+        changed = read_text(logs / "diff.patch") if (logs / "diff.patch").is_file() else None
         if (result.outcome != "fail" or asked.replay_misses or asked.requests != recorded.requests
                 or changed != recorded.patch):
             return None

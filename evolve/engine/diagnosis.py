@@ -27,6 +27,7 @@ from evolve.meta.evidence import TaskRun, compute_evidence, conversations_jsonl,
 from evolve.meta.locate import locate
 from evolve.meta.locations import Location
 from evolve.meta.modify import INSTRUCTIONS_JSON
+from evolve.meta.problems import record_unread
 from evolve.meta.procedure import Material, failure_material
 from evolve.meta.provenance import Recorded
 from evolve.tasks.types import Task
@@ -53,6 +54,7 @@ def diagnose_node(run: Run, job: Job, node: Node, tasks: Mapping[str, Task], gat
                              meta=meta)
     evaluations = run.evaluations(node.id, split="dev")
     failures = [read_failure(e) for e in evaluations if e.outcome in FAILURE_OUTCOMES]
+    record_unread(failures, log_dir)
     statements = {f.task: tasks[f.task].statement for f in failures if f.task in tasks}
     # seeded by the search decision, which a re-run after a resume shares (its job id is new)
     draw = job.decision if job.decision is not None else job.id

@@ -16,8 +16,6 @@ failure here is the agent's 400 with one line naming the field. In order:
 from __future__ import annotations
 
 import json
-import math
-import re
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Annotated, Any, Literal
@@ -26,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from evolve.errors import EvolveError
 from evolve.llm.types import ChatRequest, Message, ToolCall
+from evolve.untrusted import json_path, shape_problem, value_problem
 
 
 class RequestInvalid(EvolveError):
@@ -56,34 +55,14 @@ class RequestLimits:
 
 DEFAULT_LIMITS = RequestLimits()
 
-_TOKEN = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"|[\[\]{},:]', re.DOTALL)
-"""A JSON string (skipped whole, in C) or one structural mark outside strings."""
-_QUOTE, _OPENS, _CLOSES = ord('"'), (ord("["), ord("{")), (ord("]"), ord("}"))
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_INT64 = 2**63
 
 
 def check_shape(body: bytes, limits: RequestLimits = DEFAULT_LIMITS) -> None:
-    """Refuse a body with too many JSON values or too deep a nesting, from its bytes alone.
-
-    In JSON every value but the first follows a `[`, `,` or `:` and every key a `{` or `,`, so their
-    count outside strings bounds what `json.loads` would build. One pass, stopped at the first cap
-    passed: its work and memory stay within the caps whatever the body holds."""
-    values, depth = 1, 0
-    for token in _TOKEN.finditer(body):
-        mark = body[token.start()]
-        if mark == _QUOTE:
-            continue
-        if mark in _CLOSES:
-            depth -= 1
-            continue
-        values += 1
-        if values > limits.max_values:
-            raise RequestInvalid(f"the request holds more than {limits.max_values} JSON values (the gateway's cap)")
-        if mark in _OPENS:
-            depth += 1
-            if depth > limits.max_depth:
-                raise RequestInvalid(f"the request nests more than {limits.max_depth} levels deep (the gateway's cap)")
+    """Refuse a body with too many JSON values or too deep a nesting, from its bytes alone
+    (evolve.untrusted.shape_problem: its work and memory stay within the caps whatever the body holds)."""
+    problem = shape_problem(body, max_values=limits.max_values, max_depth=limits.max_depth)
+    if problem is not None:
+        raise RequestInvalid(f"the request {problem} (the gateway's cap)")
 
 
 def _no_constant(name: str) -> Any:
@@ -105,43 +84,11 @@ def parse_json(body: bytes) -> Any:
     return value
 
 
-def _where(path: tuple[str | int, ...]) -> str:
-    out = ""
-    for step in path:
-        out += f"[{step}]" if isinstance(step, int) else (f".{step}" if out else step)
-    return out or "the body"
-
-
-def _check_text(text: str, path: tuple[str | int, ...]) -> None:
-    bad = _SURROGATE.search(text)
-    if bad is not None:
-        raise RequestInvalid(f"{_where(path)}: a lone surrogate (U+{ord(bad.group()):04X}) at character "
-                             f"{bad.start()} is not valid Unicode")
-
-
-def check_values(value: Any, path: tuple[str | int, ...] = ()) -> None:
+def check_values(value: Any) -> None:
     """Every string valid Unicode, every number finite and every integer within 64 bits, anywhere in `value`."""
-    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, path)]
-    while stack:
-        item, where = stack.pop()
-        if isinstance(item, str):
-            _check_text(item, where)
-        elif isinstance(item, bool) or item is None:
-            continue
-        elif isinstance(item, int):
-            if not -_INT64 <= item < _INT64:
-                raise RequestInvalid(f"{_where(where)}: the integer is outside 64 bits")
-        elif isinstance(item, float):
-            if not math.isfinite(item):
-                raise RequestInvalid(f"{_where(where)}: {item} is not a finite number")
-        elif isinstance(item, dict):
-            for key, inner in item.items():
-                _check_text(key, (*where, key[:40]))
-                stack.append((inner, (*where, key[:40])))
-        elif isinstance(item, list):
-            stack.extend((inner, (*where, index)) for index, inner in enumerate(item))
-        else:
-            raise RequestInvalid(f"{_where(where)}: {type(item).__name__} is not a JSON value")
+    problem = value_problem(value)
+    if problem is not None:
+        raise RequestInvalid(problem)
 
 
 # -- the schema (strict: a bool is no number, a float no integer; unknown keys are refused) ------------------
@@ -253,7 +200,7 @@ def _first_error(exc: ValidationError) -> str:
     errors = exc.errors(include_url=False)
     error = max(errors, key=lambda e: len(e["loc"]))
     loc = tuple(step for step in error["loc"] if not (isinstance(step, str) and step in _UNION_TAGS))
-    where = _where(loc)
+    where = json_path(loc)
     if error["type"] == "extra_forbidden":
         known = f" (a request takes {', '.join(ACCEPTED_FIELDS)})" if len(loc) == 1 else ""
         return f"{where}: unknown field{known}"
@@ -314,10 +261,12 @@ def _check_schema(schema: Any, where: tuple[str | int, ...], limits: RequestLimi
             continue
         for key, value in node.items():
             if key not in SCHEMA_KEYS:
-                raise RequestInvalid(f"{_where((*path, key[:40]))}: not a schema key the gateway takes "
-                                     f"({', '.join(sorted(SCHEMA_KEYS))})")
+                place = json_path((*path, key[:40]))
+                known = ", ".join(sorted(SCHEMA_KEYS))
+                raise RequestInvalid(f"{place}: not a schema key the gateway takes ({known})")
             if key in _BOUNDS and not (isinstance(value, int) and 0 <= value <= limits.max_schema_bound):
-                raise RequestInvalid(f"{_where((*path, key))}: a bound from 0 to {limits.max_schema_bound}")
+                place = json_path((*path, key))
+                raise RequestInvalid(f"{place}: a bound from 0 to {limits.max_schema_bound}")
             if key == "properties" and isinstance(value, dict):
                 stack.extend((inner, (*path, key, name[:40])) for name, inner in value.items())
             elif key in ("items", "anyOf", "oneOf", "additionalProperties"):

@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 import threading
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
+from evolve import untrusted
 from evolve.errors import EvolveError
 from evolve.llm.types import ChatRequest, ChatResponse
+
+log = logging.getLogger(__name__)
 
 
 class ReplayMiss(EvolveError):
@@ -75,12 +79,28 @@ class ExchangeLog:
         return len(line)
 
 
+EXCHANGE_BOUNDS = untrusted.Bounds(line_bytes=64 << 20)
+"""One exchange line holds a request (the gateway's body cap, 4 MiB by default) and its reply."""
+
+
 def read_exchanges(path: Path) -> list[Exchange]:
-    """All exchanges in one job's file, in recorded order."""
+    """All exchanges in one job's file, in recorded order. A line that is no bounded exchange (cut by a crash
+    mid-append, or damaged) is left out with a warning: its request is then a replay miss, never a crash."""
     if not path.exists():
         raise ReplayMiss(f"no recorded exchanges at {path}")
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return [Exchange.model_validate_json(line) for line in lines if line.strip()]
+    exchanges = []
+    for number, line in enumerate(path.read_bytes().split(b"\n"), 1):
+        if not line.strip():
+            continue
+        problem = untrusted.line_problem(line, EXCHANGE_BOUNDS)  # then pydantic's own strict parser
+        if problem is None:
+            try:
+                exchanges.append(Exchange.model_validate_json(line))
+            except ValidationError as exc:
+                problem = f"not an exchange: {str(exc).splitlines()[0]}"
+        if problem is not None:
+            log.warning("%s line %d left out of the replay: %s", path, number, problem)
+    return exchanges
 
 
 class ReplayBook:

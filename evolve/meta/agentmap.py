@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evolve import syntax
+from evolve.untrusted import read_text
 
 SKIP_DIRS = frozenset({".git", "__pycache__", ".pytest_cache", ".venv", "node_modules"})
 _CONSTANT = re.compile(r"^_?[A-Z][A-Z0-9_]*$")
@@ -193,8 +194,8 @@ def _summary(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, limit:
 
 def agent_map(root: Path) -> AgentMap:
     """The map of the agent whose repository is `root` (the directory holding `agent/`)."""
-    return AgentMap(tuple(file_map(name, (root / name).read_text("utf-8", "replace"))
-                          for name in agent_files(root)))
+    # the agent's own files: one that is no regular file (a link to a directory) reads as empty
+    return AgentMap(tuple(file_map(name, read_text(root / name)) for name in agent_files(root)))
 
 
 def source_of(root: Path, target: str) -> str:
@@ -208,5 +209,5 @@ def source_of(root: Path, target: str) -> str:
     if hit is None:
         raise KeyError(f"{target!r} names no function, class, method or constant of the agent")
     file, symbol = hit
-    lines = (root / file.path).read_text("utf-8", "replace").splitlines()
+    lines = read_text(root / file.path).splitlines()
     return "\n".join(lines[symbol.start - 1: symbol.end]) + "\n"

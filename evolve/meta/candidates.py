@@ -27,6 +27,7 @@ from evolve import syntax
 from evolve.archive.edits import EditKind, tree_edit_kind
 from evolve.meta.modify import NO_CHANGE
 from evolve.meta.validate import CHECKS
+from evolve.untrusted import read_bytes
 
 FILTERS = ("applies", "compiles", "differs", "code edit")
 """The cheap filters, in order; the replayed behaviour and then the gate's CHECKS come after them."""
@@ -66,7 +67,7 @@ def cheap_filters(parent: Path, child: Path, diff: str, *, require_code: bool = 
     if not diff.strip():
         return Filtered(EditKind.NONE, "applies", NO_CHANGE)
     for path in _changed_python(parent, child):
-        why = _parse_error(path.read_bytes())
+        why = _parse_error(read_bytes(path))
         if why:
             return Filtered(EditKind.CODE, "compiles", f"{path.relative_to(child).as_posix()} does not compile: {why}")
     kind = tree_edit_kind(parent, child)
@@ -82,10 +83,10 @@ def _changed_python(parent: Path, child: Path) -> list[Path]:
     changed = []
     for path in sorted(child.rglob("*.py")):
         relative = path.relative_to(child)
-        if "__pycache__" in relative.parts or path.is_symlink():
+        if "__pycache__" in relative.parts or path.is_symlink() or not path.is_file():  # `x.py/`: a directory
             continue
         before = parent / relative
-        if not before.is_file() or before.read_bytes() != path.read_bytes():
+        if not before.is_file() or read_bytes(before) != read_bytes(path):
             changed.append(path)
     return changed
 

@@ -27,6 +27,7 @@ import numpy as np
 from evolve.meta.diagnose import DiagnosisFailed, reply_object
 from evolve.meta.problems import Failure
 from evolve.meta.profile import agent_profile
+from evolve.untrusted import read_jsonl, read_text
 
 log = logging.getLogger(__name__)
 
@@ -131,7 +132,8 @@ def code_text(code: Path, patches: Sequence[str]) -> str:
     for path in sorted(code.rglob("*.py")):
         if "__pycache__" in path.parts:
             continue
-        parts += [f"# {path.relative_to(code)}", path.read_text(errors="replace")]
+        # the agent's own file: one that is no regular file (a link to a directory) reads as empty
+        parts += [f"# {path.relative_to(code)}", read_text(path)]
     parts += [part for i, patch in enumerate(patches) for part in (f"# Patch {i + 1}", patch)]
     return "\n".join(parts)
 
@@ -211,23 +213,18 @@ def _agent_log(log_dir: Path | None) -> str:
     if log_dir is None:
         return ""
     lines = []
-    transcript = log_dir / "transcript.jsonl"
-    for raw in transcript.read_text(errors="replace").splitlines() if transcript.is_file() else ():
-        try:
-            record = json.loads(raw)
-        except json.JSONDecodeError:
-            continue  # a torn last line of a killed agent; the rest is still its log
-        if isinstance(record, dict) and record.get("role"):
-            lines.append(f"[{record['role']}] {record.get('content') or ''}")
+    # agent-written: a torn last line of a killed agent, or any line not a bounded object, is skipped
+    for record in read_jsonl(log_dir / "transcript.jsonl"):
+        if record.text("role"):
+            lines.append(f"[{record.text('role')}] {record.text('content')}")
     output = log_dir / "agent.log"
     if output.is_file():
-        lines.append(output.read_text(errors="replace"))
+        lines.append(read_text(output, tail=True))
     return "\n".join(lines)
 
 
 def _read(log_dir: Path | None, name: str) -> str:
-    path = log_dir / name if log_dir is not None else None
-    return path.read_text(errors="replace") if path is not None and path.is_file() else ""
+    return read_text(log_dir / name if log_dir is not None else None, tail=True)
 
 
 def dgm_instructions(run, node, statements: dict[str, str], parent_code: Path, complete: Callable[..., str], *,
@@ -235,11 +232,13 @@ def dgm_instructions(run, node, statements: dict[str, str], parent_code: Path, c
     """Choose, diagnose and build the child's prompt for one expansion of `node` (a `Node` of `run`);
     records `dgm-entry.json` (the branch) and `diagnosis.json` (DGM's schema) in `log_dir`."""
     from evolve.archive.records import FAILURE_OUTCOMES
-    from evolve.meta.problems import read_failure
+    from evolve.meta.problems import read_failure, record_unread
 
     evaluations = [e for e in run.evaluations(node.id, split="dev") if e.outcome != "infra"]
     failed = {e.task: e for e in evaluations if e.outcome in FAILURE_OUTCOMES}
-    entry = choose_entry([read_failure(e) for e in failed.values()], len({e.task for e in evaluations}), rng)
+    failures = [read_failure(e) for e in failed.values()]
+    record_unread(failures, log_dir)
+    entry = choose_entry(failures, len({e.task for e in evaluations}), rng)
     (log_dir / "dgm-entry.json").write_text(json.dumps(asdict(entry)))
     lineage: list[str] = []
     current = node

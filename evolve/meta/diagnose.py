@@ -13,6 +13,7 @@ from evolve.meta.agentmap import AgentMap
 from evolve.meta.evidence import SYMPTOMS, Evidence, one_line
 from evolve.meta.locations import Location
 from evolve.meta.problems import Problem
+from evolve.untrusted import Refused, parse_json, read_text
 
 SYSTEM = (
     "You improve a coding agent: a small Python program that drives a language model to solve tasks. You "
@@ -139,10 +140,9 @@ def reply_object(reply: str) -> dict:
     match = _FENCE.search(reply) or _OBJECT.search(reply)
     if match is None:
         raise ValueError("the reply holds no JSON object")
-    try:
-        data = json.loads(match.group(1) if match.re is _FENCE else match.group(0))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"the JSON does not parse: {exc}") from None
+    data = parse_json(match.group(1) if match.re is _FENCE else match.group(0))  # bounded, never raises
+    if isinstance(data, Refused):
+        raise ValueError(f"the JSON does not parse: {data.reason}")  # noqa: TRY004 - a bad reply, as below
     if not isinstance(data, dict):
         raise ValueError("the JSON is not an object")  # noqa: TRY004 - callers catch ValueError (a bad reply)
     return data
@@ -240,7 +240,7 @@ def _symbol_at(agent: AgentMap, path: str, line: int) -> str | None:
 def _line_of(code: Path | None, path: str, line: int) -> str:
     if code is None or not (code / path).is_file():
         return ""
-    lines = (code / path).read_text("utf-8", "replace").splitlines()
+    lines = read_text(code / path).splitlines()  # the agent's file: no regular file reads as empty
     return lines[line - 1] if line <= len(lines) else ""
 
 

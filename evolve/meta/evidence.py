@@ -22,6 +22,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evolve import untrusted
+
 _FENCE_KIND = re.compile(r"(?m)^```([A-Za-z][\w+-]{0,19})")
 """The word opening a reply's first fenced block at a line's start (```python, ```bash)."""
 _TOOL_ERRORS = re.compile(
@@ -190,7 +192,7 @@ def turns_from_exchanges(records: Iterable[dict]) -> tuple[Turn, ...]:
     recorded = [r for r in records if isinstance(r.get("response"), dict)]
     turns: list[Turn] = []
     for index, record in enumerate(recorded):
-        reply = _content((record["response"].get("message") or {}).get("content"))
+        reply = _content(_object(record["response"].get("message")).get("content"))
         output = None
         if index + 1 < len(recorded):
             output = _content((_messages(recorded[index + 1]) or [{}])[-1].get("content"))
@@ -215,6 +217,11 @@ def _messages(record: dict) -> list[dict]:
     return [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
 
 
+def _object(value: object) -> dict:
+    """`value` where it is a JSON object, else an empty one (a field of the wrong type reads as missing)."""
+    return value if isinstance(value, dict) else {}
+
+
 def _content(content: object) -> str:
     """A message's text (content parts joined)."""
     if isinstance(content, list):
@@ -232,7 +239,7 @@ def turns_from_transcript(records: Iterable[dict]) -> tuple[tuple[Turn, ...], st
     for record in records:
         if record.get("event") == "exit":
             status = str(record.get("status") or "")
-        role, content = record.get("role"), record.get("content") or ""
+        role, content = record.get("role"), _content(record.get("content"))
         if role == "assistant" and "event" not in record:
             if pending is not None:
                 turns.append(Turn(pending))
@@ -246,16 +253,9 @@ def turns_from_transcript(records: Iterable[dict]) -> tuple[tuple[Turn, ...], st
 
 
 def read_jsonl(text: str) -> list[dict]:
-    """The JSON objects of a JSONL text; lines that are not objects are skipped (agent-written files)."""
-    records = []
-    for line in text.splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(record, dict):
-            records.append(record)
-    return records
+    """The JSON objects of a JSONL text; lines that are not bounded objects are skipped (agent-written
+    files, read by evolve.untrusted)."""
+    return [dict(record.fields) for record in untrusted.jsonl(text)]
 
 
 def compute_evidence(runs: Sequence[TaskRun]) -> Evidence:
@@ -402,20 +402,24 @@ def read_record(path: Path | None) -> str | None:
     (whole lines only); None where there is no such file."""
     if path is None or not path.is_file():
         return None
-    if path.stat().st_size > MAX_RECORD_BYTES:  # each request repeats the conversation: read its end
-        with path.open("rb") as handle:
-            handle.seek(-MAX_RECORD_BYTES, 2)
-            return handle.read().decode(errors="replace").split("\n", 1)[-1]
-    return path.read_text(errors="replace")
+    text = untrusted.read_text(path, MAX_RECORD_BYTES, tail=True)  # agent-written: bounded, never raises
+    return text.split("\n", 1)[-1] if path.stat().st_size > MAX_RECORD_BYTES else text
+
+
+def read_records(path: Path | None) -> list[dict]:
+    """A JSONL record's objects (exchanges, transcript), a larger one than MAX_RECORD_BYTES from its end
+    (each request repeats the conversation); a line that is no bounded object is skipped (evolve.untrusted)."""
+    bounds = untrusted.Bounds(file_bytes=MAX_RECORD_BYTES)
+    return [dict(record.fields) for record in untrusted.read_jsonl(path, bounds)]
 
 
 def recorded_run(task: str, outcome: str, log_dir: Path | None, exchanges: Path | None,
                  statement: str = "") -> TaskRun:
     """One evaluation as recorded: its conversation from the gateway's exchanges when there are any,
     else from the agent's transcript; its diff and output from its log directory."""
-    exchanged = read_jsonl(read_record(exchanges) or "")
+    exchanged = read_records(exchanges)
     turns = turns_from_exchanges(exchanged)
-    records = read_jsonl(read_record(log_dir and log_dir / "transcript.jsonl") or "")
+    records = read_records(log_dir and log_dir / "transcript.jsonl")
     transcript, status = turns_from_transcript(records)
     prompt = prompt_from_exchanges(exchanged) if turns else next(
         (_content(r.get("content")) for r in records if r.get("role") == "user"), "")

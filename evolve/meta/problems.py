@@ -6,7 +6,6 @@ The grader's log (which holds hidden-test output) is never read here.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from evolve.archive.records import Evaluation
+from evolve.untrusted import read_jsonl, read_text
 
 # Systematic problems: when one of these explains most failures, it is the thing to fix.
 SYSTEMATIC = {
@@ -41,6 +41,8 @@ class Failure:
     empty_diff: bool
     transcript_tail: str
     agent_output: str
+    unread: str = ""
+    """The transcript's lines that were skipped and why (evolve.untrusted), "" when it was read whole."""
 
     @property
     def signature(self) -> str:
@@ -75,26 +77,30 @@ def read_failure(evaluation: Evaluation, limit: int = 2500) -> Failure:
     """What the agent saw in one evaluation, from its log directory (transcript, own output, diff)."""
     log_dir = Path(evaluation.log_path) if evaluation.log_path else None
 
-    def read(name: str) -> str:
-        if log_dir is None or not (log_dir / name).is_file():
-            return ""
-        return (log_dir / name).read_text(errors="replace")
+    def read(name: str) -> str:  # agent-written: its end, bounded, never an exception
+        return read_text(log_dir / name if log_dir is not None else None, tail=True)
 
+    transcript = read_jsonl(log_dir / "transcript.jsonl" if log_dir is not None else None)
     lines = []
-    for raw in read("transcript.jsonl").splitlines():
-        try:
-            record = json.loads(raw)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(record, dict) and record.get("role") in ("assistant", "user", "tool"):
-            lines.append(f"[{record['role']}] {record.get('content') or ''}".strip())
+    for record in transcript:
+        if record.text("role") in ("assistant", "user", "tool"):
+            lines.append(f"[{record.text('role')}] {record.text('content')}".strip())
     return Failure(
         task=evaluation.task,
         outcome=evaluation.outcome,
         empty_diff=not read("diff.patch").strip(),
         transcript_tail=_tail("\n".join(lines), limit),
         agent_output=_tail(read("agent.log"), limit // 2),
+        unread=transcript.note(),
     )
+
+
+def record_unread(failures: Sequence[Failure], log_dir: Path) -> None:
+    """`unread.md` in the job's log: per failed task, the transcript lines the engine skipped and why; no
+    file when every transcript was read whole."""
+    note = "".join(f"- {f.task}: {f.unread}\n" for f in failures if f.unread)
+    if note:
+        (log_dir / "unread.md").write_text(note)
 
 
 def choose_problem(

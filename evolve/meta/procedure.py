@@ -114,6 +114,8 @@ def _failure_text(failure: Failure, statements: Mapping[str, str]) -> str:
         parts.append(f"## The end of what the agent saw and did\n{failure.transcript_tail}")
     if failure.agent_output:
         parts.append(f"## The agent's own output\n{failure.agent_output}")
+    if failure.unread:
+        parts.append(f"## Transcript lines the engine skipped\n{failure.unread}")
     return "\n\n".join(parts) + "\n"
 
 

@@ -42,6 +42,8 @@ def agent_profile(code: Path) -> Profile:
         data = tomllib.loads(path.read_text("utf-8", "replace"))
     except tomllib.TOMLDecodeError as exc:
         return Profile(problem=f"{PROFILE}: {exc}")
+    except RecursionError:  # the agent's own file: arrays nested past the parser's recursion limit
+        return Profile(problem=f"{PROFILE}: nested too deep to parse")
     summary = data.get("summary", "")
     if not isinstance(summary, str):
         return Profile(problem=f"{PROFILE}: summary must be a string")

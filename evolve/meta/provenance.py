@@ -36,6 +36,7 @@ from evolve import syntax
 from evolve.meta.agentmap import agent_files
 from evolve.meta.evidence import fixed_answers, turns_from_exchanges
 from evolve.meta.locations import Location
+from evolve.untrusted import read_text
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ def source_index(code: Path) -> tuple[list[Literal], list[Text], list[Use]]:
     uses: list[Use] = []
     for path in agent_files(code):
         try:
-            tree = syntax.parse((code / path).read_text("utf-8", "replace"))
+            tree = syntax.parse(read_text(code / path))  # the agent's file: no regular file reads as empty
         except SyntaxError:  # a file that does not parse produced nothing the agent sent
             continue
         literals += _literals(path, tree)

@@ -8,13 +8,14 @@ exchanges a node) so the page stays small; `evolve show` and the run's `exchange
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from evolve import untrusted
 from evolve.archive.lineage import job_exchanges
 from evolve.archive.records import Job
 from evolve.archive.store import Run
+from evolve.llm.exchanges import EXCHANGE_BOUNDS
 
 CHARS = 1_500
 """Characters kept of each prompt (its last message) and each answer."""
@@ -30,11 +31,9 @@ def _cut(text: str | None) -> str:
 def exchange_rows(path: Path) -> Iterator[dict]:
     """The rows of one job's exchange log that have an exchange's shape. A line cut by a crash mid-append,
     or a row of another shape (a damaged or foreign bundle: `{"request": 1}`), is left out; the others count."""
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # cut by a crash mid-append
+    # a line cut by a crash mid-append, or not a bounded object, is skipped
+    for record in untrusted.jsonl(untrusted.read_bytes(path), EXCHANGE_BOUNDS):
+        row = dict(record.fields)
         if _shaped(row):
             yield row
 
