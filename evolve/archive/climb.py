@@ -65,8 +65,11 @@ class LineageStep:
         """`3 (expansion 2): dev 5/8 0.62, held-out 20/32 0.62, code: NAME`."""
         total = self.successes + self.failures
         dev = f"dev {self.successes}/{total} {self.successes / total:.2f}" if total else "dev -"
-        held = ("" if self.heldout is None or not self.heldout[1]
-                else f", held-out {self.heldout[0]}/{self.heldout[1]} {self.heldout[0] / self.heldout[1]:.2f}")
+        held = (
+            ""
+            if self.heldout is None or not self.heldout[1]
+            else f", held-out {self.heldout[0]}/{self.heldout[1]} {self.heldout[0] / self.heldout[1]:.2f}"
+        )
         return f"{self.node} (expansion {self.expansion}): {dev}{held}, {self.edit}: {name}"
 
 
@@ -100,7 +103,7 @@ def _expansions(nodes: list[Node]) -> dict[str, int]:
     return expansion_of
 
 
-def climb(run: Run, steps: int = STEPS) -> Climb:
+def run_climb(run: Run, steps: int = STEPS) -> Climb:
     """The figure's data of `run` (see the module docstring); an empty `Climb` for a run without nodes."""
     nodes = run.nodes()
     if not nodes:
@@ -113,19 +116,32 @@ def climb(run: Run, steps: int = STEPS) -> Climb:
     points = []
     for node in nodes:
         own = tree.own_counts(node.id)
-        points.append(ClimbNode(node.id, expansion_of[node.id], own.successes, own.failures, node.valid,
-                                node.id in lineage))
+        points.append(
+            ClimbNode(
+                node.id, expansion_of[node.id], own.successes, own.failures, node.valid, node.id in lineage
+            )
+        )
     # The rule reads a prefix of the nodes: an expansion's prefix ends at the last node made by then.
     last_index = {expansion_of[node.id]: index for index, node in enumerate(nodes)}
     at = _steps(expansion_of[nodes[-1].id], steps)
     picks = best_so_far(tree, run.config.policy, tasks, [last_index[step] for step in at])
     scores = {p.id: p.score for p in points}
-    return Climb(points, at, picks, [None if pick is None else scores[pick] for pick in picks],
-                 lineage_steps(run, tree, final, expansion_of), "" if final is None else final.rule)
+    return Climb(
+        points,
+        at,
+        picks,
+        [None if pick is None else scores[pick] for pick in picks],
+        lineage_steps(run, tree, final, expansion_of),
+        "" if final is None else final.rule,
+    )
 
 
-def lineage_steps(run: Run, tree: CladeTree | None = None, final: Best | None = None,
-                  expansions: dict[str, int] | None = None) -> list[LineageStep]:
+def lineage_steps(
+    run: Run,
+    tree: CladeTree | None = None,
+    final: Best | None = None,
+    expansions: dict[str, int] | None = None,
+) -> list[LineageStep]:
     """The final agent's lineage, root first, with each step's scores and edit (`evolve status`); the
     caller's tree, final agent and expansion indices when it has them."""
     counted = run.tree(with_tasks=False) if tree is None else tree
@@ -138,6 +154,7 @@ def lineage_steps(run: Run, tree: CladeTree | None = None, final: Best | None = 
         node, own = run.node(node_id), counted.own_counts(node_id)
         held = counted_outcomes(run, node_id, split=Split.HELDOUT)
         steps.append(LineageStep(node_id, expansion_of[node_id], own.successes, own.failures,
-                                 (sum(held.values()), len(held)) if held else None, str(edit_kind(run, node_id)),
+                                 (sum(held.values()), len(held)) if held else None,
+                                 str(edit_kind(run, node_id)),
                                  "" if node.parent is None else node.instructions))  # fmt: skip
     return steps
