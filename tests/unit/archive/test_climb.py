@@ -95,3 +95,19 @@ def test_the_report_draws_the_climb(published):
     assert climb.count('<g class="climb-node lineage') == 4 and climb.count('class="climb-heldout"') == 2
     assert 'class="series best-so-far"' in climb and 'class="series lineage"' in climb
     assert '<table id="climb-steps">' in page and page.count("<tr><td>") >= 4
+
+
+def test_a_notebook_draws_the_same_climb(published):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from evolve.notebook import load_run, plot_climb
+
+    loaded = load_run(published.path)
+    try:
+        ax = plot_climb(loaded)
+        best = next(line for line in ax.get_lines() if line.get_label().startswith("best-so-far"))
+        climb = run_climb(published)
+        assert list(best.get_xdata()) == climb.steps and list(best.get_ydata()) == climb.best_score
+    finally:
+        loaded.run.close()
