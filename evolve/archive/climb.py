@@ -156,5 +156,5 @@ def lineage_steps(
         steps.append(LineageStep(node_id, expansion_of[node_id], own.successes, own.failures,
                                  (sum(held.values()), len(held)) if held else None,
                                  str(edit_kind(run, node_id)),
-                                 "" if node.parent is None else node.instructions))  # fmt: skip
+                                 "" if node.parent is None else node.instructions or ""))  # fmt: skip
     return steps

@@ -299,10 +299,10 @@ def plot_climb(run: LoadedRun, ax: Axes | None = None) -> Axes:
     ax = _axes(ax, (9, 4))
     scored = [node for node in climb.nodes if node.score is not None]
     others = [node for node in scored if not node.on_lineage]
-    ax.scatter([n.expansion for n in others], [n.score for n in others], s=14, color="tab:gray",
+    ax.scatter([n.expansion for n in others], [_or_nan(n.score) for n in others], s=14, color="tab:gray",
                label="each node's own dev pass rate")  # fmt: skip
     lineage = [node for node in scored if node.on_lineage]
-    ax.plot([n.expansion for n in lineage], [n.score for n in lineage], "o--", color="#b07d00",
+    ax.plot([n.expansion for n in lineage], [_or_nan(n.score) for n in lineage], "o--", color="#b07d00",
             label="the final agent's lineage")  # fmt: skip
     ax.plot(climb.steps, [_or_nan(y) for y in climb.best_score], drawstyle="steps-post", color="tab:blue",
             label="best-so-far (the run's final rule)")  # fmt: skip

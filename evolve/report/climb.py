@@ -79,9 +79,9 @@ def climb_chart(climb: Climb) -> str:
               ("best-so-far: the run's final rule on the nodes made by then", BEST),
               ("held-out pass rate, where measured (lineage)", HELDOUT)]  # fmt: skip
     for index, (label, colour) in enumerate(legend):
-        y = 32 + 13 * index
-        parts.append(f'<rect x="{left + 8}" y="{y - 7}" width="12" height="4" fill="{colour}"/>'
-                     f'<text class="legend" x="{left + 24}" y="{y - 1}">{escape(label)}</text>')  # fmt: skip
+        row = 32 + 13 * index
+        parts.append(f'<rect x="{left + 8}" y="{row - 7}" width="12" height="4" fill="{colour}"/>'
+                     f'<text class="legend" x="{left + 24}" y="{row - 1}">{escape(label)}</text>')  # fmt: skip
     stairs = _stairs(climb, sx, sy)
     if stairs:
         parts.append(f'<polyline class="series best-so-far" points="{" ".join(stairs)}" stroke="{BEST}" '
