@@ -10,7 +10,7 @@ The runner names its final agent by the same policy on the same counts (`Runner.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -70,6 +70,24 @@ def best_of(tree: CladeTree, policy: PolicyConfig, tasks: Collection[str] | None
     own = tree.own_counts(node)
     lineage = tuple(str(n) for n in reversed([node, *tree.ancestors(node)]))
     return Best(str(node), own.successes, own.failures, lineage, best_rule(policy))
+
+
+def best_so_far(tree: CladeTree, policy: PolicyConfig, tasks: Collection[str] | None,
+                steps: Sequence[int]) -> list[str | None]:
+    """The policy's final agent among the first `k + 1` nodes of `tree` (creation order), for each `k` of
+    `steps`: the final rule applied to the nodes made so far, on the counts they hold now (the run's
+    end). The rule is applied once per step to a prefix of one view, so a long run asks for fewer steps."""
+    count = len(tasks) if tasks is not None else 0
+    full, rule = _counts_view(tree, count), policies_from_config(policy)[policy.name]
+    picks: list[str | None] = []
+    for step in steps:
+        end = step + 1
+        prefix = SearchView(ids=full.ids[:end], parent=full.parent[:end], valid=full.valid[:end],
+                            successes=full.successes[:end], failures=full.failures[:end],
+                            evaluated=full.evaluated[:end], task_order=full.task_order, budget=0, used=0)
+        node = rule.best(prefix)
+        picks.append(None if node is None else str(node))
+    return picks
 
 
 def run_best(run: Run, tree: CladeTree | None = None) -> Best | None:

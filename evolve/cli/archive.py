@@ -11,11 +11,13 @@ import typer
 from evolve.archive import Run, export_lineage, import_bundle
 from evolve.archive.best import named_node, run_best
 from evolve.archive.candidates import candidate_stages, render_stages
+from evolve.archive.climb import LineageStep, lineage_steps
 from evolve.archive.digest import run_digest
 from evolve.archive.edits import RATE_LIMIT, code_edit_rate
 from evolve.archive.lineage import left_out, lineage_ids
 from evolve.archive.summary import render_node, render_summary, render_tree, run_summary
 from evolve.errors import EvolveError
+from evolve.report.climb import step_name
 
 
 def status(
@@ -27,6 +29,11 @@ def status(
         summary = run_summary(opened)
         rate = code_edit_rate(opened)  # reads each child's changed files from git: here, not in the summary
         expansions, stages = candidate_stages(opened)
+        steps = lineage_steps(opened)  # reads each step's changed files from git, as the code-edit rate
+    summary["lineage"] = [{"node": step.node, "expansion": step.expansion,
+                           "dev": [step.successes, step.failures],
+                           "heldout": None if step.heldout is None else list(step.heldout), "edit": step.edit,
+                           "name": step_name(step)} for step in steps]  # fmt: skip
     summary["code_edits"] = None if rate is None else {"code": rate.code, "expansions": rate.expansions,
                                                        "rate": rate.rate}
     summary["candidates"] = {"expansions": expansions, "stages": dict(stages.most_common())} if expansions else None
@@ -34,7 +41,15 @@ def status(
     tried = f"\ncandidates: {render_stages(expansions, stages)}" if expansions else ""
     typer.echo(json.dumps(summary, indent=2) if as_json
                else render_summary(summary) + f"\ncode edits: {shown} (valid children with a code edit / expansions)"
-               + tried)
+               + tried + _lineage_text(steps))
+
+
+def _lineage_text(steps: list[LineageStep]) -> str:
+    """The final agent's lineage, one step a line: node, dev own score, held-out where measured, edit."""
+    if not steps:
+        return ""
+    return "\nlineage of the final agent (dev: own counted results; held-out where measured):" + "".join(
+        f"\n  {step.line(step_name(step))}" for step in steps)
 
 
 def tree(run: Annotated[Path, typer.Argument(help="Run directory.")]) -> None:

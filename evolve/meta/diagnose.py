@@ -28,6 +28,7 @@ _FENCE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
 _OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 _LINES = re.compile(r"^\W*(target|change|problem|cause)\W*:\s*(.+)$", re.IGNORECASE | re.MULTILINE)
 _TARGET_LINE = re.compile(r"^Target: (\S+)$", re.MULTILINE)
+_CHANGE_LINE = re.compile(r"^Change to make: (.+)$", re.MULTILINE)
 _TASK_NAMES = re.compile(r"\bdef (\w+)|`(\w+)`")
 MIN_CHANGE_WORDS = 4
 """A shorter change ("No file changed") says nothing the improve step can do."""
@@ -106,6 +107,22 @@ def target_of(instructions: str) -> str | None:
     """The target named by rendered instructions (their `Target: FILE:NAME` line), or None."""
     match = _TARGET_LINE.search(instructions)
     return match[1] if match else None
+
+
+NAME_CHARS = 60
+"""An edit's short name (`edit_name`) is cut to this many characters."""
+
+
+def edit_name(instructions: str) -> str:
+    """A short name of the edit that rendered instructions asked for: its target and its change (`render`'s
+    lines), else the first line of free text (an imported run's); for `evolve status` and the report."""
+    change = _CHANGE_LINE.search(instructions)
+    target = target_of(instructions)
+    if change is not None:
+        name = f"{target}: {change[1].strip()}" if target else change[1].strip()
+    else:
+        name = next((line.strip() for line in instructions.splitlines() if line.strip()), "(no instructions)")
+    return name if len(name) <= NAME_CHARS else name[: NAME_CHARS - 3] + "..."
 
 
 def prompt(problem: Problem, agent: AgentMap | Sequence[str], evidence: Evidence | None = None,

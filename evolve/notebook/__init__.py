@@ -28,6 +28,7 @@ from evolve.notebook.labels import short_labels
 from evolve.notebook.plots import (
     cost_per_improvement,
     plot_best_so_far,
+    plot_climb,
     plot_cost_per_improvement,
     plot_generations,
     plot_outcomes,
@@ -49,6 +50,7 @@ __all__ = [
     "load_default_run",
     "load_run",
     "plot_best_so_far",
+    "plot_climb",
     "plot_cost_per_improvement",
     "plot_generations",
     "plot_outcomes",

@@ -288,3 +288,30 @@ def plot_cost_per_improvement(run: LoadedRun, ax: Axes | None = None) -> Axes:
     mean = frame["spent_cpu_hours"].mean() if len(frame) else 0.0
     ax.set_title(f"cost per improvement: {len(frame)} improvements, {mean:.2f} CPU-hours each")
     return ax
+
+
+def plot_climb(run: LoadedRun, ax: Axes | None = None) -> Axes:
+    """The report's climb (evolve.archive.climb): each node's own dev pass rate against the expansion that
+    made it, the best-so-far by the run's final rule, the final lineage in gold, its held-out scores."""
+    from evolve.archive.climb import run_climb
+
+    climb = run_climb(run.run)
+    ax = _axes(ax, (9, 4))
+    scored = [node for node in climb.nodes if node.score is not None]
+    others = [node for node in scored if not node.on_lineage]
+    ax.scatter([n.expansion for n in others], [_or_nan(n.score) for n in others], s=14, color="tab:gray",
+               label="each node's own dev pass rate")  # fmt: skip
+    lineage = [node for node in scored if node.on_lineage]
+    ax.plot([n.expansion for n in lineage], [_or_nan(n.score) for n in lineage], "o--", color="#b07d00",
+            label="the final agent's lineage")  # fmt: skip
+    ax.plot(climb.steps, [_or_nan(y) for y in climb.best_score], drawstyle="steps-post", color="tab:blue",
+            label="best-so-far (the run's final rule)")  # fmt: skip
+    held = [step for step in climb.lineage if step.heldout is not None and step.heldout[1]]
+    ax.scatter([s.expansion for s in held], [s.heldout[0] / s.heldout[1] for s in held if s.heldout],
+               marker="D", color="tab:red", label="held-out, where measured")  # fmt: skip
+    ax.set_xlabel("expansion")
+    ax.set_ylabel("pass rate")
+    ax.set_ylim(-0.05, 1.05)
+    ax.legend(fontsize=8)
+    ax.set_title("the climb")
+    return ax

@@ -16,6 +16,7 @@ import numpy as np
 
 from evolve.archive.best import run_best
 from evolve.archive.candidates import candidate_stages, candidates_of, render_candidates, render_stages
+from evolve.archive.climb import Climb, run_climb
 from evolve.archive.compute import run_cpu_hours, sandbox_cpus
 from evolve.archive.costcurves import CostCurves, cost_curves
 from evolve.archive.edits import code_edit_rate, edit_kinds
@@ -138,6 +139,8 @@ class ReportData:
     """The results carry the time of an import from another engine's run directory, not of the run."""
     costs: CostCurves = field(default_factory=CostCurves)
     """The best-so-far against expansions and CPU-hours, scores per generation, cost per improvement."""
+    climb: Climb = field(default_factory=Climb)
+    """Each node's score by the expansion that made it, the best-so-far, the final lineage (DGM's figure)."""
 
     def panel_json(self) -> str:
         """The per-node data the page's script shows on a click (safe inside a <script> element)."""
@@ -349,4 +352,5 @@ def collect(run: Run, *, stop_reason: str | None = None, detail_nodes: int = DET
         answer=headline(run, stop, tree).lines(),
         exchanges=node_exchanges(run, diffs),
         costs=cost_curves(run, curves.min_results),
+        climb=run_climb(run),
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from html import escape
 
+from evolve.report.climb import climb_section
 from evolve.report.costs import costs_section
 from evolve.report.data import ReportData
 from evolve.report.script import SCRIPT
@@ -40,6 +41,8 @@ details.exchange{margin:4px 0}details.exchange pre{max-height:200px}.who{color:#
 .legend-row span{display:inline-block;margin-right:14px}.swatch{display:inline-block;width:11px;height:11px;
 border:1px solid #333;vertical-align:-1px;margin-right:4px}table.outcomes td{padding:0 8px 0 0;font-family:monospace}
 #answer ul{list-style:none;padding:0;margin:4px 0 10px;font-size:15px}#answer li{margin:2px 0}
+#climb-steps{border-collapse:collapse;font-size:13px;margin-top:6px}
+#climb-steps td,#climb-steps th{padding:1px 12px 1px 0;text-align:left}
 .pass{color:#116329}.fail,.error,.timeout{color:#a40e26}.infra{color:#888}
 """
 
@@ -159,6 +162,7 @@ def render(data: ReportData, refresh_s: float | None = None) -> str:
 <th data-key="tokens">tokens</th><th data-key="cost">cost</th></tr></thead><tbody></tbody></table></div>
 <h2>progress</h2>
 {_progress_charts(data)}
+{climb_section(data.climb)}
 {_overlays(data)}
 {costs_section(data.costs)}
 <h2>outcomes: task x node</h2>

@@ -97,3 +97,28 @@ def test_imported_dgm_run_report_renders_in_chromium(chromium, tmp_path, artifac
     assert "not recorded by the DGM run directory" in dom and "qwen" not in dom  # no made-up config defaults
     assert dom.count('<path class="cross"') == 3  # the three invalid nodes are crossed out
     assert "<title>evolve run dgm</title>" in dom and "<img" not in dom  # the hostile text stayed text
+
+
+def test_the_climb_is_drawn_in_chromium(chromium, tmp_path, artifacts):
+    """The published CPU run's climb: each scored node by its expansion, the best-so-far, the lineage in
+    gold with the held-out scores measured on it, and the lineage's steps under the figure."""
+    from evolve.archive.climb import run_climb
+
+    run = import_bundle(PUBLISHED / "humaneval-cpu.evolve.tar.gz", tmp_path / "climb")
+    try:
+        page = write_report(run, tmp_path / "climb.html")
+        climb = run_climb(run)
+    finally:
+        run.close()
+    shot = artifacts / "report-climb.png"
+    dom = render_in_browser(chromium, page, climb.lineage[-1].node, shot, tmp_path / "profile")
+    figure = re.search(r'<svg class="chart" id="climb".*?</svg>', dom, re.DOTALL)
+    assert figure is not None
+    scored = [node for node in climb.nodes if node.score is not None]
+    assert figure.group().count('<g class="climb-node') == len(scored) > len(climb.lineage)
+    assert figure.group().count('<g class="climb-node lineage') == len(climb.lineage)
+    assert figure.group().count('class="climb-heldout"') == sum(s.heldout is not None for s in climb.lineage) > 0
+    assert '<polyline class="series best-so-far"' in figure.group()
+    steps = re.search(r'<table id="climb-steps">.*?</table>', dom, re.DOTALL)
+    assert steps is not None and steps.group().count("<tr><td>") == len(climb.lineage)
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
