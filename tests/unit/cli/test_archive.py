@@ -70,6 +70,8 @@ def test_status_of_a_run_made_by_an_earlier_version_is_what_that_version_said(tm
     status = json.loads(out.stdout)
     assert status.pop("code_edits") == {"code": 4, "expansions": 4, "rate": 1.0}  # counted from git, beside it
     assert status.pop("candidates") is None  # read from the jobs' logs, beside it: that version kept no records
+    lineage = status.pop("lineage")  # the best node's steps, computed beside it from the same rows
+    assert [step["node"] for step in lineage] == status["best_node"]["lineage"]
     assert {**status, "path": None} == V2_STATUS
 
 
