@@ -206,7 +206,8 @@ def fix_docstring_line(
     texts = [line[len(indent) :]]
     index = number + 1
     while index < len(lines) and index + 1 in inside:
-        if '"""' in texts[-1][3 if opening and len(texts) == 1 else 0 :] or "'''" in texts[-1][3:]:
+        skip = len(body) - len(text) if opening and len(texts) == 1 else 0
+        if '"""' in texts[-1][skip:] or "'''" in texts[-1][skip:]:
             break
         following = lines[index].rstrip("\n")
         texts.append(following[len(indent) :] if following.startswith(indent) else "\0")
@@ -221,7 +222,9 @@ def fix_docstring_line(
         end = paragraph_end(texts, 0)
     if any("\0" in t for t in texts[:end]):
         end = next(i for i, t in enumerate(texts) if "\0" in t)
-    if end == 0 or any(t.strip().startswith(('"""', "'''")) for t in texts[1:end]):
+    # A line that starts with the closing quotes ends the paragraph before it.
+    end = next((i for i in range(1, end) if texts[i].strip().startswith(('"""', "'''"))), end)
+    if end == 0:
         return None
     wrapped = reflow(texts[:end], limit - len(indent))
     return [indent + w + "\n" for w in wrapped], end
