@@ -131,6 +131,25 @@ def docstring_lines(tree: ast.Module) -> dict[int, int]:
     return found_lines
 
 
+def hand_laid_lines(tree: ast.Module, lines: list[str]) -> set[int]:
+    """The 1-based lines whose code the author laid out by hand (`# fmt: off` to `# fmt: on`, and
+    each statement ending in `# fmt: skip`): ruff leaves them as they are, and so do string splits."""
+    found: set[int] = set()
+    off = False
+    for number, line in enumerate(lines, 1):
+        stripped = line.strip()
+        if stripped in ("# fmt: off", "# fmt: on"):
+            off = stripped == "# fmt: off"
+        if off:
+            found.add(number)
+    statements = (node for node in ast.walk(tree) if isinstance(node, ast.stmt))
+    for statement in statements:
+        end = statement.end_lineno or statement.lineno
+        if "# fmt: skip" in lines[end - 1]:
+            found.update(range(statement.lineno, end + 1))
+    return found
+
+
 def normalised_dump(source: str) -> str:
     """ast.dump with each docstring's whitespace collapsed: reflowing a docstring changes nothing
     else, so any other difference is a change of behaviour."""
@@ -273,6 +292,7 @@ def fix_source(source: str, limit: int, strings: bool) -> tuple[str, int]:
     tree = ast.parse(source)
     lines = source.splitlines(keepends=True)
     inside = docstring_lines(tree)
+    by_hand = hand_laid_lines(tree, lines)
     tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
     comments: dict[int, int] = {}
     # Per line, its one-line strings and whether their pieces can continue at the string's column:
@@ -334,7 +354,7 @@ def fix_source(source: str, limit: int, strings: bool) -> tuple[str, int]:
                 number += count
                 fixed += 1
                 continue
-        if strings and lineno in strings_on and "fmt: skip" not in line:
+        if strings and lineno in strings_on and lineno not in by_hand:
             # The longest string on the line is split: in a call's arguments the pieces continue at
             # its column; elsewhere parentheses around them keep the concatenation one visible item.
             token, in_call = max(strings_on[lineno], key=lambda pair: len(pair[0].string))

@@ -125,6 +125,17 @@ def test_no_strings_leaves_string_literals_whole(wrap):
     assert fixed(wrap, source, strings=False) == source
 
 
+def test_strings_in_code_laid_out_by_hand_stay_whole(wrap):
+    source = textwrap.dedent("""
+    rows = [("a", "a string in a statement the author laid out by hand, long"),
+            ("b", "b")]  # fmt: skip
+    # fmt: off
+    other = ("a string in a region the author laid out by hand, also long")
+    # fmt: on
+    """)
+    assert fixed(wrap, source) == source
+
+
 def test_a_file_whose_tree_would_change_is_refused_and_left_as_it_was(wrap, tmp_path, monkeypatch):
     path = tmp_path / "m.py"
     path.write_text("# a comment much longer than the sixty characters the test allows here\nx = 1\n")
