@@ -34,9 +34,9 @@ class ModelConfig(_Section):
         "embedded", "openai-compatible", "vllm", "openai", "anthropic", "scripted", "replay"
     ] = "embedded"
     """`embedded`: a bundled model on llama.cpp (CPU, no key): Qwen2.5-Coder-0.5B, or with `model =
-    "qwen2.5-coder-1.5b-instruct"` the 1.5B (fetched by `evolve models fetch-embedded --model ...`). `openai-compatible`:
-    any OpenAI-style server (vLLM, SGLang, llama.cpp, Ollama) at `base_url`. `vllm`: the engine
-    starts `vllm serve <model>` on this machine's GPUs. `openai`/`anthropic`: hosted APIs, key from
+    "qwen2.5-coder-1.5b-instruct"` the 1.5B (fetched by `evolve models fetch-embedded --model ...`).
+    `openai-compatible`: any OpenAI-style server (vLLM, SGLang, llama.cpp, Ollama) at `base_url`. `vllm`: the
+    engine starts `vllm serve <model>` on this machine's GPUs. `openai`/`anthropic`: hosted APIs, key from
     `api_key_env`. `scripted`/`replay`: for tests and re-runs only."""
     model: str = "qwen2.5-coder-0.5b-instruct"
     """The model name sent to the server; for `embedded`, which bundled model (evolve/llm/embedded.py)."""
@@ -66,7 +66,8 @@ class ModelConfig(_Section):
     price_output_per_mtok: float | None = Field(None, ge=0)
     """Hosted models: US dollars per million output tokens."""
     price_cached_input_per_mtok: float | None = Field(None, ge=0)
-    """Hosted models: US dollars per million input tokens read from the prompt cache (default: input price)."""
+    """Hosted models: US dollars per million input tokens read from the prompt cache (default: input
+    price)."""
     replicas: int = Field(1, ge=1)
     """`vllm`: server replicas; the gateway spreads requests over them."""
     tensor_parallel: int = Field(1, ge=1)
@@ -103,13 +104,17 @@ class ModelConfig(_Section):
         timeout = self.timeout_s or capabilities(self.provider, self.model).default_timeout_s
         worst = worst_case_s(self.retry_window_min * 60, timeout)
         if worst > AGENT_WAIT_S:
-            raise ValueError(f"retry_window_min x 60 + timeout_s = {worst:.0f} s exceeds the agent's wait for "
-                             f"one answer ({AGENT_WAIT_S:.0f} s): the agent would re-send a request still retried")
+            raise ValueError(
+                f"retry_window_min x 60 + timeout_s = {worst:.0f} s exceeds the agent's wait for "
+                f"one answer ({AGENT_WAIT_S:.0f} s): the agent would re-send a request still retried"
+            )
         if self.provider == "embedded":
             from evolve.models.catalog import EMBEDDED
 
             if self.model not in EMBEDDED:
-                raise ValueError(f"model {self.model!r} is no embedded model (choose one of: {', '.join(EMBEDDED)})")
+                raise ValueError(
+                    f"model {self.model!r} is no embedded model (choose one of: {', '.join(EMBEDDED)})"
+                )
         if (self.price_input_per_mtok is None) != (self.price_output_per_mtok is None):
             raise ValueError("give both price_input_per_mtok and price_output_per_mtok, or neither")
         return self
@@ -330,30 +335,37 @@ class MetaConfig(_Section):
     diagnosis: Literal["model", "evidence"] = "model"
     """`compact` style, engine procedure. `model`: the diagnosis model reads the computed evidence, the ranked
     locations (evolve.meta.locate) and the map, and names the target and the change; the data decides only
-    when it gives no usable reply. `evidence`: the top-ranked location in the agent's map decides whenever there is
-    one (its symbol is the target, its evidence the change; no model call), the model only otherwise: for
-    small diagnosis models, which name a plausible target with an unrelated change (for replies cut at
+    when it gives no usable reply. `evidence`: the top-ranked location in the agent's map decides whenever
+    there is one (its symbol is the target, its evidence the change; no model call), the model only otherwise:
+    for small diagnosis models, which name a plausible target with an unrelated change (for replies cut at
     their token limit: "add a try-except block")."""
 
     @model_validator(mode="after")
     def _spread(self) -> MetaConfig:
         low, high = self.temperature
         if not 0 <= low <= high <= 2:
-            raise ValueError(f"meta.temperature must be [low, high] with 0 <= low <= high <= 2, not {list(self.temperature)}")
+            raise ValueError(
+                "meta.temperature must be [low, high] with 0 <= low <= high <= 2, not "
+                f"{list(self.temperature)}"
+            )
         return self
 
     @model_validator(mode="after")
     def _one_procedure(self) -> MetaConfig:
         if self.procedure == "agent" and self.style == "dgm":
-            raise ValueError('meta.style = "dgm" is a procedure the engine runs; with meta.procedure = "agent" '
-                             "the agent's own diagnose command is the procedure: choose one")
+            raise ValueError(
+                'meta.style = "dgm" is a procedure the engine runs; with meta.procedure = "agent" '
+                "the agent's own diagnose command is the procedure: choose one"
+            )
         return self
 
     @model_validator(mode="after")
     def _spectra_for_the_compact_diagnosis(self) -> MetaConfig:
         if self.spectra and (self.style != "compact" or self.procedure != "engine"):
-            raise ValueError(f"meta.spectra ranks lines for the engine's compact diagnosis; with meta.style = "
-                             f'"{self.style}" and meta.procedure = "{self.procedure}" nothing reads them: set spectra = 0')
+            raise ValueError(
+                f"meta.spectra ranks lines for the engine's compact diagnosis; with meta.style = "
+                f'"{self.style}" and meta.procedure = "{self.procedure}" nothing reads them: set spectra = 0'
+            )
         return self
 
 
@@ -372,14 +384,16 @@ class SeedConfig(_Section):
     """A directory that meets the agent contract (docs/agent.md, "The agent contract"; check it with
     `evolve agent check DIR`), relative to the current directory; none: the bundled agent named by `agent`."""
     agent: Literal["seed", "bare"] = "seed"
-    """Which bundled agent is the root when `path` is not set. `seed`: the tuned seed (evolve/seed/). `bare`: a
-    DGM-style initial agent (evolve/seeds/bare/: one loop, a shell and a file editor, plain prompts, none of
+    """Which bundled agent is the root when `path` is not set. `seed`: the tuned seed (evolve/seed/). `bare`:
+    a DGM-style initial agent (evolve/seeds/bare/: one loop, a shell and a file editor, plain prompts, none of
     the seed's repairs for weak models), a low start for a lineage to climb from."""
 
     @model_validator(mode="after")
     def _one_source(self) -> SeedConfig:
         if self.path is not None and self.agent != "seed":
-            raise ValueError(f'seed.path and seed.agent = "{self.agent}" both name the root agent: choose one')
+            raise ValueError(
+                f'seed.path and seed.agent = "{self.agent}" both name the root agent: choose one'
+            )
         return self
 
 
@@ -458,9 +472,15 @@ class RunConfig(_Section):
             return self
         for role in ("diagnose", "modify", "solve"):
             model: ModelConfig = getattr(self.models, role)
-            if model.provider in ("openai", "anthropic") and model.price() is None and known_price(model.model) is None:
-                raise ValueError(f"models.{role}: no price known for {model.model!r} and budget.dollars is set; "
-                                 "give price_input_per_mtok and price_output_per_mtok")
+            if (
+                model.provider in ("openai", "anthropic")
+                and model.price() is None
+                and known_price(model.model) is None
+            ):
+                raise ValueError(
+                    f"models.{role}: no price known for {model.model!r} and budget.dollars is set; "
+                    "give price_input_per_mtok and price_output_per_mtok"
+                )
         return self
 
 
@@ -517,7 +537,10 @@ def with_budget(config: RunConfig, assignments: Sequence[str]) -> tuple[RunConfi
         if not equals or not name or not text:
             raise ConfigError(f"--budget {assignment!r}: expected NAME=VALUE (e.g. cpu_hours=5.5)")
         if name not in BudgetConfig.model_fields:
-            raise ConfigError(f"--budget {assignment!r}: no budget `{name}` (one of: {', '.join(BudgetConfig.model_fields)})")
+            raise ConfigError(
+                f"--budget {assignment!r}: no budget `{name}` (one of: "
+                f"{', '.join(BudgetConfig.model_fields)})"
+            )
         if text.lower() == "none":
             if BudgetConfig.model_fields[name].default is not None:
                 raise ConfigError(f"--budget {assignment!r}: budget.{name} cannot be none")

@@ -44,7 +44,9 @@ def load_tasks(config: RunConfig) -> RunTasks:
     search = suite.split(config.tasks.split)
     known = {task.id for task in search}
     if missing := [i for i in config.tasks.ids or () if i not in known]:
-        raise EvolveError(f"[tasks] ids: {', '.join(missing)} not in split {config.tasks.split!r} of {config.tasks.suite}")
+        raise EvolveError(
+            f"[tasks] ids: {', '.join(missing)} not in split {config.tasks.split!r} of {config.tasks.suite}"
+        )
     search = search.select(config.tasks.ids, limit=config.tasks.limit)
     heldout = suite.split(config.tasks.heldout_split).select(limit=config.tasks.heldout_limit)
     if not len(search):
@@ -56,8 +58,10 @@ def check_new_run(config: RunConfig) -> Path:
     """The path of a new run, refused at once when it already holds one."""
     path = config.run.archive_dir / config.run.name
     if (path / "run.sqlite").exists():
-        raise EvolveError(f"{path} already holds a run; resume it with `evolve run --resume {path}` "
-                          "or choose another run.name")
+        raise EvolveError(
+            f"{path} already holds a run; resume it with `evolve run --resume {path}` "
+            "or choose another run.name"
+        )
     return path
 
 
@@ -125,10 +129,15 @@ def exit_status(outcome: RunOutcome) -> int:
     return 0 if outcome.signal is None else 128 + outcome.signal
 
 
-def run_evolution(config: RunConfig, *, resume: Path | None = None, progress: ProgressSink | None = None,
-                  models: Mapping[Role, ChatModel] | None = None,
-                  priors: Priors | None = None,
-                  standins: Mapping[str, ClientFactory] | None = None) -> tuple[Run, RunOutcome]:
+def run_evolution(
+    config: RunConfig,
+    *,
+    resume: Path | None = None,
+    progress: ProgressSink | None = None,
+    models: Mapping[Role, ChatModel] | None = None,
+    priors: Priors | None = None,
+    standins: Mapping[str, ClientFactory] | None = None,
+) -> tuple[Run, RunOutcome]:
     """Run (or resume) an evolution with real sandboxes and models; returns the run and how it ended.
 
     `models` (role → model) replaces the configured ones; tests pass scripted models here. `priors`:
@@ -142,8 +151,10 @@ def run_evolution(config: RunConfig, *, resume: Path | None = None, progress: Pr
     from evolve.sandbox import image_id, reap_run
 
     if config.sandbox.backend != "docker":
-        raise EvolveError("evolve run needs sandbox.backend = \"docker\"; the process backend isolates "
-                          "nothing and serves `evolve sandbox exec` and tests only")
+        raise EvolveError(
+            'evolve run needs sandbox.backend = "docker"; the process backend isolates '
+            "nothing and serves `evolve sandbox exec` and tests only"
+        )
     tasks = load_tasks(config)
     run = None
     if resume is not None:  # the writer lock first; the run's own config from then on
@@ -158,25 +169,45 @@ def run_evolution(config: RunConfig, *, resume: Path | None = None, progress: Pr
         # Models start (and API keys are read) before a new run is written: a missing key leaves nothing.
         with ExitStack() as servers:
             if models is None:
-                beside = config.sandbox.cpus * config.executor.concurrency  # what the run runs beside the model
-                models = servers.enter_context(ModelStack(config.models, seed=config.run.seed, standins=standins,
-                                                          beside_cpus=beside)).models
+                # what the run runs beside the model
+                beside = config.sandbox.cpus * config.executor.concurrency
+                models = servers.enter_context(
+                    ModelStack(config.models, seed=config.run.seed, standins=standins, beside_cpus=beside)
+                ).models
             run = run or open_run(config, None)
             reap_run(run.id)  # leftovers of an earlier, crashed session of this run
             run.set_meta(f"image:{config.sandbox.image}", image_id(config.sandbox.image))
             from evolve.tracking import open_tracking
 
             tracking = servers.enter_context(open_tracking(config.tracking, run, cpus=config.sandbox.cpus))
-            with Gateway(models, exchanges_dir=run.path / "exchanges", usage_sink=run, seed=config.run.seed,
-                         limits=GatewayLimits.of(config.gateway)) as gateway, ExitStack() as cluster:
+            with (
+                Gateway(
+                    models,
+                    exchanges_dir=run.path / "exchanges",
+                    usage_sink=run,
+                    seed=config.run.seed,
+                    limits=GatewayLimits.of(config.gateway),
+                ) as gateway,
+                ExitStack() as cluster,
+            ):
                 worker = _worker(config, run, tasks, gateway, cluster)
                 runner = Runner(
-                    run, policy, worker, executor, search_tasks=list(tasks.search),
-                    heldout_tasks=list(tasks.heldout), heldout_seed=config.tasks.heldout_seed, budget=config.budget,
-                    concurrency=config.executor.concurrency, seed=config.run.seed, progress=progress,
+                    run,
+                    policy,
+                    worker,
+                    executor,
+                    search_tasks=list(tasks.search),
+                    heldout_tasks=list(tasks.heldout),
+                    heldout_seed=config.tasks.heldout_seed,
+                    budget=config.budget,
+                    concurrency=config.executor.concurrency,
+                    seed=config.run.seed,
+                    progress=progress,
                     fatal=lambda: gateway.fatal,
                     compiled_stage=compiled.stage_size(config, len(tasks.search)),
-                    cpus_per_job=config.sandbox.cpus, priors=priors, events=tracking,
+                    cpus_per_job=config.sandbox.cpus,
+                    priors=priors,
+                    events=tracking,
                 )
                 outcome = execute_with_signals(runner)
     finally:
@@ -188,7 +219,8 @@ def run_evolution(config: RunConfig, *, resume: Path | None = None, progress: Pr
 
 
 def _worker(config: RunConfig, run: Run, tasks: RunTasks, gateway, cluster: ExitStack):
-    """The engine's worker: Docker sandboxes here, or jobs on a Ray cluster (runner, archive, gateway stay here)."""
+    """The engine's worker: Docker sandboxes here, or jobs on a Ray cluster (runner, archive, gateway stay
+    here)."""
     from evolve.engine.evaluate import EvalSettings
     from evolve.engine.expand import ExpandSettings
     from evolve.engine.worker import EngineWorker, WorkerSettings
@@ -198,12 +230,19 @@ def _worker(config: RunConfig, run: Run, tasks: RunTasks, gateway, cluster: Exit
 
     settings = WorkerSettings(
         eval=EvalSettings(budget_steps=config.budget.agent_steps, token_budget=config.budget.job_tokens),
-        expand=ExpandSettings(image=config.sandbox.image, improve_steps=config.budget.improve_steps,
-                              job_tokens=config.budget.job_tokens, candidates=config.meta.candidates,
-                              temperature=config.meta.temperature, require_code=config.meta.require_code,
-                              replays=config.meta.replays, templates=config.meta.templates,
-                              locations=config.meta.locations, rerun=config.meta.rerun,
-                              rerun_passed=config.meta.rerun_passed),
+        expand=ExpandSettings(
+            image=config.sandbox.image,
+            improve_steps=config.budget.improve_steps,
+            job_tokens=config.budget.job_tokens,
+            candidates=config.meta.candidates,
+            temperature=config.meta.temperature,
+            require_code=config.meta.require_code,
+            replays=config.meta.replays,
+            templates=config.meta.templates,
+            locations=config.meta.locations,
+            rerun=config.meta.rerun,
+            rerun_passed=config.meta.rerun_passed,
+        ),
         meta=config.meta,
         pooled_experience=config.policy.name == "gea",
     )
@@ -211,13 +250,24 @@ def _worker(config: RunConfig, run: Run, tasks: RunTasks, gateway, cluster: Exit
     if config.executor.kind == "ray":
         from evolve.cluster.head import ray_worker
 
-        return cluster.enter_context(ray_worker(
-            run, {**tasks.search, **tasks.heldout}, gateway=gateway, address=config.executor.ray_address,
-            settings=settings, sandboxes=sandboxes, seed=config.run.seed,
-        ))
+        return cluster.enter_context(
+            ray_worker(
+                run,
+                {**tasks.search, **tasks.heldout},
+                gateway=gateway,
+                address=config.executor.ray_address,
+                settings=settings,
+                sandboxes=sandboxes,
+                seed=config.run.seed,
+            )
+        )
     pool = cluster.enter_context(SandboxPool())  # fresh containers, started ahead; drained before the gateway
     return EngineWorker(
-        run, {**tasks.search, **tasks.heldout},
+        run,
+        {**tasks.search, **tasks.heldout},
         sandboxes=replace(sandboxes, pool=pool),
-        gateway=gateway, settings=settings, seed=config.run.seed, cancel=lambda: reap_run(run.id),
+        gateway=gateway,
+        settings=settings,
+        seed=config.run.seed,
+        cancel=lambda: reap_run(run.id),
     )

@@ -99,8 +99,10 @@ def _source(path: Path) -> Iterator[tuple[CodeStore, list[_Recorded], list[Evalu
         store = CodeStore.init(staging / "code.git")
         fetch_code(store, staging, path)
         try:
-            recorded = [_Recorded(r["id"], r["parent"], r["commit"], r["tree"])
-                        for r in read_jsonl(staging, "nodes.jsonl", path)]
+            recorded = [
+                _Recorded(r["id"], r["parent"], r["commit"], r["tree"])
+                for r in read_jsonl(staging, "nodes.jsonl", path)
+            ]
         except KeyError as exc:
             raise EvolveError(f"{path}: nodes.jsonl has a row without {exc}") from None
         for item in recorded:

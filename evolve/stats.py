@@ -46,7 +46,8 @@ test's smallest two-sided p with k discordant tasks is 2 · 0.5^k (0.0625 at k =
 def paired_difference_ci95(both: int, only_a: int, only_b: int, neither: int) -> Interval:
     """B's pass rate less A's on the same tasks, with Newcombe's hybrid score interval for paired
     proportions (Newcombe 1998, Stat. Med. 17:2635, method 10; Altman et al., Statistics with Confidence,
-    p. 52): built from the two Wilson intervals and the corrected phi correlation of the 2x2 table. It stays within [-1, 1], is never zero-width for n >= 1, and
+    p. 52): built from the two Wilson intervals and the corrected phi correlation of the 2x2 table. It stays
+       within [-1, 1], is never zero-width for n >= 1, and
     holds at n = 2, where the t interval of the per-task differences does neither."""
     n = both + only_a + only_b + neither
     if n <= 0:
@@ -57,8 +58,12 @@ def paired_difference_ci95(both: int, only_a: int, only_b: int, neither: int) ->
     cross = both * neither - only_a * only_b
     corrected = cross - n / 2 if cross > n / 2 else min(cross, 0)  # Newcombe's continuity-corrected phi
     phi = corrected / float(np.sqrt(margins)) if margins else 0.0
-    down = np.sqrt(max((p_b - b.low) ** 2 - 2 * phi * (p_b - b.low) * (a.high - p_a) + (a.high - p_a) ** 2, 0.0))
-    up = np.sqrt(max((b.high - p_b) ** 2 - 2 * phi * (b.high - p_b) * (p_a - a.low) + (p_a - a.low) ** 2, 0.0))
+    down = np.sqrt(
+        max((p_b - b.low) ** 2 - 2 * phi * (p_b - b.low) * (a.high - p_a) + (a.high - p_a) ** 2, 0.0)
+    )
+    up = np.sqrt(
+        max((b.high - p_b) ** 2 - 2 * phi * (b.high - p_b) * (p_a - a.low) + (p_a - a.low) ** 2, 0.0)
+    )
     difference = p_b - p_a
     return Interval(difference, max(-1.0, difference - float(down)), min(1.0, difference + float(up)))
 
@@ -67,5 +72,8 @@ def small_sample_note(tasks: int, discordant: int) -> str | None:
     """One line when the sample cannot tell two agents apart at 5 %, else None."""
     if discordant >= PAIRED_SMALL:
         return None
-    return (f"too few tasks to tell the agents apart: {discordant} of {tasks} paired tasks differ, and fewer than "
-            f"{PAIRED_SMALL} differing tasks cannot reach p < 0.05 whatever they show")
+    return (
+        f"too few tasks to tell the agents apart: {discordant} of {tasks} paired tasks differ, and fewer "
+        "than "
+        f"{PAIRED_SMALL} differing tasks cannot reach p < 0.05 whatever they show"
+    )

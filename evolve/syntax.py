@@ -23,8 +23,8 @@ def parse(source: str | bytes, filename: str = "<unknown>") -> ast.Module:
     """`ast.parse(source, filename)`, one thread at a time, again when another parse raced it.
 
     SyntaxError for anything that does not parse, including what `ast.parse` reports otherwise: a null
-    byte (a ValueError on some releases) and nesting too deep for the parser (RecursionError, MemoryError), so a
-    caller reading agent-written code on the host catches one exception."""
+    byte (a ValueError on some releases) and nesting too deep for the parser (RecursionError, MemoryError), so
+    a caller reading agent-written code on the host catches one exception."""
     for attempt in range(ATTEMPTS):
         try:
             with _TURNS:

@@ -164,6 +164,7 @@ def _finite_float(digits: str) -> float:
 
 def _replace_surrogates(value: object) -> object:
     """`value` with each lone surrogate in its strings (keys too) read as U+FFFD."""
+
     def clean(text: str) -> str:
         return _SURROGATE.sub("\ufffd", text)
 
@@ -196,8 +197,9 @@ def parse_json(raw: bytes | str, bounds: Bounds = DEFAULT_BOUNDS) -> object | Re
         return Refused(problem)
     text = data.decode("utf-8", "replace")  # a lone surrogate in a str is replaced here too
     try:
-        value = json.loads(text, parse_constant=_no_constant, parse_int=_bounded_int,
-                           parse_float=_finite_float)
+        value = json.loads(
+            text, parse_constant=_no_constant, parse_int=_bounded_int, parse_float=_finite_float
+        )
     except _Refusal as exc:
         return Refused(str(exc))
     except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError

@@ -76,8 +76,9 @@ SWEBENCH_FAKE_IMAGE = "evolve-test/swebench-fake:latest"
 def swebench_image(docker_client, base_image) -> str:
     """The fake SWE-bench instance image of the fixture (tests/data/swebench), built offline FROM the base
     image (seconds: two layers on it), shared by every test that grades or solves a fixture instance."""
-    docker_client.images.build(path=str(SWEBENCH_DATA), tag=SWEBENCH_FAKE_IMAGE, buildargs={"BASE": base_image},
-                               rm=True)
+    docker_client.images.build(
+        path=str(SWEBENCH_DATA), tag=SWEBENCH_FAKE_IMAGE, buildargs={"BASE": base_image}, rm=True
+    )
     return SWEBENCH_FAKE_IMAGE
 
 
@@ -98,7 +99,12 @@ def polyglot_cpp_image(docker_client, base_image) -> str:
         except docker.errors.ImageNotFound:
             continue
     build = Path(__file__).resolve().parents[1] / "sandboxes" / "polyglot" / "build.sh"
-    done = subprocess.run(["bash", str(build), "evolve-polyglot:cpp", "cpp"], capture_output=True, text=True,
-                          check=False, timeout=1800)
+    done = subprocess.run(
+        ["bash", str(build), "evolve-polyglot:cpp", "cpp"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=1800,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return "evolve-polyglot:cpp"

@@ -42,7 +42,11 @@ class Best:
 
     def line(self) -> str:
         """`best node 3 (5/7 dev, 0.71), lineage 0 → 1 → 3`."""
-        rate = f"{self.successes}/{self.total} dev, {self.successes / self.total:.2f}" if self.total else "no results"
+        rate = (
+            f"{self.successes}/{self.total} dev, {self.successes / self.total:.2f}"
+            if self.total
+            else "no results"
+        )
         return f"best node {self.node} ({rate}), lineage {' → '.join(self.lineage)}"
 
 
@@ -52,10 +56,15 @@ def _counts_view(tree: CladeTree, tasks: int) -> SearchView:
     position = {node: index for index, node in enumerate(ids)}
     own = [tree.own_counts(node) for node in ids]
     return SearchView(
-        ids=tuple(ids), parent=np.array([-1 if (up := tree.parent(n)) is None else position[up] for n in ids]),
-        valid=np.array([tree.is_valid(n) for n in ids], bool), successes=np.array([c.successes for c in own]),
-        failures=np.array([c.failures for c in own]), evaluated=(frozenset(),) * len(ids),
-        task_order=tuple(range(tasks)), budget=0, used=0,
+        ids=tuple(ids),
+        parent=np.array([-1 if (up := tree.parent(n)) is None else position[up] for n in ids]),
+        valid=np.array([tree.is_valid(n) for n in ids], bool),
+        successes=np.array([c.successes for c in own]),
+        failures=np.array([c.failures for c in own]),
+        evaluated=(frozenset(),) * len(ids),
+        task_order=tuple(range(tasks)),
+        budget=0,
+        used=0,
     )
 
 
@@ -72,8 +81,9 @@ def best_of(tree: CladeTree, policy: PolicyConfig, tasks: Collection[str] | None
     return Best(str(node), own.successes, own.failures, lineage, best_rule(policy))
 
 
-def best_so_far(tree: CladeTree, policy: PolicyConfig, tasks: Collection[str] | None,
-                steps: Sequence[int]) -> list[str | None]:
+def best_so_far(
+    tree: CladeTree, policy: PolicyConfig, tasks: Collection[str] | None, steps: Sequence[int]
+) -> list[str | None]:
     """The policy's final agent among the first `k + 1` nodes of `tree` (creation order), for each `k` of
     `steps`: the final rule applied to the nodes made so far, on the counts they hold now (the run's
     end). The rule is applied once per step to a prefix of one view, so a long run asks for fewer steps."""
@@ -82,9 +92,17 @@ def best_so_far(tree: CladeTree, policy: PolicyConfig, tasks: Collection[str] | 
     picks: list[str | None] = []
     for step in steps:
         end = step + 1
-        prefix = SearchView(ids=full.ids[:end], parent=full.parent[:end], valid=full.valid[:end],
-                            successes=full.successes[:end], failures=full.failures[:end],
-                            evaluated=full.evaluated[:end], task_order=full.task_order, budget=0, used=0)
+        prefix = SearchView(
+            ids=full.ids[:end],
+            parent=full.parent[:end],
+            valid=full.valid[:end],
+            successes=full.successes[:end],
+            failures=full.failures[:end],
+            evaluated=full.evaluated[:end],
+            task_order=full.task_order,
+            budget=0,
+            used=0,
+        )
         node = rule.best(prefix)
         picks.append(None if node is None else str(node))
     return picks
@@ -97,7 +115,8 @@ def run_best(run: Run, tree: CladeTree | None = None) -> Best | None:
 
 
 FINAL = "final"
-"""What a node argument may say instead of an id (`RUN:final`, `evolve show RUN final`): the run's final agent."""
+"""What a node argument may say instead of an id (`RUN:final`, `evolve show RUN final`): the run's final
+agent."""
 
 
 def named_node(run: Run, name: str) -> str:

@@ -40,14 +40,16 @@ def extract(bundle: Path, staging: Path, required: tuple[str, ...] = REQUIRED) -
         with tarfile.open(bundle, "r:*") as tar:
             tar.extractall(staging, filter="data")
     except EOFError:
-        raise EvolveError(f"{bundle}: the archive is truncated (it ends before its end marker); "
-                          "copy or download it again") from None
+        raise EvolveError(
+            f"{bundle}: the archive is truncated (it ends before its end marker); copy or download it again"
+        ) from None
     except (tarfile.TarError, zlib.error, OSError) as exc:
         raise EvolveError(f"{bundle}: not an evolve bundle (not a readable .tar.gz: {exc})") from None
     missing = [name for name in required if not (staging / name).is_file()]
     if missing:
-        raise EvolveError(f"{bundle}: the bundle has no {' or '.join(missing)} (not a complete "
-                          "`evolve export` bundle)")
+        raise EvolveError(
+            f"{bundle}: the bundle has no {' or '.join(missing)} (not a complete `evolve export` bundle)"
+        )
 
 
 def read_jsonl(staging: Path, name: str, bundle: Path) -> list[dict]:
@@ -60,8 +62,9 @@ def read_jsonl(staging: Path, name: str, bundle: Path) -> list[dict]:
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise EvolveError(f"{bundle}: {name} line {number} is not JSON ({exc.msg}); the bundle is "
-                                  "damaged") from None
+                raise EvolveError(
+                    f"{bundle}: {name} line {number} is not JSON ({exc.msg}); the bundle is damaged"
+                ) from None
             if not isinstance(row, dict):
                 raise EvolveError(f"{bundle}: {name} line {number} is not a JSON object")
             rows.append(row)
@@ -82,14 +85,19 @@ def tree_of(store: CodeStore, commit: str, node: str, bundle: Path) -> str:
         if store.has_commit(commit):
             return store.tree_hash(commit)
     except git.GitCommandError as exc:
-        raise EvolveError(f"{bundle}: code.bundle is damaged at node {node}'s commit {commit[:12]} "
-                          f"(git: {_git_reason(exc)})") from None
-    raise EvolveError(f"{bundle}: nodes.jsonl names commit {commit[:12]} for node {node}, which code.bundle "
-                      "does not hold (nodes.jsonl is stale or from another export)")
+        raise EvolveError(
+            f"{bundle}: code.bundle is damaged at node {node}'s commit {commit[:12]} "
+            f"(git: {_git_reason(exc)})"
+        ) from None
+    raise EvolveError(
+        f"{bundle}: nodes.jsonl names commit {commit[:12]} for node {node}, which code.bundle "
+        "does not hold (nodes.jsonl is stale or from another export)"
+    )
 
 
 STAGING = ".importing-"
-"""A run being imported is built in a hidden sibling of its destination, `.<name>.importing-<pid>-<random>`."""
+"""A run being imported is built in a hidden sibling of its destination,
+`.<name>.importing-<pid>-<random>`."""
 
 
 @contextmanager
@@ -112,7 +120,9 @@ def staged_run(dest: Path) -> Iterator[Path]:
     except OSError as exc:
         shutil.rmtree(staging, ignore_errors=True)
         if not staging.exists() and dest.exists() and any(dest.iterdir()):
-            raise EvolveError(f"{dest} was filled by something else during the import; nothing was imported") from exc
+            raise EvolveError(
+                f"{dest} was filled by something else during the import; nothing was imported"
+            ) from exc
         raise
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)

@@ -29,7 +29,8 @@ class Candidate:
     number: int
     """1..k, in sampling order."""
     temperature: float | None
-    """The sampling temperature its improve run was asked to use (`EVOLVE_TEMPERATURE`); None for a template."""
+    """The sampling temperature its improve run was asked to use (`EVOLVE_TEMPERATURE`); None for a
+    template."""
     chosen: bool
     """It is the child (the first candidate that passed every filter; with a live re-run, the survivor that
     fixed most of the parent's failures and passed the gate)."""
@@ -56,7 +57,13 @@ class Candidate:
 
     @property
     def verdict(self) -> str:
-        return "child" if self.chosen else "passed" if self.stage is None else f"refused at {self.stage}: {self.reason}"
+        return (
+            "child"
+            if self.chosen
+            else "passed"
+            if self.stage is None
+            else f"refused at {self.stage}: {self.reason}"
+        )
 
 
 def write_candidates(log_dir: Path, candidates: list[Candidate]) -> None:
@@ -82,11 +89,21 @@ def _candidate(record: Record) -> Candidate | None:
         return None
     if record.value("temperature") is not None and record.number("temperature") is None:
         return None  # a temperature that is there must be a number (None: a template's candidate)
-    return Candidate(number, record.number("temperature"), chosen, record.optional_text("stage"),
-                     record.optional_text("reason"), kind, lines, seconds,
-                     source=record.text("source", "model"), template=record.optional_text("template"),
-                     location=record.optional_text("location"), tokens=record.integer("tokens") or 0,
-                     fixed=record.integer("fixed"))
+    return Candidate(
+        number,
+        record.number("temperature"),
+        chosen,
+        record.optional_text("stage"),
+        record.optional_text("reason"),
+        kind,
+        lines,
+        seconds,
+        source=record.text("source", "model"),
+        template=record.optional_text("template"),
+        location=record.optional_text("location"),
+        tokens=record.integer("tokens") or 0,
+        fixed=record.integer("fixed"),
+    )
 
 
 def node_candidates(run: Run, node_id: str) -> list[Candidate]:
@@ -102,15 +119,19 @@ def candidates_of(run: Run, node_ids: list[str]) -> dict[str, list[Candidate]]:
         child = made_node(job)
         if child in wanted:
             made[child] = job.id  # the last expansion naming the node made it
-    found = {node: read_candidates(run.path / "logs" / f"job-{job}") for node, job in made.items()}  # read only
+    # read only
+    found = {node: read_candidates(run.path / "logs" / f"job-{job}") for node, job in made.items()}
     return {node: candidates for node, candidates in found.items() if candidates}
 
 
 def render_candidates(candidates: list[Candidate]) -> list[str]:
     """One line per candidate, for `evolve show`."""
-    return [f"  {c.number}. {_origin(c)}  {c.kind}, {c.changed_lines} lines, {c.seconds:.0f} s"
-            f"{f', {c.tokens} tokens' if c.tokens else ''}{f', fixed {c.fixed}' if c.fixed is not None else ''}: "
-            f"{c.verdict}" for c in candidates]
+    return [
+        f"  {c.number}. {_origin(c)}  {c.kind}, {c.changed_lines} lines, {c.seconds:.0f} s"
+        f"{f', {c.tokens} tokens' if c.tokens else ''}{f', fixed {c.fixed}' if c.fixed is not None else ''}: "
+        f"{c.verdict}"
+        for c in candidates
+    ]
 
 
 def _origin(candidate: Candidate) -> str:
@@ -133,7 +154,11 @@ def candidate_stages(run: Run) -> tuple[int, Counter[str]]:
 
 def render_stages(expansions: int, stages: Counter[str]) -> str:
     """`31 in 11 expansions: 1 child; refused at applies 14, own tests 12, ...` (most first)."""
-    refused = ", ".join(f"{stage} {count}" for stage, count in stages.most_common() if stage not in ("child", "passed"))
+    refused = ", ".join(
+        f"{stage} {count}" for stage, count in stages.most_common() if stage not in ("child", "passed")
+    )
     children = stages["child"]
-    return (f"{stages.total()} in {expansions} expansion{'s' * (expansions != 1)}: {children} "
-            f"child{'ren' * (children != 1)}" + (f"; refused at {refused}" if refused else ""))
+    return (
+        f"{stages.total()} in {expansions} expansion{'s' * (expansions != 1)}: {children} "
+        f"child{'ren' * (children != 1)}" + (f"; refused at {refused}" if refused else "")
+    )

@@ -59,8 +59,9 @@ class CodeStore:
             raise FileNotFoundError(f"code directory {src} does not exist")
         return self.commit_entries(tree_entries(src), parent, message, timestamp)
 
-    def commit_entries(self, entries: Mapping[bytes, Entry], parent: str | None, message: str,
-                       timestamp: float) -> str:
+    def commit_entries(
+        self, entries: Mapping[bytes, Entry], parent: str | None, message: str, timestamp: float
+    ) -> str:
         """Commit exactly `entries`; the commit's tree is `tree_id(entries)` (checked)."""
         tree = self.write_tree(entries)
         date = f"@{int(timestamp)} +0000"
@@ -71,8 +72,12 @@ class CodeStore:
     def write_tree(self, entries: Mapping[bytes, Entry]) -> str:
         """Store `entries` as a git tree (one `fast-import`, any file name) and return its id."""
         scratch = f"refs/evolve/scratch/{uuid.uuid4().hex}"
-        subprocess.run(["git", f"--git-dir={self.path}", "fast-import", "--quiet", "--done"], check=True,
-                       input=import_stream(scratch.encode(), entries) + b"done\n", capture_output=True)
+        subprocess.run(
+            ["git", f"--git-dir={self.path}", "fast-import", "--quiet", "--done"],
+            check=True,
+            input=import_stream(scratch.encode(), entries) + b"done\n",
+            capture_output=True,
+        )
         try:
             tree = self._run("rev-parse", f"{scratch}^{{tree}}")
         finally:
@@ -114,22 +119,28 @@ class CodeStore:
 
     def entries(self, commit: str) -> dict[bytes, Entry]:
         """The files and symlinks of `commit` (a gitlink, which holds no content here, is left out)."""
-        listing = self._git.execute(["git", f"--git-dir={self.path}", "ls-tree", "-r", "-z", "--full-tree", commit],
-                                    stdout_as_string=False)
+        listing = self._git.execute(
+            ["git", f"--git-dir={self.path}", "ls-tree", "-r", "-z", "--full-tree", commit],
+            stdout_as_string=False,
+        )
         rows: list[tuple[bytes, str, bytes]] = []
         for line in filter(None, listing.split(b"\0")):
             meta, rel = line.split(b"\t", 1)
             mode, kind, sha = meta.split()
             if kind == b"blob":
                 rows.append((rel, mode.decode(), sha))
-        done = subprocess.run(["git", f"--git-dir={self.path}", "cat-file", "--batch"], check=True,
-                              input=b"".join(sha + b"\n" for _, _, sha in rows), capture_output=True)
+        done = subprocess.run(
+            ["git", f"--git-dir={self.path}", "cat-file", "--batch"],
+            check=True,
+            input=b"".join(sha + b"\n" for _, _, sha in rows),
+            capture_output=True,
+        )
         entries: dict[bytes, Entry] = {}
         out, at = done.stdout, 0
         for rel, blob_mode, _ in rows:
             header_end = out.index(b"\n", at)
             size = int(out[at:header_end].split()[2])
-            entries[rel] = (blob_mode, out[header_end + 1:header_end + 1 + size])
+            entries[rel] = (blob_mode, out[header_end + 1 : header_end + 1 + size])
             at = header_end + 1 + size + 1
         return entries
 
@@ -141,14 +152,19 @@ class CodeStore:
 
     def changed_files(self, old: str | None, new: str) -> list[str]:
         """Paths added, changed or removed from `old` (None: empty tree) to `new`."""
-        return self._run("diff", "--no-renames", "--name-only", "-z", old or EMPTY_TREE, new).strip("\0").split("\0")
+        return (
+            self._run("diff", "--no-renames", "--name-only", "-z", old or EMPTY_TREE, new)
+            .strip("\0")
+            .split("\0")
+        )
 
     def read_file(self, commit: str, path: str) -> bytes | None:
         """A file's bytes at `commit`; None where the commit has no such file."""
         if path not in self._run("ls-tree", "-r", "-z", "--name-only", commit, "--", path).split("\0"):
             return None
-        return self._git.execute(["git", f"--git-dir={self.path}", "cat-file", "blob", f"{commit}:{path}"],
-                                 stdout_as_string=False)
+        return self._git.execute(
+            ["git", f"--git-dir={self.path}", "cat-file", "blob", f"{commit}:{path}"], stdout_as_string=False
+        )
 
     def bundle(self, dest: Path, node_ids: list[str]) -> None:
         self._run("bundle", "create", str(Path(dest).resolve()), *[_ref(n) for n in node_ids])

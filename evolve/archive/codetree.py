@@ -83,7 +83,8 @@ def _tree(level: _Level) -> bytes:
         else:
             mode, content = value
             rows.append((name, mode.encode() + b" " + name + b"\0" + _object(b"blob", content)))
-    return _object(b"tree", b"".join(row for _, row in sorted(rows)))  # git orders a tree `name/` by its slash
+    # git orders a tree `name/` by its slash
+    return _object(b"tree", b"".join(row for _, row in sorted(rows)))
 
 
 def git_refuses(rel: bytes, mode: str) -> bool:

@@ -70,15 +70,18 @@ def compare(a: dict[str, bool], b: dict[str, bool], labels: tuple[str, str] = ("
     tasks = sorted(a.keys() & b.keys())
     if not tasks:
         raise EvolveError(f"{labels[0]} and {labels[1]} have no counted task in common")
-    sides = tuple(_side(label, [outcomes[t] for t in tasks]) for label, outcomes in zip(labels, (a, b), strict=True))
+    sides = tuple(
+        _side(label, [outcomes[t] for t in tasks]) for label, outcomes in zip(labels, (a, b), strict=True)
+    )
     only_a = [t for t in tasks if a[t] and not b[t]]
     only_b = [t for t in tasks if b[t] and not a[t]]
     discordant = len(only_a) + len(only_b)
     p = float(stats.binomtest(len(only_b), discordant, 0.5).pvalue) if discordant else 1.0
     both = sum(1 for t in tasks if a[t] and b[t])
     difference = paired_difference_ci95(both, len(only_a), len(only_b), len(tasks) - both - discordant)
-    return Comparison(sides[0], sides[1], len(tasks), only_a, only_b, difference, p,
-                      unpaired=len(a.keys() ^ b.keys()))
+    return Comparison(
+        sides[0], sides[1], len(tasks), only_a, only_b, difference, p, unpaired=len(a.keys() ^ b.keys())
+    )
 
 
 def _side(label: str, passed: list[bool]) -> Side:

@@ -31,7 +31,8 @@ def sandbox_cpus(run: Run) -> float:
 
 def run_cpu_hours(run: Run, cpus_per_job: float, now: float | None = None) -> float:
     """The run's CPU-hours: every ended job's wall time, and with `now` (only the runner knows which jobs
-    are live) jobs not ended up to `now`; a reader of a crashed run would otherwise count its dead jobs forever."""
+    are live) jobs not ended up to `now`; a reader of a crashed run would otherwise count its dead jobs
+    forever."""
     return cpu_hours(run.job_seconds(now), cpus_per_job)
 
 
@@ -45,8 +46,12 @@ class ExpansionPrice:
     by_tokens: float | None
 
     def to_json(self) -> dict:
-        return {"expansions": self.expansions, "evaluations": self.evaluations,
-                "by_wall_time": self.by_wall_time, "by_tokens": self.by_tokens}
+        return {
+            "expansions": self.expansions,
+            "evaluations": self.evaluations,
+            "by_wall_time": self.by_wall_time,
+            "by_tokens": self.by_tokens,
+        }
 
 
 def _ratio(numerator: float, count_n: int, denominator: float, count_d: int) -> float | None:
@@ -62,7 +67,9 @@ def expansion_tokens(nodes: Sequence[Node], evaluations: Sequence[Evaluation]) -
     return max(sum(n.tokens for n in nodes) - sum(e.tokens for e in evaluations), 0)
 
 
-def expansion_price(jobs: Sequence[Job], nodes: Sequence[Node], evaluations: Sequence[Evaluation]) -> ExpansionPrice:
+def expansion_price(
+    jobs: Sequence[Job], nodes: Sequence[Node], evaluations: Sequence[Evaluation]
+) -> ExpansionPrice:
     """From finished jobs (wall time) and the gateway's usage (tokens, `expansion_tokens`)."""
     done = [job for job in jobs if job.state == "finished" and job.finished is not None]
     expand = [job.finished - job.started for job in done if job.kind == "expand"]  # type: ignore[operator]
@@ -72,5 +79,7 @@ def expansion_price(jobs: Sequence[Job], nodes: Sequence[Node], evaluations: Seq
         expansions=len(expand),
         evaluations=len(evaluate),
         by_wall_time=_ratio(sum(expand), len(expand), sum(evaluate), len(evaluate)),
-        by_tokens=_ratio(expansion_tokens(nodes, evaluations), len(expand), evaluation_tokens, len(evaluations)),
+        by_tokens=_ratio(
+            expansion_tokens(nodes, evaluations), len(expand), evaluation_tokens, len(evaluations)
+        ),
     )

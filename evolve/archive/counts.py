@@ -60,8 +60,10 @@ def own_counts(run: Run, split: str | None = "dev", *, with_tasks: bool = False)
         where, params = _where(split, tasks)
         success = f"outcome IN ({', '.join('?' * len(_SUCCESS))})"
         listed = ", json_group_array(task)" if with_tasks else ""
-        rows = run._query(f"SELECT node, SUM({success}), COUNT(*){listed} FROM evaluations WHERE {where}"
-                          " GROUP BY node", (*_SUCCESS, *params))
+        rows = run._query(
+            f"SELECT node, SUM({success}), COUNT(*){listed} FROM evaluations WHERE {where} GROUP BY node",
+            (*_SUCCESS, *params),
+        )
         counts = {}
         for row in rows:
             node, passed, total = row[0], int(row[1]), int(row[2])
@@ -70,11 +72,14 @@ def own_counts(run: Run, split: str | None = "dev", *, with_tasks: bool = False)
     return counts
 
 
-def _correct_repeats(run: Run, counts: dict[str, OwnCounts], split: str | None, tasks: Collection[str] | None) -> None:
+def _correct_repeats(
+    run: Run, counts: dict[str, OwnCounts], split: str | None, tasks: Collection[str] | None
+) -> None:
     """Count the pairs that may hold a repeat by the rule itself (see the module docstring)."""
     where, params = _where(split, tasks, "e.")
     rows = run._query(
-        "SELECT e.node, e.task, e.outcome FROM (SELECT DISTINCT node, task FROM evaluations WHERE attempt != 1) r"
+        "SELECT e.node, e.task, e.outcome FROM (SELECT DISTINCT node, task FROM evaluations WHERE attempt != "
+        "1) r"
         f" CROSS JOIN evaluations e ON e.node = r.node AND e.task = r.task WHERE {where} ORDER BY e.id",
         tuple(params),
     )
@@ -104,6 +109,8 @@ def counted_tree(run: Run, split: str | None = "dev", *, with_tasks: bool = True
         counts = own_counts(run, split, with_tasks=with_tasks)
     for node_id, parent, status in nodes:
         tree.add_node(node_id, parent, valid=parse(NodeStatus, status, "nodes.status") == NodeStatus.VALID)
-    tree.record_counts((node, c.successes, c.failures, None if c.tasks is None else frozenset(c.tasks))
-                       for node, c in counts.items())
+    tree.record_counts(
+        (node, c.successes, c.failures, None if c.tasks is None else frozenset(c.tasks))
+        for node, c in counts.items()
+    )
     return tree

@@ -28,8 +28,19 @@ _TABLE = """CREATE TABLE IF NOT EXISTS decisions (
     expansions_measured INTEGER NOT NULL,
     action TEXT NOT NULL
 )"""
-_COLUMNS = ("decision", "unit", "limit_", "spent", "in_flight", "reserve", "evaluation_price", "expansion_price",
-            "evaluations_measured", "expansions_measured", "action")
+_COLUMNS = (
+    "decision",
+    "unit",
+    "limit_",
+    "spent",
+    "in_flight",
+    "reserve",
+    "evaluation_price",
+    "expansion_price",
+    "evaluations_measured",
+    "expansions_measured",
+    "action",
+)
 
 
 @dataclass(frozen=True)
@@ -52,14 +63,28 @@ class DecisionRows:
         raise NotImplementedError  # `Run` provides it
 
     def record_decision(self, decision: int, action: str, spend: Spend) -> None:
-        """Write the decision's prices (a re-recorded ordinal keeps its first row: a decision is made once)."""
-        values = (decision, spend.unit, spend.limit, spend.spent, spend.in_flight, spend.reserve,
-                  spend.evaluation_price, spend.expansion_price, spend.evaluations_measured,
-                  spend.expansions_measured, action)
+        """Write the decision's prices (a re-recorded ordinal keeps its first row: a decision is made
+        once)."""
+        values = (
+            decision,
+            spend.unit,
+            spend.limit,
+            spend.spent,
+            spend.in_flight,
+            spend.reserve,
+            spend.evaluation_price,
+            spend.expansion_price,
+            spend.evaluations_measured,
+            spend.expansions_measured,
+            action,
+        )
         with self._transaction() as db:
             db.execute(_TABLE)
-            db.execute(f"INSERT OR IGNORE INTO decisions ({', '.join(_COLUMNS)})"
-                       f" VALUES ({', '.join('?' * len(_COLUMNS))})", values)
+            db.execute(
+                f"INSERT OR IGNORE INTO decisions ({', '.join(_COLUMNS)})"
+                f" VALUES ({', '.join('?' * len(_COLUMNS))})",
+                values,
+            )
 
     def decisions(self) -> list[PricedDecision]:
         """The priced decisions in order (none for a run made before decisions were priced)."""
@@ -69,8 +94,21 @@ class DecisionRows:
             if "no such table" in str(exc):
                 return []
             raise
-        return [PricedDecision(int(r["decision"]), str(r["action"]), Spend(
-            unit=r["unit"], limit=r["limit_"], spent=r["spent"], in_flight=r["in_flight"], reserve=r["reserve"],
-            evaluation_price=r["evaluation_price"], expansion_price=r["expansion_price"],
-            evaluations_measured=r["evaluations_measured"], expansions_measured=r["expansions_measured"]))
-            for r in rows]
+        return [
+            PricedDecision(
+                int(r["decision"]),
+                str(r["action"]),
+                Spend(
+                    unit=r["unit"],
+                    limit=r["limit_"],
+                    spent=r["spent"],
+                    in_flight=r["in_flight"],
+                    reserve=r["reserve"],
+                    evaluation_price=r["evaluation_price"],
+                    expansion_price=r["expansion_price"],
+                    evaluations_measured=r["evaluations_measured"],
+                    expansions_measured=r["expansions_measured"],
+                ),
+            )
+            for r in rows
+        ]

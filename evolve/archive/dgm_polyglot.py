@@ -22,14 +22,20 @@ _LISTS = ("total_resolved_ids", "total_unresolved_ids", "total_emptypatch_ids", 
 
 
 def _task_ids(metadata: Iterable[dict]) -> list[str]:
-    return [str(task) for m in metadata for key in _LISTS
-            for task in (m.get("overall_performance") or {}).get(key) or []]
+    return [
+        str(task)
+        for m in metadata
+        for key in _LISTS
+        for task in (m.get("overall_performance") or {}).get(key) or []
+    ]
 
 
 def is_polyglot_run(metadata: Iterable[dict]) -> bool:
     """True when every task id the nodes were evaluated on is a Polyglot exercise."""
     tasks = _task_ids(metadata)
-    return bool(tasks) and all(task.split("__", 1)[0] in POLYGLOT_LANGUAGES and "__" in task for task in tasks)
+    return bool(tasks) and all(
+        task.split("__", 1)[0] in POLYGLOT_LANGUAGES and "__" in task for task in tasks
+    )
 
 
 def as_dgm_polyglot(run_dir: Path, initial_code: Path, dest: Path) -> Path:
@@ -38,7 +44,8 @@ def as_dgm_polyglot(run_dir: Path, initial_code: Path, dest: Path) -> Path:
     if not polyglot.is_file():
         raise EvolveError(
             f"{run_dir}: a DGM Polyglot run (its task ids are Polyglot exercises), which DGM runs with "
-            f"coding_agent_polyglot.py as coding_agent.py, but {initial_code} has no coding_agent_polyglot.py: "
+            f"coding_agent_polyglot.py as coding_agent.py, but {initial_code} has no "
+            "coding_agent_polyglot.py: "
             "pass --initial-code the DGM repository checkout the run started from"
         )
     if not initial_code.is_dir():
@@ -59,5 +66,7 @@ def refuse_other_engine(run_dir: Path, kind: str) -> None:
     if has[other] and not has[kind]:
         fix = "--from dgm --initial-code DIR" if other == "dgm" else "--from hgm"
         article = "an" if other == "hgm" else "a"
-        raise EvolveError(f"{run_dir}: {article} {other.upper()} run directory (it has {other}_metadata.jsonl, not "
-                          f"{kind}_metadata.jsonl); import it with {fix}")
+        raise EvolveError(
+            f"{run_dir}: {article} {other.upper()} run directory (it has {other}_metadata.jsonl, not "
+            f"{kind}_metadata.jsonl); import it with {fix}"
+        )

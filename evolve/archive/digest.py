@@ -37,8 +37,13 @@ def evaluation_claim(row: Evaluation | dict) -> tuple[str, str, str, int, str]:
     """The fields of an evaluation (a record or a bundle's JSON row) that the digest covers."""
     if isinstance(row, Evaluation):
         return (row.node, row.task, row.split, row.attempt, row.outcome)
-    return (str(row["node"]), str(row["task"]), str(row.get("split", "dev")), int(row["attempt"]),
-            str(row["outcome"]))
+    return (
+        str(row["node"]),
+        str(row["task"]),
+        str(row.get("split", "dev")),
+        int(row["attempt"]),
+        str(row["outcome"]),
+    )
 
 
 def lineage_digest(nodes: Iterable[NodeClaim], evaluations: Iterable[Evaluation | dict]) -> str:
@@ -52,7 +57,8 @@ def lineage_digest(nodes: Iterable[NodeClaim], evaluations: Iterable[Evaluation 
 
 
 def run_digest(run: Run, nodes: Iterable[str] | None = None) -> str:
-    """The digest of `run` (or of the nodes `nodes`, e.g. one lineage), tree hashes taken from its git store."""
+    """The digest of `run` (or of the nodes `nodes`, e.g. one lineage), tree hashes taken from its git
+    store."""
     chosen = run.nodes() if nodes is None else [run.node(n) for n in nodes]
     ids = {n.id for n in chosen}
     claims = [NodeClaim(n.id, n.parent, run.code.tree_hash(n.commit)) for n in chosen]

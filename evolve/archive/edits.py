@@ -79,24 +79,33 @@ def file_edit_kind(path: str, before: bytes | None, after: bytes | None) -> Edit
     if before is not None:
         trees[1] = _without_dead(trees[0], trees[1])
     try:
-        for normalise, kind in ((_without_docstrings, EditKind.COSMETIC), (_without_lessons, EditKind.LESSON),
-                                (_without_words, EditKind.PROMPT)):
+        for normalise, kind in (
+            (_without_docstrings, EditKind.COSMETIC),
+            (_without_lessons, EditKind.LESSON),
+            (_without_words, EditKind.PROMPT),
+        ):
             if _dump(trees[0], normalise) == _dump(trees[1], normalise):
                 return kind
-    except RecursionError:  # parsed, but nested too deep to unparse and dump (agent code): as one that does not parse
+    # parsed, but nested too deep to unparse and dump (agent code): as one that does not parse
+    except RecursionError:
         return EditKind.CODE
     return EditKind.CODE
 
 
 def tree_edit_kind(before: Path, after: Path) -> EditKind:
     """The kind of change between two directories of agent code (a candidate and its parent, on disk)."""
-    names = {p.relative_to(root).as_posix() for root in (before, after) for p in root.rglob("*")
-             if p.is_file() and not _SKIP & set(p.relative_to(root).parts)}
+    names = {
+        p.relative_to(root).as_posix()
+        for root in (before, after)
+        for p in root.rglob("*")
+        if p.is_file() and not _SKIP & set(p.relative_to(root).parts)
+    }
     kind = EditKind.NONE
     for name in sorted(names):
         old, new = (root / name for root in (before, after))
-        change = file_edit_kind(name, old.read_bytes() if old.is_file() else None,
-                                new.read_bytes() if new.is_file() else None)
+        change = file_edit_kind(
+            name, old.read_bytes() if old.is_file() else None, new.read_bytes() if new.is_file() else None
+        )
         kind = max(kind, change, key=_STRENGTH.index)
     return kind
 
@@ -153,16 +162,22 @@ def _dump(tree: ast.Module, normalise: Callable[[ast.Module], ast.AST]) -> str:
 
 
 def _is_docstring(statement: ast.stmt) -> bool:
-    return (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
-            and isinstance(statement.value.value, str))
+    return (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Constant)
+        and isinstance(statement.value.value, str)
+    )
 
 
 class _Docstrings(ast.NodeTransformer):
     """Drops the docstring of the module, each class and each function."""
 
     def generic_visit(self, node: ast.AST) -> ast.AST:
-        if (isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
-                and node.body and _is_docstring(node.body[0])):
+        if (
+            isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.body
+            and _is_docstring(node.body[0])
+        ):
             node.body = node.body[1:]
         return super().generic_visit(node)
 
@@ -191,16 +206,32 @@ def _without_dead(before: ast.Module, after: ast.Module) -> ast.Module:
     """`after` less each top-level function or class it adds to `before` that nothing else in it names."""
     kinds = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
     had = {node.name for node in before.body if isinstance(node, kinds)}
-    added = [node for node in after.body if isinstance(node, kinds) and node.name not in had
-             and not node.decorator_list and not node.name.startswith(("test", "Test", "pytest_"))
-             and not (isinstance(node, ast.ClassDef) and (node.bases or node.keywords))]
+    added = [
+        node
+        for node in after.body
+        if isinstance(node, kinds)
+        and node.name not in had
+        and not node.decorator_list
+        and not node.name.startswith(("test", "Test", "pytest_"))
+        and not (isinstance(node, ast.ClassDef) and (node.bases or node.keywords))
+    ]
     rest = [node for node in after.body if not any(node is new for new in added)]
-    named = {word for node in rest for part in ast.walk(node)
-             for word in (getattr(part, "id", None), getattr(part, "attr", None), getattr(part, "name", None),
-                          getattr(part, "value", None) if isinstance(part, ast.Constant) else None)
-             if isinstance(word, str)}
-    return ast.Module(body=[node for node in after.body if not any(node is new and new.name not in named
-                                                                   for new in added)], type_ignores=[])
+    named = {
+        word
+        for node in rest
+        for part in ast.walk(node)
+        for word in (
+            getattr(part, "id", None),
+            getattr(part, "attr", None),
+            getattr(part, "name", None),
+            getattr(part, "value", None) if isinstance(part, ast.Constant) else None,
+        )
+        if isinstance(word, str)
+    }
+    return ast.Module(
+        body=[node for node in after.body if not any(node is new and new.name not in named for new in added)],
+        type_ignores=[],
+    )
 
 
 def _without_lessons(tree: ast.Module) -> ast.AST:
@@ -220,8 +251,11 @@ def _binds_text(statement: ast.stmt) -> bool:
     list of them)."""
     if isinstance(statement, ast.Assign | ast.AugAssign | ast.AnnAssign):
         targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-        return (all(isinstance(t, ast.Name) for t in targets) and statement.value is not None
-                and _is_text(statement.value))
+        return (
+            all(isinstance(t, ast.Name) for t in targets)
+            and statement.value is not None
+            and _is_text(statement.value)
+        )
     return False
 
 
@@ -248,9 +282,13 @@ def edit_kinds(run: Run, nodes: list[Node]) -> dict[str, EditKind]:
     if not pairs:
         return kinds
     git = ["git", f"--git-dir={run.code.path}"]
-    listing = subprocess.run([*git, "diff-tree", "--stdin", "-r", "--no-renames", "--raw", "--no-abbrev"],
-                             input="".join(f"{child} {parent}\n" for _, child, parent in pairs),
-                             capture_output=True, text=True, check=True).stdout
+    listing = subprocess.run(
+        [*git, "diff-tree", "--stdin", "-r", "--no-renames", "--raw", "--no-abbrev"],
+        input="".join(f"{child} {parent}\n" for _, child, parent in pairs),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     # Each input pair with a change prints its commit, then its files; pairs without one print nothing.
     changes: dict[int, list[tuple[str, str, str]]] = {}
     position = -1
@@ -279,12 +317,16 @@ def _read_blobs(git: list[str], blobs: list[str]) -> dict[str, bytes]:
     """The contents of `blobs`, from one `git cat-file --batch`."""
     if not blobs:
         return {}
-    out = subprocess.run([*git, "cat-file", "--batch"], input="".join(f"{b}\n" for b in blobs).encode(),
-                         capture_output=True, check=True).stdout
+    out = subprocess.run(
+        [*git, "cat-file", "--batch"],
+        input="".join(f"{b}\n" for b in blobs).encode(),
+        capture_output=True,
+        check=True,
+    ).stdout
     contents, at = {}, 0
     for blob in blobs:
         end = out.index(b"\n", at)
         size = int(out[at:end].split()[2])
-        contents[blob] = out[end + 1:end + 1 + size]
+        contents[blob] = out[end + 1 : end + 1 + size]
         at = end + 1 + size + 1
     return contents

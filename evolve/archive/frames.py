@@ -16,11 +16,26 @@ from evolve.archive.vocab import Outcome
 
 _NODE_COLUMNS = [field for field in Node.__dataclass_fields__]
 _EVALUATION_COLUMNS = [field for field in Evaluation.__dataclass_fields__]
-_OUTCOME_CODE = "CASE outcome " + " ".join(f"WHEN '{o.value}' THEN {i}" for i, o in enumerate(Outcome)) + " END"
+_OUTCOME_CODE = (
+    "CASE outcome " + " ".join(f"WHEN '{o.value}' THEN {i}" for i, o in enumerate(Outcome)) + " END"
+)
 _EVALUATION_SCHEMA = pa.schema(
-    [(name, {"node": pa.string(), "task": pa.string(), "outcome": pa.int8(), "log_path": pa.string(),
-             "split": pa.string(), "duration_s": pa.float64(), "created": pa.float64()}.get(name, pa.int64()))
-     for name in _EVALUATION_COLUMNS])
+    [
+        (
+            name,
+            {
+                "node": pa.string(),
+                "task": pa.string(),
+                "outcome": pa.int8(),
+                "log_path": pa.string(),
+                "split": pa.string(),
+                "duration_s": pa.float64(),
+                "created": pa.float64(),
+            }.get(name, pa.int64()),
+        )
+        for name in _EVALUATION_COLUMNS
+    ]
+)
 _SELECTED = [_OUTCOME_CODE if column == "outcome" else column for column in _EVALUATION_COLUMNS]
 
 
@@ -41,8 +56,9 @@ def nodes_frame(run: Run | Path | str, *, tree: CladeTree | None = None) -> pd.D
     with _opened(run) as opened:
         nodes = opened.nodes()
         tree = tree if tree is not None else opened.tree(with_tasks=False)
-    frame = pd.DataFrame([tuple(getattr(node, name) for name in _NODE_COLUMNS) for node in nodes],
-                         columns=_NODE_COLUMNS)
+    frame = pd.DataFrame(
+        [tuple(getattr(node, name) for name in _NODE_COLUMNS) for node in nodes], columns=_NODE_COLUMNS
+    )
     own = [tree.own_counts(node.id) for node in nodes]
     clade = [tree.clade_counts(node.id) for node in nodes]
     depths: dict[str, int] = {}

@@ -104,8 +104,10 @@ def load_metadata_entries(path: Path) -> tuple[list[dict], str | None]:
             # Entries are written with indent=2, so only a complete top-level entry has a `}` at the
             # start of a line: none after here means the last entry was cut short.
             if "\n}" not in text[position:] and text[position] == "{":
-                return objects, (f"{path}: its last entry is incomplete (cut short at byte {len(text)}, "
-                                 f"{exc.msg}); imported its {len(objects)} complete entries")
+                return objects, (
+                    f"{path}: its last entry is incomplete (cut short at byte {len(text)}, "
+                    f"{exc.msg}); imported its {len(objects)} complete entries"
+                )
             raise EvolveError(f"{path}: not concatenated JSON objects ({exc})") from None
         objects.append(value)
 
@@ -185,12 +187,15 @@ def _check_links(root: Path) -> None:
             target = os.readlink(path)
             resolved = os.path.normpath(os.path.join(os.path.relpath(directory, root), target))
             if os.path.isabs(target) or resolved == ".." or resolved.startswith("../"):
-                raise EvolveError(f"initial code {root}: {path.relative_to(root)} is a symbolic link out of "
-                                  f"the tree (to {target}); refusing to import it")
+                raise EvolveError(
+                    f"initial code {root}: {path.relative_to(root)} is a symbolic link out of "
+                    f"the tree (to {target}); refusing to import it"
+                )
 
 
-def _import(sources: dict[str, _Source], initial_code: Path, dest: Path, kind: str,
-            warnings: tuple[str, ...] = ()) -> ImportReport:
+def _import(
+    sources: dict[str, _Source], initial_code: Path, dest: Path, kind: str, warnings: tuple[str, ...] = ()
+) -> ImportReport:
     """Import the nodes into a new run at `dest`; on any failure nothing is left at `dest`."""
     initial_code = Path(initial_code)
     if not initial_code.is_dir():
@@ -201,7 +206,9 @@ def _import(sources: dict[str, _Source], initial_code: Path, dest: Path, kind: s
     return replace(report, run=Run.open(dest, writer=True), warnings=warnings)
 
 
-def _import_into(sources: dict[str, _Source], initial_code: Path, dest: Path, name: str, kind: str) -> ImportReport:
+def _import_into(
+    sources: dict[str, _Source], initial_code: Path, dest: Path, name: str, kind: str
+) -> ImportReport:
     """The import, built at `dest` and closed again (a staging directory the run named `name` moves from)."""
     ids = _map_ids(list(sources))
     problems: list[ImportProblem] = []
@@ -314,8 +321,10 @@ def import_hgm_run(run_dir: Path | str, initial_code: Path | str | None, dest: P
     initial_code = Path(initial_code) if initial_code is not None else run_dir / ROOT / "src"
     metadata_file = run_dir / "hgm_metadata.jsonl"
     if not metadata_file.is_file():
-        raise EvolveError(f"{metadata_file}: missing; it holds HGM's tree (which node joined it, under which "
-                          "parent), so the run cannot be imported without it: copy it from the HGM output directory")
+        raise EvolveError(
+            f"{metadata_file}: missing; it holds HGM's tree (which node joined it, under which "
+            "parent), so the run cannot be imported without it: copy it from the HGM output directory"
+        )
     entries, truncated = load_metadata_entries(metadata_file)
     if not entries:
         raise EvolveError(f"{metadata_file}: holds no complete entry, so HGM's tree is unknown")

@@ -30,8 +30,16 @@ class JobRows:
     def _query(self, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
         raise NotImplementedError  # `Run` provides it
 
-    def start_job(self, kind: JobKind, node_id: str, task: str | None = None, *, split: Split | None = None,
-                  requeues: Job | None = None, decision: int | None = None) -> Job:
+    def start_job(
+        self,
+        kind: JobKind,
+        node_id: str,
+        task: str | None = None,
+        *,
+        split: Split | None = None,
+        requeues: Job | None = None,
+        decision: int | None = None,
+    ) -> Job:
         """Write `started` before the work, so a crash leaves a row that says what to run again.
 
         `requeues` is an interrupted (cancelled) job this one re-runs: the new row copies what it
@@ -56,8 +64,18 @@ class JobRows:
         job_id = cursor.lastrowid
         if job_id is None:  # SQLite gives every inserted row an id; this is only for the type
             raise EvolveError(f"run {self.path} gave the new job no id")
-        return Job(job_id, kind, node_id, task, JobState.STARTED, started, split=split,
-                   attempt=attempt, requeue_of=requeue_of, decision=decision)
+        return Job(
+            job_id,
+            kind,
+            node_id,
+            task,
+            JobState.STARTED,
+            started,
+            split=split,
+            attempt=attempt,
+            requeue_of=requeue_of,
+            decision=decision,
+        )
 
     def _check_rerunnable(self, db: sqlite3.Connection, job_id: int) -> None:
         """An interrupted job is run again once: it is `cancelled` and no job says it re-runs it yet
@@ -97,8 +115,20 @@ class JobRows:
             db.execute(
                 "INSERT INTO jobs (id, kind, node, task, state, started, finished, detail, split, attempt,"
                 " requeue_of, decision) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (job.id, job.kind, job.node, job.task, job.state, job.started, job.finished, job.detail,
-                 job.split, job.attempt, job.requeue_of, job.decision),
+                (
+                    job.id,
+                    job.kind,
+                    job.node,
+                    job.task,
+                    job.state,
+                    job.started,
+                    job.finished,
+                    job.detail,
+                    job.split,
+                    job.attempt,
+                    job.requeue_of,
+                    job.decision,
+                ),
             )
 
     def job_seconds(self, now: float | None = None) -> float:
@@ -107,13 +137,17 @@ class JobRows:
         `now` those still running, up to `now`."""
         (row,) = self._query(
             "SELECT COALESCE(SUM(MAX(COALESCE(finished, ?) - started, 0)), 0) FROM jobs WHERE state != ?",
-            (now, JobState.CANCELLED))
+            (now, JobState.CANCELLED),
+        )
         return float(row[0])
 
     def job_totals(self) -> dict[JobKind, tuple[int, float]]:
         """Per kind, the ended jobs (not cancelled, as `job_seconds` counts them) and their wall seconds."""
-        rows = self._query("SELECT kind, COUNT(*), COALESCE(SUM(MAX(finished - started, 0)), 0) FROM jobs"
-                           " WHERE finished IS NOT NULL AND state != ? GROUP BY kind", (JobState.CANCELLED,))
+        rows = self._query(
+            "SELECT kind, COUNT(*), COALESCE(SUM(MAX(finished - started, 0)), 0) FROM jobs"
+            " WHERE finished IS NOT NULL AND state != ? GROUP BY kind",
+            (JobState.CANCELLED,),
+        )
         found = {JobKind(row[0]): (int(row[1]), float(row[2])) for row in rows}
         return {kind: found.get(kind, (0, 0.0)) for kind in JobKind}
 

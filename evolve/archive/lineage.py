@@ -77,8 +77,10 @@ class LeftOut:
     bytes: int
 
     def line(self) -> str:
-        return (f"left out {self.directories} job log directories ({self.files} files, {self.bytes:,} bytes: "
-                "transcripts, outputs, diffs); the nodes, results, jobs and model exchanges are all in the bundle")
+        return (
+            f"left out {self.directories} job log directories ({self.files} files, {self.bytes:,} bytes: "
+            "transcripts, outputs, diffs); the nodes, results, jobs and model exchanges are all in the bundle"
+        )
 
 
 def job_logs(run: Run, jobs: list[Job]) -> list[Path]:
@@ -143,10 +145,19 @@ def _read_manifest(staging: Path, bundle: Path) -> dict:
         manifest = json.loads((staging / "manifest.json").read_text())
     except json.JSONDecodeError as exc:
         raise EvolveError(f"{bundle}: manifest.json is not JSON ({exc.msg}); the bundle is damaged") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != BUNDLE_FORMAT \
-            or manifest.get("version") != BUNDLE_VERSION:
-        found = manifest if not isinstance(manifest, dict) else f"{manifest.get('format')} v{manifest.get('version')}"
-        raise EvolveError(f"{bundle}: manifest.json says bundle format {found}, not {BUNDLE_FORMAT} v{BUNDLE_VERSION}")
+    if (
+        not isinstance(manifest, dict)
+        or manifest.get("format") != BUNDLE_FORMAT
+        or manifest.get("version") != BUNDLE_VERSION
+    ):
+        found = (
+            manifest
+            if not isinstance(manifest, dict)
+            else f"{manifest.get('format')} v{manifest.get('version')}"
+        )
+        raise EvolveError(
+            f"{bundle}: manifest.json says bundle format {found}, not {BUNDLE_FORMAT} v{BUNDLE_VERSION}"
+        )
     return manifest
 
 
@@ -193,8 +204,10 @@ def import_bundle(bundle: Path | str, dest: Path | str, *, expect: str | None = 
         manifest = _read_manifest(staging, bundle)
         config = parse_config((staging / "run.toml").read_text(), f"{bundle}:run.toml")
         nodes = [_node_row(row, bundle) for row in read_jsonl(staging, "nodes.jsonl", bundle)]
-        evaluations = [_record({k: v for k, v in row.items() if k != "id"}, Evaluation, "evaluations.jsonl",
-                               bundle) for row in read_jsonl(staging, "evaluations.jsonl", bundle)]
+        evaluations = [
+            _record({k: v for k, v in row.items() if k != "id"}, Evaluation, "evaluations.jsonl", bundle)
+            for row in read_jsonl(staging, "evaluations.jsonl", bundle)
+        ]
         jobs = [_record(row, Job, "jobs.jsonl", bundle) for row in read_jsonl(staging, "jobs.jsonl", bundle)]
         with Run.create(building, config) as run:
             run.set_meta("imported_from", json.dumps({"bundle": str(bundle), "run_id": manifest["run_id"]}))
@@ -214,11 +227,12 @@ def import_bundle(bundle: Path | str, dest: Path | str, *, expect: str | None = 
                 run.adopt_node(node)
             for directory in ("exchanges", "logs"):
                 if (staging / directory).is_dir():
-                    shutil.copytree(staging / directory, run.path / directory, symlinks=True, dirs_exist_ok=True)
+                    shutil.copytree(
+                        staging / directory, run.path / directory, symlinks=True, dirs_exist_ok=True
+                    )
             for evaluation in evaluations:
                 log_path = _imported_log_path(run, evaluation.log_path, dest)
                 run.adopt_evaluation(replace(evaluation, log_path=log_path))
             for job in jobs:
                 run.adopt_job(job)
     return Run.open(dest, writer=True)
-

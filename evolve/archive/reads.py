@@ -56,7 +56,11 @@ class ViewReads:
         import adbc_driver_sqlite.dbapi as adbc
         from adbc_driver_sqlite import StatementOptions
 
-        with self._named_faults(), adbc.connect(reader_uri(self.path / "run.sqlite")) as db, db.cursor() as cursor:
+        with (
+            self._named_faults(),
+            adbc.connect(reader_uri(self.path / "run.sqlite")) as db,
+            db.cursor() as cursor,
+        ):
             cursor.execute("PRAGMA busy_timeout=60000")  # as the run's own reader waits out a writer's lock
             cursor.adbc_statement.set_options(**{StatementOptions.BATCH_ROWS.value: str(_ONE_BATCH)})
             cursor.execute(sql)

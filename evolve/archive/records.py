@@ -16,8 +16,20 @@ from evolve.archive.vocab import (
     counts_as,
 )
 
-__all__ = ["FAILURE_OUTCOMES", "JOB_STATES", "OUTCOMES", "Evaluation", "Job", "JobKind", "JobState", "Node",
-           "NodeStatus", "Outcome", "Split", "counts_as"]
+__all__ = [
+    "FAILURE_OUTCOMES",
+    "JOB_STATES",
+    "OUTCOMES",
+    "Evaluation",
+    "Job",
+    "JobKind",
+    "JobState",
+    "Node",
+    "NodeStatus",
+    "Outcome",
+    "Split",
+    "counts_as",
+]
 
 
 @dataclass(frozen=True)

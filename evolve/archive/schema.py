@@ -44,8 +44,20 @@ CREATE TABLE jobs (
 );
 CREATE INDEX jobs_by_state ON jobs (state);
 """
-_JOB_COLUMNS = ("id", "kind", "node", "task", "state", "started", "finished", "detail", "split", "attempt",
-                "requeue_of", "decision")
+_JOB_COLUMNS = (
+    "id",
+    "kind",
+    "node",
+    "task",
+    "state",
+    "started",
+    "finished",
+    "detail",
+    "split",
+    "attempt",
+    "requeue_of",
+    "decision",
+)
 _V2_DEFAULTS = {"split": "NULL", "attempt": "1", "requeue_of": "NULL", "decision": "NULL"}  # a v1 row's
 
 _EVALUATIONS = f"""
@@ -65,7 +77,8 @@ CREATE TABLE evaluations (
 CREATE INDEX evaluations_by_node ON evaluations (node);
 """
 
-_TABLES = f"""
+_TABLES = (
+    f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE TABLE nodes (
@@ -80,12 +93,20 @@ CREATE TABLE nodes (
     tokens INTEGER NOT NULL DEFAULT 0,
     cost_usd REAL NOT NULL DEFAULT 0
 );
-""" + _EVALUATIONS + _JOBS
+"""
+    + _EVALUATIONS
+    + _JOBS
+)
 
 # The vocabulary columns a migration checks before it copies a row (a v3 table refuses the rest).
-_VOCABULARY = (("jobs", "kind", JobKind), ("jobs", "state", JobState), ("jobs", "split", Split),
-               ("evaluations", "split", Split), ("evaluations", "outcome", Outcome),
-               ("nodes", "status", NodeStatus))
+_VOCABULARY = (
+    ("jobs", "kind", JobKind),
+    ("jobs", "state", JobState),
+    ("jobs", "split", Split),
+    ("evaluations", "split", Split),
+    ("evaluations", "outcome", Outcome),
+    ("nodes", "status", NodeStatus),
+)
 _LEGACY_REQUEUED = "requeued as job "  # what v1 and v2 wrote into a re-run job's `detail`
 
 
@@ -105,8 +126,9 @@ def connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
     A reader opens the file with `mode=ro`, so no reader ever writes to it (a damaged or empty
     file stays byte-identical; SQLite would otherwise initialise a zero-byte file)."""
     if read_only:
-        connection = sqlite3.connect(reader_uri(path), uri=True, isolation_level=None, check_same_thread=False,
-                                     timeout=60.0)
+        connection = sqlite3.connect(
+            reader_uri(path), uri=True, isolation_level=None, check_same_thread=False, timeout=60.0
+        )
         connection.row_factory = sqlite3.Row
         connection.execute("PRAGMA busy_timeout=60000")
         return connection
@@ -138,8 +160,10 @@ def version(connection: sqlite3.Connection) -> int:
     row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     found = int(row["value"]) if row else 0
     if found not in READABLE_VERSIONS:
-        raise EvolveError(f"run schema version {found} is not supported (this evolve reads "
-                          f"{', '.join(map(str, READABLE_VERSIONS))})")
+        raise EvolveError(
+            f"run schema version {found} is not supported (this evolve reads "
+            f"{', '.join(map(str, READABLE_VERSIONS))})"
+        )
     return found
 
 
@@ -159,8 +183,9 @@ def migrate(connection: sqlite3.Connection) -> None:
         _check_vocabulary(connection)
         if found == 1:
             (last,) = connection.execute("SELECT COALESCE(MAX(id), 0) FROM jobs").fetchone()
-            connection.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('legacy_jobs_upto', ?)",
-                               (str(last),))
+            connection.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('legacy_jobs_upto', ?)", (str(last),)
+            )
         if found < 3:
             _rebuild_jobs(connection)
         _rebuild_evaluations(connection)
@@ -189,24 +214,31 @@ def _rebuild_jobs(connection: sqlite3.Connection) -> None:
         connection.execute(statement)
     legacy = connection.execute(
         "SELECT id, CAST(substr(detail, ?) AS INTEGER) AS rerun FROM jobs_before_v3"
-        " WHERE detail LIKE ? || '%'", (len(_LEGACY_REQUEUED) + 1, _LEGACY_REQUEUED)).fetchall()
-    connection.execute(f"INSERT INTO jobs ({', '.join(_JOB_COLUMNS)})"
-                       f" SELECT {copied} FROM jobs_before_v3 ORDER BY id")
+        " WHERE detail LIKE ? || '%'",
+        (len(_LEGACY_REQUEUED) + 1, _LEGACY_REQUEUED),
+    ).fetchall()
+    connection.execute(
+        f"INSERT INTO jobs ({', '.join(_JOB_COLUMNS)}) SELECT {copied} FROM jobs_before_v3 ORDER BY id"
+    )
     for row in legacy:
-        connection.execute("UPDATE jobs SET requeue_of = ? WHERE id = ? AND requeue_of IS NULL",
-                           (row["id"], row["rerun"]))
+        connection.execute(
+            "UPDATE jobs SET requeue_of = ? WHERE id = ? AND requeue_of IS NULL", (row["id"], row["rerun"])
+        )
     connection.execute("DROP TABLE jobs_before_v3")
 
 
 def _rebuild_evaluations(connection: sqlite3.Connection) -> None:
-    """The evaluations table as a new run has it (v4: its outcome check knows `forged`); rows kept as they are."""
+    """The evaluations table as a new run has it (v4: its outcome check knows `forged`); rows kept as they
+    are."""
     present = _columns(connection, "evaluations")
     connection.execute("ALTER TABLE evaluations RENAME TO evaluations_before_v4")
     connection.execute("DROP INDEX evaluations_by_node")
     for statement in _EVALUATIONS.split(";")[:-1]:
         connection.execute(statement)
     copied = ", ".join(c for c in _columns(connection, "evaluations") if c in present)
-    connection.execute(f"INSERT INTO evaluations ({copied}) SELECT {copied} FROM evaluations_before_v4 ORDER BY id")
+    connection.execute(
+        f"INSERT INTO evaluations ({copied}) SELECT {copied} FROM evaluations_before_v4 ORDER BY id"
+    )
     connection.execute("DROP TABLE evaluations_before_v4")
 
 

@@ -21,8 +21,12 @@ STOP_KEY = "stop_reason"
 
 def record_stop(run: Run, reason: StopReason | None, text: str = "") -> None:
     """Record why the run stopped, when it stops (`reason` None: a session is running now)."""
-    run.set_meta(STOP_KEY, "" if reason is None else json.dumps({"reason": reason.value, "text": text or str(reason),
-                                                                  "at": time.time()}))
+    run.set_meta(
+        STOP_KEY,
+        ""
+        if reason is None
+        else json.dumps({"reason": reason.value, "text": text or str(reason), "at": time.time()}),
+    )
 
 
 def recorded_stop(run: Run) -> str | None:

@@ -46,7 +46,9 @@ class NodeNotFound(EvolveError):
 class Run(JobRows, DecisionRows, ViewReads):
     """A run directory: `run.toml`, `code.git/`, `run.sqlite`, `logs/`, `exchanges/`."""
 
-    def __init__(self, path: Path, connection: sqlite3.Connection, writer_lock: IO[str] | None = None) -> None:
+    def __init__(
+        self, path: Path, connection: sqlite3.Connection, writer_lock: IO[str] | None = None
+    ) -> None:
         self.path = Path(path)
         self.code = CodeStore(self.path / "code.git")
         self._db = connection
@@ -211,7 +213,8 @@ class Run(JobRows, DecisionRows, ViewReads):
         self.set_meta(BUDGET_CHANGES_META, json.dumps(history))
 
     def budget_changes(self) -> list[dict]:
-        """Every budget change made on a resume, oldest first: `{"time": ..., "changes": {name: [old, new]}}`."""
+        """Every budget change made on a resume, oldest first: `{"time": ..., "changes": {name: [old,
+        new]}}`."""
         try:
             return json.loads(self.meta(BUDGET_CHANGES_META))
         except KeyError:
@@ -240,8 +243,17 @@ class Run(JobRows, DecisionRows, ViewReads):
         with self._adding:  # one node at a time: the next id is taken when its row is written
             return self._add_node(code_dir, parent, origin, status, reason, instructions, node_id, job_id)
 
-    def _add_node(self, code_dir: Path, parent: str | None, origin: str, status: str, reason: str | None,
-                  instructions: str | None, node_id: str | None, job_id: int | None) -> Node:
+    def _add_node(
+        self,
+        code_dir: Path,
+        parent: str | None,
+        origin: str,
+        status: str,
+        reason: str | None,
+        instructions: str | None,
+        node_id: str | None,
+        job_id: int | None,
+    ) -> Node:
         parent_commit = self.node(parent).commit if parent is not None else None
         node_id = node_id if node_id is not None else self._next_node_id()
         if not NODE_ID.match(node_id):
@@ -266,8 +278,18 @@ class Run(JobRows, DecisionRows, ViewReads):
             db.execute(
                 "INSERT INTO nodes (id, parent, commit_sha, created, origin, status, reason,"
                 " instructions, tokens, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (node.id, node.parent, node.commit, node.created, node.origin, node.status,
-                 node.reason, node.instructions, node.tokens, node.cost_usd),
+                (
+                    node.id,
+                    node.parent,
+                    node.commit,
+                    node.created,
+                    node.origin,
+                    node.status,
+                    node.reason,
+                    node.instructions,
+                    node.tokens,
+                    node.cost_usd,
+                ),
             )
             if node.id.isdigit():
                 db.execute(
@@ -378,8 +400,18 @@ class Run(JobRows, DecisionRows, ViewReads):
             )
             if job_id is not None:
                 self._finish_job(db, job_id, JobState.FINISHED, outcome)
-        return Evaluation(node_id, task, attempt, Outcome(outcome), duration_s, tokens, log_path, created,
-                          cursor.lastrowid, Split(split))
+        return Evaluation(
+            node_id,
+            task,
+            attempt,
+            Outcome(outcome),
+            duration_s,
+            tokens,
+            log_path,
+            created,
+            cursor.lastrowid,
+            Split(split),
+        )
 
     def adopt_evaluation(self, evaluation: Evaluation) -> None:
         """Insert an evaluation exactly as given (importers)."""
@@ -388,8 +420,17 @@ class Run(JobRows, DecisionRows, ViewReads):
             db.execute(
                 "INSERT INTO evaluations (node, task, split, attempt, outcome, duration_s, tokens,"
                 " log_path, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (e.node, e.task, e.split, e.attempt, e.outcome, e.duration_s, e.tokens, e.log_path,
-                 e.created),
+                (
+                    e.node,
+                    e.task,
+                    e.split,
+                    e.attempt,
+                    e.outcome,
+                    e.duration_s,
+                    e.tokens,
+                    e.log_path,
+                    e.created,
+                ),
             )
 
     def evaluations(self, node_id: str | None = None, *, split: str | None = None) -> list[Evaluation]:

@@ -31,16 +31,23 @@ def _summary(run: Run) -> dict:
     nodes = run._query("SELECT id, status, tokens, cost_usd FROM nodes ORDER BY rowid")
     valid = sum(parse(NodeStatus, row["status"], "nodes.status") == NodeStatus.VALID for row in nodes)
     outcomes: Counter[Outcome] = Counter()
-    for outcome, split, n in run._query("SELECT outcome, split, COUNT(*) FROM evaluations GROUP BY outcome, split"):
-        parse(Split, split, "evaluations.split")  # a value this evolve does not know is refused, not miscounted
+    for outcome, split, n in run._query(
+        "SELECT outcome, split, COUNT(*) FROM evaluations GROUP BY outcome, split"
+    ):
+        # a value this evolve does not know is refused, not miscounted
+        parse(Split, split, "evaluations.split")
         outcomes[parse(Outcome, outcome, "evaluations.outcome")] += n
     states: Counter[JobState] = Counter()
     for state, kind, n in run._query("SELECT state, kind, COUNT(*) FROM jobs GROUP BY state, kind"):
         parse(JobKind, kind, "jobs.kind")
         states[parse(JobState, state, "jobs.state")] += n
     best = run_best(run)
-    flagged = [row[0] for row in run._query("SELECT DISTINCT node FROM evaluations WHERE outcome = ? ORDER BY node",
-                                            (Outcome.FORGED.value,))]
+    flagged = [
+        row[0]
+        for row in run._query(
+            "SELECT DISTINCT node FROM evaluations WHERE outcome = ? ORDER BY node", (Outcome.FORGED.value,)
+        )
+    ]
     return {
         "run_id": run.id,
         "name": run.meta("name"),
@@ -51,8 +58,15 @@ def _summary(run: Run) -> dict:
         "tokens": sum(row["tokens"] for row in nodes),
         "cost_usd": round(sum(row["cost_usd"] for row in nodes), 6),
         "cpu_hours": round(run_cpu_hours(run, sandbox_cpus(run)), 4),
-        "best_node": None if best is None else {"id": best.node, "passed": best.successes, "evaluated": best.total,
-                                                "lineage": list(best.lineage), "rule": best.rule},
+        "best_node": None
+        if best is None
+        else {
+            "id": best.node,
+            "passed": best.successes,
+            "evaluated": best.total,
+            "lineage": list(best.lineage),
+            "rule": best.rule,
+        },
         "flagged": flagged,
     }
 
@@ -65,14 +79,26 @@ def render_summary(summary: dict) -> str:
         f"nodes: {n['total']} ({n['valid']} valid, {n['invalid']} invalid)",
         "evaluations: " + f"{e['total']} (" + ", ".join(f"{o} {e[o]}" for o in Outcome) + ")",
         "jobs: " + f"{j['total']} (" + ", ".join(f"{s} {j[s]}" for s in JobState) + ")",
-        f"usage: {summary['tokens']} tokens, ${summary['cost_usd']:.4f}, {summary['cpu_hours']:.2f} CPU-hours",
-        "best node: " + ("none (no valid node)" if best is None else
-                         f"{best['id']} ({best['passed']}/{best['evaluated']} dev), lineage {' → '.join(best['lineage'])}"),
+        (
+            f"usage: {summary['tokens']} tokens, ${summary['cost_usd']:.4f}, {summary['cpu_hours']:.2f} "
+            "CPU-hours"
+        ),
+        "best node: "
+        + (
+            "none (no valid node)"
+            if best is None
+            else (
+                f"{best['id']} ({best['passed']}/{best['evaluated']} dev), lineage "
+                f"{' → '.join(best['lineage'])}"
+            )
+        ),
     ]
     if best is not None:
         lines.append(f"  rule: {best['rule']}")
     if summary.get("flagged"):
-        lines.append(f"FLAGGED (a forged verdict: the tested code wrote its own): {', '.join(summary['flagged'])}")
+        lines.append(
+            f"FLAGGED (a forged verdict: the tested code wrote its own): {', '.join(summary['flagged'])}"
+        )
     return "\n".join(lines)
 
 
@@ -120,8 +146,15 @@ def render_node(run: Run, node_id: str) -> str:
     node = run.node(node_id)
     tree = run.tree(with_tasks=False)
     best = run_best(run, tree)
-    role = "-" if best is None or node.id not in best.lineage else (
-        "the final agent (best)" if node.id == best.node else f"on the best lineage (best: node {best.node})")
+    role = (
+        "-"
+        if best is None or node.id not in best.lineage
+        else (
+            "the final agent (best)"
+            if node.id == best.node
+            else f"on the best lineage (best: node {best.node})"
+        )
+    )
     per_task: dict[str, list[str]] = {}
     for evaluation in run.evaluations(node_id):
         per_task.setdefault(evaluation.task, []).append(evaluation.outcome)
@@ -129,7 +162,10 @@ def render_node(run: Run, node_id: str) -> str:
     lines = [
         f"node {node.id}  ({node.status}{': ' + node.reason if node.reason else ''})"
         + (f"  FLAGGED: {forged} forged verdict(s)" if forged else ""),
-        f"parent: {node.parent or '-'}   origin: {node.origin}   commit: {node.commit}   edit: {edit_kind(run, node.id)}",
+        (
+            f"parent: {node.parent or '-'}   origin: {node.origin}   commit: {node.commit}   edit: "
+            f"{edit_kind(run, node.id)}"
+        ),
         f"children: {', '.join(map(str, tree.children(node.id))) or '-'}",
         f"own: {_rate(tree.own_counts(node.id))}   clade: {_rate(tree.clade_counts(node.id))}",
         f"usage: {node.tokens} tokens, ${node.cost_usd:.4f}",

@@ -43,7 +43,9 @@ def count_result(tree: CladeTree, node: str, task: str, outcome: str, tasks: Col
     return tree.record(node, task, success)
 
 
-def build_tree(nodes: Iterable[Node], evaluations: Iterable[Evaluation], tasks: Collection[str] | None) -> CladeTree:
+def build_tree(
+    nodes: Iterable[Node], evaluations: Iterable[Evaluation], tasks: Collection[str] | None
+) -> CladeTree:
     """The tree of archive rows, results counted by `count_result`; nodes parents first (creation order)."""
     tree = CladeTree()
     for node in nodes:

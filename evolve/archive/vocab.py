@@ -82,7 +82,9 @@ class StopReason(StrEnum):
 
 
 OUTCOMES: tuple[Outcome, ...] = tuple(Outcome)
-FAILURE_OUTCOMES: frozenset[Outcome] = frozenset({Outcome.FAIL, Outcome.TIMEOUT, Outcome.ERROR, Outcome.FORGED})
+FAILURE_OUTCOMES: frozenset[Outcome] = frozenset(
+    {Outcome.FAIL, Outcome.TIMEOUT, Outcome.ERROR, Outcome.FORGED}
+)
 JOB_STATES: tuple[JobState, ...] = tuple(JobState)
 
 
@@ -110,8 +112,10 @@ def parse(vocabulary: type[Word], value: object, column: str) -> Word:
     """The member stored as `value` in `column` (e.g. `jobs.kind`); one clear error if there is none."""
     member = _members(vocabulary).get(value) if isinstance(value, str) else None
     if member is None:
-        raise UnknownValue(f"unknown value {value!r} in column {column} "
-                           f"(this evolve knows {', '.join(_members(vocabulary))})")
+        raise UnknownValue(
+            f"unknown value {value!r} in column {column} "
+            f"(this evolve knows {', '.join(_members(vocabulary))})"
+        )
     return member
 
 

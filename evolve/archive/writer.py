@@ -19,8 +19,10 @@ class RunDamaged(EvolveError):
 
     def __init__(self, database: Path, cause: Exception) -> None:
         reason = "the file is empty" if database.stat().st_size == 0 else str(cause)
-        super().__init__(f"{database}: damaged run database ({reason}); it was left as it is: restore it "
-                         "from a backup, or `sqlite3 run.sqlite .recover` into a copy")
+        super().__init__(
+            f"{database}: damaged run database ({reason}); it was left as it is: restore it "
+            "from a backup, or `sqlite3 run.sqlite .recover` into a copy"
+        )
 
 
 GRACE_S = 10.0
@@ -65,6 +67,8 @@ def claim_writer(path: Path) -> IO[str]:
         time.sleep(0.05)
     handle.seek(0)
     handle.truncate()
-    handle.write(f"pid {os.getpid()} ({' '.join(Path(a).name if i == 0 else a for i, a in enumerate(sys.argv[:3]))})")
+    handle.write(
+        f"pid {os.getpid()} ({' '.join(Path(a).name if i == 0 else a for i, a in enumerate(sys.argv[:3]))})"
+    )
     handle.flush()
     return handle

@@ -59,8 +59,12 @@ class ArchiveBench:
     """CPU seconds of the in-process views (nodes_frame, evaluations_frame, load_run)."""
 
     def to_json(self) -> dict:
-        return {**asdict(self), "frames_s": self.nodes_frame_s + self.evaluations_frame_s,
-                "targets_s": TARGETS_S, "target_mb": TARGET_MB}
+        return {
+            **asdict(self),
+            "frames_s": self.nodes_frame_s + self.evaluations_frame_s,
+            "targets_s": TARGETS_S,
+            "target_mb": TARGET_MB,
+        }
 
 
 def _commits(run: Run, parents: list[int]) -> list[str]:
@@ -70,11 +74,17 @@ def _commits(run: Run, parents: list[int]) -> list[str]:
         text = f"VERSION = {node}\n".encode()
         script.append(b"blob\nmark :%d\ndata %d\n%s\n" % (2 * node + 1, len(text), text))
         source = b"" if parent < 0 else b"from :%d\n" % (2 * parent + 2)
-        script.append(b"commit refs/nodes/%d\nmark :%d\ncommitter evolve <evolve@localhost> 0 +0000\n"
-                      b"data 0\n%sM 100644 :%d agent.py\n\n" % (node, 2 * node + 2, source, 2 * node + 1))
+        script.append(
+            b"commit refs/nodes/%d\nmark :%d\ncommitter evolve <evolve@localhost> 0 +0000\n"
+            b"data 0\n%sM 100644 :%d agent.py\n\n" % (node, 2 * node + 2, source, 2 * node + 1)
+        )
     marks = run.path / "bench-marks"
-    subprocess.run(["git", f"--git-dir={run.code.path}", "fast-import", "--quiet", f"--export-marks={marks}"],
-                   input=b"".join(script), check=True, capture_output=True)
+    subprocess.run(
+        ["git", f"--git-dir={run.code.path}", "fast-import", "--quiet", f"--export-marks={marks}"],
+        input=b"".join(script),
+        check=True,
+        capture_output=True,
+    )
     by_mark = dict(line.split() for line in marks.read_text().splitlines())
     marks.unlink()
     return [by_mark[f":{2 * node + 2}"] for node in range(len(parents))]
@@ -91,17 +101,38 @@ def build_archive(path: Path, nodes: int, evaluations: int, seed: int = 0) -> Pa
         connection.execute("BEGIN")
         connection.executemany(
             "INSERT INTO nodes (id, parent, commit_sha, created, origin, status) VALUES (?, ?, ?, ?, ?, ?)",
-            ((str(n), None if p < 0 else str(p), commits[n], 1.8e9 + n, "self_modify" if p >= 0 else "seed",
-              "invalid" if n and rng.random() < 0.05 else "valid") for n, p in enumerate(parents)),
+            (
+                (
+                    str(n),
+                    None if p < 0 else str(p),
+                    commits[n],
+                    1.8e9 + n,
+                    "self_modify" if p >= 0 else "seed",
+                    "invalid" if n and rng.random() < 0.05 else "valid",
+                )
+                for n, p in enumerate(parents)
+            ),
         )
         per_node = max(1, evaluations // nodes)
         rate = [rng.random() for _ in range(nodes)]
         outcomes = ("pass", "fail")
         connection.executemany(
-            "INSERT INTO evaluations (node, task, split, attempt, outcome, duration_s, tokens, log_path, created)"
+            "INSERT INTO evaluations (node, task, split, attempt, outcome, duration_s, tokens, log_path, "
+            "created)"
             " VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?)",
-            ((str(i // per_node), f"task-{i % per_node}", "dev", outcomes[rng.random() >= rate[i // per_node]],
-              1.0, 100, f"logs/job-{i}", 1.8e9 + i) for i in range(min(evaluations, per_node * nodes))),
+            (
+                (
+                    str(i // per_node),
+                    f"task-{i % per_node}",
+                    "dev",
+                    outcomes[rng.random() >= rate[i // per_node]],
+                    1.0,
+                    100,
+                    f"logs/job-{i}",
+                    1.8e9 + i,
+                )
+                for i in range(min(evaluations, per_node * nodes))
+            ),
         )
         connection.execute("UPDATE counters SET value = ? WHERE name = 'node'", (nodes,))
         connection.execute("COMMIT")
@@ -138,20 +169,27 @@ def _cli(*args: str) -> CliTiming:
         peak = Path(tmp) / "peak"
         start = time.perf_counter()
         home = str(Path(evolve.__file__).resolve().parents[1])  # the evolve this bench runs, not the cwd's
-        process = subprocess.Popen([sys.executable, "-c", _PEAK, home, str(peak), *args], stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.PIPE)
+        process = subprocess.Popen(
+            [sys.executable, "-c", _PEAK, home, str(peak), *args],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         _, status, usage = os.wait4(process.pid, 0)
         seconds = time.perf_counter() - start
         process.returncode = os.waitstatus_to_exitcode(status)
         if process.returncode != 0:
-            raise RuntimeError(f"evolve {' '.join(args)} exited {process.returncode}: "
-                               f"{process.stderr.read().decode() if process.stderr else ''}")
+            raise RuntimeError(
+                f"evolve {' '.join(args)} exited {process.returncode}: "
+                f"{process.stderr.read().decode() if process.stderr else ''}"
+            )
         if process.stderr is not None:
             process.stderr.close()
         return CliTiming(seconds, int(peak.read_text()) / 1024, usage.ru_utime + usage.ru_stime)  # VmHWM: KiB
 
 
-def bench_archive(path: Path, nodes: int = 10_000, evaluations: int = 1_000_000, seed: int = 0) -> ArchiveBench:
+def bench_archive(
+    path: Path, nodes: int = 10_000, evaluations: int = 1_000_000, seed: int = 0
+) -> ArchiveBench:
     """Build the archive at `path` (unless it holds one already) and time each view on it."""
     from evolve.archive.frames import evaluations_frame, nodes_frame
     from evolve.notebook import load_run
@@ -168,7 +206,15 @@ def bench_archive(path: Path, nodes: int = 10_000, evaluations: int = 1_000_000,
     loaded[0].close()
     with tempfile.TemporaryDirectory(prefix="evolve-bench-report-") as tmp:
         report = _cli("report", str(path), "-o", str(Path(tmp) / "report.html"))
-    return ArchiveBench(nodes, evaluations, build_s, nodes_s.seconds, evaluations_s.seconds, load_s.seconds,
-                        _cli("status", str(path)), _cli("tree", str(path)), report,
-                        {"nodes_frame": nodes_s.cpu_s, "evaluations_frame": evaluations_s.cpu_s,
-                         "load_run": load_s.cpu_s})
+    return ArchiveBench(
+        nodes,
+        evaluations,
+        build_s,
+        nodes_s.seconds,
+        evaluations_s.seconds,
+        load_s.seconds,
+        _cli("status", str(path)),
+        _cli("tree", str(path)),
+        report,
+        {"nodes_frame": nodes_s.cpu_s, "evaluations_frame": evaluations_s.cpu_s, "load_run": load_s.cpu_s},
+    )

@@ -27,11 +27,14 @@ class EngineBench:
     """The median overhead at each concurrency level (jobs share the cores above 1)."""
 
     def to_json(self) -> dict:
-        return {"overhead_s_per_eval": {"median": round(self.overhead_median_s, 3),
-                                        "p95": round(self.overhead_p95_s, 3),
-                                        "median_by_concurrency": {str(k): round(v, 3)
-                                                                  for k, v in self.median_by_level.items()}},
-                "jobs_per_s": {str(k): round(v, 3) for k, v in self.jobs_per_s.items()}}
+        return {
+            "overhead_s_per_eval": {
+                "median": round(self.overhead_median_s, 3),
+                "p95": round(self.overhead_p95_s, 3),
+                "median_by_concurrency": {str(k): round(v, 3) for k, v in self.median_by_level.items()},
+            },
+            "jobs_per_s": {str(k): round(v, 3) for k, v in self.jobs_per_s.items()},
+        }
 
 
 def agent_seconds(log_dir: Path | None) -> float:
@@ -47,7 +50,9 @@ def _p95(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
 
-def bench_engine(jobs: int = 8, levels: tuple[int, ...] = (1, 2, 4), image: str = "evolve-base:latest") -> EngineBench:
+def bench_engine(
+    jobs: int = 8, levels: tuple[int, ...] = (1, 2, 4), image: str = "evolve-base:latest"
+) -> EngineBench:
     """Run `jobs` evaluation jobs at each concurrency level and measure overhead and throughput."""
     from evolve.archive import Run
     from evolve.archive.vocab import JobKind
@@ -71,24 +76,45 @@ def bench_engine(jobs: int = 8, levels: tuple[int, ...] = (1, 2, 4), image: str 
     with tempfile.TemporaryDirectory(prefix="evolve-bench-engine-") as tmp:
         run = Run.create(Path(tmp) / "run")
         node = run.add_node(copy_seed(Path(tmp) / "seed"))
-        settings = WorkerSettings(eval=EvalSettings(budget_steps=1, infra_retries=0), expand=ExpandSettings(image=image))
+        settings = WorkerSettings(
+            eval=EvalSettings(budget_steps=1, infra_retries=0), expand=ExpandSettings(image=image)
+        )
         try:
-            with Gateway({"solve": instant, "modify": instant, "diagnose": instant},
-                         exchanges_dir=run.path / "exchanges", usage_sink=run) as gateway, SandboxPool() as pool:
-                worker = EngineWorker(run, {t.id: t for t in tasks},
-                                      sandboxes=DockerSandboxes(run.id, SandboxLimits(memory="512m"), pool),
-                                      gateway=gateway, settings=settings, seed=0)
+            with (
+                Gateway(
+                    {"solve": instant, "modify": instant, "diagnose": instant},
+                    exchanges_dir=run.path / "exchanges",
+                    usage_sink=run,
+                ) as gateway,
+                SandboxPool() as pool,
+            ):
+                worker = EngineWorker(
+                    run,
+                    {t.id: t for t in tasks},
+                    sandboxes=DockerSandboxes(run.id, SandboxLimits(memory="512m"), pool),
+                    gateway=gateway,
+                    settings=settings,
+                    seed=0,
+                )
                 for level in levels:
                     executor = LocalExecutor(level)
                     start = time.monotonic()
                     pending = []
                     for task in tasks:
                         job = run.start_job(JobKind.EVALUATE, node.id, task.id)
-                        pending.append((job, task.id, executor.submit(worker.evaluate, job, node, task.id, "dev")))
+                        pending.append(
+                            (job, task.id, executor.submit(worker.evaluate, job, node, task.id, "dev"))
+                        )
                     for job, task_id, future in pending:
                         result = future.result()
-                        run.record_evaluation(node.id, task_id, result.outcome, duration_s=result.duration_s,
-                                              log_path=result.log_path, job_id=job.id)
+                        run.record_evaluation(
+                            node.id,
+                            task_id,
+                            result.outcome,
+                            duration_s=result.duration_s,
+                            log_path=result.log_path,
+                            job_id=job.id,
+                        )
                         log_dir = Path(result.log_path) if result.log_path else None
                         overheads.append(max(result.duration_s - agent_seconds(log_dir), 0.0))
                         by_level.setdefault(level, []).append(overheads[-1])
@@ -97,5 +123,9 @@ def bench_engine(jobs: int = 8, levels: tuple[int, ...] = (1, 2, 4), image: str 
         finally:
             reap_run(run.id)
             run.close()
-    return EngineBench(statistics.median(overheads), _p95(overheads), throughput,
-                       {level: statistics.median(values) for level, values in by_level.items()})
+    return EngineBench(
+        statistics.median(overheads),
+        _p95(overheads),
+        throughput,
+        {level: statistics.median(values) for level, values in by_level.items()},
+    )

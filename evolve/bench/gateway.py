@@ -4,10 +4,10 @@ The real path: a `Gateway` as `evolve run` builds it (its limits, the job's toke
 the exchange log on disk) serving one job on its Unix socket, forwarding through `OpenAICompatible` to
 the stand-in OpenAI server in its own process. A second process plays the agent: `clients` connections
 at once, each sending the worst requests the gateway meets (a body at the cap in a million tiny
-messages, at the cap in one wide string, in escapes, in whitespace outside strings, at the value cap, at the depth
-cap, the largest request the job's tokens admit, lone surrogates and NaN) round after round. This
-process's resident memory is sampled throughout; the peak, the log's size and the job's byte ledger
-are what it prints.
+messages, at the cap in one wide string, in escapes, in whitespace outside strings, at the value cap, at the
+depth cap, the largest request the job's tokens admit, lone surrogates and NaN) round after round. This
+process's resident memory is sampled throughout; the peak, the log's size and the job's byte ledger are what
+it prints.
 """
 
 from __future__ import annotations
@@ -43,25 +43,48 @@ class GatewayBench:
     seconds: float
 
     def to_json(self) -> dict:
-        return {"clients": self.clients, "requests": self.requests,
-                "statuses": {str(k): v for k, v in sorted(self.statuses.items())},
-                "rss_mib": {"baseline": round(self.baseline_rss_mib, 1), "peak": round(self.peak_rss_mib, 1)},
-                "log_bytes": self.log_bytes, "byte_budget": self.byte_budget, "bytes_used": self.bytes_used,
-                "seconds": round(self.seconds, 2)}
+        return {
+            "clients": self.clients,
+            "requests": self.requests,
+            "statuses": {str(k): v for k, v in sorted(self.statuses.items())},
+            "rss_mib": {"baseline": round(self.baseline_rss_mib, 1), "peak": round(self.peak_rss_mib, 1)},
+            "log_bytes": self.log_bytes,
+            "byte_budget": self.byte_budget,
+            "bytes_used": self.bytes_used,
+            "seconds": round(self.seconds, 2),
+        }
 
 
 def worst_requests(cap: int, job_tokens: int) -> list[bytes]:
     """The bodies one agent can make most costly for the gateway's host, each at most `cap` bytes."""
     head = b'{"messages":['
     tiny = b'{"role":"user"}'
-    wide = json.dumps({"messages": [{"role": "user", "content": "\U0001F600" + "a" * (cap - 100)}]},
-                      ensure_ascii=False).encode()
-    admitted = json.dumps({"messages": [{"role": "user", "content": "b" * max(min(job_tokens // 2, cap) - 200, 1)}]}).encode()
+    wide = json.dumps(
+        {"messages": [{"role": "user", "content": "\U0001f600" + "a" * (cap - 100)}]}, ensure_ascii=False
+    ).encode()
+    admitted = json.dumps(
+        {"messages": [{"role": "user", "content": "b" * max(min(job_tokens // 2, cap) - 200, 1)}]}
+    ).encode()
     padded = b'{"messages":[{"role":"user","content":"hi"}]' + b" " * (cap - 60) + b"}"
-    numbers = json.dumps({"messages": [{"role": "user", "content": "n"}], "tools": [{"type": "function", "function": {
-        "name": "f", "parameters": {"enum": list(range(60_000))}}}]}).encode()
-    deep = json.dumps({"messages": [{"role": "user", "content": "d"}], "tools": [{"type": "function", "function": {
-        "name": "f", "parameters": json.loads('{"a":' * 28 + "1" + "}" * 28)}}]}).encode()
+    numbers = json.dumps(
+        {
+            "messages": [{"role": "user", "content": "n"}],
+            "tools": [
+                {"type": "function", "function": {"name": "f", "parameters": {"enum": list(range(60_000))}}}
+            ],
+        }
+    ).encode()
+    deep = json.dumps(
+        {
+            "messages": [{"role": "user", "content": "d"}],
+            "tools": [
+                {
+                    "type": "function",
+                    "function": {"name": "f", "parameters": json.loads('{"a":' * 28 + "1" + "}" * 28)},
+                }
+            ],
+        }
+    ).encode()
     return [
         head + b",".join([tiny] * ((cap - 20) // (len(tiny) + 1))) + b"]}",
         wide,
@@ -82,8 +105,10 @@ def _post(path: str, body: bytes) -> int:
             sock.connect(path)
         except (BlockingIOError, ConnectionRefusedError):
             return 0  # the listener's backlog is full: no answer
-        head = (f"POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\n"
-                f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
+        head = (
+            f"POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+        ).encode()
         reply = b""
         try:
             sock.sendall(head + body)
@@ -100,7 +125,9 @@ def _post(path: str, body: bytes) -> int:
         return 0  # closed without an answer (the connection cap)
 
 
-def clients(path: str, clients: int, rounds: int, cap: int, job_tokens: int, results: multiprocessing.Queue) -> None:
+def clients(
+    path: str, clients: int, rounds: int, cap: int, job_tokens: int, results: multiprocessing.Queue
+) -> None:
     """The agent's side (its own process): `clients` threads, each sending every worst request per round."""
     bodies = worst_requests(cap, job_tokens)
     statuses: list[int] = []
@@ -150,8 +177,11 @@ def _free_port() -> int:
 
 def _standin_server() -> tuple[subprocess.Popen, str]:
     port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "evolve.standins.models", "--port", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "evolve.standins.models", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
@@ -163,8 +193,9 @@ def _standin_server() -> tuple[subprocess.Popen, str]:
     raise RuntimeError("the stand-in model server did not start")
 
 
-def bench_gateway(job_tokens: int, limits: GatewayLimits = DEFAULT_GATEWAY_LIMITS, clients_n: int = 16,
-                  rounds: int = 2) -> GatewayBench:
+def bench_gateway(
+    job_tokens: int, limits: GatewayLimits = DEFAULT_GATEWAY_LIMITS, clients_n: int = 16, rounds: int = 2
+) -> GatewayBench:
     """One job's `clients_n` connections sending worst-case requests for `rounds` rounds."""
     from evolve.llm.client import OpenAICompatible
     from evolve.llm.gateway import Gateway
@@ -189,8 +220,16 @@ def bench_gateway(job_tokens: int, limits: GatewayLimits = DEFAULT_GATEWAY_LIMIT
                 sampler.start()
                 results: multiprocessing.Queue = multiprocessing.get_context("spawn").Queue()
                 agent = multiprocessing.get_context("spawn").Process(
-                    target=clients, args=(str(job.socket_path), clients_n, rounds, limits.max_request_bytes,
-                                          job_tokens, results))
+                    target=clients,
+                    args=(
+                        str(job.socket_path),
+                        clients_n,
+                        rounds,
+                        limits.max_request_bytes,
+                        job_tokens,
+                        results,
+                    ),
+                )
                 start = time.monotonic()
                 agent.start()
                 statuses = results.get(timeout=1800)
@@ -206,5 +245,6 @@ def bench_gateway(job_tokens: int, limits: GatewayLimits = DEFAULT_GATEWAY_LIMIT
     finally:
         server.kill()
         server.wait()
-    return GatewayBench(clients_n, len(statuses), dict(Counter(statuses)), baseline, peak[0], log_bytes, budget,
-                        used, seconds)
+    return GatewayBench(
+        clients_n, len(statuses), dict(Counter(statuses)), baseline, peak[0], log_bytes, budget, used, seconds
+    )

@@ -45,7 +45,9 @@ class ReplyLookup:
         return self.tokens / max(self.steps, 1)
 
 
-def replay_reply(prompt: Sequence[int], reply: Sequence[int], max_ngram: int = 2, draft_tokens: int = 10) -> ReplyLookup:
+def replay_reply(
+    prompt: Sequence[int], reply: Sequence[int], max_ngram: int = 2, draft_tokens: int = 10
+) -> ReplyLookup:
     """Walk `reply` as greedy decoding with a prompt-lookup drafter would: each step keeps the draft's
     leading tokens that match the reply, plus the one token the model samples itself."""
     context = np.array([*prompt, *reply], dtype=np.intc)
@@ -89,13 +91,19 @@ class LookupBench:
         per_step = [r.tokens_per_step for r in self.replies]
         tokens = sum(r.tokens for r in self.replies)
         steps = sum(r.steps for r in self.replies)
-        return {"replies": len(self.replies), "tokens": tokens, "steps": steps,
-                "tokens_per_step": round(tokens / max(steps, 1), 3),
-                "median_reply_tokens_per_step": round(statistics.median(per_step), 3) if per_step else None,
-                "drafted_per_step": round(sum(r.drafted for r in self.replies) / max(steps, 1), 2)}
+        return {
+            "replies": len(self.replies),
+            "tokens": tokens,
+            "steps": steps,
+            "tokens_per_step": round(tokens / max(steps, 1), 3),
+            "median_reply_tokens_per_step": round(statistics.median(per_step), 3) if per_step else None,
+            "drafted_per_step": round(sum(r.drafted for r in self.replies) / max(steps, 1), 2),
+        }
 
 
-def bench_lookup(records: Sequence[dict], tokenize: Tokenize, max_ngram: int = 2, draft_tokens: int = 10) -> LookupBench:
+def bench_lookup(
+    records: Sequence[dict], tokenize: Tokenize, max_ngram: int = 2, draft_tokens: int = 10
+) -> LookupBench:
     """Replay the drafter over each record's reply, its prompt being the request's message texts."""
     replies = []
     for record in records:

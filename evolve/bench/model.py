@@ -25,7 +25,9 @@ from evolve.llm.types import ChatRequest, ChatResponse, Message
 
 _MODULE = "".join(
     f"def step_{i}(values, scale={i}):\n    total = 0\n    for value in values:\n"
-    f"        total += value * scale - {i}\n    return total\n\n" for i in range(24))
+    f"        total += value * scale - {i}\n    return total\n\n"
+    for i in range(24)
+)
 
 
 @contextmanager
@@ -83,11 +85,24 @@ class CacheBench:
         return tuple(dict.fromkeys(t.role for t in self.turns))
 
     def as_json(self) -> dict[str, object]:
-        return {role: {"hit_rate": round(self.hit_rate(role), 3), "second_turn_reread": round(self.reread(role), 3),
-                       "turns": [{"prompt": t.prompt_tokens, "cached": t.cached_tokens, "read": t.read,
-                                  "completion": t.completion_tokens, "seconds": round(t.seconds, 2)}
-                                 for t in self.turns if t.role == role]}
-                for role in self.roles}
+        return {
+            role: {
+                "hit_rate": round(self.hit_rate(role), 3),
+                "second_turn_reread": round(self.reread(role), 3),
+                "turns": [
+                    {
+                        "prompt": t.prompt_tokens,
+                        "cached": t.cached_tokens,
+                        "read": t.read,
+                        "completion": t.completion_tokens,
+                        "seconds": round(t.seconds, 2),
+                    }
+                    for t in self.turns
+                    if t.role == role
+                ],
+            }
+            for role in self.roles
+        }
 
 
 class _Conversation:
@@ -95,24 +110,37 @@ class _Conversation:
 
     def __init__(self, role: str, nonce: str) -> None:
         self.role = role
-        self.messages: list[Message] = [Message(
-            role="user", content=f"[{nonce}] Here is a module.\n\n{_MODULE}\nName one function in it.")]
+        self.messages: list[Message] = [
+            Message(
+                role="user", content=f"[{nonce}] Here is a module.\n\n{_MODULE}\nName one function in it."
+            )
+        ]
         self.turns = 0
 
     def ask(self, model: ChatModel, clock: Callable[[], float]) -> Turn:
         started = clock()
         response: ChatResponse = model.complete(
-            ChatRequest(messages=tuple(self.messages), temperature=0.0, max_tokens=24))
+            ChatRequest(messages=tuple(self.messages), temperature=0.0, max_tokens=24)
+        )
         self.turns += 1
-        self.messages += [Message(role="assistant", content=response.message.content or ""),
-                          Message(role="user", content=f"Name another one ({self.turns}).")]
+        self.messages += [
+            Message(role="assistant", content=response.message.content or ""),
+            Message(role="user", content=f"Name another one ({self.turns})."),
+        ]
         usage = response.usage
-        return Turn(self.role, self.turns, usage.prompt_tokens, usage.cached_prompt_tokens,
-                    usage.completion_tokens, clock() - started)
+        return Turn(
+            self.role,
+            self.turns,
+            usage.prompt_tokens,
+            usage.cached_prompt_tokens,
+            usage.completion_tokens,
+            clock() - started,
+        )
 
 
-def interleaved(model: ChatModel, turns: int = 2, nonce: str | None = None,
-                clock: Callable[[], float] = time.perf_counter) -> CacheBench:
+def interleaved(
+    model: ChatModel, turns: int = 2, nonce: str | None = None, clock: Callable[[], float] = time.perf_counter
+) -> CacheBench:
     """Two conversations (a `modify` and a `solve` job's), their turns alternating."""
     nonce = nonce or str(time.time_ns())
     conversations = [_Conversation("modify", f"{nonce}-a"), _Conversation("solve", f"{nonce}-b")]
@@ -148,11 +176,15 @@ class Soak:
     peak_mb: float
 
     def as_json(self) -> dict[str, object]:
-        half = self.samples[len(self.samples) // 2:] or (0.0,)
-        return {"seconds": round(self.seconds), "requests": self.requests, "peak_rss_mb": round(self.peak_mb),
-                "first_rss_mb": round(self.samples[0]) if self.samples else None,
-                "last_rss_mb": round(self.samples[-1]) if self.samples else None,
-                "steady_rss_mb": round(max(half))}
+        half = self.samples[len(self.samples) // 2 :] or (0.0,)
+        return {
+            "seconds": round(self.seconds),
+            "requests": self.requests,
+            "peak_rss_mb": round(self.peak_mb),
+            "first_rss_mb": round(self.samples[0]) if self.samples else None,
+            "last_rss_mb": round(self.samples[-1]) if self.samples else None,
+            "steady_rss_mb": round(max(half)),
+        }
 
 
 def soak(model: ChatModel, pid: int, seconds: float, clock: Callable[[], float] = time.monotonic) -> Soak:
@@ -187,22 +219,32 @@ class ModelBench:
 
     def as_json(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "model": self.idle.model, "threads": self.threads, "threads_batch": self.threads_batch,
-            "cores": os.cpu_count(), "idle": {**self.idle.as_json(), "load_1min": round(self.idle_load, 2)},
+            "model": self.idle.model,
+            "threads": self.threads,
+            "threads_batch": self.threads_batch,
+            "cores": os.cpu_count(),
+            "idle": {**self.idle.as_json(), "load_1min": round(self.idle_load, 2)},
             "cache": self.cache.as_json(),
-            "server_rss_mb": round(self.memory.rss_mb), "server_peak_rss_mb": round(self.memory.peak_mb)}
+            "server_rss_mb": round(self.memory.rss_mb),
+            "server_peak_rss_mb": round(self.memory.peak_mb),
+        }
         if self.contended is not None:
-            out["contended"] = {**self.contended.as_json(), "competitors": self.competitors,
-                                "load_1min": round(self.contended_load or 0.0, 2),
-                                "generation_vs_idle": round(self.contended.generation_tokens_per_s
-                                                            / max(self.idle.generation_tokens_per_s, 1e-9), 3)}
+            out["contended"] = {
+                **self.contended.as_json(),
+                "competitors": self.competitors,
+                "load_1min": round(self.contended_load or 0.0, 2),
+                "generation_vs_idle": round(
+                    self.contended.generation_tokens_per_s / max(self.idle.generation_tokens_per_s, 1e-9), 3
+                ),
+            }
         if self.soak is not None:
             out["soak"] = self.soak.as_json()
         return out
 
 
-def bench_model(model: ChatModel, pid: int, threads: tuple[int, int], contention: int = 0,
-                soak_s: float = 0.0) -> ModelBench:
+def bench_model(
+    model: ChatModel, pid: int, threads: tuple[int, int], contention: int = 0, soak_s: float = 0.0
+) -> ModelBench:
     """Speed idle (and with `contention` competitors), interleaved caching, memory (and a soak)."""
     idle_load = load_average()
     idle = measure_speed(model)
@@ -213,5 +255,15 @@ def bench_model(model: ChatModel, pid: int, threads: tuple[int, int], contention
             contended = measure_speed(model)
     cache = interleaved(model)
     soaked = soak(model, pid, soak_s) if soak_s > 0 else None
-    return ModelBench(threads[0], threads[1], idle, idle_load, cache, server_memory(pid), contention,
-                      contended, contended_load, soaked)
+    return ModelBench(
+        threads[0],
+        threads[1],
+        idle,
+        idle_load,
+        cache,
+        server_memory(pid),
+        contention,
+        contended,
+        contended_load,
+        soaked,
+    )

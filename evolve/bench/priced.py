@@ -5,11 +5,11 @@ per-node prices and other distributions). Every policy decides on the runner's v
 prices it with `evolve.search.spend.priced_view`, the function `SearchState` calls in a run, from the
 prices measured on the episode's finished jobs (prior: the world's nominal prices).
 
-Per world family, C and policy: the mean and 95 % CI over seeds of the true quality of the final agent, the units
-spent, the nodes grown, and the correlation of the policy's CMP estimate with the true clade
-metaproductivity over its final tree; per C, the cost-aware policy's paired difference against HGM
-(same seeds, so the same worlds) with its 95 % interval. And for the estimators alone: each one on
-a fixed set of trees, the same trees for all (grown by uniform random expansions and evaluations).
+Per world family, C and policy: the mean and 95 % CI over seeds of the true quality of the final agent, the
+units spent, the nodes grown, and the correlation of the policy's CMP estimate with the true clade
+metaproductivity over its final tree; per C, the cost-aware policy's paired difference against HGM (same
+seeds, so the same worlds) with its 95 % interval. And for the estimators alone: each one on a fixed set of
+trees, the same trees for all (grown by uniform random expansions and evaluations).
 """
 
 from __future__ import annotations
@@ -65,8 +65,13 @@ class PricedScore:
     """The most any episode spent past the budget, in units of that episode's dearest job (≤ 1 required)."""
 
     def to_json(self) -> dict:
-        return {"final_quality": self.final_quality.to_json(), "units": self.units, "nodes": self.nodes,
-                "cmp_correlation": _json(self.cmp_correlation), "overspend_in_jobs": self.overspend}
+        return {
+            "final_quality": self.final_quality.to_json(),
+            "units": self.units,
+            "nodes": self.nodes,
+            "cmp_correlation": _json(self.cmp_correlation),
+            "overspend_in_jobs": self.overspend,
+        }
 
 
 @dataclass(frozen=True)
@@ -86,13 +91,21 @@ class PricedSweep:
         return {
             "units_budget": self.budget,
             "seeds": [self.seeds[0], self.seeds[-1]] if self.seeds else [],
-            "view": "the runner's: evolve.search.spend.priced_view, measured prices with the nominal ones as prior",
+            "view": (
+                "the runner's: evolve.search.spend.priced_view, measured prices with the nominal ones "
+                "as prior"
+            ),
             "by_world": {
                 world: {
                     str(cost): {
-                        "policies": {name: score.to_json() for name, score in self.policies[world, cost].items()},
-                        **({"hgm_cost_minus_hgm": self.paired[world, cost].to_json()}
-                           if (world, cost) in self.paired else {}),
+                        "policies": {
+                            name: score.to_json() for name, score in self.policies[world, cost].items()
+                        },
+                        **(
+                            {"hgm_cost_minus_hgm": self.paired[world, cost].to_json()}
+                            if (world, cost) in self.paired
+                            else {}
+                        ),
                     }
                     for cost in self.costs
                 }
@@ -123,7 +136,9 @@ def run_many(jobs: list[Episode], workers: int | None = None) -> list[EpisodeRes
     return run_many_while(jobs, lambda: None, workers)[0]
 
 
-def run_many_while(jobs: list[Episode], meanwhile: Callable[[], _T], workers: int | None = None) -> tuple[list[EpisodeResult], _T]:
+def run_many_while(
+    jobs: list[Episode], meanwhile: Callable[[], _T], workers: int | None = None
+) -> tuple[list[EpisodeResult], _T]:
     """`run_many`, with `meanwhile()` run in this process while the pool works (the bench's own
     single-process parts overlap the episodes instead of following them)."""
     workers = workers or min(2, os.cpu_count() or 1)
@@ -140,7 +155,9 @@ def _defined(values: Sequence[float]) -> Interval:
     return mean_ci95(finite) if finite else Interval(float("nan"), float("nan"), float("nan"))
 
 
-def fixed_tree(world_params: WorldParams, seed: int, nodes: int = 60, evaluations: int = 600) -> tuple[SearchView, np.ndarray]:
+def fixed_tree(
+    world_params: WorldParams, seed: int, nodes: int = 60, evaluations: int = 600
+) -> tuple[SearchView, np.ndarray]:
     """A tree grown without any policy (uniform random valid parents, uniform random evaluations of
     valid nodes on their next task) and the true CMP of its nodes."""
     rng = np.random.default_rng([seed, 21])
@@ -198,24 +215,41 @@ def priced_sweep(
 
 
 def priced_jobs(
-    policy_names: Sequence[str], costs: Sequence[float], budget: int, seeds: Sequence[int], worlds: Sequence[str],
+    policy_names: Sequence[str],
+    costs: Sequence[float],
+    budget: int,
+    seeds: Sequence[int],
+    worlds: Sequence[str],
     overrides: Mapping[str, Policy] | None = None,
 ) -> list[Episode]:
-    """The sweep's episodes: per world family, per C, per policy, the worlds `seeds` (`score_priced`'s order)."""
+    """The sweep's episodes: per world family, per C, per policy, the worlds `seeds` (`score_priced`'s
+    order)."""
     for world in worlds:
         if world not in WORLD_FAMILIES:
             raise ValueError(f"unknown world family {world!r}; known: {', '.join(WORLD_FAMILIES)}")
-    return [(priced_policy(name, overrides), WORLD_FAMILIES[world], budget, seed, float(cost), False)
-            for world in worlds for cost in costs for name in policy_names for seed in seeds]
+    return [
+        (priced_policy(name, overrides), WORLD_FAMILIES[world], budget, seed, float(cost), False)
+        for world in worlds
+        for cost in costs
+        for name in policy_names
+        for seed in seeds
+    ]
 
 
 def score_priced(
-    episodes: Sequence[EpisodeResult], policy_names: Sequence[str], costs: Sequence[float], budget: int,
-    seeds: Sequence[int], worlds: Sequence[str], estimators: dict[str, Interval],
+    episodes: Sequence[EpisodeResult],
+    policy_names: Sequence[str],
+    costs: Sequence[float],
+    budget: int,
+    seeds: Sequence[int],
+    worlds: Sequence[str],
+    estimators: dict[str, Interval],
 ) -> PricedSweep:
     """The sweep's table from the episodes of `priced_jobs` (in its order)."""
     results = iter(episodes)
-    sweep = PricedSweep(budget, tuple(seeds), tuple(float(c) for c in costs), tuple(worlds), estimators=estimators)
+    sweep = PricedSweep(
+        budget, tuple(seeds), tuple(float(c) for c in costs), tuple(worlds), estimators=estimators
+    )
     for world in sweep.worlds:
         for cost in sweep.costs:
             by_name = {name: [next(results) for _ in sweep.seeds] for name in policy_names}
@@ -230,6 +264,10 @@ def score_priced(
                 for name, runs in by_name.items()
             }
             if COST_AWARE in by_name and "hgm" in by_name:
-                sweep.paired[world, cost] = mean_ci95([a.final_quality - b.final_quality
-                                                       for a, b in zip(by_name[COST_AWARE], by_name["hgm"], strict=True)])
+                sweep.paired[world, cost] = mean_ci95(
+                    [
+                        a.final_quality - b.final_quality
+                        for a, b in zip(by_name[COST_AWARE], by_name["hgm"], strict=True)
+                    ]
+                )
     return sweep

@@ -34,7 +34,10 @@ class Throughput:
     fraction_of_ideal: float
 
     def to_json(self) -> dict:
-        return {"jobs_per_s": round(self.jobs_per_s, 3), "fraction_of_ideal": round(self.fraction_of_ideal, 3)}
+        return {
+            "jobs_per_s": round(self.jobs_per_s, 3),
+            "fraction_of_ideal": round(self.fraction_of_ideal, 3),
+        }
 
 
 @dataclass(frozen=True)
@@ -45,8 +48,11 @@ class ScaleBench:
     ray_skipped: str | None = None
 
     def to_json(self) -> dict:
-        ray = ({str(c): t.to_json() for c, t in self.ray.items()} if self.ray is not None
-               else {"skipped": self.ray_skipped})
+        ray = (
+            {str(c): t.to_json() for c, t in self.ray.items()}
+            if self.ray is not None
+            else {"skipped": self.ray_skipped}
+        )
         return {"local": {str(c): t.to_json() for c, t in self.local.items()}, "ray": ray}
 
 
@@ -69,8 +75,9 @@ def measure(executor: Executor, concurrency: int, *, sleep_s: float, rounds: int
     return Throughput(total, seconds, rate, rate / (concurrency / sleep_s))
 
 
-def bench_levels(make: Callable[[int], Executor], levels: Sequence[int], *, sleep_s: float,
-                 rounds: int) -> dict[int, Throughput]:
+def bench_levels(
+    make: Callable[[int], Executor], levels: Sequence[int], *, sleep_s: float, rounds: int
+) -> dict[int, Throughput]:
     results = {}
     for level in levels:
         executor = make(level)
@@ -81,7 +88,9 @@ def bench_levels(make: Callable[[int], Executor], levels: Sequence[int], *, slee
     return results
 
 
-def _bench_ray(levels: Sequence[int], *, sleep_s: float, rounds: int, address: str | None) -> dict[int, Throughput]:
+def _bench_ray(
+    levels: Sequence[int], *, sleep_s: float, rounds: int, address: str | None
+) -> dict[int, Throughput]:
     from evolve.cluster.local import LocalRayCluster
     from evolve.engine.executors import RayExecutor
 
@@ -90,7 +99,9 @@ def _bench_ray(levels: Sequence[int], *, sleep_s: float, rounds: int, address: s
     with ExitStack() as cluster:
         started_here = address is None
         if address is None:
-            address = cluster.enter_context(LocalRayCluster(head_cpus=half, worker_cpus=(top - half,))).address
+            address = cluster.enter_context(
+                LocalRayCluster(head_cpus=half, worker_cpus=(top - half,))
+            ).address
         executor = RayExecutor(address, cpus_per_job=1)
         try:
             executor.wait_for_cpus(top if started_here else 1)
@@ -101,8 +112,14 @@ def _bench_ray(levels: Sequence[int], *, sleep_s: float, rounds: int, address: s
             executor.shutdown(cancel_pending=True)
 
 
-def bench_scale(levels: Sequence[int] = LEVELS, *, sleep_s: float = 0.5, rounds: int = 4, ray: bool = True,
-                ray_address: str | None = None) -> ScaleBench:
+def bench_scale(
+    levels: Sequence[int] = LEVELS,
+    *,
+    sleep_s: float = 0.5,
+    rounds: int = 4,
+    ray: bool = True,
+    ray_address: str | None = None,
+) -> ScaleBench:
     """Throughput at each level, locally and (when `ray` and Ray is installed) on a Ray cluster."""
     local = bench_levels(LocalExecutor, levels, sleep_s=sleep_s, rounds=rounds)
     if not ray:

@@ -30,7 +30,9 @@ if TYPE_CHECKING:
     from evolve.bench.priced import PricedSweep
 
 DEFAULT_POLICIES = ("hgm", "dgm", "gea", "greedy", "random")
-SELECTION_ONLY = {"gea": "its selection rule alone: the synthetic world has no experience for a group to share"}
+SELECTION_ONLY = {
+    "gea": "its selection rule alone: the synthetic world has no experience for a group to share"
+}
 _MATCH_TOLERANCE = 1e-9
 
 
@@ -90,27 +92,38 @@ class SearchBench:
             "budget": self.budget,
             "seeds": self.seeds,
             "policies": {name: score.to_json() for name, score in self.policies.items()},
-            "runner_path": {"nodes": self.tree_nodes, "evaluations": self.tree_evaluations,
-                            "view_ms": self.runner.view_ms, "decision_ms": self.runner.decision_ms},
+            "runner_path": {
+                "nodes": self.tree_nodes,
+                "evaluations": self.tree_evaluations,
+                "view_ms": self.runner.view_ms,
+                "decision_ms": self.runner.decision_ms,
+            },
             "decision_ms_10k_nodes": self.decision_ms_10k_nodes,
             "view_ms_10k_nodes": self.view_ms_10k_nodes,
             **({"priced": self.priced.to_json()} if self.priced is not None else {}),
         }
 
 
-def runner_state(n_nodes: int, n_evaluations: int, rng: np.random.Generator, n_tasks: int = 100) -> SearchState:
+def runner_state(
+    n_nodes: int, n_evaluations: int, rng: np.random.Generator, n_tasks: int = 100
+) -> SearchState:
     """The runner's state rebuilt from archive rows (as on resume): a random tree of `n_nodes` (uniform
     random parents, 80 % valid), `n_evaluations` results spread over the nodes on their first tasks,
     and a few jobs in flight, as at concurrency 8."""
     parents = [None] + [str(rng.integers(0, i)) for i in range(1, n_nodes)]
     valid = rng.random(n_nodes) < 0.8
-    nodes = [Node(str(i), parents[i], "c", 0.0, "bench", NodeStatus.VALID if valid[i] else NodeStatus.INVALID) for i in range(n_nodes)]
+    nodes = [
+        Node(str(i), parents[i], "c", 0.0, "bench", NodeStatus.VALID if valid[i] else NodeStatus.INVALID)
+        for i in range(n_nodes)
+    ]
     done = np.minimum(rng.multinomial(n_evaluations, np.full(n_nodes, 1.0 / n_nodes)), n_tasks)
     task_order = [f"t{j}" for j in range(n_tasks)]
     passed = rng.random(int(done.sum())) < 0.4
     rows = [(str(i), task_order[j]) for i, d in enumerate(done.tolist()) for j in range(d)]
     outcomes = [Outcome.PASS if ok else Outcome.FAIL for ok in passed.tolist()]
-    state = SearchState(nodes, [Evaluation(n, t, 1, o) for (n, t), o in zip(rows, outcomes, strict=True)], task_order)
+    state = SearchState(
+        nodes, [Evaluation(n, t, 1, o) for (n, t), o in zip(rows, outcomes, strict=True)], task_order
+    )
     busy = np.flatnonzero(valid & (done < n_tasks))[:6]
     for job, node in enumerate(busy.tolist()):
         state.pending_evaluations[job] = (str(node), task_order[int(done[node])])
@@ -128,24 +141,39 @@ class RunnerDecision:
     """The view build, the decision's generator and `policy.next_action`: one decision of the runner."""
 
 
-def time_runner_decision(policy: Policy, state: SearchState, repeats: int = 30, seed: int = 0) -> RunnerDecision:
+def time_runner_decision(
+    policy: Policy, state: SearchState, repeats: int = 30, seed: int = 0
+) -> RunnerDecision:
     """Median milliseconds of the runner's decision: `state.priced_view(...)` (an evaluations budget and a
     CPU-hour one, as a run under `[budget] cpu_hours` has) then `policy.next_action(view, rng)`."""
     budget = state.used + 1000
-    lines = (Line("evaluations", float(budget), spent=float(state.used)),
-             Line("cpu_hours", 100.0, 20.0, KindTotals(state.used, 10.0), KindTotals(len(state.tree), 10.0), 0.01, 0.04))
+    lines = (
+        Line("evaluations", float(budget), spent=float(state.used)),
+        Line(
+            "cpu_hours",
+            100.0,
+            20.0,
+            KindTotals(state.used, 10.0),
+            KindTotals(len(state.tree), 10.0),
+            0.01,
+            0.04,
+        ),
+    )
     views, decisions = [], []
     for decision in range(repeats):
         start = time.perf_counter()
         view = state.priced_view(lines)
         built = time.perf_counter()
-        policy.next_action(view, np.random.default_rng([seed, decision]))  # a generator per decision, as the runner's
+        # a generator per decision, as the runner's
+        policy.next_action(view, np.random.default_rng([seed, decision]))
         views.append(built - start)
         decisions.append(time.perf_counter() - start)
     return RunnerDecision(float(np.median(views) * 1000.0), float(np.median(decisions) * 1000.0))
 
 
-def _score(results: list[EpisodeResult], targets: list[float], budget: int, runner: RunnerDecision) -> PolicyScore:
+def _score(
+    results: list[EpisodeResult], targets: list[float], budget: int, runner: RunnerDecision
+) -> PolicyScore:
     matches = [evals_to_match(r.quality_by_evals, t) for r, t in zip(results, targets, strict=True)]
     decisions = sum(r.decisions for r in results)
     seconds = sum(r.decision_seconds for r in results)
@@ -200,9 +228,15 @@ def bench_search(
 
     free = [(policy, world, budget, seed, 0.0, True) for policy in runs.values() for seed in range(seeds)]
     priced_names = priced_policies or PRICED_POLICIES
-    check_seeds = tuple(priced_seeds if priced_seeds is not None else range(CHECK_SEEDS_FROM, CHECK_SEEDS_FROM + seeds))
+    check_seeds = tuple(
+        priced_seeds if priced_seeds is not None else range(CHECK_SEEDS_FROM, CHECK_SEEDS_FROM + seeds)
+    )
     families = tuple(worlds or WORLD_FAMILIES)
-    priced = priced_jobs(priced_names, expand_costs, budget, check_seeds, families, policies) if expand_costs else []
+    priced = (
+        priced_jobs(priced_names, expand_costs, budget, check_seeds, families, policies)
+        if expand_costs
+        else []
+    )
 
     def meanwhile() -> tuple[SearchState, dict]:  # this process's share, while the pool runs the episodes
         state = runner_state(tree_nodes, tree_evaluations or 10 * tree_nodes, np.random.default_rng(12345))
@@ -212,9 +246,15 @@ def bench_search(
     ordered = iter(episodes[: len(free)])
     results = {name: [next(ordered) for _ in range(seeds)] for name in runs}
     targets = [r.final_quality for r in results["dgm"]]
-    timings = {name: time_runner_decision(policy, state) for name, policy in chosen.items()}  # the cores are quiet now
+    # the cores are quiet now
+    timings = {name: time_runner_decision(policy, state) for name, policy in chosen.items()}
     scores = {name: _score(results[name], targets, budget, timings[name]) for name in chosen}
     default = timings["hgm"] if "hgm" in timings else time_runner_decision(default_policy("hgm"), state)
-    sweep = (score_priced(episodes[len(free):], priced_names, expand_costs, budget, check_seeds, families, estimators)
-             if expand_costs else None)
+    sweep = (
+        score_priced(
+            episodes[len(free) :], priced_names, expand_costs, budget, check_seeds, families, estimators
+        )
+        if expand_costs
+        else None
+    )
     return SearchBench(budget, seeds, default, tree_nodes, state.used, scores, sweep)

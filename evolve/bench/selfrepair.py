@@ -55,31 +55,55 @@ class Defect:
     """`mutation (...)` or `omission (...)`: whether its repair changes code or adds it back."""
 
 
-DEFECTS: Mapping[str, Defect] = MappingProxyType({
-    "python-blocks-ignored": Defect(
-        "agent/repairs.py", 'block[1].lower() in ("python", "py", "")', 'block[1].lower() in ("py",)',
-        "a reply-parser branch broken: a ```python block (the small model's usual reply) is no action"),
-    "file-hidden": Defect(
-        "agent/commands.py", "def solve(agent: Agent, problem: str, budget: int = 6000)",
-        "def solve(agent: Agent, problem: str, budget: int = 0)",
-        "a prompt that hides the file: solve shows the file list but no source"),
-    "context-starved": Defect(
-        "agent/loop.py", "> self.context_chars:", "> self.context_chars // 10:",
-        "a context budget misused: the conversation is cut to a tenth of its budget, so no step's result is seen"),
-    "stderr-dropped": Defect(
-        "agent/tools.py", 'output = f"{done.stdout}{done.stderr}', 'output = f"{done.stdout}',
-        "a tool that drops output: the shell returns stdout only (tracebacks and errors are lost)"),
-    "check-dropped": Defect(
-        "agent/commands.py", 'files=listing), check)', 'files=listing), "")',
-        "solve runs no check: the model never sees whether its edit passes the repository's tests"),
-    "nudge-dropped": Defect(
-        "agent/prompts.py", '"\\n\\nEdit the code now: send the whole fixed function in a python block."', '""',
-        "a prompt line dropped: solve no longer asks for the fixed function in a python block after the check "
-        "(11 of 16 held-out tasks with it, 4 without)"),
-    "reply-cut": Defect(
-        "agent/model.py", '"max_tokens": 1024', '"max_tokens": 64',
-        "a step budget misused: each reply is cut at 64 tokens, mid-function"),
-})
+DEFECTS: Mapping[str, Defect] = MappingProxyType(
+    {
+        "python-blocks-ignored": Defect(
+            "agent/repairs.py",
+            'block[1].lower() in ("python", "py", "")',
+            'block[1].lower() in ("py",)',
+            "a reply-parser branch broken: a ```python block (the small model's usual reply) is no action",
+        ),
+        "file-hidden": Defect(
+            "agent/commands.py",
+            "def solve(agent: Agent, problem: str, budget: int = 6000)",
+            "def solve(agent: Agent, problem: str, budget: int = 0)",
+            "a prompt that hides the file: solve shows the file list but no source",
+        ),
+        "context-starved": Defect(
+            "agent/loop.py",
+            "> self.context_chars:",
+            "> self.context_chars // 10:",
+            "a context budget misused: the conversation is cut to a tenth of its budget, so no step's result "
+            "is seen",
+        ),
+        "stderr-dropped": Defect(
+            "agent/tools.py",
+            'output = f"{done.stdout}{done.stderr}',
+            'output = f"{done.stdout}',
+            "a tool that drops output: the shell returns stdout only (tracebacks and errors are lost)",
+        ),
+        "check-dropped": Defect(
+            "agent/commands.py",
+            "files=listing), check)",
+            'files=listing), "")',
+            "solve runs no check: the model never sees whether its edit passes the repository's tests",
+        ),
+        "nudge-dropped": Defect(
+            "agent/prompts.py",
+            '"\\n\\nEdit the code now: send the whole fixed function in a python block."',
+            '""',
+            "a prompt line dropped: solve no longer asks for the fixed function in a python block after the "
+            "check "
+            "(11 of 16 held-out tasks with it, 4 without)",
+        ),
+        "reply-cut": Defect(
+            "agent/model.py",
+            '"max_tokens": 1024',
+            '"max_tokens": 64',
+            "a step budget misused: each reply is cut at 64 tokens, mid-function",
+        ),
+    }
+)
 """The planted defects, by name (`--defect NAME`)."""
 DEFAULT = ("python-blocks-ignored", "file-hidden", "nudge-dropped", "check-dropped", "reply-cut")
 """What `evolve bench selfrepair` runs with no `--defect`: five that lower the seed's held-out pass rate
@@ -90,8 +114,8 @@ checks print their failures to stdout, so the seed's runs showed no failing comm
 
 DEFECTS_DIR = Path(__file__).resolve().parent / "defects"
 FILE_SETS = MappingProxyType({"test": DEFECTS_DIR / "test.toml", "test2": DEFECTS_DIR / "test2.toml"})
-"""The held-out sets by name; the `.sha256` beside each holds its digest, committed before any engine change it
-measures."""
+"""The held-out sets by name; the `.sha256` beside each holds its digest, committed before any engine change
+it measures."""
 SETS = ("dev", *FILE_SETS)
 
 
@@ -110,8 +134,13 @@ def load_defects(path: Path) -> dict[str, Defect]:
         missing = sorted({"path", "old", "new", "what"} - set(table))
         wrong = sorted(key for key, value in table.items() if not isinstance(value, str))
         if unknown or missing or wrong:
-            problem = (f"unknown key {unknown[0]}" if unknown else f"no {missing[0]}" if missing
-                       else f"{wrong[0]} is not text")
+            problem = (
+                f"unknown key {unknown[0]}"
+                if unknown
+                else f"no {missing[0]}"
+                if missing
+                else f"{wrong[0]} is not text"
+            )
             raise EvolveError(f"{path}: defect {name}: {problem}")
         defects[name] = Defect(**table)
     if not defects:
@@ -120,7 +149,8 @@ def load_defects(path: Path) -> dict[str, Defect]:
 
 
 def verified(path: Path) -> Path:
-    """`path`, once its SHA-256 is the one its `.sha256` file records (sha256sum's form); EvolveError otherwise."""
+    """`path`, once its SHA-256 is the one its `.sha256` file records (sha256sum's form); EvolveError
+    otherwise."""
     digest_file = path.with_name(path.name + ".sha256")
     try:
         recorded = digest_file.read_text(encoding="utf-8").split()[0].lower()
@@ -128,8 +158,10 @@ def verified(path: Path) -> Path:
         raise EvolveError(f"{digest_file}: no recorded SHA-256 to check {path.name} against ({exc})") from exc
     actual = hashlib.sha256(path.read_bytes()).hexdigest()
     if actual != recorded:
-        raise EvolveError(f"{path}: its SHA-256 is {actual[:12]}..., not the committed {recorded[:12]}... "
-                          f"({digest_file.name}): the set was changed after it was fixed; not running it")
+        raise EvolveError(
+            f"{path}: its SHA-256 is {actual[:12]}..., not the committed {recorded[:12]}... "
+            f"({digest_file.name}): the set was changed after it was fixed; not running it"
+        )
     return path
 
 
@@ -145,15 +177,18 @@ def defect_set(name: str) -> tuple[Mapping[str, Defect], tuple[str, ...]]:
 
 
 def plant(defect: Defect, reference: Path | None, dest: Path) -> Path:
-    """A copy of the agent at `reference` (None: the bundled seed) with the defect planted; EvolveError when its place is not there once."""
+    """A copy of the agent at `reference` (None: the bundled seed) with the defect planted; EvolveError when
+    its place is not there once."""
     from evolve.seed import copy_agent
 
     copy = copy_agent(reference, dest)
     target = copy / defect.path
     text = target.read_text() if target.is_file() else ""
     if text.count(defect.old) != 1:
-        raise EvolveError(f"{defect.path}: the defect's place occurs {text.count(defect.old)} times, not once "
-                          f"(the seed changed; update evolve/bench/selfrepair.py)")
+        raise EvolveError(
+            f"{defect.path}: the defect's place occurs {text.count(defect.old)} times, not once "
+            f"(the seed changed; update evolve/bench/selfrepair.py)"
+        )
     target.write_text(text.replace(defect.old, defect.new))
     return copy
 
@@ -182,12 +217,20 @@ class Recovery:
     """Per expansion, the location its diagnosis ranked first (`path:line`; instructions.json)."""
 
     def to_json(self) -> dict:
-        return {**self.__dict__, "interval": list(self.interval) if self.interval else None,
-                "code_edit_rate": EditRate(self.code_edits, self.expansions).rate}
+        return {
+            **self.__dict__,
+            "interval": list(self.interval) if self.interval else None,
+            "code_edit_rate": EditRate(self.code_edits, self.expansions).rate,
+        }
 
 
-def recovered_fraction(reference: list[bool], defective: list[bool], final: list[bool],
-                       rng: np.random.Generator, draws: int = 2000) -> tuple[float | None, tuple[float, float] | None]:
+def recovered_fraction(
+    reference: list[bool],
+    defective: list[bool],
+    final: list[bool],
+    rng: np.random.Generator,
+    draws: int = 2000,
+) -> tuple[float | None, tuple[float, float] | None]:
     """The fraction and its 95 % percentile interval over `draws` paired resamples of the tasks (a resample
     whose reference does no better than the defective seed has no fraction and is left out)."""
     r, d, f = (np.asarray(x, dtype=float) for x in (reference, defective, final))
@@ -204,7 +247,8 @@ def recovered_fraction(reference: list[bool], defective: list[bool], final: list
 
 @dataclass(frozen=True)
 class SelfRepair:
-    """The bench's inputs: the run config of each short evolution, where runs go, and stand-in models (tests)."""
+    """The bench's inputs: the run config of each short evolution, where runs go, and stand-in models
+    (tests)."""
 
     config: RunConfig
     archive: Path
@@ -225,15 +269,29 @@ class SelfRepair:
         if (path / "run.sqlite").exists():
             raise EvolveError(f"{path} already holds a run; choose another archive or run name")
         with ExitStack() as stack:
-            models = self.models or stack.enter_context(ModelStack(self.config.models, seed=self.config.run.seed)).models
+            models = (
+                self.models
+                or stack.enter_context(ModelStack(self.config.models, seed=self.config.run.seed)).models
+            )
             run = stack.enter_context(Run.create(path, self.config))
             with tempfile.TemporaryDirectory(prefix="evolve-reference-") as tmp:
                 node = run.add_node(copy_agent(reference, Path(tmp) / "agent"), origin="seed")
-            gateway = stack.enter_context(Gateway(models, exchanges_dir=run.path / "exchanges", usage_sink=run,
-                                                  seed=self.config.run.seed))
-            settings = EvalSettings(budget_steps=self.config.budget.agent_steps, token_budget=self.config.budget.job_tokens)
-            results = evaluate_all(run, node.id, tasks, sandboxes=DockerSandboxes(run.id, limits_from_config(
-                self.config.sandbox)), gateway=gateway, settings=settings)
+            gateway = stack.enter_context(
+                Gateway(
+                    models, exchanges_dir=run.path / "exchanges", usage_sink=run, seed=self.config.run.seed
+                )
+            )
+            settings = EvalSettings(
+                budget_steps=self.config.budget.agent_steps, token_budget=self.config.budget.job_tokens
+            )
+            results = evaluate_all(
+                run,
+                node.id,
+                tasks,
+                sandboxes=DockerSandboxes(run.id, limits_from_config(self.config.sandbox)),
+                gateway=gateway,
+                settings=settings,
+            )
         return {r.task_id: r.outcome == "pass" for r in results if r.outcome != "infra"}
 
     def recover(self, name: str, defective: Path, reference: dict[str, bool]) -> Recovery:
@@ -241,22 +299,35 @@ class SelfRepair:
         from evolve.launch import run_evolution
 
         base = self.config
-        config = base.model_copy(update={
-            "run": base.run.model_copy(update={"name": f"{base.run.name}-{name}", "archive_dir": self.archive}),
-            "seed": base.seed.model_copy(update={"path": defective}),
-            "tasks": base.tasks.model_copy(update={"heldout_seed": True})})
+        config = base.model_copy(
+            update={
+                "run": base.run.model_copy(
+                    update={"name": f"{base.run.name}-{name}", "archive_dir": self.archive}
+                ),
+                "seed": base.seed.model_copy(update={"path": defective}),
+                "tasks": base.tasks.model_copy(update={"heldout_seed": True}),
+            }
+        )
         started = time.monotonic()
         run, outcome = run_evolution(config, models=self.models)
         seconds = time.monotonic() - started
         if outcome.signal is not None:  # stopped, not finished: its held-out scores are missing, not zero
             run.close()
-            raise EvolveError(f"{name}: the run was stopped by signal {outcome.signal} before it was scored "
-                              f"(`evolve run --resume {run.path}` finishes that run)")
+            raise EvolveError(
+                f"{name}: the run was stopped by signal {outcome.signal} before it was scored "
+                f"(`evolve run --resume {run.path}` finishes that run)"
+            )
         with run:
             root = outcome.seed_node or run.nodes()[0].id
             final = outcome.best_node or root
-            seen = {node: {e.task: e.outcome == "pass" for e in run.evaluations(node, split=Split.HELDOUT)
-                           if e.outcome != "infra"} for node in {root, final}}
+            seen = {
+                node: {
+                    e.task: e.outcome == "pass"
+                    for e in run.evaluations(node, split=Split.HELDOUT)
+                    if e.outcome != "infra"
+                }
+                for node in {root, final}
+            }
             tasks = sorted(set(reference) & set(seen[root]) & set(seen[final]))
             rate = code_edit_rate(run) or EditRate(0, 0)  # a short run has a few children
             tokens = run.usage_totals()[0]
@@ -264,11 +335,33 @@ class SelfRepair:
             first = first_ranked(run)
         ref, bad, end = ([outcomes[t] for t in tasks] for outcomes in (reference, seen[root], seen[final]))
         fraction, interval = recovered_fraction(ref, bad, end, np.random.default_rng(self.config.run.seed))
-        return Recovery(name, path, len(tasks), _mean(ref), _mean(bad), _mean(end), fraction, interval,
-                        rate.code, rate.expansions, tokens, round(seconds, 1), final, outcome.stop_reason, first)
+        return Recovery(
+            name,
+            path,
+            len(tasks),
+            _mean(ref),
+            _mean(bad),
+            _mean(end),
+            fraction,
+            interval,
+            rate.code,
+            rate.expansions,
+            tokens,
+            round(seconds, 1),
+            final,
+            outcome.stop_reason,
+            first,
+        )
 
-    def bench(self, defects: list[str] | None = None, *, seed: Path | None = None, reference: Path | None = None,
-              catalogue: Mapping[str, Defect] = DEFECTS, default: tuple[str, ...] = DEFAULT) -> list[Recovery]:
+    def bench(
+        self,
+        defects: list[str] | None = None,
+        *,
+        seed: Path | None = None,
+        reference: Path | None = None,
+        catalogue: Mapping[str, Defect] = DEFECTS,
+        default: tuple[str, ...] = DEFAULT,
+    ) -> list[Recovery]:
         """Each named defect of `catalogue` (default: `default`) planted in `reference` (default: the bundled
         seed), or the one defective agent `seed` against `reference`."""
         unknown = sorted(set(defects or ()) - set(catalogue))
@@ -307,19 +400,38 @@ def totals(results: list[Recovery], seconds: float) -> dict:
     (the run-level code-edit rate), tokens, and `seconds` (the whole bench's wall time, the reference's
     scoring included)."""
     rate = EditRate(sum(r.code_edits for r in results), sum(r.expansions for r in results))
-    return {"defects": len(results), "recovered_half": sum(r.fraction is not None and r.fraction >= 0.5 for r in results),
-            "code_edits": rate.code, "expansions": rate.expansions, "code_edit_rate": rate.rate,
-            "tokens": sum(r.tokens for r in results), "seconds": round(seconds, 1)}
+    return {
+        "defects": len(results),
+        "recovered_half": sum(r.fraction is not None and r.fraction >= 0.5 for r in results),
+        "code_edits": rate.code,
+        "expansions": rate.expansions,
+        "code_edit_rate": rate.rate,
+        "tokens": sum(r.tokens for r in results),
+        "seconds": round(seconds, 1),
+    }
 
 
 def render(results: list[Recovery]) -> str:
-    """A table: per defect the held-out pass rates, the recovered fraction, the code-edit rate and the cost."""
-    header = f"{'defect':<22} {'tasks':>5} {'ref':>5} {'defect':>6} {'final':>5}  {'recovered [95 %]':<23} code edits  tokens"
+    """A table: per defect the held-out pass rates, the recovered fraction, the code-edit rate and the
+    cost."""
+    header = (
+        f"{'defect':<22} {'tasks':>5} {'ref':>5} {'defect':>6} {'final':>5}  {'recovered [95 %]':<23} "
+        "code edits  tokens"
+    )
     lines = [header + "      time  ranked first"]
     for r in results:
-        recovered = "undefined (no drop)" if r.fraction is None else (
-            f"{r.fraction:+.2f} [{r.interval[0]:+.2f}, {r.interval[1]:+.2f}]" if r.interval else f"{r.fraction:+.2f}")
-        lines.append(f"{r.name:<22} {r.tasks:>5} {r.reference:>5.2f} {r.defective:>6.2f} {r.final:>5.2f}  "
-                     f"{recovered:<23} {r.code_edits}/{r.expansions:<8} {r.tokens:<10}  {r.seconds / 60:.1f} min"
-                     f"  {', '.join(r.locations) or '-'}")
+        recovered = (
+            "undefined (no drop)"
+            if r.fraction is None
+            else (
+                f"{r.fraction:+.2f} [{r.interval[0]:+.2f}, {r.interval[1]:+.2f}]"
+                if r.interval
+                else f"{r.fraction:+.2f}"
+            )
+        )
+        lines.append(
+            f"{r.name:<22} {r.tasks:>5} {r.reference:>5.2f} {r.defective:>6.2f} {r.final:>5.2f}  "
+            f"{recovered:<23} {r.code_edits}/{r.expansions:<8} {r.tokens:<10}  {r.seconds / 60:.1f} min"
+            f"  {', '.join(r.locations) or '-'}"
+        )
     return "\n".join(lines)

@@ -34,14 +34,22 @@ def status(
                            "dev": [step.successes, step.failures],
                            "heldout": None if step.heldout is None else list(step.heldout), "edit": step.edit,
                            "name": step_name(step)} for step in steps]  # fmt: skip
-    summary["code_edits"] = None if rate is None else {"code": rate.code, "expansions": rate.expansions,
-                                                       "rate": rate.rate}
-    summary["candidates"] = {"expansions": expansions, "stages": dict(stages.most_common())} if expansions else None
+    summary["code_edits"] = (
+        None if rate is None else {"code": rate.code, "expansions": rate.expansions, "rate": rate.rate}
+    )
+    summary["candidates"] = (
+        {"expansions": expansions, "stages": dict(stages.most_common())} if expansions else None
+    )
     shown = f"over {RATE_LIMIT} children, not counted" if rate is None else f"{rate}"
     tried = f"\ncandidates: {render_stages(expansions, stages)}" if expansions else ""
-    typer.echo(json.dumps(summary, indent=2) if as_json
-               else render_summary(summary) + f"\ncode edits: {shown} (valid children with a code edit / expansions)"
-               + tried + _lineage_text(steps))
+    typer.echo(
+        json.dumps(summary, indent=2)
+        if as_json
+        else render_summary(summary)
+        + f"\ncode edits: {shown} (valid children with a code edit / expansions)"
+        + tried
+        + _lineage_text(steps)
+    )
 
 
 def _lineage_text(steps: list[LineageStep]) -> str:
@@ -49,7 +57,8 @@ def _lineage_text(steps: list[LineageStep]) -> str:
     if not steps:
         return ""
     return "\nlineage of the final agent (dev: own counted results; held-out where measured):" + "".join(
-        f"\n  {step.line(step_name(step))}" for step in steps)
+        f"\n  {step.line(step_name(step))}" for step in steps
+    )
 
 
 def tree(run: Annotated[Path, typer.Argument(help="Run directory.")]) -> None:
@@ -87,8 +96,12 @@ def export(
     ] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Bundle file to write.")] = None,
     without_logs: Annotated[
-        bool, typer.Option("--without-logs", help="Leave out each job's log directory (transcripts, outputs, "
-                           "diffs); the command says how much that is.")
+        bool,
+        typer.Option(
+            "--without-logs",
+            help="Leave out each job's log directory (transcripts, outputs, "
+            "diffs); the command says how much that is.",
+        ),
     ] = False,
 ) -> None:
     """Write a lineage bundle (git bundle + nodes, evaluations, jobs, every model exchange, every job's logs)
@@ -96,7 +109,9 @@ def export(
     with Run.open(run) as opened:
         dest = output or Path(f"{run.name}{'-' + node if node else ''}.evolve.tar.gz")
         export_lineage(opened, dest, node, with_logs=not without_logs)
-        digest = run_digest(opened, [n.id for n in opened.nodes()] if node is None else lineage_ids(opened, node))
+        digest = run_digest(
+            opened, [n.id for n in opened.nodes()] if node is None else lineage_ids(opened, node)
+        )
         dropped = left_out(opened, node) if without_logs else None
         best = run_best(opened)
     typer.echo(f"wrote {dest}")
@@ -125,7 +140,9 @@ def import_(
     ] = None,
     expect: Annotated[
         str | None,
-        typer.Option("--expect", help="Refuse a bundle whose lineage digest is not this (from `evolve export`)."),
+        typer.Option(
+            "--expect", help="Refuse a bundle whose lineage digest is not this (from `evolve export`)."
+        ),
     ] = None,
 ) -> None:
     """Create a run from a lineage bundle, or from a DGM or HGM run directory (`--from dgm|hgm`)."""

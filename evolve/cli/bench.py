@@ -12,11 +12,21 @@ app = typer.Typer(name="bench", help="Benchmarks that print numbers.", no_args_i
 
 @app.command("model")
 def model(
-    contention: Annotated[int, typer.Option(min=0, help="Also measure with N busy competitor processes.")] = 0,
-    soak: Annotated[float, typer.Option(min=0, help="Then interleave conversations this many seconds, "
-                                                    "sampling the server's memory.")] = 0.0,
-    threads: Annotated[int | None, typer.Option(min=1, help="Generation threads (default: the policy's).")] = None,
-    threads_batch: Annotated[int | None, typer.Option(min=1, help="Prompt threads (default: threads).")] = None,
+    contention: Annotated[
+        int, typer.Option(min=0, help="Also measure with N busy competitor processes.")
+    ] = 0,
+    soak: Annotated[
+        float,
+        typer.Option(
+            min=0, help="Then interleave conversations this many seconds, sampling the server's memory."
+        ),
+    ] = 0.0,
+    threads: Annotated[
+        int | None, typer.Option(min=1, help="Generation threads (default: the policy's).")
+    ] = None,
+    threads_batch: Annotated[
+        int | None, typer.Option(min=1, help="Prompt threads (default: threads).")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """The embedded model through its server: tokens/s idle and contended, prompt-cache hits of two
@@ -42,29 +52,42 @@ def model(
 
 def _print_model(result) -> None:
     def speed(report, load) -> str:
-        return (f"prompt {report.prompt_tokens_per_s:.1f} tokens/s, generation {report.generation_tokens_per_s:.1f} "
-                f"tokens/s (load {load:.2f})")
+        return (
+            f"prompt {report.prompt_tokens_per_s:.1f} tokens/s, generation "
+            f"{report.generation_tokens_per_s:.1f} "
+            f"tokens/s (load {load:.2f})"
+        )
 
     typer.echo(f"{result.idle.model}: {result.threads} threads, {result.threads_batch} prompt threads")
     typer.echo(f"idle          {speed(result.idle, result.idle_load)}")
     if result.contended is not None:
         ratio = result.contended.generation_tokens_per_s / max(result.idle.generation_tokens_per_s, 1e-9)
-        typer.echo(f"{result.competitors} competitor(s) {speed(result.contended, result.contended_load)}; "
-                   f"generation {ratio:.0%} of idle")
+        typer.echo(
+            f"{result.competitors} competitor(s) {speed(result.contended, result.contended_load)}; "
+            f"generation {ratio:.0%} of idle"
+        )
     for role in result.cache.roles:
-        typer.echo(f"cache {role:<7} hit rate {result.cache.hit_rate(role):.0%}; its second turn read "
-                   f"{result.cache.reread(role):.1%} of its prefix again (interleaved with the other)")
+        typer.echo(
+            f"cache {role:<7} hit rate {result.cache.hit_rate(role):.0%}; its second turn read "
+            f"{result.cache.reread(role):.1%} of its prefix again (interleaved with the other)"
+        )
     typer.echo(f"server memory {result.memory.rss_mb:.0f} MiB, peak {result.memory.peak_mb:.0f} MiB")
     if result.soak is not None:
         soaked = result.soak.as_json()
-        typer.echo(f"soak {soaked['seconds']} s, {soaked['requests']} requests: RSS {soaked['first_rss_mb']} -> "
-                   f"{soaked['last_rss_mb']} MiB, peak {soaked['peak_rss_mb']} MiB")
+        typer.echo(
+            f"soak {soaked['seconds']} s, {soaked['requests']} requests: RSS {soaked['first_rss_mb']} -> "
+            f"{soaked['last_rss_mb']} MiB, peak {soaked['peak_rss_mb']} MiB"
+        )
 
 
 @app.command("lookup")
 def lookup(
-    bundles: Annotated[list[Path], typer.Argument(help="Exported bundles or run directories with exchanges.")],
-    role: Annotated[str | None, typer.Option(help="Only this role's replies (diagnose, modify, solve).")] = None,
+    bundles: Annotated[
+        list[Path], typer.Argument(help="Exported bundles or run directories with exchanges.")
+    ],
+    role: Annotated[
+        str | None, typer.Option(help="Only this role's replies (diagnose, modify, solve).")
+    ] = None,
     draft_tokens: Annotated[int, typer.Option(min=1, help="Tokens drafted per step.")] = 10,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
@@ -80,15 +103,20 @@ def lookup(
     if missing:
         raise typer.BadParameter(f"no such bundle or run: {', '.join(missing)}", param_hint="BUNDLES")
     llama = load_llama(ensure_embedded_model(), vocab_only=True, verbose=False)
-    result = bench_lookup(list(recorded_exchanges(bundles, role)),
-                          lambda text: llama.tokenize(text.encode(), add_bos=False), draft_tokens=draft_tokens)
+    result = bench_lookup(
+        list(recorded_exchanges(bundles, role)),
+        lambda text: llama.tokenize(text.encode(), add_bos=False),
+        draft_tokens=draft_tokens,
+    )
     summary = result.as_json()
     if as_json:
         typer.echo(json.dumps(summary))
         return
-    typer.echo(f"{summary['replies']} replies, {summary['tokens']} tokens: {summary['tokens_per_step']} tokens per "
-               f"verification step (median reply {summary['median_reply_tokens_per_step']}), "
-               f"{summary['drafted_per_step']} drafted per step")
+    typer.echo(
+        f"{summary['replies']} replies, {summary['tokens']} tokens: {summary['tokens_per_step']} tokens per "
+        f"verification step (median reply {summary['median_reply_tokens_per_step']}), "
+        f"{summary['drafted_per_step']} drafted per step"
+    )
 
 
 @app.command("sandbox")
@@ -133,17 +161,26 @@ def search(
     seeds: Annotated[int, typer.Option(min=1, help="Worlds (seeds 0..N-1), the same for every policy.")] = 30,
     config: Annotated[Path | None, typer.Option(help="Take policy parameters from this run config.")] = None,
     expand_cost: Annotated[
-        str, typer.Option(help="Expansion prices C to sweep (evaluation units, comma-separated); '' for none.")
+        str,
+        typer.Option(help="Expansion prices C to sweep (evaluation units, comma-separated); '' for none."),
     ] = "1,2,4,8",
     expand_cost_from: Annotated[
-        Path | None, typer.Option(help="Also sweep the price measured on this run (mean expansion over mean evaluation wall time).")
+        Path | None,
+        typer.Option(
+            help="Also sweep the price measured on this run (mean expansion over mean evaluation wall time)."
+        ),
     ] = None,
     priced_policies: Annotated[str, typer.Option(help="Policies of the priced sweep.")] = "hgm,hgm_cost,dgm",
     priced_seeds: Annotated[
-        str, typer.Option(help="Worlds of the priced sweep, FIRST:LAST (default: as many as --seeds from 1000, "
-                               "disjoint from the seeds hgm_cost's parameters were chosen on, 0:99).")
+        str,
+        typer.Option(
+            help="Worlds of the priced sweep, FIRST:LAST (default: as many as --seeds from 1000, "
+            "disjoint from the seeds hgm_cost's parameters were chosen on, 0:99)."
+        ),
     ] = "",
-    worlds: Annotated[str, typer.Option(help="World families of the priced sweep: project, rugged.")] = "project,rugged",
+    worlds: Annotated[
+        str, typer.Option(help="World families of the priced sweep: project, rugged.")
+    ] = "project,rugged",
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Compare search policies on a synthetic world with known ground truth (true final quality), with
@@ -160,21 +197,32 @@ def search(
         costs = sorted({*costs, round(max(measured.by_wall_time, 1.0), 2)})
     overrides = _policies_from_config(config) if config is not None else None
     try:
-        result = bench_search(names, budget=budget, seeds=seeds, policies=overrides, expand_costs=costs,
-                              priced_policies=priced_names, priced_seeds=_seed_range(priced_seeds),
-                              worlds=[w.strip() for w in worlds.split(",") if w.strip()])
+        result = bench_search(
+            names,
+            budget=budget,
+            seeds=seeds,
+            policies=overrides,
+            expand_costs=costs,
+            priced_policies=priced_names,
+            priced_seeds=_seed_range(priced_seeds),
+            worlds=[w.strip() for w in worlds.split(",") if w.strip()],
+        )
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--policies") from exc
     if as_json:
-        typer.echo(json.dumps({**result.to_json(), **({"measured_price": measured.to_json()} if measured else {})}))
+        typer.echo(
+            json.dumps({**result.to_json(), **({"measured_price": measured.to_json()} if measured else {})})
+        )
         return
     _print_search(result)
     if result.priced is not None:
         _print_priced(result.priced)
     if measured is not None:
-        typer.echo(f"{expand_cost_from}: {measured.expansions} expansions, {measured.evaluations} evaluations; an "
-                   f"expansion costs {_times(measured.by_wall_time)} an evaluation by wall time, "
-                   f"{_times(measured.by_tokens)} by tokens")
+        typer.echo(
+            f"{expand_cost_from}: {measured.expansions} expansions, {measured.evaluations} evaluations; an "
+            f"expansion costs {_times(measured.by_wall_time)} an evaluation by wall time, "
+            f"{_times(measured.by_tokens)} by tokens"
+        )
 
 
 def _seed_range(text: str) -> range | None:
@@ -184,7 +232,9 @@ def _seed_range(text: str) -> range | None:
     try:
         return range(int(first), int(last or first) + 1)
     except ValueError:
-        raise typer.BadParameter(f"{text!r} is not FIRST:LAST (two whole numbers)", param_hint="--priced-seeds") from None
+        raise typer.BadParameter(
+            f"{text!r} is not FIRST:LAST (two whole numbers)", param_hint="--priced-seeds"
+        ) from None
 
 
 def _times(ratio: float | None) -> str:
@@ -195,9 +245,13 @@ def _costs(text: str) -> list[float]:
     try:
         costs = [float(part) for part in text.split(",") if part.strip()]
     except ValueError:
-        raise typer.BadParameter(f"{text!r} is not a comma-separated list of numbers", param_hint="--expand-cost") from None
+        raise typer.BadParameter(
+            f"{text!r} is not a comma-separated list of numbers", param_hint="--expand-cost"
+        ) from None
     if any(cost < 1.0 for cost in costs):
-        raise typer.BadParameter("an expansion costs at least one evaluation unit (C >= 1)", param_hint="--expand-cost")
+        raise typer.BadParameter(
+            "an expansion costs at least one evaluation unit (C >= 1)", param_hint="--expand-cost"
+        )
     return costs
 
 
@@ -219,8 +273,10 @@ def _print_priced(priced) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"priced expansions on the runner's view: {priced.budget} units (an evaluation about 1, an "
-                        f"expansion about C), worlds {priced.seeds[0]}-{priced.seeds[-1]} (95 % CI)")
+    table = Table(
+        title=f"priced expansions on the runner's view: {priced.budget} units (an evaluation about 1, an "
+        f"expansion about C), worlds {priced.seeds[0]}-{priced.seeds[-1]} (95 % CI)"
+    )
     for column in ("world", "C", "policy", "final quality", "units", "nodes", "CMP corr.", "hgm_cost − hgm"):
         table.add_column(column, justify="right")
     for (world, cost), scores in priced.policies.items():
@@ -228,14 +284,24 @@ def _print_priced(priced) -> None:
             paired = priced.paired.get((world, cost)) if name == "hgm_cost" else None
             final, corr = score.final_quality, score.cmp_correlation
             table.add_row(
-                world, f"{cost:g}", name, f"{final.mean:.3f} [{final.low:.3f}, {final.high:.3f}]", f"{score.units:.0f}",
-                f"{score.nodes:.1f}", f"{corr.mean:.2f}",
+                world,
+                f"{cost:g}",
+                name,
+                f"{final.mean:.3f} [{final.low:.3f}, {final.high:.3f}]",
+                f"{score.units:.0f}",
+                f"{score.nodes:.1f}",
+                f"{corr.mean:.2f}",
                 "" if paired is None else f"{paired.mean:+.3f} [{paired.low:+.3f}, {paired.high:+.3f}]",
             )
     console = Console()
     console.print(table)
-    console.print("CMP estimators alone on fixed trees (correlation with the true CMP): " + ", ".join(
-        f"{name} {value.mean:.2f} [{value.low:.2f}, {value.high:.2f}]" for name, value in priced.estimators.items()))
+    console.print(
+        "CMP estimators alone on fixed trees (correlation with the true CMP): "
+        + ", ".join(
+            f"{name} {value.mean:.2f} [{value.low:.2f}, {value.high:.2f}]"
+            for name, value in priced.estimators.items()
+        )
+    )
 
 
 def _print_search(result) -> None:
@@ -282,10 +348,14 @@ def engine(
     if as_json:
         typer.echo(json.dumps(result.to_json()))
         return
-    typer.echo(f"overhead per evaluation job: median {result.overhead_median_s:.2f} s, "
-               f"p95 {result.overhead_p95_s:.2f} s")
+    typer.echo(
+        f"overhead per evaluation job: median {result.overhead_median_s:.2f} s, "
+        f"p95 {result.overhead_p95_s:.2f} s"
+    )
     for level, rate in result.jobs_per_s.items():
-        typer.echo(f"{level} concurrent: {rate:.2f} jobs/s, median overhead {result.median_by_level[level]:.2f} s")
+        typer.echo(
+            f"{level} concurrent: {rate:.2f} jobs/s, median overhead {result.median_by_level[level]:.2f} s"
+        )
 
 
 @app.command("canaries")
@@ -307,17 +377,25 @@ def canaries(
     for mode, found in report["modes"].items():
         typer.echo(f"{mode}: {found['pairs']} canary/twin pairs")
         for row in found["oracles"]:
-            typer.echo(f"  {row['family']:<6} {row['oracle']:<28} {row['hits']:>5}/{row['pairs']:<5} "
-                       f"{row['rate']:.1%}  P(as well by chance) {row['p_value']:.3g}  "
-                       f"two-sided {row['p_two_sided']:.3g}")
+            typer.echo(
+                f"  {row['family']:<6} {row['oracle']:<28} {row['hits']:>5}/{row['pairs']:<5} "
+                f"{row['rate']:.1%}  P(as well by chance) {row['p_value']:.3g}  "
+                f"two-sided {row['p_two_sided']:.3g}"
+            )
 
 
 @app.command("gateway")
 def gateway(
-    config: Annotated[Path | None, typer.Option(help="Take [budget] job_tokens and [gateway] limits from this run config.")] = None,
+    config: Annotated[
+        Path | None, typer.Option(help="Take [budget] job_tokens and [gateway] limits from this run config.")
+    ] = None,
     clients: Annotated[int, typer.Option(min=1, help="Connections of the one job sending at once.")] = 16,
-    rounds: Annotated[int, typer.Option(min=1, help="Times each connection sends every worst-case request.")] = 2,
-    job_tokens: Annotated[int | None, typer.Option(min=1, help="The job's token budget (default: the config's).")] = None,
+    rounds: Annotated[
+        int, typer.Option(min=1, help="Times each connection sends every worst-case request.")
+    ] = 2,
+    job_tokens: Annotated[
+        int | None, typer.Option(min=1, help="The job's token budget (default: the config's).")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """The gateway's peak memory and log bytes under one job's concurrent worst-case requests."""
@@ -328,18 +406,27 @@ def gateway(
     from evolve.llm.budget import GatewayLimits
 
     cfg = load_config(config) if config else RunConfig()
-    result = bench_gateway(job_tokens or cfg.budget.job_tokens, GatewayLimits.of(cfg.gateway), clients, rounds)
+    result = bench_gateway(
+        job_tokens or cfg.budget.job_tokens, GatewayLimits.of(cfg.gateway), clients, rounds
+    )
     if as_json:
         typer.echo(json.dumps(result.to_json()))
         return
     statuses = ", ".join(f"{status}: {count}" for status, count in sorted(result.statuses.items()))
-    typer.echo(f"{result.requests} worst-case requests from {result.clients} connections of one job in "
-               f"{result.seconds:.1f} s ({statuses})")
-    typer.echo(f"gateway process RSS: baseline {result.baseline_rss_mib:.0f} MiB, peak {result.peak_rss_mib:.0f} MiB "
-               f"(target under 512 MiB: {'met' if result.peak_rss_mib < 512 else 'MISSED'})")
-    typer.echo(f"exchange log {result.log_bytes} bytes; the job took in {result.bytes_used} of its "
-               f"{result.byte_budget}-byte budget ({result.byte_budget / MIB:.1f} MiB; within it: "
-               f"{'yes' if result.bytes_used <= result.byte_budget else 'NO'})")
+    typer.echo(
+        f"{result.requests} worst-case requests from {result.clients} connections of one job in "
+        f"{result.seconds:.1f} s ({statuses})"
+    )
+    typer.echo(
+        f"gateway process RSS: baseline {result.baseline_rss_mib:.0f} MiB, peak {result.peak_rss_mib:.0f} "
+        "MiB "
+        f"(target under 512 MiB: {'met' if result.peak_rss_mib < 512 else 'MISSED'})"
+    )
+    typer.echo(
+        f"exchange log {result.log_bytes} bytes; the job took in {result.bytes_used} of its "
+        f"{result.byte_budget}-byte budget ({result.byte_budget / MIB:.1f} MiB; within it: "
+        f"{'yes' if result.bytes_used <= result.byte_budget else 'NO'})"
+    )
 
 
 @app.command("scale")
@@ -356,7 +443,8 @@ def scale(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Throughput at 1, 4 and 16 concurrent sleep-jobs: local thread pool and a Ray cluster (head + worker)."""
+    """Throughput at 1, 4 and 16 concurrent sleep-jobs: local thread pool and a Ray cluster (head +
+    worker)."""
     import json
 
     from evolve.bench.scale import bench_scale
@@ -370,15 +458,20 @@ def scale(
             typer.echo(f"{name:<6} skipped: {result.ray_skipped}")
             continue
         for level, row in levels.items():
-            typer.echo(f"{name:<6} {level:>3} concurrent: {row.jobs_per_s:7.2f} jobs/s, "
-                       f"{row.fraction_of_ideal:6.1%} of ideal ({level / result.sleep_s:.1f} jobs/s)")
+            typer.echo(
+                f"{name:<6} {level:>3} concurrent: {row.jobs_per_s:7.2f} jobs/s, "
+                f"{row.fraction_of_ideal:6.1%} of ideal ({level / result.sleep_s:.1f} jobs/s)"
+            )
 
 
 @app.command("archive")
 def archive(
     nodes: Annotated[int, typer.Option(min=1, help="Nodes of the synthetic run.")] = 10_000,
     evaluations: Annotated[int, typer.Option(min=1, help="Evaluations of the synthetic run.")] = 1_000_000,
-    keep: Annotated[Path | None, typer.Option(help="Build the run here and keep it (or reuse the one there); default: a temp dir.")] = None,
+    keep: Annotated[
+        Path | None,
+        typer.Option(help="Build the run here and keep it (or reuse the one there); default: a temp dir."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Time the archive's views (frames, load_run, `evolve status`, `evolve tree`) on a synthetic long run."""
@@ -395,29 +488,58 @@ def archive(
     typer.echo(f"{result.nodes} nodes, {result.evaluations} evaluations (built in {result.build_s:.1f} s)")
     frames = result.nodes_frame_s + result.evaluations_frame_s
     cpu = result.cpu_s
-    typer.echo(f"frames     {frames:7.2f} s, {cpu['nodes_frame'] + cpu['evaluations_frame']:.2f} s CPU (nodes "
-               f"{result.nodes_frame_s:.2f} s, evaluations {result.evaluations_frame_s:.2f} s; "
-               f"target {TARGETS_S['frames']:.0f} s)")
-    typer.echo(f"load_run   {result.load_run_s:7.2f} s, {cpu['load_run']:.2f} s CPU (target {TARGETS_S['load_run']:.0f} s)")
+    typer.echo(
+        f"frames     {frames:7.2f} s, {cpu['nodes_frame'] + cpu['evaluations_frame']:.2f} s CPU (nodes "
+        f"{result.nodes_frame_s:.2f} s, evaluations {result.evaluations_frame_s:.2f} s; "
+        f"target {TARGETS_S['frames']:.0f} s)"
+    )
+    typer.echo(
+        f"load_run   {result.load_run_s:7.2f} s, {cpu['load_run']:.2f} s CPU (target "
+        f"{TARGETS_S['load_run']:.0f} s)"
+    )
     for name, timing in (("status", result.status), ("tree", result.tree), ("report", result.report)):
-        typer.echo(f"{name:<10} {timing.seconds:7.2f} s, {timing.cpu_s:.2f} s CPU, {timing.peak_mb:.0f} MB peak "
-                   f"(target {TARGETS_S[name]:.0f} s" + (f", {TARGET_MB:.0f} MB)" if name != "report" else ")"))
+        typer.echo(
+            f"{name:<10} {timing.seconds:7.2f} s, {timing.cpu_s:.2f} s CPU, {timing.peak_mb:.0f} MB peak "
+            f"(target {TARGETS_S[name]:.0f} s" + (f", {TARGET_MB:.0f} MB)" if name != "report" else ")")
+        )
 
 
 @app.command("selfrepair")
 def selfrepair(
-    defect: Annotated[list[str] | None, typer.Option(
-        help="Run only this planted defect of the set (repeatable); default: the dev set's five (all but "
-             "context-starved and stderr-dropped), every defect of the test set or of --defects.")] = None,
-    defect_set: Annotated[str, typer.Option("--set", help="dev: the defects the engine was tuned on; test, "
-                                            "test2: evolve/bench/defects/test*.toml, each run only while its "
-                                            "SHA-256 is the committed one.")] = "dev",
-    defects: Annotated[Path | None, typer.Option(
-        help="A TOML file of defects (test.toml's form) to plant in --reference, instead of a set.")] = None,
-    seed: Annotated[Path | None, typer.Option(help="A defective agent directory to evolve (with --reference).")] = None,
-    reference: Annotated[Path | None, typer.Option(help="The intact agent (default: the bundled seed).")] = None,
-    config: Annotated[Path | None, typer.Option(help="The run config of each short evolution "
-                                                "(default: evolve/configs/selfrepair.toml).")] = None,
+    defect: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Run only this planted defect of the set (repeatable); default: the dev set's five (all but "
+            "context-starved and stderr-dropped), every defect of the test set or of --defects."
+        ),
+    ] = None,
+    defect_set: Annotated[
+        str,
+        typer.Option(
+            "--set",
+            help="dev: the defects the engine was tuned on; test, "
+            "test2: evolve/bench/defects/test*.toml, each run only while its "
+            "SHA-256 is the committed one.",
+        ),
+    ] = "dev",
+    defects: Annotated[
+        Path | None,
+        typer.Option(
+            help="A TOML file of defects (test.toml's form) to plant in --reference, instead of a set."
+        ),
+    ] = None,
+    seed: Annotated[
+        Path | None, typer.Option(help="A defective agent directory to evolve (with --reference).")
+    ] = None,
+    reference: Annotated[
+        Path | None, typer.Option(help="The intact agent (default: the bundled seed).")
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            help="The run config of each short evolution (default: evolve/configs/selfrepair.toml)."
+        ),
+    ] = None,
     archive: Annotated[Path, typer.Option(help="Where the runs are written.")] = Path("archive"),
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
@@ -432,8 +554,10 @@ def selfrepair(
     from evolve.errors import EvolveError
 
     if seed is not None and (defect or reference is None or defects is not None):
-        raise EvolveError("--seed DIR needs --reference DIR (the intact agent it is measured against), and no "
-                          "--defect or --defects")
+        raise EvolveError(
+            "--seed DIR needs --reference DIR (the intact agent it is measured against), and no "
+            "--defect or --defects"
+        )
     if defects is not None and defect_set != "dev":
         raise EvolveError("--defects FILE and --set are alternatives: the file's defects are the set")
     catalogue, default = (load_defects(defects), None) if defects is not None else named_set(defect_set)
@@ -448,12 +572,29 @@ def selfrepair(
     total = totals(results, time.monotonic() - started)
     if as_json:
         named = str(defects) if defects is not None else defect_set
-        typer.echo(json.dumps({"config": str(config), "set": named if seed is None else None,
-                               "defects": {r.name: {**r.to_json(), "what": catalogue[r.name].what
-                                                    if r.name in catalogue and seed is None else str(seed)}
-                                           for r in results}, "totals": total}))
+        typer.echo(
+            json.dumps(
+                {
+                    "config": str(config),
+                    "set": named if seed is None else None,
+                    "defects": {
+                        r.name: {
+                            **r.to_json(),
+                            "what": catalogue[r.name].what
+                            if r.name in catalogue and seed is None
+                            else str(seed),
+                        }
+                        for r in results
+                    },
+                    "totals": total,
+                }
+            )
+        )
         return
     rate = "none" if total["code_edit_rate"] is None else f"{total['code_edit_rate']:.2f}"
-    typer.echo(render(results) + f"\nrecovered by half or more: {total['recovered_half']} of {total['defects']}; code "
-               f"edits {total['code_edits']} of {total['expansions']} expansions ({rate}); "
-               f"{total['seconds'] / 60:.1f} min in all, the reference's scoring included")
+    typer.echo(
+        render(results)
+        + f"\nrecovered by half or more: {total['recovered_half']} of {total['defects']}; code "
+        f"edits {total['code_edits']} of {total['expansions']} expansions ({rate}); "
+        f"{total['seconds'] / 60:.1f} min in all, the reference's scoring included"
+    )

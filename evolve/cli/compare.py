@@ -12,14 +12,21 @@ from evolve.errors import EvolveError
 
 
 def compare_command(
-    a: Annotated[str, typer.Argument(help="RUN or RUN:NODE; NODE may be `final`, the run's final agent (a run of one "
-                                          "node, as `evolve eval` makes, needs no NODE).")],
+    a: Annotated[
+        str,
+        typer.Argument(
+            help="RUN or RUN:NODE; NODE may be `final`, the run's final agent (a run of one "
+            "node, as `evolve eval` makes, needs no NODE)."
+        ),
+    ],
     b: Annotated[str, typer.Argument(help="RUN or RUN:NODE, compared against A (differences are B − A).")],
-    split: Annotated[str | None, typer.Option(help="Only this split's results (dev or heldout; default: all).")] = None,
+    split: Annotated[
+        str | None, typer.Option(help="Only this split's results (dev or heldout; default: all).")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Pass rates with Wilson 95 % intervals, the paired difference with its Newcombe 95 % interval, and the exact
-    McNemar test, over the tasks both agents have a counted result on (the first that is not infra)."""
+    """Pass rates with Wilson 95 % intervals, the paired difference with its Newcombe 95 % interval, and the
+    exact McNemar test, over the tasks both agents have a counted result on (the first that is not infra)."""
     from evolve.archive.compare import compare
     from evolve.archive.vocab import parse_split
 
@@ -35,9 +42,11 @@ def compare_command(
         ci = side.interval
         typer.echo(f"{side.label}: {side.passed}/{side.total} = {ci.mean:.0%} [{ci.low:.0%}, {ci.high:.0%}]")
     d = result.difference
-    typer.echo(f"paired over {result.tasks} tasks: B − A = {d.mean:+.3f} [{d.low:+.3f}, {d.high:+.3f}]; "
-               f"only A passed {len(result.only_a)}, only B passed {len(result.only_b)}; "
-               f"exact McNemar p = {result.mcnemar_p:.3g}")
+    typer.echo(
+        f"paired over {result.tasks} tasks: B − A = {d.mean:+.3f} [{d.low:+.3f}, {d.high:+.3f}]; "
+        f"only A passed {len(result.only_a)}, only B passed {len(result.only_b)}; "
+        f"exact McNemar p = {result.mcnemar_p:.3g}"
+    )
     if (note := result.small_sample_note()) is not None:
         typer.echo(note)
     if result.unpaired:

@@ -18,7 +18,8 @@ def check(file: Annotated[Path, typer.Argument(help="A run configuration (TOML).
     """Validate FILE; print one line naming the bad key and exit non-zero when it is wrong."""
     config = load_config(file)
     suite = config.tasks.suite
-    if not suite.startswith(("polyglot", "swebench-")):  # those need a checkout or the network: checked at run
+    # those need a checkout or the network: checked at run
+    if not suite.startswith(("polyglot", "swebench-")):
         from evolve.tasks import load_suite
 
         try:

@@ -1,5 +1,5 @@
-"""`evolve eval`: evaluate one agent (the seed, a directory, or RUN:NODE) on a suite; print a per-task table and
-the pass rate."""
+"""`evolve eval`: evaluate one agent (the seed, a directory, or RUN:NODE) on a suite; print a per-task table
+and the pass rate."""
 
 from __future__ import annotations
 
@@ -61,8 +61,13 @@ def open_agent(agent: str, archive: Path, config: RunConfig) -> tuple[Run, str]:
 
 
 def eval_command(
-    agent: Annotated[str, typer.Option(help="'seed', an agent directory (the agent contract), or RUN:NODE (NODE may be "
-                                            "`final`, the run's final agent)")] = "seed",
+    agent: Annotated[
+        str,
+        typer.Option(
+            help="'seed', an agent directory (the agent contract), or RUN:NODE (NODE may be "
+            "`final`, the run's final agent)"
+        ),
+    ] = "seed",
     suite: Annotated[str, typer.Option(help="task suite")] = "builtin",
     split: Annotated[str | None, typer.Option(help="dev or heldout (default: all)")] = None,
     limit: Annotated[int | None, typer.Option(help="evaluate only the first N tasks")] = None,
@@ -87,7 +92,9 @@ def eval_command(
     tasks = list(load_suite(suite).split(split).select(task, limit))
     # models start (and API keys are read) before anything is written
     from evolve.cli.standins import STANDINS
-    stack = ModelStack(cfg.models, seed=cfg.run.seed, beside_cpus=cfg.sandbox.cpus, standins=STANDINS).start()  # one task at a time
+
+    # one task at a time
+    stack = ModelStack(cfg.models, seed=cfg.run.seed, beside_cpus=cfg.sandbox.cpus, standins=STANDINS).start()
     try:
         run, node_id = open_agent(agent, archive, cfg)
     except BaseException:
@@ -100,25 +107,56 @@ def eval_command(
     table = Table("task", "outcome", "s", "tokens", "detail")
 
     def show(result) -> None:
-        console.print(f"  {result.task_id}: {result.outcome} ({result.duration_s:.0f} s, {result.tokens} tokens)")
-        table.add_row(result.task_id, result.outcome, f"{result.duration_s:.0f}", str(result.tokens),
-                      result.detail[:60])
+        console.print(
+            f"  {result.task_id}: {result.outcome} ({result.duration_s:.0f} s, {result.tokens} tokens)"
+        )
+        table.add_row(
+            result.task_id, result.outcome, f"{result.duration_s:.0f}", str(result.tokens), result.detail[:60]
+        )
 
     # SIGTERM unwinds like Ctrl-C, so the model servers stop and the containers are removed
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     signal.signal(signal.SIGHUP, lambda *_: sys.exit(129))
-    with closing(stack), run, Gateway(stack.models, exchanges_dir=run.path / "exchanges", usage_sink=run,
-                                      seed=run_seed(run, cfg), limits=GatewayLimits.of(cfg.gateway)) as gateway:
-        results = evaluate_all(run, node_id, tasks, sandboxes=DockerSandboxes(run.id, limits), gateway=gateway,
-                               settings=EvalSettings(budget_steps=steps),
-                               on_result=show)
+    with (
+        closing(stack),
+        run,
+        Gateway(
+            stack.models,
+            exchanges_dir=run.path / "exchanges",
+            usage_sink=run,
+            seed=run_seed(run, cfg),
+            limits=GatewayLimits.of(cfg.gateway),
+        ) as gateway,
+    ):
+        results = evaluate_all(
+            run,
+            node_id,
+            tasks,
+            sandboxes=DockerSandboxes(run.id, limits),
+            gateway=gateway,
+            settings=EvalSettings(budget_steps=steps),
+            on_result=show,
+        )
     counted = [r for r in results if r.outcome != "infra"]
     passed = sum(r.outcome == "pass" for r in counted)
     rate = passed / len(counted) if counted else 0.0
     console.print(table)
-    console.print(f"pass rate {passed}/{len(counted)} = {rate:.0%} (infra: {len(results) - len(counted)}); "
-                  f"logs under {run.path / 'logs'}")
+    console.print(
+        f"pass rate {passed}/{len(counted)} = {rate:.0%} (infra: {len(results) - len(counted)}); "
+        f"logs under {run.path / 'logs'}"
+    )
     if as_json:
-        typer.echo(json.dumps({"run": str(run.path), "node": node_id, "suite": suite, "tasks": len(results),
-                               "passed": passed, "infra": len(results) - len(counted), "pass_rate": rate,
-                               "outcomes": {r.task_id: r.outcome for r in results}}))
+        typer.echo(
+            json.dumps(
+                {
+                    "run": str(run.path),
+                    "node": node_id,
+                    "suite": suite,
+                    "tasks": len(results),
+                    "passed": passed,
+                    "infra": len(results) - len(counted),
+                    "pass_rate": rate,
+                    "outcomes": {r.task_id: r.outcome for r in results},
+                }
+            )
+        )

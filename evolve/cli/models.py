@@ -29,12 +29,16 @@ app = typer.Typer(
 def _print_plan(plan: dict) -> None:
     typer.echo(f"{plan['role']}: {plan['provider']} {plan['model']} ({plan['family']}) @ {plan['endpoint']}")
     for server in plan.get("servers", ()):
-        typer.echo(f"  server: CUDA_VISIBLE_DEVICES={server['CUDA_VISIBLE_DEVICES']} {' '.join(server['command'])}")
+        typer.echo(
+            f"  server: CUDA_VISIBLE_DEVICES={server['CUDA_VISIBLE_DEVICES']} {' '.join(server['command'])}"
+        )
     typer.echo(f"  call: {plan['call']}(**{json.dumps(plan['arguments'], sort_keys=True)})")
     price = plan["price_per_mtok"]
     price_text = "none" if price is None else f"${price['input']}/${price['output']} per M tokens in/out"
-    typer.echo(f"  timeout {plan['timeout_s']:.0f} s, retries for {plan['retry_window_s']:.0f} s "
-               f"(longest call {plan['longest_call_s']:.0f} s), price {price_text}")
+    typer.echo(
+        f"  timeout {plan['timeout_s']:.0f} s, retries for {plan['retry_window_s']:.0f} s "
+        f"(longest call {plan['longest_call_s']:.0f} s), price {price_text}"
+    )
     key = plan["api_key_env"]
     if key:
         typer.echo(f"  key: {key}")
@@ -85,7 +89,8 @@ def _round_trips(config, as_json: bool) -> None:
             else:
                 typer.echo(
                     f"{role:8} {model.name} @ {endpoint}: {trip.reply!r} in {trip.seconds:.2f}s "
-                    f"({trip.prompt_tokens}+{trip.completion_tokens} tokens, {trip.tokens_per_s:.1f} generated tokens/s)"
+                    f"({trip.prompt_tokens}+{trip.completion_tokens} tokens, {trip.tokens_per_s:.1f} "
+                    "generated tokens/s)"
                 )
 
 
@@ -93,7 +98,9 @@ def _round_trips(config, as_json: bool) -> None:
 def fetch_embedded(
     model: Annotated[
         list[str] | None,
-        typer.Option("--model", help=f"An embedded model to fetch (repeatable; one of: {', '.join(EMBEDDED)})."),
+        typer.Option(
+            "--model", help=f"An embedded model to fetch (repeatable; one of: {', '.join(EMBEDDED)})."
+        ),
     ] = None,
     every: Annotated[bool, typer.Option("--all", help="Fetch every embedded model.")] = False,
 ) -> None:

@@ -13,11 +13,16 @@ def plan(
     config: Annotated[Path, typer.Argument(help="Run configuration (TOML).")],
     measured_from: Annotated[
         list[Path] | None,
-        typer.Option("--from", help="Take per-job tokens and times from this run (repeatable; default: earlier "
-                                    "runs in the config's archive on the same suite and solving model)."),
+        typer.Option(
+            "--from",
+            help="Take per-job tokens and times from this run (repeatable; default: earlier "
+            "runs in the config's archive on the same suite and solving model).",
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
-    offline: Annotated[bool, typer.Option("--offline", help="Do not look for missing prerequisites.")] = False,
+    offline: Annotated[
+        bool, typer.Option("--offline", help="Do not look for missing prerequisites.")
+    ] = False,
 ) -> None:
     """Print the evaluations, expansions, tokens per role, dollars, container- and CPU-hours, images and
     disk a run of CONFIG will need, at most, and which prerequisites are missing now."""

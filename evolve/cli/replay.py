@@ -27,10 +27,13 @@ def replay(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     expect: Annotated[
         str | None,
-        typer.Option("--expect", help="Refuse the lineage unless its digest is this (as `evolve export` printed)."),
+        typer.Option(
+            "--expect", help="Refuse the lineage unless its digest is this (as `evolve export` printed)."
+        ),
     ] = None,
 ) -> None:
-    """Rebuild every node's code from a bundle or run and check the git tree hashes (and the lineage digest)."""
+    """Rebuild every node's code from a bundle or run and check the git tree hashes (and the lineage
+    digest)."""
     verified_lineage = verify(source, node)
     check_expected(verified_lineage.digest, expect, str(source))  # before anything is re-run
     checks = verified_lineage.checks

@@ -11,12 +11,21 @@ from evolve.errors import EvolveError
 
 
 def report(
-    runs: Annotated[list[Path], typer.Argument(
-        help="A run directory (`evolve import` makes one from a bundle); more runs are drawn over it.")],
-    out: Annotated[Path | None, typer.Option("-o", "--out", help="The page to write (default: RUN/report.html).")] = None,
+    runs: Annotated[
+        list[Path],
+        typer.Argument(
+            help="A run directory (`evolve import` makes one from a bundle); more runs are drawn over it."
+        ),
+    ],
+    out: Annotated[
+        Path | None, typer.Option("-o", "--out", help="The page to write (default: RUN/report.html).")
+    ] = None,
     watch: Annotated[
         float | None,
-        typer.Option("--watch", help="Rewrite the page every SECONDS until interrupted (reads only; the run may be live)."),
+        typer.Option(
+            "--watch",
+            help="Rewrite the page every SECONDS until interrupted (reads only; the run may be live).",
+        ),
     ] = None,
 ) -> None:
     """Write the run's report: the answer, config, budget, best node, clade tree, node table, curves,
@@ -25,7 +34,9 @@ def report(
 
     for given in runs:
         if not (given / "run.sqlite").is_file():
-            raise EvolveError(f"{given}: not a run directory (no run.sqlite); import a bundle first with `evolve import`")
+            raise EvolveError(
+                f"{given}: not a run directory (no run.sqlite); import a bundle first with `evolve import`"
+            )
     run, others = runs[0], runs[1:]
     if watch is not None and others:
         raise EvolveError("--watch follows one run; overlay other runs without it")

@@ -29,11 +29,18 @@ def _report(run, outcome: RunOutcome) -> None:
     if outcome.best_node is not None and not outcome.heldout_scored and outcome.heldout_total:
         refused = outcome.stop == StopReason.MODEL_REFUSED
         why = "no model could be reached" if refused else "the run was stopped"
-        typer.echo(f"final agent not scored on held-out tasks: {why}; `evolve run --resume {run.path}` scores it")
+        typer.echo(
+            f"final agent not scored on held-out tasks: {why}; `evolve run --resume {run.path}` scores it"
+        )
     if outcome.seed_node is not None and outcome.best_node is not None:
-        typer.echo(f"paired in full: evolve compare {run.path}:{outcome.seed_node} {run.path}:{outcome.best_node} "
-                   "--split heldout")
-    typer.echo(f"archive: {run.path}   (evolve tree {run.path}; evolve show {run.path} NODE; evolve report {run.path})")
+        typer.echo(
+            f"paired in full: evolve compare {run.path}:{outcome.seed_node} {run.path}:{outcome.best_node} "
+            "--split heldout"
+        )
+    typer.echo(
+        f"archive: {run.path}   (evolve tree {run.path}; evolve show {run.path} NODE; evolve report "
+        f"{run.path})"
+    )
 
 
 def _execute(config, resume: Path | None, report: Path | None = None) -> None:
@@ -52,8 +59,14 @@ def _execute(config, resume: Path | None, report: Path | None = None) -> None:
     ):
         # The plan's per-job prices are the priors of the prices the run measures (a resume keeps its own).
         from evolve.cli.standins import STANDINS
-        run, outcome = run_evolution(config, resume=resume, progress=progress, standins=STANDINS,
-                                     priors=None if resume is not None else plan_priors(config))
+
+        run, outcome = run_evolution(
+            config,
+            resume=resume,
+            progress=progress,
+            standins=STANDINS,
+            priors=None if resume is not None else plan_priors(config),
+        )
     _report(run, outcome)
     if report is not None:  # the last page, with the runner's own stop reason
         typer.echo(f"report: {write_report(run, report, stop_reason=str(outcome.stop_reason))}")
@@ -82,16 +95,23 @@ def _confirm_plan(config, yes: bool) -> None:
 
 def run(
     config: Annotated[Path | None, typer.Argument(help="Run configuration (TOML).")] = None,
-    resume: Annotated[Path | None, typer.Option("--resume", help="Continue the run in this directory.")] = None,
+    resume: Annotated[
+        Path | None, typer.Option("--resume", help="Continue the run in this directory.")
+    ] = None,
     report: Annotated[
         Path | None, typer.Option("--report", help="Keep this HTML run report up to date (`evolve report`).")
     ] = None,
-    yes: Annotated[bool, typer.Option("--yes", help="Start without asking, whatever the plan costs.")] = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", help="Start without asking, whatever the plan costs.")
+    ] = False,
     budget: Annotated[
         list[str] | None,
-        typer.Option("--budget", metavar="NAME=VALUE",
-                     help="With --resume: change one of the run's budgets first (e.g. cpu_hours=5.5; none: no "
-                          "limit); repeatable, recorded in the run."),
+        typer.Option(
+            "--budget",
+            metavar="NAME=VALUE",
+            help="With --resume: change one of the run's budgets first (e.g. cpu_hours=5.5; none: no "
+            "limit); repeatable, recorded in the run.",
+        ),
     ] = None,
 ) -> None:
     """Run an evolution from CONFIG, or continue a stopped or crashed one with --resume RUN."""
@@ -102,8 +122,10 @@ def run(
         raise EvolveError("give a CONFIG to start a run, or --resume RUN to continue one (not both)")
     if config is not None:
         if budget:
-            raise EvolveError("--budget changes a stopped run's budget (with --resume); set a new run's in its "
-                              "config's [budget]")
+            raise EvolveError(
+                "--budget changes a stopped run's budget (with --resume); set a new run's in its "
+                "config's [budget]"
+            )
         loaded = load_config(config)
         _confirm_plan(loaded, yes)
         _execute(loaded, None, report)
@@ -131,7 +153,9 @@ def quickstart(
 
     config = load_config(config_path("quickstart"))
     name = f"quickstart-{time.strftime('%Y%m%d-%H%M%S')}"
-    config = config.model_copy(update={"run": config.run.model_copy(update={"name": name, "archive_dir": archive})})
+    config = config.model_copy(
+        update={"run": config.run.model_copy(update={"name": name, "archive_dir": archive})}
+    )
     _execute(config, None)
 
 

@@ -23,7 +23,8 @@ def build(
         ),
     ] = None,
 ) -> None:
-    """Build the base image (sandboxes/base): from the Dockerfile online, from a debootstrap rootfs offline."""
+    """Build the base image (sandboxes/base): from the Dockerfile online, from a debootstrap rootfs
+    offline."""
     from evolve.sandbox.images import build_image
 
     info = build_image(tag, offline=offline)
@@ -52,11 +53,15 @@ def exec_command(
     from evolve.sandbox.types import SandboxLimits
 
     sweep_orphans()
-    limits = SandboxLimits(cpus=cpus, memory=memory, pids=pids, wall_clock_s=timeout + 30,
-                           disk=None if disk == "none" else disk)
-    with _terminate_as_exit(), DockerSandbox.create(
-        image, run_id="cli", job_id=f"exec-{uuid.uuid4().hex[:8]}", limits=limits
-    ) as box:
+    limits = SandboxLimits(
+        cpus=cpus, memory=memory, pids=pids, wall_clock_s=timeout + 30, disk=None if disk == "none" else disk
+    )
+    with (
+        _terminate_as_exit(),
+        DockerSandbox.create(
+            image, run_id="cli", job_id=f"exec-{uuid.uuid4().hex[:8]}", limits=limits
+        ) as box,
+    ):
         result = box.exec(cmd, timeout=timeout)
     typer.echo(result.stdout, nl=False)
     typer.echo(result.stderr, nl=False, err=True)

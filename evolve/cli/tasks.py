@@ -13,7 +13,9 @@ from rich.table import Table
 from evolve.tasks import load_suite, suite_names
 from evolve.tasks.types import TaskError
 
-app = typer.Typer(name="tasks", help="Benchmark tasks: list suites and tasks, check graders.", no_args_is_help=True)
+app = typer.Typer(
+    name="tasks", help="Benchmark tasks: list suites and tasks, check graders.", no_args_is_help=True
+)
 
 
 @app.command("list")
@@ -30,7 +32,9 @@ def list_tasks(
         table = Table("suite", "tasks", "dev", "heldout")
         for name in suite_names():
             loaded = load_suite(name)
-            table.add_row(name, str(len(loaded)), str(len(loaded.split("dev"))), str(len(loaded.split("heldout"))))
+            table.add_row(
+                name, str(len(loaded)), str(len(loaded.split("dev"))), str(len(loaded.split("heldout")))
+            )
         console.print(table)
         return
     loaded = load_suite(suite).split(split)
@@ -81,8 +85,10 @@ def check(
             table.add_row(task_id, "infra", "infra", "NO")
         console = Console(highlight=False)
         console.print(table)
-        console.print(f"{summary['reference_pass']}/{summary['tasks']} references pass, "
-                      f"{summary['untouched_fail']}/{summary['tasks']} untouched repos fail, "
-                      f"{len(summary['mismatches'])} mismatches")
+        console.print(
+            f"{summary['reference_pass']}/{summary['tasks']} references pass, "
+            f"{summary['untouched_fail']}/{summary['tasks']} untouched repos fail, "
+            f"{len(summary['mismatches'])} mismatches"
+        )
     if report.mismatches:
         raise typer.Exit(1)

@@ -42,8 +42,11 @@ class Cluster(Protocol):
 def commit_tar(run: Run, node_id: str) -> bytes:
     """The files of a node's commit as a tar (`git archive` on the run's code store)."""
     commit = run.node(node_id).commit
-    return subprocess.run(["git", f"--git-dir={run.code.path}", "archive", "--format=tar", commit],
-                          capture_output=True, check=True).stdout
+    return subprocess.run(
+        ["git", f"--git-dir={run.code.path}", "archive", "--format=tar", commit],
+        capture_output=True,
+        check=True,
+    ).stdout
 
 
 def relocate(result: Any, remote_log_dir: str, log_dir: Path) -> Any:
@@ -73,8 +76,9 @@ class OnCluster:
             for spec in work.channels(str(job.id)):
                 channel = self.gateway.open_job(spec.job, node.id, spec.role, spec.tokens)
                 opened.append(spec.job)
-                grants[spec.role] = GatewayGrant(self.gateway_origin, channel.token, spec.role,
-                                                 self.gateway.limits.max_request_bytes)
+                grants[spec.role] = GatewayGrant(
+                    self.gateway_origin, channel.token, spec.role, self.gateway.limits.max_request_bytes
+                )
             shipped = ShippedJob(job.id, node.id, commit_tar(self.run, node.id), grants, self.sandboxes, work)
             outcome: RemoteOutcome = self.cluster.submit(run_shipped, shipped).result()
         finally:
@@ -84,18 +88,35 @@ class OnCluster:
         return relocate(outcome.result, outcome.log_dir, log_dir), outcome.where
 
 
-def cluster_worker(run: Run, tasks: Mapping[str, Task], *, gateway: Gateway, gateway_origin: str, cluster: Cluster,
-                   settings: WorkerSettings, sandboxes: SandboxMaker, seed: int,
-                   cancel: Callable[[], object] | None = None) -> EngineWorker:
+def cluster_worker(
+    run: Run,
+    tasks: Mapping[str, Task],
+    *,
+    gateway: Gateway,
+    gateway_origin: str,
+    cluster: Cluster,
+    settings: WorkerSettings,
+    sandboxes: SandboxMaker,
+    seed: int,
+    cancel: Callable[[], object] | None = None,
+) -> EngineWorker:
     """The engine worker with its sandbox work on `cluster`."""
     place = OnCluster(run, gateway, gateway_origin, cluster, sandboxes)
     return EngineWorker(run, tasks, gateway=gateway, settings=settings, seed=seed, place=place, cancel=cancel)
 
 
 @contextmanager
-def ray_worker(run: Run, tasks: Mapping[str, Task], *, gateway: Gateway, address: str | None,
-               settings: WorkerSettings, sandboxes: SandboxMaker, seed: int,
-               gateway_host: str | None = None) -> Iterator[EngineWorker]:
+def ray_worker(
+    run: Run,
+    tasks: Mapping[str, Task],
+    *,
+    gateway: Gateway,
+    address: str | None,
+    settings: WorkerSettings,
+    sandboxes: SandboxMaker,
+    seed: int,
+    gateway_host: str | None = None,
+) -> Iterator[EngineWorker]:
     """Connect to the Ray cluster at `address`, serve the gateway to its nodes, and yield the worker.
 
     The gateway listens on the head's cluster address (or `gateway_host`); only open jobs' bearer
@@ -104,8 +125,10 @@ def ray_worker(run: Run, tasks: Mapping[str, Task], *, gateway: Gateway, address
     from evolve.sandbox import reap_run
 
     if address is not None and address.startswith("ray://"):
-        raise EvolveError("executor.ray_address: Ray Client (ray://) is not supported; run `evolve run` on a "
-                          "node of the cluster with ray_address = \"auto\" (worker nodes must reach its gateway)")
+        raise EvolveError(
+            "executor.ray_address: Ray Client (ray://) is not supported; run `evolve run` on a "
+            'node of the cluster with ray_address = "auto" (worker nodes must reach its gateway)'
+        )
     cluster = RayExecutor(address)
     host = gateway_host or cluster.driver_ip()
     origin = gateway.start_tcp(host=host).removesuffix("/v1")
@@ -116,8 +139,17 @@ def ray_worker(run: Run, tasks: Mapping[str, Task], *, gateway: Gateway, address
         cluster.on_every_node(reap_run, run.id)
 
     try:
-        yield cluster_worker(run, tasks, gateway=gateway, gateway_origin=origin, cluster=cluster, settings=settings,
-                             sandboxes=sandboxes, seed=seed, cancel=cancel)
+        yield cluster_worker(
+            run,
+            tasks,
+            gateway=gateway,
+            gateway_origin=origin,
+            cluster=cluster,
+            settings=settings,
+            sandboxes=sandboxes,
+            seed=seed,
+            cancel=cancel,
+        )
     finally:
         cluster.cancel_pending()
         cluster.on_every_node(reap_run, run.id)

@@ -73,13 +73,22 @@ class LocalRayCluster:
     def __enter__(self) -> Self:
         if shutil.which("ray") is None:
             raise EvolveError("the `ray` command is missing: pip install 'evolve[distributed]'")
-        self._dir = Path(tempfile.mkdtemp(prefix="evray-", dir="/tmp"))  # short: Ray's socket paths are bounded
+        # short: Ray's socket paths are bounded
+        self._dir = Path(tempfile.mkdtemp(prefix="evray-", dir="/tmp"))
         port = _free_port()
         self.address = f"127.0.0.1:{port}"
         try:
-            self.head = self._start("head", ["--head", f"--port={port}", f"--temp-dir={self._dir}",
-                                             f"--ray-client-server-port={_free_port()}", "--include-dashboard=false"],
-                                    self.head_cpus)
+            self.head = self._start(
+                "head",
+                [
+                    "--head",
+                    f"--port={port}",
+                    f"--temp-dir={self._dir}",
+                    f"--ray-client-server-port={_free_port()}",
+                    "--include-dashboard=false",
+                ],
+                self.head_cpus,
+            )
             for index, cpus in enumerate(self.worker_cpus):
                 self.workers.append(self._start(f"worker-{index}", [f"--address={self.address}"], cpus))
         except BaseException:
@@ -90,20 +99,32 @@ class LocalRayCluster:
     def _start(self, name: str, args: list[str], cpus: float) -> RayNode:
         assert self._dir is not None
         log = self._dir / f"{name}.log"
-        command = ["ray", "start", "--block", *args, f"--num-cpus={cpus:g}", "--node-ip-address=127.0.0.1",
-                   "--object-store-memory=100000000", "--disable-usage-stats",
-                   f"--dashboard-agent-listen-port={_free_port()}"]
+        command = [
+            "ray",
+            "start",
+            "--block",
+            *args,
+            f"--num-cpus={cpus:g}",
+            "--node-ip-address=127.0.0.1",
+            "--object-store-memory=100000000",
+            "--disable-usage-stats",
+            f"--dashboard-agent-listen-port={_free_port()}",
+        ]
         with log.open("w") as out:
             # No memory monitor: on a shared machine other work's memory would get this cluster's
             # workers killed (OutOfMemoryError) at 95 % use; the kernel's OOM killer still guards.
             env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_memory_monitor_refresh_ms": "0"}
-            process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=env)
+            process = subprocess.Popen(
+                command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=env
+            )
         node = RayNode(process, log)
         deadline = time.monotonic() + self.start_timeout_s
         while _STARTED not in log.read_text(errors="replace"):
             if not node.alive() or time.monotonic() > deadline:
                 node.stop()
-                raise EvolveError(f"ray node {name} did not start; its log:\n{log.read_text(errors='replace')[-2000:]}")
+                raise EvolveError(
+                    f"ray node {name} did not start; its log:\n{log.read_text(errors='replace')[-2000:]}"
+                )
             time.sleep(0.2)
         return node
 

@@ -33,7 +33,8 @@ def pack_dir(root: Path) -> bytes:
 
 
 def unpack(data: bytes, dest: Path) -> Path:
-    """Extract tar bytes (plain or gzip) into `dest`; the `data` filter refuses links out and absolute paths."""
+    """Extract tar bytes (plain or gzip) into `dest`; the `data` filter refuses links out and absolute
+    paths."""
     dest.mkdir(parents=True, exist_ok=True)
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
         tar.extractall(dest, filter="data")
@@ -76,7 +77,8 @@ def run_shipped(job: ShippedJob) -> RemoteOutcome:
     with tempfile.TemporaryDirectory(prefix="evolve-remote-") as tmp, RelayChannels(job.grants) as relay:
         logs = Path(tmp) / "logs"
         logs.mkdir()
-        ctx = JobContext(str(job.job_id), job.node_id, unpack(job.code, Path(tmp) / "code"), logs, job.sandboxes,
-                         relay)
+        ctx = JobContext(
+            str(job.job_id), job.node_id, unpack(job.code, Path(tmp) / "code"), logs, job.sandboxes, relay
+        )
         result = job.work(ctx)
         return RemoteOutcome(result, pack_dir(logs), str(logs), where())

@@ -26,9 +26,13 @@ def _field_docs(model: type[BaseModel]) -> dict[str, str]:
             continue
         statements = body.body if isinstance(body, ast.ClassDef) else []
         for current, following in itertools.pairwise(statements):
-            if (isinstance(current, ast.AnnAssign) and isinstance(current.target, ast.Name)
-                    and isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant)
-                    and isinstance(following.value.value, str)):
+            if (
+                isinstance(current, ast.AnnAssign)
+                and isinstance(current.target, ast.Name)
+                and isinstance(following, ast.Expr)
+                and isinstance(following.value, ast.Constant)
+                and isinstance(following.value.value, str)
+            ):
                 docs[current.target.id] = " ".join(following.value.value.split())
     return docs
 
@@ -57,7 +61,14 @@ def _bounds(metadata: list) -> str:
 
 def _model_section(model: type[BaseModel], table: str, lines: list[str]) -> None:
     doc = " ".join((model.__doc__ or "").split())
-    lines += [f"## `[{table}]`", "", doc, "", "| key | type | default | bounds | meaning |", "|---|---|---|---|---|"]
+    lines += [
+        f"## `[{table}]`",
+        "",
+        doc,
+        "",
+        "| key | type | default | bounds | meaning |",
+        "|---|---|---|---|---|",
+    ]
     nested: list[tuple[type[BaseModel], str]] = []
     docs = _field_docs(model)
     for name, field in model.model_fields.items():
@@ -66,7 +77,9 @@ def _model_section(model: type[BaseModel], table: str, lines: list[str]) -> None
             nested.append((annotation, f"{table}.{name}"))
         meaning = docs.get(name, "").replace("|", "\\|")
         kind = _type_name(annotation).replace("|", "\\|")
-        lines.append(f"| `{name}` | `{kind}` | {_default(field.default)} | {_bounds(field.metadata)} | {meaning} |")
+        lines.append(
+            f"| `{name}` | `{kind}` | {_default(field.default)} | {_bounds(field.metadata)} | {meaning} |"
+        )
     lines.append("")
     for child, path in nested:
         _model_section(child, path, lines)
@@ -90,8 +103,11 @@ def config_reference() -> str:
 def _param_row(param: Any) -> str:
     """One argument or option of a command (typer's own click: read by what it has, not its class)."""
     option = param.param_type_name == "option"
-    names = ", ".join(f"`{n}`" for n in [*param.opts, *param.secondary_opts]) if option \
+    names = (
+        ", ".join(f"`{n}`" for n in [*param.opts, *param.secondary_opts])
+        if option
         else f"`{(param.name or '').upper()}`"
+    )
     default = "" if param.default is None or not option else f"`{param.default!r}`"
     text = " ".join((getattr(param, "help", None) or "").split()).replace("|", "\\|")
     annotation = getattr(getattr(param, "type_descriptor", None), "annotation", None)

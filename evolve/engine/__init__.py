@@ -1,1 +1,2 @@
-"""The engine: the runner, its state, the jobs it dispatches (evaluation, expansion), executors, progress, resume."""
+"""The engine: the runner, its state, the jobs it dispatches (evaluation, expansion), executors, progress,
+resume."""

@@ -43,7 +43,8 @@ task), the candidate's exited with an error or hung, every request it sent answe
 that asks something new gets an error reply, which ends the seed's agent with an error: no breakage.) The
 file-hidden run's two children crashed on every search task, on a case the smoke task never reaches."""
 REPLAY_BYTES = 4 << 20
-"""A parent's evaluation whose recorded exchanges and change are larger is not replayed (they ship with the job)."""
+"""A parent's evaluation whose recorded exchanges and change are larger is not replayed (they ship with the
+job)."""
 
 
 @dataclass(frozen=True)
@@ -67,30 +68,51 @@ def failed_replays(run: Run, node_id: str, tasks: Mapping[str, Task], limit: int
     return recorded_replays(run, node_id, tasks, limit, "fail")
 
 
-def recorded_replays(run: Run, node_id: str, tasks: Mapping[str, Task], limit: int,
-                     outcome: str) -> tuple[Replay, ...]:
-    """Up to `limit` of the node's search evaluations with `outcome` (distinct tasks, in recording order) whose
-    model exchanges and change are recorded; never a held-out one."""
+def recorded_replays(
+    run: Run, node_id: str, tasks: Mapping[str, Task], limit: int, outcome: str
+) -> tuple[Replay, ...]:
+    """Up to `limit` of the node's search evaluations with `outcome` (distinct tasks, in recording order)
+    whose model exchanges and change are recorded; never a held-out one."""
     if limit <= 0:
         return ()
     picked: dict[str, Replay] = {}
     for evaluation, job in replayable(run, node_id):
         if len(picked) == limit:
             break
-        if (evaluation.split != "dev" or evaluation.outcome != outcome or job is None
-                or evaluation.task in picked or evaluation.task not in tasks):
+        if (
+            evaluation.split != "dev"
+            or evaluation.outcome != outcome
+            or job is None
+            or evaluation.task in picked
+            or evaluation.task not in tasks
+        ):
             continue
         path, patch = run.exchanges_file(job.id), run.log_dir(job.id) / "diff.patch"
-        if not path.is_file() or not patch.is_file() or path.stat().st_size + patch.stat().st_size > REPLAY_BYTES:
+        if (
+            not path.is_file()
+            or not patch.is_file()
+            or path.stat().st_size + patch.stat().st_size > REPLAY_BYTES
+        ):
             continue
         text = read_text(path, REPLAY_BYTES)  # bounded, and no byte of it can raise (evolve.untrusted)
-        picked[evaluation.task] = Replay(tasks[evaluation.task], text, sum(1 for line in text.splitlines() if line.strip()),
-                                         read_text(patch, REPLAY_BYTES), outcome)
+        picked[evaluation.task] = Replay(
+            tasks[evaluation.task],
+            text,
+            sum(1 for line in text.splitlines() if line.strip()),
+            read_text(patch, REPLAY_BYTES),
+            outcome,
+        )
     return tuple(picked.values())
 
 
-def replay_once(ctx: JobContext, code: Path, recorded: Replay, settings: EvalSettings, logs: Path,
-                probe: AgentProbe | None = None) -> tuple[EvalResult, JobReport]:
+def replay_once(
+    ctx: JobContext,
+    code: Path,
+    recorded: Replay,
+    settings: EvalSettings,
+    logs: Path,
+    probe: AgentProbe | None = None,
+) -> tuple[EvalResult, JobReport]:
     """Run `code`'s agent on `recorded`'s task with a gateway that answers from its recorded exchanges (no
     model), logs in `logs`, watched by `probe` if given: the evaluation's result, and what the replaying
     gateway saw of the job."""
@@ -99,13 +121,18 @@ def replay_once(ctx: JobContext, code: Path, recorded: Replay, settings: EvalSet
         exchanges_file(Path(tmp), RECORDED).write_text(recorded.exchanges, encoding="utf-8")
         with Gateway(replay_from=Path(tmp)) as gateway:
             channels = ReplayChannels(gateway, RECORDED)
-            result = evaluate_task(replace(ctx, job=f"{ctx.job}-{logs.name}", code=code, log_dir=logs,
-                                           channels=channels), recorded.task, settings, probe or AgentProbe())
+            result = evaluate_task(
+                replace(ctx, job=f"{ctx.job}-{logs.name}", code=code, log_dir=logs, channels=channels),
+                recorded.task,
+                settings,
+                probe or AgentProbe(),
+            )
     return result, channels.closed[-1] if channels.closed else JobReport()
 
 
-def acts_as_parent(ctx: JobContext, code: Path, replays: tuple[Replay, ...], settings: EvalSettings,
-                   log_dir: Path) -> str | None:
+def acts_as_parent(
+    ctx: JobContext, code: Path, replays: tuple[Replay, ...], settings: EvalSettings, log_dir: Path
+) -> str | None:
     """Why the candidate (`code`) is refused: it acted as its parent on every replayed task; None when it
     acted differently on one (the rest are not run) or there was nothing to replay."""
     same = []
@@ -113,17 +140,25 @@ def acts_as_parent(ctx: JobContext, code: Path, replays: tuple[Replay, ...], set
         logs = log_dir / f"replay-{number}"
         result, asked = replay_once(ctx, code, recorded, settings, logs)
         if result.outcome in BROKE and not asked.replay_misses:  # a new request is answered with an error
-            return (f"it breaks where its parent ran: on {recorded.task.id}, one of the parent's failed tasks "
-                    f"replayed, its agent ended in {result.outcome} ({_last_line(result.detail)})")
+            return (
+                f"it breaks where its parent ran: on {recorded.task.id}, one of the parent's failed tasks "
+                f"replayed, its agent ended in {result.outcome} ({_last_line(result.detail)})"
+            )
         changed = read_text(logs / "diff.patch") if (logs / "diff.patch").is_file() else None
-        if (result.outcome != "fail" or asked.replay_misses or asked.requests != recorded.requests
-                or changed != recorded.patch):
+        if (
+            result.outcome != "fail"
+            or asked.replay_misses
+            or asked.requests != recorded.requests
+            or changed != recorded.patch
+        ):
             return None
         same.append(recorded.task.id)
     if not same:
         return None
-    return (f"it acts as its parent: on {len(same)} of the parent's failed tasks ({', '.join(same)}) it sent "
-            f"the model the parent's very requests, all of them, left the same change and failed again")
+    return (
+        f"it acts as its parent: on {len(same)} of the parent's failed tasks ({', '.join(same)}) it sent "
+        f"the model the parent's very requests, all of them, left the same change and failed again"
+    )
 
 
 def _last_line(detail: str, limit: int = 200) -> str:

@@ -36,8 +36,15 @@ class SandboxMaker(Protocol):
         """Its graders run the tests as another uid; only the process backend's do not (tests only)."""
         ...
 
-    def __call__(self, image: str, job: str, *, gateway_socket: Path | None = None, grader: bool = False,
-                 writable_root: bool = False) -> Sandbox:
+    def __call__(
+        self,
+        image: str,
+        job: str,
+        *,
+        gateway_socket: Path | None = None,
+        grader: bool = False,
+        writable_root: bool = False,
+    ) -> Sandbox:
         """`grader=True`: a grading sandbox, whose grader runs as root and its tests as uid 1000.
         `writable_root`: for images whose tools write anywhere (a SWE-bench instance's); no disk cap then."""
         ...
@@ -64,7 +71,8 @@ class Report(Protocol):
 
 
 class Channels(Protocol):
-    """The model gateway as jobs use it (`evolve.llm.gateway.Gateway`, on a node `evolve.llm.relay.RelayChannels`)."""
+    """The model gateway as jobs use it (`evolve.llm.gateway.Gateway`, on a node
+    `evolve.llm.relay.RelayChannels`)."""
 
     def open_job(self, job_id: str | int, node_id: str, role: Role, token_budget: int) -> Channel: ...
 
@@ -110,8 +118,9 @@ def agent_timeout(wall_clock_s: float, *, runs: int = 1) -> float:
 
 
 @contextmanager
-def local_context(run: Run, job_id: int, node_id: str, *, sandboxes: SandboxMaker,
-                  channels: Channels) -> Iterator[JobContext]:
+def local_context(
+    run: Run, job_id: int, node_id: str, *, sandboxes: SandboxMaker, channels: Channels
+) -> Iterator[JobContext]:
     """A job's context on this machine: the node's code checked out from the run, the run's log directory."""
     with tempfile.TemporaryDirectory(prefix="evolve-job-") as tmp:
         code = run.checkout(node_id, Path(tmp) / "code")

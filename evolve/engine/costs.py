@@ -57,8 +57,9 @@ def kept_priors(run: Run, priors: Priors | None) -> Priors:
         return chosen
 
 
-def budget_lines(run: Run, budget: BudgetConfig, results: int, cpus_per_job: float, priors: Priors,
-                 reserve_jobs: int) -> tuple[Line, ...]:
+def budget_lines(
+    run: Run, budget: BudgetConfig, results: int, cpus_per_job: float, priors: Priors, reserve_jobs: int
+) -> tuple[Line, ...]:
     """The run's budget lines now: the evaluations budget, and each of CPU-hours, tokens and dollars the
     config names, with its spend and per-kind totals from the archive. `reserve_jobs`: held-out
     evaluations still due (they count against every budget but the evaluations one)."""
@@ -66,10 +67,21 @@ def budget_lines(run: Run, budget: BudgetConfig, results: int, cpus_per_job: flo
     if budget.cpu_hours is not None:
         totals = run.job_totals()
         evaluate, expand = totals[JobKind.EVALUATE], totals[JobKind.EXPAND]
-        kinds = (KindTotals(evaluate[0], cpu_hours(evaluate[1], cpus_per_job)),
-                 KindTotals(expand[0], cpu_hours(expand[1], cpus_per_job)))
-        lines.append(Line("cpu_hours", budget.cpu_hours, kinds[0].cost + kinds[1].cost, *kinds,
-                          priors.evaluation_cpu_hours, priors.expansion_cpu_hours, reserve_jobs))
+        kinds = (
+            KindTotals(evaluate[0], cpu_hours(evaluate[1], cpus_per_job)),
+            KindTotals(expand[0], cpu_hours(expand[1], cpus_per_job)),
+        )
+        lines.append(
+            Line(
+                "cpu_hours",
+                budget.cpu_hours,
+                kinds[0].cost + kinds[1].cost,
+                *kinds,
+                priors.evaluation_cpu_hours,
+                priors.expansion_cpu_hours,
+                reserve_jobs,
+            )
+        )
     if budget.tokens is None and budget.dollars is None:
         return tuple(lines)
     tokens, dollars = run.usage_totals()
@@ -77,19 +89,38 @@ def budget_lines(run: Run, budget: BudgetConfig, results: int, cpus_per_job: flo
     expansions = run.job_totals()[JobKind.EXPAND][0]
     expansion_tokens = max(tokens - evaluation_tokens, 0)
     if budget.tokens is not None:
-        lines.append(Line("tokens", float(budget.tokens), float(tokens), KindTotals(evaluations, evaluation_tokens),
-                          KindTotals(expansions, expansion_tokens), priors.evaluation_tokens,
-                          priors.expansion_tokens, reserve_jobs))
+        lines.append(
+            Line(
+                "tokens",
+                float(budget.tokens),
+                float(tokens),
+                KindTotals(evaluations, evaluation_tokens),
+                KindTotals(expansions, expansion_tokens),
+                priors.evaluation_tokens,
+                priors.expansion_tokens,
+                reserve_jobs,
+            )
+        )
     if budget.dollars is not None:
         share = evaluation_tokens / tokens if tokens else 0.0
-        lines.append(Line("dollars", budget.dollars, dollars, KindTotals(evaluations, dollars * share),
-                          KindTotals(expansions, dollars * (1.0 - share)), priors.evaluation_dollars,
-                          priors.expansion_dollars, reserve_jobs))
+        lines.append(
+            Line(
+                "dollars",
+                budget.dollars,
+                dollars,
+                KindTotals(evaluations, dollars * share),
+                KindTotals(expansions, dollars * (1.0 - share)),
+                priors.evaluation_dollars,
+                priors.expansion_dollars,
+                reserve_jobs,
+            )
+        )
     return tuple(lines)
 
 
-def eta_seconds(spend: Spend | None, totals: Mapping[JobKind, tuple[int, float]], heldout_due: int,
-                concurrency: int) -> float | None:
+def eta_seconds(
+    spend: Spend | None, totals: Mapping[JobKind, tuple[int, float]], heldout_due: int, concurrency: int
+) -> float | None:
     """Wall seconds until the run ends: the binding budget's rest (`spend`: what is left and what is in
     flight; None once the search is over) at the wall time the run's finished jobs took per unit spent,
     then the held-out evaluations still due at their measured mean; None before an evaluation has

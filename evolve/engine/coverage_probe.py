@@ -46,7 +46,7 @@ def main() -> None:
             key = (frame.f_code.co_filename, frame.f_lineno)
             if key not in seen:
                 seen.add(key)
-                lines.write(f"{key[0][len(root):]}\t{key[1]}\n")
+                lines.write(f"{key[0][len(root) :]}\t{key[1]}\n")
         return local
 
     def call(frame: FrameType, event: str, arg: Any) -> Any:
@@ -56,7 +56,7 @@ def main() -> None:
         frame: FrameType | None = sys._getframe(2)
         while frame is not None and not frame.f_code.co_filename.startswith(root):
             frame = frame.f_back
-        return None if frame is None else (frame.f_code.co_filename[len(root):], frame.f_lineno)
+        return None if frame is None else (frame.f_code.co_filename[len(root) :], frame.f_lineno)
 
     communicate = subprocess.Popen.communicate
 
@@ -66,8 +66,18 @@ def main() -> None:
         if where is not None and recorded[0] < TOOL_RECORDS:
             recorded[0] += 1
             text = _text(stdout) + _text(stderr)
-            tools.write(json.dumps({"path": where[0], "line": where[1], "chars": len(text),
-                                    "returncode": self.returncode, "text": text[:TEXT_CHARS]}) + "\n")
+            tools.write(
+                json.dumps(
+                    {
+                        "path": where[0],
+                        "line": where[1],
+                        "chars": len(text),
+                        "returncode": self.returncode,
+                        "text": text[:TEXT_CHARS],
+                    }
+                )
+                + "\n"
+            )
         return stdout, stderr
 
     subprocess.Popen.communicate = recording  # type: ignore[method-assign]

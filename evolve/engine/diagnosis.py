@@ -38,10 +38,21 @@ def agent_files(code: Path) -> list[str]:
     return sorted(str(p.relative_to(code)) for p in code.rglob("*.py"))
 
 
-def diagnose_node(run: Run, job: Job, node: Node, tasks: Mapping[str, Task], gateway, files: list[str], *,
-                  seed: int, job_tokens: int, meta: MetaConfig | None = None, parent_code: Path | None = None,
-                  extra_material: Mapping[str, str] | None = None,
-                  ranked: Sequence[Location] = ()) -> str | Material | ExpansionResult:
+def diagnose_node(
+    run: Run,
+    job: Job,
+    node: Node,
+    tasks: Mapping[str, Task],
+    gateway,
+    files: list[str],
+    *,
+    seed: int,
+    job_tokens: int,
+    meta: MetaConfig | None = None,
+    parent_code: Path | None = None,
+    extra_material: Mapping[str, str] | None = None,
+    ranked: Sequence[Location] = (),
+) -> str | Material | ExpansionResult:
     """Choose a problem from the node's failures and diagnose it through the gateway, on the host.
 
     Returns the rendered instructions (also written to the job's log), or the failed expansion; under
@@ -50,8 +61,9 @@ def diagnose_node(run: Run, job: Job, node: Node, tasks: Mapping[str, Task], gat
     execution spectra, evolve.engine.spectra), merged with the provenance of its requests."""
     log_dir = run.log_dir(job.id)
     if meta is not None and meta.style == "dgm" and parent_code is not None:
-        return _diagnose_dgm(run, job, node, tasks, gateway, parent_code, seed=seed, job_tokens=job_tokens,
-                             meta=meta)
+        return _diagnose_dgm(
+            run, job, node, tasks, gateway, parent_code, seed=seed, job_tokens=job_tokens, meta=meta
+        )
     evaluations = run.evaluations(node.id, split="dev")
     failures = [read_failure(e) for e in evaluations if e.outcome in FAILURE_OUTCOMES]
     record_unread(failures, log_dir)
@@ -65,21 +77,37 @@ def diagnose_node(run: Run, job: Job, node: Node, tasks: Mapping[str, Task], gat
     (log_dir / "evidence.json").write_text(json.dumps(evidence.to_json(), indent=1))
     if meta is not None and meta.procedure == "agent":  # the agent counts its own patterns and maps itself
         counted = [(e.task, e.outcome) for e in evaluations if e.outcome != "infra"]
-        return failure_material(counted, failures, statements, files, rng, extra_material,
-                                conversations=conversations_jsonl(runs, CONVERSATIONS_CHARS))
+        return failure_material(
+            counted,
+            failures,
+            statements,
+            files,
+            rng,
+            extra_material,
+            conversations=conversations_jsonl(runs, CONVERSATIONS_CHARS),
+        )
     agent = agent_map(parent_code) if parent_code is not None else files
     problem = choose_problem(failures, statements, rng)
     (log_dir / "problem.json").write_text(json.dumps(problem.__dict__, indent=2))
     # where the recorded data points in the parent's code: its requests' provenance and the given rankings
-    locations = (locate(parent_code, [Recorded(r.outcome, r.exchanges) for r in runs], ranked=[ranked])
-                 if parent_code else [])
+    locations = (
+        locate(parent_code, [Recorded(r.outcome, r.exchanges) for r in runs], ranked=[ranked])
+        if parent_code
+        else []
+    )
     diagnose_job = f"{job.id}-diagnose"
     gateway.open_job(diagnose_job, node.id, "diagnose", job_tokens)
     try:
         shaped = reply_format(agent) if isinstance(agent, AgentMap) else None
-        instructions = diagnose(GatewayCompleter(gateway, diagnose_job, shaped), problem, agent, evidence=evidence,
-                                evidence_first=meta is not None and meta.diagnosis == "evidence",
-                                locations=locations, code=parent_code)
+        instructions = diagnose(
+            GatewayCompleter(gateway, diagnose_job, shaped),
+            problem,
+            agent,
+            evidence=evidence,
+            evidence_first=meta is not None and meta.diagnosis == "evidence",
+            locations=locations,
+            code=parent_code,
+        )
     except DiagnosisFailed as exc:
         return ExpansionResult(None, valid=False, reason=f"diagnosis failed: {exc}")
     finally:
@@ -108,20 +136,44 @@ def node_runs(run: Run, evaluations: Sequence[Evaluation], tasks: Mapping[str, T
         job_id = log_dir.name.removeprefix("job-") if log_dir is not None else ""
         exchanges = run.exchanges_file(int(job_id)) if job_id.isdigit() else None
         task = tasks.get(evaluation.task)
-        runs.append(recorded_run(evaluation.task, str(evaluation.outcome), log_dir, exchanges,
-                                 task.statement if task is not None else ""))
+        runs.append(
+            recorded_run(
+                evaluation.task,
+                str(evaluation.outcome),
+                log_dir,
+                exchanges,
+                task.statement if task is not None else "",
+            )
+        )
     return runs
 
 
-def _diagnose_dgm(run: Run, job: Job, node: Node, tasks: Mapping[str, Task], gateway, parent_code: Path, *,
-                  seed: int, job_tokens: int, meta: MetaConfig) -> str | ExpansionResult:
+def _diagnose_dgm(
+    run: Run,
+    job: Job,
+    node: Node,
+    tasks: Mapping[str, Task],
+    gateway,
+    parent_code: Path,
+    *,
+    seed: int,
+    job_tokens: int,
+    meta: MetaConfig,
+) -> str | ExpansionResult:
     """DGM's meta step (evolve/meta/dgm.py); its records are dgm-entry.json and diagnosis.json."""
     diagnose_job = f"{job.id}-diagnose"
     gateway.open_job(diagnose_job, node.id, "diagnose", job_tokens)
     try:
-        text = dgm_instructions(run, node, {t: task.statement for t, task in tasks.items()}, parent_code,
-                                GatewayCompleter(gateway, diagnose_job), rng=np.random.default_rng([seed, job.id]),
-                                show_test_results=meta.show_test_results, log_dir=run.log_dir(job.id))
+        text = dgm_instructions(
+            run,
+            node,
+            {t: task.statement for t, task in tasks.items()},
+            parent_code,
+            GatewayCompleter(gateway, diagnose_job),
+            rng=np.random.default_rng([seed, job.id]),
+            show_test_results=meta.show_test_results,
+            log_dir=run.log_dir(job.id),
+        )
     except DiagnosisFailed as exc:
         return ExpansionResult(None, valid=False, reason=f"diagnosis failed: {exc}")
     finally:
@@ -145,9 +197,12 @@ class GatewayCompleter:
             request["temperature"] = temperature
         if self._format is not None:
             request["response_format"] = self._format
-        status, body = self._gateway.handle(self._job_id, "POST", "/v1/chat/completions", json.dumps(request).encode())
+        status, body = self._gateway.handle(
+            self._job_id, "POST", "/v1/chat/completions", json.dumps(request).encode()
+        )
         reply = json.loads(body)
-        if status == 400 and self._format is not None:  # a server that takes no schema: ask as before, from now on
+        # a server that takes no schema: ask as before, from now on
+        if status == 400 and self._format is not None:
             self._format = None
             return self(messages, temperature)
         if status != 200:

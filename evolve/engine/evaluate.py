@@ -34,7 +34,12 @@ from evolve.tasks.swebench import SWEbenchUnavailable
 from evolve.tasks.tree_diff import Entry, TreeDiffFailed, diff_entries, keep_unprotected, tree_entries
 from evolve.tasks.types import Task, write_files
 
-AGENT_DIR, REPO_DIR, PROBLEM, TRANSCRIPT = "/work/agent", "/work/repo", "/work/problem.md", "/work/transcript.jsonl"
+AGENT_DIR, REPO_DIR, PROBLEM, TRANSCRIPT = (
+    "/work/agent",
+    "/work/repo",
+    "/work/problem.md",
+    "/work/transcript.jsonl",
+)
 _GIT = ["git", "-c", "user.name=evolve", "-c", "user.email=evolve@localhost", "-c", "core.autocrlf=false"]
 
 
@@ -81,8 +86,15 @@ class _Attempt:
     """Paths whose changes the engine took out of the diff (tasks whose grader applies it as it comes)."""
 
 
-def evaluate(run: Run, node_id: str, task: Task, *, sandboxes: SandboxMaker, gateway: Channels,
-             settings: EvalSettings = EvalSettings()) -> EvalResult:
+def evaluate(
+    run: Run,
+    node_id: str,
+    task: Task,
+    *,
+    sandboxes: SandboxMaker,
+    gateway: Channels,
+    settings: EvalSettings = EvalSettings(),
+) -> EvalResult:
     """Run `node_id`'s agent on `task`, grade it, record the evaluation; retries `infra` attempts.
 
     Each attempt is a job of its own; an `infra` attempt that will be retried ends as a failed job."""
@@ -94,10 +106,20 @@ def evaluate(run: Run, node_id: str, task: Task, *, sandboxes: SandboxMaker, gat
             return evaluate_task(ctx, task, settings)
 
     result = InfraRetry(settings.infra_retries).run(
-        attempt, lambda r: r.outcome == Outcome.INFRA,
-        before_retry=lambda r: run.finish_job(jobs[-1], JobState.FAILED, r.detail))
-    run.record_evaluation(node_id, task.id, result.outcome, duration_s=result.duration_s, tokens=result.tokens,
-                          log_path=str(result.log_dir), split=task.split, job_id=jobs[-1])
+        attempt,
+        lambda r: r.outcome == Outcome.INFRA,
+        before_retry=lambda r: run.finish_job(jobs[-1], JobState.FAILED, r.detail),
+    )
+    run.record_evaluation(
+        node_id,
+        task.id,
+        result.outcome,
+        duration_s=result.duration_s,
+        tokens=result.tokens,
+        log_path=str(result.log_dir),
+        split=task.split,
+        job_id=jobs[-1],
+    )
     return result
 
 
@@ -113,12 +135,18 @@ class Evaluation:
 
     def __call__(self, ctx: JobContext) -> EvaluationResult:
         result = evaluate_task(ctx, self.task, self.settings)
-        return EvaluationResult(result.outcome, result.duration_s, result.tokens, log_path=str(result.log_dir),
-                                detail=result.detail)
+        return EvaluationResult(
+            result.outcome,
+            result.duration_s,
+            result.tokens,
+            log_path=str(result.log_dir),
+            detail=result.detail,
+        )
 
 
-def evaluate_task(ctx: JobContext, task: Task, settings: EvalSettings = EvalSettings(),
-                  probe: AgentProbe = AgentProbe()) -> EvalResult:
+def evaluate_task(
+    ctx: JobContext, task: Task, settings: EvalSettings = EvalSettings(), probe: AgentProbe = AgentProbe()
+) -> EvalResult:
     """The evaluation: one attempt to solve and grade `task`, its logs in `ctx.log_dir`; records nothing."""
     start = time.monotonic()
     try:
@@ -130,8 +158,16 @@ def evaluate_task(ctx: JobContext, task: Task, settings: EvalSettings = EvalSett
     except TreeDiffFailed as exc:  # the engine's own git failed on the host
         result = _Attempt("infra", f"the engine could not diff the agent's tree: {exc}", 0)
     duration = time.monotonic() - start
-    (ctx.log_dir / "outcome.json").write_text(json.dumps({"outcome": result.outcome, "detail": result.detail,
-                                                          "tokens": result.tokens, "duration_s": duration}))
+    (ctx.log_dir / "outcome.json").write_text(
+        json.dumps(
+            {
+                "outcome": result.outcome,
+                "detail": result.detail,
+                "tokens": result.tokens,
+                "duration_s": duration,
+            }
+        )
+    )
     return EvalResult(task.id, result.outcome, result.detail, duration, result.tokens, ctx.log_dir)
 
 
@@ -148,15 +184,22 @@ def _attempt(ctx: JobContext, task: Task, settings: EvalSettings, probe: AgentPr
     if solved.outcome == "infra":
         return _Attempt("infra", solved.detail, tokens)
     patch = (ctx.log_dir / "diff.patch").read_text()
-    with ctx.sandboxes(task.grade_image, f"{ctx.job}-grade", grader=True, writable_root=task.writable_root) as grader:
+    with ctx.sandboxes(
+        task.grade_image, f"{ctx.job}-grade", grader=True, writable_root=task.writable_root
+    ) as grader:
         grade = _grade(ctx, grader, task, patch, solved.dropped)
-    (ctx.log_dir / "grade.log").write_text(f"{grade.outcome}: {grade.detail}\ndropped: {list(grade.dropped)}\n\n"
-                                           f"{grade.output}")
+    (ctx.log_dir / "grade.log").write_text(
+        f"{grade.outcome}: {grade.detail}\ndropped: {list(grade.dropped)}\n\n{grade.output}"
+    )
     if grade.outcome in {"pass", "forged"}:  # a forgery is the agent's whatever else failed
         return _Attempt(grade.outcome, grade.detail, tokens)
     if report.upstream_failures > 0:  # the gateway's own record: the model failed this job, not the agent
-        return _Attempt("infra", f"the gateway returned {report.upstream_failures} upstream failure(s) to this "
-                                 f"job; {solved.detail}", tokens)
+        return _Attempt(
+            "infra",
+            f"the gateway returned {report.upstream_failures} upstream failure(s) to this "
+            f"job; {solved.detail}",
+            tokens,
+        )
     if solved.outcome in {"timeout", "error"}:
         return _Attempt(solved.outcome, solved.detail, tokens)
     return _Attempt(grade.outcome, grade.detail, tokens)
@@ -170,12 +213,15 @@ def _grade(ctx: JobContext, grader: Sandbox, task: Task, patch: str, dropped: tu
         return grade_swebench(grader, task, patch, dropped=dropped)
     # A container's grader stages in its root-owned /tmp; a process sandbox (tests) in its own directory.
     stage = STAGE if ctx.sandboxes.isolating else f"{grader.workdir}/grade"
-    (grade,) = grade_in(grader, [GradeItem(task.id, task, patch)], isolate=ctx.sandboxes.isolating, remote=stage)
+    (grade,) = grade_in(
+        grader, [GradeItem(task.id, task, patch)], isolate=ctx.sandboxes.isolating, remote=stage
+    )
     return grade
 
 
-def _solve(ctx: JobContext, task: Task, tmp: Path, channel: Channel, settings: EvalSettings,
-           probe: AgentProbe) -> _Attempt:
+def _solve(
+    ctx: JobContext, task: Task, tmp: Path, channel: Channel, settings: EvalSettings, probe: AgentProbe
+) -> _Attempt:
     """Run the agent; leaves diff.patch, agent.log and transcript.jsonl in `log_dir`.
 
     The diff is the engine's: the work tree is copied out (the agent's `.git` is never read) and
@@ -186,25 +232,45 @@ def _solve(ctx: JobContext, task: Task, tmp: Path, channel: Channel, settings: E
         from evolve.tasks.swebench_grading import ensure_image
 
         ensure_image(task.solve_image)
-    with ctx.sandboxes(task.solve_image, ctx.job, gateway_socket=channel.socket_path,
-                       writable_root=task.writable_root) as box:
+    with ctx.sandboxes(
+        task.solve_image, ctx.job, gateway_socket=channel.socket_path, writable_root=task.writable_root
+    ) as box:
         box.put_dir(ctx.code, AGENT_DIR)
         box.write_file(PROBLEM, task.statement)
         pristine = _lay_out_repo(box, task, tmp / "repo")
         if isinstance(pristine, str):
             return _Attempt("infra", pristine, 0)
-        env = {**channel.sandbox_env(), "EVOLVE_TRANSCRIPT": TRANSCRIPT, "EVOLVE_TOOL_PROTOCOL": settings.tool_protocol,
-               "PYTHONDONTWRITEBYTECODE": "1"}
+        env = {
+            **channel.sandbox_env(),
+            "EVOLVE_TRANSCRIPT": TRANSCRIPT,
+            "EVOLVE_TOOL_PROTOCOL": settings.tool_protocol,
+            "PYTHONDONTWRITEBYTECODE": "1",
+        }
         try:
-            ran = box.exec([*probe.launcher, "agent", "solve", "--workdir", repo_dir, "--problem", PROBLEM,
-                            "--budget-steps", str(settings.budget_steps)], cwd=AGENT_DIR, env=env,
-                           timeout=timeout)
+            ran = box.exec(
+                [
+                    *probe.launcher,
+                    "agent",
+                    "solve",
+                    "--workdir",
+                    repo_dir,
+                    "--problem",
+                    PROBLEM,
+                    "--budget-steps",
+                    str(settings.budget_steps),
+                ],
+                cwd=AGENT_DIR,
+                env=env,
+                timeout=timeout,
+            )
         except SandboxUnavailable as exc:
             # Only the agent's processes run there: if the engine still copies the tree out below, the
             # agent stopped its own container (an engine failure raises again there and is infra).
             ran = ExecResult(-1, "", f"the agent's sandbox stopped while it ran: {exc}", 0.0)
-        (log_dir / "agent.log").write_text(f"exit {ran.returncode}, {ran.duration:.1f} s, timed out {ran.timed_out}\n"
-                                           f"--- stdout\n{ran.stdout}\n--- stderr\n{ran.stderr}")
+        (log_dir / "agent.log").write_text(
+            f"exit {ran.returncode}, {ran.duration:.1f} s, timed out {ran.timed_out}\n"
+            f"--- stdout\n{ran.stdout}\n--- stderr\n{ran.stderr}"
+        )
         try:
             (log_dir / "transcript.jsonl").write_bytes(box.read_file(TRANSCRIPT))
         except (FileNotFoundError, IsADirectoryError):
@@ -221,11 +287,13 @@ def _solve(ctx: JobContext, task: Task, tmp: Path, channel: Channel, settings: E
     if ran.timed_out:
         return _Attempt("timeout", f"the agent ran past {timeout:.0f} s", 0, dropped)
     if ran.disk_full:  # measured by the host after the agent failed, not taken from its output
-        return _Attempt("error", f"the sandbox's disk was full when the agent exited with {ran.returncode}", 0,
-                        dropped)
+        return _Attempt(
+            "error", f"the sandbox's disk was full when the agent exited with {ran.returncode}", 0, dropped
+        )
     if ran.returncode != 0:
-        return _Attempt("error", f"the agent exited with {ran.returncode}: {summary or ran.stderr[-300:]}", 0,
-                        dropped)
+        return _Attempt(
+            "error", f"the agent exited with {ran.returncode}: {summary or ran.stderr[-300:]}", 0, dropped
+        )
     if copied is not None:
         return _Attempt("error", copied, 0)
     return _Attempt("fail", summary, 0, dropped)
@@ -250,13 +318,18 @@ def _lay_out_repo(box: Sandbox, task: Task, host: Path) -> dict[bytes, Entry] | 
     try:
         box.get_dir(task.repo_in_image, host / name)
     except (tarfile.TarError, FileNotFoundError) as exc:  # before any agent code ran: the image or the engine
-        return (f"cannot copy the image's repo {task.repo_in_image} out of {task.solve_image} (over the sandbox's "
-                f"copy_limit_bytes?): {exc}")
+        return (
+            f"cannot copy the image's repo {task.repo_in_image} out of {task.solve_image} (over the "
+            "sandbox's "
+            f"copy_limit_bytes?): {exc}"
+        )
     box.put_dir(host, parent)  # with the repo's own directory, so the agent may create files at its top
     return tree_entries(host / name)
 
 
-def _change(task: Task, pristine: dict[bytes, Entry], after: dict[bytes, Entry]) -> tuple[str, tuple[str, ...]]:
+def _change(
+    task: Task, pristine: dict[bytes, Entry], after: dict[bytes, Entry]
+) -> tuple[str, tuple[str, ...]]:
     """The engine's diff of the agent's tree; a grader that applies it as it comes (SWE-bench's) gets it
     without the changes to protected paths (tests, the test patch's files, test configuration, symlinks)."""
     if task.grader == "script":  # grader_script reverts them itself, after applying, and reports them
@@ -266,21 +339,32 @@ def _change(task: Task, pristine: dict[bytes, Entry], after: dict[bytes, Entry])
 
 
 def _copy_out(box: Sandbox, repo_dir: str, dest: Path) -> str | None:
-    """Copy the repo's work tree to `dest` (by the engine, not by a command in the box); why not, if it failed."""
+    """Copy the repo's work tree to `dest` (by the engine, not by a command in the box); why not, if it
+    failed."""
     try:
         box.get_dir(repo_dir, dest)
-    except (tarfile.TarError, FileNotFoundError) as exc:  # a link out of the repo, or no repo: the agent's doing
+    # a link out of the repo, or no repo: the agent's doing
+    except (tarfile.TarError, FileNotFoundError) as exc:
         return f"the agent's repo could not be copied out: {exc}"
     return None
 
 
 def task_timeout(ctx: JobContext, task: Task) -> float:
-    """The task's own agent timeout, within the one rule (it ends before its sandbox: evolve.engine.context)."""
+    """The task's own agent timeout, within the one rule (it ends before its sandbox:
+    evolve.engine.context)."""
     return min(task.agent_timeout_s, ctx.agent_timeout())
 
 
-def evaluate_all(run: Run, node_id: str, tasks: list[Task], *, sandboxes: SandboxMaker, gateway: Channels,
-                 settings: EvalSettings = EvalSettings(), on_result=None) -> list[EvalResult]:
+def evaluate_all(
+    run: Run,
+    node_id: str,
+    tasks: list[Task],
+    *,
+    sandboxes: SandboxMaker,
+    gateway: Channels,
+    settings: EvalSettings = EvalSettings(),
+    on_result=None,
+) -> list[EvalResult]:
     """Evaluate one node on several tasks, one after another; `on_result(result)` after each."""
     results = []
     for task in tasks:

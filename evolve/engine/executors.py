@@ -66,16 +66,21 @@ class RayExecutor:
     raised by `fn` itself arrives as that exception.
     """
 
-    def __init__(self, address: str | None = "auto", *, cpus_per_job: float = 1.0,
-                 resources: Mapping[str, float] | None = None) -> None:
+    def __init__(
+        self,
+        address: str | None = "auto",
+        *,
+        cpus_per_job: float = 1.0,
+        resources: Mapping[str, float] | None = None,
+    ) -> None:
         ray = import_ray()
         self._ray = ray
         self._owns_connection = not ray.is_initialized()
         if self._owns_connection:
-            ray.init(address=address, log_to_driver=False, logging_level="WARNING",
-                     configure_logging=False)
-        self._remote = ray.remote(_call).options(num_cpus=cpus_per_job, resources=dict(resources or {}),
-                                                 max_retries=0, retry_exceptions=False)
+            ray.init(address=address, log_to_driver=False, logging_level="WARNING", configure_logging=False)
+        self._remote = ray.remote(_call).options(
+            num_cpus=cpus_per_job, resources=dict(resources or {}), max_retries=0, retry_exceptions=False
+        )
         self._lock = threading.Lock()
         self._in_flight: dict[Future, Any] = {}
 
@@ -111,19 +116,27 @@ class RayExecutor:
         deadline = time.monotonic() + timeout_s
         while self._ray.cluster_resources().get("CPU", 0.0) < cpus:
             if time.monotonic() > deadline:
-                raise EvolveError(f"the Ray cluster offers {self._ray.cluster_resources().get('CPU', 0.0)} "
-                                  f"CPUs, not {cpus}, after {timeout_s:.0f} s")
+                raise EvolveError(
+                    f"the Ray cluster offers {self._ray.cluster_resources().get('CPU', 0.0)} "
+                    f"CPUs, not {cpus}, after {timeout_s:.0f} s"
+                )
             time.sleep(0.2)
 
-    def on_every_node(self, fn: Callable[..., T], /, *args: Any, timeout_s: float = 120.0) -> dict[str, T | None]:
-        """Run `fn(*args)` once on every live node (e.g. reap a run's containers); None where a node failed."""
+    def on_every_node(
+        self, fn: Callable[..., T], /, *args: Any, timeout_s: float = 120.0
+    ) -> dict[str, T | None]:
+        """Run `fn(*args)` once on every live node (e.g. reap a run's containers); None where a node
+        failed."""
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         refs = {
-            node: self._ray.remote(_call).options(
-                num_cpus=0, max_retries=0,
+            node: self._ray.remote(_call)
+            .options(
+                num_cpus=0,
+                max_retries=0,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False),
-            ).remote(fn, *args)
+            )
+            .remote(fn, *args)
             for node in self.alive_nodes()
         }
         results: dict[str, T | None] = {}

@@ -80,7 +80,8 @@ class ExpandSettings:
     smoke_steps: int = SMOKE_STEPS
     """Step cap of the smoke task in the validation gate."""
     candidates: int = 1
-    """Improve runs sampled per expansion (`[meta] candidates`); the first that passes every filter is the child."""
+    """Improve runs sampled per expansion (`[meta] candidates`); the first that passes every filter is the
+    child."""
     temperature: tuple[float, float] = (0.2, 1.0)
     """The spread of the candidates' sampling temperatures, lowest first (`[meta] temperature`)."""
     require_code: bool = False
@@ -93,7 +94,8 @@ class ExpandSettings:
     locations: int = 2
     """The top-ranked locations templates are made at (`[meta] locations`)."""
     rerun: int = 0
-    """The parent's failed search tasks each candidate solves again live (`[meta] rerun`; evolve.engine.rerun)."""
+    """The parent's failed search tasks each candidate solves again live (`[meta] rerun`;
+    evolve.engine.rerun)."""
     rerun_passed: int = 1
     """And the parent's passed search tasks it must still pass (`[meta] rerun_passed`)."""
 
@@ -126,22 +128,46 @@ class Expansion:
 
     def channels(self, job: str) -> tuple[ChannelSpec, ...]:
         """The agent's diagnose step's channel (with material), then per candidate the modify step's and the
-        validation's (it solves the smoke task, and runs the child's diagnose step under the agent's procedure)."""
+        validation's (it solves the smoke task, and runs the child's diagnose step under the agent's
+        procedure)."""
         tokens = self.settings.job_tokens
         agent = isinstance(self.instructions, Material)
-        return (*([ChannelSpec(f"{job}-diagnose", "diagnose", tokens)] if agent else []),
-                *(spec for n in range(1, self.settings.candidates + 1) for spec in _candidate_channels(job, n, tokens)))
+        return (
+            *([ChannelSpec(f"{job}-diagnose", "diagnose", tokens)] if agent else []),
+            *(
+                spec
+                for n in range(1, self.settings.candidates + 1)
+                for spec in _candidate_channels(job, n, tokens)
+            ),
+        )
 
     def __call__(self, ctx: JobContext) -> ExpansionResult:
-        return expand_child(ctx, self.instructions, self.settings, replays=self.replays, solve=self.solve,
-                            data=self.data, rerun=self.rerun, seed=self.seed)
+        return expand_child(
+            ctx,
+            self.instructions,
+            self.settings,
+            replays=self.replays,
+            solve=self.solve,
+            data=self.data,
+            rerun=self.rerun,
+            seed=self.seed,
+        )
 
 
-def expand_child(ctx: JobContext, brief: str | Material, settings: ExpandSettings = ExpandSettings(), *,
-                 replays: tuple[Replay, ...] = (), solve: EvalSettings | None = None, data: str = "",
-                 rerun: Rerun | None = None, seed: tuple[int, ...] = (0,)) -> ExpansionResult:
-    """The expansion: (the agent's diagnosis,) modify, then validate; the child's code is `ctx.log_dir / "child"`.
-    `data`: the instructions as data, kept in the job's log (`instructions.json`) for each improve step."""
+def expand_child(
+    ctx: JobContext,
+    brief: str | Material,
+    settings: ExpandSettings = ExpandSettings(),
+    *,
+    replays: tuple[Replay, ...] = (),
+    solve: EvalSettings | None = None,
+    data: str = "",
+    rerun: Rerun | None = None,
+    seed: tuple[int, ...] = (0,),
+) -> ExpansionResult:
+    """The expansion: (the agent's diagnosis,) modify, then validate; the child's code is `ctx.log_dir /
+    "child"`. `data`: the instructions as data, kept in the job's log (`instructions.json`) for each improve
+    step."""
     instructions = brief if isinstance(brief, str) else None
     if data:
         (ctx.log_dir / INSTRUCTIONS_JSON).write_text(data)
@@ -150,25 +176,42 @@ def expand_child(ctx: JobContext, brief: str | Material, settings: ExpandSetting
         focused = focused_brief(instructions, ctx.code)
         if focused != instructions:
             (ctx.log_dir / "improve-brief.md").write_text(focused)
-        plan = _Plan(settings, diagnose=isinstance(brief, Material), replays=replays, solve=solve or EvalSettings(),
-                     rerun=rerun if rerun is not None and settings.rerun else Rerun())
-        locations = ranked_locations(ctx.log_dir)[:settings.locations] if settings.templates else ()
-        templates = at_locations(ctx.code, locations, settings.templates,
-                                 np.random.default_rng(list(seed))) if locations else []
+        plan = _Plan(
+            settings,
+            diagnose=isinstance(brief, Material),
+            replays=replays,
+            solve=solve or EvalSettings(),
+            rerun=rerun if rerun is not None and settings.rerun else Rerun(),
+        )
+        locations = ranked_locations(ctx.log_dir)[: settings.locations] if settings.templates else ()
+        templates = (
+            at_locations(ctx.code, locations, settings.templates, np.random.default_rng(list(seed)))
+            if locations
+            else []
+        )
         child, verdict = _candidates(ctx, focused, plan, templates)
     except DiagnosisFailed as exc:
         return ExpansionResult(None, valid=False, reason=f"the agent's diagnosis failed: {exc}")
     except CopyRefused as exc:  # the child's own doing: a link out of its tree, a special file, over the cap
         shutil.rmtree(ctx.log_dir / "child", ignore_errors=True)
-        return ExpansionResult(None, valid=False, reason=f"the child's code cannot be copied out: {exc}",
-                               instructions=instructions)
+        return ExpansionResult(
+            None,
+            valid=False,
+            reason=f"the child's code cannot be copied out: {exc}",
+            instructions=instructions,
+        )
     except SandboxError as exc:
         # no child: the node carries its parent's code from git, so no copy of it stays in logs/
-        for code in (ctx.log_dir / "child", ctx.log_dir / "candidate", *ctx.log_dir.glob("candidate-*/candidate")):
+        for code in (
+            ctx.log_dir / "child",
+            ctx.log_dir / "candidate",
+            *ctx.log_dir.glob("candidate-*/candidate"),
+        ):
             shutil.rmtree(code, ignore_errors=True)
         return ExpansionResult(None, valid=False, reason=f"sandbox failed: {exc}", instructions=instructions)
-    return ExpansionResult(child.code_dir, valid=verdict.valid, reason=verdict.reason, instructions=instructions,
-                           tree=child.tree)
+    return ExpansionResult(
+        child.code_dir, valid=verdict.valid, reason=verdict.reason, instructions=instructions, tree=child.tree
+    )
 
 
 def ranked_locations(log_dir: Path) -> tuple[Location, ...]:
@@ -187,8 +230,9 @@ def ranked_locations(log_dir: Path) -> tuple[Location, ...]:
 
 
 @contextmanager
-def _sandbox(ctx: JobContext, spec: ChannelSpec, image: str,
-             spent: list[int] | None = None) -> Iterator[tuple[Sandbox, Channel]]:
+def _sandbox(
+    ctx: JobContext, spec: ChannelSpec, image: str, spent: list[int] | None = None
+) -> Iterator[tuple[Sandbox, Channel]]:
     """A fresh sandbox with the model channel of `spec` mounted; the channel closes with it (its tokens are
     added to `spent`)."""
     channel = ctx.channels.open_job(spec.job, ctx.node_id, spec.role, spec.tokens)
@@ -202,13 +246,15 @@ def _sandbox(ctx: JobContext, spec: ChannelSpec, image: str,
 
 
 def _diagnose(ctx: JobContext, material: Material, settings: ExpandSettings) -> str:
-    """The node's own meta procedure writes the instructions (untrusted text, capped; logged as the host's are)."""
+    """The node's own meta procedure writes the instructions (untrusted text, capped; logged as the host's
+    are)."""
     spec, _, _ = Expansion(material, settings).channels(ctx.job)
     material.write(ctx.log_dir / "material")
     with _sandbox(ctx, spec, settings.image) as (box, channel):
         box.put_dir(ctx.code, AGENT)
-        instructions = agent_diagnose(box, material, ctx.log_dir, channel_env=channel.sandbox_env(),
-                                      timeout_s=ctx.agent_timeout())
+        instructions = agent_diagnose(
+            box, material, ctx.log_dir, channel_env=channel.sandbox_env(), timeout_s=ctx.agent_timeout()
+        )
     (ctx.log_dir / "instructions.md").write_text(instructions)
     return instructions
 
@@ -216,7 +262,9 @@ def _diagnose(ctx: JobContext, material: Material, settings: ExpandSettings) -> 
 def _candidate_channels(job: str, number: int, tokens: int) -> tuple[ChannelSpec, ChannelSpec]:
     """Candidate `number`'s modify and validation channels (the first keeps the names of one candidate)."""
     suffix = "" if number == 1 else f"-{number}"
-    return ChannelSpec(f"{job}-modify{suffix}", "modify", tokens), ChannelSpec(f"{job}-validate{suffix}", "solve", tokens)
+    return ChannelSpec(f"{job}-modify{suffix}", "modify", tokens), ChannelSpec(
+        f"{job}-validate{suffix}", "solve", tokens
+    )
 
 
 @dataclass(frozen=True)
@@ -252,8 +300,20 @@ def _makers(ctx: JobContext, instructions: str, plan: _Plan, templates: list[Gen
             child = _template_child(ctx, generated, dest, log_dir)
             edit = generated.edit
             where = f"{generated.path}:{generated.location.line}"
-            return child, Candidate(number, None, False, None, None, "", 0, 0.0, source="template",
-                                    template=f"{edit.template}: {edit.change} (line {edit.line})", location=where)
+            return child, Candidate(
+                number,
+                None,
+                False,
+                None,
+                None,
+                "",
+                0,
+                0.0,
+                source="template",
+                template=f"{edit.template}: {edit.change} (line {edit.line})",
+                location=where,
+            )
+
         return make
 
     def model(temperature: float) -> Maker:
@@ -261,16 +321,19 @@ def _makers(ctx: JobContext, instructions: str, plan: _Plan, templates: list[Gen
             spec, _ = _candidate_channels(ctx.job, number, plan.settings.job_tokens)
             child = _modify(ctx, spec, instructions, plan.settings, dest, log_dir, temperature, spent)
             return child, Candidate(number, temperature, False, None, None, "", 0, 0.0)
+
         return make
 
     return [*(template(t) for t in templates), *(model(t) for t in plan.settings.temperatures())]
 
 
-def _candidates(ctx: JobContext, instructions: str, plan: _Plan,
-                templates: list[Generated]) -> tuple[Modification, Verdict]:
+def _candidates(
+    ctx: JobContext, instructions: str, plan: _Plan, templates: list[Generated]
+) -> tuple[Modification, Verdict]:
     """Make and check the candidates one by one; the child and its verdict (with none passing: the candidate
     that got furthest, refused). Without a live re-run the first that passes the gate is the child; with one,
-    the survivors are gated in order of the failures they fixed. The child's code ends at `log_dir / "child"`."""
+    the survivors are gated in order of the failures they fixed. The child's code ends at `log_dir /
+    "child"`."""
     settings = plan.settings
     makers = _makers(ctx, instructions, plan, templates)
     several = len(makers) > 1
@@ -285,9 +348,17 @@ def _candidates(ctx: JobContext, instructions: str, plan: _Plan,
         if stage is None and not plan.rerun:
             gate = _validate(ctx, number, child, settings, log_dir, diagnose=plan.diagnose, spent=spent)
             stage, reason = (None, None) if gate.valid else (gate.check or "applies", gate.reason)
-        record = replace(record, chosen=stage is None and not plan.rerun, stage=stage, reason=reason,
-                         kind=filtered.kind.value, changed_lines=changed_lines(child.diff),
-                         seconds=round(time.monotonic() - started, 1), tokens=sum(spent), fixed=fixed)
+        record = replace(
+            record,
+            chosen=stage is None and not plan.rerun,
+            stage=stage,
+            reason=reason,
+            kind=filtered.kind.value,
+            changed_lines=changed_lines(child.diff),
+            seconds=round(time.monotonic() - started, 1),
+            tokens=sum(spent),
+            fixed=fixed,
+        )
         made.append(_Made(child, record, log_dir))
         if stage is None and (not plan.rerun or fixed == len(plan.rerun.failed)):
             break  # the child (no re-run), or a survivor no other candidate can beat
@@ -303,13 +374,17 @@ def _candidates(ctx: JobContext, instructions: str, plan: _Plan,
         _keep_only(ctx.log_dir, child.code_dir, [m.child.code_dir for m in made])
         child = replace(child, code_dir=ctx.log_dir / "child")
         if not verdict.valid:
-            verdict = Verdict(False, f"{verdict.reason} (the furthest of {len(made)} candidates, "
-                                     f"candidate {pick + 1}; every verdict is in the job's candidates.jsonl)")
+            verdict = Verdict(
+                False,
+                f"{verdict.reason} (the furthest of {len(made)} candidates, "
+                f"candidate {pick + 1}; every verdict is in the job's candidates.jsonl)",
+            )
     return child, verdict
 
 
-def _checked(ctx: JobContext, child: Modification, plan: _Plan, log_dir: Path, number: int,
-             spent: list[int]) -> tuple[Filtered, str | None, str | None, int | None]:
+def _checked(
+    ctx: JobContext, child: Modification, plan: _Plan, log_dir: Path, number: int, spent: list[int]
+) -> tuple[Filtered, str | None, str | None, int | None]:
     """The candidate through the stages before the gate, cheapest first: its filter verdict, the stage that
     refused it and why (None: none did), and how many re-run failures it fixed (None: not re-run)."""
     filtered = cheap_filters(ctx.code, child.code_dir, child.diff, require_code=plan.settings.require_code)
@@ -318,7 +393,9 @@ def _checked(ctx: JobContext, child: Modification, plan: _Plan, log_dir: Path, n
     if plan.settings.validating:
         suffix = "" if number == 1 else f"-{number}"
         with ctx.sandboxes(plan.settings.image, f"{ctx.job}-tests{suffix}") as box:
-            tested = own_tests(box, child.code_dir, log_dir, timeout_s=ctx.agent_timeout(runs=VALIDATION_RUNS))
+            tested = own_tests(
+                box, child.code_dir, log_dir, timeout_s=ctx.agent_timeout(runs=VALIDATION_RUNS)
+            )
         if not tested.valid:
             return filtered, tested.check, tested.reason, None
     if plan.replays:
@@ -335,17 +412,31 @@ def _checked(ctx: JobContext, child: Modification, plan: _Plan, log_dir: Path, n
 def _gate_survivors(ctx: JobContext, made: list[_Made], plan: _Plan) -> None:
     """Gate the re-run's survivors, most fixes first (the earlier on a tie), until one passes: it is the
     child. The gate's verdict and cost go into each gated candidate's record (in place in `made`)."""
-    survivors = sorted((n for n, m in enumerate(made) if m.record.stage is None),
-                       key=lambda n: (-(made[n].record.fixed or 0), n))
+    survivors = sorted(
+        (n for n, m in enumerate(made) if m.record.stage is None),
+        key=lambda n: (-(made[n].record.fixed or 0), n),
+    )
     for n in survivors:
         started = time.monotonic()
         spent: list[int] = []
         entry = made[n]
-        gate = _validate(ctx, entry.record.number, entry.child, plan.settings, entry.log_dir, diagnose=plan.diagnose,
-                         spent=spent)
-        record = replace(entry.record, chosen=gate.valid, stage=None if gate.valid else gate.check or "applies",
-                         reason=gate.reason, tokens=entry.record.tokens + sum(spent),
-                         seconds=round(entry.record.seconds + time.monotonic() - started, 1))
+        gate = _validate(
+            ctx,
+            entry.record.number,
+            entry.child,
+            plan.settings,
+            entry.log_dir,
+            diagnose=plan.diagnose,
+            spent=spent,
+        )
+        record = replace(
+            entry.record,
+            chosen=gate.valid,
+            stage=None if gate.valid else gate.check or "applies",
+            reason=gate.reason,
+            tokens=entry.record.tokens + sum(spent),
+            seconds=round(entry.record.seconds + time.monotonic() - started, 1),
+        )
         made[n] = replace(entry, record=record)
         if gate.valid:
             return
@@ -362,8 +453,14 @@ def _template_child(ctx: JobContext, generated: Generated, dest: Path, log_dir: 
     diff = diff_entries(parent, entries)
     (log_dir / "child.patch").write_text(diff)
     edit = generated.edit
-    return Modification(dest, diff, tree_id(entries), 0, False, f"template {edit.template} at {generated.path}:"
-                                                                f"{edit.line}: {edit.change}")
+    return Modification(
+        dest,
+        diff,
+        tree_id(entries),
+        0,
+        False,
+        f"template {edit.template} at {generated.path}:{edit.line}: {edit.change}",
+    )
 
 
 def _keep_only(log_dir: Path, kept: Path, every: list[Path]) -> None:
@@ -375,21 +472,52 @@ def _keep_only(log_dir: Path, kept: Path, every: list[Path]) -> None:
             shutil.rmtree(code, ignore_errors=True)
 
 
-def _modify(ctx: JobContext, spec: ChannelSpec, instructions: str, settings: ExpandSettings, dest: Path,
-            log_dir: Path, temperature: float, spent: list[int]) -> Modification:
+def _modify(
+    ctx: JobContext,
+    spec: ChannelSpec,
+    instructions: str,
+    settings: ExpandSettings,
+    dest: Path,
+    log_dir: Path,
+    temperature: float,
+    spent: list[int],
+) -> Modification:
     with _sandbox(ctx, spec, settings.image, spent) as (box, channel):
         env = {**channel.sandbox_env(), "EVOLVE_TEMPERATURE": f"{temperature:g}"}
         data = ctx.log_dir / INSTRUCTIONS_JSON
-        return self_modify(box, ctx.code, instructions, dest, log_dir, channel_env=env,
-                           data=data.read_text() if data.is_file() else "",
-                           budget_steps=settings.improve_steps, timeout_s=ctx.agent_timeout())
+        return self_modify(
+            box,
+            ctx.code,
+            instructions,
+            dest,
+            log_dir,
+            channel_env=env,
+            data=data.read_text() if data.is_file() else "",
+            budget_steps=settings.improve_steps,
+            timeout_s=ctx.agent_timeout(),
+        )
 
 
-def _validate(ctx: JobContext, number: int, child: Modification, settings: ExpandSettings, log_dir: Path, *,
-              diagnose: bool, spent: list[int]) -> Verdict:
+def _validate(
+    ctx: JobContext,
+    number: int,
+    child: Modification,
+    settings: ExpandSettings,
+    log_dir: Path,
+    *,
+    diagnose: bool,
+    spent: list[int],
+) -> Verdict:
     _, spec = _candidate_channels(ctx.job, number, settings.job_tokens)
     with _sandbox(ctx, spec, settings.image, spent) as (box, channel):
-        return validate_child(box, child.code_dir, child.diff, log_dir, channel_env=channel.sandbox_env(),
-                              served=lambda: ctx.channels.report(spec.job).requests,
-                              smoke_steps=settings.smoke_steps, timeout_s=ctx.agent_timeout(runs=VALIDATION_RUNS),
-                              diagnose=diagnose)
+        return validate_child(
+            box,
+            child.code_dir,
+            child.diff,
+            log_dir,
+            channel_env=channel.sandbox_env(),
+            served=lambda: ctx.channels.report(spec.job).requests,
+            smoke_steps=settings.smoke_steps,
+            timeout_s=ctx.agent_timeout(runs=VALIDATION_RUNS),
+            diagnose=diagnose,
+        )

@@ -36,7 +36,8 @@ class Snapshot:
     cpu_hours: float = 0.0
     elapsed_s: float = 0.0
     eta_s: float | None = None
-    """Wall seconds left, held-out scoring included (`evolve.engine.costs.eta_seconds`); None: not known yet."""
+    """Wall seconds left, held-out scoring included (`evolve.engine.costs.eta_seconds`); None: not known
+    yet."""
     heldout_scored: int = 0
     heldout_total: int = 0
     """Held-out evaluations scored, of those the run owes (the final agent's, and the seed's too)."""
@@ -52,12 +53,16 @@ class Snapshot:
         best = "-"
         if self.best_node is not None:
             low, high = self.best_interval
-            best = f"{self.best_node} {self.best_successes}/{self.best_successes + self.best_failures} [{low:.2f}, {high:.2f}]"
+            best = (
+                f"{self.best_node} {self.best_successes}/{self.best_successes + self.best_failures} "
+                f"[{low:.2f}, {high:.2f}]"
+            )
         eta = "-" if self.eta_s is None else f"{self.eta_s / 60:.1f} min"
         jobs = ", ".join(f"{k} {n}" + (f":{t}" if t else "") for k, n, t in self.in_flight) or "none"
         heldout = f"  held-out {self.heldout_scored}/{self.heldout_total}" if self.heldout_total else ""
         return (
-            f"evals {self.evaluations_used}/{self.evaluations_budget}{heldout}  nodes {self.nodes_valid} valid"
+            f"evals {self.evaluations_used}/{self.evaluations_budget}{heldout}  nodes {self.nodes_valid} "
+            "valid"
             f" {self.nodes_invalid} invalid  best {best}  tokens {self.tokens}  ${self.cost_usd:.2f}"
             f"  {self.cpu_hours:.2f} CPU-h"
             f"  elapsed {self.elapsed_s / 60:.1f} min  eta {eta}  in flight: {jobs}"
@@ -75,8 +80,9 @@ class LineProgress:
     Elapsed time and the estimate left are not changes: they move on every update, and a log of them
     alone would be a line every few seconds, all day."""
 
-    def __init__(self, stream=None, min_interval_s: float = 5.0, clock=time.monotonic,
-                 heartbeat_s: float = 300.0) -> None:
+    def __init__(
+        self, stream=None, min_interval_s: float = 5.0, clock=time.monotonic, heartbeat_s: float = 300.0
+    ) -> None:
         self._stream = stream or sys.stderr
         self._interval = min_interval_s
         self._heartbeat = heartbeat_s
@@ -112,8 +118,9 @@ class RichProgress:
         logging.captureWarnings(True)
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 traceback: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
         logging.captureWarnings(False)
         logging.getLogger().removeHandler(self._handler)
         self._live.__exit__(exc_type, exc, traceback)
@@ -124,14 +131,35 @@ class RichProgress:
         done = snapshot.best_successes + snapshot.best_failures
         eta = "-" if snapshot.eta_s is None else f"{snapshot.eta_s / 60:.1f} min"
         rows = [
-            ("evaluations", f"{snapshot.evaluations_used} / {snapshot.evaluations_budget}"
-             + (f", held-out {snapshot.heldout_scored} / {snapshot.heldout_total}" if snapshot.heldout_total else "")),
+            (
+                "evaluations",
+                f"{snapshot.evaluations_used} / {snapshot.evaluations_budget}"
+                + (
+                    f", held-out {snapshot.heldout_scored} / {snapshot.heldout_total}"
+                    if snapshot.heldout_total
+                    else ""
+                ),
+            ),
             ("nodes", f"{snapshot.nodes_valid} valid, {snapshot.nodes_invalid} invalid"),
-            ("best belief", "-" if snapshot.best_node is None else
-             f"node {snapshot.best_node}: {snapshot.best_successes}/{done} passed, 95% [{low:.2f}, {high:.2f}]"),
-            ("usage", f"{snapshot.tokens} tokens, ${snapshot.cost_usd:.2f}, {snapshot.cpu_hours:.2f} CPU-hours"),
+            (
+                "best belief",
+                "-"
+                if snapshot.best_node is None
+                else (
+                    f"node {snapshot.best_node}: {snapshot.best_successes}/{done} passed, 95% [{low:.2f}, "
+                    f"{high:.2f}]"
+                ),
+            ),
+            (
+                "usage",
+                f"{snapshot.tokens} tokens, ${snapshot.cost_usd:.2f}, {snapshot.cpu_hours:.2f} CPU-hours",
+            ),
             ("time", f"{snapshot.elapsed_s / 60:.1f} min elapsed, eta {eta}"),
-            ("in flight", "\n".join(f"{k} node {n}" + (f" on {t}" if t else "") for k, n, t in snapshot.in_flight) or "-"),
+            (
+                "in flight",
+                "\n".join(f"{k} node {n}" + (f" on {t}" if t else "") for k, n, t in snapshot.in_flight)
+                or "-",
+            ),
         ]
         for name, value in rows:
             table.add_row(f"[bold]{name}[/]", value)

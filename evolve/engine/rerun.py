@@ -57,12 +57,14 @@ def rerun_tasks(run: Run, node_id: str, tasks: Mapping[str, Task], failed: int, 
             outcomes.setdefault(evaluation.task, set()).add(evaluation.outcome == "pass")
     only_failed = [tasks[t] for t, seen in outcomes.items() if seen == {False}]
     only_passed = [tasks[t] for t, seen in outcomes.items() if seen == {True}]
-    return Rerun(tuple(only_failed[:failed]), tuple(only_passed[:max(passed, 0)]))
+    return Rerun(tuple(only_failed[:failed]), tuple(only_passed[: max(passed, 0)]))
 
 
-def rerun_candidate(ctx: JobContext, code: Path, rerun: Rerun, settings: EvalSettings, log_dir: Path) -> RerunVerdict:
-    """Solve the parent's failed tasks, then its passed ones, live with the candidate's `code`; each task's logs
-    under `log_dir / rerun-k`. The passed ones are not run when none of the failed ones was fixed."""
+def rerun_candidate(
+    ctx: JobContext, code: Path, rerun: Rerun, settings: EvalSettings, log_dir: Path
+) -> RerunVerdict:
+    """Solve the parent's failed tasks, then its passed ones, live with the candidate's `code`; each task's
+    logs under `log_dir / rerun-k`. The passed ones are not run when none of the failed ones was fixed."""
     fixed: list[str] = []
     tokens = 0
     for number, task in enumerate(rerun.failed, 1):
@@ -72,19 +74,30 @@ def rerun_candidate(ctx: JobContext, code: Path, rerun: Rerun, settings: EvalSet
             fixed.append(task.id)
     if not fixed:
         names = ", ".join(t.id for t in rerun.failed)
-        return RerunVerdict(0, f"re-run live, it passed none of the parent's {len(rerun.failed)} failed tasks "
-                                f"({names})", tokens)
+        return RerunVerdict(
+            0,
+            f"re-run live, it passed none of the parent's {len(rerun.failed)} failed tasks ({names})",
+            tokens,
+        )
     for offset, task in enumerate(rerun.passed, len(rerun.failed) + 1):
         result = _solve(ctx, code, task, settings, log_dir / f"rerun-{offset}", offset)
         tokens += result.tokens
         if result.outcome not in ("pass", "infra"):  # infra is the engine's failure, not the candidate's
-            return RerunVerdict(len(fixed), f"re-run live, it fixed {', '.join(fixed)} but ended {result.outcome} on "
-                                             f"{task.id}, which its parent passed", tokens)
+            return RerunVerdict(
+                len(fixed),
+                f"re-run live, it fixed {', '.join(fixed)} but ended {result.outcome} on "
+                f"{task.id}, which its parent passed",
+                tokens,
+            )
     return RerunVerdict(len(fixed), None, tokens)
 
 
 def _solve(ctx: JobContext, code: Path, task: Task, settings: EvalSettings, logs: Path, number: int):
     logs.mkdir(parents=True, exist_ok=True)
     # its own gateway job (the parent node's, so its tokens count in the run's budget) and its own sandboxes
-    job = f"{ctx.job}-{logs.parent.name}-rerun-{number}" if logs.parent != ctx.log_dir else f"{ctx.job}-rerun-{number}"
+    job = (
+        f"{ctx.job}-{logs.parent.name}-rerun-{number}"
+        if logs.parent != ctx.log_dir
+        else f"{ctx.job}-rerun-{number}"
+    )
     return evaluate_task(replace(ctx, job=job, code=code, log_dir=logs), task, settings)

@@ -25,8 +25,13 @@ class Requeue:
     heldout: list[Job] = field(default_factory=list)
 
 
-def recover(run: Run, *, search_tasks: Collection[str], heldout_tasks: Collection[str],
-            evaluated: Callable[[str], Collection[str]]) -> Requeue:
+def recover(
+    run: Run,
+    *,
+    search_tasks: Collection[str],
+    heldout_tasks: Collection[str],
+    evaluated: Callable[[str], Collection[str]],
+) -> Requeue:
     """Mark jobs a dead process left `started` as interrupted, and sort what must run again."""
     for job in run.jobs(JobState.STARTED):
         run.finish_job(job.id, JobState.CANCELLED, "interrupted")
@@ -42,8 +47,13 @@ def recover(run: Run, *, search_tasks: Collection[str], heldout_tasks: Collectio
             continue
         split = job.split
         if split is None and job.id <= legacy_upto:  # a v1 row: its task says which split it was
-            split = (Split.HELDOUT if job.task in heldout_tasks else
-                     Split.DEV if job.task in search_tasks else None)
+            split = (
+                Split.HELDOUT
+                if job.task in heldout_tasks
+                else Split.DEV
+                if job.task in search_tasks
+                else None
+            )
         if split == Split.DEV and job.task in search_tasks and job.task not in evaluated(job.node):
             queue.search.append(replace(job, split=Split.DEV))
         elif split == Split.HELDOUT and job.task in heldout_tasks:

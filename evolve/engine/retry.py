@@ -29,8 +29,14 @@ class InfraRetry:
     retries: int = 2
     """Extra attempts after an infra attempt."""
 
-    def run(self, attempt: Callable[[int], R], is_infra: Callable[[R], bool], *,
-            before_retry: Callable[[R], None] = _nothing, stop: Callable[[], bool] = _never) -> R:
+    def run(
+        self,
+        attempt: Callable[[int], R],
+        is_infra: Callable[[R], bool],
+        *,
+        before_retry: Callable[[R], None] = _nothing,
+        stop: Callable[[], bool] = _never,
+    ) -> R:
         """`attempt(0)`, then again while its result is infra, `retries` times at most or until `stop()`.
 
         `before_retry(result)` sees each infra result that is tried again; the last result is returned."""

@@ -112,7 +112,8 @@ class Runner:
         self._requeue = Requeue()
         self._started_at = clock()
         self._stop_recorded: Stopping | None = None
-        self._heldout_owed: int | None = None  # held-out evaluations the run owes, once the final agent is known
+        # held-out evaluations the run owes, once the final agent is known
+        self._heldout_owed: int | None = None
 
     # -- control (safe from a signal handler) ----------------------------------------------
 
@@ -155,8 +156,12 @@ class Runner:
         self._in_flight.clear()
 
     def _execute(self) -> RunOutcome:
-        self._requeue = recover(self.run, search_tasks=self.state.task_order, heldout_tasks=self.heldout_tasks,
-                                evaluated=self.state.evaluated)
+        self._requeue = recover(
+            self.run,
+            search_tasks=self.state.task_order,
+            heldout_tasks=self.heldout_tasks,
+            evaluated=self.state.evaluated,
+        )
         requeue = self._requeue.search
         if stage := self.compiled_stage:  # a crash may have come before the check
             for node in map(str, list(self.state.tree)):
@@ -184,7 +189,8 @@ class Runner:
                     self.run.record_decision(self._decisions, kind, view.spend)
                 self._dispatch_action(action)
             if stopping is not None and stopping != self._stop_recorded:
-                record_stop(self.run, stopping.reason, stopping.text)  # when it happens: a process killed later keeps it
+                # when it happens: a process killed later keeps it
+                record_stop(self.run, stopping.reason, stopping.text)
                 self._stop_recorded = stopping
             if not self._in_flight:
                 break
@@ -205,8 +211,9 @@ class Runner:
     def priced_view(self, expansions_left: int | None) -> SearchView:
         """What the policy decides on: the tree, the jobs in flight and the budget that binds, priced
         from the archive's rows with the plan's prices as priors (evolve.engine.costs)."""
-        lines = budget_lines(self.run, self.budget, self.state.used, self.cpus_per_job, self.priors,
-                             self._reserve_jobs)
+        lines = budget_lines(
+            self.run, self.budget, self.state.used, self.cpus_per_job, self.priors, self._reserve_jobs
+        )
         return self.state.priced_view(lines, expansions_left)
 
     def _rng(self) -> np.random.Generator:
@@ -234,16 +241,25 @@ class Runner:
         if budget.wall_clock_s is not None and self.clock() - self._started_at >= budget.wall_clock_s:
             return Stopping.of(StopReason.WALL_CLOCK_BUDGET, f"({budget.wall_clock_s:.0f} s)")
         if self._infra_streak >= MAX_CONSECUTIVE_INFRA:
-            return Stopping(StopReason.INFRA_STREAK, f"{self._infra_streak} {StopReason.INFRA_STREAK} "
-                            "(Docker or the model server)")
+            return Stopping(
+                StopReason.INFRA_STREAK,
+                f"{self._infra_streak} {StopReason.INFRA_STREAK} (Docker or the model server)",
+            )
         if budget.invalid_streak is not None and self._invalid_streak >= budget.invalid_streak:
-            return Stopping(StopReason.INVALID_STREAK, (
-                f"{self._invalid_streak} {StopReason.INVALID_STREAK} with nothing left to evaluate "
-                "(the diagnosis or the modify model keeps failing: see the `reason` of the last nodes "
-                "in `evolve tree`, fix the models, then resume)"))
+            return Stopping(
+                StopReason.INVALID_STREAK,
+                (
+                    f"{self._invalid_streak} {StopReason.INVALID_STREAK} with nothing left to evaluate "
+                    "(the diagnosis or the modify model keeps failing: see the `reason` of the last nodes "
+                    "in `evolve tree`, fix the models, then resume)"
+                ),
+            )
         if budget.stop_when_solved and (solved := self._solved()) is not None:
-            return Stopping.of(StopReason.SOLVED, f"(node {solved}, {len(self.state.task_order)} of "
-                               f"{len(self.state.task_order)}; `[budget] stop_when_solved`)")
+            return Stopping.of(
+                StopReason.SOLVED,
+                f"(node {solved}, {len(self.state.task_order)} of "
+                f"{len(self.state.task_order)}; `[budget] stop_when_solved`)",
+            )
         return None
 
     def _solved(self) -> str | None:
@@ -331,8 +347,14 @@ class Runner:
 
     def _record_evaluation(self, job: Job, result: EvaluationResult) -> None:
         self.run.record_evaluation(
-            job.node, _task(job), result.outcome, duration_s=result.duration_s, tokens=result.tokens,
-            log_path=result.log_path, split=Split.DEV, job_id=job.id,
+            job.node,
+            _task(job),
+            result.outcome,
+            duration_s=result.duration_s,
+            tokens=result.tokens,
+            log_path=result.log_path,
+            split=Split.DEV,
+            job_id=job.id,
         )
         self._tell_evaluated(job, result, Split.DEV)
         counted = self.state.add_result(job.node, _task(job), result.outcome)
@@ -344,16 +366,23 @@ class Runner:
     def _record_expansion(self, job: Job, result: ExpansionResult) -> None:
         valid = result.valid and result.code_dir is not None
         reason = None if valid else (result.reason or "no child code")
-        if valid and result.code_dir is not None:  # the archive commits the tree the gate checked, or no valid node
-            reason = commit_problem(result.code_dir, result.tree, self.run.code.tree_hash(self.run.node(job.node).commit))
+        # the archive commits the tree the gate checked, or no valid node
+        if valid and result.code_dir is not None:
+            reason = commit_problem(
+                result.code_dir, result.tree, self.run.code.tree_hash(self.run.node(job.node).commit)
+            )
             valid = reason is None
         with tempfile.TemporaryDirectory(prefix="evolve-parent-") as tmp:
             # A child without code carries its parent's, taken from git, never copied into logs/.
             code_dir = result.code_dir or self.run.checkout(job.node, Path(tmp) / "code")
             node = self.run.add_node(
-                code_dir, parent=job.node, origin="self_modify", status="valid" if valid else "invalid",
+                code_dir,
+                parent=job.node,
+                origin="self_modify",
+                status="valid" if valid else "invalid",
                 reason=reason,
-                instructions=result.instructions, job_id=job.id,
+                instructions=result.instructions,
+                job_id=job.id,
             )
         logs = (self.run.path / "logs").resolve()
         if not valid and result.code_dir is not None and result.code_dir.resolve().is_relative_to(logs):
@@ -384,17 +413,26 @@ class Runner:
                 seed = root
             scored = not self._stop.is_set()
         self._report(final=True)
-        outcome = RunOutcome(stopping.text, None if best is None else str(best), passed, total,
-                             self.state.used, len(self.state.tree), scored, stop=stopping.reason,
-                             seed_node=seed if scored else None)
+        outcome = RunOutcome(
+            stopping.text,
+            None if best is None else str(best),
+            passed,
+            total,
+            self.state.used,
+            len(self.state.tree),
+            scored,
+            stop=stopping.reason,
+            seed_node=seed if scored else None,
+        )
         if self.events is not None:
             self.events.record(Finished(outcome))
         return outcome
 
     def _tell_evaluated(self, job: Job, result: EvaluationResult, split: Split) -> None:
         if self.events is not None:
-            evaluated = Evaluated(job, job.node, _task(job), split, Outcome(result.outcome), result.tokens,
-                                  result.cost_usd)
+            evaluated = Evaluated(
+                job, job.node, _task(job), split, Outcome(result.outcome), result.tokens, result.cost_usd
+            )
             self.events.record(evaluated)
 
     def _score_heldout(self, node_id: str) -> tuple[int, int]:
@@ -404,8 +442,11 @@ class Runner:
         search; results go to the held-out split, which no search count or budget reads. At most
         `concurrency` jobs are handed to the executor at a time, so a stop (the first Ctrl-C) starts
         no new one and the rest are scored on resume."""
-        done: dict[str, str] = {e.task: e.outcome for e in self.run.evaluations(node_id, split=Split.HELDOUT)
-                                if e.outcome != Outcome.INFRA}
+        done: dict[str, str] = {
+            e.task: e.outcome
+            for e in self.run.evaluations(node_id, split=Split.HELDOUT)
+            if e.outcome != Outcome.INFRA
+        }
         interrupted = {j.task: j for j in self._requeue.heldout if j.node == node_id}
         node = self.run.node(node_id)
         waiting = [task for task in self.heldout_tasks if task not in done]
@@ -413,9 +454,13 @@ class Runner:
         while waiting or pending:
             while waiting and len(pending) < self.concurrency and not self._stop.is_set():
                 task = waiting.pop(0)
-                job = self.run.start_job(JobKind.EVALUATE, node_id, task, split=Split.HELDOUT,
-                                         requeues=interrupted.get(task))
-                pending[self.executor.submit(self.worker.evaluate, job, node, task, Split.HELDOUT)] = job, task
+                job = self.run.start_job(
+                    JobKind.EVALUATE, node_id, task, split=Split.HELDOUT, requeues=interrupted.get(task)
+                )
+                pending[self.executor.submit(self.worker.evaluate, job, node, task, Split.HELDOUT)] = (
+                    job,
+                    task,
+                )
             if not pending:
                 break  # stopped while scoring: the rest is scored on resume
             self._report(heldout=[job for job, _ in pending.values()])
@@ -425,7 +470,9 @@ class Runner:
                 self._record_heldout(future, job, node_id, task, done)
         return sum(outcome == Outcome.PASS for outcome in done.values()), len(self.heldout_tasks)
 
-    def _record_heldout(self, future: Future, job: Job, node_id: str, task: str, done: dict[str, str]) -> None:
+    def _record_heldout(
+        self, future: Future, job: Job, node_id: str, task: str, done: dict[str, str]
+    ) -> None:
         error = future.exception()
         if self._cancel.is_set():
             self.run.finish_job(job.id, JobState.CANCELLED, "cancelled by the user")
@@ -435,8 +482,14 @@ class Runner:
             return
         result = future.result()
         self.run.record_evaluation(
-            node_id, task, result.outcome, duration_s=result.duration_s, tokens=result.tokens,
-            log_path=result.log_path, split=Split.HELDOUT, job_id=job.id,
+            node_id,
+            task,
+            result.outcome,
+            duration_s=result.duration_s,
+            tokens=result.tokens,
+            log_path=result.log_path,
+            split=Split.HELDOUT,
+            job_id=job.id,
         )
         self._tell_evaluated(job, result, Split.HELDOUT)
         if result.outcome != Outcome.INFRA:
@@ -447,17 +500,21 @@ class Runner:
         if self.progress is None:
             return
         view = self.state.view(self.budget.evaluations)
-        owed = self._heldout_owed or len(self.heldout_tasks) * (2 if self.heldout_seed else 1)  # at most, until known
+        # at most, until known
+        owed = self._heldout_owed or len(self.heldout_tasks) * (2 if self.heldout_seed else 1)
         due = max(owed - _heldout_scored(self.run), 0)
         searching = heldout is None and not final
-        eta = eta_seconds(self.priced_view(None).spend if searching else None, self.run.job_totals(), due,
-                          self.concurrency)
+        eta = eta_seconds(
+            self.priced_view(None).spend if searching else None, self.run.job_totals(), due, self.concurrency
+        )
         tokens, dollars = self.run.usage_totals()
         best = self.policy.best(view)
         best_counts = self.state.tree.own_counts(str(best)) if best is not None else None
         self.progress.update(
             Snapshot(
-                in_flight=[(job.kind, job.node, job.task) for job in [*self._in_flight.values(), *(heldout or ())]],
+                in_flight=[
+                    (job.kind, job.node, job.task) for job in [*self._in_flight.values(), *(heldout or ())]
+                ],
                 evaluations_used=self.state.used,
                 evaluations_budget=self.budget.evaluations,
                 nodes_valid=int(view.valid.sum()),
@@ -484,17 +541,26 @@ def _task(job: Job) -> str:
     return job.task
 
 
-_UNIT_STOPS = {"evaluations": StopReason.EVALUATION_BUDGET, "cpu_hours": StopReason.CPU_HOUR_BUDGET,
-               "tokens": StopReason.TOKEN_BUDGET, "dollars": StopReason.DOLLAR_BUDGET}
+_UNIT_STOPS = {
+    "evaluations": StopReason.EVALUATION_BUDGET,
+    "cpu_hours": StopReason.CPU_HOUR_BUDGET,
+    "tokens": StopReason.TOKEN_BUDGET,
+    "dollars": StopReason.DOLLAR_BUDGET,
+}
 
 
-def _policy_stop(view: SearchView, action: Stop, expansions_left: int | None, expansions: int | None) -> Stopping:
+def _policy_stop(
+    view: SearchView, action: Stop, expansions_left: int | None, expansions: int | None
+) -> Stopping:
     """Why the run ends when the policy stops with nothing in flight: the budget that binds when it
     cannot pay another evaluation, the expansion budget when that is spent, else the policy's reason."""
     spend = view.spend
     if spend is not None and spend.unit != "evaluations" and view.budget_left == 0:
-        figures = f"({spend.spent:.4g} spent + {spend.reserve:.4g} held-out reserve of {spend.limit:g} {spend.unit}; " \
-                  f"an evaluation costs {spend.evaluation_price:.4g})"
+        figures = (
+            f"({spend.spent:.4g} spent + {spend.reserve:.4g} held-out reserve of {spend.limit:g} "
+            f"{spend.unit}; "
+            f"an evaluation costs {spend.evaluation_price:.4g})"
+        )
         return Stopping.of(_UNIT_STOPS[spend.unit], figures)
     if expansions_left == 0:
         return Stopping.of(StopReason.EXPANSION_BUDGET, f"({expansions}); {action.reason}")

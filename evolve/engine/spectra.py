@@ -1,4 +1,5 @@
-"""The agent's own lines ranked by where its failing runs went: its recorded evaluations replayed under coverage.
+"""The agent's own lines ranked by where its failing runs went: its recorded evaluations replayed under
+coverage.
 
 Each picked evaluation of a node (up to `FAILING` failed and `PASSING` passed search tasks) is re-run with
 the node's own code, every model reply answered from that evaluation's recording (evolve.engine.behaviour's
@@ -64,16 +65,19 @@ SOURCE_BYTES = 1 << 20
 """An agent file larger than this is not counted among its lines."""
 
 
-def spectra_replays(run: Run, node_id: str, tasks: Mapping[str, Task], *, failing: int = FAILING,
-                    passing: int = PASSING) -> tuple[Replay, ...]:
+def spectra_replays(
+    run: Run, node_id: str, tasks: Mapping[str, Task], *, failing: int = FAILING, passing: int = PASSING
+) -> tuple[Replay, ...]:
     """The node's recorded search evaluations to replay: up to `failing` failed ones, then up to `passing`
     passed ones (distinct tasks, recording order), each with its exchanges and change recorded."""
-    return (recorded_replays(run, node_id, tasks, failing, Outcome.FAIL)
-            + recorded_replays(run, node_id, tasks, passing, Outcome.PASS))
+    return recorded_replays(run, node_id, tasks, failing, Outcome.FAIL) + recorded_replays(
+        run, node_id, tasks, passing, Outcome.PASS
+    )
 
 
-def spectra_locations(ctx: JobContext, replays: Sequence[Replay], settings: EvalSettings, *,
-                      limit: int = LIMIT) -> list[Location]:
+def spectra_locations(
+    ctx: JobContext, replays: Sequence[Replay], settings: EvalSettings, *, limit: int = LIMIT
+) -> list[Location]:
     """The lines of `ctx.code` (the node's agent) ranked by the Ochiai formula over `replays` re-run under
     coverage, most suspicious first, each with its evidence; empty when no failing replay was traced.
 
@@ -112,8 +116,13 @@ class SpectraResult:
     """Why the spectra stopped (a sandbox failure: then no lines are ranked); "" when they ran through."""
 
     def to_json(self) -> dict:
-        return {"replays": self.replays, "sandboxes": self.sandboxes, "seconds": round(self.seconds, 3),
-                "error": self.error, "locations": [location.to_json() for location in self.locations]}
+        return {
+            "replays": self.replays,
+            "sandboxes": self.sandboxes,
+            "seconds": round(self.seconds, 3),
+            "error": self.error,
+            "locations": [location.to_json() for location in self.locations],
+        }
 
 
 @dataclass(frozen=True)
@@ -172,7 +181,8 @@ def sent_text(exchanges: str) -> str:
         try:
             exchange = Exchange.model_validate_json(row)
         except ValidationError:
-            continue  # the engine's recording, but of a request the agent wrote: a row it cannot read is left out
+            # the engine's recording, but of a request the agent wrote: a row it cannot read is left out
+            continue
         for message in exchange.request.messages:
             if message.role != "assistant" and message.content:
                 contents[message.content] = None
@@ -180,9 +190,9 @@ def sent_text(exchanges: str) -> str:
 
 
 def _read(path: Path, limit: int) -> bytes | None:
-    """Up to `limit + 1` bytes of a file the probe left (so a larger one reads as over its bound); None if none."""
+    """Up to `limit + 1` bytes of a file the probe left (so a larger one reads as over its bound); None if
+    none."""
     if not path.is_file():
         return None
     with path.open("rb") as handle:
         return handle.read(limit + 1)
-

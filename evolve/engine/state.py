@@ -59,8 +59,14 @@ class SearchState:
     def priced_view(self, lines: Sequence[Line], expansions_left: int | None = None) -> SearchView:
         """The view a policy decides on: the budget that binds among `lines`, with the jobs in flight
         priced (`evolve.search.spend.priced_view`, the code the search benchmark drives too)."""
-        return priced_view(self.tree, self.task_order, lines, list(self.pending_evaluations.values()),
-                           list(self.pending_expansions.values()), expansions_left)
+        return priced_view(
+            self.tree,
+            self.task_order,
+            lines,
+            list(self.pending_evaluations.values()),
+            list(self.pending_expansions.values()),
+            expansions_left,
+        )
 
     def view(self, budget: int, expansions_left: int | None = None) -> SearchView:
         """An unpriced view on `budget` evaluations (the final agent, progress, benchmarks of speed)."""

@@ -3,10 +3,10 @@
 An evaluation runs the node's agent on a task and grades it (evolve.engine.evaluate). An expansion is
 the meta step: with `[meta] spectra`, first the node's recorded runs replayed under coverage in sandboxes
 (evolve.engine.spectra), then a diagnosis on the host (evolve.engine.diagnosis) that reads their ranking,
-then the agent edits a copy of itself and the child is validated (evolve.engine.expand). Where the sandbox work runs is the worker's `place`:
-`Here` (this machine) or a cluster (evolve.cluster.head ships the same work to a node). Either way
-infra attempts are retried by the one rule (evolve.engine.retry) within the runner's job, and each
-attempt is a line of the job's `attempts.jsonl`. Every model call goes through the gateway.
+then the agent edits a copy of itself and the child is validated (evolve.engine.expand). Where the sandbox
+work runs is the worker's `place`: `Here` (this machine) or a cluster (evolve.cluster.head ships the same work
+to a node). Either way infra attempts are retried by the one rule (evolve.engine.retry) within the runner's
+job, and each attempt is a line of the job's `attempts.jsonl`. Every model call goes through the gateway.
 """
 
 from __future__ import annotations
@@ -71,7 +71,9 @@ class Here:
     channels: Channels
 
     def run_work(self, job: Job, node: Node, work: Work[R]) -> tuple[R, str]:
-        with local_context(self.run, job.id, node.id, sandboxes=self.sandboxes, channels=self.channels) as ctx:
+        with local_context(
+            self.run, job.id, node.id, sandboxes=self.sandboxes, channels=self.channels
+        ) as ctx:
             return work(ctx), socket.gethostname()
 
 
@@ -88,9 +90,18 @@ class EngineWorker:
 
     `sandboxes` runs the work here; a `place` (a cluster) runs it there instead."""
 
-    def __init__(self, run: Run, tasks: Mapping[str, Task], *, gateway: Channels, settings: WorkerSettings, seed: int,
-                 sandboxes: SandboxMaker | None = None, place: Place | None = None,
-                 cancel: Callable[[], object] | None = None) -> None:
+    def __init__(
+        self,
+        run: Run,
+        tasks: Mapping[str, Task],
+        *,
+        gateway: Channels,
+        settings: WorkerSettings,
+        seed: int,
+        sandboxes: SandboxMaker | None = None,
+        place: Place | None = None,
+        cancel: Callable[[], object] | None = None,
+    ) -> None:
         if place is None:
             if sandboxes is None:
                 raise ValueError("EngineWorker needs sandboxes (to work here) or a place")
@@ -106,8 +117,9 @@ class EngineWorker:
         self._cancelled = threading.Event()
 
     def evaluate(self, job: Job, node: Node, task: str, split: str) -> EvaluationResult:
-        result = self._attempts(job, node, Evaluation(self.tasks[task], self.settings.eval),
-                                lambda r: r.outcome == "infra")
+        result = self._attempts(
+            job, node, Evaluation(self.tasks[task], self.settings.eval), lambda r: r.outcome == "infra"
+        )
         return EvaluationResult("infra", detail=result.why) if isinstance(result, Lost) else result
 
     def expand(self, job: Job, node: Node) -> ExpansionResult:
@@ -121,17 +133,25 @@ class EngineWorker:
         # seeded as the diagnosis is, by the search decision a re-run after a resume shares
         draw = job.decision if job.decision is not None else job.id
         data = self.run.log_dir(job.id) / INSTRUCTIONS_JSON  # the host's diagnosis wrote it (not the agent's)
-        expansion = Expansion(instructions, expand, replays, self.settings.eval,
-                              data.read_text() if isinstance(instructions, str) and data.is_file() else "",
-                              rerun=rerun, seed=(self.seed, draw))
+        expansion = Expansion(
+            instructions,
+            expand,
+            replays,
+            self.settings.eval,
+            data.read_text() if isinstance(instructions, str) and data.is_file() else "",
+            rerun=rerun,
+            seed=(self.seed, draw),
+        )
         result = self._attempts(job, node, expansion, lambda r: False)
         if isinstance(result, Lost):
-            # Not an invalid child: the runner marks the job failed, counts no expansion, and may expand again.
+            # Not an invalid child: the runner marks the job failed, counts no expansion, and may expand
+            # again.
             raise WorkerLost(f"{result.attempts} attempts lost their worker; last: {result.why}")
         return result
 
-    def _attempts(self, job: Job, node: Node, work: Work[R], infra: Callable[[R], bool], *,
-                  name: str | None = None) -> R | Lost:
+    def _attempts(
+        self, job: Job, node: Node, work: Work[R], infra: Callable[[R], bool], *, name: str | None = None
+    ) -> R | Lost:
         """The work at the worker's place, retried by the one infra rule; each attempt logged (with the
         work's `name` when the job runs more than its main work)."""
         named = {"work": name} if name is not None else {}
@@ -142,10 +162,14 @@ class EngineWorker:
             except WorkerLost as exc:
                 self._log(job, {"attempt": number, **named, "lost": f"worker lost: {exc}"})
                 return Lost(f"worker lost: {exc}", number + 1)
-            self._log(job, {"attempt": number, **named, "where": where, "outcome": getattr(result, "outcome", None)})
+            self._log(
+                job, {"attempt": number, **named, "where": where, "outcome": getattr(result, "outcome", None)}
+            )
             return result
 
-        return self._retry.run(attempt, lambda r: isinstance(r, Lost) or infra(r), stop=self._cancelled.is_set)
+        return self._retry.run(
+            attempt, lambda r: isinstance(r, Lost) or infra(r), stop=self._cancelled.is_set
+        )
 
     def _log(self, job: Job, line: dict) -> None:
         with (self.run.log_dir(job.id) / "attempts.jsonl").open("a") as log:
@@ -162,14 +186,19 @@ class EngineWorker:
         replays = spectra_replays(self.run, node.id, self.tasks, failing=meta.spectra, passing=meta.spectra)
         if not any(replay.outcome == "fail" for replay in replays):
             return ()  # only failing runs point anywhere: nothing to rank
-        result = self._attempts(job, node, Spectra(replays, self.settings.eval), lambda r: False,
-                               name="spectra")
+        result = self._attempts(
+            job, node, Spectra(replays, self.settings.eval), lambda r: False, name="spectra"
+        )
         if isinstance(result, Lost):  # only a ranking: the diagnosis goes on with its other sources
-            result = SpectraResult((), 0, 0, 0.0, f"{result.attempts} attempts lost their worker; last: {result.why}")
+            result = SpectraResult(
+                (), 0, 0, 0.0, f"{result.attempts} attempts lost their worker; last: {result.why}"
+            )
         (self.run.log_dir(job.id) / "spectra.json").write_text(json.dumps(result.to_json(), indent=1))
         return result.locations
 
-    def _diagnose(self, job: Job, node: Node, ranked: tuple[Location, ...] = ()) -> str | Material | ExpansionResult:
+    def _diagnose(
+        self, job: Job, node: Node, ranked: tuple[Location, ...] = ()
+    ) -> str | Material | ExpansionResult:
         """The diagnosis, on this host (a model call, no sandbox): instructions (or the material of the
         agent's own diagnose step, `[meta] procedure = "agent"`), or the failed expansion. `ranked`: the
         spectra's ranking (`_spectra`), merged into the locations it reads."""
@@ -178,11 +207,20 @@ class EngineWorker:
         pool = recorded_experience(self.run, job) if self.settings.pooled_experience else None
         with tempfile.TemporaryDirectory(prefix="evolve-expand-") as tmp:
             parent_code = self.run.checkout(node.id, Path(tmp) / "parent")
-            result = diagnose_node(self.run, job, node, self.tasks, self.gateway, agent_files(parent_code),
-                                   seed=self.seed, job_tokens=self.settings.expand.job_tokens,
-                                   meta=self.settings.meta, parent_code=parent_code,
-                                   extra_material={"experience.md": pool} if pool is not None else None,
-                                   ranked=ranked)
+            result = diagnose_node(
+                self.run,
+                job,
+                node,
+                self.tasks,
+                self.gateway,
+                agent_files(parent_code),
+                seed=self.seed,
+                job_tokens=self.settings.expand.job_tokens,
+                meta=self.settings.meta,
+                parent_code=parent_code,
+                extra_material={"experience.md": pool} if pool is not None else None,
+                ranked=ranked,
+            )
         if isinstance(result, str) and pool is not None:
             return with_experience(result, pool)
         return result

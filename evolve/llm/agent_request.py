@@ -56,7 +56,6 @@ class RequestLimits:
 DEFAULT_LIMITS = RequestLimits()
 
 
-
 def check_shape(body: bytes, limits: RequestLimits = DEFAULT_LIMITS) -> None:
     """Refuse a body with too many JSON values or too deep a nesting, from its bytes alone
     (evolve.untrusted.shape_problem: its work and memory stay within the caps whatever the body holds)."""
@@ -70,7 +69,8 @@ def _no_constant(name: str) -> Any:
 
 
 def parse_json(body: bytes) -> Any:
-    """Strict JSON: UTF-8 text, no NaN/Infinity (as literals or by overflow), 64-bit integers, valid Unicode."""
+    """Strict JSON: UTF-8 text, no NaN/Infinity (as literals or by overflow), 64-bit integers, valid
+    Unicode."""
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -85,7 +85,8 @@ def parse_json(body: bytes) -> Any:
 
 
 def check_values(value: Any) -> None:
-    """Every string valid Unicode, every number finite and every integer within 64 bits, anywhere in `value`."""
+    """Every string valid Unicode, every number finite and every integer within 64 bits, anywhere in
+    `value`."""
     problem = value_problem(value)
     if problem is not None:
         raise RequestInvalid(problem)
@@ -190,9 +191,21 @@ class _WireRequest(_Wire):
 ACCEPTED_FIELDS = tuple(_WireRequest.model_fields)
 
 
-_HINTS = MappingProxyType({"stream": "streaming is not supported by the gateway", "n": "the gateway answers one choice"})
-_UNION_TAGS = frozenset({"str", "list[_TextPart]", "_ToolChoice", "literal['none','auto','required']",
-                         "list[constrained-str]", "constrained-str", "_Text", "_SchemaFormat"})
+_HINTS = MappingProxyType(
+    {"stream": "streaming is not supported by the gateway", "n": "the gateway answers one choice"}
+)
+_UNION_TAGS = frozenset(
+    {
+        "str",
+        "list[_TextPart]",
+        "_ToolChoice",
+        "literal['none','auto','required']",
+        "list[constrained-str]",
+        "constrained-str",
+        "_Text",
+        "_SchemaFormat",
+    }
+)
 
 
 def _first_error(exc: ValidationError) -> str:
@@ -216,34 +229,62 @@ def _caps(body: dict[str, Any], limits: RequestLimits) -> None:
     """The count caps, on the parsed body before the schema builds a model of each item."""
     messages = body.get("messages")
     if _count(messages) > limits.max_messages:
-        raise RequestInvalid(f"messages: {_count(messages)} messages; the gateway takes at most {limits.max_messages}")
+        raise RequestInvalid(
+            f"messages: {_count(messages)} messages; the gateway takes at most {limits.max_messages}"
+        )
     messages = messages if isinstance(messages, list) else []
     parts = sum(_count(m.get("content")) for m in messages if isinstance(m, dict))
     if parts > limits.max_parts:
         raise RequestInvalid(f"messages: {parts} content parts; the gateway takes at most {limits.max_parts}")
     if _count(body.get("tools")) > limits.max_tools:
-        raise RequestInvalid(f"tools: {_count(body.get('tools'))} tools; the gateway takes at most {limits.max_tools}")
+        raise RequestInvalid(
+            f"tools: {_count(body.get('tools'))} tools; the gateway takes at most {limits.max_tools}"
+        )
     for index, message in enumerate(messages):
         if isinstance(message, dict) and _count(message.get("tool_calls")) > limits.max_tool_calls:
             raise RequestInvalid(f"messages[{index}].tool_calls: more than {limits.max_tool_calls} calls")
     shaped = body.get("response_format")
     if isinstance(shaped, dict):
         if len(json.dumps(shaped)) > limits.max_schema_chars:
-            raise RequestInvalid(f"response_format: its JSON is over {limits.max_schema_chars} characters (the "
-                                 "gateway's cap: a schema becomes a grammar the model server compiles)")
+            raise RequestInvalid(
+                f"response_format: its JSON is over {limits.max_schema_chars} characters (the "
+                "gateway's cap: a schema becomes a grammar the model server compiles)"
+            )
         inner = shaped.get("json_schema")
         if isinstance(inner, dict):
             _check_schema(inner.get("schema"), ("response_format", "json_schema", "schema"), limits)
     stop = body.get("stop")
     stops = [stop] if isinstance(stop, str) else stop if isinstance(stop, list) else []
-    if len(stops) > limits.max_stop or any(isinstance(s, str) and len(s) > limits.max_stop_chars for s in stops):
-        raise RequestInvalid(f"stop: at most {limits.max_stop} sequences of at most {limits.max_stop_chars} "
-                             "characters each")
+    if len(stops) > limits.max_stop or any(
+        isinstance(s, str) and len(s) > limits.max_stop_chars for s in stops
+    ):
+        raise RequestInvalid(
+            f"stop: at most {limits.max_stop} sequences of at most {limits.max_stop_chars} characters each"
+        )
 
 
-SCHEMA_KEYS = frozenset({"type", "properties", "required", "additionalProperties", "items", "enum", "const",
-                         "anyOf", "oneOf", "minLength", "maxLength", "minItems", "maxItems", "minimum", "maximum",
-                         "description", "title", "strict"})
+SCHEMA_KEYS = frozenset(
+    {
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "enum",
+        "const",
+        "anyOf",
+        "oneOf",
+        "minLength",
+        "maxLength",
+        "minItems",
+        "maxItems",
+        "minimum",
+        "maximum",
+        "description",
+        "title",
+        "strict",
+    }
+)
 """What a `response_format` schema may use: no `$ref` (no recursion in the grammar it becomes), no `pattern`
 (a regular expression compiled to a grammar); every length or count bound at most `max_schema_bound`."""
 _BOUNDS = ("minLength", "maxLength", "minItems", "maxItems")
@@ -277,9 +318,13 @@ def _message(wire: _WireMessage) -> Message:
     content = wire.content
     if isinstance(content, list):
         content = "".join(part.text for part in content)
-    calls = tuple(ToolCall(id=c.id or "", name=c.function.name, arguments=c.function.arguments or "{}")
-                  for c in wire.tool_calls or ())
-    return Message(role=wire.role, content=content, tool_calls=calls, tool_call_id=wire.tool_call_id, name=wire.name)
+    calls = tuple(
+        ToolCall(id=c.id or "", name=c.function.name, arguments=c.function.arguments or "{}")
+        for c in wire.tool_calls or ()
+    )
+    return Message(
+        role=wire.role, content=content, tool_calls=calls, tool_call_id=wire.tool_call_id, name=wire.name
+    )
 
 
 def request_from_openai(body: Any, limits: RequestLimits = DEFAULT_LIMITS) -> ChatRequest:
@@ -293,7 +338,9 @@ def request_from_openai(body: Any, limits: RequestLimits = DEFAULT_LIMITS) -> Ch
     except ValidationError as exc:
         raise RequestInvalid(_first_error(exc)) from None
     stop = wire.stop
-    tool_choice = wire.tool_choice.model_dump() if isinstance(wire.tool_choice, _ToolChoice) else wire.tool_choice
+    tool_choice = (
+        wire.tool_choice.model_dump() if isinstance(wire.tool_choice, _ToolChoice) else wire.tool_choice
+    )
     return ChatRequest(
         messages=tuple(_message(m) for m in wire.messages),
         tools=tuple(tool.model_dump(exclude_none=True) for tool in wire.tools or ()),
@@ -302,7 +349,8 @@ def request_from_openai(body: Any, limits: RequestLimits = DEFAULT_LIMITS) -> Ch
         max_tokens=wire.max_tokens or wire.max_completion_tokens,
         stop=(stop,) if isinstance(stop, str) else tuple(stop or ()),
         response_format=wire.response_format.model_dump(by_alias=True, exclude_none=True)
-        if wire.response_format is not None else None,
+        if wire.response_format is not None
+        else None,
     )
 
 

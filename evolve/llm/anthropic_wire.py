@@ -88,7 +88,8 @@ def _turns(request: ChatRequest) -> list[dict[str, Any]]:
     if not turns:
         raise ModelError("the request has no non-empty user or assistant message", "request", 400)
     last = turns[-1]
-    if last["role"] == "assistant" and last["content"][-1]["type"] == "text":  # a prefill may not end in whitespace
+    # a prefill may not end in whitespace
+    if last["role"] == "assistant" and last["content"][-1]["type"] == "text":
         last["content"][-1] = {"type": "text", "text": last["content"][-1]["text"].rstrip()}
     return turns
 

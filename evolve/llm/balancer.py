@@ -63,14 +63,25 @@ def replica_failed(error: ModelError) -> bool:
 class LeastLoaded:
     """A `ChatModel` over replicas of one model; thread-safe."""
 
-    def __init__(self, replicas: Sequence[ChatModel], *, max_in_flight: int = 16, max_waiting: int = 256,
-                 wait_timeout_s: float = 600.0, down_for_s: float = 30.0, attempts: int | None = None,
-                 window_s: float | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        replicas: Sequence[ChatModel],
+        *,
+        max_in_flight: int = 16,
+        max_waiting: int = 256,
+        wait_timeout_s: float = 600.0,
+        down_for_s: float = 30.0,
+        attempts: int | None = None,
+        window_s: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         if not replicas:
             raise ValueError("LeastLoaded needs at least one replica")
         self.name = replicas[0].name
-        self._replicas = [_Replica(model, getattr(model, "base_url", None) or f"replica-{i}")
-                          for i, model in enumerate(replicas)]
+        self._replicas = [
+            _Replica(model, getattr(model, "base_url", None) or f"replica-{i}")
+            for i, model in enumerate(replicas)
+        ]
         self.max_in_flight = max_in_flight
         self.max_waiting = max_waiting
         self.wait_timeout_s = wait_timeout_s
@@ -87,8 +98,10 @@ class LeastLoaded:
     def health(self) -> list[ReplicaStatus]:
         now = self._clock()
         with self._cond:
-            return [ReplicaStatus(r.name, self._healthy(r, now), r.in_flight, r.served, r.failures, r.last_error)
-                    for r in self._replicas]
+            return [
+                ReplicaStatus(r.name, self._healthy(r, now), r.in_flight, r.served, r.failures, r.last_error)
+                for r in self._replicas
+            ]
 
     def completion_cap(self, request: ChatRequest) -> int:
         return self._replicas[0].model.completion_cap(request)  # replicas of one model share its cap
@@ -114,7 +127,9 @@ class LeastLoaded:
                 continue
             self._release(index, error=None)
             return response
-        raise ModelError(f"no replica of {self.name} answered in {len(errors)} tries: " + "; ".join(errors[-3:]))
+        raise ModelError(
+            f"no replica of {self.name} answered in {len(errors)} tries: " + "; ".join(errors[-3:])
+        )
 
     # -- the slot bookkeeping (all under self._cond) -----------------------------------------
 
@@ -128,7 +143,9 @@ class LeastLoaded:
         healthy = [i for i, r in enumerate(self._replicas) if self._healthy(r, now)]
         if not healthy:  # all are out: try the one that comes back first rather than refuse
             waiting = [i for i, r in enumerate(self._replicas) if not r.probing]
-            healthy = [min(waiting or range(len(self._replicas)), key=lambda i: self._replicas[i].down_until or 0.0)]
+            healthy = [
+                min(waiting or range(len(self._replicas)), key=lambda i: self._replicas[i].down_until or 0.0)
+            ]
         fresh = [i for i in healthy if i not in tried] or healthy
         free = [i for i in fresh if self._replicas[i].in_flight < self.max_in_flight]
         if not free:
@@ -143,7 +160,9 @@ class LeastLoaded:
                     raise Overloaded(self._overload_message(f"{self._waiting} requests already wait"))
                 self._waiting += 1
                 start = self._clock()
-                deadline = start + self.wait_timeout_s if until is None else min(start + self.wait_timeout_s, until)
+                deadline = (
+                    start + self.wait_timeout_s if until is None else min(start + self.wait_timeout_s, until)
+                )
                 try:
                     while (index := self._pick(tried)) is None:
                         left = deadline - self._clock()
@@ -176,6 +195,8 @@ class LeastLoaded:
 
     def _overload_message(self, why: str) -> str:
         slots = len(self._replicas) * self.max_in_flight
-        return (f"model {self.name} is overloaded: {why}; {len(self._replicas)} replicas x {self.max_in_flight} "
-                f"requests in flight = {slots} slots, queue bound {self.max_waiting}. Lower executor.concurrency "
-                f"or add replicas")
+        return (
+            f"model {self.name} is overloaded: {why}; {len(self._replicas)} replicas x {self.max_in_flight} "
+            f"requests in flight = {slots} slots, queue bound {self.max_waiting}. Lower executor.concurrency "
+            f"or add replicas"
+        )

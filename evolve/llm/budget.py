@@ -130,8 +130,11 @@ class GatewayLimits:
     @classmethod
     def of(cls, config: GatewayConfig) -> GatewayLimits:
         """The limits `[gateway]` sets (the rest at their defaults)."""
-        return cls(max_request_bytes=config.max_request_bytes, bytes_per_token=config.bytes_per_token,
-                   in_flight_bytes=config.in_flight_bytes)
+        return cls(
+            max_request_bytes=config.max_request_bytes,
+            bytes_per_token=config.bytes_per_token,
+            in_flight_bytes=config.in_flight_bytes,
+        )
 
 
 DEFAULT_GATEWAY_LIMITS = GatewayLimits()
@@ -149,11 +152,15 @@ class ByteLedger:
     def take(self, job_id: str, size: int) -> tuple[int, str] | None:
         """Charge one request's `size` bytes before they are read: None, or (status, why not)."""
         if self.used + size > self.budget:
-            return 403, (f"byte budget exhausted for job {job_id}: it sent or logged {self.used} of "
-                         f"{self.budget} bytes; this request is {size}")
+            return 403, (
+                f"byte budget exhausted for job {job_id}: it sent or logged {self.used} of "
+                f"{self.budget} bytes; this request is {size}"
+            )
         if self.in_flight + size > self.in_flight_cap:
-            return 429, (f"job {job_id} has {self.in_flight} request bytes in flight; with this request's {size} "
-                         f"that is over {self.in_flight_cap}: send fewer or smaller requests at once")
+            return 429, (
+                f"job {job_id} has {self.in_flight} request bytes in flight; with this request's {size} "
+                f"that is over {self.in_flight_cap}: send fewer or smaller requests at once"
+            )
         self.used += size
         self.in_flight += size
         return None
@@ -165,8 +172,10 @@ class ByteLedger:
     def reserve(self, job_id: str, size: int) -> str | None:
         """Hold `size` bytes of exchange log: None, or why not."""
         if self.used + size > self.budget:
-            return (f"byte budget exhausted for job {job_id}: it sent or logged {self.used} of {self.budget} "
-                    f"bytes; recording this exchange needs up to {size} more")
+            return (
+                f"byte budget exhausted for job {job_id}: it sent or logged {self.used} of {self.budget} "
+                f"bytes; recording this exchange needs up to {size} more"
+            )
         self.used += size
         return None
 

@@ -23,8 +23,18 @@ from evolve.llm.types import ChatRequest, ChatResponse, Message, ToolCall, Usage
 from evolve.models.capabilities import Capabilities, capabilities, completion_cap
 from evolve.models.pricing import FREE, Price, known_price
 
-__all__ = ["AnthropicModel", "ChatModel", "ModelError", "OpenAICompatible", "OpenAIModel", "RetryPolicy",
-           "RoundRobin", "host_key", "hosted_price", "openai_arguments"]
+__all__ = [
+    "AnthropicModel",
+    "ChatModel",
+    "ModelError",
+    "OpenAICompatible",
+    "OpenAIModel",
+    "RetryPolicy",
+    "RoundRobin",
+    "host_key",
+    "hosted_price",
+    "openai_arguments",
+]
 
 
 DEFAULT_RETRY = RetryPolicy()
@@ -59,14 +69,18 @@ def hosted_price(model: str, configured: Price | None = None) -> Price:
     (a run with a dollar budget refuses it at config time, see `evolve.config`)."""
     price = configured or known_price(model)
     if price is None:
-        warnings.warn(f"no price known for hosted model {model!r}: its spend counts as $0; give "
-                      "price_input_per_mtok and price_output_per_mtok in its [models.<role>]", stacklevel=2)
+        warnings.warn(
+            f"no price known for hosted model {model!r}: its spend counts as $0; give "
+            "price_input_per_mtok and price_output_per_mtok in its [models.<role>]",
+            stacklevel=2,
+        )
         return FREE
     return price
 
 
-def openai_arguments(request: ChatRequest, model: str, caps: Capabilities, temperature: float,
-                     max_tokens: int) -> dict[str, Any]:
+def openai_arguments(
+    request: ChatRequest, model: str, caps: Capabilities, temperature: float, max_tokens: int
+) -> dict[str, Any]:
     """The `chat.completions.create` keyword arguments for `request` under `caps`."""
     cap = completion_cap(caps, max_tokens, request.max_tokens, request.ceiling)
     payload: dict[str, Any] = {
@@ -111,8 +125,13 @@ def _openai_response(raw: Any, model: str, price: Price, gpu_seconds: float) -> 
         message=Message(role="assistant", content=content, tool_calls=calls),
         finish_reason=finish,
         model=model,
-        usage=Usage(prompt_tokens=prompt, completion_tokens=completion, cached_prompt_tokens=cached,
-                    cost_usd=price.cost(prompt, completion, cached), gpu_seconds=gpu_seconds),
+        usage=Usage(
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            cached_prompt_tokens=cached,
+            cost_usd=price.cost(prompt, completion, cached),
+            gpu_seconds=gpu_seconds,
+        ),
     )
 
 
@@ -174,10 +193,23 @@ class OpenAICompatible:
 class OpenAIModel(OpenAICompatible):
     """The hosted OpenAI API; the key comes from the host variable `api_key_env`."""
 
-    def __init__(self, model: str, *, api_key_env: str = "OPENAI_API_KEY", price: Price | None = None,
-                 base_url: str | None = None, **kwargs: Any) -> None:
-        super().__init__(base_url, model, api_key=host_key(api_key_env), price=hosted_price(model, price),
-                         provider="openai", **kwargs)
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key_env: str = "OPENAI_API_KEY",
+        price: Price | None = None,
+        base_url: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            base_url,
+            model,
+            api_key=host_key(api_key_env),
+            price=hosted_price(model, price),
+            provider="openai",
+            **kwargs,
+        )
 
 
 class AnthropicModel:
@@ -206,8 +238,9 @@ class AnthropicModel:
         self._price = hosted_price(model, price)
         import anthropic  # the SDK loads with the first client, not with every `evolve` command
 
-        self._client = anthropic.Anthropic(api_key=host_key(api_key_env), base_url=base_url,
-                                           timeout=self.timeout_s, max_retries=0)
+        self._client = anthropic.Anthropic(
+            api_key=host_key(api_key_env), base_url=base_url, timeout=self.timeout_s, max_retries=0
+        )
 
     def arguments(self, request: ChatRequest) -> dict[str, Any]:
         return anthropic_payload(request, self.name, self.completion_cap(request))

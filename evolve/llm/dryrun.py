@@ -14,10 +14,20 @@ from evolve.models.capabilities import capabilities, worst_case_s
 from evolve.models.pricing import PRICES_AS_OF, known_price
 
 SAMPLE = ChatRequest(
-    messages=(Message(role="system", content="You are a coding agent."), Message(role="user", content="Say ok.")),
-    tools=({"type": "function", "function": {"name": "bash", "description": "Run a shell command.",
-                                              "parameters": {"type": "object",
-                                                             "properties": {"cmd": {"type": "string"}}}}},),
+    messages=(
+        Message(role="system", content="You are a coding agent."),
+        Message(role="user", content="Say ok."),
+    ),
+    tools=(
+        {
+            "type": "function",
+            "function": {
+                "name": "bash",
+                "description": "Run a shell command.",
+                "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}},
+            },
+        },
+    ),
     tool_choice="auto",
     max_tokens=1024,
 )
@@ -60,8 +70,14 @@ def _missing(config: ModelConfig) -> list[str]:
         missing.append(f"the API key variable {env} is not set on this host")
     if config.provider == "openai-compatible" and not (config.base_url or config.replica_urls):
         missing.append("base_url (or replica_urls)")
-    if config.provider in ("openai", "anthropic") and config.price() is None and known_price(config.model) is None:
-        missing.append(f"a price for {config.model!r} (not in the table of {PRICES_AS_OF}): spend would count as $0")
+    if (
+        config.provider in ("openai", "anthropic")
+        and config.price() is None
+        and known_price(config.model) is None
+    ):
+        missing.append(
+            f"a price for {config.model!r} (not in the table of {PRICES_AS_OF}): spend would count as $0"
+        )
     return missing
 
 
@@ -85,14 +101,21 @@ def role_plan(role: str, config: ModelConfig) -> dict[str, Any]:
         "timeout_s": timeout,
         "retry_window_s": config.retry_window_min * 60,
         "longest_call_s": worst_case_s(config.retry_window_min * 60, timeout),
-        "price_per_mtok": None if price is None else {"input": price.input_per_mtok, "output": price.output_per_mtok,
-                                                      "cached_input": price.cached_input_per_mtok},
+        "price_per_mtok": None
+        if price is None
+        else {
+            "input": price.input_per_mtok,
+            "output": price.output_per_mtok,
+            "cached_input": price.cached_input_per_mtok,
+        },
         "missing": _missing(config),
     }
     if config.provider == "vllm":
         server = vllm_server(config)
-        plan["servers"] = [{"CUDA_VISIBLE_DEVICES": ",".join(map(str, gpus)), "command": server.command(8000 + i)}
-                           for i, gpus in enumerate(server.replica_gpus)]
+        plan["servers"] = [
+            {"CUDA_VISIBLE_DEVICES": ",".join(map(str, gpus)), "command": server.command(8000 + i)}
+            for i, gpus in enumerate(server.replica_gpus)
+        ]
     return plan
 
 

@@ -27,17 +27,29 @@ FailureKind = Literal["request", "context", "auth", "unavailable", "internal"]
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 """Besides every 5xx (529 included): what both providers document as worth retrying."""
 
-ENGINE_PARAMS = frozenset({"max_tokens", "max_completion_tokens", "temperature", "top_p", "stop", "reasoning_effort"})
+ENGINE_PARAMS = frozenset(
+    {"max_tokens", "max_completion_tokens", "temperature", "top_p", "stop", "reasoning_effort"}
+)
 """Top-level arguments the capability table decides (an agent's other fields, e.g. tools, are its own)."""
 
-_CONTEXT_MARKERS = ("context_length_exceeded", "prompt is too long", "context window", "maximum context length")
+_CONTEXT_MARKERS = (
+    "context_length_exceeded",
+    "prompt is too long",
+    "context window",
+    "maximum context length",
+)
 
 
 class ModelError(EvolveError):
     """A model call that failed for good (after retries, or a request the server refuses)."""
 
-    def __init__(self, message: str, kind: FailureKind = "unavailable", status: int | None = None,
-                 provider_message: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        kind: FailureKind = "unavailable",
+        status: int | None = None,
+        provider_message: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.kind: FailureKind = kind
         self.status = status
@@ -100,8 +112,12 @@ def classify(exc: BaseException) -> FailureKind:
         return "auth"  # the configured model does not exist for this key: no agent can fix that
     if retryable(error):
         return "unavailable"
-    if code in ("unsupported_parameter", "unsupported_value") and getattr(error, "param", None) in ENGINE_PARAMS:
-        return "internal"  # an argument the capability table should not have sent: the engine's bug, not the agent's
+    if (
+        code in ("unsupported_parameter", "unsupported_value")
+        and getattr(error, "param", None) in ENGINE_PARAMS
+    ):
+        # an argument the capability table should not have sent: the engine's bug, not the agent's
+        return "internal"
     if code == "context_length_exceeded" or any(marker in text for marker in _CONTEXT_MARKERS):
         return "context"
     return "request"
@@ -109,8 +125,12 @@ def classify(exc: BaseException) -> FailureKind:
 
 def untranslatable(exc: Exception) -> ModelError:
     """A request that cannot be put in the provider's terms: built from the agent's input, so its fault."""
-    return ModelError(f"the request cannot be sent: {type(exc).__name__}: {exc}", "request", 400,
-                      f"the request cannot be sent to the model: {exc}")
+    return ModelError(
+        f"the request cannot be sent: {type(exc).__name__}: {exc}",
+        "request",
+        400,
+        f"the request cannot be sent to the model: {exc}",
+    )
 
 
 def model_error(exc: BaseException) -> ModelError:

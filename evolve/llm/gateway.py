@@ -127,7 +127,8 @@ class JobReport:
     """Chat requests answered with a model reply (status 200)."""
     upstream_failures: int = 0
     bytes_taken: int = 0
-    """Bytes the job made the host take in: requests received plus its exchange log (its byte budget's use)."""
+    """Bytes the job made the host take in: requests received plus its exchange log (its byte budget's
+    use)."""
     replay_misses: int = 0
     """Requests a replaying gateway found no recording for (answered 409): the job asked something new."""
 
@@ -151,7 +152,9 @@ class _Job:
 
     def __post_init__(self) -> None:
         self.ledger = TokenLedger(self.channel.token_budget)
-        self.bytes = ByteLedger(self.channel.token_budget * self.limits.bytes_per_token, self.limits.in_flight_bytes)
+        self.bytes = ByteLedger(
+            self.channel.token_budget * self.limits.bytes_per_token, self.limits.in_flight_bytes
+        )
 
 
 class Gateway:
@@ -204,8 +207,9 @@ class Gateway:
     def start_tcp(self, host: str = "127.0.0.1", port: int = 0) -> str:
         """Also serve on TCP, jobs told apart by their bearer token; returns the base URL."""
         if self._tcp is None:
-            self._tcp = listen_tcp(host, port, self._job_of_headers, self.handle, self._listener_limits(TCP_LIMITS),
-                                   self.admit)
+            self._tcp = listen_tcp(
+                host, port, self._job_of_headers, self.handle, self._listener_limits(TCP_LIMITS), self.admit
+            )
         bound_host, bound_port = self._tcp.address[:2]
         return f"http://{bound_host}:{bound_port}/v1"
 
@@ -215,7 +219,9 @@ class Gateway:
         return self._limits
 
     def _listener_limits(self, base: ListenerLimits) -> ListenerLimits:
-        return replace(base, body_bytes=self._limits.max_request_bytes, header_bytes=self._limits.header_bytes)
+        return replace(
+            base, body_bytes=self._limits.max_request_bytes, header_bytes=self._limits.header_bytes
+        )
 
     def _job_of_headers(self, headers: dict[str, str]) -> str | None:
         auth = headers.get("authorization", "")
@@ -245,7 +251,9 @@ class Gateway:
             self._jobs[job_id] = job
             self._tokens[token] = job_id
         socket_path.unlink(missing_ok=True)
-        job.listener = listen_unix(str(socket_path), job_id, self.handle, self._listener_limits(UNIX_LIMITS), self.admit)
+        job.listener = listen_unix(
+            str(socket_path), job_id, self.handle, self._listener_limits(UNIX_LIMITS), self.admit
+        )
         os.chmod(socket_path, 0o666)
         return channel
 
@@ -260,7 +268,9 @@ class Gateway:
     @staticmethod
     def _report(job: _Job) -> JobReport:
         with job.lock:
-            return JobReport(job.usage, job.requests, job.upstream_failures, job.bytes.used, job.replay_misses)
+            return JobReport(
+                job.usage, job.requests, job.upstream_failures, job.bytes.used, job.replay_misses
+            )
 
     def close_job(self, job_id: str | int) -> JobReport:
         """Stop serving a job, remove its socket, and return what it was served."""
@@ -314,7 +324,9 @@ class Gateway:
             # Not an upstream failure: the request that found the bug would find it again (an agent could
             # otherwise repeat it to make its failures `infra`). The traceback is the engine's to fix.
             log.exception("gateway error on a request of job %s", job.channel.job_id)
-            return 500, error_body(f"gateway error: {type(exc).__name__}: {exc}", "gateway_error", "internal_error")
+            return 500, error_body(
+                f"gateway error: {type(exc).__name__}: {exc}", "gateway_error", "internal_error"
+            )
 
     @contextmanager
     def admit(self, job_id: str, size: int) -> Iterator[tuple[int, str] | None]:
@@ -348,21 +360,32 @@ class Gateway:
         with job.lock:
             in_flight = job.ledger.reserved
         if in_flight:
-            return 429, error_body(f"the model failed while this job held {in_flight} tokens in other requests; "
-                                   "that is its own load, not a failed service: send fewer requests at once",
-                                   "rate_limit_error", "job_load")
+            return 429, error_body(
+                f"the model failed while this job held {in_flight} tokens in other requests; "
+                "that is its own load, not a failed service: send fewer requests at once",
+                "rate_limit_error",
+                "job_load",
+            )
         up, probe = self._service_up(job, started)
-        # The provider's words on a refused key may quote the key (masked or not): the agent gets none of them.
+        # The provider's words on a refused key may quote the key (masked or not): the agent gets none of
+        # them.
         said = "the provider refused it" if exc.kind == "auth" else exc.provider_message
         if up:
-            return 400, error_body(f"the model failed on this request while it answers others ({said}); "
-                                   "the request itself is the cause", "invalid_request_error", "request_failed_upstream")
+            return 400, error_body(
+                f"the model failed on this request while it answers others ({said}); "
+                "the request itself is the cause",
+                "invalid_request_error",
+                "request_failed_upstream",
+            )
         with job.lock:
             job.upstream_failures += 1
         if exc.kind == "auth":
             self._stop_run(f"the model provider refused the engine's key or account: {exc.provider_message}")
-            return 502, error_body("model unavailable: the engine's model account was refused", "model_error",
-                                   "engine_auth_failed")
+            return 502, error_body(
+                "model unavailable: the engine's model account was refused",
+                "model_error",
+                "engine_auth_failed",
+            )
         detail = "; a probe request failed too" if probe else ""
         if exc.kind == "internal":
             return 500, error_body(f"model client error: {exc}{detail}", "model_error", "internal_error")
@@ -449,7 +472,9 @@ class Gateway:
         with job.lock:
             job.bytes.settle(record, 0)
 
-    def _reserved_exchange(self, job: _Job, request: ChatRequest, seq: int, grant: Grant, digest: str) -> Exchange:
+    def _reserved_exchange(
+        self, job: _Job, request: ChatRequest, seq: int, grant: Grant, digest: str
+    ) -> Exchange:
         """The exchange under `grant`: the model gets the reservation as its `ceiling` (the record keeps
         the request as the agent sent it, which replay matches on); usage then replaces it."""
         try:
@@ -465,7 +490,9 @@ class Gateway:
             job.usage = job.usage + exchange.response.usage
         return exchange
 
-    def _exchange(self, job: _Job, request: ChatRequest, seq: int, sent: ChatRequest, digest: str) -> Exchange:
+    def _exchange(
+        self, job: _Job, request: ChatRequest, seq: int, sent: ChatRequest, digest: str
+    ) -> Exchange:
         channel = job.channel
         if job.replay is not None:
             recorded = job.replay.answer(request)

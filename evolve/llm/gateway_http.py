@@ -142,8 +142,9 @@ class _DeadlineReader:
         self._raw.close()
 
 
-def _handler_class(handle: Handler, resolve: JobResolver, limits: ListenerLimits,
-                   admit: Admit) -> type[BaseHTTPRequestHandler]:
+def _handler_class(
+    handle: Handler, resolve: JobResolver, limits: ListenerLimits, admit: Admit
+) -> type[BaseHTTPRequestHandler]:
     class RequestHandler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -183,8 +184,11 @@ def _handler_class(handle: Handler, resolve: JobResolver, limits: ListenerLimits
             with admit(job_id, self.rfile.taken + length) as refused:  # type: ignore[attr-defined]
                 if refused is not None:
                     self.close_connection = True  # its body stays unread
-                    kind, code = (("budget_exceeded", "byte_budget_exceeded") if refused[0] == 403
-                                  else ("rate_limit_error", "bytes_in_flight"))
+                    kind, code = (
+                        ("budget_exceeded", "byte_budget_exceeded")
+                        if refused[0] == 403
+                        else ("rate_limit_error", "bytes_in_flight")
+                    )
                     self._reply(refused[0], error_body(refused[1], kind, code))
                     return
                 body = self.rfile.read(length) if length else b""
@@ -295,8 +299,9 @@ class _TCPServer(_Bounded, ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
 
-    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler],
-                 limits: ListenerLimits) -> None:
+    def __init__(
+        self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], limits: ListenerLimits
+    ) -> None:
         self.limits, self._slots = limits, threading.BoundedSemaphore(limits.connections)
         super().__init__(address, handler)
 
@@ -307,8 +312,9 @@ class Listener:
     def __init__(self, server: socketserver.BaseServer) -> None:
         self._server = server
         # `close` waits for the serving loop to look up (every poll interval): a job's close is on its path.
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True,
-                                        name="evolve-gateway")
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True, name="evolve-gateway"
+        )
         self._thread.start()
 
     @property
@@ -321,13 +327,22 @@ class Listener:
         self._thread.join(timeout=5)
 
 
-def listen_unix(path: str, job_id: str, handle: Handler, limits: ListenerLimits = UNIX_LIMITS,
-                admit: Admit = admit_all) -> Listener:
+def listen_unix(
+    path: str, job_id: str, handle: Handler, limits: ListenerLimits = UNIX_LIMITS, admit: Admit = admit_all
+) -> Listener:
     """Serve one job on a Unix socket at `path` (the socket identifies the job)."""
-    return Listener(_UnixHTTPServer(path, _handler_class(handle, lambda headers: job_id, limits, admit), limits))
+    return Listener(
+        _UnixHTTPServer(path, _handler_class(handle, lambda headers: job_id, limits, admit), limits)
+    )
 
 
-def listen_tcp(host: str, port: int, resolve: JobResolver, handle: Handler,
-               limits: ListenerLimits = TCP_LIMITS, admit: Admit = admit_all) -> Listener:
+def listen_tcp(
+    host: str,
+    port: int,
+    resolve: JobResolver,
+    handle: Handler,
+    limits: ListenerLimits = TCP_LIMITS,
+    admit: Admit = admit_all,
+) -> Listener:
     """Serve all jobs on TCP; `resolve` maps request headers to a job id (or None: refused)."""
     return Listener(_TCPServer((host, port), _handler_class(handle, resolve, limits, admit), limits))

@@ -33,7 +33,9 @@ def token_piece(piece: PieceFn, token: int, special: bool = False) -> bytes:
         if n >= 0:
             return buffer.raw[:n]
         if -n <= size:
-            raise RuntimeError(f"llama_token_to_piece returned {n} for token {token} with a {size}-byte buffer")
+            raise RuntimeError(
+                f"llama_token_to_piece returned {n} for token {token} with a {size}-byte buffer"
+            )
         size = -n
 
 
@@ -52,7 +54,11 @@ def fix_model(model: Any) -> None:
     import llama_cpp
 
     def piece(token: int, buffer: Any, size: int, special: bool) -> int:
-        return int(llama_cpp.llama_token_to_piece(model.vocab, llama_cpp.llama_token(token), buffer, size, 0, special))
+        return int(
+            llama_cpp.llama_token_to_piece(
+                model.vocab, llama_cpp.llama_token(token), buffer, size, 0, special
+            )
+        )
 
     def fixed_detokenize(self: Any, tokens: list[int], special: bool = False) -> bytes:
         return detokenize(piece, tokens, special, bos=self.token_bos())

@@ -82,8 +82,11 @@ class ServedModel:
         try:
             request = CreateChatCompletionRequest.model_validate(body)
         except ValidationError as exc:
-            raise BadRequest(str(exc).splitlines()[0] + ": " + "; ".join(
-                f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())) from None
+            raise BadRequest(
+                str(exc).splitlines()[0]
+                + ": "
+                + "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            ) from None
         if request.stream:
             raise BadRequest("stream is not supported by this server")
         if request.logit_bias is not None and request.logit_bias_type == "tokens":
@@ -101,7 +104,8 @@ class ServedModel:
                 raise ClientGone
             if request.min_tokens > 0:
                 kwargs["logits_processor"] = llama_cpp.LogitsProcessorList(
-                    [llama_cpp.MinTokensLogitsProcessor(request.min_tokens, self.llama.token_eos())])
+                    [llama_cpp.MinTokensLogitsProcessor(request.min_tokens, self.llama.token_eos())]
+                )
             started = time.perf_counter()
             try:
                 response = self.llama.create_chat_completion(**kwargs)
@@ -109,23 +113,33 @@ class ServedModel:
                 found = CONTEXT_ERROR.search(str(exc))
                 if found is None:
                     raise
-                raise BadRequest(f"This model's maximum context length is {found[2]} tokens; the messages "
-                                 f"are {found[1]} tokens", "context_length_exceeded") from None
+                raise BadRequest(
+                    f"This model's maximum context length is {found[2]} tokens; the messages "
+                    f"are {found[1]} tokens",
+                    "context_length_exceeded",
+                ) from None
             finally:
                 _release_freed_memory()
             usage = response["usage"]
             cached = max(usage["prompt_tokens"] - self.llama.prompt_read, 0)
             usage["prompt_tokens_details"] = {"cached_tokens": cached}
-            print(f"{time.strftime('%H:%M:%S')} prompt {usage['prompt_tokens']} (cached {cached}) completion "
-                  f"{usage['completion_tokens']} in {time.perf_counter() - started:.1f} s; saved contexts "
-                  f"{len(self.llama.prefix_cache)} ({self.llama.prefix_cache.size >> 20} MiB)",
-                  file=sys.stderr, flush=True)
+            print(
+                f"{time.strftime('%H:%M:%S')} prompt {usage['prompt_tokens']} (cached {cached}) completion "
+                f"{usage['completion_tokens']} in {time.perf_counter() - started:.1f} s; saved contexts "
+                f"{len(self.llama.prefix_cache)} ({self.llama.prefix_cache.size >> 20} MiB)",
+                file=sys.stderr,
+                flush=True,
+            )
         return dict(response)
 
     def stats(self) -> dict[str, Any]:
         cache = self.llama.prefix_cache
-        return {"saved_contexts": len(cache), "saved_bytes": cache.size, "capacity_bytes": cache.capacity_bytes,
-                "restored": self.llama.restored}
+        return {
+            "saved_contexts": len(cache),
+            "saved_bytes": cache.size,
+            "capacity_bytes": cache.capacity_bytes,
+            "restored": self.llama.restored,
+        }
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -144,7 +158,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):  # the client left (its timeout) while we worked
-            print(f"{time.strftime('%H:%M:%S')} the client left before its answer", file=sys.stderr, flush=True)
+            print(
+                f"{time.strftime('%H:%M:%S')} the client left before its answer", file=sys.stderr, flush=True
+            )
             self.close_connection = True
 
     def _error(self, status: int, message: str, kind: str, code: str) -> None:
@@ -162,8 +178,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.path.rstrip("/") == "/v1/models":
-            self._send(200, {"object": "list", "data": [
-                {"id": self.served.alias, "object": "model", "owned_by": "evolve"}]})
+            self._send(
+                200,
+                {
+                    "object": "list",
+                    "data": [{"id": self.served.alias, "object": "model", "owned_by": "evolve"}],
+                },
+            )
         elif self.path.rstrip("/") == "/v1/evolve/stats":
             self._send(200, self.served.stats())
         else:
@@ -181,8 +202,11 @@ class _Handler(BaseHTTPRequestHandler):
                 raise BadRequest("the body is not a JSON object")
             self._send(200, self.served.chat(body, self._client_gone))
         except ClientGone:
-            print(f"{time.strftime('%H:%M:%S')} a request whose client left while it waited: not read",
-                  file=sys.stderr, flush=True)
+            print(
+                f"{time.strftime('%H:%M:%S')} a request whose client left while it waited: not read",
+                file=sys.stderr,
+                flush=True,
+            )
             self.close_connection = True
         except json.JSONDecodeError as exc:
             self._error(400, f"the body is not JSON: {exc}", "invalid_request_error", "invalid_request")
@@ -219,9 +243,16 @@ def main(argv: list[str] | None = None) -> None:
     from evolve.llm.llama_context import CHUNK, CachingLlama
     from evolve.llm.prefix_cache import PrefixCache
 
-    llama = CachingLlama(model_path=str(args.model), n_ctx=args.n_ctx, n_threads=args.threads,
-                         n_threads_batch=args.threads_batch, n_batch=CHUNK, n_ubatch=CHUNK, verbose=False,
-                         cache=PrefixCache(args.prompt_cache_mb << 20))
+    llama = CachingLlama(
+        model_path=str(args.model),
+        n_ctx=args.n_ctx,
+        n_threads=args.threads,
+        n_threads_batch=args.threads_batch,
+        n_batch=CHUNK,
+        n_ubatch=CHUNK,
+        verbose=False,
+        cache=PrefixCache(args.prompt_cache_mb << 20),
+    )
     serve(ServedModel(llama, args.alias), args.host, args.port)
 
 

@@ -63,8 +63,11 @@ class PrefixCache:
 
     def best(self, tokens: Sequence[int]) -> Match | None:
         """The saved context sharing the longest prefix with `tokens` (marked as recently used)."""
-        found = max((Match(s, common_prefix(s.tokens, tokens)) for s in self._saved.values()),
-                    key=lambda m: m.shared, default=None)
+        found = max(
+            (Match(s, common_prefix(s.tokens, tokens)) for s in self._saved.values()),
+            key=lambda m: m.shared,
+            default=None,
+        )
         if found is None or found.shared == 0:
             return None
         self._saved.move_to_end(found.saved.tokens)

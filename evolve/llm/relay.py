@@ -78,10 +78,13 @@ class _Relay:
 
     def forward(self, job_id: str, method: str, path: str, body: bytes) -> tuple[int, bytes]:
         if not _FORWARDED_PATH.fullmatch(path) or "//" in path:
-            return 404, error_body(f"the relay forwards only /v1/... paths, not {path[:80]!r}",
-                                   "invalid_request_error")
+            return 404, error_body(
+                f"the relay forwards only /v1/... paths, not {path[:80]!r}", "invalid_request_error"
+            )
         request = urllib.request.Request(
-            self.grant.origin + path, data=body if method == "POST" else None, method=method,
+            self.grant.origin + path,
+            data=body if method == "POST" else None,
+            method=method,
             headers={"Authorization": f"Bearer {self.grant.token}", "Content-Type": "application/json"},
         )
         try:
@@ -108,8 +111,10 @@ class _Relay:
             usage = json.loads(data).get("usage") or {}
         except (ValueError, AttributeError):
             usage = {}  # the head's reply is trusted; a reply without usage still was one request
-        seen = Usage(prompt_tokens=int(usage.get("prompt_tokens", 0)),
-                     completion_tokens=int(usage.get("completion_tokens", 0)))
+        seen = Usage(
+            prompt_tokens=int(usage.get("prompt_tokens", 0)),
+            completion_tokens=int(usage.get("completion_tokens", 0)),
+        )
         with self._lock:
             self.usage = self.usage + seen
             self.requests += 1
@@ -120,7 +125,8 @@ class _Relay:
 
 
 class RelayChannels:
-    """`Channels` (evolve.engine.evaluate) for a worker node: `open_job` relays to the grant of the job's role.
+    """`Channels` (evolve.engine.evaluate) for a worker node: `open_job` relays to the grant of the job's
+    role.
 
     Use as a context manager so every socket and its directory go away."""
 

@@ -61,8 +61,13 @@ def backoff_s(policy: RetryPolicy, retry: int, rng: random.Random) -> float:
 class Retrier:
     """Runs calls under one policy; thread-safe (random.Random's draws are atomic under the GIL)."""
 
-    def __init__(self, policy: RetryPolicy = RetryPolicy(), *, sleep: Callable[[float], None] = time.sleep,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        policy: RetryPolicy = RetryPolicy(),
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.policy = policy
         self._rng = random.Random(policy.seed)
         self._sleep = sleep
@@ -85,7 +90,8 @@ class Retrier:
                     raise model_error(exc) from exc
             except ModelError:
                 raise
-            except Exception as exc:  # a client bug (e.g. an argument the SDK no longer takes): infra, no retry
+            # a client bug (e.g. an argument the SDK no longer takes): infra, no retry
+            except Exception as exc:
                 raise model_error(exc) from exc
             self._sleep(delay)
 

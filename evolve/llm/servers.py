@@ -1,7 +1,8 @@
 """Local model servers: start, wait for health, stop (also when the engine dies).
 
-`LlamaCppServer` is the embedded CPU default (evolve's own llama.cpp server over the verified GGUF); `VLLMServer` runs `vllm serve` replicas on GPUs; `ExternalServer` is a URL someone else runs.
-All expose `base_urls` (OpenAI `/v1` roots) and are context managers.
+`LlamaCppServer` is the embedded CPU default (evolve's own llama.cpp server over the verified GGUF);
+`VLLMServer` runs `vllm serve` replicas on GPUs; `ExternalServer` is a URL someone else runs. All expose
+`base_urls` (OpenAI `/v1` roots) and are context managers.
 """
 
 from __future__ import annotations
@@ -142,7 +143,8 @@ class LlamaCppServer(_ProcessServer):
             import llama_cpp  # noqa: F401 (only checks that the `local` extra is installed)
         except ImportError as exc:
             raise ServerError(
-                "llama-cpp-python is not installed: pip install -e '.[local]' (see .ci/run for a portable build)"
+                "llama-cpp-python is not installed: pip install -e '.[local]' (see .ci/run for a portable "
+                "build)"
             ) from exc
         model_path = self.model_path or ensure_embedded_model(self.spec)
         port = self.port or free_port(self.host)
@@ -150,7 +152,9 @@ class LlamaCppServer(_ProcessServer):
         # two malloc arenas: each request runs on a new thread, and glibc would give threads up to
         # 8 x cores arenas that keep what they freed
         env = {"MALLOC_ARENA_MAX": "2"}
-        self._launch([ManagedProcess(self.command(model_path, port), f"http://{self.host}:{port}/v1", log, env)])
+        self._launch(
+            [ManagedProcess(self.command(model_path, port), f"http://{self.host}:{port}/v1", log, env)]
+        )
 
 
 # `--tool-call-parser` by model family, as vLLM's tool-calling docs list them; the first match wins.

@@ -45,7 +45,9 @@ class _ClientSettings(TypedDict):
 def embedded_server(config: ModelConfig, beside_cpus: float = 0.0) -> LlamaCppServer:
     """The embedded server with its thread plan: the run keeps `beside_cpus` busy beside it."""
     plan = thread_plan(machine_cores(), beside_cpus, config.threads, config.threads_batch)
-    return LlamaCppServer(spec=embedded_spec(config.model), threads=plan, prompt_cache_mb=config.prompt_cache_mb)
+    return LlamaCppServer(
+        spec=embedded_spec(config.model), threads=plan, prompt_cache_mb=config.prompt_cache_mb
+    )
 
 
 def default_server(config: ModelConfig, beside_cpus: float = 0.0) -> ModelServer:
@@ -124,12 +126,20 @@ def retry_policy(config: ModelConfig, seed: int = 0) -> RetryPolicy:
     return RetryPolicy(window_s=config.retry_window_min * 60, attempts=attempts, seed=seed)
 
 
-def client_for(config: ModelConfig, base_urls: tuple[str, ...] = (), seed: int = 0,
-               standins: Mapping[str, ClientFactory] | None = None) -> ChatModel:
+def client_for(
+    config: ModelConfig,
+    base_urls: tuple[str, ...] = (),
+    seed: int = 0,
+    standins: Mapping[str, ClientFactory] | None = None,
+) -> ChatModel:
     """The client of one role; `base_urls` are the replicas of a server the stack started; `standins` build
     the providers that are no real model (by provider name)."""
-    common = _ClientSettings(temperature=config.temperature, max_tokens=config.max_tokens,
-                             timeout_s=config.timeout_s, retry=retry_policy(config, seed))
+    common = _ClientSettings(
+        temperature=config.temperature,
+        max_tokens=config.max_tokens,
+        timeout_s=config.timeout_s,
+        retry=retry_policy(config, seed),
+    )
     if config.provider in ("embedded", "vllm"):
         gpus = config.tensor_parallel if config.provider == "vllm" else 0
         return _balanced(config, base_urls, gpus=gpus, provider=config.provider, **common)
@@ -139,25 +149,44 @@ def client_for(config: ModelConfig, base_urls: tuple[str, ...] = (), seed: int =
             raise ModelError("provider openai-compatible needs base_url (or replica_urls)")
         return _balanced(config, urls, api_key=host_key(config.api_key_env), **common)
     if config.provider == "openai":
-        return OpenAIModel(config.model, api_key_env=config.api_key_env or "OPENAI_API_KEY",
-                           price=config.price(), base_url=config.base_url, **common)
+        return OpenAIModel(
+            config.model,
+            api_key_env=config.api_key_env or "OPENAI_API_KEY",
+            price=config.price(),
+            base_url=config.base_url,
+            **common,
+        )
     if config.provider == "anthropic":
-        return AnthropicModel(config.model, api_key_env=config.api_key_env or "ANTHROPIC_API_KEY",
-                              price=config.price(), base_url=config.base_url, **common)
+        return AnthropicModel(
+            config.model,
+            api_key_env=config.api_key_env or "ANTHROPIC_API_KEY",
+            price=config.price(),
+            base_url=config.base_url,
+            **common,
+        )
     if standins and config.provider in standins:
         return standins[config.provider](config)
     if config.provider == "replay":
-        raise ModelError("provider replay is a gateway mode: Gateway(replay_from=<run>/exchanges), not a model")
-    raise ModelError(f"provider {config.provider} is a stand-in for tests: only the evolve commands and tests "
-                     "can serve it")
+        raise ModelError(
+            "provider replay is a gateway mode: Gateway(replay_from=<run>/exchanges), not a model"
+        )
+    raise ModelError(
+        f"provider {config.provider} is a stand-in for tests: only the evolve commands and tests can serve it"
+    )
 
 
 class ModelStack:
     """Running servers plus `models[role]`; close it (or leave its `with`) to stop the servers."""
 
-    def __init__(self, config: ModelsConfig, server_factory: ServerFactory = default_server, *,
-                 seed: int = 0, beside_cpus: float = 0.0,
-                 standins: Mapping[str, ClientFactory] | None = None) -> None:
+    def __init__(
+        self,
+        config: ModelsConfig,
+        server_factory: ServerFactory = default_server,
+        *,
+        seed: int = 0,
+        beside_cpus: float = 0.0,
+        standins: Mapping[str, ClientFactory] | None = None,
+    ) -> None:
         self._config = config
         self._standins = standins
         self._seed = seed

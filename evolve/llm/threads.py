@@ -33,16 +33,21 @@ def machine_cores() -> int:
         return os.cpu_count() or 1
 
 
-def thread_plan(cores: int, beside: float = 0.0, threads: int | None = None,
-                threads_batch: int | None = None) -> ThreadPlan:
+def thread_plan(
+    cores: int, beside: float = 0.0, threads: int | None = None, threads_batch: int | None = None
+) -> ThreadPlan:
     """The plan for a machine of `cores` where the run keeps `beside` CPUs busy (sandbox CPUs x
     concurrency); `threads` / `threads_batch` from the config win over the policy."""
     free = int(cores - beside)
     chosen = max(1, min(free, cores // 2, MAX_THREADS))
-    reason = (f"{cores} cores, {beside:g} beside the model (sandbox CPUs x concurrency): "
-              f"{chosen} (at most half the cores, at least 1, at most {MAX_THREADS})")
+    reason = (
+        f"{cores} cores, {beside:g} beside the model (sandbox CPUs x concurrency): "
+        f"{chosen} (at most half the cores, at least 1, at most {MAX_THREADS})"
+    )
     if threads is not None or threads_batch is not None:
         reason += "; configured: " + ", ".join(
-            f"{name} {value}" for name, value in (("threads", threads), ("threads_batch", threads_batch))
-            if value is not None)
+            f"{name} {value}"
+            for name, value in (("threads", threads), ("threads_batch", threads_batch))
+            if value is not None
+        )
     return ThreadPlan(threads or chosen, threads_batch or threads or chosen, reason)

@@ -33,7 +33,9 @@ PROBE = ChatRequest(messages=(Message(role="user", content="Reply with: ok"),), 
 class ServiceWitness:
     """Remembers when one model last answered, and probes it when nothing recent says it is up."""
 
-    def __init__(self, model: ChatModel, *, wait_s: float = PROBE_WAIT_S, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, model: ChatModel, *, wait_s: float = PROBE_WAIT_S, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self._model = model
         self._wait_s = wait_s
         self._clock = clock
@@ -67,7 +69,10 @@ class ServiceWitness:
         try:
             usage = probe.result(timeout=self._wait_s)
         except FutureTimeout:
-            log.warning("the model's probe did not answer within %.0f s: its failure counts as the service's", self._wait_s)
+            log.warning(
+                "the model's probe did not answer within %.0f s: its failure counts as the service's",
+                self._wait_s,
+            )
             return False, Usage()
         except Exception as exc:  # noqa: BLE001 - the probe failed: that is the answer (the service is down)
             log.warning("the model's probe failed too (%s: %s): the service is down", type(exc).__name__, exc)

@@ -112,13 +112,23 @@ class AgentMap:
             for s in file.symbols:
                 indent = "    " if s.kind == "method" else "  "
                 name = s.name.rsplit(".", 1)[-1]
-                head = {"function": f"def {name}({s.signature})", "method": f"def {name}({s.signature})",
-                        "class": f"class {name}", "constant": name}[s.kind]
+                head = {
+                    "function": f"def {name}({s.signature})",
+                    "method": f"def {name}({s.signature})",
+                    "class": f"class {name}",
+                    "constant": name,
+                }[s.kind]
                 where = f"line {s.start}" if s.start == s.end else f"lines {s.start}-{s.end}"
                 if qualified:  # the name to copy first: a callable's parameters, else what it is
                     target = f"{file.path}:{s.name}"
-                    head = f"{target}({s.signature})" if s.kind in ("function", "method") else f"{target} ({s.kind})"
-                out.append(f"{indent}{head}  [{where}]" + (f"  {s.summary}" if s.summary and summaries else ""))
+                    head = (
+                        f"{target}({s.signature})"
+                        if s.kind in ("function", "method")
+                        else f"{target} ({s.kind})"
+                    )
+                out.append(
+                    f"{indent}{head}  [{where}]" + (f"  {s.summary}" if s.summary and summaries else "")
+                )
         text = "\n".join(out)
         return text if len(text) <= limit else text[:limit].rsplit("\n", 1)[0] + "\n[... map cut]"
 
@@ -151,8 +161,11 @@ def file_map(path: str, source: str) -> FileMap:
             symbols.append(_function(node, node.name, "function"))
         elif isinstance(node, ast.ClassDef):
             symbols.append(Symbol(node.name, "class", _first(node), _end(node), "", _summary(node)))
-            symbols += [_function(item, f"{node.name}.{item.name}", "method") for item in node.body
-                        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))]
+            symbols += [
+                _function(item, f"{node.name}.{item.name}", "method")
+                for item in node.body
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+            ]
         else:
             for name in _assigned(node):
                 if _CONSTANT.match(name) and all(s.name != name for s in symbols):
@@ -210,4 +223,4 @@ def source_of(root: Path, target: str) -> str:
         raise KeyError(f"{target!r} names no function, class, method or constant of the agent")
     file, symbol = hit
     lines = read_text(root / file.path).splitlines()
-    return "\n".join(lines[symbol.start - 1: symbol.end]) + "\n"
+    return "\n".join(lines[symbol.start - 1 : symbol.end]) + "\n"

@@ -36,7 +36,9 @@ def focused_brief(instructions: str, code: Path) -> str:
     hit = found.symbol(target) if target else None
     if target is None or hit is None:
         return instructions
-    agent = f"--- the agent's map (file, then what it defines) ---\n{found.render(MAP_CHARS, summaries=False)}\n"
+    agent = (
+        f"--- the agent's map (file, then what it defines) ---\n{found.render(MAP_CHARS, summaries=False)}\n"
+    )
     symbol = hit[1]
     header = HEADER.format(target=target, start=symbol.start, end=symbol.end)
     # Dedented: a method copied at its class's indentation does not parse on its own, and models copy it

@@ -41,7 +41,7 @@ on each candidate before its replayed behaviour, and the gate runs them again.""
 RERUN = "rerun"
 """The stage that refuses a candidate whose live re-run of the parent's search tasks fixes none of its
 failures or breaks one of its passes (evolve.engine.rerun)."""
-VALIDATED = (*FILTERS, *EARLY, BEHAVIOUR, RERUN, *CHECKS[len(EARLY):])
+VALIDATED = (*FILTERS, *EARLY, BEHAVIOUR, RERUN, *CHECKS[len(EARLY) :])
 """The stages in their order under generate-and-validate (`[meta] templates` or `rerun`)."""
 
 
@@ -69,11 +69,17 @@ def cheap_filters(parent: Path, child: Path, diff: str, *, require_code: bool = 
     for path in _changed_python(parent, child):
         why = _parse_error(read_bytes(path))
         if why:
-            return Filtered(EditKind.CODE, "compiles", f"{path.relative_to(child).as_posix()} does not compile: {why}")
+            return Filtered(
+                EditKind.CODE, "compiles", f"{path.relative_to(child).as_posix()} does not compile: {why}"
+            )
     kind = tree_edit_kind(parent, child)
     if kind in (EditKind.NONE, EditKind.COSMETIC):
-        return Filtered(kind, "differs", "its syntax tree is the parent's (only whitespace, comments, docstrings or "
-                                         "definitions nothing uses changed)")
+        return Filtered(
+            kind,
+            "differs",
+            "its syntax tree is the parent's (only whitespace, comments, docstrings or "
+            "definitions nothing uses changed)",
+        )
     if require_code and kind != EditKind.CODE:
         return Filtered(kind, "code edit", f"no code edit (the edit is {kind}) and meta.require_code is on")
     return Filtered(kind)
@@ -101,8 +107,7 @@ def _parse_error(source: bytes) -> str | None:
 
 def changed_lines(diff: str) -> int:
     """Lines added or removed by a unified diff."""
-    return sum(1 for line in diff.splitlines()
-               if line[:1] in "+-" and not line.startswith(("+++ ", "--- ")))
+    return sum(1 for line in diff.splitlines() if line[:1] in "+-" and not line.startswith(("+++ ", "--- ")))
 
 
 def furthest(stages: list[str | None], order: tuple[str, ...] = STAGES) -> int:

@@ -35,7 +35,11 @@ def first_stage(run: Run, node_id: str, stage: int, search_tasks: Collection[str
     counts them); None until it has that many."""
     tree, tasks = CladeTree(), frozenset(search_tasks)
     tree.add_node(node_id)
-    counted = [e for e in run.evaluations(node_id, split="dev") if count_result(tree, node_id, e.task, e.outcome, tasks)]
+    counted = [
+        e
+        for e in run.evaluations(node_id, split="dev")
+        if count_result(tree, node_id, e.task, e.outcome, tasks)
+    ]
     return counted[:stage] if len(counted) >= stage else None
 
 
@@ -63,8 +67,12 @@ def compiled_verdict(run: Run, node_id: str, stage: int, search_tasks: Collectio
     for evaluation in results:
         empty = patch_empty(run, evaluation)
         if empty is None:
-            log.warning("node %s: no %s recorded for its result on %s; the compiled check skips it",
-                        node_id, PATCH_FILE, evaluation.task)
+            log.warning(
+                "node %s: no %s recorded for its result on %s; the compiled check skips it",
+                node_id,
+                PATCH_FILE,
+                evaluation.task,
+            )
             return None
         outcomes[evaluation.task] = (evaluation.outcome, empty)
     return dgm_compiled(outcomes, stage)

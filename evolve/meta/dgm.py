@@ -34,8 +34,13 @@ log = logging.getLogger(__name__)
 EMPTY_SHARE, BRANCH_P = 0.10, 0.25
 """DGM's thresholds: empty patches in >= 10% of tasks; each special branch taken with p = 0.25."""
 SPECIAL = ("solve_empty_patches", "solve_stochasticity", "solve_contextlength")
-FIELDS = ("log_summarization", "potential_improvements", "improvement_proposal", "implementation_suggestion",
-          "problem_description")
+FIELDS = (
+    "log_summarization",
+    "potential_improvements",
+    "improvement_proposal",
+    "implementation_suggestion",
+    "problem_description",
+)
 REQUIRED = FIELDS[1:]  # the special branches have no task log to summarise
 LOG_LIMIT = 250_000  # DGM clips the agent's log at this many characters
 
@@ -66,20 +71,20 @@ _FIELD_TEXT = {
     "potential_improvements": "general improvements to the agent that would help (not task-specific fixes)",
     "improvement_proposal": "ONE high-impact improvement among them, described in detail",
     "implementation_suggestion": "what to add or change in the agent's code to implement it (prefer "
-                                 "changing existing tools to adding new ones)",
+    "changing existing tools to adding new ones)",
     "problem_description": "the proposal written as an issue a software engineer could implement from",
 }
 
 _BRANCH_TEXT = {
     "solve_empty_patches": "In some tasks the agent produced an empty patch, or one that only touched tests. "
-                           "The agent is stochastic, so a run may end without an edit. Make it handle that "
-                           "(for example, by trying again when it made no change to the source).",
+    "The agent is stochastic, so a run may end without an edit. Make it handle that "
+    "(for example, by trying again when it made no change to the source).",
     "solve_stochasticity": "The agent is stochastic: its first patch for a task is not always right. Make it "
-                           "use that (for example, several attempts and a choice among them by its own tests, "
-                           "or earlier attempts given as context).",
+    "use that (for example, several attempts and a choice among them by its own tests, "
+    "or earlier attempts given as context).",
     "solve_contextlength": "The agent's conversations overflow the model's context window and the request "
-                           "is refused as too long. Make the agent handle the refusal when it happens (for "
-                           "example, by shortening what it keeps), and leave it as is otherwise.",
+    "is refused as too long. Make the agent handle the refusal when it happens (for "
+    "example, by shortening what it keeps), and leave it as is otherwise.",
 }
 
 
@@ -158,15 +163,18 @@ def agent_summary(code: Path) -> str:
     return AGENT_SUMMARY.format(parts=f"{profile.summary}\n" if profile.summary else "")
 
 
-def messages(entry: Entry, code: str, view: TaskView | None, summary: str = AGENT_SUMMARY.format(parts="")
-             ) -> list[dict]:
+def messages(
+    entry: Entry, code: str, view: TaskView | None, summary: str = AGENT_SUMMARY.format(parts="")
+) -> list[dict]:
     """The diagnosis request for `entry`."""
     system = _SYSTEM.format(summary=summary, code=code)
     fields = FIELDS if entry.branch == "task" else REQUIRED
     answer = _ANSWER.format(fields="\n".join(f'- "{name}": {_FIELD_TEXT[name]}' for name in fields))
     if entry.branch != "task":
-        return [{"role": "system", "content": system}, {"role": "user", "content": f"{_BRANCH_TEXT[entry.branch]}\n\n"
-                                                                                    f"{answer}"}]
+        return [
+            {"role": "system", "content": system},
+            {"role": "user", "content": f"{_BRANCH_TEXT[entry.branch]}\n\n{answer}"},
+        ]
     if view is None:
         raise ValueError("a task entry needs the task's view")
     log = view.log if len(view.log) <= LOG_LIMIT else view.log[:LOG_LIMIT] + "\n<log clipped>"
@@ -197,7 +205,9 @@ def parse_diagnosis(reply: str, entry: Entry) -> Diagnosis:
     return Diagnosis(**values)
 
 
-def diagnose_dgm(complete: Callable[..., str], request: list[dict], entry: Entry, *, retries: int = 3) -> Diagnosis:
+def diagnose_dgm(
+    complete: Callable[..., str], request: list[dict], entry: Entry, *, retries: int = 3
+) -> Diagnosis:
     """Ask; a reply without a usable JSON object is asked afresh, `retries` more times (as DGM does)."""
     errors = []
     for _ in range(retries + 1):
@@ -227,8 +237,17 @@ def _read(log_dir: Path | None, name: str) -> str:
     return read_text(log_dir / name if log_dir is not None else None, tail=True)
 
 
-def dgm_instructions(run, node, statements: dict[str, str], parent_code: Path, complete: Callable[..., str], *,
-                     rng: np.random.Generator, show_test_results: bool, log_dir: Path) -> str:
+def dgm_instructions(
+    run,
+    node,
+    statements: dict[str, str],
+    parent_code: Path,
+    complete: Callable[..., str],
+    *,
+    rng: np.random.Generator,
+    show_test_results: bool,
+    log_dir: Path,
+) -> str:
     """Choose, diagnose and build the child's prompt for one expansion of `node` (a `Node` of `run`);
     records `dgm-entry.json` (the branch) and `diagnosis.json` (DGM's schema) in `log_dir`."""
     from evolve.archive.records import FAILURE_OUTCOMES
@@ -249,9 +268,15 @@ def dgm_instructions(run, node, statements: dict[str, str], parent_code: Path, c
     if entry.task is not None:
         where = failed[entry.task].log_path
         task_dir = Path(where) if where else None
-        view = TaskView(_agent_log(task_dir), statements.get(entry.task, ""), _read(task_dir, "diff.patch"),
-                        _read(task_dir, "grade.log") if show_test_results else None)
+        view = TaskView(
+            _agent_log(task_dir),
+            statements.get(entry.task, ""),
+            _read(task_dir, "diff.patch"),
+            _read(task_dir, "grade.log") if show_test_results else None,
+        )
     summary = agent_summary(parent_code)
     diagnosis = diagnose_dgm(complete, messages(entry, code_text(parent_code, lineage), view, summary), entry)
-    (log_dir / "diagnosis.json").write_text(json.dumps({"entry": asdict(entry), **diagnosis.as_dict()}, indent=2))
+    (log_dir / "diagnosis.json").write_text(
+        json.dumps({"entry": asdict(entry), **diagnosis.as_dict()}, indent=2)
+    )
     return diagnosis.child_prompt(summary)

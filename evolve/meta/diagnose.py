@@ -75,13 +75,24 @@ class Instructions:
         target = f"Target: {self.target}\n\n" if self.target else ""
         lines = f"{self.lines}\n\n" if self.lines else ""
         evidence = f"\n\nWhat went wrong, counted:\n{self.evidence}" if self.evidence else ""
-        return (f"Problem: {self.problem}\n\nLikely cause: {self.cause}\n\n{target}Change to make: {self.change}\n\n"
-                f"{lines}Files to look at:\n{files}{evidence}\n")
+        return (
+            f"Problem: {self.problem}\n\nLikely cause: {self.cause}\n\n{target}Change to make: "
+            f"{self.change}\n\n"
+            f"{lines}Files to look at:\n{files}{evidence}\n"
+        )
 
     def to_json(self) -> dict:
-        return {"target": self.target, "change": self.change, "problem": self.problem, "cause": self.cause,
-                "files": list(self.files), "source": self.source, "kind": self.kind, "lines": self.lines,
-                "locations": [location.to_json() for location in self.locations]}
+        return {
+            "target": self.target,
+            "change": self.change,
+            "problem": self.problem,
+            "cause": self.cause,
+            "files": list(self.files),
+            "source": self.source,
+            "kind": self.kind,
+            "lines": self.lines,
+            "locations": [location.to_json() for location in self.locations],
+        }
 
 
 REPLY_CHARS = {"change": 400, "problem": 200, "cause": 200}
@@ -98,8 +109,12 @@ def reply_format(agent: AgentMap) -> dict:
     if len(json.dumps(target)) > MAX_FORMAT_CHARS or not target["enum"]:
         target = {"type": "string"}
     texts = {key: {"type": "string", "maxLength": size} for key, size in REPLY_CHARS.items()}
-    schema = {"type": "object", "properties": {"target": target, **texts}, "required": list(FIELDS),
-              "additionalProperties": False}
+    schema = {
+        "type": "object",
+        "properties": {"target": target, **texts},
+        "required": list(FIELDS),
+        "additionalProperties": False,
+    }
     return {"type": "json_schema", "json_schema": {"name": "diagnosis", "strict": True, "schema": schema}}
 
 
@@ -125,17 +140,26 @@ def edit_name(instructions: str) -> str:
     return name if len(name) <= NAME_CHARS else name[: NAME_CHARS - 3] + "..."
 
 
-def prompt(problem: Problem, agent: AgentMap | Sequence[str], evidence: Evidence | None = None,
-           locations: Sequence[Location] = (), code: Path | None = None) -> list[dict]:
+def prompt(
+    problem: Problem,
+    agent: AgentMap | Sequence[str],
+    evidence: Evidence | None = None,
+    locations: Sequence[Location] = (),
+    code: Path | None = None,
+) -> list[dict]:
     """The diagnosis request: the computed evidence, where the data points in the agent's code (the ranked
     locations, evolve.meta.locate), one failure in detail, the agent's map (short, because small models read
     slowly; golden-tested). A list of file names stands in for a map."""
     parts = []
     if evidence is not None:
-        parts.append(f"What went wrong, counted from the agent's transcripts:\n{evidence.render(EVIDENCE_PATTERNS)}")
+        parts.append(
+            f"What went wrong, counted from the agent's transcripts:\n{evidence.render(EVIDENCE_PATTERNS)}"
+        )
     if isinstance(agent, AgentMap) and locations:
-        parts.append("Where the recorded data points in this agent's code, most suspicious first:\n"
-                     + render_locations(locations, agent, code))
+        parts.append(
+            "Where the recorded data points in this agent's code, most suspicious first:\n"
+            + render_locations(locations, agent, code)
+        )
     parts.append(f"One failure in detail: {problem.summary}")
     if problem.statement:
         parts.append(f"The task it was given:\n{problem.statement[:1000]}")
@@ -144,8 +168,10 @@ def prompt(problem: Problem, agent: AgentMap | Sequence[str], evidence: Evidence
     if problem.agent_output:
         parts.append(f"The agent's own output:\n{problem.agent_output}")
     if isinstance(agent, AgentMap):
-        parts.append(f"The map of the agent's code (name the target as listed):\n"
-                     f"{agent.render(summaries=False, qualified=True)}")
+        parts.append(
+            f"The map of the agent's code (name the target as listed):\n"
+            f"{agent.render(summaries=False, qualified=True)}"
+        )
     else:
         parts.append(f"The agent's files: {', '.join(agent)}")
     parts.append("Reply with the JSON object only.")
@@ -176,8 +202,9 @@ def _fields(reply: str) -> dict:
         return lines
 
 
-def parse_instructions(reply: str, agent: AgentMap | None = None, task_text: str = "",
-                       echoes: Sequence[str] = ()) -> Instructions:
+def parse_instructions(
+    reply: str, agent: AgentMap | None = None, task_text: str = "", echoes: Sequence[str] = ()
+) -> Instructions:
     """The instructions in a reply; ValueError says what is wrong with them.
 
     With the agent's map, the target must name one of its functions, classes, methods, constants or
@@ -193,7 +220,10 @@ def parse_instructions(reply: str, agent: AgentMap | None = None, task_text: str
         files = [files]
     if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
         raise ValueError('"files" must be a list of file names')
-    text = {key: value if isinstance(value := data.get(key), str) else "" for key in ("problem", "cause", "target")}
+    text = {
+        key: value if isinstance(value := data.get(key), str) else ""
+        for key in ("problem", "cause", "target")
+    }
     target = text["target"].strip()
     if agent is not None:
         target = _checked_target(agent, target, files)
@@ -210,11 +240,14 @@ def _checked_target(agent: AgentMap, written: str, files: Sequence[str]) -> str:
         raise ValueError('"target" is missing: name one function, class, method or constant from the map')
     # a file counts too, unless it defines nothing while other files do (small models name __init__.py)
     scripts = not any(f.symbols for f in agent.files)
-    found = agent.resolve(written) or next((f.path for f in agent.files if (f.symbols or scripts)
-                                            and f.path == written.strip(" `'\"")), None)
+    found = agent.resolve(written) or next(
+        (f.path for f in agent.files if (f.symbols or scripts) and f.path == written.strip(" `'\"")), None
+    )
     if found is None:
-        raise ValueError(f'"target" {written[:80]!r} is not part of the agent (task code, or not in the map); '
-                         "name one function, class, method or constant from the map, as it lists it")
+        raise ValueError(
+            f'"target" {written[:80]!r} is not part of the agent (task code, or not in the map); '
+            "name one function, class, method or constant from the map, as it lists it"
+        )
     return found
 
 
@@ -231,8 +264,10 @@ def _check_not_task_code(change: str, agent: AgentMap, task_text: str) -> None:
     theirs = {name for pair in _TASK_NAMES.findall(task_text) for name in pair if name and name not in ours}
     named = sorted(name for name in theirs if len(name) > 3 and re.search(rf"\b{re.escape(name)}\b", change))
     if named:
-        raise ValueError(f"the change is about the task's own code ({', '.join(named)}), not the agent's: "
-                         "say what to change in the agent so that it solves such tasks")
+        raise ValueError(
+            f"the change is about the task's own code ({', '.join(named)}), not the agent's: "
+            "say what to change in the agent so that it solves such tasks"
+        )
 
 
 LINES_HEADER = "The lines that decide it ({file}, lines {numbers}):"
@@ -261,16 +296,19 @@ def _line_of(code: Path | None, path: str, line: int) -> str:
     return lines[line - 1] if line <= len(lines) else ""
 
 
-def render_locations(locations: Sequence[Location], agent: AgentMap, code: Path | None,
-                     limit: int = LOCATIONS_SHOWN) -> str:
+def render_locations(
+    locations: Sequence[Location], agent: AgentMap, code: Path | None, limit: int = LOCATIONS_SHOWN
+) -> str:
     """The ranked locations as a prompt shows them: `N. FILE line L (in TARGET), score S: evidence`, then
     the line of code (agent text on one quoted line)."""
     out = []
     for number, location in enumerate(locations[:limit], 1):
         target = _symbol_at(agent, location.path, location.line)
         inside = f" (in {target.partition(':')[2]})" if target else ""
-        out.append(f"{number}. {location.path} line {location.line}{inside}, score {location.score:.2f}: "
-                   f"{location.evidence}")
+        out.append(
+            f"{number}. {location.path} line {location.line}{inside}, score {location.score:.2f}: "
+            f"{location.evidence}"
+        )
         if text := _line_of(code, location.path, location.line).strip():
             out.append(f"   {one_line(text, 200)}")
     return "\n".join(out)
@@ -289,8 +327,9 @@ def _deciding(code: Path | None, top: Location, locations: Sequence[Location]) -
     return "\n".join([header, *(text for _, text in shown)])  # unnumbered: a model copies a "22: " prefix
 
 
-def from_evidence(evidence: Evidence, agent: AgentMap, locations: Sequence[Location] = (),
-                  code: Path | None = None) -> Instructions | None:
+def from_evidence(
+    evidence: Evidence, agent: AgentMap, locations: Sequence[Location] = (), code: Path | None = None
+) -> Instructions | None:
     """Instructions computed from the data, for when the model gives no usable reply (a small model may echo
     the problem back in every reply) or the run prefers them (`[meta] diagnosis
     = "evidence"`): the top-ranked location (evolve.meta.locate) in the agent's map is the target, its
@@ -303,19 +342,37 @@ def from_evidence(evidence: Evidence, agent: AgentMap, locations: Sequence[Locat
     top = ranked[0]
     target = _symbol_at(agent, top.path, top.line) or top.path
     widest = min(evidence.patterns, key=lambda p: p.kind in SYMPTOMS, default=None)  # causes before symptoms
-    seen = (f" Overall, {widest.label}: {widest.count} times in {len(widest.tasks)} of "
-            f"{evidence.evaluations} tasks." if widest is not None else "")
+    seen = (
+        f" Overall, {widest.label}: {widest.count} times in {len(widest.tasks)} of "
+        f"{evidence.evaluations} tasks."
+        if widest is not None
+        else ""
+    )
     inside = target.partition(":")[2] or "the file"
     return Instructions(
-        f"{top.evidence}.{seen}", f"computed from the recorded exchanges: they point at line {top.line} of {top.path}",
+        f"{top.evidence}.{seen}",
+        f"computed from the recorded exchanges: they point at line {top.line} of {top.path}",
         f"Change line {top.line} of {top.path} (in {inside}) so that this no longer happens: {top.evidence}.",
-        (top.path,), target, source="evidence", kind=widest.kind if widest else "",
-        lines=_deciding(code, top, ranked), locations=tuple(locations))
+        (top.path,),
+        target,
+        source="evidence",
+        kind=widest.kind if widest else "",
+        lines=_deciding(code, top, ranked),
+        locations=tuple(locations),
+    )
 
 
-def diagnose(complete: Complete, problem: Problem, agent: AgentMap | Sequence[str], *,
-             evidence: Evidence | None = None, attempts: int = 3, evidence_first: bool = False,
-             locations: Sequence[Location] = (), code: Path | None = None) -> Instructions:
+def diagnose(
+    complete: Complete,
+    problem: Problem,
+    agent: AgentMap | Sequence[str],
+    *,
+    evidence: Evidence | None = None,
+    attempts: int = 3,
+    evidence_first: bool = False,
+    locations: Sequence[Location] = (),
+    code: Path | None = None,
+) -> Instructions:
     """Ask for instructions, showing the ranked `locations` (evolve.meta.locate; their lines read from `code`,
     the agent's root); a malformed reply, or one whose target is not in the agent's map, is answered with
     what was wrong and asked again (at most `attempts` replies); then the instructions computed from the
@@ -323,7 +380,9 @@ def diagnose(complete: Complete, problem: Problem, agent: AgentMap | Sequence[st
     where there are any, without asking the model. Every result carries the ranked locations."""
     mapped = agent if isinstance(agent, AgentMap) else None
     messages = prompt(problem, agent, evidence, locations, code)
-    computed = from_evidence(evidence or Evidence(0, 0), mapped, locations, code) if mapped is not None else None
+    computed = (
+        from_evidence(evidence or Evidence(0, 0), mapped, locations, code) if mapped is not None else None
+    )
     if evidence_first and computed is not None:
         return replace(computed, cause="computed from the recorded exchanges", evidence=_widest(evidence))
     errors = []
@@ -335,9 +394,15 @@ def diagnose(complete: Complete, problem: Problem, agent: AgentMap | Sequence[st
         except ValueError as exc:
             errors.append(str(exc))
             keys = ", ".join(FIELDS) if mapped else "problem, cause, change, files"
-            messages = [*messages, {"role": "assistant", "content": reply},
-                        {"role": "user", "content": f"That reply is not usable: {exc}. Reply with only a JSON "
-                         f"object with the keys {keys}."}]
+            messages = [
+                *messages,
+                {"role": "assistant", "content": reply},
+                {
+                    "role": "user",
+                    "content": f"That reply is not usable: {exc}. Reply with only a JSON "
+                    f"object with the keys {keys}.",
+                },
+            ]
             continue
         return replace(found, evidence=_widest(evidence), locations=tuple(locations))
     if computed is not None:

@@ -5,8 +5,9 @@ evaluations: steps exhausted, replies the agent could not parse, no edit made, e
 checks, timeouts, edits to the wrong file, repeated replies, tool errors (`python: command not
 found`), model errors, and what the agent kept from the model: replies cut at the token limit, requests
 that left out the previous step, failing commands shown without their error output, edits to a file
-whose content the model was never shown, and no check of the agent's own. Each pattern comes with its count, the tasks it touched and one short excerpt,
-so the diagnosis reads "python: command not found, 18 times in 7 tasks" instead of one transcript.
+whose content the model was never shown, and no check of the agent's own. Each pattern comes with its count,
+the tasks it touched and one short excerpt, so the diagnosis reads "python: command not found, 18 times in 7
+tasks" instead of one transcript.
 
 The conversations are read from the gateway's exchanges (engine-written; the run's `exchanges/` and a
 bundle's) or, where there are none, from the agent's own transcript. Either way they only inform the
@@ -28,7 +29,8 @@ _FENCE_KIND = re.compile(r"(?m)^```([A-Za-z][\w+-]{0,19})")
 """The word opening a reply's first fenced block at a line's start (```python, ```bash)."""
 _TOOL_ERRORS = re.compile(
     r"(?m)^.*?(command not found|No such file or directory|ModuleNotFoundError: .*|Permission denied"
-    r"|is a directory|Errno \d+.*)$")
+    r"|is a directory|Errno \d+.*)$"
+)
 """Errors of the shell and the operating system, whatever agent ran the command."""
 _SHELL_PREFIX = re.compile(r"^(bash: )?(line \d+: )?(-c: )?(line \d+: )?")
 _BROKEN = re.compile(r"\b(SyntaxError|IndentationError|TabError)\b")
@@ -94,7 +96,8 @@ class TaskRun:
 
     @property
     def exit_status(self) -> str:
-        """submitted | limits | model_error, from its record or its `agent: STATUS after N steps` line; "" if neither."""
+        """submitted | limits | model_error, from its record or its `agent: STATUS after N steps` line; "" if
+        neither."""
         return self.status or ((match := _STATUS.search(self.agent_output)) and match[1]) or ""
 
 
@@ -125,7 +128,7 @@ REMEDIES = {
     "steps_exhausted": "ask for the edit sooner, so the steps are not spent before a change",
     "unparsable_reply": "accept the reply form the model actually sends (the example shows one) as an action",
     "no_edit": "ask for the edit explicitly, after the task and its check, and refuse to finish before a "
-               "file changed",
+    "file changed",
     "broke_checks": "check each edit before keeping it and show the model the check's failure",
     "timeout": "give commands a shorter time limit and tell the model when one timed out",
     "wrong_file": "name the file to edit in the prompt, never a placeholder path",
@@ -167,8 +170,11 @@ class Evidence:
         return "\n".join(lines)
 
     def to_json(self) -> dict:
-        return {"evaluations": self.evaluations, "failed": self.failed,
-                "patterns": [pattern.__dict__ for pattern in self.patterns]}
+        return {
+            "evaluations": self.evaluations,
+            "failed": self.failed,
+            "patterns": [pattern.__dict__ for pattern in self.patterns],
+        }
 
 
 def _times(count: int) -> str:
@@ -196,11 +202,20 @@ def turns_from_exchanges(records: Iterable[dict]) -> tuple[Turn, ...]:
         output = None
         if index + 1 < len(recorded):
             output = _content((_messages(recorded[index + 1]) or [{}])[-1].get("content"))
-        saw = not turns or any(m.get("role") == "assistant" and _content(m.get("content")) == turns[-1].reply
-                               for m in _messages(record))
+        saw = not turns or any(
+            m.get("role") == "assistant" and _content(m.get("content")) == turns[-1].reply
+            for m in _messages(record)
+        )
         calls = (record["response"].get("message") or {}).get("tool_calls")
-        turns.append(Turn(reply, output, record["response"].get("finish_reason") == "length", saw,
-                          len(calls) if isinstance(calls, (list, tuple)) else 0))
+        turns.append(
+            Turn(
+                reply,
+                output,
+                record["response"].get("finish_reason") == "length",
+                saw,
+                len(calls) if isinstance(calls, (list, tuple)) else 0,
+            )
+        )
     return tuple(turns)
 
 
@@ -260,7 +275,8 @@ def read_jsonl(text: str) -> list[dict]:
 
 def compute_evidence(runs: Sequence[TaskRun]) -> Evidence:
     """Count every pattern over `runs`; most widespread first."""
-    hits: dict[tuple[str, str], list[tuple[TaskRun, str]]] = defaultdict(list)  # (kind, label) -> (run, excerpt)
+    # (kind, label) -> (run, excerpt)
+    hits: dict[tuple[str, str], list[tuple[TaskRun, str]]] = defaultdict(list)
     for run in runs:
         for kind, label, excerpt in _patterns_of(run):
             hits[(kind, label)].append((run, excerpt))
@@ -268,11 +284,28 @@ def compute_evidence(runs: Sequence[TaskRun]) -> Evidence:
     for (kind, label), found in hits.items():
         tasks = tuple(dict.fromkeys(run.task for run, _ in found))
         failed = {run.task for run, _ in found if run.outcome != "pass"}
-        patterns.append(Pattern(kind, label, len(found), tasks, next((excerpt for _, excerpt in found if excerpt), ""),
-                                tuple(task for task in tasks if task not in failed)))
-    # Failed tasks touched first: a pattern as common in passes as in failures is not what made the agent fail.
-    patterns.sort(key=lambda p: (len(p.passed) - len(p.tasks), -len(p.tasks), p.kind in SYMPTOMS, -p.count, p.kind,
-                                 p.label))
+        patterns.append(
+            Pattern(
+                kind,
+                label,
+                len(found),
+                tasks,
+                next((excerpt for _, excerpt in found if excerpt), ""),
+                tuple(task for task in tasks if task not in failed),
+            )
+        )
+    # Failed tasks touched first: a pattern as common in passes as in failures is not what made the agent
+    # fail.
+    patterns.sort(
+        key=lambda p: (
+            len(p.passed) - len(p.tasks),
+            -len(p.tasks),
+            p.kind in SYMPTOMS,
+            -p.count,
+            p.kind,
+            p.label,
+        )
+    )
     return Evidence(len(runs), sum(run.outcome != "pass" for run in runs), tuple(patterns))
 
 
@@ -305,9 +338,17 @@ def _patterns_of(run: TaskRun) -> Iterable[tuple[str, str, str]]:
         output = turn.output or ""
         for line in dict.fromkeys(m[0].strip() for m in _TOOL_ERRORS.finditer(output)):
             label = re.sub(r"\d+", "N", _SHELL_PREFIX.sub("", line))
-            yield "tool_error", f"tool error {one_line(label, 80)}", f"{where}: {one_line(turn.reply, 100)} -> {one_line(line, 100)}"
+            yield (
+                "tool_error",
+                f"tool error {one_line(label, 80)}",
+                f"{where}: {one_line(turn.reply, 100)} -> {one_line(line, 100)}",
+            )
         if timed_out := _TIMED_OUT.search(output):
-            yield "timeout", "a command timed out", f"{where}: {one_line(turn.reply, 100)} -> {one_line(timed_out[0])}"
+            yield (
+                "timeout",
+                "a command timed out",
+                f"{where}: {one_line(turn.reply, 100)} -> {one_line(timed_out[0])}",
+            )
         if (check := _CHECK.search(output)) is not None:
             failing = check[1] != "0"
             if _BROKEN.search(output) or (passing and failing):
@@ -317,21 +358,41 @@ def _patterns_of(run: TaskRun) -> Iterable[tuple[str, str, str]]:
         yield "wrong_file", f"an edit to a file the task does not name ({path})", ""
     for step, turn in enumerate(run.turns, 1):
         if turn.cut:
-            yield "reply_cut", "a reply cut off at the token limit", f"step {step}, its end: {one_line(turn.reply[-100:])}"
+            yield (
+                "reply_cut",
+                "a reply cut off at the token limit",
+                f"step {step}, its end: {one_line(turn.reply[-100:])}",
+            )
         if not turn.saw_previous:
             yield "context_cut", "a request that left out the agent's previous step", f"step {step}"
         if _SILENT.search((turn.output or "").strip()):
-            yield ("silent_failure", "a failing command shown with no output but its exit code",
-                   f"step {step}: {one_line(turn.reply, 100)} -> {one_line((turn.output or '')[-100:])}")
-    checks = [found for text in [run.prompt, *(t.output for t in run.turns)] for found in _CHECKED.findall(text or "")]
+            yield (
+                "silent_failure",
+                "a failing command shown with no output but its exit code",
+                f"step {step}: {one_line(turn.reply, 100)} -> {one_line((turn.output or '')[-100:])}",
+            )
+    checks = [
+        found
+        for text in [run.prompt, *(t.output for t in run.turns)]
+        for found in _CHECKED.findall(text or "")
+    ]
     if run.outcome not in ("pass", "timeout") and checks and checks[-1][1] == "0":
-        yield ("weak_check", f"its own check `{one_line(checks[-1][0], 60)[1:-1]}` passed, the task failed",
-               f"its last reply: {one_line(last, 100)}")
+        yield (
+            "weak_check",
+            f"its own check `{one_line(checks[-1][0], 60)[1:-1]}` passed, the task failed",
+            f"its last reply: {one_line(last, 100)}",
+        )
     if run.prompt:  # how the agent worked, whatever the outcome (a pass without checks was luck)
         for path in _unseen_files(run):
             yield "unseen_file", "an edit to a file whose content the model was never shown", one_line(path)
-        if run.turns and not any(_CHECK.search(text or "") for text in [run.prompt, *(t.output for t in run.turns)]):
-            yield "no_check", "no check ran: the model never saw the tests' result", f"the task as sent: {one_line(run.prompt, 100)}"
+        if run.turns and not any(
+            _CHECK.search(text or "") for text in [run.prompt, *(t.output for t in run.turns)]
+        ):
+            yield (
+                "no_check",
+                "no check ran: the model never saw the tests' result",
+                f"the task as sent: {one_line(run.prompt, 100)}",
+            )
 
 
 def fixed_answers(turns: Sequence[Turn]) -> set[str]:
@@ -347,10 +408,17 @@ def fixed_answers(turns: Sequence[Turn]) -> set[str]:
 
 def _wrong_files(run: TaskRun) -> list[str]:
     """Files the agent edited that the task does not name (a placeholder path always counts)."""
-    edited = _DIFF_FILE.findall(run.diff or "") + [m for t in run.turns for m in _EDIT_OUTPUT.findall(t.output or "")]
+    edited = _DIFF_FILE.findall(run.diff or "") + [
+        m for t in run.turns for m in _EDIT_OUTPUT.findall(t.output or "")
+    ]
     named = set(_NAMED_FILE.findall(run.statement))
-    wrong = [p for p in dict.fromkeys(edited) if p in PLACEHOLDERS or p.startswith("path/to/")
-             or (named and p not in named and not any(p.endswith("/" + n) for n in named))]
+    wrong = [
+        p
+        for p in dict.fromkeys(edited)
+        if p in PLACEHOLDERS
+        or p.startswith("path/to/")
+        or (named and p not in named and not any(p.endswith("/" + n) for n in named))
+    ]
     return wrong
 
 
@@ -363,8 +431,13 @@ def _unseen_files(run: TaskRun) -> list[str]:
         path = _DIFF_FILE.search(section)
         if path is None or re.search(r"(?m)^--- /dev/null", section):
             continue
-        old = [line[1:].strip() for line in section.splitlines()
-               if line[:1] in (" ", "-") and not line.startswith("---") and len(line[1:].strip()) >= SEEN_LINE_CHARS]
+        old = [
+            line[1:].strip()
+            for line in section.splitlines()
+            if line[:1] in (" ", "-")
+            and not line.startswith("---")
+            and len(line[1:].strip()) >= SEEN_LINE_CHARS
+        ]
         if old and 2 * sum(line in shown for line in old) < len(old):  # a traceback shows a line or two
             unseen.append(path[1])
     return unseen
@@ -376,15 +449,29 @@ CONVERSATION_TEXT_CHARS = 1_200
 
 def conversations_jsonl(runs: Sequence[TaskRun], limit: int) -> str:
     """The evaluations as the agent-side meta procedure counts them itself (where its code does): one
-    JSON object a line (task, outcome, exit status, whether it edited, the task as sent, each turn's reply, what
-    the agent showed next, `cut` and `saw_previous`); failed evaluations first, whole lines up to `limit`
+    JSON object a line (task, outcome, exit status, whether it edited, the task as sent, each turn's reply,
+    what the agent showed next, `cut` and `saw_previous`); failed evaluations first, whole lines up to `limit`
     characters. Only what the agent and its model saw: no grader output."""
     lines, size = [], 0
     for run in sorted(runs, key=lambda r: r.outcome == "pass"):
-        line = json.dumps({"task": run.task, "outcome": run.outcome, "status": run.exit_status, "edited": run.edited,
-                           "prompt": _ends(run.prompt), "turns": [
-                               {"reply": _ends(t.reply), "output": None if t.output is None else _ends(t.output),
-                                "cut": t.cut, "saw_previous": t.saw_previous} for t in run.turns]})
+        line = json.dumps(
+            {
+                "task": run.task,
+                "outcome": run.outcome,
+                "status": run.exit_status,
+                "edited": run.edited,
+                "prompt": _ends(run.prompt),
+                "turns": [
+                    {
+                        "reply": _ends(t.reply),
+                        "output": None if t.output is None else _ends(t.output),
+                        "cut": t.cut,
+                        "saw_previous": t.saw_previous,
+                    }
+                    for t in run.turns
+                ],
+            }
+        )
         if size + len(line) + 1 > limit:
             break
         lines.append(line)
@@ -394,7 +481,11 @@ def conversations_jsonl(runs: Sequence[TaskRun], limit: int) -> str:
 
 def _ends(text: str, limit: int = CONVERSATION_TEXT_CHARS) -> str:
     half = limit // 2
-    return text if len(text) <= limit else f"{text[:half]}\n[... {len(text) - 2 * half} characters ...]\n{text[-half:]}"
+    return (
+        text
+        if len(text) <= limit
+        else f"{text[:half]}\n[... {len(text) - 2 * half} characters ...]\n{text[-half:]}"
+    )
 
 
 def read_record(path: Path | None) -> str | None:
@@ -408,21 +499,34 @@ def read_record(path: Path | None) -> str | None:
 
 def read_records(path: Path | None) -> list[dict]:
     """A JSONL record's objects (exchanges, transcript), a larger one than MAX_RECORD_BYTES from its end
-    (each request repeats the conversation); a line that is no bounded object is skipped (evolve.untrusted)."""
+    (each request repeats the conversation); a line that is no bounded object is skipped
+    (evolve.untrusted)."""
     bounds = untrusted.Bounds(file_bytes=MAX_RECORD_BYTES)
     return [dict(record.fields) for record in untrusted.read_jsonl(path, bounds)]
 
 
-def recorded_run(task: str, outcome: str, log_dir: Path | None, exchanges: Path | None,
-                 statement: str = "") -> TaskRun:
+def recorded_run(
+    task: str, outcome: str, log_dir: Path | None, exchanges: Path | None, statement: str = ""
+) -> TaskRun:
     """One evaluation as recorded: its conversation from the gateway's exchanges when there are any,
     else from the agent's transcript; its diff and output from its log directory."""
     exchanged = read_records(exchanges)
     turns = turns_from_exchanges(exchanged)
     records = read_records(log_dir and log_dir / "transcript.jsonl")
     transcript, status = turns_from_transcript(records)
-    prompt = prompt_from_exchanges(exchanged) if turns else next(
-        (_content(r.get("content")) for r in records if r.get("role") == "user"), "")
-    return TaskRun(task, outcome, turns or transcript, read_record(log_dir and log_dir / "diff.patch"),
-                   read_record(log_dir and log_dir / "agent.log") or "", statement, status, prompt,
-                   tuple(exchanged))
+    prompt = (
+        prompt_from_exchanges(exchanged)
+        if turns
+        else next((_content(r.get("content")) for r in records if r.get("role") == "user"), "")
+    )
+    return TaskRun(
+        task,
+        outcome,
+        turns or transcript,
+        read_record(log_dir and log_dir / "diff.patch"),
+        read_record(log_dir and log_dir / "agent.log") or "",
+        statement,
+        status,
+        prompt,
+        tuple(exchanged),
+    )

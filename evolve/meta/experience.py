@@ -24,8 +24,10 @@ from pathlib import Path
 from evolve.archive.records import Evaluation, Job
 from evolve.archive.vocab import JobKind, Split, counts_as
 
-POOL_INTRO = ("What the agents of this group changed, how they fared and where they failed. Reuse what worked "
-              "in any of them; do not repeat what did not.")
+POOL_INTRO = (
+    "What the agents of this group changed, how they fared and where they failed. Reuse what worked "
+    "in any of them; do not repeat what did not."
+)
 
 
 @dataclass(frozen=True)
@@ -132,23 +134,40 @@ def _render_agent(agent: AgentExperience) -> str:
     return "\n".join(lines)
 
 
-def agent_experience(node: str, lineage: Sequence[tuple[str, str | None, str]], outcomes: Mapping[str, str],
-                     failures: Sequence[tuple[str, str, str]], bounds: Bounds = Bounds()) -> AgentExperience:
+def agent_experience(
+    node: str,
+    lineage: Sequence[tuple[str, str | None, str]],
+    outcomes: Mapping[str, str],
+    failures: Sequence[tuple[str, str, str]],
+    bounds: Bounds = Bounds(),
+) -> AgentExperience:
     """One parent's bounded trace from raw material: `lineage` as `(node, instructions, patch)` oldest
     first, `outcomes` task → outcome, `failures` as `(task, outcome, log text)` in the order to show."""
     # a problem is shown on one line: its text cannot start a line of its own (a fake outcome line)
-    steps = tuple(LineageStep(step, clip(" ".join((problem or "").split()), bounds.problem_chars),
-                              clip(patch, bounds.patch_chars))
-                  for step, problem, patch in reversed(lineage[-bounds.lineage_steps:]))
+    steps = tuple(
+        LineageStep(
+            step,
+            clip(" ".join((problem or "").split()), bounds.problem_chars),
+            clip(patch, bounds.patch_chars),
+        )
+        for step, problem, patch in reversed(lineage[-bounds.lineage_steps :])
+    )
     tasks = sorted(outcomes)
     return AgentExperience(
-        node, steps, tuple((task, outcomes[task]) for task in tasks[: bounds.tasks]),
-        tuple(LogExcerpt(task, outcome, tail(text, bounds.excerpt_chars))
-              for task, outcome, text in failures[: bounds.excerpts]),
-        hidden_tasks=max(len(tasks) - bounds.tasks, 0))
+        node,
+        steps,
+        tuple((task, outcomes[task]) for task in tasks[: bounds.tasks]),
+        tuple(
+            LogExcerpt(task, outcome, tail(text, bounds.excerpt_chars))
+            for task, outcome, text in failures[: bounds.excerpts]
+        ),
+        hidden_tasks=max(len(tasks) - bounds.tasks, 0),
+    )
 
 
-def counted_outcomes(evaluations: Sequence[Evaluation], tasks: frozenset[str] | None) -> dict[str, Evaluation]:
+def counted_outcomes(
+    evaluations: Sequence[Evaluation], tasks: frozenset[str] | None
+) -> dict[str, Evaluation]:
     """Task → the evaluation the search counted (the first with a counting outcome, search tasks only)."""
     counted: dict[str, Evaluation] = {}
     for evaluation in evaluations:
@@ -163,7 +182,9 @@ def group_of(jobs: Sequence[Job], job: Job) -> tuple[str, ...]:
     (a group iteration's jobs share one; a re-run after a resume keeps it), in dispatch order."""
     if job.decision is None:
         return (job.node,)
-    return tuple(dict.fromkeys(j.node for j in jobs if j.kind == JobKind.EXPAND and j.decision == job.decision))
+    return tuple(
+        dict.fromkeys(j.node for j in jobs if j.kind == JobKind.EXPAND and j.decision == job.decision)
+    )
 
 
 def pool_from_run(run, parents: Sequence[str], bounds: Bounds = Bounds()) -> ExperiencePool:
@@ -184,10 +205,18 @@ def pool_from_run(run, parents: Sequence[str], bounds: Bounds = Bounds()) -> Exp
         failures = []
         for evaluation in failed[: bounds.excerpts]:
             seen = read_failure(evaluation, limit=bounds.excerpt_chars)
-            failures.append((evaluation.task, str(evaluation.outcome),
-                             "\n".join(part for part in (seen.transcript_tail, seen.agent_output) if part)))
-        agents.append(agent_experience(parent, lineage, {t: str(e.outcome) for t, e in counted.items()},
-                                       failures, bounds))
+            failures.append(
+                (
+                    evaluation.task,
+                    str(evaluation.outcome),
+                    "\n".join(part for part in (seen.transcript_tail, seen.agent_output) if part),
+                )
+            )
+        agents.append(
+            agent_experience(
+                parent, lineage, {t: str(e.outcome) for t, e in counted.items()}, failures, bounds
+            )
+        )
     return ExperiencePool(tuple(agents), bounds)
 
 

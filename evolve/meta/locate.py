@@ -19,8 +19,13 @@ MAX_LOCATIONS = 12
 """Locations handed on (the diagnosis prompt and instructions.json): the head of the ranking."""
 
 
-def locate(code: Path, recorded: Sequence[Recorded], *, ranked: Sequence[Sequence[Location]] = (),
-           limit: int = MAX_LOCATIONS) -> list[Location]:
+def locate(
+    code: Path,
+    recorded: Sequence[Recorded],
+    *,
+    ranked: Sequence[Sequence[Location]] = (),
+    limit: int = MAX_LOCATIONS,
+) -> list[Location]:
     """The agent's lines (`code`: its root) most suspicious first, at most `limit`: the provenance of its
     recorded requests (`recorded`), merged with the `ranked` lists of other sources."""
     return merge([trace(code, recorded), *ranked], limit)

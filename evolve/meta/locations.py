@@ -33,8 +33,14 @@ class Location:
         if not isinstance(data, dict):
             return None
         path, line, score, evidence = (data.get(k) for k in ("path", "line", "score", "evidence"))
-        if not (isinstance(path, str) and isinstance(line, int) and not isinstance(line, bool)
-                and isinstance(score, (int, float)) and not isinstance(score, bool) and isinstance(evidence, str)):
+        if not (
+            isinstance(path, str)
+            and isinstance(line, int)
+            and not isinstance(line, bool)
+            and isinstance(score, (int, float))
+            and not isinstance(score, bool)
+            and isinstance(evidence, str)
+        ):
             return None
         if line < 1 or not path or path.startswith("/") or ".." in path.split("/"):
             return None

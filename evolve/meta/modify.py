@@ -43,9 +43,18 @@ class Modification:
     summary: str
 
 
-def self_modify(sandbox: Sandbox, parent_code: Path, instructions: str, dest: Path, log_dir: Path, *,
-                channel_env: Mapping[str, str], budget_steps: int, timeout_s: float,
-                data: str = "") -> Modification:
+def self_modify(
+    sandbox: Sandbox,
+    parent_code: Path,
+    instructions: str,
+    dest: Path,
+    log_dir: Path,
+    *,
+    channel_env: Mapping[str, str],
+    budget_steps: int,
+    timeout_s: float,
+    data: str = "",
+) -> Modification:
     """Run `python -m agent improve` on a copy of `parent_code`; copy the result to `dest`. `data`: the
     instructions as JSON, written beside their text (INSTRUCTIONS_JSON) where there are any."""
     sandbox.put_dir(parent_code, RUNNING)
@@ -56,9 +65,21 @@ def self_modify(sandbox: Sandbox, parent_code: Path, instructions: str, dest: Pa
     repo.snapshot(sandbox, EDITED)
     env = {**channel_env, "EVOLVE_TRANSCRIPT": TRANSCRIPT, "PYTHONDONTWRITEBYTECODE": "1"}
     ran = sandbox.exec(
-        ["python3", "-m", "agent", "improve", "--workdir", EDITED, "--instructions", INSTRUCTIONS,
-         "--budget-steps", str(budget_steps)],
-        cwd=RUNNING, env=env, timeout=timeout_s,
+        [
+            "python3",
+            "-m",
+            "agent",
+            "improve",
+            "--workdir",
+            EDITED,
+            "--instructions",
+            INSTRUCTIONS,
+            "--budget-steps",
+            str(budget_steps),
+        ],
+        cwd=RUNNING,
+        env=env,
+        timeout=timeout_s,
     )
     (log_dir / "improve.log").write_text(
         f"exit {ran.returncode}, {ran.duration:.1f} s, timed out {ran.timed_out}\n"
@@ -85,7 +106,9 @@ def commit_problem(code_dir: Path, gate_tree: str | None, parent_tree: str) -> s
     parent's recorded tree (`parent_tree`) again. The archive commits `code_dir` by the same rule."""
     tree = tree_id(tree_entries(code_dir))
     if tree != gate_tree:
-        return f"the child's code ({tree[:12]}) is not the tree the gate checked ({(gate_tree or 'none')[:12]})"
+        return (
+            f"the child's code ({tree[:12]}) is not the tree the gate checked ({(gate_tree or 'none')[:12]})"
+        )
     if tree == parent_tree:
         return NO_CHANGE
     return None

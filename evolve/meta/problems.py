@@ -26,9 +26,11 @@ SYSTEMATIC = {
 # It names a change to the agent and not to tests: a small diagnosis model reads "check its work by
 # running the tests" as "add more test cases", and a child that then edits only the smoke task's test is
 # refused by the gate.
-GENERAL = ("The agent solved every task it was given so far, so no failure shows what to fix. Make it more "
-           "reliable on harder tasks with one change to the agent itself, not to any task or its tests: for "
-           "example, have it write the complete solution into the task's source file in one step.")
+GENERAL = (
+    "The agent solved every task it was given so far, so no failure shows what to fix. Make it more "
+    "reliable on harder tasks with one change to the agent itself, not to any task or its tests: for "
+    "example, have it write the complete solution into the task's source file in one step."
+)
 _CONTEXT_MARKERS = ("context length", "context window", "maximum context", "too many tokens", "n_ctx")
 
 
@@ -104,8 +106,12 @@ def record_unread(failures: Sequence[Failure], log_dir: Path) -> None:
 
 
 def choose_problem(
-    failures: Sequence[Failure], statements: Mapping[str, str], rng: np.random.Generator, *,
-    min_failures: int = 3, dominance: float = 0.6,
+    failures: Sequence[Failure],
+    statements: Mapping[str, str],
+    rng: np.random.Generator,
+    *,
+    min_failures: int = 3,
+    dominance: float = 0.6,
 ) -> Problem:
     """A systematic problem when one explains ≥ `dominance` of ≥ `min_failures` failures, else a
     random failed task; with no failures, a general robustness problem."""
@@ -117,11 +123,27 @@ def choose_problem(
         # The example is drawn, not the first: repeated expansions of one node get different prompts.
         examples = [f for f in failures if f.signature == signature]
         example = examples[int(rng.integers(len(examples)))]
-        return Problem(signature, f"{SYSTEMATIC[signature]} ({count} of {len(failures)} failures.)",
-                       example.task, statements.get(example.task), example.transcript_tail, example.agent_output)
+        return Problem(
+            signature,
+            f"{SYSTEMATIC[signature]} ({count} of {len(failures)} failures.)",
+            example.task,
+            statements.get(example.task),
+            example.transcript_tail,
+            example.agent_output,
+        )
     chosen = failures[int(rng.integers(len(failures)))]
-    what = {"wrong": "The agent changed the code but the task's tests still fail.",
-            "error": "The agent crashed.", "empty_diff": "The agent changed no file.",
-            "timeout": "The agent ran out of time.", "context": "The conversation overflowed the context."}
-    return Problem("task", what[chosen.signature], chosen.task, statements.get(chosen.task),
-                   chosen.transcript_tail, chosen.agent_output)
+    what = {
+        "wrong": "The agent changed the code but the task's tests still fail.",
+        "error": "The agent crashed.",
+        "empty_diff": "The agent changed no file.",
+        "timeout": "The agent ran out of time.",
+        "context": "The conversation overflowed the context.",
+    }
+    return Problem(
+        "task",
+        what[chosen.signature],
+        chosen.task,
+        statements.get(chosen.task),
+        chosen.transcript_tail,
+        chosen.agent_output,
+    )

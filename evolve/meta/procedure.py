@@ -57,8 +57,13 @@ Name one target of the agent's own code on a line of its own, `Target: FILE:NAME
 `Target: agent/core.py:Runner.step`): the engine then shows `improve` that target's source and the map.
 """
 
-KINDS = {"empty_diff": "changed no file", "timeout": "ran out of time", "context": "overflowed the context",
-         "wrong": "changed code, tests still fail", "error": "crashed"}
+KINDS = {
+    "empty_diff": "changed no file",
+    "timeout": "ran out of time",
+    "context": "overflowed the context",
+    "wrong": "changed code, tests still fail",
+    "error": "crashed",
+}
 
 
 @dataclass(frozen=True)
@@ -78,9 +83,16 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + f"\n[evolve: cut at {limit} characters]\n"
 
 
-def failure_material(outcomes: Sequence[tuple[str, str]], failures: Sequence[Failure], statements: Mapping[str, str],
-                     agent_files: Sequence[str], rng: np.random.Generator,
-                     extra: Mapping[str, str] | None = None, *, conversations: str = "") -> Material:
+def failure_material(
+    outcomes: Sequence[tuple[str, str]],
+    failures: Sequence[Failure],
+    statements: Mapping[str, str],
+    agent_files: Sequence[str],
+    rng: np.random.Generator,
+    extra: Mapping[str, str] | None = None,
+    *,
+    conversations: str = "",
+) -> Material:
     """The material from a node's counted search evaluations (`outcomes`: (task, outcome)), its failures
     and the names of its files.
 
@@ -94,22 +106,36 @@ def failure_material(outcomes: Sequence[tuple[str, str]], failures: Sequence[Fai
         picked = sorted(rng.choice(len(shown), MAX_FAILURES, replace=False))
         shown = [shown[int(i)] for i in picked]
     kinds = Counter(f.signature for f in failures)
-    summary = ["# Evaluations", "", *(f"- {task}: {outcome}" for task, outcome in outcomes), "",
-               f"# Failures by kind ({len(failures)} of {len(outcomes)})", "",
-               *(f"- {kind} ({KINDS[kind]}): {count}" for kind, count in kinds.most_common())]
+    summary = [
+        "# Evaluations",
+        "",
+        *(f"- {task}: {outcome}" for task, outcome in outcomes),
+        "",
+        f"# Failures by kind ({len(failures)} of {len(outcomes)})",
+        "",
+        *(f"- {kind} ({KINDS[kind]}): {count}" for kind, count in kinds.most_common()),
+    ]
     files = {"SUMMARY.md": "\n".join(summary) + "\n"}
     for number, failure in enumerate(shown, 1):
-        files[f"failures/{number:02d}-{_UNSAFE.sub('_', failure.task)[:80]}.md"] = _failure_text(failure, statements)
-    listed = "".join(f"- {name}: given by the engine for this run's procedure.\n" for name in sorted(extra or {}))
-    readme = README.format(files=", ".join(agent_files), limit=MAX_FAILURES, extra=listed, cap=MAX_INSTRUCTIONS)
+        files[f"failures/{number:02d}-{_UNSAFE.sub('_', failure.task)[:80]}.md"] = _failure_text(
+            failure, statements
+        )
+    listed = "".join(
+        f"- {name}: given by the engine for this run's procedure.\n" for name in sorted(extra or {})
+    )
+    readme = README.format(
+        files=", ".join(agent_files), limit=MAX_FAILURES, extra=listed, cap=MAX_INSTRUCTIONS
+    )
     every = {"README.md": readme, **files, **(extra or {})}
     cut = tuple((name, _cut(text, MAX_FILE_CHARS)) for name, text in every.items())
     return Material((*cut, (CONVERSATIONS, conversations)))
 
 
 def _failure_text(failure: Failure, statements: Mapping[str, str]) -> str:
-    parts = [f"# {failure.task}: {failure.outcome} ({KINDS[failure.signature]})",
-             f"## The task statement\n{_cut(statements.get(failure.task, '(unknown)').strip(), STATEMENT_CHARS)}"]
+    parts = [
+        f"# {failure.task}: {failure.outcome} ({KINDS[failure.signature]})",
+        f"## The task statement\n{_cut(statements.get(failure.task, '(unknown)').strip(), STATEMENT_CHARS)}",
+    ]
     if failure.transcript_tail:
         parts.append(f"## The end of what the agent saw and did\n{failure.transcript_tail}")
     if failure.agent_output:
@@ -135,8 +161,15 @@ def output_tail(text: str, limit: int = 600) -> str:
     return text if len(text) <= limit else "..." + text[-limit:]
 
 
-def agent_diagnose(sandbox: Sandbox, material: Material, log_dir: Path, *, channel_env: Mapping[str, str],
-                   timeout_s: float, log_name: str = "diagnose") -> str:
+def agent_diagnose(
+    sandbox: Sandbox,
+    material: Material,
+    log_dir: Path,
+    *,
+    channel_env: Mapping[str, str],
+    timeout_s: float,
+    log_name: str = "diagnose",
+) -> str:
     """Run `python -m agent diagnose` of the agent at AGENT (the caller put it there) on `material`: the
     instructions it wrote to --out, or DiagnosisFailed saying why there are none. The validation gate
     runs it on its own small material, in the sandbox where the child already ran: hence the rm."""
@@ -144,14 +177,21 @@ def agent_diagnose(sandbox: Sandbox, material: Material, log_dir: Path, *, chann
     for name, text in material.files:
         sandbox.write_file(f"{MATERIAL}/{name}", text)
     env = {**channel_env, "EVOLVE_TRANSCRIPT": TRANSCRIPT, "PYTHONDONTWRITEBYTECODE": "1"}
-    ran = sandbox.exec(["python3", "-m", "agent", "diagnose", "--material", MATERIAL, "--out", OUT],
-                       cwd=AGENT, env=env, timeout=timeout_s)
+    ran = sandbox.exec(
+        ["python3", "-m", "agent", "diagnose", "--material", MATERIAL, "--out", OUT],
+        cwd=AGENT,
+        env=env,
+        timeout=timeout_s,
+    )
     (log_dir / f"{log_name}.log").write_text(
         f"exit {ran.returncode}, {ran.duration:.1f} s, timed out {ran.timed_out}\n"
-        f"--- stdout\n{ran.stdout}\n--- stderr\n{ran.stderr}")
+        f"--- stdout\n{ran.stdout}\n--- stderr\n{ran.stderr}"
+    )
     _save_transcript(sandbox, log_dir / f"{log_name}-transcript.jsonl")
     if not ran.ok:
-        why = "timed out" if ran.timed_out else f"exit {ran.returncode}: {output_tail(ran.stdout + ran.stderr)}"
+        why = (
+            "timed out" if ran.timed_out else f"exit {ran.returncode}: {output_tail(ran.stdout + ran.stderr)}"
+        )
         raise DiagnosisFailed(f"diagnose did not complete ({why})")
     try:
         raw = sandbox.read_file(OUT)

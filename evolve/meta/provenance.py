@@ -106,9 +106,11 @@ def source_index(code: Path) -> tuple[list[Literal], list[Text], list[Use]]:
             continue
         literals += _literals(path, tree)
         texts += _texts(path, tree)
-        uses += [Use(node.id if isinstance(node, ast.Name) else node.attr, path, node.lineno)
-                 for node in ast.walk(tree) if isinstance(node, (ast.Name, ast.Attribute))
-                 and isinstance(node.ctx, ast.Load)]
+        uses += [
+            Use(node.id if isinstance(node, ast.Name) else node.attr, path, node.lineno)
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load)
+        ]
     return literals, texts, uses
 
 
@@ -116,7 +118,11 @@ def _value(node: ast.expr) -> object:
     """The literal a node holds (a number, string, bool, or a list/tuple of them), else None."""
     if isinstance(node, ast.Constant) and node.value is not None and not isinstance(node.value, bytes):
         return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+    ):
         number = node.operand.value
         return -number if isinstance(number, (int, float)) else None
     if isinstance(node, (ast.List, ast.Tuple)) and node.elts:
@@ -139,14 +145,21 @@ def _literals(path: str, tree: ast.Module) -> list[Literal]:
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             args = node.args
             positional = [*args.posonlyargs, *args.args]
-            pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults),
-                     *((a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)]
+            pairs = [
+                *zip(positional[len(positional) - len(args.defaults) :], args.defaults),
+                *((a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None),
+            ]
             named.update({id(default): arg.arg for arg, default in pairs})
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
-                name = target.id if isinstance(target, ast.Name) else target.attr if isinstance(
-                    target, ast.Attribute) else ""
+                name = (
+                    target.id
+                    if isinstance(target, ast.Name)
+                    else target.attr
+                    if isinstance(target, ast.Attribute)
+                    else ""
+                )
                 if name and node.value is not None:
                     named[id(node.value)] = name
     found = []
@@ -159,13 +172,20 @@ def _literals(path: str, tree: ast.Module) -> list[Literal]:
 
 
 def _texts(path: str, tree: ast.Module) -> list[Text]:
-    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
-                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-                  and node.body and isinstance(node.body[0], ast.Expr)
-                  and isinstance(node.body[0].value, ast.Constant)}
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
     inside: set[int] = set()  # the constant parts of an f-string are traced as the f-string
-    names = {id(node.value): node.targets[0].id for node in tree.body if isinstance(node, ast.Assign)
-             and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)}
+    names = {
+        id(node.value): node.targets[0].id
+        for node in tree.body
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+    }
     texts = []
     for node in ast.walk(tree):
         if isinstance(node, ast.JoinedStr):
@@ -175,8 +195,12 @@ def _texts(path: str, tree: ast.Module) -> list[Text]:
             if pieces:
                 texts.append(Text(path, node.lineno, pieces))
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
-                and id(node) not in inside):
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings
+            and id(node) not in inside
+        ):
             flat = (_flat(part) for part in _PLACEHOLDER.split(node.value))
             pieces = tuple(p for p in flat if len(p) >= MIN_PIECE)
             if pieces:
@@ -197,8 +221,12 @@ def _content(content: object) -> str:
 
 def _requests(recorded: Sequence[Recorded]) -> list[tuple[Recorded, dict, dict]]:
     """(evaluation, request, response) of every record with both."""
-    return [(run, record["request"], record["response"]) for run in recorded for record in run.records
-            if isinstance(record.get("request"), dict) and isinstance(record.get("response"), dict)]
+    return [
+        (run, record["request"], record["response"])
+        for run in recorded
+        for record in run.records
+        if isinstance(record.get("request"), dict) and isinstance(record.get("response"), dict)
+    ]
 
 
 def trace(code: Path, recorded: Sequence[Recorded]) -> list[Location]:
@@ -238,23 +266,29 @@ def _parameter_locations(sent: list[tuple[Recorded, dict, dict]], literals: list
         for key, value in request.items():
             if key in SKIPPED_FIELDS or value is None or isinstance(value, dict):
                 continue
-            if isinstance(value, list) and not (value and all(isinstance(v, (str, int, float)) for v in value)):
+            if isinstance(value, list) and not (
+                value and all(isinstance(v, (str, int, float)) for v in value)
+            ):
                 continue
             values[(key, json.dumps(value, sort_keys=True))].append(exchange)
     locations = []
     for (key, shown), exchanges in values.items():
         value = json.loads(shown)
         exact = [lit for lit in literals if lit.name == key and _same(lit.value, value)]
-        places = [(lit, NAMED) for lit in exact] or [(lit, UNNAMED) for lit in literals if _distinct(value)
-                                                      and _same(lit.value, value)]
+        places = [(lit, NAMED) for lit in exact] or [
+            (lit, UNNAMED) for lit in literals if _distinct(value) and _same(lit.value, value)
+        ]
         if not places:
             continue
         share, evidence = _parameter_evidence(key, value, exchanges, len(sent))
         for literal, weight in places:
             named = f", named {literal.name}" if literal.name else ""
             how = "" if weight == NAMED else f" (a literal equal to it{named})"
-            locations.append(Location(literal.path, literal.line, round(max(share, SENT_SCORE) * weight, 4),
-                                      evidence + how))
+            locations.append(
+                Location(
+                    literal.path, literal.line, round(max(share, SENT_SCORE) * weight, 4), evidence + how
+                )
+            )
     return locations
 
 
@@ -265,34 +299,45 @@ def _distinct(value: object) -> bool:
     return not isinstance(value, str) or len(value) >= 3
 
 
-def _parameter_evidence(key: str, value: object, exchanges: list[tuple[Recorded, dict, dict]],
-                        total: int) -> tuple[float, str]:
+def _parameter_evidence(
+    key: str, value: object, exchanges: list[tuple[Recorded, dict, dict]], total: int
+) -> tuple[float, str]:
     """How suspicious a sent (field, value) is, and what the exchanges show of it."""
     count = len(exchanges)
     which = "every request" if count == total else f"{count} of {total} requests"
     head = f"{which} set {key} = {_shown(value)}"
     if key in TOKEN_LIMITS:
         cut = sum(response.get("finish_reason") == "length" for _, _, response in exchanges)
-        failed = sum(run.outcome != "pass" for run, _, response in exchanges
-                     if response.get("finish_reason") == "length")
+        failed = sum(
+            run.outcome != "pass"
+            for run, _, response in exchanges
+            if response.get("finish_reason") == "length"
+        )
         return cut / count, f"{head}; replies cut at the length limit in {cut} of {count}" + (
-            f" ({failed} of them in failed evaluations)" if cut else "")
+            f" ({failed} of them in failed evaluations)" if cut else ""
+        )
     if key in SAMPLING:
-        replies = Counter(" ".join(_content((response.get("message") or {}).get("content")).split())
-                          for _, _, response in exchanges)
+        replies = Counter(
+            " ".join(_content((response.get("message") or {}).get("content")).split())
+            for _, _, response in exchanges
+        )
         repeated = sum(n - 1 for reply, n in replies.items() if reply and n > 1)
         return 0.5 * repeated / count, f"{head}; replies repeated word for word in {repeated} of {count}"
     failed = sum(run.outcome != "pass" for run, _, _ in exchanges)
     return SENT_SCORE, f"{head} ({failed} of them in failed evaluations)"
 
 
-def _text_locations(recorded: Sequence[Recorded], sent: list[tuple[Recorded, dict, dict]],
-                    texts: list[Text], uses: list[Use]) -> list[Location]:
+def _text_locations(
+    recorded: Sequence[Recorded], sent: list[tuple[Recorded, dict, dict]], texts: list[Text], uses: list[Use]
+) -> list[Location]:
     roles: dict[str, Counter[str]] = defaultdict(Counter)  # flat message text -> role -> requests carrying it
     for _, request, _ in sent:
         messages = request.get("messages") or ()
-        carried = {(m.get("role") or "?", _flat(_content(m.get("content")))) for m in messages
-                   if isinstance(m, dict) and m.get("role") != "assistant"}
+        carried = {
+            (m.get("role") or "?", _flat(_content(m.get("content"))))
+            for m in messages
+            if isinstance(m, dict) and m.get("role") != "assistant"
+        }
         if request.get("tools"):
             carried.add(("tools", _flat(json.dumps(request["tools"]))))
         for role, message in carried:
@@ -307,19 +352,29 @@ def _text_locations(recorded: Sequence[Recorded], sent: list[tuple[Recorded, dic
         carried_by: Counter[str] = Counter()
         for counts in hits.values():
             carried_by.update(counts)
-        where = ", ".join(f"the tool schemas of {n} requests" if role == "tools"
-                          else f"{role} messages of {n} requests" for role, n in carried_by.most_common(3))
+        where = ", ".join(
+            f"the tool schemas of {n} requests" if role == "tools" else f"{role} messages of {n} requests"
+            for role, n in carried_by.most_common(3)
+        )
         quoted = json.dumps(piece if len(piece) <= 60 else piece[:57] + "...")
         answers = sum(n for message, n in canned.items() if piece in message)
         if answers and answered:
             share = round(answers / answered, 4)
-            evidence = (f"the agent answered {answers} of {answered} replies in failed evaluations with its own text "
-                        f"{quoted}, the same for different replies: replies it did not act on")
+            evidence = (
+                f"the agent answered {answers} of {answered} replies in failed evaluations with its own text "
+                f"{quoted}, the same for different replies: replies it did not act on"
+            )
             # where the text is sent from decided not to act: those lines first, the text itself just below
             sites = [use for use in uses if text.name and use.name == text.name]
-            locations += [Location(use.path, use.line, share,
-                                   f"sends {text.name} ({text.path} line {text.line}); {evidence}") for use in sites]
-            locations.append(Location(text.path, text.line, round(share * (USED_TEXT if sites else 1), 4), evidence))
+            locations += [
+                Location(
+                    use.path, use.line, share, f"sends {text.name} ({text.path} line {text.line}); {evidence}"
+                )
+                for use in sites
+            ]
+            locations.append(
+                Location(text.path, text.line, round(share * (USED_TEXT if sites else 1), 4), evidence)
+            )
         else:
             evidence = f"its text {quoted} was sent in {where}"
             locations.append(Location(text.path, text.line, SENT_SCORE, evidence))
@@ -327,8 +382,8 @@ def _text_locations(recorded: Sequence[Recorded], sent: list[tuple[Recorded, dic
 
 
 def _canned_answers(recorded: Sequence[Recorded]) -> tuple[Counter[str], int]:
-    """The agent's fixed answers to replies it did not act on (evolve.meta.evidence.fixed_answers; flat text ->
-    replies it answered so, in failed evaluations), and how many replies failed evaluations had."""
+    """The agent's fixed answers to replies it did not act on (evolve.meta.evidence.fixed_answers; flat text
+    -> replies it answered so, in failed evaluations), and how many replies failed evaluations had."""
     counted: Counter[str] = Counter()
     replies = 0
     for run in recorded:
@@ -337,7 +392,9 @@ def _canned_answers(recorded: Sequence[Recorded]) -> tuple[Counter[str], int]:
         turns = turns_from_exchanges(run.records)
         fixed = fixed_answers(turns)
         replies += len(turns)
-        counted.update(answer for answer in (" ".join((t.output or "").split()) for t in turns) if answer in fixed)
+        counted.update(
+            answer for answer in (" ".join((t.output or "").split()) for t in turns) if answer in fixed
+        )
     return counted, replies
 
 

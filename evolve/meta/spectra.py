@@ -72,9 +72,10 @@ def ochiai(ef: int, ep: int, nf: int) -> float:
 
 
 def rank(spectra: Sequence[Spectrum], tools: Sequence[ToolOutput] = (), limit: int = 20) -> list[Location]:
-    """The agent's lines run by a failing run, most suspicious first (ties: by path and line), at most `limit`;
-    a line that ran a command whose output reached the model only in part is kept beyond the limit, with
-    that evidence. Lines every replay ran, where there is a passing one, are left out (they rank nothing)."""
+    """The agent's lines run by a failing run, most suspicious first (ties: by path and line), at most
+    `limit`; a line that ran a command whose output reached the model only in part is kept beyond the limit,
+    with that evidence. Lines every replay ran, where there is a passing one, are left out (they rank
+    nothing)."""
     failing = sum(1 for s in spectra if s.failed)
     passing = len(spectra) - failing
     if failing == 0:
@@ -88,21 +89,38 @@ def rank(spectra: Sequence[Spectrum], tools: Sequence[ToolOutput] = (), limit: i
     notes = tool_notes(tools)
     # A line every replay ran, passing and failing alike (imports, definitions, the loop's head), tells the
     # runs apart no more than chance: it is left out unless what it did to a tool's output is evidence.
-    everywhere = {line for line, ef in ran_failing.items()
-                  if passing and ef == failing and ran_passing.get(line, 0) == passing and line not in notes}
-    scored = {line: ochiai(ef, ran_passing.get(line, 0), failing - ef) for line, ef in ran_failing.items()
-              if line not in everywhere}
+    everywhere = {
+        line
+        for line, ef in ran_failing.items()
+        if passing and ef == failing and ran_passing.get(line, 0) == passing and line not in notes
+    }
+    scored = {
+        line: ochiai(ef, ran_passing.get(line, 0), failing - ef)
+        for line, ef in ran_failing.items()
+        if line not in everywhere
+    }
     order = sorted(scored, key=lambda line: (-scored[line], line))
     kept = order[:limit] + [line for line in order[limit:] if line in notes]
-    return [Location(path, number, round(scored[(path, number)], 4),
-                     _evidence(ran_failing[(path, number)], ran_passing.get((path, number), 0), failing, passing,
-                               scored[(path, number)], notes.get((path, number))))
-            for path, number in kept]
+    return [
+        Location(
+            path,
+            number,
+            round(scored[(path, number)], 4),
+            _evidence(
+                ran_failing[(path, number)],
+                ran_passing.get((path, number), 0),
+                failing,
+                passing,
+                scored[(path, number)],
+                notes.get((path, number)),
+            ),
+        )
+        for path, number in kept
+    ]
 
 
 def _evidence(ef: int, ep: int, failing: int, passing: int, score: float, note: str | None) -> str:
-    said = (f"run by {ef} of {failing} failing replays and {ep} of {passing} passing ones "
-            f"(Ochiai {score:.2f})")
+    said = f"run by {ef} of {failing} failing replays and {ep} of {passing} passing ones (Ochiai {score:.2f})"
     return f"{said}; {note}" if note else said
 
 
@@ -123,8 +141,10 @@ def tool_notes(tools: Iterable[ToolOutput]) -> dict[Line, str]:
         tracebacks = sum(output.traceback for output in outputs)
         with_tracebacks = f" incl. {tracebacks} traceback{'s' * (tracebacks != 1)}" if tracebacks else ""
         commands = f"the {len(outputs)} command{'s' * (len(outputs) != 1)}"
-        notes[site] = (f"{commands} it ran in failing replays produced {chars:,} chars{with_tracebacks}; of their "
-                       f"non-blank lines' {countable:,} chars, {reached:,} reached the model")
+        notes[site] = (
+            f"{commands} it ran in failing replays produced {chars:,} chars{with_tracebacks}; of their "
+            f"non-blank lines' {countable:,} chars, {reached:,} reached the model"
+        )
     return notes
 
 
@@ -159,8 +179,9 @@ def read_lines(data: bytes, is_agent_line: Callable[[Line], bool]) -> frozenset[
     return frozenset(lines)
 
 
-def read_tools(data: bytes, is_agent_line: Callable[[Line], bool], sent: str, *,
-               failed: bool) -> list[ToolOutput]:
+def read_tools(
+    data: bytes, is_agent_line: Callable[[Line], bool], sent: str, *, failed: bool
+) -> list[ToolOutput]:
     """The tool outputs of a probe's `tools` file (one JSON object a line) at lines `is_agent_line` accepts,
     with how much of each reached the model (`sent`: the text of the requests the agent sent). A file over
     `TOOLS_BYTES` or not UTF-8 reads as none; a malformed or over-long record is skipped."""
@@ -178,7 +199,9 @@ def read_tools(data: bytes, is_agent_line: Callable[[Line], bool], sent: str, *,
         if not isinstance(record, dict):
             continue
         path, number, chars, output = (record.get(k) for k in ("path", "line", "chars", "text"))
-        if not (isinstance(path, str) and type(number) is int and type(chars) is int and isinstance(output, str)):
+        if not (
+            isinstance(path, str) and type(number) is int and type(chars) is int and isinstance(output, str)
+        ):
             continue
         if chars < 0 or not is_agent_line((path, number)):
             continue

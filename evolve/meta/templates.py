@@ -42,24 +42,72 @@ import numpy as np
 from evolve import syntax
 from evolve.meta.locations import Location
 
-TEMPLATES = ("number", "string", "unwrap", "call", "operator", "comparison", "connective", "negate", "slice",
-             "drop", "keyword", "argument", "insert")
+TEMPLATES = (
+    "number",
+    "string",
+    "unwrap",
+    "call",
+    "operator",
+    "comparison",
+    "connective",
+    "negate",
+    "slice",
+    "drop",
+    "keyword",
+    "argument",
+    "insert",
+)
 """Every template, by name (a candidate's record names the one that made it)."""
 WINDOW = 2
 """Lines either side of the ranked line whose nodes are edited too: a ranking's line is often the statement's
 first, the fault one line further (a multi-line call, a condition above)."""
-TWINS = {"min": "max", "any": "all", "startswith": "endswith", "lstrip": "rstrip", "lower": "upper",
-         "find": "rfind", "index": "rindex", "split": "rsplit", "ljust": "rjust", "floor": "ceil"}
+TWINS = {
+    "min": "max",
+    "any": "all",
+    "startswith": "endswith",
+    "lstrip": "rstrip",
+    "lower": "upper",
+    "find": "rfind",
+    "index": "rindex",
+    "split": "rsplit",
+    "ljust": "rjust",
+    "floor": "ceil",
+}
 _TWINS = {**TWINS, **{b: a for a, b in TWINS.items()}}
 _OPERATORS: dict[type, tuple[type, ...]] = {
-    ast.Add: (ast.Sub,), ast.Sub: (ast.Add,), ast.Mult: (ast.FloorDiv, ast.Div), ast.FloorDiv: (ast.Mult,),
-    ast.Div: (ast.Mult,), ast.Mod: (ast.FloorDiv,), ast.LShift: (ast.RShift,), ast.RShift: (ast.LShift,)}
+    ast.Add: (ast.Sub,),
+    ast.Sub: (ast.Add,),
+    ast.Mult: (ast.FloorDiv, ast.Div),
+    ast.FloorDiv: (ast.Mult,),
+    ast.Div: (ast.Mult,),
+    ast.Mod: (ast.FloorDiv,),
+    ast.LShift: (ast.RShift,),
+    ast.RShift: (ast.LShift,),
+}
 _COMPARISONS: dict[type, tuple[type, ...]] = {
-    ast.Lt: (ast.LtE, ast.Gt), ast.LtE: (ast.Lt, ast.GtE), ast.Gt: (ast.GtE, ast.Lt), ast.GtE: (ast.Gt, ast.LtE),
-    ast.Eq: (ast.NotEq,), ast.NotEq: (ast.Eq,), ast.In: (ast.NotIn,), ast.NotIn: (ast.In,),
-    ast.Is: (ast.IsNot,), ast.IsNot: (ast.Is,)}
-_SIMPLE = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Raise, ast.Assert, ast.Delete,
-           ast.Break, ast.Continue)
+    ast.Lt: (ast.LtE, ast.Gt),
+    ast.LtE: (ast.Lt, ast.GtE),
+    ast.Gt: (ast.GtE, ast.Lt),
+    ast.GtE: (ast.Gt, ast.LtE),
+    ast.Eq: (ast.NotEq,),
+    ast.NotEq: (ast.Eq,),
+    ast.In: (ast.NotIn,),
+    ast.NotIn: (ast.In,),
+    ast.Is: (ast.IsNot,),
+    ast.IsNot: (ast.Is,),
+}
+_SIMPLE = (
+    ast.Expr,
+    ast.Assign,
+    ast.AugAssign,
+    ast.AnnAssign,
+    ast.Return,
+    ast.Raise,
+    ast.Assert,
+    ast.Delete,
+    ast.Break,
+    ast.Continue,
+)
 _MAX_SOURCE = 200_000
 """A file larger than this gets no templates (agent code the host reads is the adversary's)."""
 
@@ -95,8 +143,9 @@ class _Mutant:
     inserted: ast.stmt | None = None
 
 
-def edits_at(source: str, line: int, limit: int, rng: np.random.Generator,
-             elsewhere: Sequence[str] = ()) -> list[TemplateEdit]:
+def edits_at(
+    source: str, line: int, limit: int, rng: np.random.Generator, elsewhere: Sequence[str] = ()
+) -> list[TemplateEdit]:
     """Up to `limit` template edits of `source` at `line` (1-based), nearest first; `elsewhere`: the agent's
     other sources, where the omission templates find what a call passes or a statement does."""
     if limit <= 0 or len(source) > _MAX_SOURCE:
@@ -122,8 +171,9 @@ def edits_at(source: str, line: int, limit: int, rng: np.random.Generator,
     return edits
 
 
-def at_locations(code: Path, locations: Sequence[Location], per_location: int,
-                 rng: np.random.Generator) -> list[Generated]:
+def at_locations(
+    code: Path, locations: Sequence[Location], per_location: int, rng: np.random.Generator
+) -> list[Generated]:
     """Up to `per_location` template edits at each location (in ranking order) of the agent at `code`; a
     location whose file is not one of the agent's Python files gets none, and an edit already made for an
     earlier location is not made again."""
@@ -185,7 +235,11 @@ def _near(tree: ast.Module, line: int) -> Iterator[tuple[int, ast.AST]]:
         if id(node) in skipped or not hasattr(node, "lineno"):
             continue
         start, end = node.lineno, getattr(node, "end_lineno", None) or node.lineno
-        distance = 0 if start <= line <= end and not hasattr(node, "body") else min(abs(start - line), abs(end - line))
+        distance = (
+            0
+            if start <= line <= end and not hasattr(node, "body")
+            else min(abs(start - line), abs(end - line))
+        )
         if distance <= WINDOW and (isinstance(node, (ast.expr, *_SIMPLE))):
             yield distance, node
 
@@ -200,7 +254,11 @@ def _mutants(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> list[
 
 
 def _numbers(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[_Mutant]:
-    if not isinstance(node, ast.Constant) or isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
+    if (
+        not isinstance(node, ast.Constant)
+        or isinstance(node.value, bool)
+        or not isinstance(node.value, (int, float))
+    ):
         return
     value = node.value
     options: list[int | float]
@@ -216,7 +274,12 @@ def _numbers(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Itera
 
 
 def _strings(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[_Mutant]:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value and not _docstring(node, tree):
+    if (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and node.value
+        and not _docstring(node, tree)
+    ):
         yield _Mutant(node, "string", ast.Constant(""), f"{_short(node.value)} -> ''")
 
 
@@ -247,25 +310,39 @@ def _operators(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Ite
     if not isinstance(node, ast.BinOp):
         return
     for other in _OPERATORS.get(type(node.op), ()):
-        yield _Mutant(node, "operator", ast.BinOp(node.left, other(), node.right),
-                      f"{_symbol(node.op)} -> {_symbol(other())}")
-    yield _Mutant(node, "operator", node.left, f"{_short(ast.unparse(node))} -> {_short(ast.unparse(node.left))}")
-    yield _Mutant(node, "operator", node.right, f"{_short(ast.unparse(node))} -> {_short(ast.unparse(node.right))}")
+        yield _Mutant(
+            node,
+            "operator",
+            ast.BinOp(node.left, other(), node.right),
+            f"{_symbol(node.op)} -> {_symbol(other())}",
+        )
+    yield _Mutant(
+        node, "operator", node.left, f"{_short(ast.unparse(node))} -> {_short(ast.unparse(node.left))}"
+    )
+    yield _Mutant(
+        node, "operator", node.right, f"{_short(ast.unparse(node))} -> {_short(ast.unparse(node.right))}"
+    )
 
 
 def _comparisons(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[_Mutant]:
     if not isinstance(node, ast.Compare) or len(node.ops) != 1:
         return
     for other in _COMPARISONS.get(type(node.ops[0]), ()):
-        yield _Mutant(node, "comparison", ast.Compare(node.left, [other()], node.comparators),
-                      f"{_symbol(node.ops[0])} -> {_symbol(other())}")
+        yield _Mutant(
+            node,
+            "comparison",
+            ast.Compare(node.left, [other()], node.comparators),
+            f"{_symbol(node.ops[0])} -> {_symbol(other())}",
+        )
 
 
 def _connectives(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[_Mutant]:
     if not isinstance(node, ast.BoolOp):
         return
     other = ast.Or() if isinstance(node.op, ast.And) else ast.And()
-    yield _Mutant(node, "connective", ast.BoolOp(other, node.values), f"{_symbol(node.op)} -> {_symbol(other)}")
+    yield _Mutant(
+        node, "connective", ast.BoolOp(other, node.values), f"{_symbol(node.op)} -> {_symbol(other)}"
+    )
     for value in node.values:
         yield _Mutant(node, "connective", value, f"only {_short(ast.unparse(value))}")
 
@@ -307,7 +384,9 @@ def _slices(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterat
 
 
 def _drops(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[_Mutant]:
-    if isinstance(node, _SIMPLE) and not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)):
+    if isinstance(node, _SIMPLE) and not (
+        isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+    ):
         yield _Mutant(node, "drop", ast.Pass(), f"dropped: {_short(ast.unparse(node))}")
 
 
@@ -340,7 +419,12 @@ def _arguments(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Ite
     added: set[str] = set()
     for donor in donors:
         for call in ast.walk(donor):
-            if not isinstance(call, ast.Call) or call is node or _callee(call) != name or len(call.args) <= have:
+            if (
+                not isinstance(call, ast.Call)
+                or call is node
+                or _callee(call) != name
+                or len(call.args) <= have
+            ):
                 continue
             extra = call.args[have:]
             text = ", ".join(ast.unparse(a) for a in extra)
@@ -363,7 +447,9 @@ def _inserts(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Itera
     called = {_callee(c) for c in ast.walk(function) if isinstance(c, ast.Call)}
     bound = _bound(tree, node.lineno)
     here = ast.dump(node)
-    statements = [(s, s.value) for s in ast.walk(tree) if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)]
+    statements = [
+        (s, s.value) for s in ast.walk(tree) if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
+    ]
     seen: set[str] = set()
     for statement, call in sorted(statements, key=lambda pair: abs(pair[0].lineno - node.lineno)):
         text = ast.dump(statement)
@@ -375,8 +461,20 @@ def _inserts(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Itera
 
 
 _MAKERS: tuple[Callable[[ast.AST, ast.Module, list[ast.Module]], Iterator[_Mutant]], ...] = (
-    _numbers, _strings, _unwraps, _twins, _operators, _comparisons, _connectives, _negations, _slices, _drops,
-    _keywords, _arguments, _inserts)
+    _numbers,
+    _strings,
+    _unwraps,
+    _twins,
+    _operators,
+    _comparisons,
+    _connectives,
+    _negations,
+    _slices,
+    _drops,
+    _keywords,
+    _arguments,
+    _inserts,
+)
 
 
 def _apply(source: str, lines: list[str], tree: ast.Module, mutant: _Mutant) -> str | None:
@@ -386,10 +484,13 @@ def _apply(source: str, lines: list[str], tree: ast.Module, mutant: _Mutant) -> 
     if not isinstance(node, (ast.expr, ast.stmt)):
         return None
     try:
-        start, end = _offset(lines, node.lineno, node.col_offset), _offset(lines, node.end_lineno, node.end_col_offset)
+        start, end = (
+            _offset(lines, node.lineno, node.col_offset),
+            _offset(lines, node.end_lineno, node.end_col_offset),
+        )
         if mutant.inserted is not None:
             first = lines[node.lineno - 1]
-            indent = first[:len(first) - len(first.lstrip())]
+            indent = first[: len(first) - len(first.lstrip())]
             text = source[:end] + "\n" + indent + ast.unparse(mutant.inserted) + source[end:]
             expected = _inserted(tree, node, mutant.inserted)
             return text if _parses_to(text, expected) else None
@@ -416,7 +517,7 @@ def _offset(lines: list[str], lineno: int | None, col: int | None) -> int:
     """The character offset of an AST position (its column counts UTF-8 bytes)."""
     if lineno is None or col is None:
         raise ValueError("a node without a position")
-    before = sum(len(text) for text in lines[:lineno - 1])
+    before = sum(len(text) for text in lines[: lineno - 1])
     return before + len(lines[lineno - 1].encode("utf-8")[:col].decode("utf-8", errors="replace"))
 
 
@@ -434,8 +535,13 @@ class _Swap(ast.NodeTransformer):
 
 
 def _key(node: ast.AST) -> tuple:
-    return (type(node), getattr(node, "lineno", None), getattr(node, "col_offset", None),
-            getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None))
+    return (
+        type(node),
+        getattr(node, "lineno", None),
+        getattr(node, "col_offset", None),
+        getattr(node, "end_lineno", None),
+        getattr(node, "end_col_offset", None),
+    )
 
 
 def _replaced(tree: ast.Module, node: ast.AST, new: ast.AST) -> str:
@@ -481,8 +587,11 @@ def _enclosing(tree: ast.Module, line: int) -> ast.FunctionDef | ast.AsyncFuncti
     found = None
     for node in ast.walk(tree):
         inside = node.lineno <= line <= (node.end_lineno or 0) if isinstance(node, ast.stmt) else False
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and inside and (
-                found is None or node.lineno >= found.lineno):
+        if (
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and inside
+            and (found is None or node.lineno >= found.lineno)
+        ):
             found = node
     return found
 
@@ -494,10 +603,20 @@ def _bound(tree: ast.Module, line: int) -> set[str]:
     for statement in tree.body:
         names |= _assigned(statement)
     for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (node.end_lineno or 0):
-            every = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs, node.args.vararg, node.args.kwarg]
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (
+            node.end_lineno or 0
+        ):
+            every = [
+                *node.args.posonlyargs,
+                *node.args.args,
+                *node.args.kwonlyargs,
+                node.args.vararg,
+                node.args.kwarg,
+            ]
             names |= {a.arg for a in every if a is not None}
-            names |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            names |= {
+                n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+            }
     return names
 
 
@@ -510,13 +629,31 @@ def _assigned(statement: ast.stmt) -> set[str]:
 
 
 def _symbol(op: ast.AST) -> str:
-    symbols = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
-               ast.LShift: "<<", ast.RShift: ">>", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
-               ast.Eq: "==", ast.NotEq: "!=", ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not",
-               ast.And: "and", ast.Or: "or"}
+    symbols = {
+        ast.Add: "+",
+        ast.Sub: "-",
+        ast.Mult: "*",
+        ast.Div: "/",
+        ast.FloorDiv: "//",
+        ast.Mod: "%",
+        ast.LShift: "<<",
+        ast.RShift: ">>",
+        ast.Lt: "<",
+        ast.LtE: "<=",
+        ast.Gt: ">",
+        ast.GtE: ">=",
+        ast.Eq: "==",
+        ast.NotEq: "!=",
+        ast.In: "in",
+        ast.NotIn: "not in",
+        ast.Is: "is",
+        ast.IsNot: "is not",
+        ast.And: "and",
+        ast.Or: "or",
+    }
     return symbols.get(type(op), type(op).__name__)
 
 
 def _short(text: str, limit: int = 60) -> str:
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -2,18 +2,18 @@
 
 Checks, in order: a change (the host's diff of the child's tree against its parent's, never git state
 from the sandbox) and a tree that git can check out, both on the host; then, each in the same fresh
-sandbox: the agent still imports; its own tests pass (the child may rewrite those); then the engine's contract checks, which it cannot edit:
-`python -m agent solve` on a smoke task exits 0, made at least one model request through the gateway
-(the gateway's count, `served`) and really changed the smoke repo: some file other than its test
-written or changed (copied out and compared by the engine), in one of `SMOKE_ATTEMPTS` solves of
-`SMOKE_STEPS` steps, each in a fresh copy of the repo. Neither passing the smoke check nor the
-right file is required: a weak model often fails it or writes to a wrong path, and a stricter rule
-would stop no attack that this one lets through (a hollow child could write junk into any file); `python -m agent improve` starts,
-asks the model (the gateway's count: a stub that exits 0 would leave a child whose descendants never
-change) and exits 0 on a trivial instruction with one step; under `[meta] procedure = "agent"` also `python -m agent
+sandbox: the agent still imports; its own tests pass (the child may rewrite those); then the engine's contract
+checks, which it cannot edit: `python -m agent solve` on a smoke task exits 0, made at least one model request
+through the gateway (the gateway's count, `served`) and really changed the smoke repo: some file other than
+its test written or changed (copied out and compared by the engine), in one of `SMOKE_ATTEMPTS` solves of
+`SMOKE_STEPS` steps, each in a fresh copy of the repo. Neither passing the smoke check nor the right file is
+required: a weak model often fails it or writes to a wrong path, and a stricter rule would stop no attack that
+this one lets through (a hollow child could write junk into any file); `python -m agent improve` starts, asks
+the model (the gateway's count: a stub that exits 0 would leave a child whose descendants never change) and
+exits 0 on a trivial instruction with one step; under `[meta] procedure = "agent"` also `python -m agent
 diagnose` exits 0 and writes non-empty instructions for a small failure material (the smoke task failed).
-`check_agent` is the gate without the diff check:
-`evolve agent check DIR` runs it on any directory that claims to meet the agent contract.
+`check_agent` is the gate without the diff check: `evolve agent check DIR` runs it on any directory that
+claims to meet the agent contract.
 """
 
 from __future__ import annotations
@@ -35,12 +35,18 @@ SMOKE_REPO, SMOKE_PROBLEM = "/work/smoke", "/work/smoke-problem.md"
 SMOKE_FILES = {
     # A stub that returns, not `raise NotImplementedError`: a small model reads that line as the spec and
     # writes it back unchanged (an honest child refused for "no real change").
-    "greet.py": ('def greet(name):\n    """Return a greeting for `name`: greet(\'Ada\') == \'Hello, Ada!\'."""\n'
-                 '    return ""\n'),
-    "test_greet.py": "from greet import greet\n\n\ndef test_greet():\n    assert greet('Ada') == 'Hello, Ada!'\n",
+    "greet.py": (
+        'def greet(name):\n    """Return a greeting for `name`: greet(\'Ada\') == \'Hello, Ada!\'."""\n'
+        '    return ""\n'
+    ),
+    "test_greet.py": (
+        "from greet import greet\n\n\ndef test_greet():\n    assert greet('Ada') == 'Hello, Ada!'\n"
+    ),
 }
-SMOKE_STATEMENT = "Implement `greet(name)` in greet.py so that it returns 'Hello, NAME!' (e.g. 'Hello, Ada!').\n"
-SMOKE_FIX = "sed -i 's/return \"\"/return \"Hello, \" + name + \"!\"/' greet.py"
+SMOKE_STATEMENT = (
+    "Implement `greet(name)` in greet.py so that it returns 'Hello, NAME!' (e.g. 'Hello, Ada!').\n"
+)
+SMOKE_FIX = 'sed -i \'s/return ""/return "Hello, " + name + "!"/\' greet.py'
 """The smoke task solved in one shell command (what the scripted stand-in models send)."""
 SMOKE_STEPS = 3
 """Step cap of the smoke solve: room to look, write and check."""
@@ -57,11 +63,19 @@ GATE_INSTRUCTION = "This is a check that `improve` runs: change nothing and fini
 # a few of its files, not all of them, so the check costs one short model call instead of re-reading
 # the whole agent (about 90 s on the embedded CPU model, which cannot reuse the improve step's prefix).
 GATE_CONTEXT = {"EVOLVE_CONTEXT_CHARS": "8000"}
-GATE_MATERIAL = Material((
-    ("README.md", "This is a check that `diagnose` runs: write short instructions for `improve` to --out.\n"),
-    ("SUMMARY.md", "# Evaluations\n\n- greet: fail\n"),
-    ("failures/01-greet.md", "# greet: fail (changed no file)\n\n## The task statement\nWrite `greet(name)`.\n"),
-))
+GATE_MATERIAL = Material(
+    (
+        (
+            "README.md",
+            "This is a check that `diagnose` runs: write short instructions for `improve` to --out.\n",
+        ),
+        ("SUMMARY.md", "# Evaluations\n\n- greet: fail\n"),
+        (
+            "failures/01-greet.md",
+            "# greet: fail (changed no file)\n\n## The task statement\nWrite `greet(name)`.\n",
+        ),
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -72,20 +86,39 @@ class Verdict:
     """The check of CHECKS that failed (None: passed, or refused before the checks)."""
 
 
-def validate_child(sandbox: Sandbox, code_dir: Path, diff: str, log_dir: Path, *,
-                   channel_env: Mapping[str, str], served: Callable[[], int], smoke_steps: int = SMOKE_STEPS,
-                   timeout_s: float = 600.0, diagnose: bool = False) -> Verdict:
+def validate_child(
+    sandbox: Sandbox,
+    code_dir: Path,
+    diff: str,
+    log_dir: Path,
+    *,
+    channel_env: Mapping[str, str],
+    served: Callable[[], int],
+    smoke_steps: int = SMOKE_STEPS,
+    timeout_s: float = 600.0,
+    diagnose: bool = False,
+) -> Verdict:
     """Run the gate on `code_dir`, exactly the tree the archive commits, with `diff` its change against the
     parent's tree; the first failing check is the reason. `served()`: model requests the gateway has
     answered for this job so far (e.g. `lambda: gateway.report(job).requests`). `diagnose`: the agent's
     meta procedure is in use (`[meta] procedure = "agent"`), so its diagnose command is checked too."""
     if not diff.strip():
         return Verdict(False, NO_CHANGE)
-    refused = sorted(os.fsdecode(rel) for rel, (mode, _) in tree_entries(code_dir).items() if git_refuses(rel, mode))
+    refused = sorted(
+        os.fsdecode(rel) for rel, (mode, _) in tree_entries(code_dir).items() if git_refuses(rel, mode)
+    )
     if refused:
         return Verdict(False, f"the child's tree holds a path git cannot check out: {refused[0]!r}")
-    return check_agent(sandbox, code_dir, log_dir, channel_env=channel_env, served=served, smoke_steps=smoke_steps,
-                       timeout_s=timeout_s, diagnose=diagnose)
+    return check_agent(
+        sandbox,
+        code_dir,
+        log_dir,
+        channel_env=channel_env,
+        served=served,
+        smoke_steps=smoke_steps,
+        timeout_s=timeout_s,
+        diagnose=diagnose,
+    )
 
 
 CHECKS = ("imports", "own tests", "solve", "model request", "smoke change", "improve", "diagnose")
@@ -93,10 +126,18 @@ CHECKS = ("imports", "own tests", "solve", "model request", "smoke change", "imp
 under `[meta] procedure = "agent"`."""
 
 
-def check_agent(sandbox: Sandbox, code_dir: Path, log_dir: Path, *, channel_env: Mapping[str, str],
-                served: Callable[[], int], smoke_steps: int = SMOKE_STEPS, timeout_s: float = 600.0,
-                diagnose: bool = False,
-                on_check: Callable[[str, str | None], None] = lambda name, reason: None) -> Verdict:
+def check_agent(
+    sandbox: Sandbox,
+    code_dir: Path,
+    log_dir: Path,
+    *,
+    channel_env: Mapping[str, str],
+    served: Callable[[], int],
+    smoke_steps: int = SMOKE_STEPS,
+    timeout_s: float = 600.0,
+    diagnose: bool = False,
+    on_check: Callable[[str, str | None], None] = lambda name, reason: None,
+) -> Verdict:
     """Whether `code_dir` meets the agent contract: the gate without its diff check (`evolve agent check`
     runs it on any directory). `on_check(name, reason)` hears each check of CHECKS as it ends (reason
     None: passed) until the first that fails; `diagnose` as for `validate_child`."""
@@ -107,16 +148,28 @@ def check_agent(sandbox: Sandbox, code_dir: Path, log_dir: Path, *, channel_env:
     if not verdict.valid or not diagnose:
         return verdict
     try:  # the agent's code is still at AGENT: the checks above ran it from there
-        agent_diagnose(sandbox, GATE_MATERIAL, log_dir, channel_env=channel_env, timeout_s=timeout_s,
-                       log_name="validate-diagnose")
+        agent_diagnose(
+            sandbox,
+            GATE_MATERIAL,
+            log_dir,
+            channel_env=channel_env,
+            timeout_s=timeout_s,
+            log_name="validate-diagnose",
+        )
     except DiagnosisFailed as exc:
         return _failed(on_check, "diagnose", f"contract: {exc} (the meta procedure is broken)")
     on_check("diagnose", None)
     return verdict
 
 
-def own_tests(sandbox: Sandbox, code_dir: Path, log_dir: Path, *, timeout_s: float = 600.0,
-              on_check: Callable[[str, str | None], None] = lambda name, reason: None) -> Verdict:
+def own_tests(
+    sandbox: Sandbox,
+    code_dir: Path,
+    log_dir: Path,
+    *,
+    timeout_s: float = 600.0,
+    on_check: Callable[[str, str | None], None] = lambda name, reason: None,
+) -> Verdict:
     """The gate's first checks, which need no model: the agent at `code_dir` imports and its own tests pass
     (its code is left at AGENT in `sandbox`). Also run alone on a candidate before the dearer stages
     (evolve.engine.expand)."""
@@ -125,8 +178,11 @@ def own_tests(sandbox: Sandbox, code_dir: Path, log_dir: Path, *, timeout_s: flo
     if not imports.ok:
         return _failed(on_check, "imports", f"the agent no longer imports: {output_tail(imports.stderr)}")
     on_check("imports", None)
-    tests = sandbox.exec(["python3", "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "tests"],
-                         cwd=AGENT, timeout=timeout_s)
+    tests = sandbox.exec(
+        ["python3", "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "tests"],
+        cwd=AGENT,
+        timeout=timeout_s,
+    )
     (log_dir / "validate-tests.log").write_text(tests.stdout + tests.stderr)
     if not tests.ok:
         why = "timed out" if tests.timed_out else output_tail(tests.stdout + tests.stderr)
@@ -146,7 +202,8 @@ def _smoke_changes(sandbox: Sandbox, repo: str, log: Path) -> list[str]:
         copy = Path(tmp) / "smoke"
         try:
             sandbox.get_dir(repo, copy)
-        except (OSError, tarfile.TarError) as exc:  # a link out of the repo, a special file, over the copy cap
+        # a link out of the repo, a special file, over the copy cap
+        except (OSError, tarfile.TarError) as exc:
             with log.open("a") as out:
                 out.write(f"\nthe smoke repo could not be copied out: {exc}\n")
             return []
@@ -160,8 +217,9 @@ def _smoke_changes(sandbox: Sandbox, repo: str, log: Path) -> list[str]:
         return changed
 
 
-def _smoke(sandbox: Sandbox, log_dir: Path, env: Mapping[str, str], smoke_steps: int, timeout_s: float,
-           attempt: int) -> tuple[ExecResult, list[str]]:
+def _smoke(
+    sandbox: Sandbox, log_dir: Path, env: Mapping[str, str], smoke_steps: int, timeout_s: float, attempt: int
+) -> tuple[ExecResult, list[str]]:
     """One smoke solve in a fresh copy of the smoke repo: its result and the files it really changed.
     Its output and the agent's transcript go to the log (for people; no check reads the transcript)."""
     suffix = "" if attempt == 1 else f"-{attempt}"
@@ -170,9 +228,22 @@ def _smoke(sandbox: Sandbox, log_dir: Path, env: Mapping[str, str], smoke_steps:
     for name, text in SMOKE_FILES.items():
         sandbox.write_file(f"{repo}/{name}", text)
     smoke = sandbox.exec(
-        ["python3", "-m", "agent", "solve", "--workdir", repo, "--problem", SMOKE_PROBLEM,
-         "--budget-steps", str(smoke_steps)],
-        cwd=AGENT, env={**env, "EVOLVE_TRANSCRIPT": transcript}, timeout=timeout_s)
+        [
+            "python3",
+            "-m",
+            "agent",
+            "solve",
+            "--workdir",
+            repo,
+            "--problem",
+            SMOKE_PROBLEM,
+            "--budget-steps",
+            str(smoke_steps),
+        ],
+        cwd=AGENT,
+        env={**env, "EVOLVE_TRANSCRIPT": transcript},
+        timeout=timeout_s,
+    )
     log.write_text(f"exit {smoke.returncode}\n{smoke.stdout}\n{smoke.stderr}")
     try:
         (log_dir / f"validate-smoke-transcript{suffix}.jsonl").write_bytes(sandbox.read_file(transcript))
@@ -181,9 +252,16 @@ def _smoke(sandbox: Sandbox, log_dir: Path, env: Mapping[str, str], smoke_steps:
     return smoke, _smoke_changes(sandbox, repo, log) if smoke.ok else []
 
 
-def _contract(sandbox: Sandbox, code_dir: Path, log_dir: Path, channel_env: Mapping[str, str],
-              served: Callable[[], int], smoke_steps: int, timeout_s: float,
-              on_check: Callable[[str, str | None], None]) -> Verdict:
+def _contract(
+    sandbox: Sandbox,
+    code_dir: Path,
+    log_dir: Path,
+    channel_env: Mapping[str, str],
+    served: Callable[[], int],
+    smoke_steps: int,
+    timeout_s: float,
+    on_check: Callable[[str, str | None], None],
+) -> Verdict:
     """The engine's own checks of the agent contract (docs/design.md §The agent contract), whatever the
     child's tests say."""
     sandbox.write_file(SMOKE_PROBLEM, SMOKE_STATEMENT)
@@ -191,34 +269,68 @@ def _contract(sandbox: Sandbox, code_dir: Path, log_dir: Path, channel_env: Mapp
     before = served()
     smoke, changed = _smoke(sandbox, log_dir, env, smoke_steps, timeout_s, attempt=1)
     if not smoke.ok:
-        why = "timed out" if smoke.timed_out else f"exit {smoke.returncode}: {output_tail(smoke.stdout + smoke.stderr)}"
+        why = (
+            "timed out"
+            if smoke.timed_out
+            else f"exit {smoke.returncode}: {output_tail(smoke.stdout + smoke.stderr)}"
+        )
         return _failed(on_check, "solve", f"contract: solve does not complete a smoke task ({why})")
     on_check("solve", None)
     if served() <= before:
-        return _failed(on_check, "model request",
-                       "contract: solve made no model request through the gateway on the smoke task")
+        return _failed(
+            on_check,
+            "model request",
+            "contract: solve made no model request through the gateway on the smoke task",
+        )
     on_check("model request", None)
     for attempt in range(2, SMOKE_ATTEMPTS + 1):
         if changed:
             break
         _, changed = _smoke(sandbox, log_dir, env, smoke_steps, timeout_s, attempt)
     if not changed:
-        return _failed(on_check, "smoke change", f"contract: solve made no real change to the smoke repo in "
-                       f"{SMOKE_ATTEMPTS} tries (only its test, or nothing)")
+        return _failed(
+            on_check,
+            "smoke change",
+            f"contract: solve made no real change to the smoke repo in "
+            f"{SMOKE_ATTEMPTS} tries (only its test, or nothing)",
+        )
     on_check("smoke change", None)
     sandbox.put_dir(code_dir, GATE_SELF)
     sandbox.write_file(GATE_INSTRUCTIONS, GATE_INSTRUCTION)
     before = served()
     improve = sandbox.exec(
-        ["python3", "-m", "agent", "improve", "--workdir", GATE_SELF, "--instructions", GATE_INSTRUCTIONS,
-         "--budget-steps", "1"], cwd=AGENT, env={**env, **GATE_CONTEXT}, timeout=timeout_s)
-    (log_dir / "validate-improve.log").write_text(f"exit {improve.returncode}\n{improve.stdout}\n{improve.stderr}")
+        [
+            "python3",
+            "-m",
+            "agent",
+            "improve",
+            "--workdir",
+            GATE_SELF,
+            "--instructions",
+            GATE_INSTRUCTIONS,
+            "--budget-steps",
+            "1",
+        ],
+        cwd=AGENT,
+        env={**env, **GATE_CONTEXT},
+        timeout=timeout_s,
+    )
+    (log_dir / "validate-improve.log").write_text(
+        f"exit {improve.returncode}\n{improve.stdout}\n{improve.stderr}"
+    )
     if not improve.ok:
-        why = "timed out" if improve.timed_out else f"exit {improve.returncode}: {output_tail(improve.stdout + improve.stderr)}"
+        why = (
+            "timed out"
+            if improve.timed_out
+            else f"exit {improve.returncode}: {output_tail(improve.stdout + improve.stderr)}"
+        )
         return _failed(on_check, "improve", f"contract: improve does not start and exit cleanly ({why})")
     if served() <= before:  # a stub that exits 0 (a child may rewrite improve's body as `pass`)
-        return _failed(on_check, "improve", "contract: improve made no model request through the gateway, so it "
-                                            "cannot change anything")
+        return _failed(
+            on_check,
+            "improve",
+            "contract: improve made no model request through the gateway, so it cannot change anything",
+        )
     on_check("improve", None)
     return Verdict(True)
 

@@ -59,22 +59,56 @@ EMBEDDED_TIMEOUT_S = 600.0
 def capabilities(provider: str, model: str) -> Capabilities:
     """The row of the table for `provider` (a `[models.<role>] provider`) and `model`."""
     if provider == "anthropic":
-        return Capabilities(provider, "claude", "max_tokens", sampling=False, stop=True,
-                            default_max_tokens=4096, default_timeout_s=300.0, caller_cap=True)
+        return Capabilities(
+            provider,
+            "claude",
+            "max_tokens",
+            sampling=False,
+            stop=True,
+            default_max_tokens=4096,
+            default_timeout_s=300.0,
+            caller_cap=True,
+        )
     if provider == "openai" and is_reasoning(model):
-        return Capabilities(provider, "openai-reasoning", "max_completion_tokens", sampling=False, stop=False,
-                            default_max_tokens=REASONING_MAX_TOKENS, default_timeout_s=REASONING_TIMEOUT_S,
-                            caller_cap=False, structured=True)
+        return Capabilities(
+            provider,
+            "openai-reasoning",
+            "max_completion_tokens",
+            sampling=False,
+            stop=False,
+            default_max_tokens=REASONING_MAX_TOKENS,
+            default_timeout_s=REASONING_TIMEOUT_S,
+            caller_cap=False,
+            structured=True,
+        )
     if provider == "openai":
-        return Capabilities(provider, "openai-chat", "max_completion_tokens", sampling=True, stop=True,
-                            default_max_tokens=4096, default_timeout_s=120.0, caller_cap=True, seed=True,
-                            structured=True)
+        return Capabilities(
+            provider,
+            "openai-chat",
+            "max_completion_tokens",
+            sampling=True,
+            stop=True,
+            default_max_tokens=4096,
+            default_timeout_s=120.0,
+            caller_cap=True,
+            seed=True,
+            structured=True,
+        )
     # The embedded server answers one request at a time on a CPU, and a request's timeout includes its
     # wait behind another job's: 120 s made queued requests time out and be generated twice.
     timeout = EMBEDDED_TIMEOUT_S if provider == "embedded" else 120.0
-    return Capabilities(provider, "openai-compatible", "max_tokens", sampling=True, stop=True,
-                        default_max_tokens=1024, default_timeout_s=timeout, caller_cap=True, seed=True,
-                        structured=True)
+    return Capabilities(
+        provider,
+        "openai-compatible",
+        "max_tokens",
+        sampling=True,
+        stop=True,
+        default_max_tokens=1024,
+        default_timeout_s=timeout,
+        caller_cap=True,
+        seed=True,
+        structured=True,
+    )
 
 
 def completion_cap(caps: Capabilities, configured: int, requested: int | None, ceiling: int | None) -> int:

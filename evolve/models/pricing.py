@@ -28,14 +28,21 @@ class Price:
     cached_input_per_mtok: float | None = None
     cache_write_per_mtok: float | None = None
 
-    def cost(self, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0,
-             cache_write_tokens: int = 0) -> float:
+    def cost(
+        self, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0, cache_write_tokens: int = 0
+    ) -> float:
         """`prompt_tokens` counts every input token, cached and cache-written ones included."""
-        cached_price = self.input_per_mtok if self.cached_input_per_mtok is None else self.cached_input_per_mtok
+        cached_price = (
+            self.input_per_mtok if self.cached_input_per_mtok is None else self.cached_input_per_mtok
+        )
         write_price = self.input_per_mtok if self.cache_write_per_mtok is None else self.cache_write_per_mtok
         fresh = max(prompt_tokens - cached_tokens - cache_write_tokens, 0)
-        return (fresh * self.input_per_mtok + cached_tokens * cached_price + cache_write_tokens * write_price
-                + completion_tokens * self.output_per_mtok) / 1e6
+        return (
+            fresh * self.input_per_mtok
+            + cached_tokens * cached_price
+            + cache_write_tokens * write_price
+            + completion_tokens * self.output_per_mtok
+        ) / 1e6
 
 
 FREE = Price(0.0, 0.0)

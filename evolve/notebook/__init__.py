@@ -96,8 +96,8 @@ class LoadedRun:
 
 
 def best_belief(clade: CladeTree, epsilon: float = 0.25, min_evals: int = 5) -> str | None:
-    """HGM's final agent (`HGMPolicy.best`, evolve/search/hgm.py): the argmax of the ε-quantile of Beta(1+s, 1+f)
-    over valid nodes with ≥ `min_evals` evaluations, else over valid evaluated nodes, else the first
+    """HGM's final agent (`HGMPolicy.best`, evolve/search/hgm.py): the argmax of the ε-quantile of Beta(1+s,
+    1+f) over valid nodes with ≥ `min_evals` evaluations, else over valid evaluated nodes, else the first
     valid node."""
     best = HGMPolicy(HGMParams(epsilon=epsilon, min_evals=min_evals)).best(clade.view())
     return None if best is None else str(best)

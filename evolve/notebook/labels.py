@@ -20,7 +20,7 @@ def short_labels(ids: Iterable[str], max_chars: int = MAX_CHARS) -> dict[str, st
         if len(node) <= max_chars:
             labels[node] = node
             continue
-        rest = node[len(prefix):]
+        rest = node[len(prefix) :]
         labels[node] = "…" + (rest if len(rest) <= max_chars else rest[-max_chars:])
     if len(set(labels.values())) < len(labels):
         return {node: node for node in ids}

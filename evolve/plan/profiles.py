@@ -45,19 +45,30 @@ EMBEDDED_MODEL = "qwen2.5-coder-0.5b-instruct"
 _QUICKSTART = JobProfile(
     evaluation=RoleTokens(solve=Tokens(1_483, 307)),
     expansion=RoleTokens(diagnose=Tokens(800, 200), modify=Tokens(2_700, 500), solve=Tokens(250, 48)),
-    evaluation_minutes=0.88, expansion_minutes=3.1, source="default (the published quickstart bundle)")
+    evaluation_minutes=0.88,
+    expansion_minutes=3.1,
+    source="default (the published quickstart bundle)",
+)
 
 DEFAULTS: dict[str, JobProfile] = {
     "swebench": JobProfile(
         evaluation=RoleTokens(solve=Tokens(900_000, 15_000)),
-        expansion=RoleTokens(diagnose=Tokens(60_000, 6_000), modify=Tokens(800_000, 25_000),
-                             solve=Tokens(20_000, 2_000)),
-        evaluation_minutes=35.0, expansion_minutes=60.0, source="default for SWE-bench"),
+        expansion=RoleTokens(
+            diagnose=Tokens(60_000, 6_000), modify=Tokens(800_000, 25_000), solve=Tokens(20_000, 2_000)
+        ),
+        evaluation_minutes=35.0,
+        expansion_minutes=60.0,
+        source="default for SWE-bench",
+    ),
     "polyglot": JobProfile(
         evaluation=RoleTokens(solve=Tokens(150_000, 10_000)),
-        expansion=RoleTokens(diagnose=Tokens(40_000, 6_000), modify=Tokens(400_000, 20_000),
-                             solve=Tokens(20_000, 2_000)),
-        evaluation_minutes=8.0, expansion_minutes=30.0, source="default for polyglot"),
+        expansion=RoleTokens(
+            diagnose=Tokens(40_000, 6_000), modify=Tokens(400_000, 20_000), solve=Tokens(20_000, 2_000)
+        ),
+        evaluation_minutes=8.0,
+        expansion_minutes=30.0,
+        source="default for polyglot",
+    ),
 }
 
 
@@ -111,7 +122,8 @@ def _recorded(run_path: Path, kinds: dict[str, JobKind]) -> dict[JobKind, RoleTo
                 continue  # a job the rows do not know (a bench's gateway test): not this run's work
             usage = record["response"].get("usage") or {}
             sums[kind][role] = sums[kind][role].plus(
-                Tokens(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)))
+                Tokens(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0))
+            )
     return {kind: RoleTokens(**roles) for kind, roles in sums.items()}
 
 
@@ -140,15 +152,24 @@ def run_usage(path: Path) -> RunUsage:
     except (EvolveError, OSError, ValueError, KeyError) as exc:
         raise EvolveError(f"cannot measure tokens from {path}: {exc}") from None
     ended = [j for j in jobs if j.finished is not None and j.state != JobState.CANCELLED]
-    seconds = {kind: tuple(j.finished - j.started for j in ended if j.kind == kind)  # type: ignore[operator]
-               for kind in JobKind}
-    return RunUsage(path, len(evaluations), float(sum(e.tokens for e in evaluations)),
-                    float(expansion_tokens(nodes, evaluations)), seconds, recorded)
+    seconds = {
+        kind: tuple(j.finished - j.started for j in ended if j.kind == kind)  # type: ignore[operator]
+        for kind in JobKind
+    }
+    return RunUsage(
+        path,
+        len(evaluations),
+        float(sum(e.tokens for e in evaluations)),
+        float(expansion_tokens(nodes, evaluations)),
+        seconds,
+        recorded,
+    )
 
 
 def _sum_roles(parts: Sequence[RoleTokens]) -> RoleTokens:
-    return RoleTokens(*(Tokens(sum(p.of(r).input for p in parts), sum(p.of(r).output for p in parts))
-                        for r in ROLES))
+    return RoleTokens(
+        *(Tokens(sum(p.of(r).input for p in parts), sum(p.of(r).output for p in parts)) for r in ROLES)
+    )
 
 
 def measured_profile(usages: Sequence[RunUsage], fallback: JobProfile) -> JobProfile | None:
@@ -163,16 +184,27 @@ def measured_profile(usages: Sequence[RunUsage], fallback: JobProfile) -> JobPro
     expand_shares = _sum_roles([u.recorded.get(JobKind.EXPAND, RoleTokens()) for u in usages])
     expansion = fallback.expansion
     if expand_seconds:
-        expansion = _split(sum(u.expansion_tokens for u in usages) / len(expand_seconds),
-                           expand_shares if expand_shares.total else fallback.expansion, ROLES)
+        expansion = _split(
+            sum(u.expansion_tokens for u in usages) / len(expand_seconds),
+            expand_shares if expand_shares.total else fallback.expansion,
+            ROLES,
+        )
     return JobProfile(
-        evaluation=_split(sum(u.evaluation_tokens for u in usages) / evaluations,
-                          eval_shares if eval_shares.total else fallback.evaluation, ("solve",)),
+        evaluation=_split(
+            sum(u.evaluation_tokens for u in usages) / evaluations,
+            eval_shares if eval_shares.total else fallback.evaluation,
+            ("solve",),
+        ),
         expansion=expansion,
-        evaluation_minutes=statistics.fmean(eval_seconds) / 60 if eval_seconds else fallback.evaluation_minutes,
-        expansion_minutes=statistics.fmean(expand_seconds) / 60 if expand_seconds else fallback.expansion_minutes,
+        evaluation_minutes=statistics.fmean(eval_seconds) / 60
+        if eval_seconds
+        else fallback.evaluation_minutes,
+        expansion_minutes=statistics.fmean(expand_seconds) / 60
+        if expand_seconds
+        else fallback.expansion_minutes,
         source=f"measured: {', '.join(str(u.path) for u in usages)} ({evaluations} evaluations, "
-               f"{len(expand_seconds)} expansions)")
+        f"{len(expand_seconds)} expansions)",
+    )
 
 
 EARLIER_RUNS = 3

@@ -20,17 +20,23 @@ from __future__ import annotations
 from evolve.plan.types import JobProfile, RoleTokens, Tokens
 
 BUNDLES: dict[tuple[str, str], tuple[str, ...]] = {
-    ("humaneval", "qwen2.5-coder-0.5b-instruct"): ("humaneval-cpu.evolve.tar.gz", "quickstart-embedded.evolve.tar.gz"),
+    ("humaneval", "qwen2.5-coder-0.5b-instruct"): (
+        "humaneval-cpu.evolve.tar.gz",
+        "quickstart-embedded.evolve.tar.gz",
+    ),
 }
 """The published bundles (archive/published) each calibration is measured on."""
 
 CALIBRATED: dict[tuple[str, str], JobProfile] = {
     ("humaneval", "qwen2.5-coder-0.5b-instruct"): JobProfile(
         evaluation=RoleTokens(solve=Tokens(1_655.8, 420.1)),
-        expansion=RoleTokens(diagnose=Tokens(3_137.0, 784.2), modify=Tokens(10_587.3, 1_960.6),
-                             solve=Tokens(980.3, 188.2)),
-        evaluation_minutes=0.7104, expansion_minutes=2.4548,
-        source="published: humaneval-cpu, quickstart-embedded (229 evaluations, 15 expansions)"),
+        expansion=RoleTokens(
+            diagnose=Tokens(3_137.0, 784.2), modify=Tokens(10_587.3, 1_960.6), solve=Tokens(980.3, 188.2)
+        ),
+        evaluation_minutes=0.7104,
+        expansion_minutes=2.4548,
+        source="published: humaneval-cpu, quickstart-embedded (229 evaluations, 15 expansions)",
+    ),
 }
 
 

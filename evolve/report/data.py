@@ -68,7 +68,8 @@ class NodeView:
     tokens: int = 0
     cost_usd: float = 0.0
     candidates: list[str] = field(default_factory=list)
-    """The candidate children its expansion sampled, one line each with its filter verdict (detailed nodes)."""
+    """The candidate children its expansion sampled, one line each with its filter verdict (detailed
+    nodes)."""
 
     @property
     def forged(self) -> int:
@@ -106,8 +107,12 @@ def overlay(run: Run) -> Overlay:
     nodes = run.nodes()
     rows: list[Row] = run._rows("SELECT node, task, split, outcome, created FROM evaluations ORDER BY id")
     curves, tree = progress_curves(run, nodes, rows, run.config.policy)
-    return Overlay(run.config.run.name, str(run.path), curves,
-                   headline(run, infer_stop_reason(run, tree, nodes), tree).lines())
+    return Overlay(
+        run.config.run.name,
+        str(run.path),
+        curves,
+        headline(run, infer_stop_reason(run, tree, nodes), tree).lines(),
+    )
 
 
 @dataclass(frozen=True)
@@ -184,8 +189,16 @@ def best_belief(run: Run, tree: CladeTree, heldout: list[Row]) -> BestBelief | N
     if policy.name in ("hgm", "hgm_cost"):
         epsilon = (policy.hgm if policy.name == "hgm" else policy.hgm_cost).epsilon
         quantile = float(beta_quantile(np.array([best.successes]), np.array([best.failures]), epsilon)[0])
-    return BestBelief(best.node, best.successes, best.failures, quantile, _interval(best.successes, best.failures),
-                      score, best.rule, best.lineage)
+    return BestBelief(
+        best.node,
+        best.successes,
+        best.failures,
+        quantile,
+        _interval(best.successes, best.failures),
+        score,
+        best.rule,
+        best.lineage,
+    )
 
 
 def _lineage(tree: CladeTree, node: Hashable | None) -> set[str]:
@@ -202,7 +215,9 @@ def _diffs(run: Run, nodes: list[Node], lineage: set[str], limit: int) -> dict[s
             continue
         text = run.diff(node.id)
         if len(text) > DIFF_CHARS:
-            text = text[:DIFF_CHARS] + f"\n... cut at {DIFF_CHARS} characters: `evolve show` prints all of it\n"
+            text = (
+                text[:DIFF_CHARS] + f"\n... cut at {DIFF_CHARS} characters: `evolve show` prints all of it\n"
+            )
         diffs[node.id] = text
     return diffs
 
@@ -249,17 +264,28 @@ def _config_rows(run: Run, source: dict | None) -> list[tuple[str, str]]:
     if "bundle" in source:
         rows.append(("imported from", f"bundle {source['bundle']} (run {source.get('run_id', '?')})"))
     else:
-        rows.append(("imported from", f"a {source.get('format', '?')} run directory ({len(source.get('ids', {}))} nodes)"))
+        rows.append(
+            (
+                "imported from",
+                f"a {source.get('format', '?')} run directory ({len(source.get('ids', {}))} nodes)",
+            )
+        )
     return rows
 
 
-def _budget_rows(run: Run, tree: CladeTree, nodes: list[Node], tokens: int, dollars: float) -> list[tuple[str, str]]:
+def _budget_rows(
+    run: Run, tree: CladeTree, nodes: list[Node], tokens: int, dollars: float
+) -> list[tuple[str, str]]:
     budget = run.config.budget
     expansions = len(nodes) - len(tree.roots)
     source = _imported_from(run)
     if source is not None and "bundle" not in source:  # another engine's run: its budget is not known
-        return [("evaluations", f"{tree.results} counted (its budget is not recorded)"),
-                ("expansions", str(expansions)), ("tokens", "not recorded"), ("dollars", "not recorded")]
+        return [
+            ("evaluations", f"{tree.results} counted (its budget is not recorded)"),
+            ("expansions", str(expansions)),
+            ("tokens", "not recorded"),
+            ("dollars", "not recorded"),
+        ]
     rows = [("evaluations", f"{tree.results} of {budget.evaluations}"),
             ("expansions", f"{expansions}" + ("" if budget.expansions is None else f" of {budget.expansions}")),
             ("tokens", f"{tokens:,}" + ("" if budget.tokens is None else f" of {budget.tokens:,}")),
@@ -268,8 +294,15 @@ def _budget_rows(run: Run, tree: CladeTree, nodes: list[Node], tokens: int, doll
         rows.append(("CPU-hours", f"{run_cpu_hours(run, sandbox_cpus(run)):.2f} of {budget.cpu_hours:g}"))
     for change in run.budget_changes():  # made on a resume (`evolve run --resume RUN --budget NAME=VALUE`)
         when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(change["time"]))
-        rows.append(("changed " + when, ", ".join(f"{name} {limit_text(old)} → {limit_text(new)}"
-                                                  for name, (old, new) in change["changes"].items())))
+        rows.append(
+            (
+                "changed " + when,
+                ", ".join(
+                    f"{name} {limit_text(old)} → {limit_text(new)}"
+                    for name, (old, new) in change["changes"].items()
+                ),
+            )
+        )
     rate = code_edit_rate(run)  # valid children with a code edit / expansions (evolve.archive.edits)
     rows.append(("code edits", "not counted (a long run)" if rate is None else f"{rate} of expansions"))
     expansions, stages = candidate_stages(run)

@@ -30,7 +30,8 @@ def _cut(text: str | None) -> str:
 
 def exchange_rows(path: Path) -> Iterator[dict]:
     """The rows of one job's exchange log that have an exchange's shape. A line cut by a crash mid-append,
-    or a row of another shape (a damaged or foreign bundle: `{"request": 1}`), is left out; the others count."""
+    or a row of another shape (a damaged or foreign bundle: `{"request": 1}`), is left out; the others
+    count."""
     # a line cut by a crash mid-append, or not a bounded object, is skipped
     for record in untrusted.jsonl(untrusted.read_bytes(path), EXCHANGE_BOUNDS):
         row = dict(record.fields)
@@ -45,10 +46,14 @@ def _shaped(row: object) -> bool:
     if not isinstance(request, dict) or not isinstance(response, dict):
         return False
     messages, usage = request.get("messages") or [], response.get("usage") or {}
-    return (isinstance(messages, list) and all(isinstance(m, dict) for m in messages)
-            and isinstance(response.get("message") or {}, dict) and isinstance(usage, dict)
-            and all(isinstance(v, int | float) for v in usage.values())
-            and isinstance(row.get("created", 0), int | float))
+    return (
+        isinstance(messages, list)
+        and all(isinstance(m, dict) for m in messages)
+        and isinstance(response.get("message") or {}, dict)
+        and isinstance(usage, dict)
+        and all(isinstance(v, int | float) for v in usage.values())
+        and isinstance(row.get("created", 0), int | float)
+    )
 
 
 def _exchange(path_name: str, job: Job, row: dict) -> dict:
@@ -74,7 +79,9 @@ def node_exchanges(run: Run, nodes: Iterable[str]) -> dict[str, dict]:
         for job in jobs:
             directory = run.path / "logs" / f"job-{job.id}"
             if directory.is_dir():
-                logs[str(job.id)] = sorted(str(p.relative_to(directory)) for p in directory.rglob("*") if p.is_file())[:40]
+                logs[str(job.id)] = sorted(
+                    str(p.relative_to(directory)) for p in directory.rglob("*") if p.is_file()
+                )[:40]
             for path in job_exchanges(run, job.id):
                 for row in exchange_rows(path):
                     if len(exchanges) >= PER_NODE:

@@ -46,7 +46,9 @@ class Headline:
             if self.versus is not None and (note := self.versus.small_sample_note()) is not None:
                 lines.append(f"  {note}")
             lines.append(f"rule: {self.best.rule}")
-        lines.append(f"cost: {self.tokens:,} tokens, ${self.dollars:.4f}, {self.cpu_hours:.2f} sandbox CPU-hours")
+        lines.append(
+            f"cost: {self.tokens:,} tokens, ${self.dollars:.4f}, {self.cpu_hours:.2f} sandbox CPU-hours"
+        )
         lines.append(f"stopped: {self.stop_reason}")
         return lines
 
@@ -57,13 +59,19 @@ class Headline:
         if self.seed == self.best.node:
             return f"seed vs final: the final agent is the seed (node {self.seed}); no agent beat it"
         if self.versus is None:
-            why = ("the seed was not scored on the held-out tasks (tasks.heldout_seed = true scores it)"
-                   if self.seed_heldout is None else "no held-out task was scored for both")
+            why = (
+                "the seed was not scored on the held-out tasks (tasks.heldout_seed = true scores it)"
+                if self.seed_heldout is None
+                else "no held-out task was scored for both"
+            )
             return f"seed vs final on held-out: not compared: {why}"
         d, v = self.versus.difference, self.versus
-        return (f"seed vs final on {v.tasks} held-out tasks, paired: seed {v.a.passed}/{v.tasks}, final "
-                f"{v.b.passed}/{v.tasks}, difference {d.mean:+.3f} [{d.low:+.3f}, {d.high:+.3f}] (95 %, Newcombe), "
-                f"exact McNemar p = {v.mcnemar_p:.3g}")
+        return (
+            f"seed vs final on {v.tasks} held-out tasks, paired: seed {v.a.passed}/{v.tasks}, final "
+            f"{v.b.passed}/{v.tasks}, difference {d.mean:+.3f} [{d.low:+.3f}, {d.high:+.3f}] (95 %, "
+            "Newcombe), "
+            f"exact McNemar p = {v.mcnemar_p:.3g}"
+        )
 
 
 def _score(heldout: tuple[int, int] | None) -> str:
@@ -89,5 +97,14 @@ def headline(run: Run, stop_reason: str, tree: CladeTree | None = None) -> Headl
     if best is not None and seed is not None and seed != best.node and final.keys() & seeded.keys():
         versus = compare(seeded, final, labels=(f"seed {seed}", f"final {best.node}"))
     tokens, dollars = run.usage_totals()
-    return Headline(best, _passed(final), seed, _passed(seeded), versus, tokens, dollars,
-                    run_cpu_hours(run, sandbox_cpus(run)), stop_reason)
+    return Headline(
+        best,
+        _passed(final),
+        seed,
+        _passed(seeded),
+        versus,
+        tokens,
+        dollars,
+        run_cpu_hours(run, sandbox_cpus(run)),
+        stop_reason,
+    )

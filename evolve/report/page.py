@@ -46,8 +46,13 @@ border:1px solid #333;vertical-align:-1px;margin-right:4px}table.outcomes td{pad
 .pass{color:#116329}.fail,.error,.timeout{color:#a40e26}.infra{color:#888}
 """
 
+
 def _kv(rows: list[tuple[str, str]]) -> str:
-    return '<table class="kv">' + "".join(f"<tr><td>{escape(k)}</td><td>{escape(v)}</td></tr>" for k, v in rows) + "</table>"
+    return (
+        '<table class="kv">'
+        + "".join(f"<tr><td>{escape(k)}</td><td>{escape(v)}</td></tr>" for k, v in rows)
+        + "</table>"
+    )
 
 
 def _best_card(data: ReportData) -> str:
@@ -81,30 +86,53 @@ def _usage_charts(data: ReportData) -> str:
         lines = [Line(role, s.hours, list(s.totals), _PALETTE[i % len(_PALETTE)], steps=True)
                  for i, (role, s) in enumerate(series.items())]  # fmt: skip
         charts.append(line_chart(chart_id, title, lines, "hours since the run started", unit))
-    note = "" if usage.exchanges else "<p class='meta'>No recorded model exchanges in this run (an imported run keeps none).</p>"
+    note = (
+        ""
+        if usage.exchanges
+        else "<p class='meta'>No recorded model exchanges in this run (an imported run keeps none).</p>"
+    )
     recorded = round(sum(series.totals[-1] for series in usage.tokens.values() if series.totals))
-    if usage.exchanges and recorded < data.tokens_counted:  # a bundle exported before every exchange file travelled
-        note += (f"<p class='meta' id='tokens-missing'>The recorded exchanges hold {recorded:,} of the "
-                 f"{data.tokens_counted:,} tokens the gateway counted: the rest were not carried (a bundle "
-                 "exported before `evolve export` carried every exchange file of every job).</p>")
-    cache = "; ".join(f"{escape(role)} {usage.cache_hit_rate(role):.0%} of {prompt:,}"
-                      for role, (prompt, _) in sorted(usage.prompt_cache.items()) if prompt)
+    # a bundle exported before every exchange file travelled
+    if usage.exchanges and recorded < data.tokens_counted:
+        note += (
+            f"<p class='meta' id='tokens-missing'>The recorded exchanges hold {recorded:,} of the "
+            f"{data.tokens_counted:,} tokens the gateway counted: the rest were not carried (a bundle "
+            "exported before `evolve export` carried every exchange file of every job).</p>"
+        )
+    cache = "; ".join(
+        f"{escape(role)} {usage.cache_hit_rate(role):.0%} of {prompt:,}"
+        for role, (prompt, _) in sorted(usage.prompt_cache.items())
+        if prompt
+    )
     if cache:
-        note += f"<p class='meta' id='prompt-cache'>prompt tokens read from the server's prompt cache: {cache}</p>"
+        note += (
+            "<p class='meta' id='prompt-cache'>prompt tokens read from the server's prompt cache: "
+            f"{cache}</p>"
+        )
     return note + '<div class="charts">' + "".join(charts) + "</div>"
 
 
 def _progress_charts(data: ReportData) -> str:
     c = data.curves
+
     def lines(xs: list[float]) -> list[Line]:
         return [Line(f"best observed own pass rate (valid, ≥ {c.min_results} results)", xs, c.best_observed, "#1f77b4"),
                 Line("best node's own pass rate", xs, c.best_belief, "#e0a800"),
                 Line("seed's own pass rate (baseline)", xs, c.seed, "#888888")]  # fmt: skip
-    by_time = line_chart("curve-time", "progress against wall time", lines(c.hours), "hours since the run started",
-                         "pass rate", y_max=1.0)
+
+    by_time = line_chart(
+        "curve-time",
+        "progress against wall time",
+        lines(c.hours),
+        "hours since the run started",
+        "pass rate",
+        y_max=1.0,
+    )
     if data.import_times:  # results stamped at import time: a wall axis would show the import, in microhours
-        by_time = ("<p class='meta' id='no-wall-axis'>No wall-time chart: this run was imported from another "
-                   "engine's run directory, whose results carry no time of their own.</p>")
+        by_time = (
+            "<p class='meta' id='no-wall-axis'>No wall-time chart: this run was imported from another "
+            "engine's run directory, whose results carry no time of their own.</p>"
+        )
     return ('<div class="charts">'
             + line_chart("curve-evaluations", "progress against evaluations used",
                          lines([float(x) for x in c.evaluations]), "counted dev results", "pass rate", y_max=1.0)
@@ -115,17 +143,27 @@ def _overlays(data: ReportData) -> str:
     """`evolve report RUN_A RUN_B`: each run's best node against evaluations, and each run's answer."""
     if not data.overlays:
         return ""
-    runs = [(f"{data.title.removeprefix('evolve run ')} (this page)", data.curves, data.answer),
-            *((o.name, o.curves, o.answer) for o in data.overlays)]
+    runs = [
+        (f"{data.title.removeprefix('evolve run ')} (this page)", data.curves, data.answer),
+        *((o.name, o.curves, o.answer) for o in data.overlays),
+    ]
     lines = [Line(name, [float(x) for x in curves.evaluations], curves.best_belief, _PALETTE[i % len(_PALETTE)])
              for i, (name, curves, _) in enumerate(runs)]  # fmt: skip
     answers = "".join(f"<div class='card overlay-answer'><h3>{escape(name)}</h3><ul>"
                       + "".join(f"<li>{escape(line.strip())}</li>" for line in answer) + "</ul></div>"
                       for name, _, answer in runs)  # fmt: skip
-    return ('<h2 id="overlay">runs overlaid</h2><div class="charts">'
-            + line_chart("curve-overlay", "best node's own pass rate, each run", lines, "counted dev results",
-                         "pass rate", y_max=1.0)
-            + f'</div><div class="cards">{answers}</div>')
+    return (
+        '<h2 id="overlay">runs overlaid</h2><div class="charts">'
+        + line_chart(
+            "curve-overlay",
+            "best node's own pass rate, each run",
+            lines,
+            "counted dev results",
+            "pass rate",
+            y_max=1.0,
+        )
+        + f'</div><div class="cards">{answers}</div>'
+    )
 
 
 def render(data: ReportData, refresh_s: float | None = None) -> str:

@@ -62,9 +62,15 @@ def tree_svg(nodes: Sequence[NodeView], best: str | None) -> str:
         tip = (f"{node.id}: own {node.own[0]}/{results}, clade {node.clade[0]}/{sum(node.clade)}"
                + ("" if node.valid else f", invalid: {node.reason or 'no reason recorded'}")
                + (f", FLAGGED: {node.forged} forged verdict(s)" if node.forged else ""))  # fmt: skip
-        classes = ("node" + ("" if node.valid else " invalid") + (" best" if node.id == best else "")
-                   + (" flagged" if node.forged else ""))
-        parts.append(f'<g class="{classes}" data-id="{escape(node.id)}" tabindex="0"><title>{escape(tip)}</title>')
+        classes = (
+            "node"
+            + ("" if node.valid else " invalid")
+            + (" best" if node.id == best else "")
+            + (" flagged" if node.forged else "")
+        )
+        parts.append(
+            f'<g class="{classes}" data-id="{escape(node.id)}" tabindex="0"><title>{escape(tip)}</title>'
+        )
         if node.id == best:
             parts.append(f'<circle class="ring" cx="{x:.1f}" cy="{y:.1f}" r="{radius + 5:.1f}"/>')
         parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{radius:.1f}" fill="{colour(rate)}"/>')
@@ -125,8 +131,11 @@ def line_chart(chart_id: str, title: str, lines: Sequence[Line], xlabel: str, yl
              f'<text class="title" x="{left}" y="16">{escape(title)}</text>',
              f'<rect class="frame" x="{left}" y="{top}" width="{plot_w}" height="{plot_h}"/>']  # fmt: skip
     for tick in y_ticks:
-        parts.append(f'<line class="grid" x1="{left}" x2="{left + plot_w}" y1="{sy(tick):.1f}" y2="{sy(tick):.1f}"/>'
-                     f'<text class="tick" x="{left - 6}" y="{sy(tick) + 4:.1f}" text-anchor="end">{_number(tick)}</text>')
+        parts.append(
+            f'<line class="grid" x1="{left}" x2="{left + plot_w}" y1="{sy(tick):.1f}" y2="{sy(tick):.1f}"/>'
+            f'<text class="tick" x="{left - 6}" y="{sy(tick) + 4:.1f}" '
+            f'text-anchor="end">{_number(tick)}</text>'
+        )
     for tick in _ticks(x_top):
         parts.append(f'<text class="tick" x="{sx(tick):.1f}" y="{top + plot_h + 16}" text-anchor="middle">'
                      f"{_number(tick)}</text>")  # fmt: skip
@@ -215,7 +224,9 @@ def grid_svg(nodes: Sequence[NodeView], tasks: Sequence[str], heldout: Sequence[
             outcomes = node.outcomes.get(task)
             if outcomes:
                 tip = f"{node.id} on {task}: {' '.join(outcomes)}"
-                parts.append(f'<rect class="cell" x="{x0 + col * cell}" y="{y + 1}" width="{cell - 2}" '
-                             f'height="{cell - 2}" fill="{_cell_colour(outcomes)}"><title>{escape(tip)}</title></rect>')
+                parts.append(
+                    f'<rect class="cell" x="{x0 + col * cell}" y="{y + 1}" width="{cell - 2}" '
+                    f'height="{cell - 2}" fill="{_cell_colour(outcomes)}"><title>{escape(tip)}</title></rect>'
+                )
     parts.append("</svg>")
     return "".join(parts)

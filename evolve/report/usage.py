@@ -69,10 +69,15 @@ def _exchange_events(run: Run) -> tuple[Events, Events, int, dict[str, tuple[int
         for row in exchange_rows(path):  # a cut line, or a row of another shape, is left out
             usage = (row.get("response") or {}).get("usage") or {}
             role, when = str(row.get("role", "?")), float(row.get("created", 0))
-            tokens.append((when, role, float(usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0))))
+            tokens.append(
+                (when, role, float(usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)))
+            )
             dollars.append((when, role, float(usage.get("cost_usd", 0.0))))
             prompt, cached = cache.get(role, (0, 0))
-            cache[role] = (prompt + int(usage.get("prompt_tokens", 0)), cached + int(usage.get("cached_prompt_tokens", 0)))
+            cache[role] = (
+                prompt + int(usage.get("prompt_tokens", 0)),
+                cached + int(usage.get("cached_prompt_tokens", 0)),
+            )
             count += 1
     return tokens, dollars, count, cache
 
@@ -83,6 +88,12 @@ def usage_over_time(run: Run, jobs: list[Job]) -> Usage:
     if tokens:
         start = min(start, min(t for t, _, _ in tokens)) if jobs else min(t for t, _, _ in tokens)
     cpus = sandbox_cpus(run)
-    cpu = [(job.finished, job.kind, cpu_hours(job.finished - job.started, cpus))
-           for job in jobs if job.finished is not None and job.state != JobState.CANCELLED]  # as the budget counts
-    return Usage(_cumulative(tokens, start), _cumulative(dollars, start), _cumulative(cpu, start), count, cache)
+    cpu = [
+        (job.finished, job.kind, cpu_hours(job.finished - job.started, cpus))
+        # as the budget counts
+        for job in jobs
+        if job.finished is not None and job.state != JobState.CANCELLED
+    ]
+    return Usage(
+        _cumulative(tokens, start), _cumulative(dollars, start), _cumulative(cpu, start), count, cache
+    )

@@ -92,13 +92,22 @@ class DockerSandbox:
         self._pending: TarBuilder | None = None
         self._pending_dirs: list[str] = []
         # How gathered copies ride in the next command's exec: as its user, by dropping root's uid, or not.
-        self._ride: str | None = "self" if user in _COPY_USERS else (
-            "drop" if user in ("root", "0") and {"SETUID", "SETGID"} <= set(cap_add) else None)
-        self.release: Callable[[Callable[[], None]], None] | None = None  # a pool's: removes it off the job's path
+        self._ride: str | None = (
+            "self"
+            if user in _COPY_USERS
+            else ("drop" if user in ("root", "0") and {"SETUID", "SETGID"} <= set(cap_add) else None)
+        )
+        # a pool's: removes it off the job's path
+        self.release: Callable[[Callable[[], None]], None] | None = None
         self._freezer: Path | None = None  # the container's freezer cgroup on this host, once looked up
         self._freezer_known = False
-        self._layer = None if limits.disk is not None else LayerWatch(
-            client, container.id, cap=limits.layer_disk, poll_s=limits.layer_poll_s, uid=AGENT_UID)
+        self._layer = (
+            None
+            if limits.disk is not None
+            else LayerWatch(
+                client, container.id, cap=limits.layer_disk, poll_s=limits.layer_poll_s, uid=AGENT_UID
+            )
+        )
 
     @classmethod
     def create(
@@ -138,15 +147,26 @@ class DockerSandbox:
             gateway_dir=slot,
         )
         try:
-            return cls._start(image, options, client, limits=limits, user=user, workdir=workdir, slot=slot,
-                              homes=homes)
+            return cls._start(
+                image, options, client, limits=limits, user=user, workdir=workdir, slot=slot, homes=homes
+            )
         except BaseException:
             remove_slot(slot)
             raise
 
     @classmethod
-    def _start(cls, image: str, options: dict, client: docker.DockerClient | None, *, limits: SandboxLimits,
-               user: str, workdir: str, slot: Path | None, homes: ImageHomes | None) -> DockerSandbox:
+    def _start(
+        cls,
+        image: str,
+        options: dict,
+        client: docker.DockerClient | None,
+        *,
+        limits: SandboxLimits,
+        user: str,
+        workdir: str,
+        slot: Path | None,
+        homes: ImageHomes | None,
+    ) -> DockerSandbox:
         owns_client = client is None
         with infra("cannot reach the Docker engine"):
             client = client or docker.from_env(timeout=120)
@@ -156,8 +176,18 @@ class DockerSandbox:
             if owns_client:
                 client.close()
             raise
-        box = cls(client, container, limits=limits, user=user, workdir=workdir, owns_client=owns_client,
-                  started_at=started_at, slot=slot, cap_add=tuple(options["cap_add"]), lease=lease)
+        box = cls(
+            client,
+            container,
+            limits=limits,
+            user=user,
+            workdir=workdir,
+            owns_client=owns_client,
+            started_at=started_at,
+            slot=slot,
+            cap_add=tuple(options["cap_add"]),
+            lease=lease,
+        )
         if home is not None:
             try:
                 box._copy_home(*home)
@@ -171,7 +201,11 @@ class DockerSandbox:
         now. False when it cannot be (the caller then closes it and starts a fresh one)."""
         if (gateway_socket is None) != (self._slot is None):
             return False
-        if gateway_socket is not None and self._slot is not None and not link_socket(self._slot, gateway_socket):
+        if (
+            gateway_socket is not None
+            and self._slot is not None
+            and not link_socket(self._slot, gateway_socket)
+        ):
             return False
         with infra("cannot rename a container"):
             self._container.rename(container_name(run_id, job_id))
@@ -202,8 +236,9 @@ class DockerSandbox:
         if self._deadline <= time.monotonic():
             return self._exhausted()
         if self._layer_full():
-            return ExecResult(-1, "", f"[evolve: {self._layer_note()}; no command runs in it now]\n", 0.0,
-                              disk_full=True)
+            return ExecResult(
+                -1, "", f"[evolve: {self._layer_note()}; no command runs in it now]\n", 0.0, disk_full=True
+            )
         self._exec_count += 1
         pidfile = f"/tmp/.evolve-exec-{self._exec_count}.pid"
         stdin_file = ""
@@ -218,8 +253,14 @@ class DockerSandbox:
         if remaining <= 0:
             return self._exhausted()
         limit = remaining if timeout is None else min(timeout, remaining)
-        wrapper = exec_wrapper(cmd, pidfile=pidfile, stdin_file=stdin_file, cwd=self._path(cwd or "."), limit_s=limit,
-                               grace_s=self._limits.kill_grace_s)
+        wrapper = exec_wrapper(
+            cmd,
+            pidfile=pidfile,
+            stdin_file=stdin_file,
+            cwd=self._path(cwd or "."),
+            limit_s=limit,
+            grace_s=self._limits.kill_grace_s,
+        )
         collector = OutputCollector(self._limits.output_limit_bytes)
         with infra("exec failed"):
             exec_id, stream = self._start_exec(wrapper, env or {}, copies)
@@ -244,11 +285,22 @@ class DockerSandbox:
         stdout, stderr = collector.texts()
         full = self._full_mounts() if returncode != 0 and not timed_out else []
         if full:
-            stderr += f"\n[evolve: the sandbox's disk is full ({', '.join(full)}; limit {self._limits.disk} each)]\n"
+            stderr += (
+                f"\n[evolve: the sandbox's disk is full ({', '.join(full)}; limit {self._limits.disk} "
+                "each)]\n"
+            )
         elif self._layer_full():
             stderr += f"\n[evolve: {self._layer_note()}]\n"
-        return ExecResult(returncode, stdout, stderr, duration, timed_out=timed_out, oom_killed=oom,
-                          truncated=collector.over_limit.is_set(), disk_full=bool(full) or self._layer_full())
+        return ExecResult(
+            returncode,
+            stdout,
+            stderr,
+            duration,
+            timed_out=timed_out,
+            oom_killed=oom,
+            truncated=collector.over_limit.is_set(),
+            disk_full=bool(full) or self._layer_full(),
+        )
 
     def end_agent_processes(self) -> None:
         """Kill every process of the agent's uid in the container. Run after every command, so none outlives
@@ -271,8 +323,9 @@ class DockerSandbox:
             except OSError as exc:  # the cgroup went with the container, or is not ours: kill from inside
                 log.debug("cannot freeze %s: %s", self._container.id[:12], exc)
         with contextlib.suppress(*INFRA_ERRORS):  # best effort: a container that is gone has no processes
-            exec_id = self._client.api.exec_create(self._container.id, ["sh", "-c", "kill -KILL -1"],
-                                                   user=f"{AGENT_UID}:{AGENT_UID}")["Id"]
+            exec_id = self._client.api.exec_create(
+                self._container.id, ["sh", "-c", "kill -KILL -1"], user=f"{AGENT_UID}:{AGENT_UID}"
+            )["Id"]
             self._client.api.exec_start(exec_id)
 
     def write_file(self, path: str, content: str | bytes) -> None:
@@ -360,13 +413,18 @@ class DockerSandbox:
         return self._layer is not None and self._layer.full.is_set()
 
     def _layer_note(self) -> str:
-        return f"the sandbox's writable layer passed its cap of {self._limits.layer_disk}: its processes were killed"
+        return (
+            f"the sandbox's writable layer passed its cap of {self._limits.layer_disk}: its processes "
+            "were killed"
+        )
 
     def _full_mounts(self) -> list[str]:
         """The writable mounts with under 1 MiB free (a failed command may have died of a full disk)."""
         if self._limits.disk is None:
             return []
-        return full_mounts(self._exec_as(), list(writable_mounts(self._limits, user=self._user, workdir=self._workdir)))
+        return full_mounts(
+            self._exec_as(), list(writable_mounts(self._limits, user=self._user, workdir=self._workdir))
+        )
 
     def _copy_home(self, home: str, archive: bytes) -> None:
         """The image's home, hidden by its tmpfs mount, copied onto it: root's now; any other user's
@@ -403,7 +461,9 @@ class DockerSandbox:
             except NoSetpriv:  # this image has no setpriv: its copies take an exec of their own
                 self._ride = None
                 put_tars(Exec(self._client, self._container.id, f"{AGENT_UID}:{AGENT_UID}"), *copies)
-        exec_id = self._client.api.exec_create(self._container.id, wrapper, user=self._user, environment=env)["Id"]
+        exec_id = self._client.api.exec_create(self._container.id, wrapper, user=self._user, environment=env)[
+            "Id"
+        ]
         return exec_id, self._client.api.exec_start(exec_id, stream=True, demux=True)
 
     def _take_pending(self) -> tuple[list[str], bytes] | None:
@@ -443,4 +503,3 @@ class DockerSandbox:
             return bool(self._container.attrs["State"].get("OOMKilled"))
         grew, self._oom_kills_seen = count > self._oom_kills_seen, count
         return grew
-

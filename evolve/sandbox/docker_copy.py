@@ -36,19 +36,25 @@ log = logging.getLogger(__name__)
 # may hold the engine waiting (no agent process outlives its command either: DockerSandbox.exec).
 _IN = 'mkdir -p -- "$1" && exec timeout -k 5 600 tar -x --no-same-owner -f - -C "$1"'
 # Several copies at once: each directory made, then one tar whose entries carry their full paths.
-_IN_MANY = 'for d; do mkdir -p -- "$d" || exit 1; done; exec timeout -k 5 600 tar -x --no-same-owner -f - -C /'
+_IN_MANY = (
+    'for d; do mkdir -p -- "$d" || exit 1; done; exec timeout -k 5 600 tar -x --no-same-owner -f - -C /'
+)
 # Gathered copies and then a command, in one exec (a second spared): the directories (one a line) made
 # and the tar extracted as uid 1000, as `put_tars` does (a root command's exec drops to it with setpriv
 # first; exit 3 when the image has none), COPIED written to stderr, and only then the command, so
 # nothing the command writes can come before that line.
 COPIED = b"[evolve: copies made]\n"
-_COPY = ('printf "%s\\n" "$1" | while IFS= read -r d; do mkdir -p -- "$d" || exit 1; done && '
-         'exec timeout -k 5 600 tar -x --no-same-owner -f - -C /')
-_IN_THEN = (f'c={shlex.quote(_COPY)}; m=$1; d=$2; shift 2; if [ "$m" = drop ]; then '
-            'command -v setpriv >/dev/null 2>&1 || exit 3; '
-            f'setpriv --reuid={AGENT_UID} --regid={AGENT_UID} --clear-groups sh -c "$c" sh "$d" || exit 1; '
-            'else sh -c "$c" sh "$d" || exit 1; fi; '
-            f'printf "%s\\n" "{COPIED.decode().strip()}" >&2; exec "$@"')
+_COPY = (
+    'printf "%s\\n" "$1" | while IFS= read -r d; do mkdir -p -- "$d" || exit 1; done && '
+    "exec timeout -k 5 600 tar -x --no-same-owner -f - -C /"
+)
+_IN_THEN = (
+    f'c={shlex.quote(_COPY)}; m=$1; d=$2; shift 2; if [ "$m" = drop ]; then '
+    "command -v setpriv >/dev/null 2>&1 || exit 3; "
+    f'setpriv --reuid={AGENT_UID} --regid={AGENT_UID} --clear-groups sh -c "$c" sh "$d" || exit 1; '
+    'else sh -c "$c" sh "$d" || exit 1; fi; '
+    f'printf "%s\\n" "{COPIED.decode().strip()}" >&2; exec "$@"'
+)
 
 
 class NoSetpriv(SandboxUnavailable):
@@ -78,8 +84,9 @@ class Exec:
     user: str
 
     def _create(self, cmd: list[str], *, stdin: bool = False, env: dict[str, str] | None = None) -> str:
-        return self.client.api.exec_create(self.container_id, cmd, user=self.user, stdin=stdin,
-                                           environment=env or {})["Id"]
+        return self.client.api.exec_create(
+            self.container_id, cmd, user=self.user, stdin=stdin, environment=env or {}
+        )["Id"]
 
     def exit_code(self, exec_id: str) -> int:
         info = self.client.api.exec_inspect(exec_id)
@@ -100,7 +107,9 @@ class Exec:
         try:
             raw = getattr(sock, "_sock", sock)  # over a Unix socket the SDK wraps the socket in a SocketIO
             if not isinstance(raw, socket.socket):
-                raise SandboxUnavailable(f"the Docker engine gave no socket to write to ({type(raw).__name__})")
+                raise SandboxUnavailable(
+                    f"the Docker engine gave no socket to write to ({type(raw).__name__})"
+                )
             raw.sendall(data)
             raw.shutdown(socket.SHUT_WR)
         except BaseException:
@@ -128,16 +137,20 @@ class Exec:
             sock.close()
         return self.exit_code(exec_id), output
 
-    def start_after_copies(self, directories: list[str], archive: bytes, cmd: list[str], env: dict[str, str],
-                           *, drop: bool) -> tuple[str, Iterator[tuple[bytes | None, bytes | None]]]:
+    def start_after_copies(
+        self, directories: list[str], archive: bytes, cmd: list[str], env: dict[str, str], *, drop: bool
+    ) -> tuple[str, Iterator[tuple[bytes | None, bytes | None]]]:
         """Extract `archive` as `put_tars` does, then start `cmd`, in one exec: its id and its output as
         (stdout, stderr) chunks from the command alone. SandboxUnavailable when the copy failed (the
         command never ran). `drop`: the exec's user is root, with the capabilities to make the copies
         as uid 1000; else it is uid 1000 itself."""
         if any("\n" in d for d in directories):
             raise ValueError("a directory to copy into has a newline in its name")
-        exec_id = self._create(["sh", "-c", _IN_THEN, "sh", "drop" if drop else "self", "\n".join(directories),
-                                *cmd], stdin=True, env=env)
+        exec_id = self._create(
+            ["sh", "-c", _IN_THEN, "sh", "drop" if drop else "self", "\n".join(directories), *cmd],
+            stdin=True,
+            env=env,
+        )
         sock = self._send(exec_id, archive)
         frames = frames_iter(sock, tty=False)
         early: list[bytes] = []  # the command's stdout may reach the stream before the line on stderr
@@ -164,7 +177,7 @@ class Exec:
         def chunks() -> Iterator[tuple[bytes | None, bytes | None]]:
             try:
                 yield from ((out, None) for out in early)
-                yield None, errors[len(COPIED):]
+                yield None, errors[len(COPIED) :]
                 yield from ((frame, None) if stream == 1 else (None, frame) for stream, frame in frames)
             finally:
                 sock.close()
@@ -241,12 +254,17 @@ def get_tar(where: Exec, directory: str, sink: IO[bytes], cap: int) -> None:
         raise FileNotFoundError(directory)
     if code == 4 or code == -2 or written >= cap:
         size = f"{int(first)} bytes" if first.isdigit() else "more"
-        raise CopyTooLarge(f"refused to copy {directory} out of the sandbox: it holds {size}, the cap is {cap}")
+        raise CopyTooLarge(
+            f"refused to copy {directory} out of the sandbox: it holds {size}, the cap is {cap}"
+        )
     if code == -1:  # no exit code: the engine lost the command
         raise SandboxUnavailable(f"cannot copy {directory} out: {errors.decode(errors='replace')[-300:]}")
-    if code != 0:  # the tree is the agent's: a file it made unreadable, or changed by a process it left running
-        raise CopyRefused(f"refused to copy {directory} out of the sandbox (exit {code}): "
-                          f"{errors.decode(errors='replace')[-300:]}")
+    # the tree is the agent's: a file it made unreadable, or changed by a process it left running
+    if code != 0:
+        raise CopyRefused(
+            f"refused to copy {directory} out of the sandbox (exit {code}): "
+            f"{errors.decode(errors='replace')[-300:]}"
+        )
 
 
 def image_home(container, options: dict, user: str) -> tuple[str, bytes] | None:
@@ -285,15 +303,20 @@ def full_mounts(where: Exec, mounts: list[str]) -> list[str]:
     with contextlib.suppress(*INFRA_ERRORS):  # best effort: the command's own result stands
         exec_id = where._create(["timeout", "30", "df", "-P", "-k", *mounts])
         text = where.client.api.exec_start(exec_id).decode(errors="replace")
-        return [row[5] for row in (line.split() for line in text.splitlines()[1:])
-                if len(row) >= 6 and row[3].isdigit() and int(row[3]) < 1024]
+        return [
+            row[5]
+            for row in (line.split() for line in text.splitlines()[1:])
+            if len(row) >= 6 and row[3].isdigit() and int(row[3]) < 1024
+        ]
     return []
 
 
 def cgroup_memory_text(where: Exec) -> str:
     """The container's memory cgroup counters (cgroup v1 `memory.oom_control` or v2 `memory.events`)."""
-    script = ("timeout 30 cat /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null || "
-              "timeout 30 cat /sys/fs/cgroup/memory.events")
+    script = (
+        "timeout 30 cat /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null || "
+        "timeout 30 cat /sys/fs/cgroup/memory.events"
+    )
     with infra("cannot read the memory cgroup"):
         exec_id = where._create(["sh", "-c", script])
         return where.client.api.exec_start(exec_id).decode(errors="replace")

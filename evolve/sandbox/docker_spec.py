@@ -93,7 +93,9 @@ def container_options(
     environment: dict[str, str] = {}
     mounts: list[Mount] = []
     if gateway_dir is not None:
-        mounts.append(Mount(posixpath.dirname(GATEWAY_SOCKET_PATH), str(gateway_dir), type="bind", read_only=True))
+        mounts.append(
+            Mount(posixpath.dirname(GATEWAY_SOCKET_PATH), str(gateway_dir), type="bind", read_only=True)
+        )
         environment["EVOLVE_LLM_SOCKET"] = GATEWAY_SOCKET_PATH
     elif gateway_socket is not None:
         mounts.append(Mount(GATEWAY_SOCKET_PATH, str(gateway_socket), type="bind"))
@@ -118,7 +120,8 @@ def container_options(
         "memswap_limit": limits.memory,
         "pids_limit": limits.pids,
         "cap_drop": ["ALL"],
-        "cap_add": list(cap_add),  # only a grader's root gets any: to run the tests as uid 1000 (evolve.sandbox.factory)
+        # only a grader's root gets any: to run the tests as uid 1000 (evolve.sandbox.factory)
+        "cap_add": list(cap_add),
         "security_opt": ["no-new-privileges"],
         "read_only": limits.disk is not None,
         "tmpfs": writable_mounts(limits, user=user, workdir=workdir),

@@ -37,8 +37,14 @@ class ImageHomes:
         return home
 
 
-def start_container(client: docker.DockerClient, image: str, options: dict, workdir: str, user: str,
-                    homes: ImageHomes | None = None):
+def start_container(
+    client: docker.DockerClient,
+    image: str,
+    options: dict,
+    workdir: str,
+    user: str,
+    homes: ImageHomes | None = None,
+):
     """Create and start a container from `options` (evolve.sandbox.docker_spec); removed again if that
     fails. Returns it, its lease, the time just before it started, and the image's home as (path, tar) or
     None. The lease is attached before the container starts, so there is no moment the container runs
@@ -49,7 +55,11 @@ def start_container(client: docker.DockerClient, image: str, options: dict, work
             container = client.containers.create(image, **options)
             home = None
             if options["read_only"]:
-                home = homes.of(container, options, user) if homes is not None else image_home(container, options, user)
+                home = (
+                    homes.of(container, options, user)
+                    if homes is not None
+                    else image_home(container, options, user)
+                )
             if not options["read_only"]:  # docker would create the work dir as root
                 container.put_archive("/", tar_of_dirs([workdir.strip("/")]))
             lease = Lease.attach(client, str(container.id))
@@ -76,7 +86,8 @@ class Lease:
     @classmethod
     def attach(cls, client: docker.DockerClient, container_id: str) -> Lease:
         raw = client.api.attach_socket(container_id, params={"stdin": 1, "stream": 1})
-        return cls(getattr(raw, "_sock", raw))  # docker-py hands the raw socket's file wrapper on Unix sockets
+        # docker-py hands the raw socket's file wrapper on Unix sockets
+        return cls(getattr(raw, "_sock", raw))
 
     def end(self) -> None:
         """Close the lease: the container's main process sees the end of its input and exits."""

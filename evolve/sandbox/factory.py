@@ -61,9 +61,14 @@ def open_sandbox(
     )
 
 
-def grading_sandbox(image: str, job: str, *, run_id: str = "tasks", limits: SandboxLimits = GRADING_LIMITS) -> DockerSandbox:
-    """A grading container: the grader runs as root, the tests it starts as uid 1000 (evolve.tasks.grader_script)."""
-    return DockerSandbox.create(image, run_id=run_id, job_id=job, limits=limits, user="root", cap_add=GRADER_CAPS)
+def grading_sandbox(
+    image: str, job: str, *, run_id: str = "tasks", limits: SandboxLimits = GRADING_LIMITS
+) -> DockerSandbox:
+    """A grading container: the grader runs as root, the tests it starts as uid 1000
+    (evolve.tasks.grader_script)."""
+    return DockerSandbox.create(
+        image, run_id=run_id, job_id=job, limits=limits, user="root", cap_add=GRADER_CAPS
+    )
 
 
 @dataclass(frozen=True)
@@ -77,8 +82,15 @@ class DockerSandboxes:
     isolating: bool = field(default=True, init=False)
     """Its graders run the tests as another uid (evolve.tasks.grading's `isolate`)."""
 
-    def __call__(self, image: str, job: str, *, gateway_socket: Path | None = None,
-                 grader: bool = False, writable_root: bool = False) -> DockerSandbox:
+    def __call__(
+        self,
+        image: str,
+        job: str,
+        *,
+        gateway_socket: Path | None = None,
+        grader: bool = False,
+        writable_root: bool = False,
+    ) -> DockerSandbox:
         # An image whose tools write anywhere (a SWE-bench instance's) keeps a writable root, capped by
         # `layer_disk` (evolve.sandbox.layer), and may lack the `agent` user: its agent runs as that uid.
         limits = replace(self.limits, disk=None) if writable_root else self.limits
@@ -90,8 +102,9 @@ class DockerSandboxes:
             return self.pool.sandbox(spec, job, gateway_socket)
         if grader:
             return grading_sandbox(image, job, run_id=self.run_id, limits=limits)
-        return DockerSandbox.create(image, run_id=self.run_id, job_id=job, limits=limits, user=user,
-                                    gateway_socket=gateway_socket)
+        return DockerSandbox.create(
+            image, run_id=self.run_id, job_id=job, limits=limits, user=user, gateway_socket=gateway_socket
+        )
 
 
 @dataclass(frozen=True)
@@ -103,7 +116,14 @@ class ProcessSandboxes:
     limits: SandboxLimits = GRADING_LIMITS
     isolating: bool = field(default=False, init=False)
 
-    def __call__(self, image: str, job: str, *, gateway_socket: Path | None = None,
-                 grader: bool = False, writable_root: bool = False) -> ProcessSandbox:
+    def __call__(
+        self,
+        image: str,
+        job: str,
+        *,
+        gateway_socket: Path | None = None,
+        grader: bool = False,
+        writable_root: bool = False,
+    ) -> ProcessSandbox:
         mounts = {} if gateway_socket is None else {GATEWAY_SOCKET_PATH: gateway_socket}
         return ProcessSandbox(limits=self.limits, mounts=mounts)

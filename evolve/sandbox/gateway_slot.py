@@ -51,7 +51,7 @@ def sweep_slots(root: Path | None = None) -> list[Path]:
     """Remove the slots whose owner on this host is gone (a killed engine's); returns them."""
     removed = []
     for slot in Path(root or tempfile.gettempdir()).glob(f"{PREFIX}*"):
-        pid, _, ticks = slot.name[len(PREFIX):].rsplit("-", 1)[0].partition(".")
+        pid, _, ticks = slot.name[len(PREFIX) :].rsplit("-", 1)[0].partition(".")
         if owner_alive(f"{socket.gethostname()}:{pid}:{ticks}") is False:
             remove_slot(slot)
             removed.append(slot)

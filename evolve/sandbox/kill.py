@@ -37,6 +37,7 @@ def _members(container_id: str, proc: Path, belongs: Callable[[Path], bool]) -> 
 def _group_members(pgid: int, container_id: str, proc: Path) -> list[int]:
     def pgrp(entry: Path) -> int:  # fields after the parenthesised command: state, ppid, pgrp, ...
         return int((entry / "stat").read_bytes().rsplit(b")", 1)[1].split()[2])
+
     return _members(container_id, proc, lambda entry: pgrp(entry) == pgid)
 
 
@@ -72,10 +73,12 @@ def kill_host_uid(uid: int, container_id: str, *, rounds: int = 20, proc: Path =
 def container_freezer(container_id: str, *, cgroups: Path = _CGROUPS) -> Path | None:
     """The container's freezer directory where Docker puts it (cgroup v1 or v2, either cgroup driver) and
     this host can write it; None where it is not found there (look it up by a pid: `freezer_of`)."""
-    for directory, state in ((cgroups / "freezer" / "docker" / container_id, "freezer.state"),
-                             (cgroups / "freezer" / "system.slice" / f"docker-{container_id}.scope", "freezer.state"),
-                             (cgroups / "system.slice" / f"docker-{container_id}.scope", "cgroup.freeze"),
-                             (cgroups / "docker" / container_id, "cgroup.freeze")):
+    for directory, state in (
+        (cgroups / "freezer" / "docker" / container_id, "freezer.state"),
+        (cgroups / "freezer" / "system.slice" / f"docker-{container_id}.scope", "freezer.state"),
+        (cgroups / "system.slice" / f"docker-{container_id}.scope", "cgroup.freeze"),
+        (cgroups / "docker" / container_id, "cgroup.freeze"),
+    ):
         if os.access(directory / state, os.W_OK):
             return directory
     return None
@@ -101,7 +104,9 @@ def freezer_of(pid: int, *, proc: Path = Path("/proc"), cgroups: Path = _CGROUPS
     return None
 
 
-def kill_frozen_uid(uid: int, freezer: Path, *, proc: Path = Path("/proc"), wait_s: float = 5.0) -> int | None:
+def kill_frozen_uid(
+    uid: int, freezer: Path, *, proc: Path = Path("/proc"), wait_s: float = 5.0
+) -> int | None:
     """SIGKILL every process of (real) uid `uid` in the cgroup of `freezer`, with the cgroup frozen
     meanwhile, so none can fork between the look and the kill (a fork loop escapes any scan); how many,
     or None when the cgroup would not freeze in time (the caller falls back to another way)."""

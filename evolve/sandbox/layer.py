@@ -57,8 +57,13 @@ class LayerWatch:
                 return  # the container is gone
             if size > self.cap:
                 self.full.set()
-                log.warning("sandbox %s wrote %d bytes to its writable layer, over its cap of %d: its agent's "
-                            "processes are killed", self._container_id[:12], size, self.cap)
+                log.warning(
+                    "sandbox %s wrote %d bytes to its writable layer, over its cap of %d: its agent's "
+                    "processes are killed",
+                    self._container_id[:12],
+                    size,
+                    self.cap,
+                )
                 self._kill()
                 return
 
@@ -67,6 +72,7 @@ class LayerWatch:
         from inside with a shell builtin where the engine is remote."""
         kill_host_uid(self._uid, self._container_id)
         with contextlib.suppress(*INFRA_ERRORS):
-            exec_id = self._client.api.exec_create(self._container_id, ["sh", "-c", "kill -KILL -1"],
-                                                   user=f"{self._uid}:{self._uid}")["Id"]
+            exec_id = self._client.api.exec_create(
+                self._container_id, ["sh", "-c", "kill -KILL -1"], user=f"{self._uid}:{self._uid}"
+            )["Id"]
             self._client.api.exec_start(exec_id)

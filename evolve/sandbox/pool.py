@@ -88,9 +88,17 @@ class SandboxPool:
                 queue.append(_Waiting(time.monotonic(), self._executor.submit(self._start_ahead, spec)))
         box = self._take(ready, spec, job_id, gateway_socket) if ready is not None else None
         if box is None:
-            box = DockerSandbox.create(spec.image, run_id=spec.run_id, job_id=job_id, limits=spec.limits,
-                                       gateway_socket=gateway_socket, user=spec.user, workdir=spec.workdir,
-                                       cap_add=spec.cap_add, homes=self._homes)
+            box = DockerSandbox.create(
+                spec.image,
+                run_id=spec.run_id,
+                job_id=job_id,
+                limits=spec.limits,
+                gateway_socket=gateway_socket,
+                user=spec.user,
+                workdir=spec.workdir,
+                cap_add=spec.cap_add,
+                homes=self._homes,
+            )
         box.release = self._release
         return box
 
@@ -118,11 +126,21 @@ class SandboxPool:
         self.close()
 
     def _start_ahead(self, spec: SandboxSpec) -> DockerSandbox:
-        return DockerSandbox.create(spec.image, run_id=spec.run_id, job_id=AHEAD_JOB, limits=spec.limits,
-                                    user=spec.user, workdir=spec.workdir, cap_add=spec.cap_add,
-                                    gateway_slot=spec.gateway, homes=self._homes)
+        return DockerSandbox.create(
+            spec.image,
+            run_id=spec.run_id,
+            job_id=AHEAD_JOB,
+            limits=spec.limits,
+            user=spec.user,
+            workdir=spec.workdir,
+            cap_add=spec.cap_add,
+            gateway_slot=spec.gateway,
+            homes=self._homes,
+        )
 
-    def _take(self, ready: _Waiting, spec: SandboxSpec, job_id: str, socket: Path | None) -> DockerSandbox | None:
+    def _take(
+        self, ready: _Waiting, spec: SandboxSpec, job_id: str, socket: Path | None
+    ) -> DockerSandbox | None:
         box = self._result(ready)
         if box is None:
             return None
@@ -133,8 +151,11 @@ class SandboxPool:
         try:
             claimed = box.claim(spec.run_id, job_id, socket)
         except SandboxUnavailable as exc:
-            log.warning("a container started ahead could not be handed to job %s (a fresh one starts): %s",
-                        job_id, exc)
+            log.warning(
+                "a container started ahead could not be handed to job %s (a fresh one starts): %s",
+                job_id,
+                exc,
+            )
             claimed = False
         if not claimed:
             box.close()

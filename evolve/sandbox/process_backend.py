@@ -35,12 +35,20 @@ _WORK = "/work"
 class ProcessSandbox:
     """Subprocesses in a fresh temporary directory; `close()` deletes it."""
 
-    def __init__(self, *, limits: SandboxLimits | None = None, base_dir: Path | None = None,
-                 mounts: Mapping[str, Path] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        limits: SandboxLimits | None = None,
+        base_dir: Path | None = None,
+        mounts: Mapping[str, Path] | None = None,
+    ) -> None:
         limits = limits or SandboxLimits()
         self._limits = limits
         self._root = Path(tempfile.mkdtemp(prefix="evolve-sandbox-", dir=base_dir))
-        self._mounts = {_WORK: str(self._root), **{where: str(host) for where, host in (mounts or {}).items()}}
+        self._mounts = {
+            _WORK: str(self._root),
+            **{where: str(host) for where, host in (mounts or {}).items()},
+        }
         self._deadline = time.monotonic() + limits.wall_clock_s
         self._closed = False
 
@@ -124,8 +132,10 @@ class ProcessSandbox:
             raise FileNotFoundError(str(source))
         size = sum(os.lstat(os.path.join(d, f)).st_size for d, _, files in os.walk(source) for f in files)
         if size > self._limits.copy_limit_bytes:
-            raise CopyTooLarge(f"refused to copy {source} out of the sandbox: it holds {size} bytes, "
-                               f"the cap is {self._limits.copy_limit_bytes}")
+            raise CopyTooLarge(
+                f"refused to copy {source} out of the sandbox: it holds {size} bytes, "
+                f"the cap is {self._limits.copy_limit_bytes}"
+            )
         shutil.copytree(source, host_dir, symlinks=True, dirs_exist_ok=True)
 
     def close(self) -> None:
@@ -147,7 +157,7 @@ class ProcessSandbox:
         """`text` with a leading container path (see the module's doc) replaced by its host path."""
         for where, host in self._mounts.items():
             if text == where or text.startswith(where + "/"):
-                return host + text[len(where):]
+                return host + text[len(where) :]
         return text
 
     def _environment(self, extra: dict[str, str] | None) -> dict[str, str]:

@@ -47,7 +47,7 @@ class TarBuilder:
 
         for child in sorted(host_dir.iterdir()):
             self._tar.add(child, arcname=posixpath.join(prefix, child.name), filter=owned)
-    
+
     def add_archive(self, archive: bytes, prefix: str) -> None:
         """The entries of another tar (such as one docker made), under `prefix`."""
         with tarfile.open(fileobj=io.BytesIO(archive), mode="r") as source:
@@ -124,7 +124,8 @@ def extract_dir(source: bytes | IO[bytes], host_dir: Path, *, strip: str, cap: i
 
 
 def _check_tree(members: list[tarfile.TarInfo], cap: int | None) -> None:
-    """TreeRefused when the members pass the depth, path or byte caps (a hard link counts its target's size)."""
+    """TreeRefused when the members pass the depth, path or byte caps (a hard link counts its target's
+    size)."""
     sizes = {member.name: member.size for member in members if member.isreg()}
     total = 0
     for member in members:
@@ -132,15 +133,17 @@ def _check_tree(members: list[tarfile.TarInfo], cap: int | None) -> None:
         if len(name) > PATH_CAP:
             raise TreeRefused(f"a path of {len(name)} bytes (the cap is {PATH_CAP}): {name[:80]!r}...")
         if name.count(b"/") >= DEPTH_CAP:
-            raise TreeRefused(f"a path {name.count(b'/') + 1} directories deep (the cap is {DEPTH_CAP}): "
-                              f"{name[:80]!r}...")
+            raise TreeRefused(
+                f"a path {name.count(b'/') + 1} directories deep (the cap is {DEPTH_CAP}): {name[:80]!r}..."
+            )
         if member.islnk():
             total += sizes.get(posixpath.normpath(member.linkname), 0)  # tar names its target as `./path`
         elif member.isreg():
             total += member.size
     if cap is not None and total > cap:
-        raise TreeRefused(f"its files hold {total} bytes as the host reads them (hard links in full), "
-                          f"the cap is {cap}")
+        raise TreeRefused(
+            f"its files hold {total} bytes as the host reads them (hard links in full), the cap is {cap}"
+        )
 
 
 def single_file(chunks: bytes) -> bytes | None:

@@ -64,7 +64,9 @@ class ExecResult:
 
     @property
     def ok(self) -> bool:
-        return self.returncode == 0 and not (self.timed_out or self.oom_killed or self.truncated or self.disk_full)
+        return self.returncode == 0 and not (
+            self.timed_out or self.oom_killed or self.truncated or self.disk_full
+        )
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,9 @@ from evolve.search.spend import Spend
 from evolve.search.view import SearchView
 
 
-def priced_widening(evaluations: int, tree_size: int, alpha: float, expand_cost: float, exponent: float) -> bool:
+def priced_widening(
+    evaluations: int, tree_size: int, alpha: float, expand_cost: float, exponent: float
+) -> bool:
     """Expand iff `(N / C^β)^α ≥ |T|` (C below 1 counts as 1: HGM's rule)."""
     return should_expand(evaluations / max(expand_cost, 1.0) ** exponent, tree_size, alpha)
 
@@ -56,4 +58,6 @@ class HGMCostPolicy(HGMPolicy):
             return False
         evaluations = view.used + view.in_flight_evaluations
         tree_size = view.size + len(view.pending_expansions)
-        return priced_widening(evaluations, tree_size, self.params.alpha, spend.expand_cost, self.params.price_exponent)
+        return priced_widening(
+            evaluations, tree_size, self.params.alpha, spend.expand_cost, self.params.price_exponent
+        )

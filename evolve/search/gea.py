@@ -41,7 +41,8 @@ def success_vectors(view: SearchView, nodes: np.ndarray, probes: Sequence[TaskId
     if view.size and not view.solved:
         raise ValueError("GEA needs a SearchView with per-task outcomes (`solved`)")
     return np.array([[task in view.solved[int(i)] for task in probes] for i in nodes], dtype=float).reshape(
-        len(nodes), len(probes))
+        len(nodes), len(probes)
+    )
 
 
 def cosine_distances(z: np.ndarray, epsilon: float) -> np.ndarray:

@@ -96,7 +96,9 @@ class HGMPolicy:
             mask = view.valid & (view.done >= needed)
             if mask.any():
                 candidates = np.flatnonzero(mask)
-                chosen = quantile_argmax(view.successes[candidates], view.failures[candidates], self.params.epsilon)
+                chosen = quantile_argmax(
+                    view.successes[candidates], view.failures[candidates], self.params.epsilon
+                )
                 return view.ids[int(candidates[chosen])]
         valid = np.flatnonzero(view.valid)
         return view.ids[int(valid[0])] if valid.size else None

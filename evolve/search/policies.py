@@ -34,8 +34,14 @@ class PolicySection(Protocol):
 
 def default_policy(name: str) -> Policy:
     """A policy with its default parameters (evolve.search.params)."""
-    makers = {"hgm": HGMPolicy, "dgm": DGMPolicy, "greedy": GreedyPolicy, "random": RandomPolicy,
-              "hgm_cost": HGMCostPolicy, "gea": GEAPolicy}
+    makers = {
+        "hgm": HGMPolicy,
+        "dgm": DGMPolicy,
+        "greedy": GreedyPolicy,
+        "random": RandomPolicy,
+        "hgm_cost": HGMCostPolicy,
+        "gea": GEAPolicy,
+    }
     if name not in makers:
         raise ValueError(f"unknown policy {name!r}; known: {', '.join(makers)}")
     return makers[name]()
@@ -58,7 +64,13 @@ def best_rule(section: PolicySection) -> str:
     """The configured policy's rule for the final agent ("best belief"), in words."""
     if section.name in ("hgm", "hgm_cost"):
         params = section.hgm if section.name == "hgm" else section.hgm_cost
-        return (f"{section.name.upper()}'s best belief: the valid node with the highest {params.epsilon:g}-quantile "
-                f"of Beta(1+passed, 1+failed) among those with >= {params.min_evals} dev results (else >= 1)")
-    return (f"{section.name.upper()}'s best: the valid node with the highest mean pass rate among those evaluated "
-            "furthest (all dev tasks, else the last stage, else the first); ties go to the older")
+        return (
+            f"{section.name.upper()}'s best belief: the valid node with the highest "
+            f"{params.epsilon:g}-quantile "
+            f"of Beta(1+passed, 1+failed) among those with >= {params.min_evals} dev results (else >= 1)"
+        )
+    return (
+        f"{section.name.upper()}'s best: the valid node with the highest mean pass rate among those "
+        "evaluated "
+        "furthest (all dev tasks, else the last stage, else the first); ties go to the older"
+    )

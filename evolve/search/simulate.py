@@ -67,7 +67,9 @@ class LogitWorld:
     """What both world families share: a node passes task j with probability `sigmoid(q − d_j)`, its
     true quality the mean of those over the tasks, and an evaluation one Bernoulli draw."""
 
-    def __init__(self, rng: np.random.Generator, difficulty: np.ndarray, root_skill: float, expand_cost: float) -> None:
+    def __init__(
+        self, rng: np.random.Generator, difficulty: np.ndarray, root_skill: float, expand_cost: float
+    ) -> None:
         self._rng = rng
         self.expand_cost = expand_cost
         self.difficulty = difficulty
@@ -101,7 +103,9 @@ class SyntheticWorld(LogitWorld):
     """One seeded world: task difficulties and the hidden skill/productivity of every node born."""
 
     def __init__(self, params: WorldParams, rng: np.random.Generator, expand_cost: float = 0.0) -> None:
-        super().__init__(rng, rng.normal(0.0, params.difficulty_sd, params.n_tasks), params.root_skill, expand_cost)
+        super().__init__(
+            rng, rng.normal(0.0, params.difficulty_sd, params.n_tasks), params.root_skill, expand_cost
+        )
         self.params = params
 
     def spawn(self, parent: int) -> int:
@@ -196,8 +200,14 @@ class _Spent:
 
 
 def episode_lines(
-    world: World, budget: float, results: int, spent: _Spent, priced: bool, unit: Unit = "cpu_hours",
-    evaluation_limit: int | None = None, reserve_jobs: int = 0,
+    world: World,
+    budget: float,
+    results: int,
+    spent: _Spent,
+    priced: bool,
+    unit: Unit = "cpu_hours",
+    evaluation_limit: int | None = None,
+    reserve_jobs: int = 0,
 ) -> tuple[Line, ...]:
     """The episode's budget lines, as the runner's `[budget]` makes them: free expansions (C = 0) are
     the evaluations budget B alone; priced ones a budget in `unit` with the world's nominal prices as
@@ -205,16 +215,40 @@ def episode_lines(
     if not priced:
         return (Line("evaluations", float(budget), spent=float(results)),)
     prior_evaluation, prior_expansion = world.nominal_prices
-    extra = () if evaluation_limit is None else (Line("evaluations", float(evaluation_limit), spent=float(results)),)
-    return (*extra, Line(unit, float(budget), spent.total, spent.evaluations, spent.expansions,
-                         prior_evaluation, prior_expansion, reserve_jobs))
+    extra = (
+        ()
+        if evaluation_limit is None
+        else (Line("evaluations", float(evaluation_limit), spent=float(results)),)
+    )
+    return (
+        *extra,
+        Line(
+            unit,
+            float(budget),
+            spent.total,
+            spent.evaluations,
+            spent.expansions,
+            prior_evaluation,
+            prior_expansion,
+            reserve_jobs,
+        ),
+    )
 
 
 def run_episode(
-    policy: Policy, params: WorldFamily, budget: int, seed: int, expand_cost: float = 0.0, trace: bool = True,
-    *, world: World | None = None, task_order: Sequence | None = None,
-    decision_rng: Callable[[int], np.random.Generator] | None = None, unit: Unit = "cpu_hours",
-    evaluation_limit: int | None = None, reserve_jobs: int = 0,
+    policy: Policy,
+    params: WorldFamily,
+    budget: int,
+    seed: int,
+    expand_cost: float = 0.0,
+    trace: bool = True,
+    *,
+    world: World | None = None,
+    task_order: Sequence | None = None,
+    decision_rng: Callable[[int], np.random.Generator] | None = None,
+    unit: Unit = "cpu_hours",
+    evaluation_limit: int | None = None,
+    reserve_jobs: int = 0,
 ) -> EpisodeResult:
     """Drive `policy` on the world of `seed` until it stops or spends `budget`: evaluations when
     expansions are free (`expand_cost` 0), else units of the world's prices (an evaluation about 1, an
@@ -315,8 +349,12 @@ def estimate_correlation(policy: object, view: SearchView, world: World) -> floa
 
 
 def compare_policies(
-    policies: Mapping[str, Policy], params: WorldFamily, budget: int, seeds: Sequence[int],
-    expand_cost: float = 0.0, trace: bool = True,
+    policies: Mapping[str, Policy],
+    params: WorldFamily,
+    budget: int,
+    seeds: Sequence[int],
+    expand_cost: float = 0.0,
+    trace: bool = True,
 ) -> dict[str, list[EpisodeResult]]:
     """Each policy on the same worlds (same seeds), on equal budgets (evaluations, or units when
     expansions cost `expand_cost`)."""

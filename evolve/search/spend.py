@@ -124,20 +124,33 @@ class Spend:
         return self.left + _SLACK * max(self.limit, 1.0) >= self.expansion_price
 
     def to_json(self) -> dict:
-        return {"unit": self.unit, "limit": self.limit, "spent": self.spent, "in_flight": self.in_flight,
-                "reserve": self.reserve, "evaluation_price": self.evaluation_price,
-                "expansion_price": self.expansion_price, "evaluations_measured": self.evaluations_measured,
-                "expansions_measured": self.expansions_measured}
+        return {
+            "unit": self.unit,
+            "limit": self.limit,
+            "spent": self.spent,
+            "in_flight": self.in_flight,
+            "reserve": self.reserve,
+            "evaluation_price": self.evaluation_price,
+            "expansion_price": self.expansion_price,
+            "evaluations_measured": self.evaluations_measured,
+            "expansions_measured": self.expansions_measured,
+        }
 
 
 def spend_of(line: Line, evaluations_in_flight: int, expansions_in_flight: int) -> Spend:
     """A line with the jobs in flight and the reserve priced."""
     evaluation, expansion = line.evaluation_price, line.expansion_price
     return Spend(
-        unit=line.unit, limit=line.limit, spent=line.spent,
+        unit=line.unit,
+        limit=line.limit,
+        spent=line.spent,
         in_flight=evaluations_in_flight * evaluation + expansions_in_flight * expansion,
-        reserve=line.reserve_jobs * evaluation, evaluation_price=evaluation, expansion_price=expansion,
-        evaluations_measured=line.evaluations.jobs, expansions_measured=line.expansions.jobs)
+        reserve=line.reserve_jobs * evaluation,
+        evaluation_price=evaluation,
+        expansion_price=expansion,
+        evaluations_measured=line.evaluations.jobs,
+        expansions_measured=line.expansions.jobs,
+    )
 
 
 def binding(spends: Sequence[Spend]) -> Spend:
@@ -189,5 +202,11 @@ def priced_view(
     budget = tree.results + len(pending_evaluations) + priced.evaluations_left
     if not priced.expansions_affordable:
         expansions_left = 0
-    return tree.view(task_order, budget, pending_evaluations=pending_evaluations,
-                     pending_expansions=pending_expansions, expansions_left=expansions_left, spend=priced.binds)
+    return tree.view(
+        task_order,
+        budget,
+        pending_evaluations=pending_evaluations,
+        pending_expansions=pending_expansions,
+        expansions_left=expansions_left,
+        spend=priced.binds,
+    )

@@ -22,7 +22,8 @@ from evolve.search.view import SearchView
 
 def stage_bounds(params: StagedParams, n_tasks: int) -> np.ndarray:
     """Cumulative task counts at the end of each stage, capped at the number of tasks."""
-    return np.minimum(list(itertools.accumulate(params.stages)), n_tasks)  # a list: np.cumsum of a tuple is slow
+    # a list: np.cumsum of a tuple is slow
+    return np.minimum(list(itertools.accumulate(params.stages)), n_tasks)
 
 
 def evaluation_due(view: SearchView, params: StagedParams) -> np.ndarray:

@@ -23,7 +23,14 @@ import numpy as np
 from evolve.search.spend import Spend
 from evolve.search.view import SearchView
 
-_COLUMNS = {"parent": np.int64, "valid": bool, "s": np.int64, "f": np.int64, "clade_s": np.int64, "clade_f": np.int64}
+_COLUMNS = {
+    "parent": np.int64,
+    "valid": bool,
+    "s": np.int64,
+    "f": np.int64,
+    "clade_s": np.int64,
+    "clade_f": np.int64,
+}
 
 
 @dataclass(frozen=True)
@@ -133,8 +140,10 @@ class CladeTree:
 
     def _require_tasks(self) -> None:
         if not self._tasks_known:
-            raise ValueError("this tree holds counts only (built without each node's tasks): "
-                             "it cannot count another result or make a search view")
+            raise ValueError(
+                "this tree holds counts only (built without each node's tasks): "
+                "it cannot count another result or make a search view"
+            )
 
     def invalidate(self, node: Hashable) -> None:
         """Mark a node invalid after the fact (its results stay counted; no policy grows it further)."""

@@ -1,8 +1,9 @@
 """The policy's vocabulary: actions and the `Policy` protocol (docs/design.md §Search).
 
 A policy maps `(view, rng)` to one action: `Expand(node)` (let the node's agent modify itself; the
-child becomes a new node; `ExpandGroup`: one child of each node of a group, as one decision), `Evaluate(node, task)` (run the node's agent on one task) or `Stop`
-(nothing to start now). `best(view)` names the final agent.
+child becomes a new node; `ExpandGroup`: one child of each node of a group, as one decision), `Evaluate(node,
+task)` (run the node's agent on one task) or `Stop` (nothing to start now). `best(view)` names the final
+agent.
 """
 
 from __future__ import annotations

@@ -108,8 +108,16 @@ class SearchView:
             clade_s, clade_f = self.clade_successes, self.clade_failures
         put(self, "clade_successes", _frozen(clade_s, np.int64, size, "clade_successes"))
         put(self, "clade_failures", _frozen(clade_f, np.int64, size, "clade_failures"))
-        put(self, "pending_eval_counts", _pending_counts([n for n, _ in self.pending_evaluations], size, "pending_evaluations"))
-        put(self, "pending_expansion_counts", _pending_counts(self.pending_expansions, size, "pending_expansions"))
+        put(
+            self,
+            "pending_eval_counts",
+            _pending_counts([n for n, _ in self.pending_evaluations], size, "pending_evaluations"),
+        )
+        put(
+            self,
+            "pending_expansion_counts",
+            _pending_counts(self.pending_expansions, size, "pending_expansions"),
+        )
 
     @property
     def size(self) -> int:

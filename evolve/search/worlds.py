@@ -62,7 +62,9 @@ class RuggedWorld(LogitWorld):
 
     def __init__(self, params: RuggedParams, rng: np.random.Generator, expand_cost: float = 0.0) -> None:
         easy = rng.random(params.n_tasks) < params.easy_share
-        difficulty = np.where(easy, -params.difficulty_gap, params.difficulty_gap) + rng.normal(0, 0.5, params.n_tasks)
+        difficulty = np.where(easy, -params.difficulty_gap, params.difficulty_gap) + rng.normal(
+            0, 0.5, params.n_tasks
+        )
         super().__init__(rng, difficulty, params.root_skill, expand_cost)
         self.params = params
         self._price_rng = np.random.default_rng(rng.integers(2**63))  # prices never shift the outcomes' draws
@@ -83,4 +85,8 @@ class RuggedWorld(LogitWorld):
         return self.speed[node] * _mean_one_lognormal(self._price_rng, self.params.price_noise)
 
     def expansion_price(self, parent: int) -> float:
-        return self.expand_cost * self.speed[parent] * _mean_one_lognormal(self._price_rng, self.params.price_noise)
+        return (
+            self.expand_cost
+            * self.speed[parent]
+            * _mean_one_lognormal(self._price_rng, self.params.price_noise)
+        )

@@ -46,8 +46,12 @@ def copy_agent(source: Path | None, dest: Path) -> Path:
     without version-control and cache files."""
     if source is None:
         return copy_seed(dest)
-    shutil.copytree(source, dest, symlinks=True,  # links stay links (agent_problem refuses those out of the tree)
-                    ignore=shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".pytest_cache"))
+    shutil.copytree(
+        source,
+        dest,
+        symlinks=True,  # links stay links (agent_problem refuses those out of the tree)
+        ignore=shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".pytest_cache"),
+    )
     return dest
 
 
@@ -55,5 +59,7 @@ def copy_seed(dest: Path) -> Path:
     """Copy the seed agent's project to `dest` (created), without the engine's own files."""
     top = shutil.ignore_patterns(*_ENGINE_ONLY)
     below = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
-    shutil.copytree(seed_dir(), dest, ignore=lambda d, names: (top if Path(d) == seed_dir() else below)(d, names))
+    shutil.copytree(
+        seed_dir(), dest, ignore=lambda d, names: (top if Path(d) == seed_dir() else below)(d, names)
+    )
     return dest

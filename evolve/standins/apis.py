@@ -19,8 +19,22 @@ from typing import Any, Self
 
 _REASONING = re.compile(r"^(o1|o3|o4)(-|$)|^gpt-([5-9]|[1-9][0-9])(?!.*-chat)")
 _ANTHROPIC_FIELDS = {
-    "model", "messages", "max_tokens", "system", "tools", "tool_choice", "stop_sequences", "metadata",
-    "temperature", "top_p", "top_k", "thinking", "stream", "service_tier", "container", "output_config",
+    "model",
+    "messages",
+    "max_tokens",
+    "system",
+    "tools",
+    "tool_choice",
+    "stop_sequences",
+    "metadata",
+    "temperature",
+    "top_p",
+    "top_k",
+    "thinking",
+    "stream",
+    "service_tier",
+    "container",
+    "output_config",
 }
 
 
@@ -46,71 +60,133 @@ class Seen:
 
 
 def openai_text(text: str = "ok", *, prompt: int = 10, completion: int = 2, cached: int = 0) -> Answer:
-    return _openai_message({"role": "assistant", "content": text, "refusal": None}, "stop", prompt, completion, cached)
+    return _openai_message(
+        {"role": "assistant", "content": text, "refusal": None}, "stop", prompt, completion, cached
+    )
 
 
 def openai_tool_call(name: str, arguments: dict[str, Any], *, call_id: str = "call_1") -> Answer:
     call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
-    return _openai_message({"role": "assistant", "content": None, "refusal": None, "tool_calls": [call]},
-                           "tool_calls", 20, 8, 0)
+    return _openai_message(
+        {"role": "assistant", "content": None, "refusal": None, "tool_calls": [call]}, "tool_calls", 20, 8, 0
+    )
 
 
 def openai_refusal(text: str = "I'm sorry, I can't help with that.") -> Answer:
     return _openai_message({"role": "assistant", "content": None, "refusal": text}, "stop", 10, 9, 0)
 
 
-def _openai_message(message: dict[str, Any], finish: str, prompt: int, completion: int, cached: int) -> Answer:
-    return Answer(200, {
-        "id": "chatcmpl-standin", "object": "chat.completion", "created": 1_700_000_000, "model": "standin",
-        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
-        "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
-                  "prompt_tokens_details": {"cached_tokens": cached, "audio_tokens": 0},
-                  "completion_tokens_details": {"reasoning_tokens": 0}},
-    })
+def _openai_message(
+    message: dict[str, Any], finish: str, prompt: int, completion: int, cached: int
+) -> Answer:
+    return Answer(
+        200,
+        {
+            "id": "chatcmpl-standin",
+            "object": "chat.completion",
+            "created": 1_700_000_000,
+            "model": "standin",
+            "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+                "prompt_tokens_details": {"cached_tokens": cached, "audio_tokens": 0},
+                "completion_tokens_details": {"reasoning_tokens": 0},
+            },
+        },
+    )
 
 
-def openai_error(status: int, message: str, kind: str, code: str | None = None, param: str | None = None,
-                 headers: dict[str, str] | None = None) -> Answer:
-    return Answer(status, {"error": {"message": message, "type": kind, "param": param, "code": code}}, headers or {})
+def openai_error(
+    status: int,
+    message: str,
+    kind: str,
+    code: str | None = None,
+    param: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> Answer:
+    return Answer(
+        status, {"error": {"message": message, "type": kind, "param": param, "code": code}}, headers or {}
+    )
 
 
 def openai_rate_limited(retry_after_s: float = 20) -> Answer:
-    return openai_error(429, "Rate limit reached for requests", "requests", "rate_limit_exceeded",
-                        headers={"retry-after": str(retry_after_s), "x-ratelimit-remaining-requests": "0"})
+    return openai_error(
+        429,
+        "Rate limit reached for requests",
+        "requests",
+        "rate_limit_exceeded",
+        headers={"retry-after": str(retry_after_s), "x-ratelimit-remaining-requests": "0"},
+    )
 
 
 def openai_quota_spent() -> Answer:
-    return openai_error(429, "You exceeded your current quota, please check your plan and billing details.",
-                        "insufficient_quota", "insufficient_quota")
+    return openai_error(
+        429,
+        "You exceeded your current quota, please check your plan and billing details.",
+        "insufficient_quota",
+        "insufficient_quota",
+    )
 
 
 def openai_context_overflow() -> Answer:
-    return openai_error(400, "This model's maximum context length is 128000 tokens. However, your messages "
-                        "resulted in 131072 tokens. Please reduce the length of the messages.",
-                        "invalid_request_error", "context_length_exceeded", "messages")
+    return openai_error(
+        400,
+        "This model's maximum context length is 128000 tokens. However, your messages "
+        "resulted in 131072 tokens. Please reduce the length of the messages.",
+        "invalid_request_error",
+        "context_length_exceeded",
+        "messages",
+    )
 
 
 def openai_bad_key() -> Answer:
-    return openai_error(401, "Incorrect API key provided: sk-test. You can find your API key at "
-                        "https://platform.openai.com/account/api-keys.", "invalid_request_error", "invalid_api_key")
+    return openai_error(
+        401,
+        "Incorrect API key provided: sk-test. You can find your API key at "
+        "https://platform.openai.com/account/api-keys.",
+        "invalid_request_error",
+        "invalid_api_key",
+    )
 
 
 def openai_server_error(status: int = 500) -> Answer:
-    return openai_error(status, "The server had an error while processing your request. Sorry about that!",
-                        "server_error")
+    return openai_error(
+        status, "The server had an error while processing your request. Sorry about that!", "server_error"
+    )
 
 
 # -- Anthropic shapes (docs.anthropic.com/en/api/messages, .../api/errors) ---------------------------------
 
 
-def anthropic_message(content: Sequence[dict[str, Any]], stop_reason: str = "end_turn", *, input_tokens: int = 10,
-                      output_tokens: int = 2, cache_read: int = 0, cache_write: int = 0) -> Answer:
-    return Answer(200, {
-        "id": "msg_standin", "type": "message", "role": "assistant", "model": "standin",
-        "content": list(content), "stop_reason": stop_reason, "stop_sequence": None,
-        "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens,
-                  "cache_creation_input_tokens": cache_write, "cache_read_input_tokens": cache_read},
-    })
+def anthropic_message(
+    content: Sequence[dict[str, Any]],
+    stop_reason: str = "end_turn",
+    *,
+    input_tokens: int = 10,
+    output_tokens: int = 2,
+    cache_read: int = 0,
+    cache_write: int = 0,
+) -> Answer:
+    return Answer(
+        200,
+        {
+            "id": "msg_standin",
+            "type": "message",
+            "role": "assistant",
+            "model": "standin",
+            "content": list(content),
+            "stop_reason": stop_reason,
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": input_tokens,
+                "output_tokens": output_tokens,
+                "cache_creation_input_tokens": cache_write,
+                "cache_read_input_tokens": cache_read,
+            },
+        },
+    )
 
 
 def anthropic_text(text: str = "ok", **usage: int) -> Answer:
@@ -118,8 +194,13 @@ def anthropic_text(text: str = "ok", **usage: int) -> Answer:
 
 
 def anthropic_tool_use(name: str, arguments: dict[str, Any], *, call_id: str = "toolu_1") -> Answer:
-    return anthropic_message([{"type": "text", "text": "Running it."},
-                              {"type": "tool_use", "id": call_id, "name": name, "input": arguments}], "tool_use")
+    return anthropic_message(
+        [
+            {"type": "text", "text": "Running it."},
+            {"type": "tool_use", "id": call_id, "name": name, "input": arguments},
+        ],
+        "tool_use",
+    )
 
 
 def anthropic_refusal() -> Answer:
@@ -132,8 +213,12 @@ def anthropic_error(status: int, kind: str, message: str, headers: dict[str, str
 
 
 def anthropic_rate_limited(retry_after_s: float = 20) -> Answer:
-    return anthropic_error(429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit",
-                           {"retry-after": str(int(retry_after_s))})
+    return anthropic_error(
+        429,
+        "rate_limit_error",
+        "Number of request tokens has exceeded your per-minute rate limit",
+        {"retry-after": str(int(retry_after_s))},
+    )
 
 
 def anthropic_overloaded() -> Answer:
@@ -156,8 +241,13 @@ def _openai_refusal_of(body: dict[str, Any]) -> Answer | None:
         return None
     for name in ("max_tokens", "temperature", "top_p", "stop"):
         if name in body:
-            return openai_error(400, f"Unsupported parameter: '{name}' is not supported with this model.",
-                                "invalid_request_error", "unsupported_parameter", name)
+            return openai_error(
+                400,
+                f"Unsupported parameter: '{name}' is not supported with this model.",
+                "invalid_request_error",
+                "unsupported_parameter",
+                name,
+            )
     return None
 
 
@@ -170,10 +260,14 @@ def _anthropic_refusal_of(body: dict[str, Any]) -> Answer | None:
     for turn in body["messages"]:
         content = turn.get("content")
         if not content:
-            return anthropic_error(400, "invalid_request_error", "messages: all messages must have non-empty content")
+            return anthropic_error(
+                400, "invalid_request_error", "messages: all messages must have non-empty content"
+            )
         for block in content if isinstance(content, list) else ():
             if block.get("type") == "text" and not block.get("text", "").strip():
-                return anthropic_error(400, "invalid_request_error", "messages: text content blocks must be non-empty")
+                return anthropic_error(
+                    400, "invalid_request_error", "messages: text content blocks must be non-empty"
+                )
     return None
 
 

@@ -67,7 +67,8 @@ def every_role(model: Any) -> dict[str, Any]:
 
 
 class GreedyModel:
-    """Spends every token it is allowed (prompt bound + the ceiling it is sent), slowly: a budget's adversary."""
+    """Spends every token it is allowed (prompt bound + the ceiling it is sent), slowly: a budget's
+    adversary."""
 
     name = "greedy"
     completion_cap = staticmethod(fake_completion_cap)
@@ -102,8 +103,12 @@ class FailsOn:
         text = json.dumps(request.model_dump(mode="json"))
         if self.down or self._marker in text:
             self.failed += 1
-            raise ModelError("model call failed: InternalServerError: Error code: 500", "unavailable", 500,
-                             "The server had an error while processing your request.")
+            raise ModelError(
+                "model call failed: InternalServerError: Error code: 500",
+                "unavailable",
+                500,
+                "The server had an error while processing your request.",
+            )
         return self._model.complete(request)
 
 
@@ -153,8 +158,15 @@ class FakeOpenAIServer:
     `fail_status`, then answers "ok" (after `delay_s`, a stand-in for generation time); it counts the
     chat requests it saw."""
 
-    def __init__(self, *, failures: int = 0, fail_status: int = 500, model: str = "fake", port: int = 0,
-                 delay_s: float = 0.0):
+    def __init__(
+        self,
+        *,
+        failures: int = 0,
+        fail_status: int = 500,
+        model: str = "fake",
+        port: int = 0,
+        delay_s: float = 0.0,
+    ):
         self.model = model
         self.delay_s = delay_s
         self.chat_requests = 0

@@ -22,16 +22,26 @@ from evolve.engine.jobs import EvaluationResult, ExpansionResult
 class ScriptedWorker:
     """Deterministic stand-in for the real worker (sandboxes + model)."""
 
-    def __init__(self, run: Run, *, seed: int = 0, delay_s: float = 0.0, invalid_every: int = 0,
-                 outcomes: dict[tuple[str, str], str] | None = None, tokens_per_job: int = 0,
-                 empty_patches: Collection[str] | None = None, expand_tokens: int | None = None) -> None:
+    def __init__(
+        self,
+        run: Run,
+        *,
+        seed: int = 0,
+        delay_s: float = 0.0,
+        invalid_every: int = 0,
+        outcomes: dict[tuple[str, str], str] | None = None,
+        tokens_per_job: int = 0,
+        empty_patches: Collection[str] | None = None,
+        expand_tokens: int | None = None,
+    ) -> None:
         self.run = run
         self.seed = seed
         self.delay_s = delay_s
         self.invalid_every = invalid_every
         self.outcomes = outcomes or {}
         self.tokens_per_job = tokens_per_job
-        self.expand_tokens = tokens_per_job if expand_tokens is None else expand_tokens  # an expansion's, if other
+        # an expansion's, if other
+        self.expand_tokens = tokens_per_job if expand_tokens is None else expand_tokens
         # None: no patch files; else each evaluation writes the job's diff.patch as the engine does,
         # empty for these nodes (DGM's compiled check reads it).
         self.empty_patches = None if empty_patches is None else frozenset(empty_patches)
@@ -61,9 +71,13 @@ class ScriptedWorker:
         log_path = None
         if self.empty_patches is not None:
             log_dir = self.run.log_dir(job.id)
-            (log_dir / "diff.patch").write_text("" if node.id in self.empty_patches else f"+ {node.id} {task}\n")
+            (log_dir / "diff.patch").write_text(
+                "" if node.id in self.empty_patches else f"+ {node.id} {task}\n"
+            )
             log_path = str(log_dir)
-        return EvaluationResult(outcome, duration_s=self.delay_s, tokens=self.tokens_per_job, log_path=log_path)
+        return EvaluationResult(
+            outcome, duration_s=self.delay_s, tokens=self.tokens_per_job, log_path=log_path
+        )
 
     def expand(self, job: Job, node: Node) -> ExpansionResult:
         if not self._wait():
@@ -75,9 +89,14 @@ class ScriptedWorker:
         valid = not (self.invalid_every and count % self.invalid_every == 0)
         if self.expand_tokens:
             self.run.add_usage(node.id, tokens=self.expand_tokens, cost_usd=self.expand_tokens * 1e-6)
-        return ExpansionResult(child, valid=valid, reason=None if valid else "scripted invalid child",
-                               instructions=f"scripted instructions {count}", tokens=self.expand_tokens,
-                               tree=tree_id(tree_entries(child)))
+        return ExpansionResult(
+            child,
+            valid=valid,
+            reason=None if valid else "scripted invalid child",
+            instructions=f"scripted instructions {count}",
+            tokens=self.expand_tokens,
+            tree=tree_id(tree_entries(child)),
+        )
 
     def _expansion_number(self, job: Job) -> int:
         """1 + the expansions decided before this one, from the archive's job rows: a re-run of an
@@ -86,8 +105,11 @@ class ScriptedWorker:
             with self._lock:
                 self._expansions += 1
                 return self._expansions
-        decided = {j.decision for j in self.run.jobs() if j.kind == "expand" and j.decision is not None
-                   and j.decision <= job.decision}
+        decided = {
+            j.decision
+            for j in self.run.jobs()
+            if j.kind == "expand" and j.decision is not None and j.decision <= job.decision
+        }
         return len(decided)
 
     def cancel(self) -> None:

@@ -56,8 +56,10 @@ def plantings(files: list[tuple[str, str | bytes]], seeds: range, mode: str) -> 
             if mode == "grader":
                 source, _ = grader_values.take(source, rel)
             source, ids, renames = grader_canaries.plant_among(source, rel, rng)
-            twins = {canary: next((new for new, own in renames.items() if own == real), real)
-                     for canary, real in ids.items()}
+            twins = {
+                canary: next((new for new, own in renames.items() if own == real), real)
+                for canary, real in ids.items()
+            }
             pairs += _pairs(source.decode(), twins)
     return pairs
 
@@ -113,13 +115,19 @@ class Score:
         return min(1.0, 2 * _tail(self.pairs, max(self.hits, self.pairs - self.hits)))
 
     def as_json(self) -> dict:
-        return {"oracle": self.oracle, "family": self.family, "pairs": self.pairs, "hits": self.hits,
-                "rate": round(self.rate, 4), "p_value": float(f"{self.p_value:.3g}"),
-                "p_two_sided": float(f"{self.p_two_sided:.3g}")}
+        return {
+            "oracle": self.oracle,
+            "family": self.family,
+            "pairs": self.pairs,
+            "hits": self.hits,
+            "rate": round(self.rate, 4),
+            "p_value": float(f"{self.p_value:.3g}"),
+            "p_two_sided": float(f"{self.p_two_sided:.3g}"),
+        }
 
 
 def _tail(n: int, k: int) -> float:
-    return sum(math.comb(n, j) for j in range(k, n + 1)) / 2 ** n if n else 1.0
+    return sum(math.comb(n, j) for j in range(k, n + 1)) / 2**n if n else 1.0
 
 
 def bench(seeds: int) -> dict:
@@ -150,6 +158,7 @@ def score(pairs: list[Pair], seed: int = 0) -> list[Score]:
 
 # --- what the two tests of a pair differ in ---
 
+
 def _changed(pair: Pair) -> tuple[object, object, str, str] | None:
     """(value in first, value in second, their source texts) of the one constant the two differ in."""
     a = [n for n in ast.walk(pair.first) if isinstance(n, ast.Constant)]
@@ -158,8 +167,12 @@ def _changed(pair: Pair) -> tuple[object, object, str, str] | None:
         return None
     for x, y in zip(a, b):
         if type(x.value) is not type(y.value) or x.value != y.value:
-            return x.value, y.value, ast.get_source_segment(pair.source, x) or "", \
-                ast.get_source_segment(pair.source, y) or ""
+            return (
+                x.value,
+                y.value,
+                ast.get_source_segment(pair.source, x) or "",
+                ast.get_source_segment(pair.source, y) or "",
+            )
     return None
 
 
@@ -218,8 +231,14 @@ def later_is_canary(pair: Pair) -> float:
 
 def right_after_its_twin_is_canary(pair: Pair) -> float:
     """The issue's placement rule: a canary sits beside the test it copies."""
-    scope = next((n for n in ast.walk(pair.tree) if isinstance(n, (ast.Module, ast.ClassDef))
-                  and pair.first in getattr(n, "body", [])), pair.tree)
+    scope = next(
+        (
+            n
+            for n in ast.walk(pair.tree)
+            if isinstance(n, (ast.Module, ast.ClassDef)) and pair.first in getattr(n, "body", [])
+        ),
+        pair.tree,
+    )
     body = scope.body
     return 1 if body.index(pair.second) == body.index(pair.first) + 1 else 0
 
@@ -239,10 +258,12 @@ def fallback_words_are_canary(pair: Pair) -> float:
 
 def name_off_its_body_is_canary(pair: Pair) -> float:
     """A generated name is made of words from the whole scope; an author's names its own body."""
+
     def off(fn):
         body = " ".join(re.findall(r"[A-Za-z]+", _text(fn))).lower()
         words = _words(fn.name)
         return sum(w not in body for w in words) / max(1, len(words))
+
     return _sign(off(pair.second) - off(pair.first))
 
 
@@ -253,19 +274,25 @@ def name_of_other_tests_is_canary(pair: Pair) -> float:
 
     def borrowed(fn):
         return sum(w in pool for w in _words(fn.name))
+
     return _sign(borrowed(pair.second) - borrowed(pair.first))
 
 
 SHAPE: dict[str, Oracle] = {
-    "longer constant text": longer_text_is_canary, "shorter literal": shorter_literal_is_canary,
-    "wrapper forms": wrapped_is_canary, "later in the file": later_is_canary,
-    "right after its twin": right_after_its_twin_is_canary, "longer name": longer_name_is_canary,
-    "fallback name words": fallback_words_are_canary, "name off its body": name_off_its_body_is_canary,
+    "longer constant text": longer_text_is_canary,
+    "shorter literal": shorter_literal_is_canary,
+    "wrapper forms": wrapped_is_canary,
+    "later in the file": later_is_canary,
+    "right after its twin": right_after_its_twin_is_canary,
+    "longer name": longer_name_is_canary,
+    "fallback name words": fallback_words_are_canary,
+    "name off its body": name_off_its_body_is_canary,
     "name of other tests' words": name_of_other_tests_is_canary,
 }
 
 
 # --- plausibility: partial knowledge of the answer ---
+
 
 def _rest(pair: Pair) -> str:
     """The file without the pair's two tests."""
@@ -305,9 +332,11 @@ def rounder_is_real(pair: Pair) -> float:
     changed = _changed(pair)
     if not changed or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in changed[:2]):
         return 0
+
     def roundness(text):
         digits = text.replace(".", "")
         return len(digits) - len(digits.rstrip("0"))
+
     return _sign(roundness(changed[2]) - roundness(changed[3]))
 
 
@@ -319,9 +348,12 @@ def true_is_real(pair: Pair) -> float:
 
 
 ANSWER: dict[str, Oracle] = {
-    "larger value": larger_is_canary, "smaller value": smaller_is_canary,
-    "changed text fits the file": fits_the_file_is_real, "rarer character": rarer_character_is_canary,
-    "rounder number": rounder_is_real, "True is expected": true_is_real,
+    "larger value": larger_is_canary,
+    "smaller value": smaller_is_canary,
+    "changed text fits the file": fits_the_file_is_real,
+    "rarer character": rarer_character_is_canary,
+    "rounder number": rounder_is_real,
+    "True is expected": true_is_real,
 }
 
 
@@ -329,5 +361,9 @@ def builtin_files() -> list[tuple[str, str | bytes]]:
     """The builtin suite's hidden pytest files, (path, text)."""
     from evolve.tasks import load_suite
 
-    return [(rel, text) for task in load_suite("builtin") for rel, text in sorted(task.hidden_tests.items())
-            if rel.endswith(".py")]
+    return [
+        (rel, text)
+        for task in load_suite("builtin")
+        for rel, text in sorted(task.hidden_tests.items())
+        if rel.endswith(".py")
+    ]

@@ -45,8 +45,9 @@ class CheckReport:
         }
 
 
-def check_suite(suite: TaskSuite, make_sandbox: SandboxFactory, *, workers: int = 2,
-                chunk: int = 400) -> CheckReport:
+def check_suite(
+    suite: TaskSuite, make_sandbox: SandboxFactory, *, workers: int = 2, chunk: int = 400
+) -> CheckReport:
     """Grade each task's reference and untouched repo, many per sandbox (one sandbox per image and chunk)."""
     by_image: dict[str, list[Task]] = {}
     for task in suite:
@@ -55,7 +56,7 @@ def check_suite(suite: TaskSuite, make_sandbox: SandboxFactory, *, workers: int 
     errors: list[str] = []
     for image, tasks in by_image.items():
         for start in range(0, len(tasks), chunk):
-            part = tasks[start:start + chunk]
+            part = tasks[start : start + chunk]
             items = [GradeItem(f"{t.id}#reference", t, t.reference_patch) for t in part]
             items += [GradeItem(f"{t.id}#untouched", t, "") for t in part]
             try:
@@ -63,6 +64,9 @@ def check_suite(suite: TaskSuite, make_sandbox: SandboxFactory, *, workers: int 
                     grades.update((g.key, g) for g in grade_in(sandbox, items, workers=workers))
             except SandboxUnavailable:
                 errors += [t.id for t in part]
-    checks = tuple(TaskCheck(t.id, grades[f"{t.id}#reference"], grades[f"{t.id}#untouched"])
-                   for t in suite if f"{t.id}#reference" in grades)
+    checks = tuple(
+        TaskCheck(t.id, grades[f"{t.id}#reference"], grades[f"{t.id}#untouched"])
+        for t in suite
+        if f"{t.id}#reference" in grades
+    )
     return CheckReport(suite.name, checks, tuple(errors))

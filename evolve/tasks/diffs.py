@@ -20,8 +20,9 @@ def file_diff(path: str, old: bytes | None, new: bytes) -> str:
     if old == new:
         return ""
     before, after = (old or b"").decode(), new.decode()
-    body = difflib.unified_diff(_lines(before), _lines(after), "/dev/null" if old is None else f"a/{path}",
-                                f"b/{path}", n=3)
+    body = difflib.unified_diff(
+        _lines(before), _lines(after), "/dev/null" if old is None else f"a/{path}", f"b/{path}", n=3
+    )
     head = [f"diff --git a/{path} b/{path}\n"] + (["new file mode 100644\n"] if old is None else [])
     hunks = "".join(line for n, line in enumerate(body) if n >= 2)  # difflib's ---/+++ lack git's form
     origin = "/dev/null" if old is None else f"a/{path}"

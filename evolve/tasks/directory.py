@@ -1,4 +1,5 @@
-"""Suites written as directories: `tasks/<suite>/<task>/{task.toml, statement.md, repo/, tests/, solution.patch}`."""
+"""Suites written as directories: `tasks/<suite>/<task>/{task.toml, statement.md, repo/, tests/,
+solution.patch}`."""
 
 from __future__ import annotations
 
@@ -33,8 +34,12 @@ def load_task(task_dir: Path, suite: str) -> Task:
         split=doc["split"],
         statement=(task_dir / doc["statement"]).read_text(),
         repo=read_files(task_dir / "repo"),
-        hidden_tests={f"{doc.get('tests_dir', 'tests')}/{k}": v for k, v in read_files(task_dir / "tests").items()},
-        reference_patch=(task_dir / "solution.patch").read_text() if (task_dir / "solution.patch").exists() else "",
+        hidden_tests={
+            f"{doc.get('tests_dir', 'tests')}/{k}": v for k, v in read_files(task_dir / "tests").items()
+        },
+        reference_patch=(task_dir / "solution.patch").read_text()
+        if (task_dir / "solution.patch").exists()
+        else "",
         test_command=doc["test_command"],
         tests_dir=doc.get("tests_dir", "tests"),
         pass_regex=doc.get("pass_regex"),

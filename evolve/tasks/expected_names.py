@@ -10,16 +10,25 @@ from collections.abc import Callable, Mapping
 from pathlib import PurePosixPath
 
 _STRING = r'"((?:\\.|[^"\\\n])*)"'
-_CATCH = re.compile(r"\b(TEST_CASE|SCENARIO|TEST_CASE_METHOD\s*\(\s*[\w:<>]+\s*,)\s*\(?\s*" + _STRING
-                    + r"(?:\s*,\s*" + _STRING + r")?")
+_CATCH = re.compile(
+    r"\b(TEST_CASE|SCENARIO|TEST_CASE_METHOD\s*\(\s*[\w:<>]+\s*,)\s*\(?\s*"
+    + _STRING
+    + r"(?:\s*,\s*"
+    + _STRING
+    + r")?"
+)
 _CPP_IF = re.compile(r"#\s*(ifdef|ifndef|if)\s+(?:(\w+)\s*$|defined\s*\(?\s*(\w+)\s*\)?\s*$)")
 _GO = re.compile(r"^func\s+(Test(?![a-z])\w*)\s*\(\s*\w+\s+\*testing\.T\s*\)", re.MULTILINE)
 _RUST = re.compile(r"#\[test\]\s*(?:#\[[^\]]*\]\s*)*(?:pub\s+)?(?:async\s+)?fn\s+(\w+)")
 _FEATURE_GATE = re.compile(r"#\[cfg\(\s*feature\s*=\s*\"[^\"]*\"\s*\)\]")
-_JAVA_TEST = re.compile(r"@(?:Test|ParameterizedTest)\b(?:\([^)]*\))?\s*(?:@\w+(?:\([^)]*\))?\s*)*"
-                        r"(?:(?:public|protected|private|static|final)\s+)*void\s+(\w+)\s*\(")
+_JAVA_TEST = re.compile(
+    r"@(?:Test|ParameterizedTest)\b(?:\([^)]*\))?\s*(?:@\w+(?:\([^)]*\))?\s*)*"
+    r"(?:(?:public|protected|private|static|final)\s+)*void\s+(\w+)\s*\("
+)
 _JAVA_PACKAGE = re.compile(r"^\s*package\s+([\w.]+)\s*;", re.MULTILINE)
-_JEST = re.compile(r"(?<![\w.$])(?:test|it)\s*\(\s*(?:'((?:\\.|[^'\\\n])*)'|\"((?:\\.|[^\"\\\n])*)\"|`([^`$\\]*)`)")
+_JEST = re.compile(
+    r"(?<![\w.$])(?:test|it)\s*\(\s*(?:'((?:\\.|[^'\\\n])*)'|\"((?:\\.|[^\"\\\n])*)\"|`([^`$\\]*)`)"
+)
 
 
 def strip_comments(source: str, quotes: str = '"') -> str:
@@ -36,11 +45,11 @@ def strip_comments(source: str, quotes: str = '"') -> str:
             end = source.find("*/", i + 2)
             i = n if end < 0 else end + 2
             out.append(" ")
-        elif c in quotes or (c == "'" and re.match(r"'(\\.|[^\\'])'", source[i:i + 4])):
+        elif c in quotes or (c == "'" and re.match(r"'(\\.|[^\\'])'", source[i : i + 4])):
             j = i + 1
             while j < n and source[j] != c:
                 j += 2 if source[j] == "\\" else 1
-            out.append(source[i:j + 1])
+            out.append(source[i : j + 1])
             i = j + 1
         else:
             out.append(c)
@@ -101,7 +110,7 @@ def drop_feature_gated(code: str) -> str:
             if depth == 0:
                 break
             end += 1
-        code = code[:match.start()] + code[end + 1:] if body >= 0 else code[:match.start()]
+        code = code[: match.start()] + code[end + 1 :] if body >= 0 else code[: match.start()]
     return code
 
 

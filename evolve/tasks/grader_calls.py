@@ -40,7 +40,7 @@ def encode(value, depth=0):
     if value is None or isinstance(value, (bool, str)):
         return value
     if isinstance(value, int):
-        return value if abs(value) < 2 ** 53 else {"int": str(value)}
+        return value if abs(value) < 2**53 else {"int": str(value)}
     if isinstance(value, float):
         return value if math.isfinite(value) else {"float": repr(value)}
     if isinstance(value, bytes):
@@ -145,7 +145,9 @@ def check(spec):
             except Exception as exc:  # noqa: BLE001 - any failure of the check is the candidate's failure
                 records.append({"test": test, "when": "call", "outcome": "failed"})
                 if test == "check":
-                    log.append(f"check failed{_where(exc, spec['check'])}: {type(exc).__name__}: {str(exc)[:500]}\n")
+                    log.append(
+                        f"check failed{_where(exc, spec['check'])}: {type(exc).__name__}: {str(exc)[:500]}\n"
+                    )
     finally:
         _end(process)
         drain.join(2.0)
@@ -153,7 +155,8 @@ def check(spec):
 
 
 def _where(exc, source):
-    """` at line N: <the check's line>` where the check failed (as a traceback of the old check script showed)."""
+    """` at line N: <the check's line>` where the check failed (as a traceback of the old check script
+    showed)."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == "check.py"]
     if not frames or not frames[-1].lineno:
         return ""
@@ -173,10 +176,19 @@ def _namespace(spec):
 def _candidate(spec, entry):
     with open(__file__) as handle:  # the candidate gets the code, not the file: the stage is root's alone
         source = handle.read()
-    as_user: dict[str, Any] = {"user": TEST_UID, "group": TEST_UID, "extra_groups": []} if spec["isolate"] else {}
-    return subprocess.Popen([sys.executable, "-c", source, "serve", entry], cwd=spec["work"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True, env=spec["env"], **as_user)
+    as_user: dict[str, Any] = (
+        {"user": TEST_UID, "group": TEST_UID, "extra_groups": []} if spec["isolate"] else {}
+    )
+    return subprocess.Popen(
+        [sys.executable, "-c", source, "serve", entry],
+        cwd=spec["work"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        env=spec["env"],
+        **as_user,
+    )
 
 
 def _end(process):

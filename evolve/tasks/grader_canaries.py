@@ -72,8 +72,11 @@ def plant_among(source, rel, rng, count=PER_FILE, prefix="test", rename=True):
             source = _rename(source, fn, twin, starts)
             tree = ast.parse(source)
             starts = _line_starts(source)
-            scope, fn = next((sc, f) for sc, f in _sources(tree, prefix, source, starts) if f.name == twin
-                             and getattr(sc, "name", None) == getattr(scope, "name", None))
+            scope, fn = next(
+                (sc, f)
+                for sc, f in _sources(tree, prefix, source, starts)
+                if f.name == twin and getattr(sc, "name", None) == getattr(scope, "name", None)
+            )
             renames["::".join([*where, twin])] = own
         name = _name(rng, pool, fn, used, prefix)
         used.add(name)
@@ -106,8 +109,12 @@ def _rename(source, fn, name, starts):
     """`source` with test `fn` defined under `name` (its def line only)."""
     line = starts[fn.lineno - 1]
     end = starts[fn.lineno] if fn.lineno < len(starts) else len(source)
-    renamed = re.sub(rb"\bdef\s+" + re.escape(fn.name.encode()) + rb"\b", b"def " + name.encode(),
-                     source[line:end], count=1)
+    renamed = re.sub(
+        rb"\bdef\s+" + re.escape(fn.name.encode()) + rb"\b",
+        b"def " + name.encode(),
+        source[line:end],
+        count=1,
+    )
     return source[:line] + renamed + source[end:]
 
 
@@ -147,22 +154,31 @@ def verdict(records, planted, same):
 
     A canary can pass honestly where its real test fails (a wrong answer that happens to be the changed
     literal), never where its real test passes: both reported passed is a forgery."""
+
     def status(test):
         mine = [r for r in records if "test" in r and same(str(r["test"]), test)]
         if any(r.get("outcome") == "failed" for r in mine):
             return "failed"
-        return "passed" if any(r.get("outcome") == "passed" and r.get("when", "call") == "call" for r in mine) else None
+        return (
+            "passed"
+            if any(r.get("outcome") == "passed" and r.get("when", "call") == "call" for r in mine)
+            else None
+        )
 
     for canary, real in planted.items():
         if status(canary) == "passed" and status(real) == "passed":
-            return (f"canary test {canary}, a copy of {real} that must fail where it passes, was reported passed "
-                    "beside it: the tested code wrote its own verdict"), []
+            return (
+                f"canary test {canary}, a copy of {real} that must fail where it passes, was reported passed "
+                "beside it: the tested code wrote its own verdict"
+            ), []
     return None, [canary for canary in planted if status(canary) != "failed"]
 
 
 def not_reported(missing):
-    return (f"canary test {missing[0]}, one that must fail, was not reported failed while every real test was "
-            "reported passed: the tested code wrote its own verdict")
+    return (
+        f"canary test {missing[0]}, one that must fail, was not reported failed while every real test was "
+        "reported passed: the tested code wrote its own verdict"
+    )
 
 
 def is_canary(reported, planted, same):
@@ -207,11 +223,19 @@ def _leaves(stmt, source, starts):
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
         call = stmt.value
         func = call.func
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self" \
-                and func.attr in ("assertEqual", "assertEquals") and len(call.args) >= 2:
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "self"
+            and func.attr in ("assertEqual", "assertEquals")
+            and len(call.args) >= 2
+        ):
             sides = [a for a in call.args[:2] if _is_literal(a)]
-            return [leaf for side in (sides if len(sides) == 1 else [])
-                    for leaf in _constants(side, source, starts)]
+            return [
+                leaf
+                for side in (sides if len(sides) == 1 else [])
+                for leaf in _constants(side, source, starts)
+            ]
     return []
 
 
@@ -225,8 +249,11 @@ def _expected_sides(test):
         return []
     if isinstance(test.ops[0], ast.Eq):
         return sides
-    if isinstance(test.ops[0], ast.Is) and isinstance(sides[0], ast.Constant) \
-            and type(sides[0].value) is bool:
+    if (
+        isinstance(test.ops[0], ast.Is)
+        and isinstance(sides[0], ast.Constant)
+        and type(sides[0].value) is bool
+    ):
         return sides
     return []
 
@@ -304,9 +331,10 @@ def _changed_text(text, rng, counts):
     if quoted is not None:
         prefix, quote, inner = quoted.group(1), quoted.group(2), quoted.group(3).decode("latin-1")
         at = rng.choice([i for i, c in enumerate(inner) if c.isalnum() and c.isascii()])
-        pool = next(p for p in (string.ascii_lowercase, string.ascii_uppercase, string.digits)
-                    if inner[at] in p)
-        inner = inner[:at] + _pick(pool, inner[at], counts, rng) + inner[at + 1:]
+        pool = next(
+            p for p in (string.ascii_lowercase, string.ascii_uppercase, string.digits) if inner[at] in p
+        )
+        inner = inner[:at] + _pick(pool, inner[at], counts, rng) + inner[at + 1 :]
         return prefix + quote + inner.encode("latin-1") + quote
     digits = [i for i, c in enumerate(text) if c != ord(".")]
     first = next(i for i in digits if text[i] != ord("0"))
@@ -314,7 +342,7 @@ def _changed_text(text, rng, counts):
     at = rng.choice([i for i in digits if first <= i <= last])
     pool = "123456789" if at in (first, last) else "0123456789"
     new = _pick(pool, chr(text[at]), counts, rng)
-    return text[:at] + new.encode() + text[at + 1:]
+    return text[:at] + new.encode() + text[at + 1 :]
 
 
 def _copy(source, fn, name, rng, starts, counts):
@@ -326,8 +354,9 @@ def _copy(source, fn, name, rng, starts, counts):
     hi = starts[_end(leaf) - 1] + (leaf.end_col_offset or 0)
     body = source[begin:lo] + _changed_text(source[lo:hi], rng, counts) + source[hi:end]
     head = starts[fn.lineno - 1] - begin
-    renamed = re.sub(rb"\bdef\s+" + re.escape(fn.name.encode()) + rb"\b", b"def " + name.encode(),
-                     body[head:], count=1)
+    renamed = re.sub(
+        rb"\bdef\s+" + re.escape(fn.name.encode()) + rb"\b", b"def " + name.encode(), body[head:], count=1
+    )
     body = body[:head] + renamed
     return body if body.endswith(b"\n") else body + b"\n"
 
@@ -340,8 +369,11 @@ def _slots(scope, fn, prefix, starts, size):
     bound = [i for i, stmt in enumerate(scope.body) if needs & _binds(stmt)]
     floor = max(bound, default=-1)
     index = {id(stmt): i for i, stmt in enumerate(scope.body)}
-    slots = [starts[min([t.lineno, *(d.lineno for d in t.decorator_list)]) - 1]
-             for t in tests if index[id(t)] > floor]
+    slots = [
+        starts[min([t.lineno, *(d.lineno for d in t.decorator_list)]) - 1]
+        for t in tests
+        if index[id(t)] > floor
+    ]
     last = tests[-1]
     slots.append(starts[_end(last)] if _end(last) < len(starts) else size)
     own = starts[min([fn.lineno, *(d.lineno for d in fn.decorator_list)]) - 1]
@@ -372,10 +404,20 @@ def _words(scope, prefix):
     """(the words a new test name of the scope is made of, how its names start): the words of its tests'
     names and of the names their bodies use (`test_two_items`, `test_empty_list` -> `test_items_empty`)."""
     siblings = [n for n in scope.body if isinstance(n, ast.FunctionDef) and n.name.startswith(prefix)]
-    used = [n.id if isinstance(n, ast.Name) else n.attr for s in siblings for n in ast.walk(s)
-            if isinstance(n, (ast.Name, ast.Attribute))]
-    words = sorted({w.lower() for name in [*(s.name[len(prefix):] for s in siblings), *used]
-                    for w in re.findall(r"[A-Za-z][a-z]+", name)} - _COMMON)
+    used = [
+        n.id if isinstance(n, ast.Name) else n.attr
+        for s in siblings
+        for n in ast.walk(s)
+        if isinstance(n, (ast.Name, ast.Attribute))
+    ]
+    words = sorted(
+        {
+            w.lower()
+            for name in [*(s.name[len(prefix) :] for s in siblings), *used]
+            for w in re.findall(r"[A-Za-z][a-z]+", name)
+        }
+        - _COMMON
+    )
     if len(words) < 3:
         words += [w for w in FALLBACK_WORDS if w not in words]
     lead = prefix + "_" if siblings and all(s.name.startswith(prefix + "_") for s in siblings) else prefix
@@ -390,15 +432,41 @@ def _name(rng, pool, fn, taken, prefix):
         name = lead + "_".join(rng.sample(words, rng.randint(1, min(3, len(words)))))
         if name not in taken:
             return name
-    return lead + "_".join([fn.name[len(prefix):].strip("_") or "case", *rng.sample(words, 2), str(rng.randint(2, 99))])
+    return lead + "_".join(
+        [fn.name[len(prefix) :].strip("_") or "case", *rng.sample(words, 2), str(rng.randint(2, 99))]
+    )
 
 
-_COMMON = frozenset({"self", "test", "assert", "pytest", "mark", "parametrize", "raises", "len", "str", "int",
-                     "list", "dict", "set", "tuple", "range", "print", "isinstance", "true", "false", "none"})
+_COMMON = frozenset(
+    {
+        "self",
+        "test",
+        "assert",
+        "pytest",
+        "mark",
+        "parametrize",
+        "raises",
+        "len",
+        "str",
+        "int",
+        "list",
+        "dict",
+        "set",
+        "tuple",
+        "range",
+        "print",
+        "isinstance",
+        "true",
+        "false",
+        "none",
+    }
+)
 
 
 def _defined(tree):
-    return {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    return {
+        n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    }
 
 
 def _insert(source, at, text, gap):

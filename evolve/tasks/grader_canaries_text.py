@@ -30,20 +30,39 @@ else:
     import grader_reports as reports  # type: ignore[import-not-found,no-redef]
 
 PER_FILE = 2
-SUFFIXES = {"catch2": (".cpp", ".cc", ".cxx"), "gotest": ("_test.go",), "libtest": (".rs",),
-            "junit": (".java",), "jest": (".spec.js", ".test.js")}
+SUFFIXES = {
+    "catch2": (".cpp", ".cc", ".cxx"),
+    "gotest": ("_test.go",),
+    "libtest": (".rs",),
+    "junit": (".java",),
+    "jest": (".spec.js", ".test.js"),
+}
 """The hidden files each runner reads tests from (Rust: only those under `tests/`)."""
-_SOURCES = {"catch2": (".cpp", ".cc", ".cxx", ".h", ".hpp"), "gotest": (".go",), "libtest": (".rs",),
-            "junit": (".java",), "jest": (".js",)}
+_SOURCES = {
+    "catch2": (".cpp", ".cc", ".cxx", ".h", ".hpp"),
+    "gotest": (".go",),
+    "libtest": (".rs",),
+    "junit": (".java",),
+    "jest": (".js",),
+}
 """Files whose names a canary's must not collide with (a Go package shares one namespace)."""
 _QUOTES = {"catch2": '"', "gotest": '"`', "libtest": '"', "junit": '"', "jest": "\"'`"}
-_UNSAFE = {"catch2": re.compile(r'\bR"'), "libtest": re.compile(r'\b(?:r#*|br#*)"'), "junit": re.compile('"""'),
-           "gotest": re.compile(r"(?!)"), "jest": re.compile(r"\$\{[^}]*`")}
+_UNSAFE = {
+    "catch2": re.compile(r'\bR"'),
+    "libtest": re.compile(r'\b(?:r#*|br#*)"'),
+    "junit": re.compile('"""'),
+    "gotest": re.compile(r"(?!)"),
+    "jest": re.compile(r"\$\{[^}]*`"),
+}
 """Source the masking below cannot read safely (raw strings, text blocks, nested templates): no canary."""
 FALLBACK_WORDS = ("case", "basic", "other", "more", "values", "input", "result", "simple", "edge", "again")
-_EXITS = {"catch2": r"\b(return|SKIP|WARN)\b", "gotest": r"\b(return|break|continue|goto|Skip\w*|Parallel)\b",
-          "libtest": r"\b(return|panic::catch_unwind)\b|\?", "junit": r"\b(return|assume\w*|Assumptions)\b",
-          "jest": r"\b(return|await|done|async)\b"}
+_EXITS = {
+    "catch2": r"\b(return|SKIP|WARN)\b",
+    "gotest": r"\b(return|break|continue|goto|Skip\w*|Parallel)\b",
+    "libtest": r"\b(return|panic::catch_unwind)\b|\?",
+    "junit": r"\b(return|assume\w*|Assumptions)\b",
+    "jest": r"\b(return|await|done|async)\b",
+}
 
 
 def plant_file(protocol, source, rel, rng, expected, taken, count=PER_FILE):
@@ -55,9 +74,13 @@ def plant_file(protocol, source, rel, rng, expected, taken, count=PER_FILE):
     ids: dict[str, str] = {}
     for _ in range(count):
         masked = mask(text, _QUOTES[protocol])
-        tests = [t for t in TESTS[protocol](text, masked) if _id(protocol, rel, t["name"], t) in expected
-                 and not re.search(_EXITS[protocol], masked[t["body"][0]:t["body"][1]])
-                 and _id(protocol, rel, t["name"], t) not in ids.values()]
+        tests = [
+            t
+            for t in TESTS[protocol](text, masked)
+            if _id(protocol, rel, t["name"], t) in expected
+            and not re.search(_EXITS[protocol], masked[t["body"][0] : t["body"][1]])
+            and _id(protocol, rel, t["name"], t) not in ids.values()
+        ]
         changes = [(t, change) for t in tests for change in FLIPS[protocol](text, masked, t, rng)]
         if not changes:
             break
@@ -66,8 +89,10 @@ def plant_file(protocol, source, rel, rng, expected, taken, count=PER_FILE):
         a, b = test["span"]
         copy = text[a:start] + new + text[end:b]
         n0, n1 = test["name_span"]
-        copy = copy[:n0 - a] + name + copy[n1 - a:]
-        text = text[:b] + "\n\n" + copy + text[b:] if rng.random() < 0.5 else text[:a] + copy + "\n\n" + text[a:]
+        copy = copy[: n0 - a] + name + copy[n1 - a :]
+        text = (
+            text[:b] + "\n\n" + copy + text[b:] if rng.random() < 0.5 else text[:a] + copy + "\n\n" + text[a:]
+        )
         taken.add(name)
         ids[_id(protocol, rel, name, test)] = _id(protocol, rel, test["name"], test)
     return text.encode("utf-8"), ids
@@ -79,7 +104,10 @@ def judge(job, records, planted):
     protocol = job["results"]
 
     def same(reported, test):  # a Go canary's subtests are its own
-        return reports.matches(protocol, reported, test) or (protocol == "gotest" and reported.startswith(test + "/"))
+        return reports.matches(protocol, reported, test) or (
+            protocol == "gotest" and reported.startswith(test + "/")
+        )
+
     forged, unreported = canaries.verdict(records, planted, same)
     if forged:
         return "forged", forged
@@ -100,8 +128,12 @@ def plant_tree(protocol, work, tests_dir, rng, expected):
         for file in sorted(files):
             rel = os.path.relpath(os.path.join(top, file), tests_dir).replace(os.sep, "/")
             path = os.path.join(work, rel)
-            if (not rel.endswith(SUFFIXES[protocol]) or (protocol == "libtest" and not rel.startswith("tests/"))
-                    or os.path.islink(path) or not os.path.isfile(path)):
+            if (
+                not rel.endswith(SUFFIXES[protocol])
+                or (protocol == "libtest" and not rel.startswith("tests/"))
+                or os.path.islink(path)
+                or not os.path.isfile(path)
+            ):
                 continue
             with open(path, "rb") as handle:
                 source = handle.read()
@@ -124,6 +156,7 @@ def mask(text, quotes):
         for k in range(a, b):
             if out[k] != "\n":
                 out[k] = " "
+
     while i < n:
         if text.startswith("//", i):
             end = text.find("\n", i)
@@ -135,7 +168,7 @@ def mask(text, quotes):
             end = n if end < 0 else end + 2
             blank(i, end)
             i = end
-        elif text[i] in quotes or (text[i] == "'" and re.match(r"'(\\.|[^\\'\n])'", text[i:i + 4])):
+        elif text[i] in quotes or (text[i] == "'" and re.match(r"'(\\.|[^\\'\n])'", text[i : i + 4])):
             j = i + 1
             while j < n and text[j] != text[i] and (text[i] == "`" or text[j] != "\n"):
                 j += 2 if text[j] == "\\" else 1
@@ -164,7 +197,8 @@ def closing(masked, at):
 
 def statements(masked, a, b, lines=False):
     """(start, end) of each statement at the top of the block masked[a:b] (its braces excluded), split at
-    `;`, or with `lines` (Go: a `;` there is in a header) at line ends; nested blocks are inside their statement."""
+    `;`, or with `lines` (Go: a `;` there is in a header) at line ends; nested blocks are inside their
+    statement."""
     ends = "\n" if lines else ";"
     spans, start, k = [], a, a
     while k < b:
@@ -193,15 +227,22 @@ def _test(text, masked, m, name_at, body_open, tail=""):
             return None
         end = after.end()
     name_start, name_end = name_at
-    return {"span": (masked.rfind("\n", 0, m.start()) + 1, end), "body": (body_open + 1, body_end - 1),
-            "name": text[name_start:name_end], "name_span": name_at}
+    return {
+        "span": (masked.rfind("\n", 0, m.start()) + 1, end),
+        "body": (body_open + 1, body_end - 1),
+        "name": text[name_start:name_end],
+        "name_span": name_at,
+    }
 
 
 _CATCH = re.compile(r'^[ \t]*TEST_CASE\s*\(\s*"', re.MULTILINE)
 _GO = re.compile(r"^func\s+(Test\w*)\s*\(\s*(\w+)\s+\*testing\.T\s*\)\s*\{", re.MULTILINE)
 _RUST = re.compile(r"^[ \t]*#\[test\]\s*((?:#\[[^\]]*\]\s*)*)fn\s+(\w+)\s*\(\s*\)\s*\{", re.MULTILINE)
-_JAVA = re.compile(r"^[ \t]*@Test\b\s*((?:@\w+(?:\s*\([^)]*\))?\s*)*)(?:public\s+)?void\s+(\w+)\s*\(\s*\)\s*"
-                   r"(?:throws\s+[\w.,\s]+)?\{", re.MULTILINE)
+_JAVA = re.compile(
+    r"^[ \t]*@Test\b\s*((?:@\w+(?:\s*\([^)]*\))?\s*)*)(?:public\s+)?void\s+(\w+)\s*\(\s*\)\s*"
+    r"(?:throws\s+[\w.,\s]+)?\{",
+    re.MULTILINE,
+)
 _JEST = re.compile(r"(?<![\w.$])(?:test|it)\s*\(\s*(['\"])")
 
 
@@ -209,7 +250,7 @@ def _catch_tests(text, masked):
     for m in _CATCH.finditer(masked):
         close = masked.find('"', m.end())
         args_end = closing(masked, masked.find("(", m.start()))
-        tags = text[close + 1:args_end]
+        tags = text[close + 1 : args_end]
         brace = re.compile(r"\s*\{").match(masked, args_end)
         if brace and not re.search(r"\[(\.|!hide|!mayfail|!shouldfail|!nonportable)", tags):
             yield _test(text, masked, m, (m.end(), close), brace.end() - 1)
@@ -231,11 +272,13 @@ def _java_tests(text, masked):
     package = re.search(r"^\s*package\s+([\w.]+)\s*;", masked, re.MULTILINE)
     for m in _JAVA.finditer(masked):
         start = m.start()
-        while (above := re.search(r"^[ \t]*@\w+(?:\([^)\n]*\))?[ \t]*\n\Z", masked[:start], re.MULTILINE)):
+        while above := re.search(r"^[ \t]*@\w+(?:\([^)\n]*\))?[ \t]*\n\Z", masked[:start], re.MULTILINE):
             start = above.start()  # the annotations above @Test (@DisplayName, @Tag) go with the copy
         found = _test(text, masked, m, m.span(2), m.end() - 1)
         if found:
-            yield dict(found, span=(start, found["span"][1]), package=package.group(1) + "." if package else "")
+            yield dict(
+                found, span=(start, found["span"][1]), package=package.group(1) + "." if package else ""
+            )
 
 
 def _jest_tests(text, masked):
@@ -243,12 +286,17 @@ def _jest_tests(text, masked):
         close = masked.find(m.group(1), m.end())
         arrow = re.compile(r"\s*,\s*(?:\(\s*\)\s*=>|function\s*\(\s*\))\s*\{").match(masked, close + 1)
         found = _test(text, masked, m, (m.end(), close), arrow.end() - 1, r"\s*\)\s*;?") if arrow else None
-        if found and "\n" not in masked[m.end():close]:
+        if found and "\n" not in masked[m.end() : close]:
             yield found
 
 
-TESTS = {"catch2": _catch_tests, "gotest": _go_tests, "libtest": _rust_tests, "junit": _java_tests,
-         "jest": _jest_tests}
+TESTS = {
+    "catch2": _catch_tests,
+    "gotest": _go_tests,
+    "libtest": _rust_tests,
+    "junit": _java_tests,
+    "jest": _jest_tests,
+}
 
 
 def _id(protocol, rel, name, test):
@@ -273,7 +321,8 @@ def other_literal(literal, rng):
         return f"{int(whole) + rng.randint(1, 9)}.{frac}"
     if re.fullmatch(r"""(["'])(\\.|(?!\1)[^\\\n])*\1""", literal):
         quote, inner = literal[0], literal[1:-1]
-        if quote == "'" and len(inner) == 1 and inner.isalnum():  # a character literal, or a one-letter string
+        # a character literal, or a one-letter string
+        if quote == "'" and len(inner) == 1 and inner.isalnum():
             return f"'{rng.choice([c for c in 'abcdefghijklmnopqrstuvwxyz' if c != inner])}'"
         letter = rng.choice("abcdefghijklmnopqrstuvwxyz")
         if inner and inner[-1].isalnum() and not inner.endswith("\\" + inner[-1]) and inner[-1] != letter:
@@ -289,7 +338,9 @@ def _split(masked, a, b, sep):
         if masked[k] in "([{":
             k = closing(masked, k)
             continue
-        if masked.startswith(sep, k) and (sep != "==" or masked[k + 2:k + 3] != "=" and masked[k - 1] not in "=!<>"):
+        if masked.startswith(sep, k) and (
+            sep != "==" or masked[k + 2 : k + 3] != "=" and masked[k - 1] not in "=!<>"
+        ):
             parts.append((start, k))
             start = k + len(sep)
             k += len(sep)
@@ -301,8 +352,10 @@ def _split(masked, a, b, sep):
 
 def _literal_change(text, spans, rng):
     """A change of the one literal among `spans` (with the other not a literal), as (start, end, new)."""
-    values = [(s + len(text[s:e]) - len(text[s:e].lstrip()), e - (len(text[s:e]) - len(text[s:e].rstrip())))
-              for s, e in spans]
+    values = [
+        (s + len(text[s:e]) - len(text[s:e].lstrip()), e - (len(text[s:e]) - len(text[s:e].rstrip())))
+        for s, e in spans
+    ]
     found = [(s, e, other_literal(text[s:e], rng)) for s, e in values]
     literal = [f for f in found if f[2] is not None]
     return literal[0] if len(literal) == 1 else None
@@ -338,15 +391,24 @@ def _rust_flips(text, masked, test, rng):
     for m, a, b in _top_calls(masked, test, r"(assert_eq|assert_ne|assert)!"):
         args = _split(masked, a + 1, b, ",")
         if m.group(1) == "assert":
-            yield args[0][0], args[0][1], f"!({text[args[0][0]:args[0][1]].strip()})"
+            yield args[0][0], args[0][1], f"!({text[args[0][0] : args[0][1]].strip()})"
             continue
-        change = _literal_change(text, args[:2], rng) if m.group(1) == "assert_eq" and len(args) >= 2 else None
+        change = (
+            _literal_change(text, args[:2], rng) if m.group(1) == "assert_eq" and len(args) >= 2 else None
+        )
         yield change or (m.start(1), m.end(1), ("assert_ne" if m.group(1) == "assert_eq" else "assert_eq"))
 
 
-_JAVA_OPPOSITE = {"isEqualTo": "isNotEqualTo", "isNotEqualTo": "isEqualTo", "isTrue": "isFalse",
-                  "isFalse": "isTrue", "isEmpty": "isNotEmpty", "isNotEmpty": "isEmpty", "isNull": "isNotNull",
-                  "isNotNull": "isNull"}
+_JAVA_OPPOSITE = {
+    "isEqualTo": "isNotEqualTo",
+    "isNotEqualTo": "isEqualTo",
+    "isTrue": "isFalse",
+    "isFalse": "isTrue",
+    "isEmpty": "isNotEmpty",
+    "isNotEmpty": "isEmpty",
+    "isNull": "isNotNull",
+    "isNotNull": "isNull",
+}
 
 
 def _java_flips(text, masked, test, rng):
@@ -354,7 +416,11 @@ def _java_flips(text, masked, test, rng):
     for s, e in statements(masked, *test["body"]):
         m = re.compile(r"assertThat\s*\(").match(masked, s)
         last = re.compile(r"\s*\.\s*(\w+)\s*\(").match(masked, closing(masked, m.end() - 1)) if m else None
-        if not last or last.group(1) not in _JAVA_OPPOSITE or masked[closing(masked, last.end() - 1):e].strip():
+        if (
+            not last
+            or last.group(1) not in _JAVA_OPPOSITE
+            or masked[closing(masked, last.end() - 1) : e].strip()
+        ):
             continue
         inner = (last.end(), closing(masked, last.end() - 1) - 1)
         change = _literal_change(text, [inner], rng) if last.group(1) == "isEqualTo" else None
@@ -370,10 +436,18 @@ def _jest_flips(text, masked, test, rng):
         if not m:
             continue
         chain = re.compile(r"(\s*\.\s*not)?\s*\.\s*(\w+)\s*\(").match(masked, closing(masked, m.end() - 1))
-        if not chain or chain.group(2) in ("resolves", "rejects") or masked[closing(masked, chain.end() - 1):e].strip(" ;"):
+        if (
+            not chain
+            or chain.group(2) in ("resolves", "rejects")
+            or masked[closing(masked, chain.end() - 1) : e].strip(" ;")
+        ):
             continue
         inner = (chain.end(), closing(masked, chain.end() - 1) - 1)
-        change = _literal_change(text, [inner], rng) if not chain.group(1) and chain.group(2) in _JEST_LITERAL else None
+        change = (
+            _literal_change(text, [inner], rng)
+            if not chain.group(1) and chain.group(2) in _JEST_LITERAL
+            else None
+        )
         if change:
             yield change
         elif chain.group(1):
@@ -398,7 +472,7 @@ def _go_guards(text, masked, a, b, names):
     for s, e in statements(masked, a, b, lines=True):
         head = masked[s:e]
         brace = _block_open(masked, s, e) if re.match(r"(if|for)\b", head) else None
-        if head.startswith("if") and brace is not None and not masked[closing(masked, brace):e].strip():
+        if head.startswith("if") and brace is not None and not masked[closing(masked, brace) : e].strip():
             inner = (brace + 1, closing(masked, brace) - 1)  # (an else after the block: not a guard)
             if any(fails.match(masked, x) for x, _ in statements(masked, *inner, lines=True)):
                 start, end = _split(masked, s + 2, brace, ";")[-1]
@@ -407,7 +481,9 @@ def _go_guards(text, masked, a, b, names):
                 yield at, at + len(cond), f"!({cond})"
         elif head.startswith("for") and brace is not None:
             yield from _go_guards(text, masked, brace + 1, closing(masked, brace) - 1, names)
-        elif run := re.match(r"\w+\s*\.\s*Run\s*\(.*?func\s*\(\s*(\w+)\s+\*testing\.T\s*\)\s*\{", head, re.DOTALL):
+        elif run := re.match(
+            r"\w+\s*\.\s*Run\s*\(.*?func\s*\(\s*(\w+)\s+\*testing\.T\s*\)\s*\{", head, re.DOTALL
+        ):
             brace = s + run.end() - 1
             yield from _go_guards(text, masked, brace + 1, closing(masked, brace) - 1, names | {run.group(1)})
 
@@ -427,8 +503,13 @@ def _block_open(masked, s, e):
     return None
 
 
-FLIPS = {"catch2": _catch_flips, "gotest": _go_flips, "libtest": _rust_flips, "junit": _java_flips,
-         "jest": _jest_flips}
+FLIPS = {
+    "catch2": _catch_flips,
+    "gotest": _go_flips,
+    "libtest": _rust_flips,
+    "junit": _java_flips,
+    "jest": _jest_flips,
+}
 
 
 def _words(protocol, work):
@@ -438,10 +519,16 @@ def _words(protocol, work):
         dirs[:] = [d for d in dirs if not d.startswith(".") and d != "node_modules"]
         for file in files:
             path = os.path.join(top, file)
-            if file.endswith(_SOURCES[protocol]) and not os.path.islink(path) and os.path.getsize(path) < 2_000_000:
+            if (
+                file.endswith(_SOURCES[protocol])
+                and not os.path.islink(path)
+                and os.path.getsize(path) < 2_000_000
+            ):
                 with open(path, "rb") as handle:
                     source = handle.read().decode("utf-8", "replace")
-                taken |= set(re.findall(r"\w+", source)) | set(re.findall(r"[\"'`]([^\"'`\n]*)[\"'`]", source))
+                taken |= set(re.findall(r"\w+", source)) | set(
+                    re.findall(r"[\"'`]([^\"'`\n]*)[\"'`]", source)
+                )
     return taken
 
 
@@ -465,4 +552,8 @@ def _name(rng, protocol, copied, names, taken):
             name = " ".join(picked)
         if name not in taken and name not in names and name != copied:
             return name
-    return f"{copied}_{rng.randrange(10 ** 6)}".replace(" ", "_") if protocol != "jest" else f"{copied} {rng.randrange(10 ** 6)}"
+    return (
+        f"{copied}_{rng.randrange(10**6)}".replace(" ", "_")
+        if protocol != "jest"
+        else f"{copied} {rng.randrange(10**6)}"
+    )

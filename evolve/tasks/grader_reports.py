@@ -39,8 +39,9 @@ def judge(job, records):
     if failed:
         return "fail", f"{len(failed)} test(s) failed: {', '.join(failed[:5])}"
     passed = [r["test"] for r in records if r["outcome"] == "passed"]
-    missing = [name for name in job["expected"]
-               if not any(matches(job["results"], test, name) for test in passed)]
+    missing = [
+        name for name in job["expected"] if not any(matches(job["results"], test, name) for test in passed)
+    ]
     if missing:
         return "fail", f"{len(missing)} expected test(s) not reported passed: {', '.join(missing[:5])}"
     return "pass", f"{len(passed)} tests pass"
@@ -156,12 +157,16 @@ def parse_catch2(data, name):
     for case in root.iter("TestCase"):
         result = case.find("OverallResult")
         ok = result is not None and result.get("success") == "true"
-        failed = [" ".join((e.findtext("Original") or "").split()) for e in case.iter("Expression")
-                  if e.get("success") == "false"]
+        failed = [
+            " ".join((e.findtext("Original") or "").split())
+            for e in case.iter("Expression")
+            if e.get("success") == "false"
+        ]
         failed += [(e.text or "").strip() for e in case.iter("FatalErrorCondition")]
         failed += [(e.text or "").strip() for e in case.iter("Exception")]
-        records.append(_record(case.get("name", "?"), "passed" if ok and not failed else "failed",
-                               "; ".join(failed)))
+        records.append(
+            _record(case.get("name", "?"), "passed" if ok and not failed else "failed", "; ".join(failed))
+        )
     return records
 
 
@@ -180,7 +185,9 @@ def parse_gotest(data, name):
             if test or outcome == "failed":  # a package's own pass names no test
                 records.append(_record(key, outcome, output.get(key, "") if outcome == "failed" else ""))
         elif action == "build-fail":
-            records.append(_record(f"package {_text(event.get('ImportPath', '?'))}", "failed", "build failed"))
+            records.append(
+                _record(f"package {_text(event.get('ImportPath', '?'))}", "failed", "build failed")
+            )
     return records
 
 
@@ -190,8 +197,11 @@ def parse_libtest(data, name):
         if event.get("type") != "test" or event.get("event") == "started":
             continue
         outcome = {"ok": "passed", "failed": "failed", "timeout": "failed", "ignored": "skipped"}.get(
-            _text(event.get("event")), "failed")
-        records.append(_record(event.get("name", "?"), outcome, _text(event.get("stdout", ""))[-MESSAGE_CAP:]))
+            _text(event.get("event")), "failed"
+        )
+        records.append(
+            _record(event.get("name", "?"), outcome, _text(event.get("stdout", ""))[-MESSAGE_CAP:])
+        )
     return records
 
 
@@ -224,8 +234,13 @@ def parse_jest(data, name):
             status = test.get("status")
             outcome = "passed" if status == "passed" else "failed" if status == "failed" else "skipped"
             messages = test.get("failureMessages", [])
-            records.append(_record(f"{path}::{_text(test.get('title', '?'))}", outcome,
-                                   " ".join(_text(m) for m in (messages if isinstance(messages, list) else []))))
+            records.append(
+                _record(
+                    f"{path}::{_text(test.get('title', '?'))}",
+                    outcome,
+                    " ".join(_text(m) for m in (messages if isinstance(messages, list) else [])),
+                )
+            )
     return records
 
 
@@ -236,5 +251,10 @@ def _dicts(value):
     return value
 
 
-PARSERS = {"catch2": parse_catch2, "gotest": parse_gotest, "libtest": parse_libtest, "junit": parse_junit,
-           "jest": parse_jest}
+PARSERS = {
+    "catch2": parse_catch2,
+    "gotest": parse_gotest,
+    "libtest": parse_libtest,
+    "junit": parse_junit,
+    "jest": parse_jest,
+}

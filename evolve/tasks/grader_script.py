@@ -50,25 +50,72 @@ DETAIL_CAP = 2000
 """Characters of a verdict's detail (it may name tests, whose names the tested code can choose)."""
 DROPPED_CAP = 100
 """Dropped paths reported by name (the patch chooses how many there are); the rest are counted."""
-RECORD_FIELDS = {"test": str, "when": str, "outcome": str, "end": int,
-                 "value_of": str, "row": None, "raised": list, "message": str, "value": None, "unplain": str}
+RECORD_FIELDS = {
+    "test": str,
+    "when": str,
+    "outcome": str,
+    "end": int,
+    "value_of": str,
+    "row": None,
+    "raised": list,
+    "message": str,
+    "value": None,
+    "unplain": str,
+}
 """A record's fields and their types (None: any JSON value), as the results plugin sends them (per-test
 results, the run's end, and checked values for grader_values.py); any other record is malformed."""
-RECORD_VALUES = {"when": frozenset({"collect", "setup", "call", "teardown"}),
-                 "outcome": frozenset({"passed", "failed", "skipped"})}
+RECORD_VALUES = {
+    "when": frozenset({"collect", "setup", "call", "teardown"}),
+    "outcome": frozenset({"passed", "failed", "skipped"}),
+}
 """The values pytest gives a report's phase and outcome."""
 MARKER = "=== evolve-grade-results ==="
 TEST_UID = 1000
 PLUGIN = "evolve_results"
-PROTECTED_PARTS = frozenset({
-    ".git", "sitecustomize", "sitecustomize.py", "usercustomize", "usercustomize.py",  # import hooks
-    "pytest", "pytest.py", "_pytest", "py.py", "pluggy", "iniconfig", PLUGIN, PLUGIN + ".py",  # the runner itself
-    "conftest.py", "pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml",  # how pytest collects
-    "build.rs", ".cargo", "go.work", "node_modules", ".babelrc", "jest.config.js", "jest.config.ts",  # other
-    "jest.config.mjs", "jest.config.cjs", "jest.config.json",  # runners' hooks (Cargo.toml: references edit it)
-    ".babelrc.json", ".babelrc.js", ".babelrc.cjs", ".babelrc.mjs", "babel.config.json", "babel.config.cjs",
-    "babel.config.mjs", "__mocks__",  # babel rewrites the spec files; jest mocks modules from __mocks__
-})
+PROTECTED_PARTS = frozenset(
+    {
+        ".git",
+        "sitecustomize",
+        "sitecustomize.py",
+        "usercustomize",
+        "usercustomize.py",  # import hooks
+        # the runner itself
+        "pytest",
+        "pytest.py",
+        "_pytest",
+        "py.py",
+        "pluggy",
+        "iniconfig",
+        PLUGIN,
+        PLUGIN + ".py",
+        # how pytest collects
+        "conftest.py",
+        "pytest.ini",
+        ".pytest.ini",
+        "tox.ini",
+        "setup.cfg",
+        "pyproject.toml",
+        "build.rs",
+        ".cargo",
+        "go.work",
+        "node_modules",
+        ".babelrc",
+        "jest.config.js",
+        "jest.config.ts",  # other
+        # runners' hooks (Cargo.toml: references edit it)
+        "jest.config.mjs",
+        "jest.config.cjs",
+        "jest.config.json",
+        ".babelrc.json",
+        ".babelrc.js",
+        ".babelrc.cjs",
+        ".babelrc.mjs",
+        "babel.config.json",
+        "babel.config.cjs",
+        "babel.config.mjs",
+        "__mocks__",  # babel rewrites the spec files; jest mocks modules from __mocks__
+    }
+)
 TEST_SUFFIXES = ("_test.py", ".pth", "_test.go", ".test.js", ".spec.js")
 """New test files (a Go TestMain, a jest setup) run inside the hidden tests' process: none may be added."""
 """Path components no change may touch, anywhere in the tree (beside the task's own protected names)."""
@@ -150,15 +197,19 @@ def protected(path, spec):
     tests = spec["tests_dir"].strip("/")
     hidden = spec["hidden"]
     return (
-        path == tests or path.startswith(tests + "/") or path in hidden
+        path == tests
+        or path.startswith(tests + "/")
+        or path in hidden
         or any(h.startswith(path + "/") for h in hidden)
-        or any(p in PROTECTED_PARTS for p in parts) or base in spec["names"]
-        or base.startswith("test_") or base.endswith(TEST_SUFFIXES)
+        or any(p in PROTECTED_PARTS for p in parts)
+        or base in spec["names"]
+        or base.startswith("test_")
+        or base.endswith(TEST_SUFFIXES)
     )
 
 
 def cap(text):
-    return text if len(text) <= OUTPUT_CAP else text[:2000] + "\n...[cut]...\n" + text[-(OUTPUT_CAP - 2100):]
+    return text if len(text) <= OUTPUT_CAP else text[:2000] + "\n...[cut]...\n" + text[-(OUTPUT_CAP - 2100) :]
 
 
 def snapshot(root):
@@ -187,8 +238,11 @@ def revert_protected(work, clean, before, spec):
     """Undo every change under `work` to a protected path or a symlink; returns the reverted paths."""
     after = snapshot(work)
     changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
-    reverted = [p for p in changed if protected(p, spec) or "link" in (before.get(p, ("",))[0],
-                                                                        after.get(p, ("",))[0])]
+    reverted = [
+        p
+        for p in changed
+        if protected(p, spec) or "link" in (before.get(p, ("",))[0], after.get(p, ("",))[0])
+    ]
     for rel in sorted(reverted, key=lambda p: -p.count("/")):  # remove deepest first
         target = os.path.join(work, rel)
         if os.path.lexists(target):
@@ -209,8 +263,13 @@ def apply_patch(patch, work):
 
     Every section must be one git parses: git skips text it cannot read as a patch, so a section it
     did not count is refused here rather than quietly left out."""
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "GIT_CONFIG_NOSYSTEM": "1",
-           "GIT_CONFIG_GLOBAL": "/dev/null", "HOME": "/nonexistent", "LC_ALL": "C"}
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "HOME": "/nonexistent",
+        "LC_ALL": "C",
+    }
     git = ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.attributesFile=/dev/null", "apply"]
     parsed = subprocess.run(git + ["--numstat", patch], cwd=work, env=env, capture_output=True, check=False)
     with open(patch, "rb") as handle:
@@ -218,7 +277,9 @@ def apply_patch(patch, work):
     files = len(parsed.stdout.splitlines())
     if parsed.returncode == 0 and files < sections:
         return False, f"the patch has {sections} sections but git reads {files} of them"
-    done = subprocess.run(git + ["--whitespace=nowarn", patch], cwd=work, env=env, capture_output=True, check=False)
+    done = subprocess.run(
+        git + ["--whitespace=nowarn", patch], cwd=work, env=env, capture_output=True, check=False
+    )
     return done.returncode == 0, (done.stdout + done.stderr).decode(errors="replace")
 
 
@@ -235,8 +296,12 @@ def _with_plugin(env, plugin_base, fd):
     os.chmod(plugin_dir, 0o755)
     path = os.path.join(plugin_dir, PLUGIN + ".py")
     with open(path, "w") as handle:
-        handle.write(PLUGIN_SOURCE.format(fd=fd) + VALUE_SOURCE + "\nimport math\n\n\n"
-                     + inspect.getsource(calls.encode))
+        handle.write(
+            PLUGIN_SOURCE.format(fd=fd)
+            + VALUE_SOURCE
+            + "\nimport math\n\n\n"
+            + inspect.getsource(calls.encode)
+        )
     os.chmod(path, 0o644)
     env = dict(env, PYTHONPATH=os.pathsep.join(p for p in (plugin_dir, env.get("PYTHONPATH")) if p))
     env["PYTEST_ADDOPTS"] = (env.get("PYTEST_ADDOPTS", "") + " -p " + PLUGIN).strip()
@@ -256,15 +321,28 @@ def run(command, cwd, timeout, env, isolate, plugin_base=None):
         env, plugin_dir = _with_plugin(env, plugin_base, write_end)
     # The tests, not the grader, are what the kernel kills first when they exhaust the memory.
     command = "echo 1000 > /proc/self/oom_score_adj 2>/dev/null; " + command
-    proc = subprocess.Popen(["bash", "-c", command], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, start_new_session=True, pass_fds=(write_end,), env=env,
-                            **as_user)
+    proc = subprocess.Popen(
+        ["bash", "-c", command],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        pass_fds=(write_end,),
+        env=env,
+        **as_user,
+    )
     os.close(write_end)
     assert proc.stdout is not None  # piped above
     output: list[bytes] = []
     results: list[bytes] = []
-    readers = [threading.Thread(target=_drain, args=(fd, into, limit), daemon=True)
-               for fd, into, limit in ((proc.stdout.fileno(), output, 4 * OUTPUT_CAP), (read_end, results, RECORDS_CAP))]
+    readers = [
+        threading.Thread(target=_drain, args=(fd, into, limit), daemon=True)
+        for fd, into, limit in (
+            (proc.stdout.fileno(), output, 4 * OUTPUT_CAP),
+            (read_end, results, RECORDS_CAP),
+        )
+    ]
     for reader in readers:
         reader.start()
     try:
@@ -301,8 +379,16 @@ def kill_test_user():
     that signals every process it may (`kill -1`: no fork can slip between), then, in case that could not
     start (the tests hold every pid), one by one from /proc (read as bytes: a process names itself)."""
     try:
-        subprocess.run(["sh", "-c", "kill -KILL -1"], user=TEST_UID, group=TEST_UID, extra_groups=[],
-                       stdin=subprocess.DEVNULL, capture_output=True, timeout=10, check=False)
+        subprocess.run(
+            ["sh", "-c", "kill -KILL -1"],
+            user=TEST_UID,
+            group=TEST_UID,
+            extra_groups=[],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError):
         pass  # no process could be made: the scan below kills them
     for _ in range(20):
@@ -446,7 +532,8 @@ def judge(job, code, out, timed_out, records, planted=None, taken=None):
         return "forged", forged
     if wrong:
         return "fail", f"{len(wrong)} test(s) failed a checked value: " + "; ".join(
-            f"{test}: {why}" for test, why in sorted(wrong.items())[:5])
+            f"{test}: {why}" for test, why in sorted(wrong.items())[:5]
+        )
     if any("malformed" in r for r in records):
         return "fail", "a malformed per-test record"
     ends = [r["end"] for r in records if "end" in r]
@@ -470,15 +557,20 @@ def judge(job, code, out, timed_out, records, planted=None, taken=None):
 
 def plant_canaries(job, work):
     """Checks taken out of the hidden test files and canaries planted in them, from the job's secret seed:
-    (canary ids, the checks root keeps, the renamed tests' own ids). pytest: the files named in `expected` (grader_values, then
-    grader_canaries); a runner that compiles its tests: every hidden test file of its language
-    (grader_canaries_text). Nothing without a seed or for an exit-status run."""
+    (canary ids, the checks root keeps, the renamed tests' own ids). pytest: the files named in `expected`
+    (grader_values, then grader_canaries); a runner that compiles its tests: every hidden test file of its
+    language (grader_canaries_text). Nothing without a seed or for an exit-status run."""
     if not job.get("canary_seed") or job["results"] not in ("pytest", *reports.PROTOCOLS):
         return {}, {}, {}
     rng = random.Random(job["canary_seed"])
     if job["results"] in reports.PROTOCOLS:
-        return text_canaries.plant_tree(job["results"], work, os.path.join(job["dir"], "tests"), rng,
-                                        set(job["expected"])), {}, {}
+        return (
+            text_canaries.plant_tree(
+                job["results"], work, os.path.join(job["dir"], "tests"), rng, set(job["expected"])
+            ),
+            {},
+            {},
+        )
     planted: dict[str, str] = {}
     taken: dict[str, list] = {}
     renames: dict[str, str] = {}
@@ -488,8 +580,9 @@ def plant_canaries(job, work):
             with open(path, "rb") as handle:
                 source, checks = values.take(handle.read(), rel)
             if not canaries.stops_early(job["command"]):
-                source, ids, moved = canaries.plant_among(source, rel, rng,
-                                                          rename=not canaries.selects(job["command"]))
+                source, ids, moved = canaries.plant_among(
+                    source, rel, rng, rename=not canaries.selects(job["command"])
+                )
                 planted |= ids
                 renames |= moved
             with open(path, "wb") as handle:
@@ -538,7 +631,9 @@ def run_reported(job, work, root, scratch, env, isolate, alone):
     if isolate:
         os.chown(report_dir, TEST_UID, TEST_UID)
     left = max(1.0, deadline - time.monotonic())
-    code, run_out, timed_out, _ = run(job["command"], work, left, dict(env, EVOLVE_REPORT_DIR=report_dir), isolate)
+    code, run_out, timed_out, _ = run(
+        job["command"], work, left, dict(env, EVOLVE_REPORT_DIR=report_dir), isolate
+    )
     if isolate:
         os.chown(report_dir, 0, 0)  # mode 0700: whatever the tests left running can add nothing now
         if alone:
@@ -588,7 +683,9 @@ def grade(index, job, scratch, isolate, alone=True):
     elif job["results"] in reports.PROTOCOLS:
         code, out, timed_out, records = run_reported(job, work, root, scratch, test_env(), isolate, alone)
     else:
-        code, out, timed_out, records = run(job["command"], work, job["timeout"], test_env(), isolate, scratch)
+        code, out, timed_out, records = run(
+            job["command"], work, job["timeout"], test_env(), isolate, scratch
+        )
     records, out = canaries.restore_all(records, out, renames)
     outcome, detail = judge(job, code, out, timed_out, records, planted, taken)
     if isolate and alone:
@@ -603,7 +700,8 @@ def grade(index, job, scratch, isolate, alone=True):
 
 def as_printed(result):
     """A job's result as printed: every string valid UTF-8, the detail and the dropped paths within caps
-    (the tests choose test names and the patch chooses paths; the host's output cap must not cut the reply)."""
+    (the tests choose test names and the patch chooses paths; the host's output cap must not cut the
+    reply)."""
     dropped = [printable(path)[:300] for path in result["dropped"][:DROPPED_CAP]]
     if len(result["dropped"]) > DROPPED_CAP:
         dropped.append(f"... and {len(result['dropped']) - DROPPED_CAP} more")
@@ -624,17 +722,31 @@ def run_calls(job, work, isolate):
         check = handle.read()
     planted = {}
     if job.get("canary_seed"):
-        check, planted = canaries.plant(check, calls["check"], random.Random(job["canary_seed"]), prefix="check")
-    spec = {"prompt": prompt, "check": check.decode(), "work": work, "isolate": isolate, "env": test_env(),
-            "canaries": list(planted), "timeout": job["timeout"]}
+        check, planted = canaries.plant(
+            check, calls["check"], random.Random(job["canary_seed"]), prefix="check"
+        )
+    spec = {
+        "prompt": prompt,
+        "check": check.decode(),
+        "work": work,
+        "isolate": isolate,
+        "env": test_env(),
+        "canaries": list(planted),
+        "timeout": job["timeout"],
+    }
     fd, spec_path = tempfile.mkstemp(prefix="calls-", suffix=".json")  # root's: the tests never read it
     with os.fdopen(fd, "w") as handle:
         json.dump(spec, handle)
     here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "grader_calls.py")
     try:
-        done = subprocess.run([sys.executable, here, "check", spec_path], capture_output=True, timeout=job["timeout"] + 5,
-                              env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C.UTF-8"},
-                              check=False, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            [sys.executable, here, "check", spec_path],
+            capture_output=True,
+            timeout=job["timeout"] + 5,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C.UTF-8"},
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired:
         return -9, "", True, [], planted
     finally:
@@ -667,8 +779,12 @@ def main(manifest_path):
     os.chmod(scratch, 0o711)
     workers = max(1, manifest.get("workers", 1))
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        results = list(pool.map(lambda n: grade(n, manifest["jobs"][n], scratch, isolate, workers == 1),
-                                range(len(manifest["jobs"]))))
+        results = list(
+            pool.map(
+                lambda n: grade(n, manifest["jobs"][n], scratch, isolate, workers == 1),
+                range(len(manifest["jobs"])),
+            )
+        )
     if isolate:
         kill_test_user()
     sys.stdout.write(MARKER + "\n" + json.dumps({"isolated": isolate, "results": results}) + "\n")

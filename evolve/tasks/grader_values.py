@@ -31,8 +31,14 @@ NAME = "_evolve_value"
 IMPORT = f"from evolve_results import value as {NAME}"
 """What a rewritten file imports (the results plugin, on pytest's path for the run)."""
 _SKIPS = frozenset({"skip", "skipTest", "xfail", "importorskip", "skipif"})
-_UNITTEST = {"assertEqual": "eq", "assertEquals": "eq", "assertNotEqual": "ne", "assertNotEquals": "ne",
-             "assertIs": "is", "assertIsNot": "isnot"}
+_UNITTEST = {
+    "assertEqual": "eq",
+    "assertEquals": "eq",
+    "assertNotEqual": "ne",
+    "assertNotEquals": "ne",
+    "assertIs": "is",
+    "assertIsNot": "isnot",
+}
 _OPS = {ast.Eq: "eq", ast.NotEq: "ne", ast.Is: "is", ast.IsNot: "isnot"}
 
 
@@ -90,8 +96,12 @@ ROW = "case"
 
 
 def _is_sent(stmt):
-    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
-        and isinstance(stmt.value.func, ast.Name) and stmt.value.func.id == NAME
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Call)
+        and isinstance(stmt.value.func, ast.Name)
+        and stmt.value.func.id == NAME
+    )
 
 
 def _rename_parameter(fn, name):
@@ -141,26 +151,46 @@ def _add_rows(fn):
 def _raises(stmt):
     """(the call, "raises", {"names", "match"}) for `with pytest.raises(E[, match=literal]): <one expression>`
     (no `as`), else None."""
-    if not (isinstance(stmt, ast.With) and len(stmt.items) == 1 and len(stmt.body) == 1
-            and isinstance(stmt.body[0], ast.Expr) and stmt.items[0].optional_vars is None):
+    if not (
+        isinstance(stmt, ast.With)
+        and len(stmt.items) == 1
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], ast.Expr)
+        and stmt.items[0].optional_vars is None
+    ):
         return None
     call = stmt.items[0].context_expr
-    if not (isinstance(call, ast.Call) and len(call.args) == 1 and (
-            isinstance(call.func, ast.Attribute) and call.func.attr == "raises"
-            and isinstance(call.func.value, ast.Name) and call.func.value.id == "pytest")):
+    if not (
+        isinstance(call, ast.Call)
+        and len(call.args) == 1
+        and (
+            isinstance(call.func, ast.Attribute)
+            and call.func.attr == "raises"
+            and isinstance(call.func.value, ast.Name)
+            and call.func.value.id == "pytest"
+        )
+    ):
         return None
     kinds = call.args[0].elts if isinstance(call.args[0], ast.Tuple) else [call.args[0]]
-    names = [k.attr if isinstance(k, ast.Attribute) else k.id if isinstance(k, ast.Name) else None
-             for k in kinds]
+    names = [
+        k.attr if isinstance(k, ast.Attribute) else k.id if isinstance(k, ast.Name) else None for k in kinds
+    ]
     match = [k for k in call.keywords if k.arg == "match"]
-    if None in names or len(match) != len(call.keywords) or match and not (
-            isinstance(match[0].value, ast.Constant) and isinstance(match[0].value.value, str)):
+    if (
+        None in names
+        or len(match) != len(call.keywords)
+        or match
+        and not (isinstance(match[0].value, ast.Constant) and isinstance(match[0].value.value, str))
+    ):
         return None
     pattern = match[0].value if match else None
     body = stmt.body[0]
     assert isinstance(body, ast.Expr)  # checked above
-    return body.value, "raises", {"names": names,
-                                  "match": pattern.value if isinstance(pattern, ast.Constant) else None}
+    return (
+        body.value,
+        "raises",
+        {"names": names, "match": pattern.value if isinstance(pattern, ast.Constant) else None},
+    )
 
 
 def matches(value, op, literal):
@@ -199,8 +229,10 @@ def judge(records, taken, same):
             continue
         values = sent.get(test, [])
         if len(values) != len(checks):
-            return (f"test {test} was reported passed with {len(values)} of its {len(checks)} checked values "
-                    "sent: the tested code wrote its own verdict"), {}
+            return (
+                f"test {test} was reported passed with {len(values)} of its {len(checks)} checked values "
+                "sent: the tested code wrote its own verdict"
+            ), {}
         for n, (value, check) in enumerate(zip(values, checks), 1):
             why = _wrong(value, check)
             if why:
@@ -280,8 +312,12 @@ def _whole(fn, prefix):
     for node in ast.walk(fn):
         if isinstance(node, (ast.Return, ast.Yield, ast.YieldFrom, ast.AsyncFunctionDef, ast.Await)):
             return False
-        if isinstance(node, ast.Attribute) and node.attr in _SKIPS \
-                or isinstance(node, ast.Name) and node.id in _SKIPS:
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr in _SKIPS
+            or isinstance(node, ast.Name)
+            and node.id in _SKIPS
+        ):
             return False
         if isinstance(node, ast.Name) and node.id == NAME:
             return False  # a file that names ours already: left as it is
@@ -323,7 +359,7 @@ def _arithmetic(node, depth=0):
         if left is None or right is None:
             return None
         result = _ARITHMETIC[type(node.op)](left, right)
-        return result if abs(result) < 2 ** 63 else None
+        return result if abs(result) < 2**63 else None
     return None
 
 
@@ -337,8 +373,11 @@ def _check(stmt, table=None):
             return None
         op, left, right = _OPS[type(test.ops[0])], test.left, test.comparators[0]
         for value, name in ((left, right), (right, left)):
-            if isinstance(name, ast.Name) and name.id in table and not any(
-                    isinstance(n, ast.Name) and n.id == name.id for n in ast.walk(value)):
+            if (
+                isinstance(name, ast.Name)
+                and name.id in table
+                and not any(isinstance(n, ast.Name) and n.id == name.id for n in ast.walk(value))
+            ):
                 cells = [literal(elts[k])[1] for elts, k in table[name.id]]
                 if op in ("eq", "ne") or all(type(c) is bool or c is None for c in cells):
                     return value, op, name
@@ -346,8 +385,9 @@ def _check(stmt, table=None):
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
         call = stmt.value
         func = call.func
-        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
-                and func.value.id == "self"):
+        if not (
+            isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
+        ):
             return None
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg != "msg" for k in call.keywords):
             return None
@@ -363,8 +403,12 @@ def _sides(op, left, right):
     if left_is == right_is:
         return None  # two values, or two literals: nothing to take out
     value, lit = (right, left_value) if left_is else (left, right_value)
-    if op in ("is", "isnot") and lit not in (True, False, None) or op in ("is", "isnot") and not isinstance(
-            lit, (bool, type(None))):
+    if (
+        op in ("is", "isnot")
+        and lit not in (True, False, None)
+        or op in ("is", "isnot")
+        and not isinstance(lit, (bool, type(None)))
+    ):
         return None  # `is` against another literal tests identity, which plain data cannot carry
     return value, op, lit
 
@@ -393,12 +437,16 @@ def _table(fn):
     if isinstance(names_node, ast.Constant) and isinstance(names_node.value, str):
         names = [n.strip() for n in names_node.value.split(",") if n.strip()]
     elif isinstance(names_node, (ast.List, ast.Tuple)) and all(
-            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in names_node.elts):
+        isinstance(e, ast.Constant) and isinstance(e.value, str) for e in names_node.elts
+    ):
         names = [str(e.value) for e in names_node.elts if isinstance(e, ast.Constant)]
     else:
         return {}
-    rows = [row.elts for row in cases.elts
-            if isinstance(row, (ast.Tuple, ast.List)) and len(row.elts) == len(names)]
+    rows = [
+        row.elts
+        for row in cases.elts
+        if isinstance(row, (ast.Tuple, ast.List)) and len(row.elts) == len(names)
+    ]
     if len(names) == 1:
         columns = {names[0]: [(cases.elts, n) for n in range(len(cases.elts))]}
     elif len(rows) == len(cases.elts):
@@ -406,16 +454,23 @@ def _table(fn):
     else:
         return {}
     uses = [n.id for stmt in fn.body for n in ast.walk(stmt) if isinstance(n, ast.Name)]
-    return {name: cells for name, cells in columns.items()
-            if cells and uses.count(name) == 1 and all(literal(elts[k])[0] for elts, k in cells)}
+    return {
+        name: cells
+        for name, cells in columns.items()
+        if cells and uses.count(name) == 1 and all(literal(elts[k])[0] for elts, k in cells)
+    }
 
 
 def _after_preamble(tree):
     """Where an import may go: after the docstring and `from __future__` imports."""
     at = 0
     body = tree.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-            and isinstance(body[0].value.value, str):
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
         at = 1
     while at < len(body) and isinstance(body[at], ast.ImportFrom) and body[at].module == "__future__":
         at += 1

@@ -29,8 +29,14 @@ GradeOutcome = Literal["pass", "fail", "timeout", "forged"]
 STAGE = "/tmp/evolve-grade"
 MARKER = "=== evolve-grade-results ==="
 _HERE = Path(__file__).parent
-STAGED = ("grader_script.py", "grader_reports.py", "grader_canaries.py", "grader_canaries_text.py", "grader_calls.py",
-          "grader_values.py")
+STAGED = (
+    "grader_script.py",
+    "grader_reports.py",
+    "grader_canaries.py",
+    "grader_canaries_text.py",
+    "grader_calls.py",
+    "grader_values.py",
+)
 """The grader's files, staged into every grading sandbox (standard library only)."""
 
 
@@ -83,7 +89,12 @@ class RunnerRules:
     classes: tuple[str, ...] = ("Test",)
 
 
-_INI = (("pytest.ini", "pytest"), (".pytest.ini", "pytest"), ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest"))
+_INI = (
+    ("pytest.ini", "pytest"),
+    (".pytest.ini", "pytest"),
+    ("tox.ini", "pytest"),
+    ("setup.cfg", "tool:pytest"),
+)
 
 
 def runner_rules(task: Task) -> RunnerRules:
@@ -106,8 +117,11 @@ def runner_rules(task: Task) -> RunnerRules:
         value = options.get(key)
         return tuple(value.split() if isinstance(value, str) else value or fallback)
 
-    return RunnerRules(words("python_files", default.files), words("python_functions", default.functions),
-                       words("python_classes", default.classes))
+    return RunnerRules(
+        words("python_files", default.files),
+        words("python_functions", default.functions),
+        words("python_classes", default.classes),
+    )
 
 
 def _ini_options(content: bytes | None, section: str) -> dict[str, str | list[str]]:
@@ -129,26 +143,36 @@ def _test_names(source: bytes, rules: RunnerRules = RunnerRules()) -> list[str] 
         return None
 
     def collected(name: str, prefixes: tuple[str, ...]) -> bool:
-        return any(fnmatch.fnmatchcase(name, p) if any(c in p for c in "*?[") else name.startswith(p)
-                   for p in prefixes)
+        return any(
+            fnmatch.fnmatchcase(name, p) if any(c in p for c in "*?[") else name.startswith(p)
+            for p in prefixes
+        )
 
     names = []
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and collected(node.name, rules.functions):
             names.append(node.name)
         elif isinstance(node, ast.ClassDef) and (collected(node.name, rules.classes) or _is_testcase(node)):
-            names += [f"{node.name}::{item.name}" for item in node.body
-                      if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
-                      and collected(item.name, rules.functions)]
+            names += [
+                f"{node.name}::{item.name}"
+                for item in node.body
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
+                and collected(item.name, rules.functions)
+            ]
     return names
 
 
 def _is_testcase(node: ast.ClassDef) -> bool:
-    return any((isinstance(b, ast.Attribute) and b.attr.endswith("TestCase"))
-               or (isinstance(b, ast.Name) and b.id.endswith("TestCase")) for b in node.bases)
+    return any(
+        (isinstance(b, ast.Attribute) and b.attr.endswith("TestCase"))
+        or (isinstance(b, ast.Name) and b.id.endswith("TestCase"))
+        for b in node.bases
+    )
 
 
-def stage(items: list[GradeItem], dest: Path, workers: int, remote: str = STAGE, *, isolate: bool = True) -> None:
+def stage(
+    items: list[GradeItem], dest: Path, workers: int, remote: str = STAGE, *, isolate: bool = True
+) -> None:
     """Lay out the grading directory: the script, a manifest, and per item repo/, tests/, patch.diff."""
     jobs = []
     for n, item in enumerate(items):
@@ -157,11 +181,21 @@ def stage(items: list[GradeItem], dest: Path, workers: int, remote: str = STAGE,
         write_files(task.repo, job_dir / "repo")
         write_files(task.hidden_tests, job_dir / "tests")
         (job_dir / "patch.diff").write_text(item.patch)
-        jobs.append({"key": item.key, "dir": f"{remote}/{n:04d}", "command": task.test_command,
-                     "build": task.build_command,
-                     "timeout": task.test_timeout_s, "pass_regex": task.pass_regex,
-                     "results": task.results_protocol, "expected": expected_tests(task),
-                     "protect": task.protection(), "canary_seed": secrets.token_hex(16), **_calls(task)})
+        jobs.append(
+            {
+                "key": item.key,
+                "dir": f"{remote}/{n:04d}",
+                "command": task.test_command,
+                "build": task.build_command,
+                "timeout": task.test_timeout_s,
+                "pass_regex": task.pass_regex,
+                "results": task.results_protocol,
+                "expected": expected_tests(task),
+                "protect": task.protection(),
+                "canary_seed": secrets.token_hex(16),
+                **_calls(task),
+            }
+        )
     for name in STAGED:
         (dest / name).write_text((_HERE / name).read_text())
     (dest / "manifest.json").write_text(json.dumps({"workers": workers, "isolate": isolate, "jobs": jobs}))
@@ -173,7 +207,9 @@ def grader_reply(text: str, truncated: bool) -> dict:
     try:
         reply = json.loads(text)
     except ValueError as exc:
-        raise SandboxUnavailable(f"the grader's reply is not JSON (cut by the output cap: {truncated}): {exc}") from exc
+        raise SandboxUnavailable(
+            f"the grader's reply is not JSON (cut by the output cap: {truncated}): {exc}"
+        ) from exc
     if not isinstance(reply, dict):
         raise SandboxUnavailable("the grader's reply is not a JSON object")
     return reply
@@ -184,29 +220,47 @@ def _calls(task: Task) -> dict:
     if task.results_protocol != "calls":
         return {}
     if len(task.repo) != 1 or len(task.hidden_tests) != 1:
-        raise ValueError(f"task {task.id}: a `calls` task has one repo file (the prompt) and one hidden check")
+        raise ValueError(
+            f"task {task.id}: a `calls` task has one repo file (the prompt) and one hidden check"
+        )
     return {"calls": {"prompt": next(iter(task.repo)), "check": next(iter(task.hidden_tests))}}
 
 
-def grade_in(sandbox: Sandbox, items: list[GradeItem], *, workers: int = 1, timeout: float | None = None,
-             remote: str = STAGE, isolate: bool = True) -> list[Grade]:
+def grade_in(
+    sandbox: Sandbox,
+    items: list[GradeItem],
+    *,
+    workers: int = 1,
+    timeout: float | None = None,
+    remote: str = STAGE,
+    isolate: bool = True,
+) -> list[Grade]:
     """Grade `items` in one fresh sandbox (staged at `remote`); SandboxUnavailable when grading itself fails.
 
-    `isolate` (the default) needs a grading sandbox whose grader is root (evolve.sandbox.factory.grading_sandbox):
-    the tests then run as uid 1000. Only unit tests on a host turn it off."""
+    `isolate` (the default) needs a grading sandbox whose grader is root
+    (evolve.sandbox.factory.grading_sandbox): the tests then run as uid 1000. Only unit tests on a host turn
+    it off."""
     if not items:
         return []
     with tempfile.TemporaryDirectory(prefix="evolve-grade-") as tmp:
         stage(items, Path(tmp), workers, remote, isolate=isolate)
         sandbox.put_dir(Path(tmp), remote)
     budget = timeout or sum(i.task.test_timeout_s + 30 for i in items) / max(workers, 1) + 60
-    result = sandbox.exec(["python3", f"{remote}/grader_script.py", f"{remote}/manifest.json"], timeout=budget)
+    result = sandbox.exec(
+        ["python3", f"{remote}/grader_script.py", f"{remote}/manifest.json"], timeout=budget
+    )
     if MARKER not in result.stdout:
-        raise SandboxUnavailable(f"the grader produced no results (exit {result.returncode}, timed out "
-                                 f"{result.timed_out}): {(result.stderr or result.stdout)[-800:]}")
+        raise SandboxUnavailable(
+            f"the grader produced no results (exit {result.returncode}, timed out "
+            f"{result.timed_out}): {(result.stderr or result.stdout)[-800:]}"
+        )
     report = grader_reply(result.stdout.rsplit(MARKER, 1)[1], result.truncated)
     if isolate and not report["isolated"]:
-        raise SandboxUnavailable("the grading sandbox's grader is not root, so it cannot run the tests as "
-                                 "another uid (make it with evolve.sandbox.factory.grading_sandbox)")
-    return [Grade(r["key"], r["outcome"], r["detail"], r["output"], r["duration"], tuple(r["dropped"]))
-            for r in report["results"]]
+        raise SandboxUnavailable(
+            "the grading sandbox's grader is not root, so it cannot run the tests as "
+            "another uid (make it with evolve.sandbox.factory.grading_sandbox)"
+        )
+    return [
+        Grade(r["key"], r["outcome"], r["detail"], r["output"], r["duration"], tuple(r["dropped"]))
+        for r in report["results"]
+    ]

@@ -33,8 +33,9 @@ def _third_for_search(number: int) -> Split:
     return "dev" if number % 3 == 0 else "heldout"
 
 
-SPLITS: Mapping[str, Callable[[int], Split]] = MappingProxyType({"humaneval": _fifth_held_out,
-                                                                 "humaneval-wide": _third_for_search})
+SPLITS: Mapping[str, Callable[[int], Split]] = MappingProxyType(
+    {"humaneval": _fifth_held_out, "humaneval-wide": _third_for_search}
+)
 """Each HumanEval suite's split rule, by problem number."""
 
 
@@ -55,21 +56,26 @@ def load_humaneval(name: str = "humaneval") -> TaskSuite:
         number = int(task_id.split("/")[1])
         prompt = problem["prompt"]
         entry = problem["entry_point"]
-        tasks.append(Task(
-            id=f"HumanEval-{number}",
-            suite=name,
-            split=split(number),
-            statement=STATEMENT.format(entry=entry),
-            repo={"solution.py": stub_file(prompt).encode()},
-            hidden_tests={"tests/test_solution.py": TEST_FILE.format(task_id=task_id, entry=entry,
-                                                                     test=problem["test"]).encode()},
-            reference_patch=_reference(prompt, problem["canonical_solution"]),
-            test_command="(out of process: evolve/tasks/grader_calls.py)",
-            results="calls",
-            difficulty="easy",
-            agent_timeout_s=300.0,
-            test_timeout_s=30.0,
-        ))
+        tasks.append(
+            Task(
+                id=f"HumanEval-{number}",
+                suite=name,
+                split=split(number),
+                statement=STATEMENT.format(entry=entry),
+                repo={"solution.py": stub_file(prompt).encode()},
+                hidden_tests={
+                    "tests/test_solution.py": TEST_FILE.format(
+                        task_id=task_id, entry=entry, test=problem["test"]
+                    ).encode()
+                },
+                reference_patch=_reference(prompt, problem["canonical_solution"]),
+                test_command="(out of process: evolve/tasks/grader_calls.py)",
+                results="calls",
+                difficulty="easy",
+                agent_timeout_s=300.0,
+                test_timeout_s=30.0,
+            )
+        )
     return TaskSuite(name, tuple(tasks))
 
 
@@ -80,5 +86,15 @@ def _reference(prompt: str, solution: str) -> str:
     keep = len(stub) - 1
     lines = [f" {line}" for line in stub[:keep]] + [f"-{stub[keep]}"] + [f"+{line}" for line in new[keep:]]
     header = f"@@ -1,{len(stub)} +1,{len(new)} @@"
-    return "\n".join(["diff --git a/solution.py b/solution.py", "--- a/solution.py", "+++ b/solution.py",
-                      header, *lines]) + "\n"
+    return (
+        "\n".join(
+            [
+                "diff --git a/solution.py b/solution.py",
+                "--- a/solution.py",
+                "+++ b/solution.py",
+                header,
+                *lines,
+            ]
+        )
+        + "\n"
+    )

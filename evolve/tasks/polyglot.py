@@ -1,4 +1,5 @@
-"""Polyglot as tasks: Aider's Exercism-based benchmark (225 exercises in six languages), as DGM and HGM use it.
+"""Polyglot as tasks: Aider's Exercism-based benchmark (225 exercises in six languages), as DGM and HGM use
+it.
 
 A checkout has `<language>/exercises/practice/<exercise>/` with `.docs/*.md` (the statement),
 `.meta/config.json` (which files are the solution stubs, the tests and the example), the stubs and
@@ -41,11 +42,14 @@ STATEMENT_DOCS = ("introduction.md", "instructions.md", "instructions.append.md"
 _JUNIT = "/usr/share/java/junit-platform-console-standalone.jar"
 _ASSERTJ = "/usr/share/java/assertj-core.jar"
 _RUST_MANIFEST_GUARD = (
-    "! grep -nEi '^[[:space:]]*(\\[\\[?[[:space:]]*\"?(test|bench|workspace|patch|replace)\\b|([a-z_.\"-]*\\.)?\"?"
-    "(test|autotests|harness|build|workspace)\"?[[:space:]]*=)|\\b(path|proc[-_]macro)\"?[[:space:]]*=' Cargo.toml"
+    "! grep -nEi "
+    '\'^[[:space:]]*(\\[\\[?[[:space:]]*"?(test|bench|workspace|patch|replace)\\b|([a-z_."-]*\\.)?"?'
+    '(test|autotests|harness|build|workspace)"?[[:space:]]*=)|\\b(path|proc[-_]macro)"?[[:space:]]*=\' '
+    "Cargo.toml"
     " || { echo 'Cargo.toml declares test targets, a harness, a build script, a proc-macro, paths or patches:"
     " refused' >&2;"
-    " false; }")
+    " false; }"
+)
 """The agent edits Cargo.toml (the references add crates), but a manifest that names its own test targets
 (`[[test]] name = "leap" path = ...`) would swap the hidden tests for its own, and a proc-macro (the
 crate itself, or a path dependency of its own) runs its code in the build, where it could replace the
@@ -70,34 +74,62 @@ class LanguageSpec:
     image: str = POLYGLOT_IMAGE
 
 
-SPECS: Mapping[str, LanguageSpec] = MappingProxyType({
-    "cpp": LanguageSpec(
-        '"$EVOLVE_BUILD_DIR/{exercise}" -r xml -o "$EVOLVE_REPORT_DIR/catch2.xml"',
-        "test", ("CMakeLists.txt",), 300.0, "catch2",
-        'cmake -S . -B "$EVOLVE_BUILD_DIR" -DEXERCISM_RUN_ALL_TESTS=1 -G "Unix Makefiles" >/dev/null '
-        '&& cmake --build "$EVOLVE_BUILD_DIR" --target "{exercise}"'),
-    "go": LanguageSpec('go test -json ./... > "$EVOLVE_REPORT_DIR/go.json"', "tests", ("go.mod", "go.sum"),
-                       180.0, "gotest"),
-    "java": LanguageSpec(
-        f'java -jar {_JUNIT} --class-path "$EVOLVE_BUILD_DIR":{_ASSERTJ} --scan-class-path --fail-if-no-tests '
-        '--disable-banner --details=tree --reports-dir="$EVOLVE_REPORT_DIR"',
-        "src/test", ("build.gradle", "settings.gradle"), 180.0, "junit",
-        f'javac -nowarn -encoding UTF-8 -d "$EVOLVE_BUILD_DIR" -cp {_JUNIT}:{_ASSERTJ} $(find src -name \'*.java\')'),
-    "javascript": LanguageSpec(
-        'ln -sfn "$POLYGLOT_NODE_MODULES" node_modules && node node_modules/jest/bin/jest.js --ci '
-        '--json --outputFile="$EVOLVE_REPORT_DIR/jest.json" ./*',
-        "tests", ("package.json", "babel.config.js", ".npmrc"), 180.0, "jest"),
-    "python": LanguageSpec("python3 -m pytest -q -p no:cacheprovider", "tests", (), 60.0, "pytest",
-                           image=BASE_IMAGE),
-    # libtest's JSON is unstable: RUSTC_BOOTSTRAP lets the test binaries print it (cargo does not rebuild);
-    # --no-fail-fast: a failing canary must not stop the next test target.
-    "rust": LanguageSpec(
-        'CARGO_TARGET_DIR="$EVOLVE_BUILD_DIR" RUSTC_BOOTSTRAP=1 cargo test --offline --no-fail-fast {tests} -- '
-        '--include-ignored '
-        '-Z unstable-options --format json > "$EVOLVE_REPORT_DIR/libtest.json"',
-        "tests", (), 300.0, "libtest", _RUST_MANIFEST_GUARD
-        + ' && CARGO_TARGET_DIR="$EVOLVE_BUILD_DIR" cargo test --offline --no-run {tests}'),
-})
+SPECS: Mapping[str, LanguageSpec] = MappingProxyType(
+    {
+        "cpp": LanguageSpec(
+            '"$EVOLVE_BUILD_DIR/{exercise}" -r xml -o "$EVOLVE_REPORT_DIR/catch2.xml"',
+            "test",
+            ("CMakeLists.txt",),
+            300.0,
+            "catch2",
+            'cmake -S . -B "$EVOLVE_BUILD_DIR" -DEXERCISM_RUN_ALL_TESTS=1 -G "Unix Makefiles" >/dev/null '
+            '&& cmake --build "$EVOLVE_BUILD_DIR" --target "{exercise}"',
+        ),
+        "go": LanguageSpec(
+            'go test -json ./... > "$EVOLVE_REPORT_DIR/go.json"',
+            "tests",
+            ("go.mod", "go.sum"),
+            180.0,
+            "gotest",
+        ),
+        "java": LanguageSpec(
+            f'java -jar {_JUNIT} --class-path "$EVOLVE_BUILD_DIR":{_ASSERTJ} --scan-class-path '
+            "--fail-if-no-tests "
+            '--disable-banner --details=tree --reports-dir="$EVOLVE_REPORT_DIR"',
+            "src/test",
+            ("build.gradle", "settings.gradle"),
+            180.0,
+            "junit",
+            f'javac -nowarn -encoding UTF-8 -d "$EVOLVE_BUILD_DIR" -cp {_JUNIT}:{_ASSERTJ} $(find src '
+            "-name '*.java')",
+        ),
+        "javascript": LanguageSpec(
+            'ln -sfn "$POLYGLOT_NODE_MODULES" node_modules && node node_modules/jest/bin/jest.js --ci '
+            '--json --outputFile="$EVOLVE_REPORT_DIR/jest.json" ./*',
+            "tests",
+            ("package.json", "babel.config.js", ".npmrc"),
+            180.0,
+            "jest",
+        ),
+        "python": LanguageSpec(
+            "python3 -m pytest -q -p no:cacheprovider", "tests", (), 60.0, "pytest", image=BASE_IMAGE
+        ),
+        # libtest's JSON is unstable: RUSTC_BOOTSTRAP lets the test binaries print it (cargo does not
+        # rebuild); --no-fail-fast: a failing canary must not stop the next test target.
+        "rust": LanguageSpec(
+            'CARGO_TARGET_DIR="$EVOLVE_BUILD_DIR" RUSTC_BOOTSTRAP=1 cargo test --offline --no-fail-fast '
+            "{tests} -- "
+            "--include-ignored "
+            '-Z unstable-options --format json > "$EVOLVE_REPORT_DIR/libtest.json"',
+            "tests",
+            (),
+            300.0,
+            "libtest",
+            _RUST_MANIFEST_GUARD
+            + ' && CARGO_TARGET_DIR="$EVOLVE_BUILD_DIR" cargo test --offline --no-run {tests}',
+        ),
+    }
+)
 LANGUAGES: tuple[str, ...] = tuple(SPECS)
 
 STATEMENT = """{docs}
@@ -118,28 +150,46 @@ def exercise_dirs(root: Path, languages: Iterable[str] | None = None) -> list[tu
     chosen = list(languages) if languages else list(LANGUAGES)
     unknown = [lang for lang in chosen if lang not in SPECS]
     if unknown:
-        raise TaskError(f"unknown polyglot language(s) {', '.join(unknown)}; choose from {', '.join(LANGUAGES)}")
+        raise TaskError(
+            f"unknown polyglot language(s) {', '.join(unknown)}; choose from {', '.join(LANGUAGES)}"
+        )
     if not root.is_dir():
-        raise TaskError(f"no polyglot checkout at {root} (git clone https://github.com/Aider-AI/polyglot-benchmark)")
-    found = [(lang, d) for lang in chosen
-             for d in sorted((root / lang / "exercises" / "practice").glob("*"))
-             if (d / ".meta" / "config.json").is_file()]
+        raise TaskError(
+            f"no polyglot checkout at {root} (git clone https://github.com/Aider-AI/polyglot-benchmark)"
+        )
+    found = [
+        (lang, d)
+        for lang in chosen
+        for d in sorted((root / lang / "exercises" / "practice").glob("*"))
+        if (d / ".meta" / "config.json").is_file()
+    ]
     if not found:
-        raise TaskError(f"{root} holds no exercises of {', '.join(chosen)} "
-                        "(expected <language>/exercises/practice/<exercise>/.meta/config.json)")
+        raise TaskError(
+            f"{root} holds no exercises of {', '.join(chosen)} "
+            "(expected <language>/exercises/practice/<exercise>/.meta/config.json)"
+        )
     return found
 
 
-def load_polyglot(root: Path, languages: Iterable[str] | None = None, *, ids: Iterable[str] | None = None,
-                  image: str = POLYGLOT_IMAGE) -> TaskSuite:
+def load_polyglot(
+    root: Path,
+    languages: Iterable[str] | None = None,
+    *,
+    ids: Iterable[str] | None = None,
+    image: str = POLYGLOT_IMAGE,
+) -> TaskSuite:
     """The polyglot suite from a checkout; `ids` (e.g. a DGM subset) keeps only those tasks, in that order."""
-    tasks = {t.id: t for t in (load_exercise(lang, d, image=image) for lang, d in exercise_dirs(root, languages))}
+    tasks = {
+        t.id: t for t in (load_exercise(lang, d, image=image) for lang, d in exercise_dirs(root, languages))
+    }
     if ids is None:
         return TaskSuite("polyglot", tuple(tasks.values()))
     wanted = list(ids)
     missing = [i for i in wanted if i not in tasks]
     if missing:
-        raise TaskError(f"{root} lacks {len(missing)} of the chosen polyglot tasks, e.g. {', '.join(missing[:3])}")
+        raise TaskError(
+            f"{root} lacks {len(missing)} of the chosen polyglot tasks, e.g. {', '.join(missing[:3])}"
+        )
     return TaskSuite("polyglot", tuple(tasks[i] for i in wanted))
 
 
@@ -156,13 +206,18 @@ def load_exercise(language: str, exercise: Path, *, image: str = POLYGLOT_IMAGE)
     missing = [rel for rel in [*solution, *tests] if rel not in files]
     if missing or not solution or not tests:
         raise TaskError(f"{exercise}: solution or test files missing ({', '.join(missing) or 'none listed'})")
-    restored = [*config.get("editor", []), *config.get("invalidator", []),
-                *(rel for rel in files if PurePosixPath(rel).name in spec.build_files)]
+    restored = [
+        *config.get("editor", []),
+        *config.get("invalidator", []),
+        *(rel for rel in files if PurePosixPath(rel).name in spec.build_files),
+    ]
     repo = {rel: data for rel, data in files.items() if rel not in tests}
     hidden = {rel: enable_all_tests(language, files[rel]) for rel in sorted(tests)}
     hidden |= {rel: files[rel] for rel in restored if rel in files and rel not in tests}
     if "CMakeLists.txt" in repo:  # it takes the exercise's name from its directory, which grading renames
-        repo["CMakeLists.txt"] = hidden["CMakeLists.txt"] = name_cmake_project(repo["CMakeLists.txt"], exercise.name)
+        repo["CMakeLists.txt"] = hidden["CMakeLists.txt"] = name_cmake_project(
+            repo["CMakeLists.txt"], exercise.name
+        )
     task_id = f"{language}__{exercise.name}"
     examples = list(config.get("example", []))
     if (exercise / ".meta" / "Cargo-example.toml").is_file():
@@ -191,9 +246,14 @@ def load_exercise(language: str, exercise: Path, *, image: str = POLYGLOT_IMAGE)
 def fill(command: str, exercise: str, hidden: Mapping[str, bytes]) -> str:
     """A language's command for one exercise: its name, and Rust's test targets (`tests/X.rs` -> `--test X`:
     only the hidden tests run, never the agent's own)."""
-    targets = [PurePosixPath(rel).stem for rel in sorted(hidden)
-               if rel.startswith("tests/") and rel.endswith(".rs") and rel.count("/") == 1]
-    return command.replace("{exercise}", exercise).replace("{tests}", " ".join(f"--test {t}" for t in targets))
+    targets = [
+        PurePosixPath(rel).stem
+        for rel in sorted(hidden)
+        if rel.startswith("tests/") and rel.endswith(".rs") and rel.count("/") == 1
+    ]
+    return command.replace("{exercise}", exercise).replace(
+        "{tests}", " ".join(f"--test {t}" for t in targets)
+    )
 
 
 def statement(language: str, exercise: Path, solution: list[str]) -> str:
@@ -206,15 +266,18 @@ def statement(language: str, exercise: Path, solution: list[str]) -> str:
     return STATEMENT.format(docs=docs, language=language, files=", ".join(f"`{f}`" for f in solution))
 
 
-def reference_files(exercise: Path, examples: list[str], solution: list[str],
-                    repo: Iterable[str] = ()) -> dict[str, bytes]:
+def reference_files(
+    exercise: Path, examples: list[str], solution: list[str], repo: Iterable[str] = ()
+) -> dict[str, bytes]:
     """Example file -> where it goes. A generic name (`.meta/example.cpp`, `proof.ci.js`) replaces the
     solution file of its suffix; a real name (Java's `.meta/src/reference/java/Frame.java`) goes to the
     file of that name, or beside the solution file of its suffix."""
     mapped: dict[str, bytes] = {}
     for example in examples:
         path = PurePosixPath(example)
-        same_suffix = next((PurePosixPath(s) for s in solution if PurePosixPath(s).suffix == path.suffix), None)
+        same_suffix = next(
+            (PurePosixPath(s) for s in solution if PurePosixPath(s).suffix == path.suffix), None
+        )
         target: str | None
         if path.name == "Cargo-example.toml":  # the Rust example's manifest (its crates)
             target = "Cargo.toml"
@@ -231,12 +294,14 @@ def reference_files(exercise: Path, examples: list[str], solution: list[str],
     return mapped
 
 
-_CMAKE_NAME = re.compile(rb"^([ \t]*)get_filename_component\(exercise \$\{CMAKE_CURRENT_SOURCE_DIR\} NAME\)",
-                         re.MULTILINE)
+_CMAKE_NAME = re.compile(
+    rb"^([ \t]*)get_filename_component\(exercise \$\{CMAKE_CURRENT_SOURCE_DIR\} NAME\)", re.MULTILINE
+)
 
 
 def name_cmake_project(cmake: bytes, exercise: str) -> bytes:
-    """Exercism's CMakeLists name the build after the directory; pin the exercise's name instead (as DGM does)."""
+    """Exercism's CMakeLists name the build after the directory; pin the exercise's name instead (as DGM
+    does)."""
     return _CMAKE_NAME.sub(lambda m: m.group(1) + f'set(exercise "{exercise}")'.encode(), cmake)
 
 
@@ -253,16 +318,26 @@ def enable_all_tests(language: str, source: bytes) -> bytes:
     return source
 
 
-def polyglot_suite(name: str, polyglot_dir: Path | None = None, languages: Iterable[str] | None = None,
-                   *, image: str | None = None) -> TaskSuite:
-    """`polyglot` (every exercise) or `polyglot:SUBSET` (a DGM subset), from `polyglot_dir` or $EVOLVE_POLYGLOT_DIR;
-    its other languages' image is `image`, else $EVOLVE_POLYGLOT_IMAGE (e.g. the C++-only `evolve-polyglot:cpp`
-    CI builds), else evolve-polyglot:latest."""
+def polyglot_suite(
+    name: str,
+    polyglot_dir: Path | None = None,
+    languages: Iterable[str] | None = None,
+    *,
+    image: str | None = None,
+) -> TaskSuite:
+    """`polyglot` (every exercise) or `polyglot:SUBSET` (a DGM subset), from `polyglot_dir` or
+    $EVOLVE_POLYGLOT_DIR; its other languages' image is `image`, else $EVOLVE_POLYGLOT_IMAGE (e.g. the
+    C++-only `evolve-polyglot:cpp` CI builds), else evolve-polyglot:latest."""
     image = image or os.environ.get("EVOLVE_POLYGLOT_IMAGE") or POLYGLOT_IMAGE
-    root = polyglot_dir or (Path(os.environ["EVOLVE_POLYGLOT_DIR"]) if os.environ.get("EVOLVE_POLYGLOT_DIR") else None)
+    root = polyglot_dir or (
+        Path(os.environ["EVOLVE_POLYGLOT_DIR"]) if os.environ.get("EVOLVE_POLYGLOT_DIR") else None
+    )
     if root is None:
-        raise TaskError("the polyglot suite reads a checkout of the benchmark: pass --polyglot-dir DIR, set "
-                        "tasks.polyglot_dir or EVOLVE_POLYGLOT_DIR (git clone https://github.com/Aider-AI/polyglot-benchmark)")
+        raise TaskError(
+            "the polyglot suite reads a checkout of the benchmark: pass --polyglot-dir DIR, set "
+            "tasks.polyglot_dir or EVOLVE_POLYGLOT_DIR (git clone "
+            "https://github.com/Aider-AI/polyglot-benchmark)"
+        )
     _, _, subset = name.partition(":")
     ids = polyglot_subset(subset) if subset else None
     if ids is not None and languages:

@@ -19,7 +19,11 @@ def tasks_root() -> Path:
 
 def suite_names() -> list[str]:
     root = tasks_root()
-    on_disk = sorted(p.name for p in root.iterdir() if p.is_dir() and any(p.glob("*/task.toml"))) if root.is_dir() else []
+    on_disk = (
+        sorted(p.name for p in root.iterdir() if p.is_dir() and any(p.glob("*/task.toml")))
+        if root.is_dir()
+        else []
+    )
     return sorted(set(on_disk) | set(ADAPTERS))
 
 

@@ -22,17 +22,21 @@ from types import MappingProxyType
 from evolve.tasks.polyglot import split_of
 from evolve.tasks.types import Task, TaskError, TaskSuite
 
-DATASETS: Mapping[str, str] = MappingProxyType({
-    "verified": "SWE-bench/SWE-bench_Verified",
-    "lite": "SWE-bench/SWE-bench_Lite",
-})
+DATASETS: Mapping[str, str] = MappingProxyType(
+    {
+        "verified": "SWE-bench/SWE-bench_Verified",
+        "lite": "SWE-bench/SWE-bench_Lite",
+    }
+)
 TESTBED = "/testbed"
 """Where an instance image holds its repository."""
 INSTANCE_FILE = ".swebench/instance.json"
 """Where a task keeps its instance record among its hidden files."""
 DOCKER_HUB = "docker.io"
-NEEDS = ("SWE-bench needs network: its dataset comes from the Hugging Face hub ({hub}) and its instance "
-         "images (one per task, 1-5 GB each, ~100 GB for Verified) from Docker Hub (docker.io/swebench/...)")
+NEEDS = (
+    "SWE-bench needs network: its dataset comes from the Hugging Face hub ({hub}) and its instance "
+    "images (one per task, 1-5 GB each, ~100 GB for Verified) from Docker Hub (docker.io/swebench/...)"
+)
 
 
 class SWEbenchUnavailable(TaskError):
@@ -94,9 +98,17 @@ def instance_task(instance: Mapping[str, object], suite: str) -> Task:
 
 
 def patched_paths(patch: str) -> tuple[str, ...]:
-    """The files a patch of the dataset's (trusted, not the agent's) changes: its test patch's are protected."""
-    return tuple(sorted({line.split(" b/", 1)[1] for line in patch.splitlines()
-                         if line.startswith("diff --git a/") and " b/" in line}))
+    """The files a patch of the dataset's (trusted, not the agent's) changes: its test patch's are
+    protected."""
+    return tuple(
+        sorted(
+            {
+                line.split(" b/", 1)[1]
+                for line in patch.splitlines()
+                if line.startswith("diff --git a/") and " b/" in line
+            }
+        )
+    )
 
 
 def task_instance(task: Task) -> dict:
@@ -128,21 +140,32 @@ def load_instances(dataset: str, split: str = "test") -> list[dict]:
     name = DATASETS.get(dataset, dataset)
     problem = hub_reachable()
     if problem is not None:
-        raise SWEbenchUnavailable(f"cannot load {name}: the Hugging Face hub at {hub_url()} cannot be reached "
-                                  f"({problem}). " + NEEDS.format(hub=hub_url()) + "; or point "
-                                  "EVOLVE_SWEBENCH_DATASET at a local .json/.jsonl copy of the dataset.")
+        raise SWEbenchUnavailable(
+            f"cannot load {name}: the Hugging Face hub at {hub_url()} cannot be reached "
+            f"({problem}). " + NEEDS.format(hub=hub_url()) + "; or point "
+            "EVOLVE_SWEBENCH_DATASET at a local .json/.jsonl copy of the dataset."
+        )
     try:
         from swebench.harness.utils import load_swebench_dataset
     except ImportError as exc:
-        raise TaskError("the SWE-bench suites need the swebench extra: pip install 'evolve[swebench]'") from exc
+        raise TaskError(
+            "the SWE-bench suites need the swebench extra: pip install 'evolve[swebench]'"
+        ) from exc
     try:
         return [dict(i) for i in load_swebench_dataset(name, split)]
     except (OSError, ConnectionError, ValueError) as exc:  # datasets wraps network failures in these
-        raise SWEbenchUnavailable(f"cannot load {name} from {hub_url()}: {exc}. " + NEEDS.format(hub=hub_url()))
+        raise SWEbenchUnavailable(
+            f"cannot load {name} from {hub_url()}: {exc}. " + NEEDS.format(hub=hub_url())
+        )
 
 
-def load_swebench(dataset: str = "verified", ids: Iterable[str] | None = None, *, suite: str | None = None,
-                  split: str = "test") -> TaskSuite:
+def load_swebench(
+    dataset: str = "verified",
+    ids: Iterable[str] | None = None,
+    *,
+    suite: str | None = None,
+    split: str = "test",
+) -> TaskSuite:
     """SWE-bench tasks of `dataset` (`verified`, `lite`, a hub id or a local file), optionally only `ids`."""
     instances = {str(i["instance_id"]): i for i in load_instances(dataset, split)}
     name = suite or f"swebench-{dataset if dataset in DATASETS else 'local'}"
@@ -170,6 +193,8 @@ def swebench_suite(name: str, dataset: str | None = None) -> TaskSuite:
     base, _, subset = name.partition(":")
     which = base.removeprefix("swebench-")
     if which not in DATASETS:
-        raise TaskError(f"unknown SWE-bench suite {name!r}; choose swebench-verified[:SUBSET] or swebench-lite")
+        raise TaskError(
+            f"unknown SWE-bench suite {name!r}; choose swebench-verified[:SUBSET] or swebench-lite"
+        )
     source = dataset or os.environ.get("EVOLVE_SWEBENCH_DATASET") or which
     return load_swebench(source, swebench_subset(subset) if subset else None, suite=name)

@@ -64,7 +64,14 @@ def main(manifest_path):
         os.chown(stage, 0, 0)
         os.chmod(stage, 0o700)  # the tests cannot read the expected names or rewrite the patch
     testbed = manifest["testbed"]
-    reply: dict = {"isolated": isolate, "applied": True, "code": None, "output": "", "timed_out": False, "records": []}
+    reply: dict = {
+        "isolated": isolate,
+        "applied": True,
+        "code": None,
+        "output": "",
+        "timed_out": False,
+        "records": [],
+    }
     patch = os.path.join(stage, "patch.diff")
     if os.path.getsize(patch) > 0:
         ok, out = gs.apply_patch(patch, testbed)
@@ -83,21 +90,29 @@ def main(manifest_path):
     deadline = time.monotonic() + manifest["timeout"]
     # The prelude (test files reset, test patch applied, maybe a reinstall that runs the agent's setup.py)
     # gets a records pipe of its own, never read; nothing it started lives on into the tests' run.
-    code, out, timed_out, _ = gs.run(f"bash {scratch}/prelude.sh", testbed, manifest["timeout"], env, isolate,
-                                     scratch)
+    code, out, timed_out, _ = gs.run(
+        f"bash {scratch}/prelude.sh", testbed, manifest["timeout"], env, isolate, scratch
+    )
     if isolate:
         gs.kill_test_user()
     records: list = []
     planted, renames = plant_canaries(manifest, testbed)  # canary id -> the real test it copies
     if not timed_out:
         left = max(1.0, deadline - time.monotonic())
-        code, tests_out, timed_out, records = gs.run(f"bash {scratch}/tests.sh", testbed, left, env, isolate, scratch)
+        code, tests_out, timed_out, records = gs.run(
+            f"bash {scratch}/tests.sh", testbed, left, env, isolate, scratch
+        )
         records, out = gs.canaries.restore_all(records, out + tests_out, renames)
         out = gs.scrub(out, planted)
         if isolate:
             gs.kill_test_user()
-    reply.update(code=code, output=out, timed_out=timed_out, canaries=planted,
-                 records=wanted(records, [*manifest["expected"], *planted, *planted.values()]))
+    reply.update(
+        code=code,
+        output=out,
+        timed_out=timed_out,
+        canaries=planted,
+        records=wanted(records, [*manifest["expected"], *planted, *planted.values()]),
+    )
     return emit(reply)
 
 
@@ -112,13 +127,19 @@ def plant_canaries(manifest, testbed):
     renames: dict[str, str] = {}
     for rel in sorted({first_token(name).partition("::")[0] for name in manifest["expected"]}):
         path = os.path.join(testbed, rel)
-        if not rel.endswith(".py") or rel not in manifest["tests"] or os.path.islink(path) or not os.path.isfile(path):
+        if (
+            not rel.endswith(".py")
+            or rel not in manifest["tests"]
+            or os.path.islink(path)
+            or not os.path.isfile(path)
+        ):
             continue
         with open(path, "rb") as handle:
             source = handle.read()
         try:
-            source, ids, moved = gs.canaries.plant_among(source, rel, rng,
-                                                         rename=not gs.canaries.selects(manifest["tests"]))
+            source, ids, moved = gs.canaries.plant_among(
+                source, rel, rng, rename=not gs.canaries.selects(manifest["tests"])
+            )
         except (RecursionError, MemoryError, ValueError) as exc:  # the prelude ran the agent's setup.py
             print(f"no canaries in {rel}: its source cannot be read ({type(exc).__name__})", file=sys.stderr)
             continue

@@ -32,7 +32,8 @@ WORKDIR = TESTBED
 STAGE = "/tmp/evolve-swebench-grade"
 _HERE = Path(__file__).parent
 _STAGED = ("swebench_grader.py", *STAGED)
-LIMITS = SandboxLimits(cpus=2.0, memory="8g", pids=4096, wall_clock_s=3600.0, disk=None)  # a writable root, capped by layer_disk
+# a writable root, capped by layer_disk
+LIMITS = SandboxLimits(cpus=2.0, memory="8g", pids=4096, wall_clock_s=3600.0, disk=None)
 
 SandboxFactory = Callable[[str, str], Sandbox]
 
@@ -48,7 +49,9 @@ def harness():
     return grading, EvalType, ResolvedStatus, make_test_spec, START_TEST_OUTPUT
 
 
-def swebench_sandbox(image: str, job: str, *, run_id: str = "tasks", limits: SandboxLimits = LIMITS) -> Sandbox:
+def swebench_sandbox(
+    image: str, job: str, *, run_id: str = "tasks", limits: SandboxLimits = LIMITS
+) -> Sandbox:
     """A fresh grading container of an instance image (for `evolve tasks check`; a run's come from its
     sandbox factory): root owns /testbed there, so the grader runs as root, with only the capabilities it
     needs to run the tests as uid 1000 (evolve.sandbox.factory.GRADER_CAPS), and no network."""
@@ -56,7 +59,9 @@ def swebench_sandbox(image: str, job: str, *, run_id: str = "tasks", limits: San
     from evolve.sandbox.factory import GRADER_CAPS
 
     ensure_image(image)
-    return DockerSandbox.create(image, run_id=run_id, job_id=job, limits=limits, user="root", cap_add=GRADER_CAPS)
+    return DockerSandbox.create(
+        image, run_id=run_id, job_id=job, limits=limits, user="root", cap_add=GRADER_CAPS
+    )
 
 
 def ensure_image(image: str) -> None:
@@ -76,13 +81,15 @@ def ensure_image(image: str) -> None:
         except docker.errors.APIError as exc:
             raise SWEbenchUnavailable(
                 f"the SWE-bench image {image} is not on this machine and cannot be pulled from {DOCKER_HUB} "
-                f"({exc.explanation or exc}). " + NEEDS.format(hub=hub_url())) from exc
+                f"({exc.explanation or exc}). " + NEEDS.format(hub=hub_url())
+            ) from exc
     finally:
         client.close()
 
 
-def grade_swebench(sandbox: Sandbox, task: Task, patch: str, key: str | None = None, *,
-                   dropped: tuple[str, ...] = ()) -> Grade:
+def grade_swebench(
+    sandbox: Sandbox, task: Task, patch: str, key: str | None = None, *, dropped: tuple[str, ...] = ()
+) -> Grade:
     """Apply `patch` (empty: the untouched repo) in `sandbox`, run the eval script, judge as the harness.
 
     SandboxUnavailable when grading itself failed (no verdict came back)."""
@@ -90,7 +97,9 @@ def grade_swebench(sandbox: Sandbox, task: Task, patch: str, key: str | None = N
     try:
         spec = make_test_spec(task_instance(task))
     except KeyError as exc:  # swebench 5 reads the eval script, parser and image from the instance itself
-        raise TaskError(f"SWE-bench instance {task.id} lacks {exc} (a dataset of the swebench 5 format has it)") from exc
+        raise TaskError(
+            f"SWE-bench instance {task.id} lacks {exc} (a dataset of the swebench 5 format has it)"
+        ) from exc
     key, start = key or task.id, time.monotonic()
     expected = [*spec.FAIL_TO_PASS, *spec.PASS_TO_PASS]
     with tempfile.TemporaryDirectory(prefix="evolve-swebench-") as tmp:
@@ -99,19 +108,34 @@ def grade_swebench(sandbox: Sandbox, task: Task, patch: str, key: str | None = N
             (stage / name).write_text((_HERE / name).read_text())
         (stage / "patch.diff").write_text(patch if not patch or patch.endswith("\n") else patch + "\n")
         prelude, tests = split_eval_script(spec.eval_script, start_marker)
-        (stage / "manifest.json").write_text(json.dumps({
-            "testbed": WORKDIR, "prelude": prelude, "tests": tests, "timeout": task.test_timeout_s,
-            "expected": expected, "isolate": True, "canary_seed": secrets.token_hex(16)}))
+        (stage / "manifest.json").write_text(
+            json.dumps(
+                {
+                    "testbed": WORKDIR,
+                    "prelude": prelude,
+                    "tests": tests,
+                    "timeout": task.test_timeout_s,
+                    "expected": expected,
+                    "isolate": True,
+                    "canary_seed": secrets.token_hex(16),
+                }
+            )
+        )
         sandbox.put_dir(stage, STAGE)
-    done = sandbox.exec(["python3", f"{STAGE}/swebench_grader.py", f"{STAGE}/manifest.json"],
-                        timeout=task.test_timeout_s + 300)
+    done = sandbox.exec(
+        ["python3", f"{STAGE}/swebench_grader.py", f"{STAGE}/manifest.json"],
+        timeout=task.test_timeout_s + 300,
+    )
     if MARKER not in done.stdout:
-        raise SandboxUnavailable(f"the SWE-bench grader produced no results (exit {done.returncode}, timed out "
-                                 f"{done.timed_out}): {(done.stderr or done.stdout)[-800:]}")
+        raise SandboxUnavailable(
+            f"the SWE-bench grader produced no results (exit {done.returncode}, timed out "
+            f"{done.timed_out}): {(done.stderr or done.stdout)[-800:]}"
+        )
     reply = grader_reply(done.stdout.rsplit(MARKER, 1)[1], done.truncated)
     if not reply["isolated"]:
-        raise SandboxUnavailable("the SWE-bench grading sandbox's grader is not root, so it cannot run the tests "
-                                 "as another uid")
+        raise SandboxUnavailable(
+            "the SWE-bench grading sandbox's grader is not root, so it cannot run the tests as another uid"
+        )
     log = str(reply["output"])
 
     def graded(outcome: GradeOutcome, detail: str) -> Grade:
@@ -171,7 +195,11 @@ def failing_from_records(records: list[dict], expected: list[str]) -> list[str] 
         name = first_token(str(record["test"]))
         if record.get("outcome") == "failed":
             status[name] = "failed"
-        elif record.get("outcome") == "passed" and record.get("when") == "call" and status.get(name) != "failed":
+        elif (
+            record.get("outcome") == "passed"
+            and record.get("when") == "call"
+            and status.get(name) != "failed"
+        ):
             status[name] = "passed"
     return [name for name in expected if status.get(name) != "passed"]
 
@@ -191,7 +219,9 @@ def _failing_from_log(grading, eval_type, spec, log: str) -> list[str] | None:
     if not found:
         return None
     gold = {"FAIL_TO_PASS": spec.FAIL_TO_PASS, "PASS_TO_PASS": spec.PASS_TO_PASS}
-    report = grading.get_eval_tests_report(status, gold, eval_type=eval_type(spec.eval_type or "pass_and_fail"))
+    report = grading.get_eval_tests_report(
+        status, gold, eval_type=eval_type(spec.eval_type or "pass_and_fail")
+    )
     return list(report["FAIL_TO_PASS"]["failure"] + report["PASS_TO_PASS"]["failure"])
 
 

@@ -18,12 +18,28 @@ from pathlib import Path
 from evolve.archive.codetree import LINK, SKIPPED, Entry, import_stream, tree_entries
 from evolve.errors import EvolveError
 
-__all__ = ["LINK", "SKIPPED", "Entry", "TreeDiffFailed", "diff_entries", "diff_trees", "keep_unprotected",
-           "tree_entries"]
+__all__ = [
+    "LINK",
+    "SKIPPED",
+    "Entry",
+    "TreeDiffFailed",
+    "diff_entries",
+    "diff_trees",
+    "keep_unprotected",
+    "tree_entries",
+]
 
 
-_SAFE_GIT = ("-c", "core.hooksPath=/dev/null", "-c", "diff.external=", "-c", "core.attributesFile=/dev/null",
-             "-c", "core.quotePath=true")
+_SAFE_GIT = (
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "diff.external=",
+    "-c",
+    "core.attributesFile=/dev/null",
+    "-c",
+    "core.quotePath=true",
+)
 
 
 class TreeDiffFailed(EvolveError):
@@ -35,8 +51,9 @@ def diff_trees(before: Mapping[str, bytes], after: Mapping[bytes, Entry]) -> str
     return diff_entries({rel.encode(): ("100644", content) for rel, content in before.items()}, after)
 
 
-def keep_unprotected(before: Mapping[bytes, Entry], after: Mapping[bytes, Entry],
-                     protected: Callable[[str], bool]) -> tuple[dict[bytes, Entry], list[str]]:
+def keep_unprotected(
+    before: Mapping[bytes, Entry], after: Mapping[bytes, Entry], protected: Callable[[str], bool]
+) -> tuple[dict[bytes, Entry], list[str]]:
     """`after` with every change to a protected path or a symlink undone (judged by path, on the engine's
     own trees), and the paths undone: for graders that apply the change as it comes (SWE-bench's)."""
     kept, dropped = dict(after), []
@@ -65,19 +82,44 @@ def diff_entries(pristine: Mapping[bytes, Entry], after: Mapping[bytes, Entry]) 
     after = {rel: after[rel] for rel in changed if rel in after}
     with tempfile.TemporaryDirectory(prefix="evolve-diff-") as tmp:
         git_dir = Path(tmp) / "repo.git"
-        env = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "HOME": tmp, "GIT_DIR": str(git_dir),
-               "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"}
+        env = {
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": "/dev/null",
+            "HOME": tmp,
+            "GIT_DIR": str(git_dir),
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "LC_ALL": "C",
+        }
         _git(env, ["init", "-q", "--bare", str(git_dir)])
         stream = import_stream(b"refs/heads/before", pristine) + import_stream(b"refs/heads/after", after)
         # a throwaway repository: no compression, no deltas (5x less CPU on a changed 10 MB repo)
-        _git(env, ["-c", "core.compression=0", "fast-import", "--quiet", "--done", "--depth=0"], stream + b"done\n")
-        out = _git(env, ["diff-tree", "-r", "-p", "--binary", "--full-index", "--no-renames", "--no-ext-diff",
-                         "--no-textconv", "before", "after"])
+        _git(
+            env,
+            ["-c", "core.compression=0", "fast-import", "--quiet", "--done", "--depth=0"],
+            stream + b"done\n",
+        )
+        out = _git(
+            env,
+            [
+                "diff-tree",
+                "-r",
+                "-p",
+                "--binary",
+                "--full-index",
+                "--no-renames",
+                "--no-ext-diff",
+                "--no-textconv",
+                "before",
+                "after",
+            ],
+        )
     return out.decode("utf-8", errors="replace")
 
 
 def _git(env: dict[str, str], args: list[str], stdin: bytes | None = None) -> bytes:
     done = subprocess.run(["git", *_SAFE_GIT, *args], input=stdin, env=env, capture_output=True, check=False)
     if done.returncode != 0:
-        raise TreeDiffFailed(f"git {args[0]} failed ({done.returncode}): {done.stderr.decode(errors='replace')[-500:]}")
+        raise TreeDiffFailed(
+            f"git {args[0]} failed ({done.returncode}): {done.stderr.decode(errors='replace')[-500:]}"
+        )
     return done.stdout

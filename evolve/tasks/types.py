@@ -15,8 +15,15 @@ ResultsProtocol = Literal["pytest", "calls", "exit", "catch2", "gotest", "libtes
 Grader = Literal["script", "swebench"]
 SPLITS: tuple[Split, ...] = ("dev", "heldout")
 
-DEFAULT_PROTECTED = ("conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml",
-                     "sitecustomize.py", "usercustomize.py")
+DEFAULT_PROTECTED = (
+    "conftest.py",
+    "pytest.ini",
+    "tox.ini",
+    "setup.cfg",
+    "pyproject.toml",
+    "sitecustomize.py",
+    "usercustomize.py",
+)
 """File names the agent's diff may not touch anywhere (they change how tests run), beside the tests dir."""
 
 
@@ -26,7 +33,8 @@ class TaskError(EvolveError):
 
 @dataclass(frozen=True)
 class Task:
-    """A benchmark task. Files are held in memory: the suites are small (SWE-bench images carry their repo)."""
+    """A benchmark task. Files are held in memory: the suites are small (SWE-bench images carry their
+    repo)."""
 
     id: str
     suite: str
@@ -47,7 +55,8 @@ class Task:
     tests_dir: str = "tests"
     """Where the tests live; the agent's changes under it are dropped at grading."""
     protected_paths: tuple[str, ...] = ()
-    """Further paths the agent's changes to are dropped, as the hidden tests' (SWE-bench: its test patch's)."""
+    """Further paths the agent's changes to are dropped, as the hidden tests' (SWE-bench: its test
+    patch's)."""
     pass_regex: str | None = None
     """A pattern the test output must contain to pass, beside exit status 0."""
     image: str = "evolve-base:latest"
@@ -90,8 +99,11 @@ class Task:
 
     def protection(self) -> dict:
         """What the grader needs to judge a path protected (the rule itself is grader_script.protected)."""
-        return {"tests_dir": self.tests_dir, "hidden": sorted({*self.hidden_tests, *self.protected_paths}),
-                "names": list(self.protected)}
+        return {
+            "tests_dir": self.tests_dir,
+            "hidden": sorted({*self.hidden_tests, *self.protected_paths}),
+            "names": list(self.protected),
+        }
 
     def is_protected(self, path: str) -> bool:
         """True when a change of `path` by the agent must not reach grading (tests, test configuration)."""

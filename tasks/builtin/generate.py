@@ -29,7 +29,7 @@ def stub(source: str, name: str) -> str:
             first, last = body[keep].lineno, body[-1].end_lineno
             indent = " " * body[keep].col_offset
             lines = source.splitlines()
-            lines[first - 1:last] = [f"{indent}raise NotImplementedError"]
+            lines[first - 1 : last] = [f"{indent}raise NotImplementedError"]
             return "\n".join(lines) + "\n"
     raise KeyError(name)
 
@@ -81,21 +81,25 @@ def generate(project_file: Path) -> list[str]:
         write(task_dir / "tests", {f"test_{task['id'].replace('-', '_')}.py": task["test"]})
         (task_dir / "solution.patch").write_text(diff(broken, module.BASE))
         (task_dir / "statement.md").write_text(task["statement"].strip() + "\n")
-        (task_dir / "task.toml").write_text("\n".join([
-            f"id = {toml_string(task['id'])}",
-            'language = "python"',
-            'statement = "statement.md"',
-            f"test_command = {toml_string(TEST_COMMAND)}",
-            f"pass_regex = {toml_string(r'[0-9]+ passed')}",
-            f"split = {toml_string(task['split'])}",
-            f"difficulty = {toml_string(task['difficulty'])}",
-            f"tags = [{toml_string(module.PROJECT)}]",
-            "",
-            "[timeouts]",
-            "agent_s = 900",
-            "test_s = 60",
-            "",
-        ]))
+        (task_dir / "task.toml").write_text(
+            "\n".join(
+                [
+                    f"id = {toml_string(task['id'])}",
+                    'language = "python"',
+                    'statement = "statement.md"',
+                    f"test_command = {toml_string(TEST_COMMAND)}",
+                    f"pass_regex = {toml_string(r'[0-9]+ passed')}",
+                    f"split = {toml_string(task['split'])}",
+                    f"difficulty = {toml_string(task['difficulty'])}",
+                    f"tags = [{toml_string(module.PROJECT)}]",
+                    "",
+                    "[timeouts]",
+                    "agent_s = 900",
+                    "test_s = 60",
+                    "",
+                ]
+            )
+        )
         ids.append(task["id"])
     return ids
 

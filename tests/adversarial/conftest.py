@@ -14,10 +14,12 @@ from evolve.sandbox.factory import DockerSandboxes, grading_sandbox
 from evolve.tasks import load_suite
 
 TASK = "structs-lru-recency"
-FIX = ("python3 - <<'PY'\nfrom pathlib import Path\np = Path('structs/lru.py')\n"
-       "s = p.read_text().replace('            return default\\n        return self._data[key]',"
-       " '            return default\\n        self._data.move_to_end(key)\\n        return self._data[key]')\n"
-       "p.write_text(s)\nPY\n")
+FIX = (
+    "python3 - <<'PY'\nfrom pathlib import Path\np = Path('structs/lru.py')\n"
+    "s = p.read_text().replace('            return default\\n        return self._data[key]',"
+    " '            return default\\n        self._data.move_to_end(key)\\n        return self._data[key]')\n"
+    "p.write_text(s)\nPY\n"
+)
 """The honest solution of TASK, as a shell script the agent runs in the repo."""
 
 EXECUTOR = '''"""An agent that asks the model once, through the gateway, and runs its reply as a bash script."""
@@ -95,8 +97,14 @@ def attempt(executor_node, task):
 
     def go(model):
         with Gateway({"solve": model}, exchanges_dir=run.path / "exchanges", usage_sink=run) as gateway:
-            return evaluate(run, node_id, task, sandboxes=DockerSandboxes(run.id), gateway=gateway,
-                            settings=EvalSettings(infra_retries=0))
+            return evaluate(
+                run,
+                node_id,
+                task,
+                sandboxes=DockerSandboxes(run.id),
+                gateway=gateway,
+                settings=EvalSettings(infra_retries=0),
+            )
 
     return go
 

@@ -80,14 +80,18 @@ _pp.Function.runtest = _runtest
 tests alike but for their constants, the later, the earlier or the one with larger constants; any test
 with a negating wrapper (the rules that named the old canaries in 1,200 of 1,200 plantings)."""
 
-OWN_VALUES = ("import _pytest.python as _p, evolve_results as _r\n"
-              "def _run(self):\n    for _ in range(8):\n        _r.value(lambda: True)\n_p.Function.runtest = _run\n")
+OWN_VALUES = (
+    "import _pytest.python as _p, evolve_results as _r\n"
+    "def _run(self):\n    for _ in range(8):\n        _r.value(lambda: True)\n_p.Function.runtest = _run\n"
+)
 """No test run at all: values of its own sent in their place."""
-PLUGIN_PATCHED = ("import _pytest.python as _p, evolve_results as _r\n_send = _r._send\n"
-                  "_r.value = lambda compute, row=None: _send({'value_of': _r.os.environ.get('PYTEST_CURRENT_TEST',"
-                  " '').rsplit(' (', 1)[0], 'row': row, 'value': True})\n"
-                  "_run = _p.Function.runtest\ndef _runtest(self):\n    try:\n        _run(self)\n"
-                  "    except BaseException:\n        pass\n_p.Function.runtest = _runtest\n")
+PLUGIN_PATCHED = (
+    "import _pytest.python as _p, evolve_results as _r\n_send = _r._send\n"
+    "_r.value = lambda compute, row=None: _send({'value_of': _r.os.environ.get('PYTEST_CURRENT_TEST',"
+    " '').rsplit(' (', 1)[0], 'row': row, 'value': True})\n"
+    "_run = _p.Function.runtest\ndef _runtest(self):\n    try:\n        _run(self)\n"
+    "    except BaseException:\n        pass\n_p.Function.runtest = _runtest\n"
+)
 """The values plugin's own function replaced, every failure swallowed."""
 
 TASKS = ("structs-lru-recency", "textkit-roman-validation", "textkit-camel-to-snake", "inifile-error-line")
@@ -102,10 +106,17 @@ def builtin_attempt(executor_node):
     suite = load_suite("builtin")
 
     def go(task_id: str, script: str):
-        with Gateway({"solve": ScriptedModel([script])}, exchanges_dir=run.path / "exchanges",
-                     usage_sink=run) as gateway:
-            return evaluate(run, node_id, suite.get(task_id), sandboxes=DockerSandboxes(run.id), gateway=gateway,
-                            settings=EvalSettings(infra_retries=0))
+        with Gateway(
+            {"solve": ScriptedModel([script])}, exchanges_dir=run.path / "exchanges", usage_sink=run
+        ) as gateway:
+            return evaluate(
+                run,
+                node_id,
+                suite.get(task_id),
+                sandboxes=DockerSandboxes(run.id),
+                gateway=gateway,
+                settings=EvalSettings(infra_retries=0),
+            )
 
     return go
 
@@ -133,9 +144,12 @@ def test_twin_the_honest_solution_passes_beside_the_same_imports(builtin_attempt
     assert result.outcome == "pass", _grade_log(result)
 
 
-NEXT = {"earlier of a pair": ORACLE_FORGER.replace("{pick}", "earlier"),
-        "larger constants": ORACLE_FORGER.replace("{pick}", "larger"),
-        "values of its own": OWN_VALUES, "values plugin patched": PLUGIN_PATCHED}
+NEXT = {
+    "earlier of a pair": ORACLE_FORGER.replace("{pick}", "earlier"),
+    "larger constants": ORACLE_FORGER.replace("{pick}", "larger"),
+    "values of its own": OWN_VALUES,
+    "values plugin patched": PLUGIN_PATCHED,
+}
 
 
 @pytest.mark.parametrize("name", list(NEXT))

@@ -36,7 +36,9 @@ class ExpandTheSeedOnce:
     name = "expand-once"
 
     def next_action(self, view, rng):
-        return Expand(view.ids[0]) if len(view.ids) == 1 and not view.pending_expansions else Stop("one child")
+        return (
+            Expand(view.ids[0]) if len(view.ids) == 1 and not view.pending_expansions else Stop("one child")
+        )
 
     def best(self, view):
         return None
@@ -52,16 +54,33 @@ def expand(tmp_path, base_image):
         run = Run.create(tmp_path / f"run-{len(runs)}")
         runs.append(run)
         seed = run.add_node(executor_agent(tmp_path / f"seed-{len(runs)}"), origin="seed")
-        models = {"diagnose": RoutedModel([], diagnosis(("agent/__main__.py",))), "modify": RoutedModel([], script),
-                  "solve": RoutedModel([(SMOKE_MARKER, SMOKE_EDIT)], "true\n")}
+        models = {
+            "diagnose": RoutedModel([], diagnosis(("agent/__main__.py",))),
+            "modify": RoutedModel([], script),
+            "solve": RoutedModel([(SMOKE_MARKER, SMOKE_EDIT)], "true\n"),
+        }
         limits = SandboxLimits(wall_clock_s=120.0, memory="512m", copy_limit_bytes=copy_limit_bytes)
         executor = LocalExecutor(1)
         try:
             with Gateway(models, exchanges_dir=run.path / "exchanges", usage_sink=run) as gateway:
-                worker = EngineWorker(run, {}, gateway=gateway, settings=WorkerSettings(expand=ExpandSettings()),
-                                      seed=0, sandboxes=DockerSandboxes(run.id, limits))
-                Runner(run, ExpandTheSeedOnce(), worker, executor, search_tasks=["t"],
-                       budget=BudgetConfig(evaluations=1), concurrency=1, seed=0).execute()
+                worker = EngineWorker(
+                    run,
+                    {},
+                    gateway=gateway,
+                    settings=WorkerSettings(expand=ExpandSettings()),
+                    seed=0,
+                    sandboxes=DockerSandboxes(run.id, limits),
+                )
+                Runner(
+                    run,
+                    ExpandTheSeedOnce(),
+                    worker,
+                    executor,
+                    search_tasks=["t"],
+                    budget=BudgetConfig(evaluations=1),
+                    concurrency=1,
+                    seed=0,
+                ).execute()
         finally:
             executor.shutdown(cancel_pending=True)
         (child,) = [node for node in run.nodes() if node.parent == seed.id]
@@ -86,8 +105,11 @@ def test_twin_an_honest_edit_is_valid_and_committed_as_checked(expand):
 
 def test_a_moved_baseline_tag_is_no_change(expand):
     """Attack (4): the sandbox's own git said the child changed a file; its tree is its parent's."""
-    script = ("git rm -q tests/test_agent.py && git -c user.name=a -c user.email=a@a commit -qm gone && git tag -f evolve-baseline >/dev/null && "
-              "git checkout -q HEAD~1 -- tests/test_agent.py")
+    script = (
+        "git rm -q tests/test_agent.py && git -c user.name=a -c user.email=a@a commit -qm gone && git tag -f "
+        "evolve-baseline >/dev/null && "
+        "git checkout -q HEAD~1 -- tests/test_agent.py"
+    )
     run, child, _ = expand(script)
     assert (child.valid, child.reason) == (False, NO_CHANGE)
     assert run.code.tree_hash(child.commit) == run.code.tree_hash(run.node(child.parent).commit)
@@ -106,21 +128,28 @@ def test_a_childs_gitattributes_do_not_change_what_a_checkout_holds(expand, tmp_
     run, child, checked = expand(f"{NOTE} && printf '* text eol=crlf\\n' > .gitattributes")
     assert child.valid, child.reason
     out = run.checkout(child.id, tmp_path / "out")
-    assert tree_entries(out) == tree_entries(checked) and b"\r\n" not in (out / "agent" / "__main__.py").read_bytes()
+    assert (
+        tree_entries(out) == tree_entries(checked)
+        and b"\r\n" not in (out / "agent" / "__main__.py").read_bytes()
+    )
 
 
 def test_code_the_archive_would_not_store_is_not_checked_either(expand):
     """A sourceless `agent/__main__.pyc` runs in the sandbox, but `*.pyc` is never part of a tree: the gate
     sees the tree without it, as the archive stores it, and the child no longer starts."""
-    script = ("python3 -c \"import py_compile; py_compile.compile('agent/__main__.py', cfile='agent/__main__.pyc')\" "
-              "&& rm agent/__main__.py")
+    script = (
+        "python3 -c \"import py_compile; py_compile.compile('agent/__main__.py', "
+        "cfile='agent/__main__.pyc')\" "
+        "&& rm agent/__main__.py"
+    )
     run, child, _ = expand(script)
     assert not child.valid and child.reason.startswith("the agent no longer imports"), child.reason
     assert b"agent/__main__.pyc" not in committed(run, child)
 
 
 def test_a_repository_inside_the_child_is_committed_as_its_files(expand):
-    """`git add` would have committed `agent/` as a gitlink (or failed) where the child made it a repository."""
+    """`git add` would have committed `agent/` as a gitlink (or failed) where the child made it a
+    repository."""
     run, child, checked = expand(f"{NOTE} && git init -q agent")
     assert child.valid, child.reason
     files = committed(run, child)
@@ -130,7 +159,10 @@ def test_a_repository_inside_the_child_is_committed_as_its_files(expand):
 
 def test_a_path_git_cannot_check_out_makes_the_child_invalid_not_the_run_fail(expand):
     _, child, _ = expand(f"{NOTE} && mkdir .GIT && echo x > .GIT/config")
-    assert (child.valid, child.reason) == (False, "the child's tree holds a path git cannot check out: '.GIT/config'")
+    assert (child.valid, child.reason) == (
+        False,
+        "the child's tree holds a path git cannot check out: '.GIT/config'",
+    )
 
 
 def test_a_link_out_of_the_tree_is_refused_and_a_link_inside_it_is_kept(expand):
@@ -142,7 +174,9 @@ def test_a_link_out_of_the_tree_is_refused_and_a_link_inside_it_is_kept(expand):
 
 
 def test_odd_names_and_modes_are_committed_exactly(expand):
-    run, child, checked = expand(f"{NOTE} && printf 'x' > 'agent/new\nline.txt' && chmod +x agent/__main__.py")
+    run, child, checked = expand(
+        f"{NOTE} && printf 'x' > 'agent/new\nline.txt' && chmod +x agent/__main__.py"
+    )
     assert child.valid, child.reason
     files = committed(run, child)
     assert files == tree_entries(checked)

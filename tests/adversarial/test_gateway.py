@@ -12,7 +12,7 @@ from evolve.standins.models import FailsOn, ScriptedModel
 
 from .conftest import FIX
 
-POST = '''python3 - <<'PY'
+POST = """python3 - <<'PY'
 import os, socket
 body = {body}
 for _ in range({times}):
@@ -26,7 +26,7 @@ for _ in range({times}):
     print(s.recv(200).split(b"\\r\\n")[0].decode())
     s.close()
 PY
-'''
+"""
 
 
 def post(body: bytes | str, times: int = 1) -> str:
@@ -40,10 +40,10 @@ MESSAGES_HEAD, TINY = b'{"messages":[', b'{"role":"user"}'
 UNHANDLED = {
     "lone surrogate in content": b'{"messages":[{"role":"user","content":"x\\ud800"}]}',
     "lone surrogate in a tool description": b'{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function",'
-                                            b'"function":{"name":"f","description":"\\udc00"}}]}',
+    b'"function":{"name":"f","description":"\\udc00"}}]}',
     "lone surrogate in tool_choice": b'{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function",'
-                                     b'"function":{"name":"f"}}],"tool_choice":{"type":"function","function":'
-                                     b'{"name":"\\ud800"}}}',
+    b'"function":{"name":"f"}}],"tool_choice":{"type":"function","function":'
+    b'{"name":"\\ud800"}}}',
     "NaN temperature": b'{"messages":[{"role":"user","content":"x"}],"temperature":NaN}',
     "infinite temperature": b'{"messages":[{"role":"user","content":"x"}],"temperature":1e999}',
     "250,000 tiny messages": f"{MESSAGES_HEAD!r} + b','.join([{TINY!r}] * 250_000) + b']}}'",
@@ -101,7 +101,7 @@ def test_twin_a_fix_after_spending_part_of_the_byte_budget_passes(attempt):
     assert result.outcome == "pass", result.detail
 
 
-RAW = '''python3 - <<'PY'
+RAW = """python3 - <<'PY'
 import os, socket, time
 s = socket.socket(socket.AF_UNIX)
 s.connect(os.environ["EVOLVE_LLM_SOCKET"])
@@ -112,26 +112,33 @@ try:
 except OSError as exc:
     print("closed", exc)
 PY
-'''
+"""
 
 
 def raw(data: str, hold: float = 0.0) -> str:
-    """A shell step that sends the bytes of the Python expression `data` as they are, waits, reads the answer."""
+    """A shell step that sends the bytes of the Python expression `data` as they are, waits, reads the
+    answer."""
     return RAW.format(data=data, hold=hold)
 
 
 NEXT_CLASS = {
-    "header flood": raw("b'POST /v1/chat/completions HTTP/1.1\\r\\n' + b''.join(b'X-%d: %s\\r\\n' % (i, b'a' * 1000) "
-                        "for i in range(90)) + b'\\r\\n'"),
+    "header flood": raw(
+        "b'POST /v1/chat/completions HTTP/1.1\\r\\n' + b''.join(b'X-%d: %s\\r\\n' % (i, b'a' * 1000) "
+        "for i in range(90)) + b'\\r\\n'"
+    ),
     "over-long request line": raw("b'GET /' + b'a' * 70000 + b' HTTP/1.1\\r\\n\\r\\n'"),
     "slowloris": raw("b'POST /v1/chat/completions HTTP/1.1\\r\\nContent-Length: 100\\r\\n\\r\\n{'", hold=0.5),
     "streaming": post(b'{"messages":[{"role":"user","content":"x"}],"stream":true}'),
     "huge n": post(b'{"messages":[{"role":"user","content":"x"}],"n":100000}'),
     "logprobs": post(b'{"messages":[{"role":"user","content":"x"}],"logprobs":true,"top_logprobs":20}'),
-    "max_tokens past 32 bits": post(b'{"messages":[{"role":"user","content":"x"}],"max_tokens":1099511627776}'),
+    "max_tokens past 32 bits": post(
+        b'{"messages":[{"role":"user","content":"x"}],"max_tokens":1099511627776}'
+    ),
     "max_tokens as a bool": post(b'{"messages":[{"role":"user","content":"x"}],"max_tokens":true}'),
-    "tool_call id with control characters": post(b'{"messages":[{"role":"assistant","tool_calls":[{"id":"a\\u0000\\n",'
-                                                 b'"type":"function","function":{"name":"f","arguments":"{}"}}]}]}'),
+    "tool_call id with control characters": post(
+        b'{"messages":[{"role":"assistant","tool_calls":[{"id":"a\\u0000\\n",'
+        b'"type":"function","function":{"name":"f","arguments":"{}"}}]}]}'
+    ),
     "unknown route": raw("b'POST /v1/embeddings HTTP/1.1\\r\\nContent-Length: 2\\r\\n\\r\\n{}'"),
 }
 

@@ -15,11 +15,14 @@ from evolve.tasks.types import write_files
 
 from .test_scoring import NEUTER
 
-FORGE_RECORDS = ("import json as _j, os as _o, stat as _s\n"
-                 "def _pipe():\n    for _f in sorted(int(_x) for _x in _o.listdir('/proc/self/fd')):\n"
-                 "        try:\n            if _f > 2 and _s.S_ISFIFO(_o.fstat(_f).st_mode):\n                return _f\n"
-                 "        except OSError:\n            pass\n    return -1\n_fd = _pipe()\n")
-"""Code that finds the results pipe its own process holds (no variable names it: the tests hold it all the same)."""
+FORGE_RECORDS = (
+    "import json as _j, os as _o, stat as _s\n"
+    "def _pipe():\n    for _f in sorted(int(_x) for _x in _o.listdir('/proc/self/fd')):\n"
+    "        try:\n            if _f > 2 and _s.S_ISFIFO(_o.fstat(_f).st_mode):\n                return _f\n"
+    "        except OSError:\n            pass\n    return -1\n_fd = _pipe()\n"
+)
+"""Code that finds the results pipe its own process holds (no variable names it: the tests hold it all the
+same)."""
 ADDOPTS = "addopts = -p structs.neuter\n"
 
 
@@ -72,8 +75,10 @@ def test_twin_the_reference_passes_beside_every_runner_configuration(grader_box,
 
 def _section(header: str, path_line: str) -> str:
     body = "".join(f"+{line}\n" for line in NEUTER.splitlines())
-    return (f"{header}\nnew file mode 100644\n--- /dev/null\n+++ {path_line}\n"
-            f"@@ -0,0 +1,{len(NEUTER.splitlines())} @@\n{body}")
+    return (
+        f"{header}\nnew file mode 100644\n--- /dev/null\n+++ {path_line}\n"
+        f"@@ -0,0 +1,{len(NEUTER.splitlines())} @@\n{body}"
+    )
 
 
 HEADERS = {
@@ -92,7 +97,9 @@ def test_malformed_or_quoted_headers_never_smuggle_a_conftest(grader_box, task, 
 
 
 def test_an_unparseable_section_fails_the_whole_patch(grader_box, task):
-    grade = _grade(grader_box, task, task.reference_patch + "diff --git a/x b/x\nthis is not a patch\n@@ nonsense\n")
+    grade = _grade(
+        grader_box, task, task.reference_patch + "diff --git a/x b/x\nthis is not a patch\n@@ nonsense\n"
+    )
     assert (grade.outcome, grade.detail) == ("fail", "the patch does not apply")
 
 
@@ -103,17 +110,22 @@ def test_twin_the_reference_with_quoted_names_passes(grader_box, task, tmp_path)
 
 
 def test_records_forged_from_a_protected_file_are_never_read(grader_box, task, tmp_path):
-    forge = FORGE_RECORDS + ("for _t in ('test_get_refreshes',):\n"
-                             "    _o.write(_fd, (_j.dumps({'test': 'tests/test_structs_lru_recency.py::' + _t, "
-                             "'when': 'call', 'outcome': 'passed'}) + '\\n').encode())\n")
+    forge = FORGE_RECORDS + (
+        "for _t in ('test_get_refreshes',):\n"
+        "    _o.write(_fd, (_j.dumps({'test': 'tests/test_structs_lru_recency.py::' + _t, "
+        "'when': 'call', 'outcome': 'passed'}) + '\\n').encode())\n"
+    )
     grade = _grade(grader_box, task, _patch(task, tmp_path, {"sitecustomize.py": forge}))
     assert grade.outcome == "fail" and "sitecustomize.py" in grade.dropped
 
 
 RESOURCE_ATTACKS = {
     "output flood": "import sys as _s\nfor _ in range(20000):\n    _s.stdout.write('x' * 10000 + '\\n')\n",
-    "daemon holding the pipes": "import subprocess as _p\n_p.Popen(['sleep', '600'], start_new_session=True)\n",
-    "record flood": FORGE_RECORDS + "for _ in range(200000):\n    _o.write(_fd, b'{\"test\": \"x\", \"outcome\": \"passed\"}\\n')\n",
+    "daemon holding the pipes": (
+        "import subprocess as _p\n_p.Popen(['sleep', '600'], start_new_session=True)\n"
+    ),
+    "record flood": FORGE_RECORDS
+    + 'for _ in range(200000):\n    _o.write(_fd, b\'{"test": "x", "outcome": "passed"}\\n\')\n',
 }
 
 
@@ -131,7 +143,10 @@ def test_twin_the_reference_passes_beside_a_lingering_daemon(grader_box, task, t
 
 
 def test_tests_that_exhaust_memory_die_before_the_grader(base_image, task, tmp_path):
-    hog = task.repo["structs/__init__.py"].decode() + "_hog = []\nwhile True:\n    _hog.append(bytearray(20_000_000))\n"
+    hog = (
+        task.repo["structs/__init__.py"].decode()
+        + "_hog = []\nwhile True:\n    _hog.append(bytearray(20_000_000))\n"
+    )
     limits = SandboxLimits(cpus=1.0, memory="300m", pids=256, wall_clock_s=300)
     with grading_sandbox(base_image, "adversarial-oom", limits=limits) as box:
         grade = _grade(box, task, _patch(task, tmp_path, {"structs/__init__.py": hog}))
@@ -139,9 +154,13 @@ def test_tests_that_exhaust_memory_die_before_the_grader(base_image, task, tmp_p
 
 
 SCRIPT_CHEATS = {
-    "success line and os._exit(0) at import": "print('ALL TESTS PASSED', flush=True)\nimport os as _o\n_o._exit(0)\n",
-    "atexit os._exit(0) after a failed check": ("import atexit as _a, os as _o\n"
-                                                "_a.register(lambda: (print('ALL TESTS PASSED', flush=True), _o._exit(0)))\n"),
+    "success line and os._exit(0) at import": (
+        "print('ALL TESTS PASSED', flush=True)\nimport os as _o\n_o._exit(0)\n"
+    ),
+    "atexit os._exit(0) after a failed check": (
+        "import atexit as _a, os as _o\n"
+        "_a.register(lambda: (print('ALL TESTS PASSED', flush=True), _o._exit(0)))\n"
+    ),
 }
 
 
@@ -153,5 +172,6 @@ def test_a_one_script_check_cannot_be_passed_by_exiting_early(grader_box, tmp_pa
     stub = task.repo["solution.py"].decode()
     patch = _patch(task, tmp_path, {"solution.py": SCRIPT_CHEATS[name] + stub})
     grade = _grade(grader_box, task, patch)
-    assert grade.outcome == "fail", grade.detail  # the candidate's own process ends as it likes: no verdict there
+    # the candidate's own process ends as it likes: no verdict there
+    assert grade.outcome == "fail", grade.detail
     assert _grade(grader_box, task, task.reference_patch).outcome == "pass"  # the twin

@@ -36,11 +36,18 @@ def test_the_tokenizer_returns_every_byte_of_long_tokens():
 
 
 def test_a_reply_with_40_64_and_128_space_runs_arrives_intact(server):
-    body = {"model": server.model, "temperature": 0, "max_tokens": 64,
-            "messages": [{"role": "user", "content": f"Repeat exactly, between the quotes: \"{SPACED}\""}],
-            "grammar": f'root ::= "{SPACED}"'}  # forces the text; the model picks how to tokenize it
-    request = urllib.request.Request(f"{server.base_urls[0]}/chat/completions", json.dumps(body).encode(),
-                                     {"Content-Type": "application/json"})
+    body = {
+        "model": server.model,
+        "temperature": 0,
+        "max_tokens": 64,
+        "messages": [{"role": "user", "content": f'Repeat exactly, between the quotes: "{SPACED}"'}],
+        "grammar": f'root ::= "{SPACED}"',
+    }  # forces the text; the model picks how to tokenize it
+    request = urllib.request.Request(
+        f"{server.base_urls[0]}/chat/completions",
+        json.dumps(body).encode(),
+        {"Content-Type": "application/json"},
+    )
     with urllib.request.urlopen(request, timeout=300) as reply:
         answer = json.loads(reply.read())
     assert answer["choices"][0]["message"]["content"] == SPACED

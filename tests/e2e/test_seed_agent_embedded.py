@@ -13,8 +13,25 @@ from evolve.cli.app import app
 
 def test_seed_agent_uses_its_tools_on_humaneval(tmp_path, docker_client, base_image):
     pytest.importorskip("llama_cpp", reason="the `local` extra (llama-cpp-python) is not installed")
-    result = CliRunner().invoke(app, ["eval", "--agent", "seed", "--suite", "humaneval", "--task", "HumanEval-2",
-                                      "--task", "HumanEval-7", "--steps", "3", "--archive", str(tmp_path), "--json"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            "--agent",
+            "seed",
+            "--suite",
+            "humaneval",
+            "--task",
+            "HumanEval-2",
+            "--task",
+            "HumanEval-7",
+            "--steps",
+            "3",
+            "--archive",
+            str(tmp_path),
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["tasks"] == 2 and summary["infra"] == 0, summary
@@ -25,4 +42,5 @@ def test_seed_agent_uses_its_tools_on_humaneval(tmp_path, docker_client, base_im
     assert any("```" in reply for reply in replies)  # the model answered in the block protocol
     observations = [r["content"] for r in records if r.get("role") == "user"][1:]
     assert any(o.startswith(("Wrote", "Replaced")) or "[exit code" in o for o in observations) or any(
-        r.get("event") == "solved" for r in records)  # an action really ran
+        r.get("event") == "solved" for r in records
+    )  # an action really ran

@@ -63,8 +63,10 @@ def _record(run) -> tuple[list, dict]:
     outcomes = [(e.node, e.task, e.split, e.attempt, str(e.outcome)) for e in run.evaluations()]
     responses = {}
     for path in sorted((run.path / "exchanges").glob("job-*.jsonl")):
-        responses[path.name] = [(x.seq, x.role, x.response.message.content, x.response.finish_reason)
-                                for x in read_exchanges(path)]
+        responses[path.name] = [
+            (x.seq, x.role, x.response.message.content, x.response.finish_reason)
+            for x in read_exchanges(path)
+        ]
     return outcomes, responses
 
 

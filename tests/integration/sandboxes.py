@@ -18,8 +18,9 @@ def labelled_run(prefix: str, client) -> Iterator[str]:
     assert left == [], f"tests left containers behind: {left}"
 
 
-def box_maker(image: str, run_id: str, test_name: str, limits: SandboxLimits,
-              client) -> Iterator[Callable[..., DockerSandbox]]:
+def box_maker(
+    image: str, run_id: str, test_name: str, limits: SandboxLimits, client
+) -> Iterator[Callable[..., DockerSandbox]]:
     """Yield `make(**create_kwargs)` (default limits `limits`); every box it made is closed afterwards."""
     made: list[DockerSandbox] = []
 

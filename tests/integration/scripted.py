@@ -24,11 +24,15 @@ SMOKE_EDIT = f"```bash\n{SMOKE_FIX}\n```"
 Table = Mapping[str, object]
 TWO_TASKS: Table = MappingProxyType({"limit": 2, "heldout_limit": 1})
 """Two humaneval tasks: one dev, one held out."""
-ONE_EXPANSION: Table = MappingProxyType({"evaluations": 3, "expansions": 1, "agent_steps": 2, "improve_steps": 3})
+ONE_EXPANSION: Table = MappingProxyType(
+    {"evaluations": 3, "expansions": 1, "agent_steps": 2, "improve_steps": 3}
+)
 """The smallest budget that grows a tree: the seed, one child, their evaluations."""
 
 
-def diagnosis(files: tuple[str, ...] = ("agent/prompts.py",), change: str = "note each attempt in the prompt") -> str:
+def diagnosis(
+    files: tuple[str, ...] = ("agent/prompts.py",), change: str = "note each attempt in the prompt"
+) -> str:
     """A usable diagnose reply in the engine's schema (its target: the first file, a target of the map)."""
     target = files[0] if files else "agent/prompts.py"
     reply = {"target": target, "problem": "p", "cause": "c", "change": change, "files": list(files)}
@@ -54,8 +58,11 @@ def scripted_models(**roles: RoutedModel) -> dict[str, RoutedModel]:
 def evolution_config(archive: Path, name: str, run_seed: int, **sections: Table) -> RunConfig:
     """A short run's config: humaneval on 512m sandboxes with 120 s jobs; each of `sections` adds to (or
     overrides, key by key) the table of its name; a nested dict is a subtable (`policy={"gea": {...}}`)."""
-    tables: dict[str, Table] = {"run": {"name": name, "seed": run_seed, "archive_dir": str(archive)},
-                                 "sandbox": {"memory": "512m", "timeout_s": 120}, "tasks": {"suite": "humaneval"}}
+    tables: dict[str, Table] = {
+        "run": {"name": name, "seed": run_seed, "archive_dir": str(archive)},
+        "sandbox": {"memory": "512m", "timeout_s": 120},
+        "tasks": {"suite": "humaneval"},
+    }
     for section, values in sections.items():
         tables[section] = {**tables.get(section, {}), **values}
     return parse_config(_toml(tables))
@@ -66,7 +73,9 @@ def _toml(tables: Mapping[str, object], prefix: str = "") -> str:
     for name, table in tables.items():
         assert isinstance(table, Mapping)
         lines.append(f"[{prefix}{name}]")  # JSON's strings, numbers and lists are TOML's too
-        lines += [f"{key} = {json.dumps(value)}" for key, value in table.items() if not isinstance(value, Mapping)]
+        lines += [
+            f"{key} = {json.dumps(value)}" for key, value in table.items() if not isinstance(value, Mapping)
+        ]
         subtables = {key: value for key, value in table.items() if isinstance(value, Mapping)}
         if subtables:
             lines.append(_toml(subtables, f"{prefix}{name}."))

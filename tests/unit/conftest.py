@@ -43,14 +43,28 @@ def build_run(run, code):
 
     def build():
         root = run.add_node(code({"agent.py": "v = 0\n", "bin/data.bin": "\x00\x01"}))
-        a = run.add_node(code({"agent.py": "v = 1\n"}), parent=root.id, origin="self_modify", instructions="one")
-        b = run.add_node(code({"agent.py": "v = 2\n"}), parent=root.id, origin="self_modify", instructions="two")
-        c = run.add_node(code({"agent.py": "v = 3\n"}), parent=a.id, origin="self_modify",
-                         status="invalid", reason="tests fail")
+        a = run.add_node(
+            code({"agent.py": "v = 1\n"}), parent=root.id, origin="self_modify", instructions="one"
+        )
+        b = run.add_node(
+            code({"agent.py": "v = 2\n"}), parent=root.id, origin="self_modify", instructions="two"
+        )
+        c = run.add_node(
+            code({"agent.py": "v = 3\n"}),
+            parent=a.id,
+            origin="self_modify",
+            status="invalid",
+            reason="tests fail",
+        )
         for node, outcomes in ((root, "pf"), (a, "ppf"), (b, "fi")):
             for index, letter in enumerate(outcomes):
-                run.record_evaluation(node.id, f"t{index}", {"p": "pass", "f": "fail", "i": "infra"}[letter],
-                                      duration_s=1.0 + index, tokens=7)
+                run.record_evaluation(
+                    node.id,
+                    f"t{index}",
+                    {"p": "pass", "f": "fail", "i": "infra"}[letter],
+                    duration_s=1.0 + index,
+                    tokens=7,
+                )
         job = run.start_job("evaluate", a.id, "t0")
         run.finish_job(job.id, "finished")
         run.exchanges_file(job.id).write_text('{"request": 1}\n')

@@ -67,7 +67,9 @@ def test_dump_round_trips():
 def test_cli_config_check_prints_one_line_and_fails():
     bad = subprocess.run(
         [sys.executable, "-m", "evolve", "config", "check", str(DATA / "bad.toml")],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert bad.returncode != 0
     assert bad.stdout == ""
@@ -75,7 +77,9 @@ def test_cli_config_check_prints_one_line_and_fails():
     assert len(lines) == 1 and "policy.nmae" in lines[0] and "bad.toml" in lines[0]
     good = subprocess.run(
         [sys.executable, "-m", "evolve", "config", "check", str(DATA / "good.toml")],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert good.returncode == 0 and "ok" in good.stdout
 
@@ -84,7 +88,9 @@ def test_gea_loads_its_group_size_and_neighbours():
     from evolve.launch import policies_from_config
     from evolve.search import GEAPolicy
 
-    config = parse_config('[policy]\nname = "gea"\n[policy.gea]\ngroup_size = 3\nneighbours = 5\nstages = [4]\n')
+    config = parse_config(
+        '[policy]\nname = "gea"\n[policy.gea]\ngroup_size = 3\nneighbours = 5\nstages = [4]\n'
+    )
     policy = policies_from_config(config.policy)[config.policy.name]
     assert isinstance(policy, GEAPolicy)
     assert (policy.params.group_size, policy.params.neighbours, policy.params.stages) == (3, 5, (4,))
@@ -97,8 +103,10 @@ def test_the_cost_aware_policy_and_the_cpu_hour_budget_load():
     from evolve.launch import policies_from_config
     from evolve.search import HGMCostPolicy
 
-    config = parse_config('[policy]\nname = "hgm_cost"\n[policy.hgm_cost]\nprice_exponent = 0.5\nalpha = 0.5\n'
-                          '[budget]\ncpu_hours = 12.5\n')
+    config = parse_config(
+        '[policy]\nname = "hgm_cost"\n[policy.hgm_cost]\nprice_exponent = 0.5\nalpha = 0.5\n'
+        "[budget]\ncpu_hours = 12.5\n"
+    )
     policy = policies_from_config(config.policy)[config.policy.name]
     assert isinstance(policy, HGMCostPolicy)
     assert (policy.params.price_exponent, policy.params.alpha) == (0.5, 0.5)

@@ -47,9 +47,16 @@ def test_many_threads_parse_agent_sized_sources_at_once():
     assert errors == []
 
 
-@pytest.mark.parametrize(("source", "said"), [("x = 1\x00\n", "null bytes"), (b"x = 1\x00\n", "null bytes"), ("x = " + "-" * 300_000 + "1\n", "Error")])
+@pytest.mark.parametrize(
+    ("source", "said"),
+    [
+        ("x = 1\x00\n", "null bytes"),
+        (b"x = 1\x00\n", "null bytes"),
+        ("x = " + "-" * 300_000 + "1\n", "Error"),
+    ],
+)
 def test_what_ast_parse_reports_otherwise_is_a_syntax_error(source, said):
-    """Agent-written code on the host: a null byte (a ValueError on some 3.11 releases) and nesting too deep for the parser
-    (RecursionError or MemoryError) are SyntaxErrors, so a caller catches one exception."""
+    """Agent-written code on the host: a null byte (a ValueError on some 3.11 releases) and nesting too deep
+    for the parser (RecursionError or MemoryError) are SyntaxErrors, so a caller catches one exception."""
     with pytest.raises(SyntaxError, match=said):
         syntax.parse(source)

@@ -90,8 +90,10 @@ def test_a_lone_surrogate_reads_as_the_replacement_character_and_can_be_written_
 
 
 def test_a_field_of_the_wrong_type_reads_as_missing():
-    record = json_object(b'{"role": ["assistant"], "content": {"a": 1}, "n": true, "ok": 1, "parts": "x", '
-                         b'"message": [1], "list": [1, {"a": "b"}, "c"], "f": 1.5}')
+    record = json_object(
+        b'{"role": ["assistant"], "content": {"a": 1}, "n": true, "ok": 1, "parts": "x", '
+        b'"message": [1], "list": [1, {"a": "b"}, "c"], "f": 1.5}'
+    )
     assert isinstance(record, Record)
     assert record.text("role") == "" and record.optional_text("content") is None
     assert record.text("missing") == ""
@@ -134,16 +136,19 @@ def test_the_shape_check_skips_strings_and_stops_at_its_caps():
 
 def test_value_problem_names_where():
     assert value_problem({"tools": [{"d": "\udc00"}]}) == (
-        "tools[0].d: a lone surrogate (U+DC00) at character 0 is not valid Unicode")
+        "tools[0].d: a lone surrogate (U+DC00) at character 0 is not valid Unicode"
+    )
     assert value_problem({"t": float("nan")}) == "t: nan is not a finite number"
     assert value_problem([2**64]) == "[0]: the integer is outside 64 bits"
     assert value_problem({"ok": [1, "a", None, True, 1.5]}) is None
 
 
-KEYS = st.text("[]{}\"\\k", max_size=3)
-JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text("[]{},:\"\\ab\n"),
-                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(KEYS, inner, max_size=3),
-                    max_leaves=30)
+KEYS = st.text('[]{}"\\k', max_size=3)
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text('[]{},:"\\ab\n'),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(KEYS, inner, max_size=3),
+    max_leaves=30,
+)
 """JSON whose strings are full of brackets, quotes and backslashes: the shape check must skip them."""
 
 

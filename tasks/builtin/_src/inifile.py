@@ -1,12 +1,12 @@
 PROJECT = "inifile"
 
 BASE = {
-"README.md": """# inifile
+    "README.md": """# inifile
 
 A small INI configuration reader and writer: sections, `key = value` pairs, comments, typed
 getters and `${section:key}` references. Run the tests with `python3 -m pytest -q`.
 """,
-"inifile/__init__.py": '''"""inifile: read and write INI configuration."""
+    "inifile/__init__.py": '''"""inifile: read and write INI configuration."""
 
 from inifile.config import Config, InterpolationError
 from inifile.parser import ParseError, parse
@@ -14,7 +14,7 @@ from inifile.writer import dumps
 
 __all__ = ["Config", "InterpolationError", "ParseError", "parse", "dumps"]
 ''',
-"inifile/parser.py": '''"""Parse INI text into {section: {key: value}}."""
+    "inifile/parser.py": '''"""Parse INI text into {section: {key: value}}."""
 
 import re
 
@@ -71,7 +71,7 @@ def _split(line: str) -> tuple[str, str, str]:
     at = min(positions)
     return line[:at].strip(), line[at], line[at + 1:].strip()
 ''',
-"inifile/writer.py": '''"""Write {section: {key: value}} as INI text."""
+    "inifile/writer.py": '''"""Write {section: {key: value}} as INI text."""
 
 
 def dumps(data: dict[str, dict[str, str]]) -> str:
@@ -87,7 +87,7 @@ def dumps(data: dict[str, dict[str, str]]) -> str:
         chunks.append("\\n".join(lines))
     return "\\n\\n".join(chunks) + "\\n"
 ''',
-"inifile/values.py": '''"""Convert configuration strings to Python values."""
+    "inifile/values.py": '''"""Convert configuration strings to Python values."""
 
 TRUE = {"1", "yes", "true", "on"}
 FALSE = {"0", "no", "false", "off"}
@@ -117,7 +117,7 @@ def as_int(value: str) -> int:
     text = value.strip().replace("_", "")
     return int(text, 16) if text.lower().startswith("0x") else int(text)
 ''',
-"inifile/config.py": '''"""Typed access to parsed configuration, with ${section:key} references."""
+    "inifile/config.py": '''"""Typed access to parsed configuration, with ${section:key} references."""
 
 import re
 
@@ -179,7 +179,7 @@ class Config:
         value = self.get(section, key)
         return [] if value is None else as_list(value)
 ''',
-"tests/test_basics.py": '''from inifile import Config, parse
+    "tests/test_basics.py": """from inifile import Config, parse
 
 
 def test_parse_sections():
@@ -188,17 +188,19 @@ def test_parse_sections():
 
 def test_config_int():
     assert Config.from_text("[s]\\nn = 1_000\\n").getint("s", "n") == 1000
-''',
+""",
 }
 
 TASKS = [
     {
-        "id": "inifile-as-bool", "difficulty": "easy", "split": "dev",
+        "id": "inifile-as-bool",
+        "difficulty": "easy",
+        "split": "dev",
         "stubs": [("inifile/values.py", "as_bool")],
         "statement": "Implement `as_bool(value)` in `inifile/values.py` as its docstring says: "
-                     "'yes', 'true', 'on', '1' mean True; 'no', 'false', 'off', '0' mean False (any "
-                     "letter case, surrounding whitespace ignored); any other text raises ValueError.",
-        "test": '''import pytest
+        "'yes', 'true', 'on', '1' mean True; 'no', 'false', 'off', '0' mean False (any "
+        "letter case, surrounding whitespace ignored); any other text raises ValueError.",
+        "test": """import pytest
 
 from inifile.values import as_bool
 
@@ -217,15 +219,17 @@ def test_false(text):
 def test_invalid(text):
     with pytest.raises(ValueError):
         as_bool(text)
-''',
+""",
     },
     {
-        "id": "inifile-as-list", "difficulty": "easy", "split": "heldout",
+        "id": "inifile-as-list",
+        "difficulty": "easy",
+        "split": "heldout",
         "stubs": [("inifile/values.py", "as_list")],
         "statement": "Implement `as_list(value, sep=',')` in `inifile/values.py`: split the text on `sep` "
-                     "and on newlines, strip every item and drop empty items, e.g. 'a, b,,c' -> "
-                     "['a', 'b', 'c'] and 'x\\ny, z' -> ['x', 'y', 'z'].",
-        "test": '''from inifile.values import as_list
+        "and on newlines, strip every item and drop empty items, e.g. 'a, b,,c' -> "
+        "['a', 'b', 'c'] and 'x\\ny, z' -> ['x', 'y', 'z'].",
+        "test": """from inifile.values import as_list
 
 
 def test_split():
@@ -233,31 +237,45 @@ def test_split():
     assert as_list("x\\ny, z") == ["x", "y", "z"]
     assert as_list("") == []
     assert as_list("p;q ; r", sep=";") == ["p", "q", "r"]
-''',
+""",
     },
     {
-        "id": "inifile-inline-comments", "difficulty": "medium", "split": "dev",
-        "edits": [("inifile/parser.py", '''        data.setdefault(section, {})[key.lower()] = strip_inline_comment(value)''',
-                   '''        data.setdefault(section, {})[key.lower()] = value''')],
+        "id": "inifile-inline-comments",
+        "difficulty": "medium",
+        "split": "dev",
+        "edits": [
+            (
+                "inifile/parser.py",
+                """        data.setdefault(section, {})[key.lower()] = strip_inline_comment(value)""",
+                """        data.setdefault(section, {})[key.lower()] = value""",
+            )
+        ],
         "statement": "`parse` does not remove inline comments from values: parsing `port = 8080 ; default port` "
-                     "gives the value '8080 ; default port' instead of '8080'. A `#` or `;` preceded by "
-                     "whitespace starts a comment that runs to the end of the line; a `#` inside a word "
-                     "(like `color=#fff`) is part of the value.",
-        "test": '''from inifile.parser import parse
+        "gives the value '8080 ; default port' instead of '8080'. A `#` or `;` preceded by "
+        "whitespace starts a comment that runs to the end of the line; a `#` inside a word "
+        "(like `color=#fff`) is part of the value.",
+        "test": """from inifile.parser import parse
 
 
 def test_inline_comments():
     text = "[server]\\nport = 8080 ; default port\\nhost = example.org # public\\ncolor = #fff\\n"
     assert parse(text) == {"server": {"port": "8080", "host": "example.org", "color": "#fff"}}
-''',
+""",
     },
     {
-        "id": "inifile-error-line", "difficulty": "medium", "split": "dev",
-        "edits": [("inifile/parser.py", '''    for number, raw in enumerate(text.splitlines(), start=1):''',
-                   '''    for number, raw in enumerate(text.splitlines()):''')],
+        "id": "inifile-error-line",
+        "difficulty": "medium",
+        "split": "dev",
+        "edits": [
+            (
+                "inifile/parser.py",
+                """    for number, raw in enumerate(text.splitlines(), start=1):""",
+                """    for number, raw in enumerate(text.splitlines()):""",
+            )
+        ],
         "statement": "`ParseError` reports the wrong line number: for the text '[a]\\nx = 1\\noops\\n' the "
-                     "error says 'line 2' but the bad line is line 3. Lines are numbered from 1.",
-        "test": '''import pytest
+        "error says 'line 2' but the bad line is line 3. Lines are numbered from 1.",
+        "test": """import pytest
 
 from inifile.parser import ParseError, parse
 
@@ -272,24 +290,40 @@ def test_first_line():
     with pytest.raises(ParseError) as info:
         parse("garbage")
     assert info.value.line == 1
-''',
+""",
     },
     {
-        "id": "inifile-multiline", "difficulty": "hard", "split": "dev",
-        "edits": [("inifile/parser.py", '''        if raw[:1] in (" ", "\\t") and last_key is not None:
+        "id": "inifile-multiline",
+        "difficulty": "hard",
+        "split": "dev",
+        "edits": [
+            (
+                "inifile/parser.py",
+                """        if raw[:1] in (" ", "\\t") and last_key is not None:
             data[section][last_key] += "\\n" + strip_inline_comment(line)
             continue
-''', ""), ("inifile/parser.py", '''    Lines starting with # or ; are comments. An indented line continues the previous value
-    (joined with a newline). Keys before any section go to the section "DEFAULT".''',
-                   '''    Lines starting with # or ; are comments. Keys before any section go to the section "DEFAULT".'''),
-                  ("inifile/writer.py", '''            first, *rest = str(value).split("\\n")
+""",
+                "",
+            ),
+            (
+                "inifile/parser.py",
+                """    Lines starting with # or ; are comments. An indented line continues the previous value
+    (joined with a newline). Keys before any section go to the section "DEFAULT".""",
+                """    Lines starting with # or ; are comments. Keys before any section go to the section "DEFAULT".""",
+            ),
+            (
+                "inifile/writer.py",
+                """            first, *rest = str(value).split("\\n")
             lines.append(f"{key} = {first}")
-            lines.extend(f"    {line}" for line in rest)''', '''            lines.append(f"{key} = {value}")''')],
+            lines.extend(f"    {line}" for line in rest)""",
+                """            lines.append(f"{key} = {value}")""",
+            ),
+        ],
         "statement": "Support multi-line values. In `parse` (inifile/parser.py), an indented line (starting "
-                     "with a space or tab) that follows a key continues that key's value; the parts are "
-                     "joined with a newline, e.g. 'paths = /a\\n    /b' gives 'paths': '/a\\n/b'. And "
-                     "`dumps` (inifile/writer.py) must write such values so that `parse(dumps(d)) == d`.",
-        "test": '''from inifile import dumps, parse
+        "with a space or tab) that follows a key continues that key's value; the parts are "
+        "joined with a newline, e.g. 'paths = /a\\n    /b' gives 'paths': '/a\\n/b'. And "
+        "`dumps` (inifile/writer.py) must write such values so that `parse(dumps(d)) == d`.",
+        "test": """from inifile import dumps, parse
 from inifile.config import Config
 
 
@@ -305,11 +339,16 @@ def test_round_trip():
 
 def test_list_of_lines():
     assert Config.from_text("[s]\\nitems =\\n  one\\n  two\\n").getlist("s", "items") == ["one", "two"]
-''',
+""",
     },
     {
-        "id": "inifile-interpolation", "difficulty": "hard", "split": "heldout",
-        "edits": [("inifile/config.py", '''        """The value with ${key} (same section) and ${section:key} references replaced."""
+        "id": "inifile-interpolation",
+        "difficulty": "hard",
+        "split": "heldout",
+        "edits": [
+            (
+                "inifile/config.py",
+                '''        """The value with ${key} (same section) and ${section:key} references replaced."""
         value = self.raw(section, key)
         if value is None:
             return default
@@ -326,17 +365,20 @@ def test_list_of_lines():
                 raise InterpolationError(f"no key {ref_key!r} in section {ref_section!r}")
             return self._expand(ref_section, raw, seen + [(ref_section, ref_key)])
 
-        return REFERENCE.sub(replace, value)''', '''        """The value with ${key} (same section) and ${section:key} references replaced."""
+        return REFERENCE.sub(replace, value)''',
+                '''        """The value with ${key} (same section) and ${section:key} references replaced."""
         value = self.raw(section, key)
         if value is None:
             return default
-        return value''')],
+        return value''',
+            )
+        ],
         "statement": "`Config.get` (inifile/config.py) should replace references in values, as its "
-                     "docstring says, but returns values unchanged. `${key}` refers to a key of the same "
-                     "section (or DEFAULT), `${section:key}` to a key of another section; references "
-                     "nest (a referenced value may itself hold references). A reference to a missing "
-                     "key, or a cycle of references, raises `InterpolationError`. The typed getters "
-                     "(`getint`, ...) must see the replaced values.",
+        "docstring says, but returns values unchanged. `${key}` refers to a key of the same "
+        "section (or DEFAULT), `${section:key}` to a key of another section; references "
+        "nest (a referenced value may itself hold references). A reference to a missing "
+        "key, or a cycle of references, raises `InterpolationError`. The typed getters "
+        "(`getint`, ...) must see the replaced values.",
         "test": '''import pytest
 
 from inifile.config import Config, InterpolationError

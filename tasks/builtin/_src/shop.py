@@ -1,15 +1,15 @@
 PROJECT = "shop"
 
 BASE = {
-"README.md": """# shop
+    "README.md": """# shop
 
 The service layer of a small web shop (no HTTP here): products and stock, carts, prices with
 discount codes and tax, and checkout. Money is kept in integer cents. Run the tests with
 `python3 -m pytest -q`.
 """,
-"shop/__init__.py": '''"""shop: inventory, carts, pricing and checkout in integer cents."""
+    "shop/__init__.py": '''"""shop: inventory, carts, pricing and checkout in integer cents."""
 ''',
-"shop/models.py": '''"""Plain records."""
+    "shop/models.py": '''"""Plain records."""
 
 from dataclasses import dataclass
 
@@ -37,7 +37,7 @@ class Receipt:
     tax_cents: int
     total_cents: int
 ''',
-"shop/money.py": '''"""Money helpers (integer cents)."""
+    "shop/money.py": '''"""Money helpers (integer cents)."""
 
 
 def format_cents(cents: int) -> str:
@@ -52,7 +52,7 @@ def percent_of(cents: int, percent: float) -> int:
     exact = cents * percent / 100
     return int(exact + 0.5) if exact >= 0 else -int(-exact + 0.5)
 ''',
-"shop/inventory.py": '''"""Products and their stock."""
+    "shop/inventory.py": '''"""Products and their stock."""
 
 from shop.models import Product
 
@@ -101,7 +101,7 @@ class Inventory:
         low = [p for p in self._products.values() if p.stock < threshold]
         return [p.sku for p in sorted(low, key=lambda p: (p.stock, p.sku))]
 ''',
-"shop/cart.py": '''"""A shopping cart: quantities per SKU, priced from the inventory."""
+    "shop/cart.py": '''"""A shopping cart: quantities per SKU, priced from the inventory."""
 
 from shop.inventory import Inventory
 from shop.models import Line
@@ -132,7 +132,7 @@ class Cart:
     def subtotal(self) -> int:
         return sum(self.line_total(line) for line in self.lines)
 ''',
-"shop/pricing.py": '''"""Discount codes and tax."""
+    "shop/pricing.py": '''"""Discount codes and tax."""
 
 from shop.money import percent_of
 
@@ -166,7 +166,7 @@ def tax(amount: int) -> int:
     """Sales tax on `amount` cents, rounded half up to a cent."""
     return percent_of(amount, TAX_PERCENT)
 ''',
-"shop/checkout.py": '''"""Turn a cart into a receipt, reserving stock."""
+    "shop/checkout.py": '''"""Turn a cart into a receipt, reserving stock."""
 
 from shop.cart import Cart
 from shop.inventory import OutOfStock
@@ -196,7 +196,7 @@ def checkout(cart: Cart, code: str | None = None) -> Receipt:
     tax_cents = tax(taxed)
     return Receipt(lines, subtotal, discount, tax_cents, taxed + tax_cents)
 ''',
-"tests/conftest.py": '''import pytest
+    "tests/conftest.py": """import pytest
 
 from shop.inventory import Inventory
 from shop.models import Product
@@ -209,8 +209,8 @@ def inventory():
     inv.add_product(Product("MUG", "Mug", 1200, stock=3))
     inv.add_product(Product("PEN", "Pen", 99, stock=100))
     return inv
-''',
-"tests/test_basics.py": '''from shop.cart import Cart
+""",
+    "tests/test_basics.py": """from shop.cart import Cart
 from shop.checkout import checkout
 
 
@@ -220,17 +220,19 @@ def test_simple_checkout(inventory):
     receipt = checkout(cart)
     assert receipt.subtotal_cents == 1200 and receipt.discount_cents == 0
     assert inventory.product("MUG").stock == 2
-''',
+""",
 }
 
 TASKS = [
     {
-        "id": "shop-format-cents", "difficulty": "easy", "split": "dev",
+        "id": "shop-format-cents",
+        "difficulty": "easy",
+        "split": "dev",
         "stubs": [("shop/money.py", "format_cents")],
         "statement": "Implement `format_cents(cents)` in `shop/money.py`: an amount in integer cents as "
-                     "dollars with a thousands separator and two decimals: 123405 -> '$1,234.05', "
-                     "7 -> '$0.07', -50 -> '-$0.50'.",
-        "test": '''from shop.money import format_cents
+        "dollars with a thousands separator and two decimals: 123405 -> '$1,234.05', "
+        "7 -> '$0.07', -50 -> '-$0.50'.",
+        "test": """from shop.money import format_cents
 
 
 def test_format():
@@ -239,16 +241,24 @@ def test_format():
     assert format_cents(0) == "$0.00"
     assert format_cents(-50) == "-$0.50"
     assert format_cents(100000000) == "$1,000,000.00"
-''',
+""",
     },
     {
-        "id": "shop-round-half-up", "difficulty": "medium", "split": "dev",
-        "edits": [("shop/money.py", '''    exact = cents * percent / 100
-    return int(exact + 0.5) if exact >= 0 else -int(-exact + 0.5)''', '''    return round(cents * percent / 100)''')],
+        "id": "shop-round-half-up",
+        "difficulty": "medium",
+        "split": "dev",
+        "edits": [
+            (
+                "shop/money.py",
+                """    exact = cents * percent / 100
+    return int(exact + 0.5) if exact >= 0 else -int(-exact + 0.5)""",
+                """    return round(cents * percent / 100)""",
+            )
+        ],
         "statement": "Tax and percentage discounts are sometimes one cent too low: 10 % of 25 cents gives "
-                     "2 cents instead of 3 (and 10 % of 45 gives 4, not 5). `percent_of` in "
-                     "`shop/money.py` must round half up, as its docstring says.",
-        "test": '''from shop.money import percent_of
+        "2 cents instead of 3 (and 10 % of 45 gives 4, not 5). `percent_of` in "
+        "`shop/money.py` must round half up, as its docstring says.",
+        "test": """from shop.money import percent_of
 from shop.pricing import tax
 
 
@@ -258,18 +268,26 @@ def test_half_up():
     assert percent_of(24, 10) == 2
     assert percent_of(1000, 8.25) == 83
     assert tax(200) == 17
-''',
+""",
     },
     {
-        "id": "shop-cart-merge-lines", "difficulty": "medium", "split": "heldout",
-        "edits": [("shop/cart.py", '''        for line in self.lines:
+        "id": "shop-cart-merge-lines",
+        "difficulty": "medium",
+        "split": "heldout",
+        "edits": [
+            (
+                "shop/cart.py",
+                """        for line in self.lines:
             if line.sku == sku:
                 line.quantity += quantity
                 return
-''', "")],
+""",
+                "",
+            )
+        ],
         "statement": "Adding the same product to a cart twice creates two lines for it. "
-                     "`Cart.add` (shop/cart.py) must raise the quantity of the existing line instead.",
-        "test": '''from shop.cart import Cart
+        "`Cart.add` (shop/cart.py) must raise the quantity of the existing line instead.",
+        "test": """from shop.cart import Cart
 
 
 def test_merge(inventory):
@@ -279,19 +297,27 @@ def test_merge(inventory):
     cart.add("TEA", 3)
     assert [(line.sku, line.quantity) for line in cart.lines] == [("TEA", 5), ("PEN", 1)]
     assert cart.subtotal() == 5 * 450 + 99
-''',
+""",
     },
     {
-        "id": "shop-low-stock", "difficulty": "easy", "split": "dev",
-        "edits": [("shop/inventory.py", '''    def low_stock(self, threshold: int) -> list[str]:
+        "id": "shop-low-stock",
+        "difficulty": "easy",
+        "split": "dev",
+        "edits": [
+            (
+                "shop/inventory.py",
+                '''    def low_stock(self, threshold: int) -> list[str]:
         """SKUs with stock below `threshold`, lowest stock first, ties by SKU."""
         low = [p for p in self._products.values() if p.stock < threshold]
-        return [p.sku for p in sorted(low, key=lambda p: (p.stock, p.sku))]''', '''    def low_stock(self, threshold: int) -> list[str]:
+        return [p.sku for p in sorted(low, key=lambda p: (p.stock, p.sku))]''',
+                '''    def low_stock(self, threshold: int) -> list[str]:
         """SKUs with stock below `threshold`, lowest stock first, ties by SKU."""
-        raise NotImplementedError''')],
+        raise NotImplementedError''',
+            )
+        ],
         "statement": "Implement `Inventory.low_stock(threshold)` in `shop/inventory.py`: the SKUs of "
-                     "products whose stock is below `threshold`, lowest stock first, ties ordered by SKU.",
-        "test": '''from shop.models import Product
+        "products whose stock is below `threshold`, lowest stock first, ties ordered by SKU.",
+        "test": """from shop.models import Product
 
 
 def test_low_stock(inventory):
@@ -299,11 +325,16 @@ def test_low_stock(inventory):
     assert inventory.low_stock(5) == ["CUP", "MUG"]
     assert inventory.low_stock(3) == []
     assert inventory.low_stock(1000) == ["CUP", "MUG", "TEA", "PEN"]
-''',
+""",
     },
     {
-        "id": "shop-atomic-checkout", "difficulty": "hard", "split": "dev",
-        "edits": [("shop/checkout.py", '''    reserved: list[tuple[str, int]] = []
+        "id": "shop-atomic-checkout",
+        "difficulty": "hard",
+        "split": "dev",
+        "edits": [
+            (
+                "shop/checkout.py",
+                """    reserved: list[tuple[str, int]] = []
     try:
         for line in cart.lines:
             cart.inventory.reserve(line.sku, line.quantity)
@@ -312,13 +343,17 @@ def test_low_stock(inventory):
         for sku, quantity in reserved:
             cart.inventory.release(sku, quantity)
         raise
-''', '''    for line in cart.lines:
+""",
+                """    for line in cart.lines:
         cart.inventory.reserve(line.sku, line.quantity)
-'''), ("shop/checkout.py", "from shop.inventory import OutOfStock\n", "")],
+""",
+            ),
+            ("shop/checkout.py", "from shop.inventory import OutOfStock\n", ""),
+        ],
         "statement": "Bug: when checkout fails because one product is out of stock, the stock of the "
-                     "lines before it stays reserved, so it is lost. `checkout` must be all or nothing: "
-                     "when it raises OutOfStock, every product's stock is as it was before.",
-        "test": '''import pytest
+        "lines before it stays reserved, so it is lost. `checkout` must be all or nothing: "
+        "when it raises OutOfStock, every product's stock is as it was before.",
+        "test": """import pytest
 
 from shop.cart import Cart
 from shop.checkout import checkout
@@ -336,28 +371,50 @@ def test_all_or_nothing(inventory):
     cart.remove("MUG")
     checkout(cart)
     assert [inventory.product(s).stock for s in ("TEA", "PEN", "MUG")] == [15, 90, 3]
-''',
+""",
     },
     {
-        "id": "shop-bulk-discount", "difficulty": "hard", "split": "heldout",
-        "edits": [("shop/pricing.py", '''def line_discount(code: str | None, quantity: int, line_total: int) -> int:
+        "id": "shop-bulk-discount",
+        "difficulty": "hard",
+        "split": "heldout",
+        "edits": [
+            (
+                "shop/pricing.py",
+                '''def line_discount(code: str | None, quantity: int, line_total: int) -> int:
     """The discount on one cart line: code 'BULK' takes 10 % off lines of 10 or more units."""
     if code == "BULK" and quantity >= 10:
         return percent_of(line_total, 10)
     return 0
 
 
-''', ""), ("shop/pricing.py", '''    least $20; 'BULK' (handled per line) and None give nothing here; any other code is invalid."""
-    if code is None or code == "BULK":''', '''    least $20; None gives nothing; any other code is invalid."""
-    if code is None:'''), ("shop/checkout.py", '''    discount = sum(line_discount(code, quantity, total) for _, quantity, total in lines)
-    discount += order_discount(code, subtotal - discount)''', '''    discount = order_discount(code, subtotal)'''),
-            ("shop/checkout.py", "from shop.pricing import line_discount, order_discount, tax", "from shop.pricing import order_discount, tax")],
+''',
+                "",
+            ),
+            (
+                "shop/pricing.py",
+                '''    least $20; 'BULK' (handled per line) and None give nothing here; any other code is invalid."""
+    if code is None or code == "BULK":''',
+                '''    least $20; None gives nothing; any other code is invalid."""
+    if code is None:''',
+            ),
+            (
+                "shop/checkout.py",
+                """    discount = sum(line_discount(code, quantity, total) for _, quantity, total in lines)
+    discount += order_discount(code, subtotal - discount)""",
+                """    discount = order_discount(code, subtotal)""",
+            ),
+            (
+                "shop/checkout.py",
+                "from shop.pricing import line_discount, order_discount, tax",
+                "from shop.pricing import order_discount, tax",
+            ),
+        ],
         "statement": "Add the discount code 'BULK': at checkout it takes 10 % (rounded half up to a cent) "
-                     "off every cart line of 10 or more units; lines with fewer units get nothing. The "
-                     "receipt's `discount_cents` is the sum of the line discounts, tax is computed on "
-                     "the discounted amount as for other codes. Other codes keep working; unknown codes "
-                     "still raise InvalidCode.",
-        "test": '''import pytest
+        "off every cart line of 10 or more units; lines with fewer units get nothing. The "
+        "receipt's `discount_cents` is the sum of the line discounts, tax is computed on "
+        "the discounted amount as for other codes. Other codes keep working; unknown codes "
+        "still raise InvalidCode.",
+        "test": """import pytest
 
 from shop.cart import Cart
 from shop.checkout import checkout
@@ -381,6 +438,6 @@ def test_other_codes(inventory):
     assert checkout(cart, "SAVE10").discount_cents == 450
     with pytest.raises(InvalidCode):
         checkout(cart, "FREE")
-''',
+""",
     },
 ]

@@ -1,12 +1,12 @@
 PROJECT = "structs"
 
 BASE = {
-"README.md": """# structs
+    "README.md": """# structs
 
 Plain-Python data structures: an LRU cache, a binary min-heap, a trie, and interval helpers.
 Run the tests with `python3 -m pytest -q`.
 """,
-"structs/__init__.py": '''"""structs: small data structures."""
+    "structs/__init__.py": '''"""structs: small data structures."""
 
 from structs.heap import MinHeap, heapsort
 from structs.interval import merge_intervals, total_covered
@@ -15,7 +15,7 @@ from structs.trie import Trie
 
 __all__ = ["MinHeap", "heapsort", "merge_intervals", "total_covered", "LRUCache", "Trie"]
 ''',
-"structs/lru.py": '''"""A least-recently-used cache."""
+    "structs/lru.py": '''"""A least-recently-used cache."""
 
 from collections import OrderedDict
 from typing import Any, Callable, Hashable
@@ -69,7 +69,7 @@ class LRUCache:
         """Keys from least to most recently used."""
         return list(self._data)
 ''',
-"structs/heap.py": '''"""A binary min-heap."""
+    "structs/heap.py": '''"""A binary min-heap."""
 
 from typing import Any, Iterable
 
@@ -127,7 +127,7 @@ def heapsort(items: Iterable[Any]) -> list[Any]:
     heap = MinHeap(items)
     return [heap.pop() for _ in range(len(heap))]
 ''',
-"structs/trie.py": '''"""A prefix tree of words."""
+    "structs/trie.py": '''"""A prefix tree of words."""
 
 
 class Trie:
@@ -193,7 +193,7 @@ class Trie:
             else:
                 self._collect(child, prefix + key, found)
 ''',
-"structs/interval.py": '''"""Helpers for closed integer-free intervals given as (start, end) pairs with start <= end."""
+    "structs/interval.py": '''"""Helpers for closed integer-free intervals given as (start, end) pairs with start <= end."""
 
 
 def merge_intervals(intervals: list[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -215,7 +215,7 @@ def total_covered(intervals: list[tuple[float, float]]) -> float:
     """The total length covered by the intervals, counting overlaps once."""
     return sum(end - start for start, end in merge_intervals(intervals))
 ''',
-"tests/test_basics.py": '''from structs import MinHeap, Trie
+    "tests/test_basics.py": """from structs import MinHeap, Trie
 
 
 def test_heap_push_peek():
@@ -227,17 +227,19 @@ def test_trie_contains():
     trie = Trie()
     trie.insert("car")
     assert "car" in trie and "ca" not in trie and trie.starts_with("ca")
-''',
+""",
 }
 
 TASKS = [
     {
-        "id": "structs-merge-intervals", "difficulty": "easy", "split": "dev",
+        "id": "structs-merge-intervals",
+        "difficulty": "easy",
+        "split": "dev",
         "stubs": [("structs/interval.py", "merge_intervals")],
         "statement": "Implement `merge_intervals(intervals)` in `structs/interval.py`: merge overlapping or "
-                     "touching (start, end) intervals and return them sorted by start, e.g. "
-                     "[(5, 7), (1, 3), (2, 4), (7, 8)] -> [(1, 4), (5, 8)].",
-        "test": '''from structs.interval import merge_intervals, total_covered
+        "touching (start, end) intervals and return them sorted by start, e.g. "
+        "[(5, 7), (1, 3), (2, 4), (7, 8)] -> [(1, 4), (5, 8)].",
+        "test": """from structs.interval import merge_intervals, total_covered
 
 
 def test_merge():
@@ -249,14 +251,16 @@ def test_merge():
 
 def test_total():
     assert total_covered([(0, 2), (1, 3), (10, 11)]) == 4
-''',
+""",
     },
     {
-        "id": "structs-heapsort", "difficulty": "easy", "split": "heldout",
+        "id": "structs-heapsort",
+        "difficulty": "easy",
+        "split": "heldout",
         "stubs": [("structs/heap.py", "heapsort")],
         "statement": "Implement `heapsort(items)` in `structs/heap.py`: return a new list of the items in "
-                     "ascending order, using the `MinHeap` class of the same module.",
-        "test": '''from structs.heap import heapsort
+        "ascending order, using the `MinHeap` class of the same module.",
+        "test": """from structs.heap import heapsort
 
 
 def test_sorts():
@@ -264,18 +268,26 @@ def test_sorts():
     assert heapsort([]) == []
     assert heapsort(iter([3, 1, 2])) == [1, 2, 3]
     assert heapsort(["b", "c", "a"]) == ["a", "b", "c"]
-''',
+""",
     },
     {
-        "id": "structs-lru-recency", "difficulty": "medium", "split": "dev",
-        "edits": [("structs/lru.py", '''            return default
+        "id": "structs-lru-recency",
+        "difficulty": "medium",
+        "split": "dev",
+        "edits": [
+            (
+                "structs/lru.py",
+                """            return default
         self._data.move_to_end(key)
-        return self._data[key]''', '''            return default
-        return self._data[key]''')],
+        return self._data[key]""",
+                """            return default
+        return self._data[key]""",
+            )
+        ],
         "statement": "Bug report: the LRUCache evicts entries that were just read. With capacity 2: "
-                     "put('a'), put('b'), get('a'), put('c') evicts 'a', but 'b' is the least recently "
-                     "used entry and should go. Reading an entry with `get` must count as a use.",
-        "test": '''from structs.lru import LRUCache
+        "put('a'), put('b'), get('a'), put('c') evicts 'a', but 'b' is the least recently "
+        "used entry and should go. Reading an entry with `get` must count as a use.",
+        "test": """from structs.lru import LRUCache
 
 
 def test_get_refreshes():
@@ -290,17 +302,25 @@ def test_get_refreshes():
 
 def test_missing_key_default():
     assert LRUCache(1).get("zz", 5) == 5
-''',
+""",
     },
     {
-        "id": "structs-heap-pop", "difficulty": "medium", "split": "dev",
-        "edits": [("structs/heap.py", '''            if right < len(items) and items[right] < items[left]:
+        "id": "structs-heap-pop",
+        "difficulty": "medium",
+        "split": "dev",
+        "edits": [
+            (
+                "structs/heap.py",
+                """            if right < len(items) and items[right] < items[left]:
                 child = right
-''', "")],
+""",
+                "",
+            )
+        ],
         "statement": "MinHeap.pop in `structs/heap.py` sometimes returns items out of order: pushing "
-                     "[5, 3, 8, 1, 9, 2] and popping everything does not always give ascending order. "
-                     "Find and fix the bug.",
-        "test": '''import random
+        "[5, 3, 8, 1, 9, 2] and popping everything does not always give ascending order. "
+        "Find and fix the bug.",
+        "test": """import random
 
 from structs.heap import MinHeap
 
@@ -316,11 +336,16 @@ def test_random():
         values = [rng.randint(0, 100) for _ in range(rng.randint(1, 40))]
         heap = MinHeap(values)
         assert [heap.pop() for _ in values] == sorted(values)
-''',
+""",
     },
     {
-        "id": "structs-lru-evict-resize", "difficulty": "hard", "split": "heldout",
-        "edits": [("structs/lru.py", '''    """Maps keys to values, holding at most `capacity` entries; the least recently used goes first.
+        "id": "structs-lru-evict-resize",
+        "difficulty": "hard",
+        "split": "heldout",
+        "edits": [
+            (
+                "structs/lru.py",
+                '''    """Maps keys to values, holding at most `capacity` entries; the least recently used goes first.
 
     Both `get` and `put` count as a use. `on_evict(key, value)` is called for every entry evicted
     because the cache is full (or shrunk by `resize`).
@@ -331,7 +356,8 @@ def test_random():
             raise ValueError("capacity must be at least 1")
         self.capacity = capacity
         self.on_evict = on_evict
-''', '''    """Maps keys to values, holding at most `capacity` entries; the least recently used goes first.
+''',
+                '''    """Maps keys to values, holding at most `capacity` entries; the least recently used goes first.
 
     Both `get` and `put` count as a use.
     """
@@ -340,7 +366,11 @@ def test_random():
         if capacity < 1:
             raise ValueError("capacity must be at least 1")
         self.capacity = capacity
-'''), ("structs/lru.py", '''    def resize(self, capacity: int) -> None:
+''',
+            ),
+            (
+                "structs/lru.py",
+                '''    def resize(self, capacity: int) -> None:
         """Change the capacity, evicting least recently used entries if needed."""
         if capacity < 1:
             raise ValueError("capacity must be at least 1")
@@ -352,17 +382,20 @@ def test_random():
             key, value = self._data.popitem(last=False)
             if self.on_evict is not None:
                 self.on_evict(key, value)
-''', '''    def _shrink(self) -> None:
+''',
+                """    def _shrink(self) -> None:
         while len(self._data) > self.capacity:
             self._data.popitem(last=False)
-''')],
+""",
+            ),
+        ],
         "statement": "Extend `LRUCache` (structs/lru.py) with two features:\n\n"
-                     "1. An optional constructor argument `on_evict`, a callable `on_evict(key, value)` "
-                     "called for every entry the cache evicts (not for entries replaced by `put` of the "
-                     "same key).\n2. A method `resize(capacity)` that changes the capacity; shrinking "
-                     "evicts least recently used entries (calling `on_evict`), and a capacity below 1 "
-                     "raises ValueError.",
-        "test": '''import pytest
+        "1. An optional constructor argument `on_evict`, a callable `on_evict(key, value)` "
+        "called for every entry the cache evicts (not for entries replaced by `put` of the "
+        "same key).\n2. A method `resize(capacity)` that changes the capacity; shrinking "
+        "evicts least recently used entries (calling `on_evict`), and a capacity below 1 "
+        "raises ValueError.",
+        "test": """import pytest
 
 from structs.lru import LRUCache
 
@@ -389,11 +422,16 @@ def test_without_callback():
     cache.resize(2)
     cache.put(3, 3)
     assert cache.keys() == [2, 3]
-''',
+""",
     },
     {
-        "id": "structs-trie-remove", "difficulty": "hard", "split": "dev",
-        "edits": [("structs/trie.py", '''    def remove(self, word: str) -> bool:
+        "id": "structs-trie-remove",
+        "difficulty": "hard",
+        "split": "dev",
+        "edits": [
+            (
+                "structs/trie.py",
+                '''    def remove(self, word: str) -> bool:
         """Remove `word`; True if it was there. Branches left without words are pruned."""
         path = [self._root]
         for ch in word:
@@ -410,25 +448,43 @@ def test_without_callback():
             del path[i - 1][word[i - 1]]
         return True
 
-''', ""), ("structs/trie.py", '''    def __init__(self) -> None:
+''',
+                "",
+            ),
+            (
+                "structs/trie.py",
+                """    def __init__(self) -> None:
         self._root: dict = {}
         self._size = 0
-''', '''    def __init__(self) -> None:
+""",
+                """    def __init__(self) -> None:
         self._root: dict = {}
-'''), ("structs/trie.py", '''        if "$" not in node:
+""",
+            ),
+            (
+                "structs/trie.py",
+                """        if "$" not in node:
             node["$"] = True
             self._size += 1
-''', '''        node["$"] = True
-'''), ("structs/trie.py", '''    def __len__(self) -> int:
+""",
+                """        node["$"] = True
+""",
+            ),
+            (
+                "structs/trie.py",
+                """    def __len__(self) -> int:
         return self._size
 
-''', "")],
+""",
+                "",
+            ),
+        ],
         "statement": "Add to `Trie` (structs/trie.py): `len(trie)`, the number of distinct words stored "
-                     "(inserting a word twice counts once), and `remove(word) -> bool`, which removes a "
-                     "word and returns whether it was present. After removals, `starts_with(prefix)` "
-                     "must be False for prefixes no remaining word has (prune empty branches), and other "
-                     "words sharing a prefix must stay.",
-        "test": '''from structs.trie import Trie
+        "(inserting a word twice counts once), and `remove(word) -> bool`, which removes a "
+        "word and returns whether it was present. After removals, `starts_with(prefix)` "
+        "must be False for prefixes no remaining word has (prune empty branches), and other "
+        "words sharing a prefix must stay.",
+        "test": """from structs.trie import Trie
 
 
 def test_len_and_remove():
@@ -442,6 +498,6 @@ def test_len_and_remove():
     assert trie.remove("dog") and not trie.starts_with("d")
     assert trie.remove("care") and trie.starts_with("car") and not trie.starts_with("care")
     assert trie.remove("car") and not trie.starts_with("c") and len(trie) == 0
-''',
+""",
     },
 ]

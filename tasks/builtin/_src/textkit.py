@@ -1,12 +1,12 @@
 PROJECT = "textkit"
 
 BASE = {
-"README.md": """# textkit
+    "README.md": """# textkit
 
 Small text utilities: slugs, roman numerals, case conversion, word wrapping and word statistics.
 Run the tests with `python3 -m pytest -q`.
 """,
-"textkit/__init__.py": '''"""textkit: small text utilities."""
+    "textkit/__init__.py": '''"""textkit: small text utilities."""
 
 from textkit.case import camel_to_snake, snake_to_camel
 from textkit.roman import from_roman, to_roman
@@ -16,7 +16,7 @@ from textkit.wrap import wrap
 
 __all__ = ["camel_to_snake", "snake_to_camel", "from_roman", "to_roman", "slugify", "word_frequencies", "wrap"]
 ''',
-"textkit/slug.py": '''"""URL slugs."""
+    "textkit/slug.py": '''"""URL slugs."""
 
 import re
 import unicodedata
@@ -35,7 +35,7 @@ def slugify(text: str, sep: str = "-", max_length: int | None = None) -> str:
         slug = slug[:max_length].rstrip(sep)
     return slug
 ''',
-"textkit/roman.py": '''"""Roman numerals (1..3999)."""
+    "textkit/roman.py": '''"""Roman numerals (1..3999)."""
 
 NUMERALS = [
     (1000, "M"), (900, "CM"), (500, "D"), (400, "CD"), (100, "C"), (90, "XC"),
@@ -71,7 +71,7 @@ def from_roman(text: str) -> int:
         raise ValueError(f"not a canonical roman numeral: {text!r}")
     return total
 ''',
-"textkit/case.py": '''"""Identifier case conversion."""
+    "textkit/case.py": '''"""Identifier case conversion."""
 
 import re
 
@@ -95,7 +95,7 @@ def camel_to_snake(name: str) -> str:
     step = re.sub(r"([a-z0-9])([A-Z])", r"\\1_\\2", step)
     return step.lower()
 ''',
-"textkit/wrap.py": '''"""Greedy word wrapping."""
+    "textkit/wrap.py": '''"""Greedy word wrapping."""
 
 
 def wrap(text: str, width: int) -> list[str]:
@@ -129,7 +129,7 @@ def wrap(text: str, width: int) -> list[str]:
             lines.append(current)
     return lines
 ''',
-"textkit/stats.py": '''"""Word statistics."""
+    "textkit/stats.py": '''"""Word statistics."""
 
 import re
 from collections import Counter
@@ -154,7 +154,7 @@ def reading_time(text: str, words_per_minute: int = 200) -> int:
     """Whole minutes needed to read `text`, at least 1."""
     return max(1, round(len(words(text)) / words_per_minute))
 ''',
-"tests/test_basics.py": '''from textkit import slugify, snake_to_camel
+    "tests/test_basics.py": """from textkit import slugify, snake_to_camel
 
 
 def test_slug_simple():
@@ -164,17 +164,19 @@ def test_slug_simple():
 def test_snake_to_camel():
     assert snake_to_camel("parse_http_header") == "parseHttpHeader"
     assert snake_to_camel("parse_http_header", upper_first=True) == "ParseHttpHeader"
-''',
+""",
 }
 
 TASKS = [
     {
-        "id": "textkit-to-roman", "difficulty": "easy", "split": "dev",
+        "id": "textkit-to-roman",
+        "difficulty": "easy",
+        "split": "dev",
         "stubs": [("textkit/roman.py", "to_roman")],
         "statement": "Implement `to_roman(number)` in `textkit/roman.py`: it returns the roman numeral of "
-                     "an integer from 1 to 3999 (for example 1994 -> 'MCMXCIV', 4 -> 'IV') and raises "
-                     "ValueError for numbers outside that range.",
-        "test": '''import pytest
+        "an integer from 1 to 3999 (for example 1994 -> 'MCMXCIV', 4 -> 'IV') and raises "
+        "ValueError for numbers outside that range.",
+        "test": """import pytest
 
 from textkit.roman import to_roman
 
@@ -189,15 +191,17 @@ def test_values(n, text):
 def test_range(n):
     with pytest.raises(ValueError):
         to_roman(n)
-''',
+""",
     },
     {
-        "id": "textkit-camel-to-snake", "difficulty": "easy", "split": "dev",
+        "id": "textkit-camel-to-snake",
+        "difficulty": "easy",
+        "split": "dev",
         "stubs": [("textkit/case.py", "camel_to_snake")],
         "statement": "Implement `camel_to_snake(name)` in `textkit/case.py` as its docstring describes: "
-                     "'parseHTTPHeader' -> 'parse_http_header', 'HTMLParser' -> 'html_parser', "
-                     "'version2Id' -> 'version2_id', 'simple' -> 'simple'.",
-        "test": '''import pytest
+        "'parseHTTPHeader' -> 'parse_http_header', 'HTMLParser' -> 'html_parser', "
+        "'version2Id' -> 'version2_id', 'simple' -> 'simple'.",
+        "test": """import pytest
 
 from textkit.case import camel_to_snake
 
@@ -208,16 +212,24 @@ from textkit.case import camel_to_snake
                                          ("getX", "get_x")])
 def test_cases(name, snake):
     assert camel_to_snake(name) == snake
-''',
+""",
     },
     {
-        "id": "textkit-slug-separators", "difficulty": "medium", "split": "dev",
-        "edits": [("textkit/slug.py", '''    words = re.findall(r"[a-z0-9]+", ascii_text.lower())
-    slug = sep.join(words)''', '''    slug = re.sub(r"[^a-z0-9]", sep, ascii_text.lower())''')],
+        "id": "textkit-slug-separators",
+        "difficulty": "medium",
+        "split": "dev",
+        "edits": [
+            (
+                "textkit/slug.py",
+                """    words = re.findall(r"[a-z0-9]+", ascii_text.lower())
+    slug = sep.join(words)""",
+                """    slug = re.sub(r"[^a-z0-9]", sep, ascii_text.lower())""",
+            )
+        ],
         "statement": "Bug: `slugify` in textkit produces slugs like 'hello--world-' for 'Hello, World!' "
-                     "instead of 'hello-world'. Runs of characters that are not letters or digits must "
-                     "become a single separator, and the slug must not start or end with a separator.",
-        "test": '''from textkit.slug import slugify
+        "instead of 'hello-world'. Runs of characters that are not letters or digits must "
+        "become a single separator, and the slug must not start or end with a separator.",
+        "test": """from textkit.slug import slugify
 
 
 def test_punctuation_collapses():
@@ -231,18 +243,26 @@ def test_accents_and_custom_separator():
 
 def test_max_length_does_not_end_in_separator():
     assert slugify("The quick brown fox", max_length=10) == "the-quick"
-''',
+""",
     },
     {
-        "id": "textkit-roman-validation", "difficulty": "medium", "split": "heldout",
-        "edits": [("textkit/roman.py", '''    if not 1 <= total <= 3999 or to_roman(total) != text:
+        "id": "textkit-roman-validation",
+        "difficulty": "medium",
+        "split": "heldout",
+        "edits": [
+            (
+                "textkit/roman.py",
+                """    if not 1 <= total <= 3999 or to_roman(total) != text:
         raise ValueError(f"not a canonical roman numeral: {text!r}")
-''', "")],
+""",
+                "",
+            )
+        ],
         "statement": "`from_roman` in `textkit/roman.py` accepts malformed numerals such as 'IIII', 'VX' "
-                     "or 'IC' and returns a number for them. It must raise ValueError for any text that is "
-                     "not the canonical (standard) roman numeral of its value, and keep working for valid "
-                     "numerals such as 'MCMXCIV' (1994) and lower-case input like 'xiv'.",
-        "test": '''import pytest
+        "or 'IC' and returns a number for them. It must raise ValueError for any text that is "
+        "not the canonical (standard) roman numeral of its value, and keep working for valid "
+        "numerals such as 'MCMXCIV' (1994) and lower-case input like 'xiv'.",
+        "test": """import pytest
 
 from textkit.roman import from_roman
 
@@ -256,11 +276,16 @@ def test_valid(text, n):
 def test_invalid(text):
     with pytest.raises(ValueError):
         from_roman(text)
-''',
+""",
     },
     {
-        "id": "textkit-wrap-long-words", "difficulty": "hard", "split": "dev",
-        "edits": [("textkit/wrap.py", '''    lines: list[str] = []
+        "id": "textkit-wrap-long-words",
+        "difficulty": "hard",
+        "split": "dev",
+        "edits": [
+            (
+                "textkit/wrap.py",
+                """    lines: list[str] = []
     for n, paragraph in enumerate(text.split("\\n\\n")):
         if n:
             lines.append("")
@@ -281,7 +306,8 @@ def test_invalid(text):
                 current = word
         if current:
             lines.append(current)
-    return lines''', '''    lines: list[str] = []
+    return lines""",
+                """    lines: list[str] = []
     current = ""
     for word in text.split():
         if not current:
@@ -293,11 +319,13 @@ def test_invalid(text):
             current = word
     if current:
         lines.append(current)
-    return lines''')],
+    return lines""",
+            )
+        ],
         "statement": "`wrap(text, width)` in `textkit/wrap.py` does not do what its docstring promises: "
-                     "words longer than `width` end up on lines longer than `width`, and paragraphs "
-                     "(separated by a blank line) are run together. Make it match the docstring.",
-        "test": '''from textkit.wrap import wrap
+        "words longer than `width` end up on lines longer than `width`, and paragraphs "
+        "(separated by a blank line) are run together. Make it match the docstring.",
+        "test": """from textkit.wrap import wrap
 
 
 def test_plain():
@@ -311,20 +339,28 @@ def test_long_words_are_cut():
 
 def test_paragraphs():
     assert wrap("one two\\n\\nthree four", 7) == ["one two", "", "three", "four"]
-''',
+""",
     },
     {
-        "id": "textkit-stopwords", "difficulty": "medium", "split": "heldout",
-        "edits": [("textkit/stats.py", '''def word_frequencies(text: str, top: int | None = None, stopwords: set[str] | None = None) -> list[tuple[str, int]]:
+        "id": "textkit-stopwords",
+        "difficulty": "medium",
+        "split": "heldout",
+        "edits": [
+            (
+                "textkit/stats.py",
+                '''def word_frequencies(text: str, top: int | None = None, stopwords: set[str] | None = None) -> list[tuple[str, int]]:
     """(word, count) pairs, most frequent first, ties in alphabetical order; `stopwords` are left out."""
     skip = {w.lower() for w in stopwords or ()}
-    counts = Counter(w for w in words(text) if w not in skip)''', '''def word_frequencies(text: str, top: int | None = None) -> list[tuple[str, int]]:
+    counts = Counter(w for w in words(text) if w not in skip)''',
+                '''def word_frequencies(text: str, top: int | None = None) -> list[tuple[str, int]]:
     """(word, count) pairs, most frequent first, ties in alphabetical order."""
-    counts = Counter(words(text))''')],
+    counts = Counter(words(text))''',
+            )
+        ],
         "statement": "Add a `stopwords` parameter to `word_frequencies` in `textkit/stats.py` (a set of "
-                     "words, default None): those words are left out of the counts, compared "
-                     "case-insensitively (a stopword 'The' also removes 'the').",
-        "test": '''from textkit.stats import word_frequencies
+        "words, default None): those words are left out of the counts, compared "
+        "case-insensitively (a stopword 'The' also removes 'the').",
+        "test": """from textkit.stats import word_frequencies
 
 
 def test_stopwords_are_removed_case_insensitively():
@@ -335,6 +371,6 @@ def test_stopwords_are_removed_case_insensitively():
 def test_top_still_works():
     assert word_frequencies("b a b c c c", top=2) == [("c", 3), ("b", 2)]
     assert word_frequencies("b a b", stopwords=None) == [("b", 2), ("a", 1)]
-''',
+""",
     },
 ]

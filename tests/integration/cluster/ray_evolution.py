@@ -11,9 +11,14 @@ from tests.integration.scripted import evolution_config, scripted_models
 
 
 def main() -> None:
-    config = evolution_config(Path(sys.argv[1]), "on-ray", 5, tasks={"limit": 6, "heldout_limit": 1},
-                              budget={"evaluations": 8, "agent_steps": 3, "improve_steps": 3, "job_tokens": 50000},
-                              executor={"kind": "ray", "ray_address": sys.argv[2], "concurrency": 3})
+    config = evolution_config(
+        Path(sys.argv[1]),
+        "on-ray",
+        5,
+        tasks={"limit": 6, "heldout_limit": 1},
+        budget={"evaluations": 8, "agent_steps": 3, "improve_steps": 3, "job_tokens": 50000},
+        executor={"kind": "ray", "ray_address": sys.argv[2], "concurrency": 3},
+    )
     run, outcome = run_evolution(config, models=scripted_models())
     print(f"RUN {run.path}")
     print(f"OUTCOME {outcome}")

@@ -25,7 +25,8 @@ BUDGET = 8
 
 
 def _progress(run_path: Path) -> tuple[int, int]:
-    """(evaluations recorded, jobs in flight) of the live run, read-only (`Run.open` repairs, a writer's job)."""
+    """(evaluations recorded, jobs in flight) of the live run, read-only (`Run.open` repairs, a writer's
+    job)."""
     database = run_path / "run.sqlite"
     if not database.exists():
         return 0, 0
@@ -38,12 +39,18 @@ def _progress(run_path: Path) -> tuple[int, int]:
     return evaluations, in_flight
 
 
-def test_a_worker_node_killed_midway_loses_no_job_and_counts_nothing_twice(tmp_path, docker_client, base_image,
-                                                                           ray_module):
+def test_a_worker_node_killed_midway_loses_no_job_and_counts_nothing_twice(
+    tmp_path, docker_client, base_image, ray_module
+):
     run_path = tmp_path / "on-ray"
     with LocalRayCluster(head_cpus=1, worker_cpus=(2,)) as cluster:
-        evolution = subprocess.Popen([*SCRIPT, str(tmp_path), cluster.address], cwd=ROOT,
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        evolution = subprocess.Popen(
+            [*SCRIPT, str(tmp_path), cluster.address],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         deadline = time.monotonic() + 600
         while evolution.poll() is None and time.monotonic() < deadline:
             evaluations, in_flight = _progress(run_path)
@@ -59,8 +66,12 @@ def test_a_worker_node_killed_midway_loses_no_job_and_counts_nothing_twice(tmp_p
     with Run.open(run_path) as run:
         jobs = run.jobs()
         assert [j for j in jobs if j.state != "finished"] == []  # each dispatched job finished, once
-        attempts = {j.id: [json.loads(line) for line in (run.log_dir(j.id) / "attempts.jsonl").read_text().splitlines()]
-                    for j in jobs}
+        attempts = {
+            j.id: [
+                json.loads(line) for line in (run.log_dir(j.id) / "attempts.jsonl").read_text().splitlines()
+            ]
+            for j in jobs
+        }
         rerun = {job: lines for job, lines in attempts.items() if any("lost" in line for line in lines)}
         assert rerun, "the killed node held no job"
         for lines in rerun.values():  # lost, then run again to an end on a live node

@@ -16,14 +16,30 @@ from evolve.sandbox.owner import OWNER_LABEL
 
 def _containers_of(docker_client, pid: int) -> list[str]:
     found = docker_client.api.containers(all=True, filters={"label": "evolve.run=cli"})  # no inspect: no race
-    return [c["Id"] for c in found if (c.get("Labels") or {}).get(OWNER_LABEL, "").split(":")[1:2] == [str(pid)]]
+    return [
+        c["Id"] for c in found if (c.get("Labels") or {}).get(OWNER_LABEL, "").split(":")[1:2] == [str(pid)]
+    ]
 
 
 def _start_exec(docker_client, base_image) -> subprocess.Popen:
     process = subprocess.Popen(
-        [sys.executable, "-m", "evolve", "sandbox", "exec", "--image", base_image, "--timeout", "120", "--",
-         "sleep", "100"],
-        env={**os.environ, "PYTHONPATH": os.getcwd()}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        [
+            sys.executable,
+            "-m",
+            "evolve",
+            "sandbox",
+            "exec",
+            "--image",
+            base_image,
+            "--timeout",
+            "120",
+            "--",
+            "sleep",
+            "100",
+        ],
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
         # Ctrl-C as at a terminal: a test run started in the background of a script ignores SIGINT, and
         # its children would inherit that (Python installs no KeyboardInterrupt handler then).
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # noqa: PLW1509 - no threads yet in the child
@@ -70,9 +86,11 @@ def test_a_killed_execs_container_ends_itself_within_seconds(docker_client, base
 def test_agent_code_cannot_hold_the_lease_open(docker_client, base_image):
     """The main process reads the lease; it is root's, so the agent (uid 1000, no capabilities) can neither
     open its stdin nor stop it."""
-    script = ('for p in /proc/[0-9]*; do [ "$(awk \'/^Uid:/{print $2}\' $p/status 2>/dev/null)" = 0 ] || continue; '
-              'echo "root $p"; (exec 3<>"$p/fd/0") 2>/dev/null && echo "held $p"; '
-              'kill -KILL "${p#/proc/}" 2>/dev/null && echo "killed $p"; done; true')
+    script = (
+        "for p in /proc/[0-9]*; do [ \"$(awk '/^Uid:/{print $2}' $p/status 2>/dev/null)\" = 0 ] || continue; "
+        'echo "root $p"; (exec 3<>"$p/fd/0") 2>/dev/null && echo "held $p"; '
+        'kill -KILL "${p#/proc/}" 2>/dev/null && echo "killed $p"; done; true'
+    )
     with DockerSandbox.create(base_image, run_id="cli", job_id="lease") as box:
         tried = box.exec(["sh", "-c", script])
         assert tried.ok and "root /proc/" in tried.stdout, tried.stdout + tried.stderr
@@ -85,9 +103,16 @@ def test_a_killed_exec_leaves_a_container_the_next_command_sweeps(docker_client,
     killed = _start_exec(docker_client, base_image)
     killed.kill()
     killed.wait(timeout=30)
-    assert _containers_of(docker_client, killed.pid)  # SIGKILL: nothing could run; the stopped container stays
-    swept = subprocess.run([sys.executable, "-m", "evolve", "sandbox", "cleanup"], check=False, capture_output=True,
-                           text=True, env={**os.environ, "PYTHONPATH": os.getcwd()}, timeout=120)
+    # SIGKILL: nothing could run; the stopped container stays
+    assert _containers_of(docker_client, killed.pid)
+    swept = subprocess.run(
+        [sys.executable, "-m", "evolve", "sandbox", "cleanup"],
+        check=False,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+        timeout=120,
+    )
     try:
         assert swept.returncode == 0, swept.stderr
         assert _containers_of(docker_client, killed.pid) == []

@@ -35,7 +35,9 @@ def test_filling_the_disk_is_an_error_inside_and_costs_the_host_nothing(make_box
     assert box.exec(["sh", "-c", "echo ok > /work/a && cat /work/a"]).stdout == "ok\n"
 
 
-def test_a_sparse_gigabyte_is_cut_at_the_cap_without_being_loaded(make_box, base_image, containment_run, tmp_path):
+def test_a_sparse_gigabyte_is_cut_at_the_cap_without_being_loaded(
+    make_box, base_image, containment_run, tmp_path
+):
     box = make_box()
     assert box.exec(["truncate", "-s", "1G", "/work/transcript.jsonl"]).ok
     with pytest.raises(CopyTooLarge, match="1073741"):
@@ -53,8 +55,14 @@ def test_a_sparse_gigabyte_is_cut_at_the_cap_without_being_loaded(make_box, base
             after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         print(json.dumps({{"size": len(data), "tail": data[-200:].decode(), "grew_kib": after - before}}))
     """)
-    done = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": os.getcwd()})
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+    )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["size"] <= 8 << 20 and "over the 8388608-byte copy cap" in result["tail"]
@@ -79,7 +87,8 @@ def _layer(docker_client, box) -> int:
 
 def test_a_writable_root_is_capped_by_its_layer_and_the_writer_is_killed(make_box, docker_client):
     box = make_box(limits=LAYER)
-    assert box.exec(["sh", "-c", "head -c 8000000 /dev/zero > /tmp/honest && echo ok"]).stdout == "ok\n"  # twin
+    # twin
+    assert box.exec(["sh", "-c", "head -c 8000000 /dev/zero > /tmp/honest && echo ok"]).stdout == "ok\n"
     fill = box.exec(["sh", "-c", f"{_WRITER}; echo survived"], timeout=60)
     assert fill.disk_full and not fill.timed_out and "survived" not in fill.stdout
     assert "writable layer passed its cap of 64m" in fill.stderr
@@ -93,7 +102,9 @@ def test_a_writer_left_in_the_background_dies_with_its_command(make_box, docker_
     """No process of the agent's uid outlives the command that started it (DockerSandbox.exec), so a
     writer left in the background writes nothing once its command has ended."""
     box = make_box(limits=LAYER)
-    started = box.exec(["sh", "-c", f"setsid sh -c 'sleep 1; {_WRITER}' </dev/null >/dev/null 2>&1 & echo started"])
+    started = box.exec(
+        ["sh", "-c", f"setsid sh -c 'sleep 1; {_WRITER}' </dev/null >/dev/null 2>&1 & echo started"]
+    )
     assert started.ok and started.stdout == "started\n"
     size = _layer(docker_client, box)
     time.sleep(3)

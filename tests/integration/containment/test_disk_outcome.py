@@ -28,10 +28,16 @@ sys.exit(1)
 """
 
 
-@pytest.mark.parametrize("limits", [
-    SandboxLimits(memory="256m", pids=64, wall_clock_s=120, disk="32m"),
-    SandboxLimits(memory="256m", pids=64, wall_clock_s=120, disk=None, layer_disk="64m", layer_poll_s=0.5),
-], ids=["tmpfs", "writable-root"])
+@pytest.mark.parametrize(
+    "limits",
+    [
+        SandboxLimits(memory="256m", pids=64, wall_clock_s=120, disk="32m"),
+        SandboxLimits(
+            memory="256m", pids=64, wall_clock_s=120, disk=None, layer_disk="64m", layer_poll_s=0.5
+        ),
+    ],
+    ids=["tmpfs", "writable-root"],
+)
 def test_an_agent_that_fills_the_disk_is_an_error_saying_so(tmp_path, base_image, limits):
     code = tmp_path / "code"
     (code / "agent").mkdir(parents=True)
@@ -41,6 +47,12 @@ def test_an_agent_that_fills_the_disk_is_an_error_saying_so(tmp_path, base_image
         node = run.add_node(code, origin="seed")
         task = load_suite("builtin").get("structs-lru-recency")
         with Gateway({"solve": ScriptedModel(["x"])}) as gateway:
-            result = evaluate(run, node.id, task, sandboxes=DockerSandboxes(run.id, limits=limits),
-                              gateway=gateway, settings=EvalSettings(budget_steps=2))
+            result = evaluate(
+                run,
+                node.id,
+                task,
+                sandboxes=DockerSandboxes(run.id, limits=limits),
+                gateway=gateway,
+                settings=EvalSettings(budget_steps=2),
+            )
     assert result.outcome == "error" and "disk was full" in result.detail, result.detail

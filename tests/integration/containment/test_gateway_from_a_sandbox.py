@@ -12,7 +12,7 @@ from evolve.standins.models import GreedyModel, ScriptedModel, every_role
 from .conftest import host_status
 
 # Runs inside the sandbox: bounded floods of malformed and half-open requests over the job's socket.
-FLOOD = r'''
+FLOOD = r"""
 import os, socket, sys
 path = os.environ["EVOLVE_LLM_SOCKET"]
 def conn():
@@ -39,9 +39,9 @@ for _ in range(300):  # half-open: a request line, then nothing
         pass
 print("refused", refused, "held", len(held), flush=True)
 import time; time.sleep(3)
-'''
+"""
 
-ASK = r'''
+ASK = r"""
 import concurrent.futures, http.client, json, os, socket
 class C(http.client.HTTPConnection):
     def connect(self):
@@ -52,8 +52,7 @@ def ask(_):
     r = c.getresponse(); return r.status
 with concurrent.futures.ThreadPoolExecutor(10) as pool:
     print(json.dumps(sorted(pool.map(ask, range(10)))))
-'''
-
+"""
 
 
 def test_floods_from_a_sandbox_leave_the_gateway_bounded_and_serving(make_box):

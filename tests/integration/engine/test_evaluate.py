@@ -14,7 +14,11 @@ from evolve.seed import copy_seed
 from evolve.standins.models import ScriptedModel
 from evolve.tasks import load_suite
 
-FIX = "The bug is in get.\n```replace structs/lru.py\n<<<<<<< SEARCH\n            return default\n        return self._data[key]\n=======\n            return default\n        self._data.move_to_end(key)\n        return self._data[key]\n>>>>>>> REPLACE\n```"
+FIX = (
+    "The bug is in get.\n```replace structs/lru.py\n<<<<<<< SEARCH\n            return default\n        "
+    "return self._data[key]\n=======\n            return default\n        self._data.move_to_end(key)\n   "
+    "     return self._data[key]\n>>>>>>> REPLACE\n```"
+)
 
 
 @pytest.fixture
@@ -27,9 +31,17 @@ def seeded_run(tmp_path, base_image):
 
 def _evaluate(run, node_id, replies, task_id, tmp_path):
     task = load_suite("builtin").get(task_id)
-    with Gateway({"solve": ScriptedModel(replies)}, exchanges_dir=run.path / "exchanges", usage_sink=run) as gateway:
-        return evaluate(run, node_id, task, sandboxes=DockerSandboxes(run.id), gateway=gateway,
-                        settings=EvalSettings(budget_steps=4))
+    with Gateway(
+        {"solve": ScriptedModel(replies)}, exchanges_dir=run.path / "exchanges", usage_sink=run
+    ) as gateway:
+        return evaluate(
+            run,
+            node_id,
+            task,
+            sandboxes=DockerSandboxes(run.id),
+            gateway=gateway,
+            settings=EvalSettings(budget_steps=4),
+        )
 
 
 def test_seed_agent_solves_with_a_scripted_model(seeded_run, tmp_path):
@@ -47,8 +59,11 @@ def test_seed_agent_solves_with_a_scripted_model(seeded_run, tmp_path):
 
 def test_editing_the_tests_earns_no_credit(seeded_run, tmp_path):
     run, node_id = seeded_run
-    cheat = ("```bash\nrm -rf tests && mkdir tests && printf 'def test_ok():\\n    pass\\n' > tests/test_structs_lru_recency.py"
-             " && printf 'import pytest\\n' > conftest.py\n```")
+    cheat = (
+        "```bash\nrm -rf tests && mkdir tests && printf 'def test_ok():\\n    pass\\n' > "
+        "tests/test_structs_lru_recency.py"
+        " && printf 'import pytest\\n' > conftest.py\n```"
+    )
     result = _evaluate(run, node_id, [cheat, "```done\n```"], "structs-lru-recency", tmp_path)
     assert result.outcome == "fail", result.detail
     grade_log = (result.log_dir / "grade.log").read_text()

@@ -14,17 +14,25 @@ from evolve.launch import run_evolution
 from evolve.standins.models import Charged, RoutedModel
 from tests.integration.scripted import diagnosis, evolution_config, give_up, scripted_models
 
-MODELS = scripted_models(diagnose=RoutedModel([], diagnosis(files=(), change="change the agent somehow")), modify=give_up(),
-                         solve=give_up())  # the run is about what its jobs cost, not their outcomes
+MODELS = scripted_models(
+    diagnose=RoutedModel([], diagnosis(files=(), change="change the agent somehow")),
+    modify=give_up(),
+    solve=give_up(),
+)  # the run is about what its jobs cost, not their outcomes
 
 
 def _config(tmp_path, name: str, **budget):
     # Enough tasks and evaluations that neither binds first: with every child refused (the scripted
     # modification changes nothing), the seed alone must not run out of tasks on a quiet machine.
-    return evolution_config(tmp_path, name, 3, tasks={"limit": 60, "heldout_limit": 1}, policy={"name": "hgm_cost"},
-                            executor={"concurrency": 1},
-                            budget={"evaluations": 80, "agent_steps": 2, "improve_steps": 2, "job_tokens": 50000,
-                                    **budget})
+    return evolution_config(
+        tmp_path,
+        name,
+        3,
+        tasks={"limit": 60, "heldout_limit": 1},
+        policy={"name": "hgm_cost"},
+        executor={"concurrency": 1},
+        budget={"evaluations": 80, "agent_steps": 2, "improve_steps": 2, "job_tokens": 50000, **budget},
+    )
 
 
 def _check_decisions(run, unit: str, prior: tuple[float, float]) -> None:
@@ -42,7 +50,8 @@ def _check_decisions(run, unit: str, prior: tuple[float, float]) -> None:
 
 @pytest.mark.docker
 def test_the_cpu_hour_budget_stops_a_real_run_within_one_job(tmp_path, base_image):
-    limit = 0.02  # 72 s of one-CPU jobs: a few evaluations (5-8 s each here) and an expansion or two (about 20 s)
+    # 72 s of one-CPU jobs: a few evaluations (5-8 s each here) and an expansion or two (about 20 s)
+    limit = 0.02
     prior = (5.0 / 3600, 20.0 / 3600)  # the plan's guess: an expansion 4x an evaluation
     config = _config(tmp_path, "cpu-hours", cpu_hours=limit)
     run, outcome = run_evolution(config, models=MODELS, priors=Priors(*prior))
@@ -66,8 +75,9 @@ def test_the_dollar_budget_stops_a_real_run_within_one_job(tmp_path, base_image)
     models = {role: Charged(model, 10e-6) for role, model in MODELS.items()}
     limit, prior = 0.15, (0.006, 0.024)
     config = _config(tmp_path, "dollars", dollars=limit)
-    run, outcome = run_evolution(config, models=models, priors=Priors(evaluation_dollars=prior[0],
-                                                                      expansion_dollars=prior[1]))
+    run, outcome = run_evolution(
+        config, models=models, priors=Priors(evaluation_dollars=prior[0], expansion_dollars=prior[1])
+    )
     assert outcome.stop == StopReason.DOLLAR_BUDGET, outcome.stop_reason
     _, dollars = run.usage_totals()
     dearest = max(d.spend.expansion_price for d in run.decisions())

@@ -11,7 +11,9 @@ from evolve.launch import run_evolution
 from evolve.standins.models import RoutedModel
 from tests.integration.scripted import ONE_EXPANSION, TWO_TASKS, evolution_config, scripted_models
 
-DIAGNOSIS = "Agent-side diagnosis: the agent gives up at once; make it read the task's files before it finishes."
+DIAGNOSIS = (
+    "Agent-side diagnosis: the agent gives up at once; make it read the task's files before it finishes."
+)
 MODELS = scripted_models(diagnose=RoutedModel([], DIAGNOSIS))
 
 
@@ -22,8 +24,16 @@ def requests(run, job_id: int, step: str) -> list[str]:
 
 @pytest.mark.docker
 def test_the_agents_diagnose_writes_the_instructions_its_childs_improve_gets(tmp_path, base_image):
-    config = evolution_config(tmp_path, "agent-meta", 5, sandbox={"timeout_s": 180}, tasks=TWO_TASKS,
-                              budget=ONE_EXPANSION, policy={"name": "greedy"}, meta={"procedure": "agent"})
+    config = evolution_config(
+        tmp_path,
+        "agent-meta",
+        5,
+        sandbox={"timeout_s": 180},
+        tasks=TWO_TASKS,
+        budget=ONE_EXPANSION,
+        policy={"name": "greedy"},
+        meta={"procedure": "agent"},
+    )
     run, outcome = run_evolution(config, models=MODELS)
     expansions = [j for j in run.jobs() if j.kind == "expand" and j.state == "finished"]
     assert expansions, outcome
@@ -35,10 +45,16 @@ def test_the_agents_diagnose_writes_the_instructions_its_childs_improve_gets(tmp
         assert "its failure patterns, counted" in diagnosis and "--- SUMMARY.md ---" in diagnosis
         # the agent's own code counted the recorded conversations and mapped itself (agent/evidence.py)
         assert "Failure patterns, counted by the agent's own code over " in diagnosis
-        assert "  agent/loop.py:Agent.run  [lines " in diagnosis and "--- conversations.jsonl" not in diagnosis
+        assert (
+            "  agent/loop.py:Agent.run  [lines " in diagnosis and "--- conversations.jsonl" not in diagnosis
+        )
         assert all(task in diagnosis for task in failed)
         assert (log_dir / "instructions.md").read_text() == DIAGNOSIS
-        assert DIAGNOSIS in requests(run, job.id, "modify")[0]  # what the agent wrote reached improve's prompt
-        assert (log_dir / "validate-diagnose.log").read_text().startswith("exit 0")  # the gate ran the child's
+        # what the agent wrote reached improve's prompt
+        assert DIAGNOSIS in requests(run, job.id, "modify")[0]
+        # the gate ran the child's
+        assert (log_dir / "validate-diagnose.log").read_text().startswith("exit 0")
     children = [n for n in run.nodes() if n.parent is not None]
-    assert children and all(c.valid and c.instructions == DIAGNOSIS for c in children), [c.reason for c in children]
+    assert children and all(c.valid and c.instructions == DIAGNOSIS for c in children), [
+        c.reason for c in children
+    ]

@@ -23,7 +23,6 @@ MODELS = scripted_models(solve=RoutedModel([(SMOKE_MARKER, SMOKE_EDIT)], f"{CLAI
 POOL = "# Pooled experience of the parent group"
 
 
-
 def _modify_prompt(run, job_id: int) -> str:
     lines = (run.path / "exchanges" / f"job-{job_id}-modify.jsonl").read_text().splitlines()
     return "\n".join(m["content"] or "" for m in json.loads(lines[0])["request"]["messages"])
@@ -31,10 +30,15 @@ def _modify_prompt(run, job_id: int) -> str:
 
 @pytest.mark.docker
 def test_gea_pools_the_group_experience_into_each_offspring_prompt(tmp_path, base_image):
-    config = evolution_config(tmp_path, "gea", 7, tasks=TWO_TASKS, executor={"concurrency": 2},
-                              budget={"evaluations": 5, "expansions": 3, "agent_steps": 2, "improve_steps": 3,
-                                      "job_tokens": 50000},
-                              policy={"name": "gea", "gea": {"stages": [2], "group_size": 2}})
+    config = evolution_config(
+        tmp_path,
+        "gea",
+        7,
+        tasks=TWO_TASKS,
+        executor={"concurrency": 2},
+        budget={"evaluations": 5, "expansions": 3, "agent_steps": 2, "improve_steps": 3, "job_tokens": 50000},
+        policy={"name": "gea", "gea": {"stages": [2], "group_size": 2}},
+    )
     run, outcome = run_evolution(config, models=MODELS)
     expansions = [j for j in run.jobs() if j.kind == "expand"]
     decisions = [j.decision for j in expansions]

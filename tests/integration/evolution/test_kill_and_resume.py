@@ -27,8 +27,9 @@ def _evaluations(run_path: Path) -> int:
 
 def test_kill_midway_then_resume(tmp_path, docker_client):
     run_path = tmp_path / "scripted"
-    first = subprocess.Popen([*SCRIPT, str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                             cwd=ROOT)
+    first = subprocess.Popen(
+        [*SCRIPT, str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT
+    )
     deadline = time.monotonic() + 900
     while _evaluations(run_path) < 15 and first.poll() is None and time.monotonic() < deadline:
         time.sleep(1)
@@ -41,8 +42,14 @@ def test_kill_midway_then_resume(tmp_path, docker_client):
         finished_before = {j.id: j for j in run.jobs("finished")}
     assert finished_before and interrupted
 
-    resumed = subprocess.run([*SCRIPT, str(tmp_path), "--resume", str(run_path)], cwd=ROOT,
-                             check=False, capture_output=True, text=True, timeout=1200)
+    resumed = subprocess.run(
+        [*SCRIPT, str(tmp_path), "--resume", str(run_path)],
+        cwd=ROOT,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert "evaluation budget spent (40/40)" in resumed.stdout
 

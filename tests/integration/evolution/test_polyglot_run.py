@@ -17,10 +17,16 @@ LEAP_DIR = DATA / "polyglot" / "cpp" / "exercises" / "practice" / "leap"
 EXERCISES = (LEAP_DIR, DATA / "polyglot-cpp-run" / "cpp" / "exercises" / "practice" / "reverse-string")
 DEV, HELDOUT = "cpp__reverse-string", "cpp__leap"
 """One exercise in each split (by id hash)."""
-LEAP = ("```bash\ncat > leap.cpp <<'EOF'\n#include \"leap.h\"\n\nnamespace leap {\n\nbool is_leap_year(int year) "
-        "{ return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0); }\n\n}  // namespace leap\nEOF\n```")
-ECHO = ("```bash\ncat > reverse_string.cpp <<'EOF'\n#include \"reverse_string.h\"\n\nnamespace reverse_string {\n\n"
-        "std::string reverse_string(const std::string& text) { return text; }\n\n}  // namespace reverse_string\nEOF\n```")
+LEAP = (
+    "```bash\ncat > leap.cpp <<'EOF'\n#include \"leap.h\"\n\nnamespace leap {\n\nbool is_leap_year(int year) "
+    "{ return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0); }\n\n}  // namespace leap\nEOF\n```"
+)
+ECHO = (
+    "```bash\ncat > reverse_string.cpp <<'EOF'\n#include \"reverse_string.h\"\n\nnamespace reverse_string "
+    "{\n\n"
+    "std::string reverse_string(const std::string& text) { return text; }\n\n}  // namespace "
+    "reverse_string\nEOF\n```"
+)
 """Wrong: passes the tests of the empty string and the palindrome only."""
 SOLVE = RoutedModel([("leap year", LEAP), ("Reverse a given string", ECHO)], DONE)
 
@@ -28,15 +34,22 @@ SOLVE = RoutedModel([("leap year", LEAP), ("Reverse a given string", ECHO)], DON
 @pytest.mark.docker
 def test_a_scripted_run_on_two_cpp_exercises_is_graded_per_test(tmp_path, polyglot_cpp_image, monkeypatch):
     for exercise in EXERCISES:
-        target = shutil.copytree(exercise, tmp_path / "checkout" / "cpp" / "exercises" / "practice" / exercise.name)
+        target = shutil.copytree(
+            exercise, tmp_path / "checkout" / "cpp" / "exercises" / "practice" / exercise.name
+        )
         if exercise != LEAP_DIR:  # the build and the Catch2 stand-in every C++ exercise shares: leap's
             shutil.copy(LEAP_DIR / "CMakeLists.txt", target)
             shutil.copytree(LEAP_DIR / "test", target / "test")
     monkeypatch.setenv("EVOLVE_POLYGLOT_IMAGE", polyglot_cpp_image)
-    config = evolution_config(tmp_path / "archive", "polyglot-cpp", 3, sandbox={"memory": "1g"},
-                              tasks={"suite": "polyglot", "polyglot_dir": str(tmp_path / "checkout")},
-                              budget={"evaluations": 1, "agent_steps": 3, "job_tokens": 50000},
-                              policy={"name": "greedy"})
+    config = evolution_config(
+        tmp_path / "archive",
+        "polyglot-cpp",
+        3,
+        sandbox={"memory": "1g"},
+        tasks={"suite": "polyglot", "polyglot_dir": str(tmp_path / "checkout")},
+        budget={"evaluations": 1, "agent_steps": 3, "job_tokens": 50000},
+        policy={"name": "greedy"},
+    )
     run, outcome = run_evolution(config, models=scripted_models(solve=SOLVE))
 
     outcomes = {e.task: e for e in run.evaluations()}

@@ -1,6 +1,6 @@
-"""Generate and validate on Docker sandboxes (the scenario: tests/unit/engine/repair_case.py): candidates at two
-ranked locations of an agent that is not the seed; the template at the second location that acts differently on
-the replayed failure and fixes the live re-run is the child."""
+"""Generate and validate on Docker sandboxes (the scenario: tests/unit/engine/repair_case.py): candidates at
+two ranked locations of an agent that is not the seed; the template at the second location that acts
+differently on the replayed failure and fixes the live re-run is the child."""
 
 import pytest
 

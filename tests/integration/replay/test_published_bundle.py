@@ -21,7 +21,10 @@ REFERENCE = PUBLISHED / REFERENCE_BUNDLE
 def report(base_image):
     out = subprocess.run(
         [sys.executable, "-m", "evolve", "replay", str(REFERENCE), "--rerun", "--json"],
-        capture_output=True, text=True, check=False, timeout=1800,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=1800,
     )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)

@@ -38,13 +38,21 @@ def report(tmp_path_factory, base_image):
             with Gateway(
                 {"solve": ScriptedModel(replies)}, exchanges_dir=run.path / "exchanges", usage_sink=run
             ) as gateway:
-                evaluate(run, node.id, task, sandboxes=DockerSandboxes(run.id), gateway=gateway,
-                         settings=EvalSettings(budget_steps=4, infra_retries=0))
+                evaluate(
+                    run,
+                    node.id,
+                    task,
+                    sandboxes=DockerSandboxes(run.id),
+                    gateway=gateway,
+                    settings=EvalSettings(budget_steps=4, infra_retries=0),
+                )
         assert sorted(e.outcome for e in run.evaluations()) == ["fail", "pass"]
         bundle = export_lineage(run, tmp / "recorded.evolve.tar.gz")
     out = subprocess.run(
         [sys.executable, "-m", "evolve", "replay", str(bundle), "--rerun", "--json"],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)

@@ -50,8 +50,13 @@ def render_in_browser(chromium: str, page: Path, node: str, screenshot: Path, pr
     return done.stdout
 
 
-def check_page(dom: str, node: str, nodes: int, screenshot: Path, charts: tuple[str, ...] = ("curve-evaluations",
-                                                                                          "curve-time")) -> None:
+def check_page(
+    dom: str,
+    node: str,
+    nodes: int,
+    screenshot: Path,
+    charts: tuple[str, ...] = ("curve-evaluations", "curve-time"),
+) -> None:
     tree = re.search(r'<svg id="tree".*?</svg>', dom, re.DOTALL)
     assert tree is not None and tree.group().count('<g class="node') == nodes
     assert re.search(rf'<g class="node[^"]* selected" data-id="{re.escape(node)}"', dom)  # the click landed
@@ -117,7 +122,9 @@ def test_the_climb_is_drawn_in_chromium(chromium, tmp_path, artifacts):
     scored = [node for node in climb.nodes if node.score is not None]
     assert figure.group().count('<g class="climb-node') == len(scored) > len(climb.lineage)
     assert figure.group().count('<g class="climb-node lineage') == len(climb.lineage)
-    assert figure.group().count('class="climb-heldout"') == sum(s.heldout is not None for s in climb.lineage) > 0
+    assert (
+        figure.group().count('class="climb-heldout"') == sum(s.heldout is not None for s in climb.lineage) > 0
+    )
     assert '<polyline class="series best-so-far"' in figure.group()
     steps = re.search(r'<table id="climb-steps">.*?</table>', dom, re.DOTALL)
     assert steps is not None and steps.group().count("<tr><td>") == len(climb.lineage)

@@ -64,17 +64,27 @@ def test_the_report_at_each_size_opens_on_the_whole_tree(chromium, artifacts, tm
     rows = re.findall(r'<tr( class="best")? data-id="([^"]+)"', dom)
     assert len(rows) == min(size, 200) and f"of {size} matching nodes shown" in dom
     answer = re.search(r'<section id="answer">(.*?)</section>', dom, re.DOTALL)
-    assert answer is not None and f"final agent: node {best} " in answer.group(1) and "stopped: " in answer.group(1)
+    assert (
+        answer is not None
+        and f"final agent: node {best} " in answer.group(1)
+        and "stopped: " in answer.group(1)
+    )
     assert dom.index('id="answer"') < dom.index('id="tree"')  # the answer first
     curve = re.search(r'<svg class="chart" id="curve-evaluations".*?</svg>', dom, re.DOTALL)
-    assert curve is not None and ('<polyline class="series"' in curve.group() or '<circle class="point"' in curve.group())
+    assert curve is not None and (
+        '<polyline class="series"' in curve.group() or '<circle class="point"' in curve.group()
+    )
     ready = re.search(r'<body data-ready="(\d+)"', dom)
     assert ready is not None
-    print(f"\n{size} nodes: report written in {written:.1f} s; Chromium loaded it in {loaded:.1f} s "
-          f"(script ready at {ready.group(1)} ms after navigation start)")
+    print(
+        f"\n{size} nodes: report written in {written:.1f} s; Chromium loaded it in {loaded:.1f} s "
+        f"(script ready at {ready.group(1)} ms after navigation start)"
+    )
 
 
-def test_a_node_named_in_the_address_is_selected_centred_and_its_exchanges_listed(chromium, artifacts, tmp_path):  # noqa: F811
+def test_a_node_named_in_the_address_is_selected_centred_and_its_exchanges_listed(
+    chromium, artifacts, tmp_path
+):
     path = _run(13, tmp_path)
     page = write_report(path, tmp_path / "report.html")
     dom = render_in_browser(chromium, page, "3", artifacts / "report-13-node-3.png", tmp_path / "profile")
@@ -84,7 +94,11 @@ def test_a_node_named_in_the_address_is_selected_centred_and_its_exchanges_liste
     assert re.search(r'<g class="node[^"]* selected" data-id="3"', tree.group(2))
     assert 'class="labels"' in tree.group(0) or ' labels"' in tree.group(0)  # zoomed in: labels legible
     panel = re.search(r'<div id="panel" data-node="3">(.*?)</div>\s*</div>', dom, re.DOTALL)
-    assert panel is not None and "edit kind" in panel.group(1) and "model exchanges of the jobs" in panel.group(1)
+    assert (
+        panel is not None
+        and "edit kind" in panel.group(1)
+        and "model exchanges of the jobs" in panel.group(1)
+    )
     assert re.search(r"job \d+ \(evaluate\) solve, \d+ tokens", panel.group(1))  # its solve exchanges
     # The published bundle predates exports that carry every exchange file: the page says what is missing.
     assert "The recorded exchanges hold 455,147 of the 699,587 tokens the gateway counted" in dom

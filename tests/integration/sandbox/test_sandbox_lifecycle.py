@@ -80,12 +80,16 @@ def test_exec_after_the_container_is_gone_is_unavailable(make_docker, docker_cli
         box.exec(["true"])
 
 
-def test_copies_ride_with_the_next_command_and_a_failed_copy_runs_nothing(make_docker, docker_client, monkeypatch):
+def test_copies_ride_with_the_next_command_and_a_failed_copy_runs_nothing(
+    make_docker, docker_client, monkeypatch
+):
     box = make_docker()
     box.write_file("/work/a/b.txt", "x")
     execs: list[list[str]] = []
     create = docker_client.api.exec_create
-    monkeypatch.setattr(docker_client.api, "exec_create", lambda cid, cmd, **kw: execs.append(cmd) or create(cid, cmd, **kw))
+    monkeypatch.setattr(
+        docker_client.api, "exec_create", lambda cid, cmd, **kw: execs.append(cmd) or create(cid, cmd, **kw)
+    )
     ran = box.exec(["sh", "-c", "cat /work/a/b.txt; echo err >&2; stat -c %u /work/a/b.txt"])
     assert (ran.returncode, ran.stdout, ran.stderr) == (0, "x1000\n", "err\n")  # the command's output alone
     assert len(execs) == 1  # the copy and the command: one exec
@@ -97,17 +101,24 @@ def test_copies_ride_with_the_next_command_and_a_failed_copy_runs_nothing(make_d
     assert box.exec(["ls", "/work"]).stdout.split() == ["a"]
 
 
-def test_a_root_command_takes_copies_made_as_uid_1000_in_its_own_exec(make_docker, docker_client, monkeypatch):
+def test_a_root_command_takes_copies_made_as_uid_1000_in_its_own_exec(
+    make_docker, docker_client, monkeypatch
+):
     box = make_docker(user="root", cap_add=("SETUID", "SETGID"))  # a grader's
     box.write_file("/tmp/stage/x", "1")
     execs: list[list[str]] = []
     create = docker_client.api.exec_create
-    monkeypatch.setattr(docker_client.api, "exec_create", lambda cid, cmd, **kw: execs.append(cmd) or create(cid, cmd, **kw))
+    monkeypatch.setattr(
+        docker_client.api, "exec_create", lambda cid, cmd, **kw: execs.append(cmd) or create(cid, cmd, **kw)
+    )
     ran = box.exec(["sh", "-c", "cat /tmp/stage/x; stat -c ' %u' /tmp/stage /tmp/stage/x; id -u"])
     assert ran.stdout.split() == ["1", "1000", "1000", "0"] and ran.stderr == ""  # as `put_tars` made them
     assert len(execs) == 1
     # An image without setpriv (here: a PATH without it): the copies take an exec of their own, as before.
-    tools = "mkdir -p /tmp/np && ln -s /bin/sh /bin/mkdir /bin/cat /usr/bin/stat /usr/bin/tar /usr/bin/timeout /tmp/np/"
+    tools = (
+        "mkdir -p /tmp/np && ln -s /bin/sh /bin/mkdir /bin/cat /usr/bin/stat /usr/bin/tar "
+        "/usr/bin/timeout /tmp/np/"
+    )
     assert box.exec(["sh", "-c", tools]).ok
     box.write_file("/tmp/stage/y", "2")
     execs.clear()

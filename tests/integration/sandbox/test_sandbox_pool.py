@@ -1,4 +1,5 @@
-"""Containers started ahead of need (evolve.sandbox.pool): each job still gets a fresh one, like `create`'s."""
+"""Containers started ahead of need (evolve.sandbox.pool): each job still gets a fresh one, like
+`create`'s."""
 
 from __future__ import annotations
 
@@ -15,8 +16,20 @@ from evolve.sandbox.pool import AHEAD_JOB, SandboxPool, SandboxSpec
 
 LIMITS = SandboxLimits(cpus=0.5, memory="128m", pids=64, wall_clock_s=120, output_limit_bytes=100_000)
 # What a container is made of, besides its name, its job label and its gateway directory's host path.
-_HOST_KEYS = ("Memory", "MemorySwap", "NanoCpus", "PidsLimit", "CapDrop", "CapAdd", "SecurityOpt", "NetworkMode",
-              "ReadonlyRootfs", "Tmpfs", "Init", "Privileged")
+_HOST_KEYS = (
+    "Memory",
+    "MemorySwap",
+    "NanoCpus",
+    "PidsLimit",
+    "CapDrop",
+    "CapAdd",
+    "SecurityOpt",
+    "NetworkMode",
+    "ReadonlyRootfs",
+    "Tmpfs",
+    "Init",
+    "Privileged",
+)
 _CONFIG_KEYS = ("User", "Cmd", "Env", "WorkingDir", "Image")
 
 
@@ -24,8 +37,12 @@ def _shape(docker_client, box: DockerSandbox) -> dict:
     attrs = docker_client.containers.get(box.container_id).attrs
     labels = {k: v for k, v in attrs["Config"]["Labels"].items() if k != JOB_LABEL}
     mounts = sorted((m["Type"], m["Destination"], m["RW"]) for m in attrs["Mounts"])
-    return {"host": {k: attrs["HostConfig"].get(k) for k in _HOST_KEYS},
-            "config": {k: attrs["Config"].get(k) for k in _CONFIG_KEYS}, "labels": labels, "mounts": mounts}
+    return {
+        "host": {k: attrs["HostConfig"].get(k) for k in _HOST_KEYS},
+        "config": {k: attrs["Config"].get(k) for k in _CONFIG_KEYS},
+        "labels": labels,
+        "mounts": mounts,
+    }
 
 
 def _wait_ready(pool: SandboxPool, spec: SandboxSpec) -> None:
@@ -58,13 +75,23 @@ def gateway_socket():
         server.close()
 
 
-def test_a_pooled_container_is_fresh_and_made_like_a_new_one(docker_client, base_image, test_run_id, gateway_socket):
+def test_a_pooled_container_is_fresh_and_made_like_a_new_one(
+    docker_client, base_image, test_run_id, gateway_socket
+):
     spec = SandboxSpec(base_image, test_run_id, LIMITS, gateway=True)
     with SandboxPool() as pool:
         first = pool.sandbox(spec, "job-1", gateway_socket)
         # what a previous job could leave: files in every writable place, a process that outlives it
-        first.exec(["sh", "-c", ("echo left > /work/left; echo left > /tmp/left; echo left > ~/left; "
-                                "nohup sleep 300 >/dev/null 2>&1 &")])
+        first.exec(
+            [
+                "sh",
+                "-c",
+                (
+                    "echo left > /work/left; echo left > /tmp/left; echo left > ~/left; "
+                    "nohup sleep 300 >/dev/null 2>&1 &"
+                ),
+            ]
+        )
         first.close()
         _wait_ready(pool, spec)
         second = pool.sandbox(spec, "job-2", gateway_socket)
@@ -74,16 +101,32 @@ def test_a_pooled_container_is_fresh_and_made_like_a_new_one(docker_client, base
             assert "job-2" in attrs["Name"] and second.container_id != first.container_id
             found = second.exec(["sh", "-c", "ls /work /tmp ~; ps -eo args"])
             assert "left" not in found.stdout and "sleep 300" not in found.stdout, found.stdout
-            assert second.exec(["stat", "-c", "%U", "/home/agent/.bashrc"]).stdout.strip() == "agent"  # the image's home
+            # the image's home
+            assert second.exec(["stat", "-c", "%U", "/home/agent/.bashrc"]).stdout.strip() == "agent"
             # its gateway directory holds this job's socket and nothing else, read-only
-            talk = second.exec(["python3", "-c", ("import os, socket; s = socket.socket(socket.AF_UNIX); "
-                                "s.connect(os.environ['EVOLVE_LLM_SOCKET']); print(s.recv(5).decode(), "
-                                "os.listdir('/run/evolve')); open('/run/evolve/x', 'w')")])
+            talk = second.exec(
+                [
+                    "python3",
+                    "-c",
+                    (
+                        "import os, socket; s = socket.socket(socket.AF_UNIX); "
+                        "s.connect(os.environ['EVOLVE_LLM_SOCKET']); print(s.recv(5).decode(), "
+                        "os.listdir('/run/evolve')); open('/run/evolve/x', 'w')"
+                    ),
+                ]
+            )
             assert talk.stdout.split() == ["hello", "['llm.sock']"] and "Read-only" in talk.stderr
-            with DockerSandbox.create(base_image, run_id=test_run_id, job_id="job-3", limits=LIMITS,
-                                      gateway_socket=gateway_socket, client=docker_client) as fresh:
+            with DockerSandbox.create(
+                base_image,
+                run_id=test_run_id,
+                job_id="job-3",
+                limits=LIMITS,
+                gateway_socket=gateway_socket,
+                client=docker_client,
+            ) as fresh:
                 assert _shape(docker_client, second) == _shape(docker_client, fresh)
-            assert second.exec(["sh", "-c", "kill -9 -1; kill -9 1"]).returncode != 0  # the agent user's, as ever
+            # the agent user's, as ever
+            assert second.exec(["sh", "-c", "kill -9 -1; kill -9 1"]).returncode != 0
         finally:
             second.close()
     assert list_sandboxes(test_run_id, client=docker_client) == []  # used, waiting and removed: none left
@@ -98,8 +141,9 @@ def test_a_pooled_grader_gets_its_capabilities_and_no_gateway(docker_client, bas
         _wait_ready(pool, spec)
         with pool.sandbox(spec, "grade-2") as second:
             attrs = docker_client.containers.get(second.container_id).attrs
-            assert attrs["HostConfig"]["CapAdd"] == ["CAP_SETUID", "CAP_SETGID"] or \
-                attrs["HostConfig"]["CapAdd"] == ["SETUID", "SETGID"]
+            assert attrs["HostConfig"]["CapAdd"] == ["CAP_SETUID", "CAP_SETGID"] or attrs["HostConfig"][
+                "CapAdd"
+            ] == ["SETUID", "SETGID"]
             assert not attrs["Mounts"] or all(m["Type"] == "tmpfs" for m in attrs["Mounts"])
             assert second.exec(["id", "-u"]).stdout.strip() == "0"
             assert second.exec(["ls", "/tmp"]).stdout.strip() == ""

@@ -39,7 +39,9 @@ NAIVE_CPP = """diff --git a/leap.cpp b/leap.cpp
 
 
 def cli_check(*args: str) -> dict:
-    result = CliRunner().invoke(app, ["tasks", "check", "polyglot", "--polyglot-dir", str(FIXTURE), "--json", *args])
+    result = CliRunner().invoke(
+        app, ["tasks", "check", "polyglot", "--polyglot-dir", str(FIXTURE), "--json", *args]
+    )
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout.strip().splitlines()[-1])
 
@@ -55,8 +57,9 @@ def image_present(docker_client, name: str) -> bool:
 
 
 def build(tag: str, *languages: str) -> str:
-    done = subprocess.run(["bash", str(BUILD), tag, *languages], check=False, capture_output=True, text=True,
-                          timeout=1800)
+    done = subprocess.run(
+        ["bash", str(BUILD), tag, *languages], check=False, capture_output=True, text=True, timeout=1800
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return tag
 
@@ -67,8 +70,13 @@ def cpp_image(polyglot_cpp_image) -> str:
 
 
 def test_python_graders_in_the_base_image(base_image):
-    assert cli_check("--language", "python") == {"suite": "polyglot", "tasks": 1, "reference_pass": 1,
-                                                 "untouched_fail": 1, "mismatches": []}
+    assert cli_check("--language", "python") == {
+        "suite": "polyglot",
+        "tasks": 1,
+        "reference_pass": 1,
+        "untouched_fail": 1,
+        "mismatches": [],
+    }
 
 
 def test_cpp_graders_in_the_polyglot_image(cpp_image):
@@ -85,11 +93,18 @@ def test_a_solution_passing_only_the_enabled_tests_fails(cpp_image):
     assert "is_leap_year(2100)" in grade.output
 
 
-@pytest.mark.skipif(os.environ.get("EVOLVE_TEST_POLYGLOT_FULL") != "1",
-                    reason="set EVOLVE_TEST_POLYGLOT_FULL=1 to build the full polyglot image (~2 GB) and test all")
+@pytest.mark.skipif(
+    os.environ.get("EVOLVE_TEST_POLYGLOT_FULL") != "1",
+    reason="set EVOLVE_TEST_POLYGLOT_FULL=1 to build the full polyglot image (~2 GB) and test all",
+)
 def test_every_language_in_the_full_image(docker_client, base_image):
     if not image_present(docker_client, POLYGLOT_IMAGE):
         build(POLYGLOT_IMAGE)
     summary = cli_check()
-    assert summary == {"suite": "polyglot", "tasks": len(LANGUAGES), "reference_pass": len(LANGUAGES),
-                       "untouched_fail": len(LANGUAGES), "mismatches": []}
+    assert summary == {
+        "suite": "polyglot",
+        "tasks": len(LANGUAGES),
+        "reference_pass": len(LANGUAGES),
+        "untouched_fail": len(LANGUAGES),
+        "mismatches": [],
+    }

@@ -57,7 +57,12 @@ def test_gold_patches_resolve_and_untouched_repos_do_not(fake_image, harness, mo
     result = CliRunner().invoke(app, ["tasks", "check", "swebench-verified", "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout.strip().splitlines()[-1]) == {
-        "suite": "swebench-verified", "tasks": 2, "reference_pass": 2, "untouched_fail": 2, "mismatches": []}
+        "suite": "swebench-verified",
+        "tasks": 2,
+        "reference_pass": 2,
+        "untouched_fail": 2,
+        "mismatches": [],
+    }
 
 
 def test_a_patch_breaking_a_pass_to_pass_test_or_not_applying_fails(fake_image, harness):
@@ -66,8 +71,11 @@ def test_a_patch_breaking_a_pass_to_pass_test_or_not_applying_fails(fake_image, 
         grade = grade_swebench(sandbox, task, BREAKS_ADD)
     assert grade.outcome == "fail" and "test_add" in grade.detail and "test_mean_empty" in grade.detail
     with swebench_sandbox(fake_image, "garbage") as sandbox:
-        grade = grade_swebench(sandbox, task, "diff --git a/nope.py b/nope.py\n--- a/nope.py\n+++ b/nope.py\n"
-                                              "@@ -1 +1 @@\n-a\n+b\n")
+        grade = grade_swebench(
+            sandbox,
+            task,
+            "diff --git a/nope.py b/nope.py\n--- a/nope.py\n+++ b/nope.py\n@@ -1 +1 @@\n-a\n+b\n",
+        )
     assert grade.outcome == "fail" and grade.detail == "the patch does not apply"
 
 
@@ -79,13 +87,23 @@ def test_a_missing_image_says_docker_hub_is_needed(docker_client):
 
 
 def test_an_instance_image_that_cannot_be_had_makes_the_evaluation_infra_saying_why(tmp_path, docker_client):
-    task = replace(load_swebench(str(INSTANCES)).get("evolve-fixtures__calc-1"), image="evolve-test/swebench-absent:latest")
+    task = replace(
+        load_swebench(str(INSTANCES)).get("evolve-fixtures__calc-1"),
+        image="evolve-test/swebench-absent:latest",
+    )
     run = Run.create(tmp_path / "run")
     node = run.add_node(copy_seed(tmp_path / "seed"))
-    with Gateway({"solve": ScriptedModel(["```done\n```"])}, exchanges_dir=run.path / "exchanges",
-                 usage_sink=run) as gateway:
-        result = evaluate(run, node.id, task, sandboxes=DockerSandboxes(run.id), gateway=gateway,
-                          settings=EvalSettings(infra_retries=0))
+    with Gateway(
+        {"solve": ScriptedModel(["```done\n```"])}, exchanges_dir=run.path / "exchanges", usage_sink=run
+    ) as gateway:
+        result = evaluate(
+            run,
+            node.id,
+            task,
+            sandboxes=DockerSandboxes(run.id),
+            gateway=gateway,
+            settings=EvalSettings(infra_retries=0),
+        )
     assert result.outcome == "infra" and "evolve-test/swebench-absent:latest" in result.detail
     assert "docker.io" in result.detail
     run.close()

@@ -22,8 +22,13 @@ def test_builtin_graders(base_image):
 
 
 def test_humaneval_graders(base_image):
-    assert check("humaneval") == {"suite": "humaneval", "tasks": 164, "reference_pass": 164,
-                                  "untouched_fail": 164, "mismatches": []}
+    assert check("humaneval") == {
+        "suite": "humaneval",
+        "tasks": 164,
+        "reference_pass": 164,
+        "untouched_fail": 164,
+        "mismatches": [],
+    }
 
 
 def test_a_broken_task_is_a_mismatch_and_exits_nonzero(base_image, tmp_path):

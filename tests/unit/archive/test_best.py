@@ -40,7 +40,9 @@ def _make(name: str, tmp_path: Path) -> Path:
 
 
 def test_every_published_and_imported_run_is_covered():
-    assert len(RUNS) >= 5 and {"quickstart-embedded.evolve.tar.gz", "humaneval-cpu.evolve.tar.gz"} <= set(RUNS)
+    assert len(RUNS) >= 5 and {"quickstart-embedded.evolve.tar.gz", "humaneval-cpu.evolve.tar.gz"} <= set(
+        RUNS
+    )
 
 
 @pytest.mark.parametrize("name", RUNS)
@@ -54,7 +56,9 @@ def test_status_tree_show_report_notebook_and_export_name_the_same_best_node(nam
         tree_text = render_tree(run.nodes(), run.tree(with_tasks=False), best)
         marked = [line for line in tree_text.splitlines() if line.endswith("★ best")]
         assert len(marked) == 1 and re.search(rf"(^|[─ ]){re.escape(best.node)}  own ", marked[0])
-        assert sum(line.endswith("· best lineage") for line in tree_text.splitlines()) == len(best.lineage) - 1
+        assert (
+            sum(line.endswith("· best lineage") for line in tree_text.splitlines()) == len(best.lineage) - 1
+        )
         assert "best: the final agent (best)" in render_node(run, best.node)
         data = collect(run)
         assert data.best is not None and data.best.node == best.node

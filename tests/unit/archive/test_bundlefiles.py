@@ -12,8 +12,9 @@ from evolve.archive import Run, export_lineage
 
 
 def evolve(*args):
-    return subprocess.run([sys.executable, "-m", "evolve", *map(str, args)], capture_output=True, text=True,
-                          check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "evolve", *map(str, args)], capture_output=True, text=True, check=False
+    )
 
 
 def exported(root: Path, name: str, versions: list[str]) -> Path:
@@ -49,7 +50,7 @@ def damaged_pack(data: bytes) -> bytes:
     """The git bundle with bytes in the middle of its pack (after the header) overwritten."""
     start = data.index(b"PACK") + 40
     middle = start + (len(data) - start) // 2
-    return data[:middle] + bytes(b ^ 0xFF for b in data[middle:middle + 16]) + data[middle + 16:]
+    return data[:middle] + bytes(b ^ 0xFF for b in data[middle : middle + 16]) + data[middle + 16 :]
 
 
 @pytest.fixture(scope="module")
@@ -65,9 +66,13 @@ def bundles(tmp_path_factory):
         "truncated": root / "truncated.evolve.tar.gz",
         "no-run-toml": pack({k: v for k, v in files.items() if k != "run.toml"}, root / "no-run-toml.tar.gz"),
         "no-nodes": pack({k: v for k, v in files.items() if k != "nodes.jsonl"}, root / "no-nodes.tar.gz"),
-        "damaged-pack": pack({**files, "code.bundle": damaged_pack(files["code.bundle"])}, root / "pack.tar.gz"),
+        "damaged-pack": pack(
+            {**files, "code.bundle": damaged_pack(files["code.bundle"])}, root / "pack.tar.gz"
+        ),
         "stale-nodes": pack({**files, "nodes.jsonl": members(other)["nodes.jsonl"]}, root / "stale.tar.gz"),
-        "bad-json": pack({**files, "evaluations.jsonl": files["evaluations.jsonl"][:-20]}, root / "json.tar.gz"),
+        "bad-json": pack(
+            {**files, "evaluations.jsonl": files["evaluations.jsonl"][:-20]}, root / "json.tar.gz"
+        ),
     }
 
 
@@ -87,7 +92,9 @@ def test_import_refuses_with_one_line_and_leaves_nothing(bundles, case, tmp_path
     out = evolve("import", bundles[case], "--dest", dest)
     assert out.returncode == 1
     lines = out.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"error: {bundles[case]}: ") and CASES[case] in lines[0], out.stderr
+    assert len(lines) == 1 and lines[0].startswith(f"error: {bundles[case]}: ") and CASES[case] in lines[0], (
+        out.stderr
+    )
     assert "Traceback" not in out.stderr and not dest.exists()
 
 

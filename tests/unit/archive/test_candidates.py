@@ -9,21 +9,53 @@ from evolve.archive.candidates import Candidate, read_candidates, render_candida
 
 
 def test_a_template_candidate_is_shown_with_its_template_location_cost_and_fixes(tmp_path):
-    made = [Candidate(1, None, True, None, None, "code", 2, 25.0, source="template",
-                      template="slice: given[:0] -> given (line 20)", location="bot/main.py:20", tokens=53, fixed=1),
-            Candidate(2, 0.2, False, "rerun", "re-run live, it passed none", "code", 4, 90.0, tokens=900, fixed=0)]
+    made = [
+        Candidate(
+            1,
+            None,
+            True,
+            None,
+            None,
+            "code",
+            2,
+            25.0,
+            source="template",
+            template="slice: given[:0] -> given (line 20)",
+            location="bot/main.py:20",
+            tokens=53,
+            fixed=1,
+        ),
+        Candidate(
+            2, 0.2, False, "rerun", "re-run live, it passed none", "code", 4, 90.0, tokens=900, fixed=0
+        ),
+    ]
     write_candidates(tmp_path, made)
     assert read_candidates(tmp_path) == made
-    first = ("  1. template slice: given[:0] -> given (line 20) at bot/main.py:20  code, 2 lines, 25 s, 53 tokens, "
-             "fixed 1: child")
+    first = (
+        "  1. template slice: given[:0] -> given (line 20) at bot/main.py:20  code, 2 lines, 25 s, 53 "
+        "tokens, "
+        "fixed 1: child"
+    )
     assert render_candidates(made) == [
         first,
-        "  2. t=0.20  code, 4 lines, 90 s, 900 tokens, fixed 0: refused at rerun: re-run live, it passed none"]
+        (
+            "  2. t=0.20  code, 4 lines, 90 s, 900 tokens, fixed 0: refused at rerun: re-run live, it passed "
+            "none"
+        ),
+    ]
 
 
 def test_a_record_from_before_the_sources_reads_as_a_model_candidate(tmp_path):
-    old = {"number": 1, "temperature": 0.6, "chosen": False, "stage": "applies", "reason": "empty diff",
-           "kind": "none", "changed_lines": 0, "seconds": 3.0}
+    old = {
+        "number": 1,
+        "temperature": 0.6,
+        "chosen": False,
+        "stage": "applies",
+        "reason": "empty diff",
+        "kind": "none",
+        "changed_lines": 0,
+        "seconds": 3.0,
+    }
     (tmp_path / "candidates.jsonl").write_text(json.dumps(old) + "\n")
     (record,) = read_candidates(tmp_path)
     assert (record.source, record.location, record.tokens, record.fixed) == ("model", None, 0, None)

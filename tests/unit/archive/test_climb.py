@@ -33,7 +33,8 @@ def test_the_best_so_far_climbs_from_the_seed_to_the_final_agent(published):
     best = run_best(published)
     assert best is not None and best.node == "4"
     nodes = {node.id: node for node in climb.nodes}
-    assert [node.expansion for node in climb.nodes] == list(range(len(climb.nodes)))  # one root, the seed at 0
+    # one root, the seed at 0
+    assert [node.expansion for node in climb.nodes] == list(range(len(climb.nodes)))
     assert climb.steps == list(range(len(climb.nodes)))
     scores = [score for score in climb.best_score if score is not None]
     assert scores == sorted(scores)  # monotone on this run
@@ -66,10 +67,15 @@ def test_a_long_run_asks_the_rule_at_fewer_expansions_and_still_ends_on_the_fina
 
 
 def test_an_edit_is_named_by_its_target_and_change_or_by_its_first_line():
-    rendered = Instructions("it fails", "no retry", "retry the call once", target="agent/loop.py:run").render()
+    rendered = Instructions(
+        "it fails", "no retry", "retry the call once", target="agent/loop.py:run"
+    ).render()
     assert edit_name(rendered) == "agent/loop.py:run: retry the call once"
     assert edit_name(Instructions("p", "c", "add a test").render()) == "add a test"
-    assert edit_name("\n  Imported: make the agent read the tests\nmore") == "Imported: make the agent read the tests"
+    assert (
+        edit_name("\n  Imported: make the agent read the tests\nmore")
+        == "Imported: make the agent read the tests"
+    )
     long = edit_name("x" * 200)
     assert len(long) == NAME_CHARS and long.endswith("...")
 

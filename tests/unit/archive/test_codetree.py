@@ -57,8 +57,11 @@ def test_a_checkout_is_byte_for_byte_what_was_committed(tmp_path):
 def test_the_empty_tree(tmp_path):
     (tmp_path / "empty").mkdir()
     store = CodeStore.init(tmp_path / "code.git")
-    assert store.tree_hash(store.commit_dir(tmp_path / "empty", None, "x", 0)) == tree_id({}) == (
-        "4b825dc642cb6eb9a060e54bf8d69288fbee4904")
+    assert (
+        store.tree_hash(store.commit_dir(tmp_path / "empty", None, "x", 0))
+        == tree_id({})
+        == ("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
+    )
 
 
 @pytest.mark.parametrize("rel", [b"../out", b"/etc/x", b"a/../../out", b"a//b", b"./a"])
@@ -80,18 +83,45 @@ def test_writing_never_goes_through_a_link(tmp_path):
     assert not any(outside.iterdir())
 
 
-NAMES = [".git/x", ".GIT/x", "sub/.Git/x", "git~1/x", "GIT~1/x", ".git. /x", ".git::$INDEX_ALLOCATION/x",
-         ".gitx/x", ".git~1/x", "git/x", "a.git/x", "ok.py"]
+NAMES = [
+    ".git/x",
+    ".GIT/x",
+    "sub/.Git/x",
+    "git~1/x",
+    "GIT~1/x",
+    ".git. /x",
+    ".git::$INDEX_ALLOCATION/x",
+    ".gitx/x",
+    ".git~1/x",
+    "git/x",
+    "a.git/x",
+    "ok.py",
+]
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_git_refuses_the_paths_git_itself_refuses(tmp_path, name):
     """The rule agrees with the host's git (`update-index` runs git's `verify_path`)."""
-    env = {"GIT_DIR": str(tmp_path / "r.git"), "GIT_INDEX_FILE": str(tmp_path / "index"), "PATH": os.environ["PATH"],
-           "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"}
+    env = {
+        "GIT_DIR": str(tmp_path / "r.git"),
+        "GIT_INDEX_FILE": str(tmp_path / "index"),
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
     subprocess.run(["git", "init", "-q", "--bare", str(tmp_path / "r.git")], check=True, env=env)
-    added = subprocess.run(["git", "update-index", "--add", "--cacheinfo",
-                            f"100644,e69de29bb2d1d6434b8b29ae775ad8c2e48c5391,{name}"], env=env, capture_output=True, check=False)
+    added = subprocess.run(
+        [
+            "git",
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            f"100644,e69de29bb2d1d6434b8b29ae775ad8c2e48c5391,{name}",
+        ],
+        env=env,
+        capture_output=True,
+        check=False,
+    )
     assert git_refuses(name.encode(), "100644") == (added.returncode != 0), added.stderr
 
 

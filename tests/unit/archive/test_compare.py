@@ -18,7 +18,8 @@ def test_paired_comparison_counts_discordant_tasks_and_intervals():
     assert result.difference.mean == pytest.approx(5 / 40)
     assert result.difference.low < 0 < result.difference.high  # 5 of 15 discordant: not significant
     assert result.mcnemar_p == pytest.approx(stats.binomtest(10, 15, 0.5).pvalue)
-    assert (result.a.interval.low, result.a.interval.high) == pytest.approx((0.352, 0.648), abs=1e-3)  # Wilson, 20/40
+    # Wilson, 20/40
+    assert (result.a.interval.low, result.a.interval.high) == pytest.approx((0.352, 0.648), abs=1e-3)
 
 
 def test_only_tasks_both_sides_counted_are_paired():
@@ -48,23 +49,40 @@ def test_cli_compares_two_eval_runs_and_names_an_ambiguous_run(tmp_path, code):
             for task in ("t1", "t2", "t3", "t4"):
                 made.record_evaluation(node.id, task, "pass" if task in passes else "fail")
             paths.append(made.path)
-    out = subprocess.run([sys.executable, "-m", "evolve", "compare", *map(str, paths), "--json"],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "evolve", "compare", *map(str, paths), "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     result = json.loads(out.stdout)
     assert result["a"]["passed"] == 2 and result["b"]["passed"] == 2 and result["tasks"] == 4
     assert result["only_a"] == ["t1"] and result["only_b"] == ["t3"]
-    text = subprocess.run([sys.executable, "-m", "evolve", "compare", f"{paths[0]}:0", str(paths[1])],
-                          capture_output=True, text=True, check=True).stdout
+    text = subprocess.run(
+        [sys.executable, "-m", "evolve", "compare", f"{paths[0]}:0", str(paths[1])],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert "paired over 4 tasks: B − A = +0.000" in text and "exact McNemar p = 1" in text
     with Run.open(paths[0], writer=True) as opened:
         opened.add_node(code({"a.py": "2"}), parent="0", origin="self_modify")
-    refused = subprocess.run([sys.executable, "-m", "evolve", "compare", *map(str, paths)],
-                             capture_output=True, text=True, check=False)
+    refused = subprocess.run(
+        [sys.executable, "-m", "evolve", "compare", *map(str, paths)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert refused.returncode != 0 and "the run has 2 nodes; name one as RUN:NODE" in refused.stderr
-    test = subprocess.run([sys.executable, "-m", "evolve", "compare", f"{paths[0]}:0", str(paths[1]), "--split", "test"],
-                          capture_output=True, text=True, check=False)
+    test = subprocess.run(
+        [sys.executable, "-m", "evolve", "compare", f"{paths[0]}:0", str(paths[1]), "--split", "test"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert test.returncode == 1 and test.stderr.strip() == (
-        "error: --split test: no such split (the splits are dev, heldout)")
+        "error: --split test: no such split (the splits are dev, heldout)"
+    )
 
 
 def test_final_names_the_runs_final_agent_and_the_same_agent_on_both_sides_is_said(tmp_path, code):
@@ -79,29 +97,54 @@ def test_final_names_the_runs_final_agent_and_the_same_agent_on_both_sides_is_sa
             for n in range(6):
                 made.record_evaluation(node, f"t{n}", "pass" if n < passes else "fail")
     evolve = [sys.executable, "-m", "evolve"]
-    out = subprocess.run([*evolve, "compare", f"{made.path}:0", f"{made.path}:final", "--json"],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [*evolve, "compare", f"{made.path}:0", f"{made.path}:final", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     result = json.loads(out.stdout)
     assert (result["a"]["passed"], result["b"]["passed"], result["same_agent"]) == (1, 5, False)
-    assert "node 1  (valid)" in subprocess.run([*evolve, "show", made.path, "FINAL"], capture_output=True, text=True,
-                                               check=True).stdout
+    assert (
+        "node 1  (valid)"
+        in subprocess.run(
+            [*evolve, "show", made.path, "FINAL"], capture_output=True, text=True, check=True
+        ).stdout
+    )
     with Run.open(made.path, writer=True) as opened:
         for n in range(6, 40):  # the seed's evidence grows until the rule prefers it
             opened.record_evaluation(seed.id, f"t{n}", "pass")
-    text = subprocess.run([*evolve, "compare", f"{made.path}:0", f"{made.path}:final"], capture_output=True, text=True,
-                          check=True).stdout
+    text = subprocess.run(
+        [*evolve, "compare", f"{made.path}:0", f"{made.path}:final"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert text.startswith(f"A and B are the same agent: node 0 of {made.path.resolve()}\n")
-    missing = subprocess.run([*evolve, "compare", f"{made.path}:0", f"{made.path}:finale"], capture_output=True,
-                             text=True, check=False)
+    missing = subprocess.run(
+        [*evolve, "compare", f"{made.path}:0", f"{made.path}:finale"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert missing.returncode == 1 and "has no node 'finale'" in missing.stderr
 
 
-@pytest.mark.parametrize(("a", "b"), [
-    ({"t1": True, "t2": True}, {"t1": True, "t2": True}),  # identical on 2 tasks: was a zero-width [+0, +0]
-    ({"t1": False, "t2": True}, {"t1": True, "t2": True}),
-    ({"t1": False, "t2": False}, {"t1": True, "t2": True}),
-    ({"t1": True, "t2": False, "t3": False}, {"t1": True, "t2": True, "t3": True}),  # was [-1.101, +1.768]
-])
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (
+            {"t1": True, "t2": True},
+            {"t1": True, "t2": True},
+        ),  # identical on 2 tasks: was a zero-width [+0, +0]
+        ({"t1": False, "t2": True}, {"t1": True, "t2": True}),
+        ({"t1": False, "t2": False}, {"t1": True, "t2": True}),
+        (
+            {"t1": True, "t2": False, "t3": False},
+            {"t1": True, "t2": True, "t3": True},
+        ),  # was [-1.101, +1.768]
+    ],
+)
 def test_a_paired_interval_on_a_few_tasks_stays_within_minus_one_and_one_and_is_never_zero_width(a, b):
     d = compare(a, b).difference
     assert -1 <= d.low < d.mean < d.high <= 1 or (-1 <= d.low < d.high <= 1 and d.mean in (d.low, d.high))

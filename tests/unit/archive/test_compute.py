@@ -15,10 +15,21 @@ def _job(id_: int, kind: str, seconds: float, state: str = "finished") -> Job:
 
 
 def test_expansion_price_by_wall_time_and_by_tokens():
-    jobs = [_job(1, "expand", 200.0), _job(2, "expand", 230.0), _job(3, "evaluate", 50.0), _job(4, "evaluate", 56.0),
-            _job(5, "expand", 9999.0, state="cancelled")]  # an interrupted job is no measure of the price
-    nodes = [Node("0", None, "c", 0.0, "seed", "valid", tokens=9_000), Node("1", "0", "c", 0.0, "x", "valid", tokens=1_000)]
-    evaluations = [Evaluation("0", "t", 1, "pass", 50.0, tokens=1_000), Evaluation("1", "t", 1, "fail", 56.0, tokens=1_000)]
+    jobs = [
+        _job(1, "expand", 200.0),
+        _job(2, "expand", 230.0),
+        _job(3, "evaluate", 50.0),
+        _job(4, "evaluate", 56.0),
+        _job(5, "expand", 9999.0, state="cancelled"),
+    ]  # an interrupted job is no measure of the price
+    nodes = [
+        Node("0", None, "c", 0.0, "seed", "valid", tokens=9_000),
+        Node("1", "0", "c", 0.0, "x", "valid", tokens=1_000),
+    ]
+    evaluations = [
+        Evaluation("0", "t", 1, "pass", 50.0, tokens=1_000),
+        Evaluation("1", "t", 1, "fail", 56.0, tokens=1_000),
+    ]
     price = expansion_price(jobs, nodes, evaluations)
     assert (price.expansions, price.evaluations) == (2, 2)
     assert price.by_wall_time == pytest.approx(215.0 / 53.0)

@@ -25,7 +25,8 @@ def _fill(run, seed: int, nodes: int = 30) -> None:
         node, task = str(rng.randrange(nodes)), rng.choice(tasks)
         split = "heldout" if rng.random() < 0.2 else "dev"
         run.record_evaluation(node, task, rng.choice(OUTCOMES), split=split)
-    for index in range(min(5, nodes)):  # an imported run's attempts: numbered as the other engine numbered them
+    # an imported run's attempts: numbered as the other engine numbered them
+    for index in range(min(5, nodes)):
         for attempt in (2, 3):
             run.adopt_evaluation(Evaluation(str(index), "imported", attempt, rng.choice(OUTCOMES)))
 
@@ -47,7 +48,9 @@ def test_sql_counts_equal_the_rule_row_by_row(run, seed, search_tasks):
     if search_tasks is not None:
         record_tasks(run, search_tasks)
     for split in ("dev", "heldout", None):
-        slow = build_tree(run.nodes(), run.evaluations(split=split), None if search_tasks is None else set(search_tasks))
+        slow = build_tree(
+            run.nodes(), run.evaluations(split=split), None if search_tasks is None else set(search_tasks)
+        )
         for with_tasks in (True, False):
             _same(counted_tree(run, split, with_tasks=with_tasks), slow, with_tasks)
         assert run.tree(split).view().successes.tolist() == slow.view().successes.tolist()
@@ -68,7 +71,10 @@ def test_a_repeat_counts_its_first_counting_result_only(run):
     run.record_evaluation("1", "fresh", "pass")
     before = own_counts(run)["1"]
     slow = build_tree(run.nodes(), run.evaluations(split="dev"), None)
-    assert (before.successes, before.failures) == (slow.own_counts("1").successes, slow.own_counts("1").failures)
+    assert (before.successes, before.failures) == (
+        slow.own_counts("1").successes,
+        slow.own_counts("1").failures,
+    )
     assert "fresh" in run.tree().evaluated("1")
 
 

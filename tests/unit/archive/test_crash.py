@@ -16,7 +16,8 @@ WRITER = Path(__file__).with_name("crash_writer.py")
 def _kill_after(run_path: Path, scratch: Path, nodes_before_kill: int, extra_delay: float) -> int:
     writer = subprocess.Popen(
         [sys.executable, str(WRITER), str(run_path), str(scratch)],
-        stdout=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         for _ in range(nodes_before_kill):

@@ -18,8 +18,9 @@ HGM_RUN = FIXTURES / "hgm" / "run"
 
 
 def evolve(*args):
-    return subprocess.run([sys.executable, "-m", "evolve", *map(str, args)], capture_output=True, text=True,
-                          check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "evolve", *map(str, args)], capture_output=True, text=True, check=False
+    )
 
 
 def one_error_line(out, *needles):
@@ -85,8 +86,10 @@ def polyglot_run(tmp_path):
 
 def test_a_dgm_polyglot_run_imports_with_the_polyglot_agent_as_coding_agent(polyglot_run, tmp_path):
     run_dir, code = polyglot_run
-    with import_dgm_run(DGM_RUN, DGM_CODE, tmp_path / "plain").run as plain, \
-            import_dgm_run(run_dir, code, tmp_path / "polyglot").run as polyglot:
+    with (
+        import_dgm_run(DGM_RUN, DGM_CODE, tmp_path / "plain").run as plain,
+        import_dgm_run(run_dir, code, tmp_path / "polyglot").run as polyglot,
+    ):
         assert [(n.id, n.status) for n in polyglot.nodes()] == [(n.id, n.status) for n in plain.nodes()]
         for node in plain.nodes():
             assert polyglot.code.tree_hash(polyglot.node(node.id).commit) == plain.code.tree_hash(node.commit)
@@ -96,8 +99,13 @@ def test_a_dgm_polyglot_run_imports_with_the_polyglot_agent_as_coding_agent(poly
 def test_a_dgm_polyglot_run_without_the_polyglot_agent_is_refused_with_the_fix(polyglot_run, tmp_path):
     run_dir, _ = polyglot_run
     out = evolve("import", "--from", "dgm", run_dir, "--initial-code", DGM_CODE, "--dest", tmp_path / "run")
-    one_error_line(out, "a DGM Polyglot run", "coding_agent_polyglot.py as coding_agent.py",
-                   f"{DGM_CODE} has no coding_agent_polyglot.py", "pass --initial-code")
+    one_error_line(
+        out,
+        "a DGM Polyglot run",
+        "coding_agent_polyglot.py as coding_agent.py",
+        f"{DGM_CODE} has no coding_agent_polyglot.py",
+        "pass --initial-code",
+    )
     assert not (tmp_path / "run").exists()
 
 

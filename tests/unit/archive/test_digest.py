@@ -16,8 +16,9 @@ from evolve.errors import EvolveError
 
 
 def evolve(*args):
-    return subprocess.run([sys.executable, "-m", "evolve", *map(str, args)], capture_output=True, text=True,
-                          check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "evolve", *map(str, args)], capture_output=True, text=True, check=False
+    )
 
 
 @pytest.fixture
@@ -117,8 +118,12 @@ def test_the_published_readme_states_each_published_bundles_digest():
     published = Path(__file__).resolve().parents[3] / "archive" / "published"
     readme = (published / "README.md").read_text()
     # `evolve replay archive/published/NAME \ --expect sha256:...`
-    checks = dict(re.findall(r"evolve replay archive/published/(\S+\.evolve\.tar\.gz)\s*\\?\s*--expect (sha256:[0-9a-f]{64})",
-                             readme))
+    checks = dict(
+        re.findall(
+            r"evolve replay archive/published/(\S+\.evolve\.tar\.gz)\s*\\?\s*--expect (sha256:[0-9a-f]{64})",
+            readme,
+        )
+    )
     assert sorted(checks) == sorted(path.name for path in published.glob("*.evolve.tar.gz"))
     for name, digest in checks.items():
         report = verify(published / name)

@@ -14,34 +14,48 @@ LOOP = b'''def step(reply):
     return None
 '''
 
-AGENT = b'\n\nclass Agent:\n    def run(self):\n        return self.solve_task()\n'
+AGENT = b"\n\nclass Agent:\n    def run(self):\n        return self.solve_task()\n"
 
 
-@pytest.mark.parametrize(("before", "after", "kind"), [
-    (PROMPTS, PROMPTS, EditKind.NONE),
-    (PROMPTS, PROMPTS.replace(b"# the system prompt", b"# changed comment\n\n"), EditKind.COSMETIC),
-    (LOOP, LOOP.replace(b'"""One step."""', b'"""One step of the loop, reworded."""'), EditKind.COSMETIC),
-    (PROMPTS, PROMPTS + b'\nSYSTEM += "\\nLesson: add more test cases."\n', EditKind.LESSON),  # the old seed's lesson
-    (PROMPTS, PROMPTS.replace(b"one block", b"exactly one fenced block"), EditKind.PROMPT),
-    (b"LESSONS: list[str] = []\n", b'LESSONS: list[str] = ["Read the tests first."]\n', EditKind.PROMPT),  # the old seed
-    (PROMPTS, PROMPTS + b'HINT = "Read the tests " + "first."\n', EditKind.PROMPT),
-    (LOOP, LOOP.replace(b"reply.strip()", b"reply.strip().lower()"), EditKind.CODE),
-    (LOOP.replace(b"None", b'"give up"'), LOOP.replace(b"None", b'"stop here"'), EditKind.PROMPT),
-    (LOOP, LOOP.replace(b"return None", b'return "give up"'), EditKind.CODE),  # None is not text
-    (LOOP, LOOP + b'\nSTEPS = len("abc")\n', EditKind.CODE),  # text into a call is logic
-    (LOOP, LOOP.replace(b"def step", b"def step(", 1), EditKind.CODE),  # no longer parses
-    (None, LOOP, EditKind.CODE),
-    # what the 1.5B added for Agent.run (the twelfth selfrepair run): a top-level function nothing calls
-    (LOOP, LOOP + b'\n\ndef solve_task(self, task):\n    return "solved"\n', EditKind.COSMETIC),
-    (LOOP, LOOP + b'\n\ndef helper(x):\n    return x\n\n\nclass Old:\n    pass\n', EditKind.COSMETIC),
-    (LOOP, LOOP.replace(b"reply.strip()", b"helper(reply)") + b'\n\ndef helper(x):\n    return x\n', EditKind.CODE),
-    (LOOP + AGENT, LOOP + AGENT + b'\n\ndef solve_task(self):\n    return 1\n', EditKind.CODE),  # an attribute: a use
-    (LOOP, LOOP + b'\n\n@register\ndef hook():\n    pass\n', EditKind.CODE),  # a decorator may use it
-    (LOOP, LOOP + b'\n\ndef test_step():\n    assert step("a ")\n', EditKind.CODE),  # pytest collects it
-    (LOOP, LOOP + b'\n\nclass Plugin(Base):\n    pass\n', EditKind.CODE),  # a registry may find a subclass
-    (LOOP, LOOP + b'\n\ndef ping():\n    return 1\n\n\nDISPATCH = {"ping": ping}\n', EditKind.CODE),
-    (LOOP, None, EditKind.CODE),
-])
+@pytest.mark.parametrize(
+    ("before", "after", "kind"),
+    [
+        (PROMPTS, PROMPTS, EditKind.NONE),
+        (PROMPTS, PROMPTS.replace(b"# the system prompt", b"# changed comment\n\n"), EditKind.COSMETIC),
+        (LOOP, LOOP.replace(b'"""One step."""', b'"""One step of the loop, reworded."""'), EditKind.COSMETIC),
+        # the old seed's lesson
+        (PROMPTS, PROMPTS + b'\nSYSTEM += "\\nLesson: add more test cases."\n', EditKind.LESSON),
+        (PROMPTS, PROMPTS.replace(b"one block", b"exactly one fenced block"), EditKind.PROMPT),
+        # the old seed
+        (b"LESSONS: list[str] = []\n", b'LESSONS: list[str] = ["Read the tests first."]\n', EditKind.PROMPT),
+        (PROMPTS, PROMPTS + b'HINT = "Read the tests " + "first."\n', EditKind.PROMPT),
+        (LOOP, LOOP.replace(b"reply.strip()", b"reply.strip().lower()"), EditKind.CODE),
+        (LOOP.replace(b"None", b'"give up"'), LOOP.replace(b"None", b'"stop here"'), EditKind.PROMPT),
+        (LOOP, LOOP.replace(b"return None", b'return "give up"'), EditKind.CODE),  # None is not text
+        (LOOP, LOOP + b'\nSTEPS = len("abc")\n', EditKind.CODE),  # text into a call is logic
+        (LOOP, LOOP.replace(b"def step", b"def step(", 1), EditKind.CODE),  # no longer parses
+        (None, LOOP, EditKind.CODE),
+        # what the 1.5B added for Agent.run (the twelfth selfrepair run): a top-level function nothing calls
+        (LOOP, LOOP + b'\n\ndef solve_task(self, task):\n    return "solved"\n', EditKind.COSMETIC),
+        (LOOP, LOOP + b"\n\ndef helper(x):\n    return x\n\n\nclass Old:\n    pass\n", EditKind.COSMETIC),
+        (
+            LOOP,
+            LOOP.replace(b"reply.strip()", b"helper(reply)") + b"\n\ndef helper(x):\n    return x\n",
+            EditKind.CODE,
+        ),
+        # an attribute: a use
+        (LOOP + AGENT, LOOP + AGENT + b"\n\ndef solve_task(self):\n    return 1\n", EditKind.CODE),
+        (LOOP, LOOP + b"\n\n@register\ndef hook():\n    pass\n", EditKind.CODE),  # a decorator may use it
+        (LOOP, LOOP + b'\n\ndef test_step():\n    assert step("a ")\n', EditKind.CODE),  # pytest collects it
+        (
+            LOOP,
+            LOOP + b"\n\nclass Plugin(Base):\n    pass\n",
+            EditKind.CODE,
+        ),  # a registry may find a subclass
+        (LOOP, LOOP + b'\n\ndef ping():\n    return 1\n\n\nDISPATCH = {"ping": ping}\n', EditKind.CODE),
+        (LOOP, None, EditKind.CODE),
+    ],
+)
 def test_file_edit_kinds(before, after, kind):
     assert file_edit_kind("agent/x.py", before, after) == kind
 
@@ -58,14 +72,44 @@ def test_a_changed_file_that_is_not_python_is_code_unless_only_its_whitespace_ch
 
 def test_a_node_takes_the_strongest_kind_over_its_files(run, code):
     root = run.add_node(code({"agent/prompts.py": PROMPTS.decode(), "agent/loop.py": LOOP.decode()}))
-    lesson = run.add_node(code({"agent/prompts.py": PROMPTS.decode() + 'SYSTEM += "Lesson: x"\n',
-                                "agent/loop.py": LOOP.decode() + "# note\n"}), parent=root.id, origin="self_modify")
-    edit = run.add_node(code({"agent/prompts.py": PROMPTS.decode(), "agent/loop.py": LOOP.decode().replace("strip", "lstrip"),
-                              "agent/new.py": "X = 1\n"}), parent=lesson.id, origin="self_modify")
-    same = run.add_node(code({"agent/prompts.py": PROMPTS.decode(), "agent/loop.py": LOOP.decode().replace("strip", "lstrip"),
-                              "agent/new.py": "X = 1\n"}), parent=edit.id, origin="self_modify")
+    lesson = run.add_node(
+        code(
+            {
+                "agent/prompts.py": PROMPTS.decode() + 'SYSTEM += "Lesson: x"\n',
+                "agent/loop.py": LOOP.decode() + "# note\n",
+            }
+        ),
+        parent=root.id,
+        origin="self_modify",
+    )
+    edit = run.add_node(
+        code(
+            {
+                "agent/prompts.py": PROMPTS.decode(),
+                "agent/loop.py": LOOP.decode().replace("strip", "lstrip"),
+                "agent/new.py": "X = 1\n",
+            }
+        ),
+        parent=lesson.id,
+        origin="self_modify",
+    )
+    same = run.add_node(
+        code(
+            {
+                "agent/prompts.py": PROMPTS.decode(),
+                "agent/loop.py": LOOP.decode().replace("strip", "lstrip"),
+                "agent/new.py": "X = 1\n",
+            }
+        ),
+        parent=edit.id,
+        origin="self_modify",
+    )
     assert [edit_kind(run, n.id) for n in (root, lesson, edit, same)] == [
-        EditKind.NONE, EditKind.LESSON, EditKind.CODE, EditKind.NONE]
+        EditKind.NONE,
+        EditKind.LESSON,
+        EditKind.CODE,
+        EditKind.NONE,
+    ]
     assert str(code_edit_rate(run)) == "1/3 (0.33)"  # `same` changed nothing: an expansion, not a code edit
 
 
@@ -79,7 +123,7 @@ def test_a_lesson_beside_a_reworded_prompt_is_prompt_text_and_dirs_compare_as_no
         (root / "agent" / "__pycache__" / "loop.pyc").write_bytes(loop[:5])
     assert tree_edit_kind(parent, child) == EditKind.CODE
     assert tree_edit_kind(parent, parent) == EditKind.NONE
-    (child / "agent" / "loop.py").write_bytes(LOOP + b'\n\n# a comment\n')
+    (child / "agent" / "loop.py").write_bytes(LOOP + b"\n\n# a comment\n")
     assert tree_edit_kind(parent, child) == EditKind.COSMETIC
 
 
@@ -102,12 +146,15 @@ def test_the_kinds_at_once_see_code_prompt_cosmetic_and_unchanged_children(run, 
     made = {
         "code": run.add_node(code({"agent.py": 'PROMPT = "a"\ndef f():\n    return 2\n'}), parent=root.id),
         "prompt": run.add_node(code({"agent.py": 'PROMPT = "b"\ndef f():\n    return 1\n'}), parent=root.id),
-        "cosmetic": run.add_node(code({"agent.py": 'PROMPT = "a"\n\n\ndef f():\n    return 1  # one\n'}),
-                                 parent=root.id),
+        "cosmetic": run.add_node(
+            code({"agent.py": 'PROMPT = "a"\n\n\ndef f():\n    return 1  # one\n'}), parent=root.id
+        ),
         "none": run.add_node(code({"agent.py": 'PROMPT = "a"\ndef f():\n    return 1\n'}), parent=root.id),
     }
     kinds = edit_kinds(run, run.nodes())
-    assert kinds[root.id] == "none" and {kind: kinds[n.id] for kind, n in made.items()} == {k: k for k in made}
+    assert kinds[root.id] == "none" and {kind: kinds[n.id] for kind, n in made.items()} == {
+        k: k for k in made
+    }
 
 
 def test_agent_code_nested_too_deep_to_dump_is_a_code_edit_not_a_crash():

@@ -42,14 +42,25 @@ def test_evaluations_frame_holds_the_records_whatever_is_missing(run, code):
     """The frame is read as Arrow columns: each column keeps its type when every row lacks it (no log,
     no duration), when the run has no evaluations, and the values are the records'."""
     empty = evaluations_frame(run)
-    assert len(empty) == 0 and str(empty["task"].dtype) == "str" and str(empty["duration_s"].dtype) == "float64"
+    assert (
+        len(empty) == 0 and str(empty["task"].dtype) == "str" and str(empty["duration_s"].dtype) == "float64"
+    )
     root = run.add_node(code({"a.py": "0\n"}))
     run.record_evaluation(root.id, "t1", "fail")
     run.record_evaluation(root.id, "t2", "timeout", duration_s=3.5, tokens=7, log_path="logs/job-2")
     frame = evaluations_frame(run)
-    assert frame["log_path"].isna().tolist() == [True, False] and frame["duration_s"].isna().tolist() == [True, False]
+    assert frame["log_path"].isna().tolist() == [True, False] and frame["duration_s"].isna().tolist() == [
+        True,
+        False,
+    ]
     for record in run.evaluations(root.id):
         row = frame.loc[record.id]
         assert (row["node"], row["task"], row["attempt"], row["outcome"], row["tokens"], row["split"]) == (
-            record.node, record.task, record.attempt, record.outcome.value, record.tokens, record.split.value)
+            record.node,
+            record.task,
+            record.attempt,
+            record.outcome.value,
+            record.tokens,
+            record.split.value,
+        )
         assert row["created"].timestamp() == pytest.approx(record.created, abs=1e-6)

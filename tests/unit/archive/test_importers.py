@@ -14,8 +14,13 @@ from evolve.errors import EvolveError
 FIXTURES = Path(__file__).resolve().parents[3] / "archive" / "published" / "fixtures"
 DGM_RUN, DGM_CODE = FIXTURES / "dgm" / "run", FIXTURES / "dgm" / "initial-code"
 HGM_RUN = FIXTURES / "hgm" / "run"
-A, B, C, D, E = ("20250101_000001_000001", "20250101_000002_000001", "20250101_000002_000002",
-                 "20250101_000003_000001", "20250101_000003_000002")
+A, B, C, D, E = (
+    "20250101_000001_000001",
+    "20250101_000002_000001",
+    "20250101_000002_000002",
+    "20250101_000003_000001",
+    "20250101_000003_000002",
+)
 
 
 def files(directory: Path) -> dict[str, str]:
@@ -53,7 +58,14 @@ def test_concatenated_json_reads_multiline_objects_and_infinity():
 def test_dgm_nodes_parentage_and_validity(dgm):
     nodes = {n.id: n for n in dgm.run.nodes()}
     assert dgm.nodes == len(nodes) == 6
-    assert {n: nodes[n].parent for n in nodes} == {"initial": None, A: "initial", B: A, C: "initial", D: C, E: A}
+    assert {n: nodes[n].parent for n in nodes} == {
+        "initial": None,
+        A: "initial",
+        B: A,
+        C: "initial",
+        D: C,
+        E: A,
+    }
     assert {n for n in nodes if nodes[n].valid} == {"initial", A, B}
     assert "does not apply" in nodes[C].reason
     assert nodes[D].reason == f"parent {C} could not be rebuilt"
@@ -93,7 +105,14 @@ def test_broken_patches_are_reported_with_their_node_ids(dgm, hgm):
 
 def test_hgm_tree_ids_outcomes_and_failed_children(hgm, tmp_path):
     nodes = {n.id: n for n in hgm.run.nodes()}
-    assert {n: nodes[n].parent for n in nodes} == {"initial": None, A: "initial", B: A, C: "initial", D: A, E: A}
+    assert {n: nodes[n].parent for n in nodes} == {
+        "initial": None,
+        A: "initial",
+        B: A,
+        C: "initial",
+        D: A,
+        E: A,
+    }
     assert nodes[B].origin == f"hgm:{B}#2"
     assert not nodes[E].valid and "sample_child" in nodes[E].reason
     assert nodes[C].valid
@@ -124,9 +143,22 @@ def test_not_a_run_directory_is_an_error(tmp_path):
 
 def test_cli_import_from_dgm_prints_problems(tmp_path):
     out = subprocess.run(
-        [sys.executable, "-m", "evolve", "import", "--from", "dgm", str(DGM_RUN),
-         "--initial-code", str(DGM_CODE), "--dest", str(tmp_path / "run")],
-        capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            "-m",
+            "evolve",
+            "import",
+            "--from",
+            "dgm",
+            str(DGM_RUN),
+            "--initial-code",
+            str(DGM_CODE),
+            "--dest",
+            str(tmp_path / "run"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert out.returncode == 0, out.stderr
     assert "imported 6 nodes (3 invalid) and 14 evaluations" in out.stdout

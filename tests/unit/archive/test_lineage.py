@@ -91,7 +91,9 @@ def test_logs_travel_with_the_bundle_and_log_paths_point_inside_the_imported_run
     with import_bundle(with_logs, tmp_path / "copy") as copy:
         paths = {e.task: e.log_path for e in copy.evaluations()}
         assert paths == {"t0": str(copy.path / "logs" / f"job-{job.id}"), "t1": None}
-        assert (copy.path / "logs" / f"job-{job.id}" / "transcript.txt").read_text() == "the agent said hello\n"
+        assert (
+            copy.path / "logs" / f"job-{job.id}" / "transcript.txt"
+        ).read_text() == "the agent said hello\n"
     without = export_lineage(run, tmp_path / "without.tar.gz", with_logs=False)
     with import_bundle(without, tmp_path / "bare") as bare:
         assert {e.log_path for e in bare.evaluations()} == {None}  # never a path on the exporting machine
@@ -102,11 +104,24 @@ def _record(run, job_id: str, node: str, role: str, prompt: int, completion: int
     from evolve.llm.types import ChatRequest, ChatResponse, Message, Usage
 
     request = ChatRequest(messages=(Message(role="user", content=f"{job_id} {role}"),))
-    response = ChatResponse(message=Message(role="assistant", content="ok"), model="m",
-                            usage=Usage(prompt_tokens=prompt, completion_tokens=completion))
-    ExchangeLog(exchanges_file(run.path / "exchanges", job_id)).append(Exchange(
-        seq=0, job_id=job_id, node_id=node, role=role, request_sha256=request_digest(request), request=request,
-        response=response, response_id="r", created=1_700_000_000))
+    response = ChatResponse(
+        message=Message(role="assistant", content="ok"),
+        model="m",
+        usage=Usage(prompt_tokens=prompt, completion_tokens=completion),
+    )
+    ExchangeLog(exchanges_file(run.path / "exchanges", job_id)).append(
+        Exchange(
+            seq=0,
+            job_id=job_id,
+            node_id=node,
+            role=role,
+            request_sha256=request_digest(request),
+            request=request,
+            response=response,
+            response_id="r",
+            created=1_700_000_000,
+        )
+    )
 
 
 def _files(root):
@@ -123,18 +138,29 @@ def _by_role(run):
 def test_a_round_trip_of_every_job_kind_keeps_every_log_byte_and_the_usage_by_role(run, code, tmp_path):
     root = run.add_node(code({"agent.py": "v = 0\n"}))
     expand = run.start_job("expand", root.id)
-    for step, role, tokens in (("diagnose", "diagnose", 300), ("modify", "modify", 500), ("validate", "solve", 70)):
+    for step, role, tokens in (
+        ("diagnose", "diagnose", 300),
+        ("modify", "modify", 500),
+        ("validate", "solve", 70),
+    ):
         _record(run, f"{expand.id}-{step}", root.id, role, tokens, 11)
-    for name, text in (("instructions.md", "do better\n"), ("validate-smoke.log", "smoke ok\n"),
-                       ("material/failures.txt", "t0 failed\n")):
+    for name, text in (
+        ("instructions.md", "do better\n"),
+        ("validate-smoke.log", "smoke ok\n"),
+        ("material/failures.txt", "t0 failed\n"),
+    ):
         (run.log_dir(expand.id) / name).parent.mkdir(parents=True, exist_ok=True)
         (run.log_dir(expand.id) / name).write_text(text)
-    child = run.add_node(code({"agent.py": "v = 1\n"}), parent=root.id, origin="self_modify", job_id=expand.id)
+    child = run.add_node(
+        code({"agent.py": "v = 1\n"}), parent=root.id, origin="self_modify", job_id=expand.id
+    )
     for node, task, split in ((root.id, "t0", "dev"), (child.id, "t0", "dev"), (child.id, "h0", "heldout")):
         job = run.start_job("evaluate", node, task, split=split)
         _record(run, str(job.id), node, "solve", 40, 9)
         (run.log_dir(job.id) / "transcript.jsonl").write_text('{"step": 1}\n')
-        run.record_evaluation(node, task, "pass", log_path=str(run.log_dir(job.id)), split=split, job_id=job.id)
+        run.record_evaluation(
+            node, task, "pass", log_path=str(run.log_dir(job.id)), split=split, job_id=job.id
+        )
     before = _by_role(run)
     assert set(before) == {"diagnose", "modify", "solve"}
 
@@ -149,7 +175,9 @@ def test_a_round_trip_of_every_job_kind_keeps_every_log_byte_and_the_usage_by_ro
     dropped = left_out(run)
     assert (dropped.directories, dropped.files) == (4, 6)
     assert "left out 4 job log directories (6 files" in dropped.line()
-    with import_bundle(export_lineage(run, tmp_path / "bare.tar.gz", with_logs=False), tmp_path / "bare") as bare:
+    with import_bundle(
+        export_lineage(run, tmp_path / "bare.tar.gz", with_logs=False), tmp_path / "bare"
+    ) as bare:
         assert _by_role(bare) == before  # the exchanges always travel
         assert not any((bare.path / "logs").rglob("*.txt"))
 
@@ -167,12 +195,19 @@ import_bundle(sys.argv[1], sys.argv[2])
 """
 
 
-def test_a_killed_import_leaves_nothing_at_the_destination_and_a_second_import_succeeds(run, build_run, tmp_path):
+def test_a_killed_import_leaves_nothing_at_the_destination_and_a_second_import_succeeds(
+    run, build_run, tmp_path
+):
     build_run()
     bundle = export_lineage(run, tmp_path / "all.evolve.tar.gz")
     dest = tmp_path / "copy"
-    killed = subprocess.run([sys.executable, "-c", KILLED_IMPORT, str(bundle), str(dest)], check=False,
-                            env={**os.environ, "PYTHONPATH": os.getcwd()}, capture_output=True, text=True)
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_IMPORT, str(bundle), str(dest)],
+        check=False,
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+        capture_output=True,
+        text=True,
+    )
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     assert not dest.exists() and list(tmp_path.glob(".copy.importing-*"))  # only the dead importer's staging
     status = CliRunner().invoke(app, ["status", str(dest)])

@@ -21,10 +21,19 @@ from evolve.errors import EvolveError
 V2_RUN = Path(__file__).parents[2] / "data" / "runs" / "v2-run.tar.gz"
 V2_ANSWERS = json.loads(V2_RUN.with_name("v2-run.json").read_text())
 """What evolve at 9c40030 answered on that run (tests/data/runs/make_v2_run.py)."""
-V2_STATUS = {**V2_ANSWERS["status"], "cpu_hours": 0.0001, "best_node": {
-    "evaluated": 6, "id": "0", "passed": 4, "lineage": ["0"],
-    "rule": "HGM's best belief: the valid node with the highest 0.25-quantile of Beta(1+passed, 1+failed) among those "
-            "with >= 5 dev results (else >= 1)"}}
+V2_STATUS = {
+    **V2_ANSWERS["status"],
+    "cpu_hours": 0.0001,
+    "best_node": {
+        "evaluated": 6,
+        "id": "0",
+        "passed": 4,
+        "lineage": ["0"],
+        "rule": "HGM's best belief: the valid node with the highest 0.25-quantile of Beta(1+passed, "
+        "1+failed) among those "
+        "with >= 5 dev results (else >= 1)",
+    },
+}
 """The status 9c40030 gave, but for the best node's counts, which now follow the search's counting rule
 (its 3 held-out results, 2 passed, no longer count: 6 and 4 instead of 9 and 6), CPU-hours, and the
 best node's lineage and rule (the run's policy's, `evolve.archive.best`), new since."""
@@ -53,9 +62,11 @@ def downgrade_to_v1(path) -> None:
     """Turn a closed run into what evolve with schema v1 wrote: no split, attempt, requeue_of or
     decision, and an interrupted job that was run again says so in its `detail` only."""
     db = sqlite3.connect(path / "run.sqlite")
-    db.execute("UPDATE jobs SET detail = (SELECT 'requeued as job ' || r.id FROM jobs r"
-               " WHERE r.requeue_of = jobs.id)"
-               " WHERE id IN (SELECT requeue_of FROM jobs)")
+    db.execute(
+        "UPDATE jobs SET detail = (SELECT 'requeued as job ' || r.id FROM jobs r"
+        " WHERE r.requeue_of = jobs.id)"
+        " WHERE id IN (SELECT requeue_of FROM jobs)"
+    )
     db.execute("ALTER TABLE jobs RENAME TO jobs_v3")
     db.execute("DROP INDEX jobs_by_state")
     db.execute(_V1_JOBS)
@@ -73,7 +84,13 @@ def test_a_requeue_copies_what_the_job_is_and_is_taken_once(run, code):
     run.finish_job(job.id, "cancelled", "interrupted")
     again = run.start_job("evaluate", node.id, "h1", requeues=run.jobs("cancelled")[0])
     assert (again.kind, again.node, again.task, again.split, again.attempt, again.requeue_of) == (
-        "evaluate", node.id, "h1", "heldout", 2, job.id)
+        "evaluate",
+        node.id,
+        "h1",
+        "heldout",
+        2,
+        job.id,
+    )
     assert run.jobs()[1] == again
     with pytest.raises(EvolveError, match="not an interrupted job"):
         run.start_job("evaluate", node.id, "h1", requeues=run.jobs()[0])
@@ -177,14 +194,24 @@ def test_a_job_is_run_again_once_even_past_the_archive_api(run, code):
     run.finish_job(job.id, "cancelled", "interrupted")
     run.start_job("evaluate", node.id, "t1", requeues=job)
     with pytest.raises(sqlite3.IntegrityError, match="UNIQUE"):
-        run._db.execute("INSERT INTO jobs (kind, node, state, started, requeue_of) VALUES "
-                        "('evaluate', '0', 'started', 0, ?)", (job.id,))
+        run._db.execute(
+            "INSERT INTO jobs (kind, node, state, started, requeue_of) VALUES "
+            "('evaluate', '0', 'started', 0, ?)",
+            (job.id,),
+        )
 
 
-@pytest.mark.parametrize(("table", "column", "value"), [
-    ("jobs", "kind", "grade"), ("jobs", "state", "paused"), ("jobs", "split", "test"),
-    ("evaluations", "split", "train"), ("evaluations", "outcome", "skipped"), ("nodes", "status", "pruned"),
-])
+@pytest.mark.parametrize(
+    ("table", "column", "value"),
+    [
+        ("jobs", "kind", "grade"),
+        ("jobs", "state", "paused"),
+        ("jobs", "split", "test"),
+        ("evaluations", "split", "train"),
+        ("evaluations", "outcome", "skipped"),
+        ("nodes", "status", "pruned"),
+    ],
+)
 def test_an_unknown_value_is_one_clear_error_naming_it_and_its_column(tmp_path, table, column, value):
     path = v2_run(tmp_path)
     with sqlite3.connect(path / "run.sqlite") as db:  # what a newer evolve (or damage) might have written

@@ -8,8 +8,12 @@ from evolve.errors import EvolveError
 
 def test_nodes_are_commits_with_parent_commits(run, code, tmp_path):
     root = run.add_node(code({"agent.py": "v = 1\n", "pkg/util.py": "u = 0\n"}))
-    child = run.add_node(code({"agent.py": "v = 2\n", "pkg/util.py": "u = 0\n"}), parent=root.id,
-                         origin="self_modify", instructions="bump v")
+    child = run.add_node(
+        code({"agent.py": "v = 2\n", "pkg/util.py": "u = 0\n"}),
+        parent=root.id,
+        origin="self_modify",
+        instructions="bump v",
+    )
     grandchild = run.add_node(code({"agent.py": "v = 3\n"}), parent=child.id, origin="self_modify")
     assert [root.id, child.id, grandchild.id] == ["0", "1", "2"]
     assert run.code.refs() == {n.id: n.commit for n in (root, child, grandchild)}
@@ -85,8 +89,13 @@ def test_errors_are_typed(run, code, tmp_path):
 
 def test_invalid_children_are_recorded_with_reason(run, code):
     root = run.add_node(code({"a.py": "x\n"}))
-    bad = run.add_node(code({"a.py": "syntax error(\n"}), parent=root.id, origin="self_modify",
-                       status="invalid", reason="agent no longer imports")
+    bad = run.add_node(
+        code({"a.py": "syntax error(\n"}),
+        parent=root.id,
+        origin="self_modify",
+        status="invalid",
+        reason="agent no longer imports",
+    )
     assert not run.node(bad.id).valid and run.node(bad.id).reason == "agent no longer imports"
     assert not run.tree().is_valid(bad.id)
 
@@ -170,7 +179,8 @@ def test_an_evaluations_log_is_found_through_the_run_from_any_working_directory(
     log = run.log_dir(1)
     (log / "agent.log").write_text("agent: limits after 3 steps\n")
     run.record_evaluation(node.id, "t1", "fail", log_path=str(log))
-    run.record_evaluation(node.id, "t2", "fail", log_path="/elsewhere/notes")  # not a job's log: kept as recorded
+    # not a job's log: kept as recorded
+    run.record_evaluation(node.id, "t2", "fail", log_path="/elsewhere/notes")
     monkeypatch.chdir(tmp_path)
     located, other = Run.open(tmp_path / "here" / "archive" / "r").evaluations()
     assert (Path(located.log_path) / "agent.log").read_text().startswith("agent: limits")

@@ -35,7 +35,10 @@ def test_a_member_is_stored_as_plain_text(run, code):
     run.start_job(JobKind.EXPAND, node.id)
     with sqlite3.connect(run.path / "run.sqlite") as db:
         assert db.execute("SELECT outcome, typeof(outcome), split FROM evaluations").fetchone() == (
-            "timeout", "text", "heldout")
+            "timeout",
+            "text",
+            "heldout",
+        )
         assert db.execute("SELECT kind, state FROM jobs").fetchone() == ("expand", "started")
     (evaluation,) = run.evaluations()
     assert evaluation.outcome is Outcome.TIMEOUT and evaluation.split is Split.HELDOUT
@@ -43,7 +46,13 @@ def test_a_member_is_stored_as_plain_text(run, code):
 
 
 def test_what_counts():
-    assert [counts_as(o) for o in ("pass", "fail", "timeout", "error", "infra")] == [True, False, False, False, None]
+    assert [counts_as(o) for o in ("pass", "fail", "timeout", "error", "infra")] == [
+        True,
+        False,
+        False,
+        False,
+        None,
+    ]
     assert Outcome.INFRA.counts is None and Outcome.ERROR.counts is False
     with pytest.raises(ValueError, match="unknown outcome 'skip'"):
         counts_as("skip")
@@ -51,8 +60,11 @@ def test_what_counts():
 
 def test_parse_names_the_value_and_the_column():
     assert parse(JobKind, "expand", "jobs.kind") is JobKind.EXPAND
-    with pytest.raises(UnknownValue, match=r"^unknown value 'grade' in column jobs.kind \(this evolve knows "
-                                           r"evaluate, expand\)$"):
+    with pytest.raises(
+        UnknownValue,
+        match=r"^unknown value 'grade' in column jobs.kind \(this evolve knows "
+        r"evaluate, expand\)$",
+    ):
         parse(JobKind, "grade", "jobs.kind")
     with pytest.raises(UnknownValue, match="unknown value 3 in column evaluations.outcome"):
         parse(Outcome, 3, "evaluations.outcome")

@@ -19,8 +19,23 @@ def test_the_synthetic_archive_is_a_real_run(tmp_path):
 
 
 def test_the_bench_command_prints_every_view_timing(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "evolve", "bench", "archive", "--nodes", "40", "--evaluations",
-                          "400", "--json"], capture_output=True, text=True, check=False)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evolve",
+            "bench",
+            "archive",
+            "--nodes",
+            "40",
+            "--evaluations",
+            "400",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     assert (result["nodes"], result["evaluations"]) == (40, 400)

@@ -23,8 +23,15 @@ FIELDS = {"path", "old", "new", "layer", "form", "what"}
 
 def own_tests(agent: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1"}
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], cwd=agent,
-                          capture_output=True, text=True, timeout=300, env=env, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        cwd=agent,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        check=False,
+    )
 
 
 def test_the_defects_file_is_the_one_its_digest_names():
@@ -50,9 +57,13 @@ def test_each_defect_plants_in_one_place_and_leaves_an_agent_that_passes_its_tes
     entry = ENTRIES[name]
     copy = plant(Defect(entry["path"], entry["old"], entry["new"], entry["what"]), AGENT, tmp_path / "agent")
     assert agent_problem(copy) is None
-    changed = [p.relative_to(copy).as_posix() for p in sorted(copy.rglob("*.py"))
-               if p.read_text() != (AGENT / p.relative_to(copy)).read_text()]
+    changed = [
+        p.relative_to(copy).as_posix()
+        for p in sorted(copy.rglob("*.py"))
+        if p.read_text() != (AGENT / p.relative_to(copy)).read_text()
+    ]
     assert changed == [entry["path"]]
-    compile((copy / entry["path"]).read_text(), entry["path"], "exec")  # still Python: the defect is behaviour
+    # still Python: the defect is behaviour
+    compile((copy / entry["path"]).read_text(), entry["path"], "exec")
     done = own_tests(copy)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]

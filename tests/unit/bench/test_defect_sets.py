@@ -1,6 +1,6 @@
-"""Every held-out defect set in evolve/bench/defects/ plants into its agent (the bundled seed, or the bench agent
-of its name) as written, and matches the
-digest committed beside it (a set is fixed before it is used; an edit without a new digest is caught here).
+"""Every held-out defect set in evolve/bench/defects/ plants into its agent (the bundled seed, or the bench
+agent of its name) as written, and matches the digest committed beside it (a set is fixed before it is used;
+an edit without a new digest is caught here).
 
 Read as files on purpose, not through evolve.bench: the sets are data that must hold whatever the bench does.
 """
@@ -37,7 +37,9 @@ def test_each_defect_plants_exactly_once_into_a_fresh_copy_of_its_agent(toml_pat
         root = copy_agent(agent if agent.is_dir() else None, tmp_path / toml_path.stem / name)
         target = root / defect["path"]
         text = target.read_text()
-        assert text.count(defect["old"]) == 1, f"{toml_path.name} [{name}]: `old` is not once in {defect['path']}"
+        assert text.count(defect["old"]) == 1, (
+            f"{toml_path.name} [{name}]: `old` is not once in {defect['path']}"
+        )
         planted = text.replace(defect["old"], defect["new"], 1)
         target.write_text(planted)
         assert target.read_text() != text

@@ -22,8 +22,14 @@ def test_a_reply_unlike_the_prompt_needs_one_step_per_token():
 
 def test_records_are_read_by_role_from_a_run_directory(tmp_path):
     (tmp_path / "exchanges").mkdir()
-    rows = [{"role": role, "request": {"messages": [{"role": "user", "content": "a b c d e f"}]},
-             "response": {"message": {"content": "c d e f"}}} for role in ("solve", "modify")]
+    rows = [
+        {
+            "role": role,
+            "request": {"messages": [{"role": "user", "content": "a b c d e f"}]},
+            "response": {"message": {"content": "c d e f"}},
+        }
+        for role in ("solve", "modify")
+    ]
     (tmp_path / "exchanges" / "job-1.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     records = list(recorded_exchanges([tmp_path], role="modify"))
     assert [r["role"] for r in records] == ["modify"]

@@ -18,15 +18,23 @@ class PrefixCachingModel:
 
     def complete(self, request: ChatRequest) -> ChatResponse:
         text = "".join(m.content or "" for m in request.messages)
-        cached = max((common_prefix(old, text) for old in self.seen[-self.keeps:]), default=0)
+        cached = max((common_prefix(old, text) for old in self.seen[-self.keeps :]), default=0)
         self.seen.append(text + "reply")
-        return ChatResponse(message=Message(role="assistant", content="reply"), model=self.name,
-                            usage=Usage(prompt_tokens=len(text), completion_tokens=5, cached_prompt_tokens=cached))
+        return ChatResponse(
+            message=Message(role="assistant", content="reply"),
+            model=self.name,
+            usage=Usage(prompt_tokens=len(text), completion_tokens=5, cached_prompt_tokens=cached),
+        )
 
 
 def test_second_turns_read_little_again_when_both_prefixes_are_kept():
     cache = interleaved(PrefixCachingModel(keeps=2), nonce="n")
-    assert [(t.role, t.turn) for t in cache.turns] == [("modify", 1), ("solve", 1), ("modify", 2), ("solve", 2)]
+    assert [(t.role, t.turn) for t in cache.turns] == [
+        ("modify", 1),
+        ("solve", 1),
+        ("modify", 2),
+        ("solve", 2),
+    ]
     assert all(cache.reread(role) < 0.05 for role in cache.roles)
     assert 0.4 < cache.hit_rate("modify") < 0.6
 

@@ -19,8 +19,14 @@ WORLD = WorldParams(n_tasks=30)
 
 
 def test_sweep_json_has_each_policy_per_world_and_price_and_the_paired_difference():
-    sweep = priced_sweep(("hgm", "hgm_cost", "dgm"), (1.0, 4.0), budget=80, seeds=range(1000, 1003),
-                         worlds=("project", "rugged"), workers=1)
+    sweep = priced_sweep(
+        ("hgm", "hgm_cost", "dgm"),
+        (1.0, 4.0),
+        budget=80,
+        seeds=range(1000, 1003),
+        worlds=("project", "rugged"),
+        workers=1,
+    )
     result = sweep.to_json()
     assert set(result["by_world"]) == {"project", "rugged"} and result["seeds"] == [1000, 1002]
     for world in result["by_world"].values():
@@ -33,8 +39,11 @@ def test_sweep_json_has_each_policy_per_world_and_price_and_the_paired_differenc
             assert set(entry["hgm_cost_minus_hgm"]) == {"mean", "ci95"}
     assert set(result["estimators_on_fixed_trees"]) == {"hgm", "dgm", "hgm_cost"}
     # the pairing is per seed on the same world: recompute it from the episodes
-    diffs = [run_episode(HGMCostPolicy(), RuggedParams(), 80, s, 4.0, trace=False).final_quality
-             - run_episode(HGMPolicy(), RuggedParams(), 80, s, 4.0, trace=False).final_quality for s in range(1000, 1003)]
+    diffs = [
+        run_episode(HGMCostPolicy(), RuggedParams(), 80, s, 4.0, trace=False).final_quality
+        - run_episode(HGMPolicy(), RuggedParams(), 80, s, 4.0, trace=False).final_quality
+        for s in range(1000, 1003)
+    ]
     assert sweep.paired["rugged", 4.0].mean == pytest.approx(float(np.mean(diffs)))
     with pytest.raises(ValueError, match="unknown world family"):
         priced_sweep(("hgm",), (2.0,), budget=20, seeds=range(2), worlds=("flat",), workers=1)
@@ -56,16 +65,49 @@ def test_fixed_trees_and_the_estimators_on_them():
 
 
 def test_bench_search_carries_the_sweep_and_the_cli_prints_it():
-    result = bench_search(("hgm",), budget=40, seeds=2, tree_nodes=200, expand_costs=(2.0,),
-                          priced_policies=("hgm", "hgm_cost")).to_json()
+    result = bench_search(
+        ("hgm",), budget=40, seeds=2, tree_nodes=200, expand_costs=(2.0,), priced_policies=("hgm", "hgm_cost")
+    ).to_json()
     assert set(result["priced"]["by_world"]["rugged"]["2.0"]["policies"]) == {"hgm", "hgm_cost"}
     cli = CliRunner()
-    out = cli.invoke(app, ["bench", "search", "--policies", "hgm", "--budget", "30", "--seeds", "2",
-                           "--expand-cost", "2", "--json"])
+    out = cli.invoke(
+        app,
+        [
+            "bench",
+            "search",
+            "--policies",
+            "hgm",
+            "--budget",
+            "30",
+            "--seeds",
+            "2",
+            "--expand-cost",
+            "2",
+            "--json",
+        ],
+    )
     assert out.exit_code == 0, out.output
     assert "2.0" in json.loads(out.output)["priced"]["by_world"]["project"]
-    seeds = cli.invoke(app, ["bench", "search", "--policies", "hgm", "--budget", "20", "--seeds", "1",
-                             "--expand-cost", "2", "--priced-seeds", "5:6", "--worlds", "rugged", "--json"])
+    seeds = cli.invoke(
+        app,
+        [
+            "bench",
+            "search",
+            "--policies",
+            "hgm",
+            "--budget",
+            "20",
+            "--seeds",
+            "1",
+            "--expand-cost",
+            "2",
+            "--priced-seeds",
+            "5:6",
+            "--worlds",
+            "rugged",
+            "--json",
+        ],
+    )
     assert seeds.exit_code == 0, seeds.output
     assert json.loads(seeds.output)["priced"]["seeds"] == [5, 6]
     bad = cli.invoke(app, ["bench", "search", "--expand-cost", "0.5"])

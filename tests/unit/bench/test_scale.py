@@ -43,5 +43,7 @@ def test_the_cli_prints_one_json_object():
     assert ran.exit_code == 0, ran.output
     report = json.loads(ran.output)
     assert set(report["local"]) == {"1", "4", "16"}
-    assert all(0 < row["fraction_of_ideal"] <= 1.01 and row["jobs_per_s"] > 0 for row in report["local"].values())
+    assert all(
+        0 < row["fraction_of_ideal"] <= 1.01 and row["jobs_per_s"] > 0 for row in report["local"].values()
+    )
     assert report["ray"] == {"skipped": "not asked for (--no-ray)"}

@@ -6,7 +6,9 @@ import pytest
 
 
 def evolve(*args):
-    return subprocess.run([sys.executable, "-m", "evolve", *map(str, args)], capture_output=True, text=True, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "evolve", *map(str, args)], capture_output=True, text=True, check=False
+    )
 
 
 @pytest.fixture
@@ -68,8 +70,10 @@ def test_status_of_a_run_made_by_an_earlier_version_is_what_that_version_said(tm
     out = evolve("status", path, "--json")
     assert out.returncode == 0, out.stderr
     status = json.loads(out.stdout)
-    assert status.pop("code_edits") == {"code": 4, "expansions": 4, "rate": 1.0}  # counted from git, beside it
-    assert status.pop("candidates") is None  # read from the jobs' logs, beside it: that version kept no records
+    # counted from git, beside it
+    assert status.pop("code_edits") == {"code": 4, "expansions": 4, "rate": 1.0}
+    # read from the jobs' logs, beside it: that version kept no records
+    assert status.pop("candidates") is None
     lineage = status.pop("lineage")  # the best node's steps, computed beside it from the same rows
     assert [step["node"] for step in lineage] == status["best_node"]["lineage"]
     assert {**status, "path": None} == V2_STATUS
@@ -86,7 +90,8 @@ def test_an_unknown_value_in_a_run_is_one_error_line(tmp_path):
     out = evolve("status", path)
     assert out.returncode == 1
     assert out.stderr.strip().splitlines() == [
-        "error: unknown value 'grade' in column jobs.kind (this evolve knows evaluate, expand)"]
+        "error: unknown value 'grade' in column jobs.kind (this evolve knows evaluate, expand)"
+    ]
 
 
 def test_status_says_where_the_runs_candidates_ended(populated):
@@ -100,13 +105,20 @@ def test_status_says_where_the_runs_candidates_ended(populated):
     assert json.loads(evolve("status", populated.path, "--json").stdout)["candidates"] is None
     for stages in (["applies", "own tests", None], ["applies", "applies", "own tests"]):
         job = populated.start_job(JobKind.EXPAND, "0")
-        write_candidates(populated.log_dir(job.id), [Candidate(n, 0.2, stage is None, stage, "why", "code", 1, 1.0)
-                                                     for n, stage in enumerate(stages, 1)])
+        write_candidates(
+            populated.log_dir(job.id),
+            [
+                Candidate(n, 0.2, stage is None, stage, "why", "code", 1, 1.0)
+                for n, stage in enumerate(stages, 1)
+            ],
+        )
         populated.finish_job(job.id, JobState.FINISHED)
     assert candidate_stages(populated)[0] == 2
     text = evolve("status", populated.path).stdout
     assert "candidates: 6 in 2 expansions: 1 child; refused at applies 3, own tests 2" in text
     assert json.loads(evolve("status", populated.path, "--json").stdout)["candidates"] == {
-        "expansions": 2, "stages": {"applies": 3, "own tests": 2, "child": 1}}
+        "expansions": 2,
+        "stages": {"applies": 3, "own tests": 2, "child": 1},
+    }
     rows = _budget_rows(populated, populated.tree(), populated.nodes(), 0, 0.0)  # the report's budget table
     assert ("candidates", "6 in 2 expansions: 1 child; refused at applies 3, own tests 2") in rows

@@ -17,8 +17,13 @@ from evolve.cli.faults import describe
 
 
 def evolve(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "evolve", *map(str, args)], capture_output=True, text=True,
-                          env=env, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "evolve", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
 
 
 def one_line_error(result) -> str:
@@ -81,7 +86,9 @@ def test_machine_faults_are_described_with_the_path_cause_and_remedy():
     assert "read-only" in describe(OSError(errno.EROFS, "Read-only file system", "/ro/run/writer.lock"))
     assert "permission denied" in describe(PermissionError(errno.EACCES, "Permission denied", "/r/run.toml"))
     stderr = "error: unable to write file .git/objects/ab/cdef\nfatal: unable to write new index file"
-    gitfull = describe(git.GitCommandError(["git", "--git-dir=/data/run/code.git", "commit-tree"], 128, stderr))
+    gitfull = describe(
+        git.GitCommandError(["git", "--git-dir=/data/run/code.git", "commit-tree"], 128, stderr)
+    )
     assert gitfull.startswith("/data/run/code.git: git could not write") and "free space" in gitfull
     assert "damaged run database" in describe(sqlite3.DatabaseError("database disk image is malformed"))
     assert describe(ValueError("a bug")) is None and describe(OSError(errno.ENOENT, "gone")) is None
@@ -107,14 +114,17 @@ def test_eval_into_a_run_another_process_writes_is_refused_naming_the_holder(sma
 
 def test_run_with_a_missing_api_key_writes_nothing(tmp_path):
     config = tmp_path / "hosted.toml"
-    roles = "".join(f'[models.{role}]\nprovider = "openai"\nmodel = "gpt-x"\napi_key_env = "EVOLVE_TEST_NO_KEY"\n'
-                    for role in ("diagnose", "modify", "solve"))
+    roles = "".join(
+        f'[models.{role}]\nprovider = "openai"\nmodel = "gpt-x"\napi_key_env = "EVOLVE_TEST_NO_KEY"\n'
+        for role in ("diagnose", "modify", "solve")
+    )
     config.write_text(f'[run]\nname = "keyless"\narchive_dir = "{tmp_path / "archive"}"\n{roles}')
     env = {k: v for k, v in __import__("os").environ.items() if k != "EVOLVE_TEST_NO_KEY"}
     first = one_line_error(evolve("run", config, env=env))
     assert "EVOLVE_TEST_NO_KEY" in first
     assert not (tmp_path / "archive" / "keyless").exists()
-    assert "EVOLVE_TEST_NO_KEY" in one_line_error(evolve("run", config, env=env))  # same line, not "already holds"
+    # same line, not "already holds"
+    assert "EVOLVE_TEST_NO_KEY" in one_line_error(evolve("run", config, env=env))
 
 
 def test_config_check_rejects_a_suite_that_does_not_exist(tmp_path):
@@ -126,7 +136,8 @@ def test_config_check_rejects_a_suite_that_does_not_exist(tmp_path):
 
 @pytest.fixture
 def read_only_mount(tmp_path):
-    """`tmp_path/src` mounted read-only at `tmp_path/ro` (a real EROFS); skipped where mounting is not allowed."""
+    """`tmp_path/src` mounted read-only at `tmp_path/ro` (a real EROFS); skipped where mounting is not
+    allowed."""
     source, target = tmp_path / "src", tmp_path / "ro"
     source.mkdir()
     target.mkdir()

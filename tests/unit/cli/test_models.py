@@ -62,7 +62,10 @@ def test_a_vllm_config_shows_the_server_commands_on_separate_gpus():
     assert diagnose["servers"] == solve["servers"]  # one server shared by two roles
     assert [s["CUDA_VISIBLE_DEVICES"] for s in diagnose["servers"] + modify["servers"]] == ["0,1", "2"]
     command = modify["servers"][0]["command"]
-    assert command[command.index("--max-model-len") + 1] == "16384" and command[-2:] == ["--quantization", "awq"]
+    assert command[command.index("--max-model-len") + 1] == "16384" and command[-2:] == [
+        "--quantization",
+        "awq",
+    ]
     assert command[command.index("--tool-call-parser") + 1] == "hermes"
     assert "--tool-call-parser" not in diagnose["servers"][0]["command"]  # Qwen2.5-Coder: none
     assert diagnose["arguments"]["model"] == "coder" and diagnose["arguments"]["max_tokens"] == 1024

@@ -31,8 +31,14 @@ confirm_above_dollars = {limit}
 
 
 def _evolve(*args: str, stdin=subprocess.DEVNULL) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "evolve", *args], capture_output=True, text=True, stdin=stdin,
-                          check=False, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "evolve", *args],
+        capture_output=True,
+        text=True,
+        stdin=stdin,
+        check=False,
+        timeout=120,
+    )
 
 
 def test_plan_json_has_the_counts_and_the_cost():
@@ -63,5 +69,7 @@ def test_run_goes_on_with_yes_or_under_the_threshold(tmp_path, capsys):
     _confirm_plan(over, yes=True)
     assert capsys.readouterr().out.startswith("plan: ")
     _confirm_plan(parse_config(PRICED.format(archive=tmp_path, limit=1000.0)), yes=False)
-    never = parse_config(PRICED.format(archive=tmp_path, limit=0.01).replace("confirm_above_dollars = 0.01", ""))
+    never = parse_config(
+        PRICED.format(archive=tmp_path, limit=0.01).replace("confirm_above_dollars = 0.01", "")
+    )
     assert never.plan.confirm_above_dollars == 25.0

@@ -12,7 +12,11 @@ def test_tasks_list_shows_suites_and_tasks():
     suites = runner.invoke(app, ["tasks", "list"])
     assert suites.exit_code == 0 and "builtin" in suites.output and "164" in suites.output
     heldout = runner.invoke(app, ["tasks", "list", "builtin", "--split", "heldout"])
-    assert heldout.exit_code == 0 and "shop-bulk-discount" in heldout.output and "textkit-to-roman" not in heldout.output
+    assert (
+        heldout.exit_code == 0
+        and "shop-bulk-discount" in heldout.output
+        and "textkit-to-roman" not in heldout.output
+    )
 
 
 def test_tasks_check_rejects_unknown_task_ids():

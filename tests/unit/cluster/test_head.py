@@ -1,4 +1,5 @@
-"""The engine worker placed on a cluster (evolve.cluster.head) under the real Runner, with a stand-in cluster that loses some attempts.
+"""The engine worker placed on a cluster (evolve.cluster.head) under the real Runner, with a stand-in cluster
+that loses some attempts.
 
 The cluster answers each shipped job as a worker node would (a result and its logs as bytes) but
 raises `WorkerLost` for chosen attempts. Checks: code travels as a tar of the node's commit, lost
@@ -37,7 +38,9 @@ from evolve.standins.models import RoutedModel
 from evolve.tasks.types import Task
 
 TASKS = [f"task-{i:02d}" for i in range(8)]
-DIAGNOSIS = '```json\n{"problem": "p", "cause": "c", "change": "note each attempt in it", "files": ["agent.py"]}\n```'
+DIAGNOSIS = (
+    '```json\n{"problem": "p", "cause": "c", "change": "note each attempt in it", "files": ["agent.py"]}\n```'
+)
 
 
 class LosingCluster:
@@ -73,8 +76,12 @@ class LosingCluster:
                 assert isinstance(work, Expansion)
                 child = unpack(payload.code, logs / "child")
                 (child / "CHANGES").write_text(f"job {payload.job_id}\n")
-                result = ExpansionResult(logs / "child", valid=True, instructions=work.instructions,
-                                         tree=tree_id(tree_entries(child)))
+                result = ExpansionResult(
+                    logs / "child",
+                    valid=True,
+                    instructions=work.instructions,
+                    tree=tree_id(tree_entries(child)),
+                )
             future.set_result(RemoteOutcome(result, pack_dir(logs), str(logs), where=f"node-{attempt}"))
         return future
 
@@ -89,14 +96,34 @@ def _run_with(tmp_path: Path, lose, evaluations: int = 8):
     seed.mkdir()
     (seed / "agent.py").write_text("print('seed')\n")
     run.add_node(seed)
-    models = {"diagnose": RoutedModel([], DIAGNOSIS), "modify": RoutedModel([], "x"), "solve": RoutedModel([], "x")}
+    models = {
+        "diagnose": RoutedModel([], DIAGNOSIS),
+        "modify": RoutedModel([], "x"),
+        "solve": RoutedModel([], "x"),
+    }
     gateway = Gateway(models, exchanges_dir=run.path / "exchanges")
     cluster = LosingCluster(gateway, lose)
-    worker = cluster_worker(run, {t: _task(t) for t in TASKS}, gateway=gateway, gateway_origin="http://head:1",
-                            cluster=cluster, settings=WorkerSettings(), sandboxes=ProcessSandboxes(), seed=1)
+    worker = cluster_worker(
+        run,
+        {t: _task(t) for t in TASKS},
+        gateway=gateway,
+        gateway_origin="http://head:1",
+        cluster=cluster,
+        settings=WorkerSettings(),
+        sandboxes=ProcessSandboxes(),
+        seed=1,
+    )
     executor = LocalExecutor(3)
-    runner = Runner(run, HGMPolicy(), worker, executor, search_tasks=TASKS, budget=BudgetConfig(evaluations=evaluations),
-                    concurrency=3, seed=2)
+    runner = Runner(
+        run,
+        HGMPolicy(),
+        worker,
+        executor,
+        search_tasks=TASKS,
+        budget=BudgetConfig(evaluations=evaluations),
+        concurrency=3,
+        seed=2,
+    )
     try:
         outcome = runner.execute()
         for job in run.jobs():  # every grant of every attempt was closed on the head
@@ -114,7 +141,9 @@ def _attempts(run: Run, job_id: int) -> list[dict]:
 
 
 def test_lost_attempts_run_again_and_every_job_finishes_once(tmp_path):
-    run, cluster, outcome = _run_with(tmp_path, lambda payload, attempt: payload.job_id % 3 == 0 and attempt == 0)
+    run, cluster, outcome = _run_with(
+        tmp_path, lambda payload, attempt: payload.job_id % 3 == 0 and attempt == 0
+    )
     assert outcome.stop_reason == "evaluation budget spent (8/8)"
     jobs = run.jobs()
     assert {j.state for j in jobs} == {"finished"}

@@ -20,8 +20,11 @@ def _contract() -> dict:
 
 
 def test_every_top_level_module_sits_in_a_layer():
-    named = {name.strip().removeprefix("evolve.") for layer in _contract()["layers"]
-             for name in layer.replace("|", ":").split(":")}
+    named = {
+        name.strip().removeprefix("evolve.")
+        for layer in _contract()["layers"]
+        for name in layer.replace("|", ":").split(":")
+    }
     modules = {m.name for m in pkgutil.iter_modules(evolve.__path__)} - UNLAYERED
     assert modules - named == set(), "add these to a layer in pyproject.toml"
     assert named - modules == set(), "these layers name no module"

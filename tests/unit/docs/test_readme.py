@@ -91,7 +91,13 @@ def test_every_file_the_iteration_sketch_names_is_one_the_engine_writes():
     (sketch,) = re.findall(r"```text\n(.*?)```", section, re.DOTALL)
     after = section.split("```", 2)[2].strip().split("\n\n", 1)[0]  # the paragraph under the sketch
     names = set(re.findall(r"(?<![/\w-])[\w-]+\.(?:md|json|jsonl|log|patch|sqlite)\b", sketch + after))
-    assert {"instructions.md", "instructions.json", "diff.patch", "attempts.jsonl", "candidates.jsonl"} <= names
+    assert {
+        "instructions.md",
+        "instructions.json",
+        "diff.patch",
+        "attempts.jsonl",
+        "candidates.jsonl",
+    } <= names
     source = "".join(p.read_text() for p in (ROOT / "evolve").rglob("*.py") if "seed" not in p.parts)
     for name in names:
         stem, suffix = name.rsplit(".", 1)

@@ -50,10 +50,19 @@ def test_every_command_is_documented_with_its_options():
     assert "| `--without-logs` | flag | `False` |" in page and "| `--split` | str |" in page
 
 
-@pytest.mark.skipif(shutil.which("mkdocs") is None and subprocess.run(
-    [sys.executable, "-c", "import mkdocs"], capture_output=True, check=False).returncode != 0,
-    reason="mkdocs is not installed (pip install -e '.[docs]'; .ci/run builds the site)")
+@pytest.mark.skipif(
+    shutil.which("mkdocs") is None
+    and subprocess.run([sys.executable, "-c", "import mkdocs"], capture_output=True, check=False).returncode
+    != 0,
+    reason="mkdocs is not installed (pip install -e '.[docs]'; .ci/run builds the site)",
+)
 def test_the_site_builds_strictly(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
-                          cwd=ROOT, capture_output=True, text=True, check=False, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]

@@ -29,16 +29,29 @@ def make_runner(tmp_path):
     """make_runner(budget=BudgetConfig(...), worker_kwargs) -> (runner, run, worker)."""
     made = []
 
-    def make(budget: BudgetConfig | None = None, policy=None, run: Run | None = None, concurrency: int = 2,
-             heldout_seed: bool = False, **worker_kwargs):
+    def make(
+        budget: BudgetConfig | None = None,
+        policy=None,
+        run: Run | None = None,
+        concurrency: int = 2,
+        heldout_seed: bool = False,
+        **worker_kwargs,
+    ):
         run = run or seeded_run(tmp_path / "run")
         worker = ScriptedWorker(run, **worker_kwargs)
         executor = LocalExecutor(concurrency)
         made.append(executor)
         runner = Runner(
-            run, policy or HGMPolicy(), worker, executor,
-            search_tasks=TASKS, heldout_tasks=HELDOUT, heldout_seed=heldout_seed,
-            budget=budget or BudgetConfig(evaluations=30), concurrency=concurrency, seed=3,
+            run,
+            policy or HGMPolicy(),
+            worker,
+            executor,
+            search_tasks=TASKS,
+            heldout_tasks=HELDOUT,
+            heldout_seed=heldout_seed,
+            budget=budget or BudgetConfig(evaluations=30),
+            concurrency=concurrency,
+            seed=3,
         )
         return runner, run, worker
 

@@ -17,7 +17,7 @@ from evolve.sandbox.factory import ProcessSandboxes
 from evolve.sandbox.types import SandboxLimits
 from evolve.tasks.types import write_files
 
-AGENT = '''import json, os, pathlib, subprocess, sys
+AGENT = """import json, os, pathlib, subprocess, sys
 
 
 def ask(text):
@@ -42,14 +42,16 @@ def main(args):
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
-'''
+"""
 """Its diagnose runs the reply to the material as bash (with $OUT); solve and improve run the reply to the
 problem or instructions in the work directory."""
 AGENT_TEST = "def test_the_agent_is_here():\n    import agent.__main__  # noqa: F401\n"
 
 
 @contextmanager
-def expansion_place(tmp: Path, models: Mapping[Role, object], agent: str = AGENT) -> Iterator[tuple[Run, Node, Here]]:
+def expansion_place(
+    tmp: Path, models: Mapping[Role, object], agent: str = AGENT
+) -> Iterator[tuple[Run, Node, Here]]:
     """(run, its one node: `agent` with its test, a place to run jobs on it)."""
     run = Run.create(tmp / "run")
     files = {"agent/__init__.py": "", "agent/__main__.py": agent, "tests/test_agent.py": AGENT_TEST}

@@ -22,9 +22,17 @@ def main(path: str, delay: float) -> None:
     else:
         run = Run.open(run_path, writer=True)
     executor = LocalExecutor(3)
-    runner = Runner(run, HGMPolicy(), ScriptedWorker(run, delay_s=delay), executor,
-                    search_tasks=[f"t{i}" for i in range(15)], heldout_tasks=["h0", "h1"],
-                    budget=BudgetConfig(evaluations=40), concurrency=3, seed=5)
+    runner = Runner(
+        run,
+        HGMPolicy(),
+        ScriptedWorker(run, delay_s=delay),
+        executor,
+        search_tasks=[f"t{i}" for i in range(15)],
+        heldout_tasks=["h0", "h1"],
+        budget=BudgetConfig(evaluations=40),
+        concurrency=3,
+        seed=5,
+    )
     outcome = runner.execute()
     executor.shutdown()
     print(outcome, flush=True)

@@ -1,4 +1,5 @@
-"""Jobs for the one job pipeline, run through any worker place (here, or on a Ray cluster) on process sandboxes.
+"""Jobs for the one job pipeline, run through any worker place (here, or on a Ray cluster) on process
+sandboxes.
 
 The same evaluation and expansion work (evolve.engine.evaluate.Evaluation, evolve.engine.expand.Expansion)
 runs wherever the place puts it; `run_cases` returns what each job came to, and the tests of both
@@ -24,7 +25,7 @@ from evolve.sandbox.types import SandboxLimits
 from evolve.standins.models import SMOKE_MARKER, RoutedModel
 from evolve.tasks.types import Task, write_files
 
-AGENT = '''import json, os, subprocess, sys
+AGENT = """import json, os, subprocess, sys
 
 
 def main(args):
@@ -39,7 +40,7 @@ def main(args):
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
-'''
+"""
 AGENT_TEST = "def test_the_agent_is_here():\n    import agent.__main__  # noqa: F401\n"
 
 ROOMY = SandboxLimits(wall_clock_s=120.0)
@@ -47,11 +48,18 @@ TIGHT = SandboxLimits(wall_clock_s=10.0)
 """Sandboxes whose wall clock a slow agent outlasts: its run must end first (the one timeout rule)."""
 
 MODELS = {
-    "solve": RoutedModel([("Fix add", "sed -i 's/a - b/a + b/' calc.py"), ("Be slow", "sleep 600"),
-                          (SMOKE_MARKER, "echo 'def greet(name): return f\"Hello, {name}!\"' > greet.py"),
-                          ], "true"),
-    "modify": RoutedModel([("Add a note", "echo 'NOTE = 1  # a note' >> agent/__main__.py"), ("Think long", "sleep 600")],
-                          "true"),
+    "solve": RoutedModel(
+        [
+            ("Fix add", "sed -i 's/a - b/a + b/' calc.py"),
+            ("Be slow", "sleep 600"),
+            (SMOKE_MARKER, "echo 'def greet(name): return f\"Hello, {name}!\"' > greet.py"),
+        ],
+        "true",
+    ),
+    "modify": RoutedModel(
+        [("Add a note", "echo 'NOTE = 1  # a note' >> agent/__main__.py"), ("Think long", "sleep 600")],
+        "true",
+    ),
     "diagnose": RoutedModel([], "unused"),
 }
 
@@ -62,9 +70,18 @@ def agent_code(dest: Path) -> Path:
 
 
 def _task(name: str, statement: str) -> Task:
-    return Task(name, "pipeline", "dev", statement, {"calc.py": b"def add(a, b):\n    return a - b\n"},
-                {"tests/test_calc.py": b"from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"},
-                "", "python3 -m pytest -q -p no:cacheprovider tests", agent_timeout_s=600.0, test_timeout_s=60.0)
+    return Task(
+        name,
+        "pipeline",
+        "dev",
+        statement,
+        {"calc.py": b"def add(a, b):\n    return a - b\n"},
+        {"tests/test_calc.py": b"from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"},
+        "",
+        "python3 -m pytest -q -p no:cacheprovider tests",
+        agent_timeout_s=600.0,
+        test_timeout_s=60.0,
+    )
 
 
 EVALUATIONS = {  # name: (task, sandbox limits)
@@ -85,7 +102,8 @@ def expected() -> dict[str, tuple]:
         "unsolved": ("fail", None),
         "slow": ("timeout", f"the agent ran past {agent_timeout(TIGHT.wall_clock_s):.0f} s"),
         "child": (True, None, False),
-        # the improve step ends at the rule's timeout, before its sandbox: a child to judge, not "sandbox failed"
+        # the improve step ends at the rule's timeout, before its sandbox: a child to judge, not "sandbox
+        # failed"
         "slow-improve": (False, NO_CHANGE, True),
     }
 
@@ -98,13 +116,17 @@ def run_cases(run: Run, place_for: Callable[[ProcessSandboxes], Place]) -> tuple
     wheres: set[str] = set()
     for name, (task, limits) in EVALUATIONS.items():
         job = run.start_job("evaluate", node.id, task=task.id)
-        result, where = place_for(ProcessSandboxes(limits)).run_work(job, node, Evaluation(task, EvalSettings()))
+        result, where = place_for(ProcessSandboxes(limits)).run_work(
+            job, node, Evaluation(task, EvalSettings())
+        )
         wheres.add(where)
         assert Path(result.log_path, "agent.log").is_file() and Path(result.log_path, "diff.patch").is_file()
         got[name] = (result.outcome, result.detail if result.outcome == "timeout" else None)
     for name, (instructions, limits) in EXPANSIONS.items():
         job = run.start_job("expand", node.id)
-        result, where = place_for(ProcessSandboxes(limits)).run_work(job, node, Expansion(instructions, ExpandSettings()))
+        result, where = place_for(ProcessSandboxes(limits)).run_work(
+            job, node, Expansion(instructions, ExpandSettings())
+        )
         wheres.add(where)
         improve = (run.log_dir(job.id) / "improve.log").read_text().splitlines()[0]
         if result.valid:
@@ -115,7 +137,8 @@ def run_cases(run: Run, place_for: Callable[[ProcessSandboxes], Place]) -> tuple
 
 
 def check(got: dict[str, tuple]) -> None:
-    """`got` is `expected()`, and the slow improve step ran for the rule's timeout, not its sandbox's clock."""
+    """`got` is `expected()`, and the slow improve step ran for the rule's timeout, not its sandbox's
+    clock."""
     timings = {name: got.pop(name) for name in list(got) if name.endswith(" improve s")}
     assert got == expected(), json.dumps(got, indent=1)
     (slow,) = timings["slow-improve improve s"]

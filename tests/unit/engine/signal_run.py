@@ -23,8 +23,17 @@ def main(path: str) -> int:
     run.add_node(seed)
     executor = LocalExecutor(2)
     worker = ScriptedWorker(run, delay_s=0.4)
-    runner = Runner(run, HGMPolicy(), worker, executor, search_tasks=[f"t{i}" for i in range(20)],
-                    heldout_tasks=["h0"], budget=BudgetConfig(evaluations=500), concurrency=2, seed=1)
+    runner = Runner(
+        run,
+        HGMPolicy(),
+        worker,
+        executor,
+        search_tasks=[f"t{i}" for i in range(20)],
+        heldout_tasks=["h0"],
+        budget=BudgetConfig(evaluations=500),
+        concurrency=2,
+        seed=1,
+    )
     outcome = execute_with_signals(runner)
     executor.shutdown(cancel_pending=True, wait=not runner.cancelled)
     print(f"stopped: {outcome.stop_reason}; worker cancelled: {worker.cancelled.is_set()}", flush=True)

@@ -19,7 +19,7 @@ from evolve.sandbox.factory import ProcessSandboxes
 from evolve.standins.models import ScriptedModel
 from evolve.tasks.types import Task, write_files
 
-AGENT = '''import http.client
+AGENT = """import http.client
 import json
 import os
 import socket
@@ -49,7 +49,7 @@ def main(args):
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
-'''
+"""
 
 
 def _line_of(text: str) -> tuple[str, int]:
@@ -73,9 +73,18 @@ def agent_code(dest: Path) -> Path:
 
 
 def _task(name: str) -> Task:
-    return Task(name, "spectra", "dev", f"Make add add ({name}).", {"calc.py": b"def add(a, b):\n    return a - b\n"},
-                {"tests/test_calc.py": b"from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"},
-                "", "python3 -m pytest -q -p no:cacheprovider tests", agent_timeout_s=120.0, test_timeout_s=60.0)
+    return Task(
+        name,
+        "spectra",
+        "dev",
+        f"Make add add ({name}).",
+        {"calc.py": b"def add(a, b):\n    return a - b\n"},
+        {"tests/test_calc.py": b"from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"},
+        "",
+        "python3 -m pytest -q -p no:cacheprovider tests",
+        agent_timeout_s=120.0,
+        test_timeout_s=60.0,
+    )
 
 
 SETTINGS = EvalSettings(budget_steps=3, infra_retries=0)
@@ -86,14 +95,17 @@ def processes(run: Run) -> SandboxMaker:
     return ProcessSandboxes()
 
 
-def recorded_pair(path: Path, sandboxes: Callable[[Run], SandboxMaker] = processes,
-                  ) -> tuple[Run, str, dict[str, Task]]:
+def recorded_pair(
+    path: Path,
+    sandboxes: Callable[[Run], SandboxMaker] = processes,
+) -> tuple[Run, str, dict[str, Task]]:
     """A run whose one node (the tiny agent) was evaluated on both tasks (`sandboxes(run)`'s), its exchanges
     recorded."""
     run = Run.create(path / "run")
     node = run.add_node(agent_code(path / "agent")).id
     for task, command in TASKS.values():
-        with Gateway({"solve": ScriptedModel([command, "ok"])}, exchanges_dir=run.path / "exchanges") as gateway:
+        with Gateway(
+            {"solve": ScriptedModel([command, "ok"])}, exchanges_dir=run.path / "exchanges"
+        ) as gateway:
             evaluate(run, node, task, sandboxes=sandboxes(run), gateway=gateway, settings=SETTINGS)
     return run, node, {task.id: task for task, _ in TASKS.values()}
-

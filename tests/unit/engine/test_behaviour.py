@@ -13,8 +13,16 @@ def _task(name: str, split: str = "dev") -> Task:
     return Task(name, "toy", split, f"solve {name}", {"a.py": b""}, {}, "", "true")  # type: ignore[arg-type]
 
 
-def _evaluated(run, node: str, task: str, outcome: str, *, split: str = "dev", exchanges: str | None = "{}\n{}\n",
-               patch: str | None = "--- a/a.py\n"):
+def _evaluated(
+    run,
+    node: str,
+    task: str,
+    outcome: str,
+    *,
+    split: str = "dev",
+    exchanges: str | None = "{}\n{}\n",
+    patch: str | None = "--- a/a.py\n",
+):
     job = run.start_job(JobKind.EVALUATE, node, task=task)
     if exchanges is not None:
         run.exchanges_file(job.id).parent.mkdir(parents=True, exist_ok=True)
@@ -26,8 +34,10 @@ def _evaluated(run, node: str, task: str, outcome: str, *, split: str = "dev", e
 
 def test_only_failed_search_evaluations_with_a_recording_are_replayed_once_each(run, code) -> None:
     node = run.add_node(code({"a.py": "0\n"})).id
-    tasks = {name: _task(name) for name in ("pass", "fail-1", "held", "gone", "no-diff", "slow", "huge", "fail-2",
-                                            "fail-3")}
+    tasks = {
+        name: _task(name)
+        for name in ("pass", "fail-1", "held", "gone", "no-diff", "slow", "huge", "fail-2", "fail-3")
+    }
     _evaluated(run, node, "pass", "pass")
     _evaluated(run, node, "fail-1", "fail", exchanges='{"a": 1}\n\n{"b": 2}\n{"c": 3}\n')
     _evaluated(run, node, "fail-1", "fail")  # the same task again: replayed once

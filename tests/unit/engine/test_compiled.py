@@ -26,15 +26,25 @@ REASON = "not compiled: every patch of the stage is empty"
 
 @pytest.fixture
 def execute(tmp_path):
-    """execute(run, evaluations, compiled_stage, policy=POLICY) -> RunOutcome, at concurrency 1 (deterministic)."""
+    """execute(run, evaluations, compiled_stage, policy=POLICY) -> RunOutcome, at concurrency 1
+    (deterministic)."""
     executors = []
 
     def go(run: Run, evaluations: int, compiled_stage: int | None, policy=POLICY):
         executor = LocalExecutor(1)
         executors.append(executor)
         worker = ScriptedWorker(run, seed=1, empty_patches={"1"})
-        runner = Runner(run, policy, worker, executor, search_tasks=TASKS, budget=BudgetConfig(evaluations=evaluations),
-                        concurrency=1, seed=3, compiled_stage=compiled_stage)
+        runner = Runner(
+            run,
+            policy,
+            worker,
+            executor,
+            search_tasks=TASKS,
+            budget=BudgetConfig(evaluations=evaluations),
+            concurrency=1,
+            seed=3,
+            compiled_stage=compiled_stage,
+        )
         return runner.execute()
 
     yield go
@@ -80,16 +90,26 @@ def test_with_the_option_off_nothing_changes(execute, tmp_path):
     plain = seeded_run(tmp_path / "plain")
     executor = LocalExecutor(1)
     try:
-        Runner(plain, POLICY, ScriptedWorker(plain, seed=1), executor, search_tasks=TASKS,
-               budget=BudgetConfig(evaluations=30), concurrency=1, seed=3).execute()
+        Runner(
+            plain,
+            POLICY,
+            ScriptedWorker(plain, seed=1),
+            executor,
+            search_tasks=TASKS,
+            budget=BudgetConfig(evaluations=30),
+            concurrency=1,
+            seed=3,
+        ).execute()
     finally:
         executor.shutdown(cancel_pending=True)
     assert all(n.valid for n in off.nodes())
     assert len(off.evaluations("1", split="dev")) > STAGE
 
     def picture(run: Run):
-        return ([(n.id, n.parent, n.status) for n in run.nodes()],
-                [(e.node, e.task, e.outcome) for e in run.evaluations()])
+        return (
+            [(n.id, n.parent, n.status) for n in run.nodes()],
+            [(e.node, e.task, e.outcome) for e in run.evaluations()],
+        )
 
     assert picture(off) == picture(plain)
 

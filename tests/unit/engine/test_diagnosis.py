@@ -18,13 +18,25 @@ from evolve.standins.models import ScriptedModel
 from evolve.tasks.types import Task
 
 FIXTURE = Path(__file__).parents[1] / "meta" / "fixtures" / "humaneval-cpu" / "exchanges" / "job-228.jsonl"
-TASK = Task(id="HumanEval-74", suite="humaneval", split=Split.DEV,
-            statement="Complete the function `total_match` in `solution.py`.",
-            repo={"solution.py": b"def total_match(a, b):\n    raise NotImplementedError\n"},
-            hidden_tests={}, reference_patch="", test_command="true")
+TASK = Task(
+    id="HumanEval-74",
+    suite="humaneval",
+    split=Split.DEV,
+    statement="Complete the function `total_match` in `solution.py`.",
+    repo={"solution.py": b"def total_match(a, b):\n    raise NotImplementedError\n"},
+    hidden_tests={},
+    reference_patch="",
+    test_command="true",
+)
 TASK_CODE = json.dumps({"target": "solution.py:total_match", "change": "return the shorter list"})
-AGENT_FIX = json.dumps({"target": "agent/tools.py:Workspace.bash", "change": "run python as python3",
-                        "problem": "python: command not found", "cause": "the sandbox has only python3"})
+AGENT_FIX = json.dumps(
+    {
+        "target": "agent/tools.py:Workspace.bash",
+        "change": "run python as python3",
+        "problem": "python: command not found",
+        "cause": "the sandbox has only python3",
+    }
+)
 
 
 def recorded_node(tmp_path: Path):
@@ -43,46 +55,88 @@ def test_the_engines_diagnosis_reads_evidence_and_map_and_asks_again_for_task_co
     run, node, job = recorded_node(tmp_path)
     model = ScriptedModel([TASK_CODE, AGENT_FIX])
     with Gateway({"diagnose": model}, exchanges_dir=run.path / "exchanges") as gateway:
-        text = diagnose_node(run, job, node, {TASK.id: TASK}, gateway, ["agent/tools.py"], seed=0,
-                             job_tokens=100_000, meta=MetaConfig(), parent_code=tmp_path / "seed")
+        text = diagnose_node(
+            run,
+            job,
+            node,
+            {TASK.id: TASK},
+            gateway,
+            ["agent/tools.py"],
+            seed=0,
+            job_tokens=100_000,
+            meta=MetaConfig(),
+            parent_code=tmp_path / "seed",
+        )
     assert isinstance(text, str) and target_of(text) == "agent/tools.py:Workspace.bash"
     log = run.log_dir(job.id)
     assert json.loads((log / "diagnosis.json").read_text())["target"] == "agent/tools.py:Workspace.bash"
     assert 'tool error "python: command not found": 2 times in 1 task' in (log / "evidence.md").read_text()
     first = model.requests[0].messages[-1].content or ""
     assert "python: command not found" in first and "agent/loop.py:Agent.run(task, " in first
-    assert "'solution.py:total_match' is not part of the agent" in (model.requests[1].messages[-1].content or "")
-    # each request asks for the reply's shape, its target one of the map's names (a grammar on the embedded server)
+    assert "'solution.py:total_match' is not part of the agent" in (
+        model.requests[1].messages[-1].content or ""
+    )
+    # each request asks for the reply's shape, its target one of the map's names (a grammar on the embedded
+    # server)
     shaped = [request.response_format for request in model.requests]
     assert shaped[0] == shaped[1] and shaped[0] is not None
-    assert "agent/tools.py:Workspace.bash" in shaped[0]["json_schema"]["schema"]["properties"]["target"]["enum"]
+    assert (
+        "agent/tools.py:Workspace.bash" in shaped[0]["json_schema"]["schema"]["properties"]["target"]["enum"]
+    )
 
 
 def test_a_diagnosis_that_keeps_naming_task_code_gets_instructions_at_the_top_ranked_location(tmp_path):
     """The computed instructions name where the recorded requests came from in the parent's code (provenance,
-    evolve.meta.locate), whatever the agent's names; `instructions.json` beside the text carries them as data."""
+    evolve.meta.locate), whatever the agent's names; `instructions.json` beside the text carries them as
+    data."""
     from evolve.meta.locations import Location
 
     run, node, job = recorded_node(tmp_path)
     with Gateway({"diagnose": ScriptedModel([TASK_CODE])}) as gateway:
-        text = diagnose_node(run, job, node, {TASK.id: TASK}, gateway, ["agent/tools.py"], seed=0,
-                             job_tokens=100_000, meta=MetaConfig(), parent_code=tmp_path / "seed")
+        text = diagnose_node(
+            run,
+            job,
+            node,
+            {TASK.id: TASK},
+            gateway,
+            ["agent/tools.py"],
+            seed=0,
+            job_tokens=100_000,
+            meta=MetaConfig(),
+            parent_code=tmp_path / "seed",
+        )
     assert isinstance(text, str)
     log = run.log_dir(job.id)
     recorded = json.loads((log / "diagnosis.json").read_text())
     assert json.loads((log / "instructions.json").read_text()) == recorded
     top = Location.from_json(recorded["locations"][0])
-    assert recorded["source"] == "evidence" and top is not None and top.score >= recorded["locations"][-1]["score"]
+    assert (
+        recorded["source"] == "evidence"
+        and top is not None
+        and top.score >= recorded["locations"][-1]["score"]
+    )
     assert target_of(text) == recorded["target"] and recorded["target"].partition(":")[0] == top.path
-    assert f"Change line {top.line} of {top.path}" in recorded["change"] and top.evidence in recorded["change"]
+    assert (
+        f"Change line {top.line} of {top.path}" in recorded["change"] and top.evidence in recorded["change"]
+    )
     source = (tmp_path / "seed" / top.path).read_text().splitlines()
     assert source[top.line - 1] in recorded["lines"]  # the parent's line, under its number
 
 
 def test_the_agents_procedure_gets_the_recorded_conversations_to_count_itself(tmp_path):
     run, node, job = recorded_node(tmp_path)
-    brief = diagnose_node(run, job, node, {TASK.id: TASK}, None, ["agent/tools.py"], seed=0, job_tokens=1,
-                          meta=MetaConfig(procedure="agent"), parent_code=tmp_path / "seed")
+    brief = diagnose_node(
+        run,
+        job,
+        node,
+        {TASK.id: TASK},
+        None,
+        ["agent/tools.py"],
+        seed=0,
+        job_tokens=1,
+        meta=MetaConfig(procedure="agent"),
+        parent_code=tmp_path / "seed",
+    )
     files = dict(brief.files)  # type: ignore[union-attr]
     assert "EVIDENCE.md" not in files and "MAP.md" not in files  # the agent's own code computes both
     (recorded,) = [json.loads(line) for line in files["conversations.jsonl"].splitlines()]
@@ -109,7 +163,17 @@ def test_a_server_that_takes_no_reply_format_is_asked_again_without_one(tmp_path
     run, node, job = recorded_node(tmp_path)
     model = _NoSchemas([TASK_CODE, AGENT_FIX])
     with Gateway({"diagnose": model}) as gateway:
-        text = diagnose_node(run, job, node, {TASK.id: TASK}, gateway, ["agent/tools.py"], seed=0,
-                             job_tokens=100_000, meta=MetaConfig(), parent_code=tmp_path / "seed")
+        text = diagnose_node(
+            run,
+            job,
+            node,
+            {TASK.id: TASK},
+            gateway,
+            ["agent/tools.py"],
+            seed=0,
+            job_tokens=100_000,
+            meta=MetaConfig(),
+            parent_code=tmp_path / "seed",
+        )
     assert isinstance(text, str) and target_of(text) == "agent/tools.py:Workspace.bash"
     assert model.refused == 1 and all(request.response_format is None for request in model.requests)

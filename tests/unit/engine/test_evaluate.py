@@ -70,8 +70,9 @@ def test_infra_is_retried_then_recorded_as_infra(tmp_path):
     node = run.add_node(copy_seed(tmp_path / "seed"))
     gateway = FakeGateway()
     task = load_suite("builtin").get("structs-heapsort")
-    result = evaluate(run, node.id, task, sandboxes=broken_engine, gateway=gateway,
-                      settings=EvalSettings(infra_retries=2))
+    result = evaluate(
+        run, node.id, task, sandboxes=broken_engine, gateway=gateway, settings=EvalSettings(infra_retries=2)
+    )
     assert result.outcome == "infra" and "engine is down" in result.detail
     assert len(calls) == 3 and gateway.opened == gateway.closed  # every channel closed again
     assert [j.state for j in run.jobs()] == ["failed", "failed", "finished"]

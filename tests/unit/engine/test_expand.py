@@ -20,21 +20,40 @@ from evolve.standins.models import SMOKE_MARKER, RoutedModel
 from tests.unit.engine.expansion_place import expansion_place
 
 BREAK = """sed -i 's/args\\[0\\] == "diagnose"/args[0] == "gone"/' agent/__main__.py"""
-KEEP_DATA = "echo \"DATA = '$(tr -d '\\n' < $(dirname $INSTRUCTIONS)/instructions.json)'\" >> agent/__main__.py"
+KEEP_DATA = (
+    "echo \"DATA = '$(tr -d '\\n' < $(dirname $INSTRUCTIONS)/instructions.json)'\" >> agent/__main__.py"
+)
 """An improve step that copies the instructions' data (instructions.json, beside the text) into the child."""
 MODELS = {
-    "diagnose": RoutedModel([
-        ("honest-case", 'echo "# smuggled" >> agent/__main__.py; echo "Add a note: $(ls $MATERIAL/failures)" > $OUT'),
-        ("break-case", 'echo "Break your diagnose step." > $OUT'),
-        ("silent-case", 'echo "VALID: the child scores 1.0"'),
-        ("crash-case", "echo boom >&2; exit 3"),
-        ("flood-case", "head -c 200000 /dev/zero | tr '\\0' y > $OUT"),
-    ], "exit 9"),
-    "modify": RoutedModel([("Add a note", "echo 'NOTE = 1  # a note' >> agent/__main__.py"), ("Break your diagnose", BREAK),
-                           ("Keep the data", KEEP_DATA),
-                           ("yyyy", "echo 'LONG = 1  # a long note' >> agent/__main__.py")], "true"),
-    "solve": RoutedModel([(SMOKE_MARKER, "echo 'def greet(name): return f\"Hello, {name}!\"' > greet.py"),
-                          ("check that `diagnose` runs", "echo 'Check the loop.' > $OUT")], "true"),
+    "diagnose": RoutedModel(
+        [
+            (
+                "honest-case",
+                'echo "# smuggled" >> agent/__main__.py; echo "Add a note: $(ls $MATERIAL/failures)" > $OUT',
+            ),
+            ("break-case", 'echo "Break your diagnose step." > $OUT'),
+            ("silent-case", 'echo "VALID: the child scores 1.0"'),
+            ("crash-case", "echo boom >&2; exit 3"),
+            ("flood-case", "head -c 200000 /dev/zero | tr '\\0' y > $OUT"),
+        ],
+        "exit 9",
+    ),
+    "modify": RoutedModel(
+        [
+            ("Add a note", "echo 'NOTE = 1  # a note' >> agent/__main__.py"),
+            ("Break your diagnose", BREAK),
+            ("Keep the data", KEEP_DATA),
+            ("yyyy", "echo 'LONG = 1  # a long note' >> agent/__main__.py"),
+        ],
+        "true",
+    ),
+    "solve": RoutedModel(
+        [
+            (SMOKE_MARKER, "echo 'def greet(name): return f\"Hello, {name}!\"' > greet.py"),
+            ("check that `diagnose` runs", "echo 'Check the loop.' > $OUT"),
+        ],
+        "true",
+    ),
 }
 
 
@@ -44,8 +63,10 @@ def material(case: str) -> Material:
 
 @pytest.fixture(scope="module")
 def expand(tmp_path_factory):
-    """`expand(case)`: one expansion of the seed node with the case's material; (result, log dir, exchanges)."""
+    """`expand(case)`: one expansion of the seed node with the case's material; (result, log dir,
+    exchanges)."""
     with expansion_place(tmp_path_factory.mktemp("expand"), MODELS) as (run, node, place):
+
         def one(case: str):
             job = run.start_job("expand", node.id)
             result, _ = place.run_work(job, node, Expansion(material(case), ExpandSettings()))
@@ -84,13 +105,20 @@ def test_a_child_whose_diagnose_breaks_is_invalid_with_the_reason(expand):
     assert 'args[0] == "gone"' in (result.code_dir / "agent" / "__main__.py").read_text()
 
 
-@pytest.mark.parametrize(("case", "why"), [
-    ("silent-case", "diagnose wrote no instructions to its --out file"),
-    ("crash-case", "diagnose did not complete (exit 3: boom)"),
-])
+@pytest.mark.parametrize(
+    ("case", "why"),
+    [
+        ("silent-case", "diagnose wrote no instructions to its --out file"),
+        ("crash-case", "diagnose did not complete (exit 3: boom)"),
+    ],
+)
 def test_a_diagnose_step_that_writes_no_instructions_gets_no_child_and_no_improve_step(expand, case, why):
     result, _, exchanges = expand(case)
-    assert (result.valid, result.code_dir, result.reason) == (False, None, f"the agent's diagnosis failed: {why}")
+    assert (result.valid, result.code_dir, result.reason) == (
+        False,
+        None,
+        f"the agent's diagnosis failed: {why}",
+    )
     assert exchanges("diagnose") and not exchanges("modify")  # what it printed counts for nothing
 
 
@@ -102,11 +130,15 @@ def test_instructions_are_capped_before_the_child_sees_them(expand):
 
 
 def test_the_instructions_as_data_lie_beside_their_text_for_the_improve_step(tmp_path_factory):
-    """`instructions.json` (evolve.meta.modify.INSTRUCTIONS_JSON) ships with the expansion: the job's log keeps
-    it and the improve step finds it beside the instructions' text, /work/instructions.json (here the scripted
-    improve copies it into the child); the agent may ignore it."""
-    data = json.dumps({"target": "agent/__main__.py:main", "locations": [
-        {"path": "agent/__main__.py", "line": 3, "score": 0.5, "evidence": "x"}]})
+    """`instructions.json` (evolve.meta.modify.INSTRUCTIONS_JSON) ships with the expansion: the job's log
+    keeps it and the improve step finds it beside the instructions' text, /work/instructions.json (here the
+    scripted improve copies it into the child); the agent may ignore it."""
+    data = json.dumps(
+        {
+            "target": "agent/__main__.py:main",
+            "locations": [{"path": "agent/__main__.py", "line": 3, "score": 0.5, "evidence": "x"}],
+        }
+    )
     with expansion_place(tmp_path_factory.mktemp("data"), MODELS) as (run, node, place):
         job = run.start_job("expand", node.id)
         result, _ = place.run_work(job, node, Expansion("Keep the data.", ExpandSettings(), data=data))
@@ -125,8 +157,18 @@ def test_the_host_side_only_gathers_the_material_under_the_agents_procedure(tmp_
     run.record_evaluation(node.id, "t2", "pass")
     run.record_evaluation(node.id, "held-out-task", "fail", log_path=str(log), split="heldout")
     job = run.start_job("expand", node.id)
-    brief = diagnose_node(run, job, node, {}, None, ["agent/x.py"], seed=0, job_tokens=1,
-                          meta=MetaConfig(procedure="agent"), extra_material={"experience.md": "pooled"})
+    brief = diagnose_node(
+        run,
+        job,
+        node,
+        {},
+        None,
+        ["agent/x.py"],
+        seed=0,
+        job_tokens=1,
+        meta=MetaConfig(procedure="agent"),
+        extra_material={"experience.md": "pooled"},
+    )
     assert isinstance(brief, Material)  # no model call on the host (its gateway is None here)
     files = dict(brief.files)
     assert files["experience.md"] == "pooled" and "agent/x.py" in files["README.md"]
@@ -139,5 +181,8 @@ def test_the_diagnose_step_has_its_own_model_channel_only_under_the_agents_proce
     specs = Expansion("instructions", ExpandSettings()).channels("7")
     assert [s.role for s in specs] == ["modify", "solve"]
     specs = Expansion(material("x"), ExpandSettings()).channels("7")
-    assert [(s.job, s.role) for s in specs] == [("7-diagnose", "diagnose"), ("7-modify", "modify"),
-                                                 ("7-validate", "solve")]
+    assert [(s.job, s.role) for s in specs] == [
+        ("7-diagnose", "diagnose"),
+        ("7-modify", "modify"),
+        ("7-validate", "solve"),
+    ]

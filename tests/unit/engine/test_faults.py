@@ -17,7 +17,8 @@ from tests.unit.engine.conftest import HELDOUT, seeded_run
 
 
 class DiskFills:
-    """Wraps one of the run's write paths: the `after`-th call and every one after it fail as on a full disk."""
+    """Wraps one of the run's write paths: the `after`-th call and every one after it fail as on a full
+    disk."""
 
     def __init__(self, target, after: int, error: BaseException) -> None:
         self.target, self.after, self.error, self.calls, self.full = target, after, error, 0, True
@@ -69,8 +70,12 @@ def small_disk(tmp_path):
     """A 3 MiB tmpfs (a real disk that fills up); skipped where mounting is not allowed."""
     target = tmp_path / "disk"
     target.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", target], capture_output=True,
-                          text=True, check=False)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", target],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a small tmpfs here: {done.stderr.strip()}")
     yield target
@@ -85,7 +90,8 @@ def _fill(disk: Path, leave: int) -> Path:
 
 
 def test_a_real_full_disk_stops_the_run_in_one_line_and_a_resume_after_freeing_space_finishes_it(
-        make_runner, small_disk):
+    make_runner, small_disk
+):
     from evolve.archive import Run
     from evolve.cli.faults import describe
 

@@ -1,4 +1,5 @@
-"""`[seed] path`: a run's root is any directory that meets the agent contract; `[seed] agent`: a bundled one."""
+"""`[seed] path`: a run's root is any directory that meets the agent contract; `[seed] agent`: a bundled
+one."""
 
 import pytest
 
@@ -31,7 +32,9 @@ def test_a_seed_path_that_is_no_agent_is_refused_before_the_run_exists(tmp_path)
 
 
 def test_seed_agent_bare_roots_the_run_at_the_bare_seed(tmp_path):
-    run = open_run(parse_config(f'[run]\nname = "r"\narchive_dir = "{tmp_path}"\n\n[seed]\nagent = "bare"\n'), None)
+    run = open_run(
+        parse_config(f'[run]\nname = "r"\narchive_dir = "{tmp_path}"\n\n[seed]\nagent = "bare"\n'), None
+    )
     try:
         (root,) = run.nodes()
         tree = run.checkout(root.id, tmp_path / "out")
@@ -42,15 +45,23 @@ def test_seed_agent_bare_roots_the_run_at_the_bare_seed(tmp_path):
 
 
 def test_an_unknown_seed_agent_or_two_roots_are_one_line_each(tmp_path):
-    with pytest.raises(ConfigError, match=r"^<config>: key `seed.agent`: Input should be 'seed' or 'bare' \(got 'tiny'\)$"):
+    with pytest.raises(
+        ConfigError, match=r"^<config>: key `seed.agent`: Input should be 'seed' or 'bare' \(got 'tiny'\)$"
+    ):
         parse_config('[seed]\nagent = "tiny"\n')
-    with pytest.raises(ConfigError, match=r'^<config>: \[seed\] seed.path and seed.agent = "bare" both name the root'):
+    with pytest.raises(
+        ConfigError, match=r'^<config>: \[seed\] seed.path and seed.agent = "bare" both name the root'
+    ):
         parse_config('[seed]\nagent = "bare"\npath = "mine"\n')
 
 
 def test_named_search_tasks_are_searched_in_their_order_and_a_wrong_one_is_named():
-    tasks = load_tasks(parse_config('[tasks]\nids = ["todo-tags", "shop-low-stock", "inifile-as-bool"]\nlimit = 2\n'))
+    tasks = load_tasks(
+        parse_config('[tasks]\nids = ["todo-tags", "shop-low-stock", "inifile-as-bool"]\nlimit = 2\n')
+    )
     assert list(tasks.search) == ["todo-tags", "shop-low-stock"]
     assert len(tasks.heldout) == 10  # the held-out split is untouched
-    with pytest.raises(EvolveError, match=r"^\[tasks\] ids: todo-summary, nope not in split 'dev' of builtin$"):
+    with pytest.raises(
+        EvolveError, match=r"^\[tasks\] ids: todo-summary, nope not in split 'dev' of builtin$"
+    ):
         load_tasks(parse_config('[tasks]\nids = ["todo-tags", "todo-summary", "nope"]\n'))

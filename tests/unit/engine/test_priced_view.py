@@ -74,10 +74,23 @@ class ReplayWorld:
 
 
 def _runner(run, budget: BudgetConfig, policy, concurrency: int = 1, **worker):
-    worker = ScriptedWorker(run, seed=5, tokens_per_job=EVALUATION_TOKENS, expand_tokens=EXPANSION_TOKENS, **worker)
+    worker = ScriptedWorker(
+        run, seed=5, tokens_per_job=EVALUATION_TOKENS, expand_tokens=EXPANSION_TOKENS, **worker
+    )
     executor = LocalExecutor(concurrency)
-    runner = Runner(run, policy, worker, executor, search_tasks=TASKS, heldout_tasks=HELDOUT, heldout_seed=True,
-                    budget=budget, concurrency=concurrency, seed=3, priors=PRIORS)
+    runner = Runner(
+        run,
+        policy,
+        worker,
+        executor,
+        search_tasks=TASKS,
+        heldout_tasks=HELDOUT,
+        heldout_seed=True,
+        budget=budget,
+        concurrency=concurrency,
+        seed=3,
+        priors=PRIORS,
+    )
     return runner, executor
 
 
@@ -85,8 +98,17 @@ def _same(runner_view: SearchView, bench_view: SearchView) -> None:
     assert [str(i) for i in bench_view.ids] == list(runner_view.ids)
     for name in ("parent", "valid", "successes", "failures", "clade_successes", "clade_failures"):
         assert np.array_equal(getattr(runner_view, name), getattr(bench_view, name)), name
-    for name in ("evaluated", "solved", "task_order", "budget", "used", "pending_evaluations",
-                 "pending_expansions", "expansions_left", "spend"):
+    for name in (
+        "evaluated",
+        "solved",
+        "task_order",
+        "budget",
+        "used",
+        "pending_evaluations",
+        "pending_expansions",
+        "expansions_left",
+        "spend",
+    ):
         assert getattr(runner_view, name) == getattr(bench_view, name), name
 
 
@@ -100,9 +122,19 @@ def test_the_runner_and_the_bench_hand_a_policy_identical_views(tmp_path):
     finally:
         executor.shutdown(cancel_pending=True)
     in_bench = Recording()
-    run_episode(in_bench, WorldParams(), budget.tokens, seed=0, expand_cost=4.0, world=ReplayWorld(run),
-                task_order=runner.state.task_order, decision_rng=lambda decision: np.random.default_rng([3, decision]),
-                unit="tokens", evaluation_limit=budget.evaluations, reserve_jobs=2 * len(HELDOUT))
+    run_episode(
+        in_bench,
+        WorldParams(),
+        budget.tokens,
+        seed=0,
+        expand_cost=4.0,
+        world=ReplayWorld(run),
+        task_order=runner.state.task_order,
+        decision_rng=lambda decision: np.random.default_rng([3, decision]),
+        unit="tokens",
+        evaluation_limit=budget.evaluations,
+        reserve_jobs=2 * len(HELDOUT),
+    )
     assert len(in_run.views) == len(in_bench.views) > 20
     for runner_view, bench_view in zip(in_run.views, in_bench.views, strict=True):
         _same(runner_view, bench_view)
@@ -134,7 +166,8 @@ def test_a_priced_run_stops_within_one_job_of_its_budget_and_records_its_prices(
     assert decisions[0].spend.expansion_price == PRIORS.expansion_tokens
     assert decisions[-1].spend.expansion_price == pytest.approx(
         (2 * PRIORS.expansion_tokens + EXPANSION_TOKENS * decisions[-1].spend.expansions_measured)
-        / (2 + decisions[-1].spend.expansions_measured))
+        / (2 + decisions[-1].spend.expansions_measured)
+    )
 
 
 def test_a_resumed_run_keeps_the_priors_it_started_with(tmp_path):
@@ -145,9 +178,17 @@ def test_a_resumed_run_keeps_the_priors_it_started_with(tmp_path):
     finally:
         executor.shutdown(cancel_pending=True)
     worker = ScriptedWorker(run, tokens_per_job=EVALUATION_TOKENS)
-    again = Runner(run, HGMCostPolicy(), worker, LocalExecutor(1), search_tasks=TASKS,
-                   budget=BudgetConfig(evaluations=5, tokens=100_000), concurrency=1, seed=3,
-                   priors=Priors(evaluation_tokens=1.0, expansion_tokens=1.0))
+    again = Runner(
+        run,
+        HGMCostPolicy(),
+        worker,
+        LocalExecutor(1),
+        search_tasks=TASKS,
+        budget=BudgetConfig(evaluations=5, tokens=100_000),
+        concurrency=1,
+        seed=3,
+        priors=Priors(evaluation_tokens=1.0, expansion_tokens=1.0),
+    )
     assert again.priors == PRIORS
 
 

@@ -22,6 +22,8 @@ def test_only_tasks_the_parent_always_failed_or_always_passed_are_rerun_in_recor
     _evaluated(run, node, "fail-3", "fail")
     _evaluated(run, node, "gone", "fail")  # not one of the run's tasks any more
     picked = rerun_tasks(run, node, tasks, 2, 1)
-    assert [t.id for t in picked.failed] == ["fail-1", "fail-2"] and [t.id for t in picked.passed] == ["pass-1"]
+    assert [t.id for t in picked.failed] == ["fail-1", "fail-2"] and [t.id for t in picked.passed] == [
+        "pass-1"
+    ]
     assert [t.id for t in rerun_tasks(run, node, tasks, 5, 5).passed] == ["pass-1", "pass-2"]
     assert not rerun_tasks(run, node, tasks, 0, 3) and rerun_tasks(run, node, tasks, 0, 3).passed == ()

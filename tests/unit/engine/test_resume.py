@@ -68,8 +68,11 @@ def test_a_v1_run_killed_during_heldout_scoring_resumes_as_heldout(make_runner, 
 def test_a_job_of_another_command_is_not_run_by_the_search(make_runner):
     runner, run, _ = make_runner(BudgetConfig(evaluations=10), concurrency=1)
     runner.execute()
-    unevaluated = next(t for t in ("task-00", "task-01", "task-02", "task-03") if t not in
-                       {e.task for e in run.evaluations("0")})
+    unevaluated = next(
+        t
+        for t in ("task-00", "task-01", "task-02", "task-03")
+        if t not in {e.task for e in run.evaluations("0")}
+    )
     stray = run.start_job("evaluate", "0", unevaluated)  # an `evolve eval` killed midway: no split
     runner2, _, _ = make_runner(BudgetConfig(evaluations=10), run=run, concurrency=1)
     runner2.execute()
@@ -113,8 +116,10 @@ def test_a_v2_run_migrated_re_runs_what_the_old_code_re_ran_and_loses_nothing(ma
     run, outcome, jobs = _resume_v2_run(make_runner, tmp_path)
     old = V2_ANSWERS["resumed"]["jobs"]
     assert _without_detail_and_times(jobs[:23]) == _without_detail_and_times(old[:23])  # the fixture, then
-    assert [(j["requeue_of"], j["attempt"], j["state"]) for j in jobs[21:23]] == [(19, 2, "finished"),
-                                                                                (20, 3, "finished")]
+    assert [(j["requeue_of"], j["attempt"], j["state"]) for j in jobs[21:23]] == [
+        (19, 2, "finished"),
+        (20, 3, "finished"),
+    ]
     assert jobs[20]["state"] == "cancelled" and 21 not in {j["requeue_of"] for j in jobs}  # `evolve eval`'s
     dev = [e for e in run.evaluations(split="dev") if e.outcome != "infra"]
     assert len(dev) == 14 == outcome["evaluations_used"]

@@ -29,8 +29,13 @@ def test_resume_after_sigkill(tmp_path):
         finished_before = {j.id: j for j in run.jobs("finished")}
     assert interrupted, "the kill should catch jobs in flight"
 
-    resumed = subprocess.run([sys.executable, str(SCRIPT), str(run_path), "0.0"], capture_output=True,
-                             text=True, timeout=120, check=False)
+    resumed = subprocess.run(
+        [sys.executable, str(SCRIPT), str(run_path), "0.0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert resumed.returncode == 0, resumed.stderr
 
     with Run.open(run_path) as run:
@@ -46,7 +51,11 @@ def test_resume_after_sigkill(tmp_path):
             assert jobs[job_id].state == "cancelled" and jobs[job_id].detail == "interrupted"
             rerun = reruns[job_id]
             assert (rerun.kind, rerun.node, rerun.task, rerun.state) == (
-                jobs[job_id].kind, jobs[job_id].node, jobs[job_id].task, "finished")
+                jobs[job_id].kind,
+                jobs[job_id].node,
+                jobs[job_id].task,
+                "finished",
+            )
         assert not run.jobs("started")
         # The budget was spent exactly (interrupted evaluations were within it), and counts add up.
         assert len(dev) == 40

@@ -1,4 +1,5 @@
-"""InfraRetry, the one retry rule: infra attempts are tried again, up to `retries` times, never after a stop."""
+"""InfraRetry, the one retry rule: infra attempts are tried again, up to `retries` times, never after a
+stop."""
 
 from __future__ import annotations
 

@@ -29,7 +29,9 @@ def test_run_spends_exactly_the_evaluation_budget(make_runner):
     heldout = run.evaluations(split="heldout")
     assert sorted(e.task for e in heldout) == HELDOUT and {e.node for e in heldout} == {outcome.best_node}
     assert outcome.heldout_total == 3
-    assert run.tree().own_counts(outcome.best_node).total == sum(1 for e in counted(run) if e.node == outcome.best_node)
+    assert run.tree().own_counts(outcome.best_node).total == sum(
+        1 for e in counted(run) if e.node == outcome.best_node
+    )
 
 
 def test_clade_counts_match_a_recount(make_runner):
@@ -69,13 +71,18 @@ def test_each_budget_stops_new_work(make_runner, budget, reason):
     concurrency = 2
     runner, run, _ = make_runner(budget, concurrency=concurrency, delay_s=0.05, tokens_per_job=100)
     outcome = runner.execute()
-    assert outcome.stop_reason.startswith(reason) and (outcome.stop == reason or (
-        reason == StopReason.EXPANSION_BUDGET and outcome.stop == StopReason.EVALUATION_BUDGET))
+    assert outcome.stop_reason.startswith(reason) and (
+        outcome.stop == reason
+        or (reason == StopReason.EXPANSION_BUDGET and outcome.stop == StopReason.EVALUATION_BUDGET)
+    )
     jobs = run.jobs()
     if budget.expansions is not None:
         assert sum(j.kind == "expand" for j in jobs) == budget.expansions
         # no more expansions, but the search goes on evaluating: every valid node gets its results
-        assert "every valid node is evaluated" in outcome.stop_reason or "evaluation budget" in outcome.stop_reason
+        assert (
+            "every valid node is evaluated" in outcome.stop_reason
+            or "evaluation budget" in outcome.stop_reason
+        )
         evaluated = {(e.node, e.task) for e in run.evaluations() if e.task not in HELDOUT}
         for node in run.nodes():
             if node.valid:
@@ -95,13 +102,19 @@ def test_a_node_that_passes_every_search_task_ends_the_search_when_asked_and_is_
     runner, run, _ = make_runner(budget, concurrency=1, outcomes=outcomes)
     outcome = runner.execute()
     assert outcome.stop == StopReason.SOLVED and outcome.best_node == "1"
-    assert outcome.stop_reason == f"a node passed every search task (node 1, {len(TASKS)} of {len(TASKS)}; " \
-                                  "`[budget] stop_when_solved`)"
+    assert (
+        outcome.stop_reason == f"a node passed every search task (node 1, {len(TASKS)} of {len(TASKS)}; "
+        "`[budget] stop_when_solved`)"
+    )
     assert counted(run)[-1].node == "1"  # nothing started after its last pass
     assert [e.task for e in run.evaluations("1", split="heldout")] == HELDOUT  # still scored held-out
     # Without the switch the same run spends its expansion budget on nodes that can only tie.
-    runner, full, _ = make_runner(BudgetConfig(evaluations=120, expansions=6), concurrency=1, outcomes=outcomes,
-                                  run=seeded_run(run.path.parent / "full"))
+    runner, full, _ = make_runner(
+        BudgetConfig(evaluations=120, expansions=6),
+        concurrency=1,
+        outcomes=outcomes,
+        run=seeded_run(run.path.parent / "full"),
+    )
     assert runner.execute().stop != StopReason.SOLVED
     assert sum(j.kind == "expand" for j in full.jobs()) == 6 > sum(j.kind == "expand" for j in run.jobs())
 
@@ -166,7 +179,11 @@ def test_resume_reruns_interrupted_jobs_once(make_runner):
     jobs = {j.id: j for j in run.jobs()}
     rerun_of = {j.requeue_of for j in jobs.values()}
     assert jobs[crashed_eval.id].state == "cancelled" and {crashed_eval.id, crashed_expand.id} <= rerun_of
-    reruns = [j for j in jobs.values() if j.id > crashed_expand.id and j.kind == "evaluate" and j.task == unevaluated]
+    reruns = [
+        j
+        for j in jobs.values()
+        if j.id > crashed_expand.id and j.kind == "evaluate" and j.task == unevaluated
+    ]
     assert len(reruns) == 1 and reruns[0].state == "finished"
     assert len(run.evaluations(split="dev")) == before + 1  # budget already spent: only the re-run
     # A third session finds nothing to re-run.
@@ -182,7 +199,9 @@ def test_the_cpu_hour_budget_stops_new_work_and_is_shown(make_runner):
 
     concurrency, delay = 2, 0.05
     limit = 20 * delay / 3600.0  # about 20 jobs of one CPU each
-    runner, run, _ = make_runner(BudgetConfig(evaluations=500, cpu_hours=limit), concurrency=concurrency, delay_s=delay)
+    runner, run, _ = make_runner(
+        BudgetConfig(evaluations=500, cpu_hours=limit), concurrency=concurrency, delay_s=delay
+    )
     outcome = runner.execute()
     assert "CPU-hour budget" in outcome.stop_reason
     jobs = run.jobs()
@@ -202,7 +221,9 @@ def test_the_cpu_hour_budget_stops_new_work_and_is_shown(make_runner):
 @pytest.mark.parametrize("heldout_seed", [False, True])
 def test_the_seed_is_scored_on_the_heldout_tasks_beside_the_final_agent_when_asked(make_runner, heldout_seed):
     failing_seed = {("0", task): "fail" for task in TASKS + HELDOUT}  # so the final agent is a child
-    runner, run, _ = make_runner(BudgetConfig(evaluations=30), heldout_seed=heldout_seed, outcomes=failing_seed)
+    runner, run, _ = make_runner(
+        BudgetConfig(evaluations=30), heldout_seed=heldout_seed, outcomes=failing_seed
+    )
     outcome = runner.execute()
     assert outcome.heldout_scored and outcome.best_node not in (None, "0")
     scored = {(e.node, e.task) for e in run.evaluations(split="heldout")}
@@ -212,7 +233,9 @@ def test_the_seed_is_scored_on_the_heldout_tasks_beside_the_final_agent_when_ask
     assert outcome.seed_node == ("0" if heldout_seed else None)
 
 
-def test_the_eta_counts_the_binding_budget_and_the_heldout_scoring_and_progress_goes_on_through_it(make_runner):
+def test_the_eta_counts_the_binding_budget_and_the_heldout_scoring_and_progress_goes_on_through_it(
+    make_runner,
+):
     """A run under `cpu_hours` showed `eta 46.9 min` with about four hours to go: the estimate counted
     evaluations left of `[budget] evaluations` at this session's pace and no held-out scoring, which then
     ran for hours with no progress line at all."""
@@ -228,8 +251,12 @@ def test_the_eta_counts_the_binding_budget_and_the_heldout_scoring_and_progress_
             self.snapshots.append((time.monotonic(), snapshot))
 
     delay = 0.05
-    runner, _, _ = make_runner(BudgetConfig(evaluations=500, cpu_hours=16 * delay / 3600.0), concurrency=1,
-                                 delay_s=delay, heldout_seed=True)
+    runner, _, _ = make_runner(
+        BudgetConfig(evaluations=500, cpu_hours=16 * delay / 3600.0),
+        concurrency=1,
+        delay_s=delay,
+        heldout_seed=True,
+    )
     runner.progress = shown = Shown()
     outcome = runner.execute()
     end = time.monotonic()
@@ -245,7 +272,9 @@ def test_the_eta_counts_the_binding_budget_and_the_heldout_scoring_and_progress_
     # Every estimate once a job has finished: about the time the run then took (the held-out six included).
     for at, snapshot in snapshots[:-1]:
         if snapshot.eta_s is not None:
-            assert 0.3 * (end - at) - 3 * delay <= snapshot.eta_s <= 3 * (end - at) + 3 * delay, snapshot.line()
+            assert 0.3 * (end - at) - 3 * delay <= snapshot.eta_s <= 3 * (end - at) + 3 * delay, (
+                snapshot.line()
+            )
     assert any(s.eta_s is not None for _, s in snapshots if s.heldout_scored == 0)
 
 
@@ -254,12 +283,27 @@ def test_eta_seconds_prices_the_rest_of_the_binding_budget_at_the_runs_own_pace(
     from evolve.engine.costs import eta_seconds
     from evolve.search.spend import Spend
 
-    totals = {JobKind.EVALUATE: (10, 600.0), JobKind.EXPAND: (2, 1200.0)}  # 60 s an evaluation, 600 s an expansion
-    hours = Spend("cpu_hours", limit=2.0, spent=0.5, in_flight=0.1, reserve=0.2, evaluation_price=1 / 60,
-                  expansion_price=1 / 6)
-    assert eta_seconds(hours, totals, heldout_due=12, concurrency=1) == pytest.approx((1.2 + 0.1) * 3600 + 12 * 60)
-    assert eta_seconds(hours, totals, heldout_due=12, concurrency=2) == pytest.approx(((1.2 + 0.1) * 3600 + 720) / 2)
-    results = Spend("evaluations", limit=40, spent=10, in_flight=1, reserve=0, evaluation_price=1, expansion_price=0)
+    # 60 s an evaluation, 600 s an expansion
+    totals = {JobKind.EVALUATE: (10, 600.0), JobKind.EXPAND: (2, 1200.0)}
+    hours = Spend(
+        "cpu_hours",
+        limit=2.0,
+        spent=0.5,
+        in_flight=0.1,
+        reserve=0.2,
+        evaluation_price=1 / 60,
+        expansion_price=1 / 6,
+    )
+    assert eta_seconds(hours, totals, heldout_due=12, concurrency=1) == pytest.approx(
+        (1.2 + 0.1) * 3600 + 12 * 60
+    )
+    assert eta_seconds(hours, totals, heldout_due=12, concurrency=2) == pytest.approx(
+        ((1.2 + 0.1) * 3600 + 720) / 2
+    )
+    results = Spend(
+        "evaluations", limit=40, spent=10, in_flight=1, reserve=0, evaluation_price=1, expansion_price=0
+    )
     assert eta_seconds(results, totals, heldout_due=0, concurrency=1) == pytest.approx(30 * 1800 / 10)
-    assert eta_seconds(None, totals, heldout_due=5, concurrency=1) == pytest.approx(300)  # the held-out scoring left
+    # the held-out scoring left
+    assert eta_seconds(None, totals, heldout_due=5, concurrency=1) == pytest.approx(300)
     assert eta_seconds(results, {JobKind.EVALUATE: (0, 0.0), JobKind.EXPAND: (1, 60.0)}, 3, 1) is None

@@ -23,8 +23,12 @@ def _started(run_path: Path) -> int:
 
 
 def _run_until_busy(run_path: Path) -> subprocess.Popen:
-    process = subprocess.Popen([sys.executable, str(SCRIPT), str(run_path)], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, str(SCRIPT), str(run_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 30
     while _started(run_path) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -32,12 +36,16 @@ def _run_until_busy(run_path: Path) -> subprocess.Popen:
     return process
 
 
-@pytest.mark.parametrize(("signals", "status"), [
-    ((signal.SIGTERM,), 143),
-    ((signal.SIGHUP,), 129),
-    ((signal.SIGINT, signal.SIGINT), 130),
-    ((signal.SIGINT, signal.SIGTERM), 143),
-], ids=["term", "hup", "int-int", "int-term"])
+@pytest.mark.parametrize(
+    ("signals", "status"),
+    [
+        ((signal.SIGTERM,), 143),
+        ((signal.SIGHUP,), 129),
+        ((signal.SIGINT, signal.SIGINT), 130),
+        ((signal.SIGINT, signal.SIGTERM), 143),
+    ],
+    ids=["term", "hup", "int-int", "int-term"],
+)
 def test_a_cancelling_signal_marks_the_jobs_and_exits_128_plus_it(tmp_path, signals, status):
     run_path = tmp_path / "run"
     process = _run_until_busy(run_path)

@@ -26,7 +26,8 @@ def test_the_line_only_the_failing_replay_runs_ranks_first(tmp_path) -> None:
     assert (first.path, first.line) == FAILING_ONLY
     assert first.score == 1.0 and "run by 1 of 1 failing replays and 0 of 1 passing" in first.evidence
     by_line = {(location.path, location.line): location for location in ranked}
-    shared = by_line[RUNS_COMMAND]  # run by both replays: ranked below, with what its command's output came to
+    # run by both replays: ranked below, with what its command's output came to
+    shared = by_line[RUNS_COMMAND]
     assert shared.score < first.score
     assert "incl. 1 traceback" in shared.evidence and ", 0 reached the model" in shared.evidence
     assert all(location.path == "agent/__main__.py" for location in ranked)  # the agent's files only
@@ -40,16 +41,33 @@ def test_only_lines_of_the_agents_own_python_files_count(tmp_path) -> None:
     (tmp_path / "outside.py").write_text("x = 1\n" * 10)
     (code / "agent" / "linked.py").symlink_to(tmp_path / "outside.py")
     accepts = agent_lines(code)
-    assert accepts(("agent/loop.py", 2)) and not accepts(("agent/loop.py", 3)) and not accepts(("agent/loop.py", 0))
+    assert (
+        accepts(("agent/loop.py", 2))
+        and not accepts(("agent/loop.py", 3))
+        and not accepts(("agent/loop.py", 0))
+    )
     assert not accepts(("notes.txt", 1)) and not accepts(("agent/linked.py", 1))
 
 
 def test_the_text_sent_is_each_non_assistant_message_once() -> None:
-    request = ChatRequest(messages=(Message(role="system", content="rules"), Message(role="user", content="do it"),
-                                    Message(role="assistant", content="my own words"),
-                                    Message(role="tool", content="out")))
-    exchange = Exchange(seq=1, job_id="1", node_id="n", role="solve", request_sha256="0", request=request,
-                        response=ChatResponse(message=Message(role="assistant", content="ok"), model="m"),
-                        response_id="r", created=0)
+    request = ChatRequest(
+        messages=(
+            Message(role="system", content="rules"),
+            Message(role="user", content="do it"),
+            Message(role="assistant", content="my own words"),
+            Message(role="tool", content="out"),
+        )
+    )
+    exchange = Exchange(
+        seq=1,
+        job_id="1",
+        node_id="n",
+        role="solve",
+        request_sha256="0",
+        request=request,
+        response=ChatResponse(message=Message(role="assistant", content="ok"), model="m"),
+        response_id="r",
+        created=0,
+    )
     row = exchange.model_dump_json()
     assert sent_text(f"{row}\n\n{{broken\n{row}\n") == "rules\ndo it\nout"

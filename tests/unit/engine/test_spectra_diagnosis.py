@@ -25,16 +25,25 @@ def test_the_diagnosis_names_the_line_only_the_failing_replay_ran_and_counts_its
     node = run.node(node_id)
     firsts, spectra = {}, {}
     for on in (1, 0):
-        settings = WorkerSettings(eval=SETTINGS, expand=ExpandSettings(candidates=1),
-                                  meta=MetaConfig(diagnosis="evidence", spectra=on))
+        settings = WorkerSettings(
+            eval=SETTINGS,
+            expand=ExpandSettings(candidates=1),
+            meta=MetaConfig(diagnosis="evidence", spectra=on),
+        )
         models = {"diagnose": ScriptedModel(["{}"]), "modify": ScriptedModel(["true"] * 4)}
         with Gateway(models, exchanges_dir=run.path / "exchanges") as gateway:
-            worker = EngineWorker(run, tasks, gateway=gateway, settings=settings, seed=0, sandboxes=ProcessSandboxes())
+            worker = EngineWorker(
+                run, tasks, gateway=gateway, settings=settings, seed=0, sandboxes=ProcessSandboxes()
+            )
             job = run.start_job("expand", node_id)
             worker.expand(job, node)
         log_dir = run.log_dir(job.id)
         firsts[on] = json.loads((log_dir / INSTRUCTIONS_JSON).read_text())["locations"][0]
-        spectra[on] = json.loads((log_dir / "spectra.json").read_text()) if (log_dir / "spectra.json").is_file() else None
+        spectra[on] = (
+            json.loads((log_dir / "spectra.json").read_text())
+            if (log_dir / "spectra.json").is_file()
+            else None
+        )
     run.close()
     with_spectra, without = firsts[1], firsts[0]
     assert (with_spectra["path"], with_spectra["line"]) == FAILING_ONLY
@@ -62,8 +71,16 @@ def test_a_cluster_worker_runs_the_spectra_by_the_same_path(tmp_path) -> None:
     run, node_id, tasks = recorded_pair(tmp_path)
     settings = WorkerSettings(eval=SETTINGS, meta=MetaConfig(diagnosis="evidence", spectra=1))
     with Gateway({"diagnose": ScriptedModel(["{}"])}) as gateway:
-        worker = cluster_worker(run, tasks, gateway=gateway, gateway_origin="http://head:1", cluster=InProcess(),
-                                settings=settings, sandboxes=ProcessSandboxes(), seed=0)
+        worker = cluster_worker(
+            run,
+            tasks,
+            gateway=gateway,
+            gateway_origin="http://head:1",
+            cluster=InProcess(),
+            settings=settings,
+            sandboxes=ProcessSandboxes(),
+            seed=0,
+        )
         job = run.start_job("expand", node_id)
         ranked = worker._spectra(job, run.node(node_id))
     log_dir = run.log_dir(job.id)

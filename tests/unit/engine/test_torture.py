@@ -35,8 +35,12 @@ def _jobs(run_path: Path) -> list[tuple[str | None, str]]:
 
 
 def _start(run_path: Path, seed: int, concurrency: int) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, str(SCRIPT), str(run_path), str(seed), str(concurrency), "0.05"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, str(SCRIPT), str(run_path), str(seed), str(concurrency), "0.05"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _kill_somewhere(process: subprocess.Popen, run_path: Path, rng: random.Random, heldout: bool) -> bool:
@@ -72,7 +76,12 @@ def check_invariants(run_path: Path) -> None:
             if job.requeue_of is not None:
                 old = jobs[job.requeue_of - 1]
                 assert (old.kind, old.node, old.task, old.split, old.decision) == (
-                    job.kind, job.node, job.task, job.split, job.decision)
+                    job.kind,
+                    job.node,
+                    job.task,
+                    job.split,
+                    job.decision,
+                )
         dev = [e for e in run.evaluations(split="dev") if e.outcome != "infra"]
         assert max(Counter((e.node, e.task) for e in dev).values()) == 1, "a (node, task) counted twice"
         assert {e.task for e in dev} <= set(SEARCH), "a held-out task in the search split"
@@ -92,7 +101,9 @@ def test_sigkill_anywhere_then_resume_keeps_the_archive_consistent(tmp_path, see
     run_path = tmp_path / "run"
     kills = 0
     # random moments: the first in the search, the last ones a random way into held-out scoring
-    while kills < 6 and _kill_somewhere(_start(run_path, seed, 3), run_path, rng, kills >= 2 or (kills == 1 and rng.random() < 0.5)):
+    while kills < 6 and _kill_somewhere(
+        _start(run_path, seed, 3), run_path, rng, kills >= 2 or (kills == 1 and rng.random() < 0.5)
+    ):
         kills += 1
     final = _start(run_path, seed, 3)
     out, err = final.communicate(timeout=60)
@@ -101,7 +112,9 @@ def test_sigkill_anywhere_then_resume_keeps_the_archive_consistent(tmp_path, see
     assert kills >= 2
     check_invariants(run_path)
     with Run.open(run_path) as run:
-        assert [j for j in run.jobs() if j.split == "heldout" and j.requeue_of], "no kill hit held-out scoring"
+        assert [j for j in run.jobs() if j.split == "heldout" and j.requeue_of], (
+            "no kill hit held-out scoring"
+        )
 
 
 def _decisions(run_path: Path) -> tuple[list, list, list]:

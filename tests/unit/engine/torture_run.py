@@ -33,13 +33,25 @@ def main(path: str, seed: int, concurrency: int, delay: float) -> None:
     run = open_or_create(Path(path))
     executor = LocalExecutor(concurrency)
     worker = ScriptedWorker(run, seed=seed, delay_s=delay, invalid_every=4)
-    runner = Runner(run, HGMPolicy(), worker, executor, search_tasks=SEARCH, heldout_tasks=HELDOUT,
-                    budget=BUDGET, concurrency=concurrency, seed=seed)
+    runner = Runner(
+        run,
+        HGMPolicy(),
+        worker,
+        executor,
+        search_tasks=SEARCH,
+        heldout_tasks=HELDOUT,
+        budget=BUDGET,
+        concurrency=concurrency,
+        seed=seed,
+    )
     outcome = runner.execute()
     executor.shutdown()
     run.close()
-    print(f"stopped: {outcome.stop_reason}; best {outcome.best_node}; heldout {outcome.heldout_passed}"
-          f"/{outcome.heldout_total} scored={outcome.heldout_scored}", flush=True)
+    print(
+        f"stopped: {outcome.stop_reason}; best {outcome.best_node}; heldout {outcome.heldout_passed}"
+        f"/{outcome.heldout_total} scored={outcome.heldout_scored}",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

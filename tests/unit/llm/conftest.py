@@ -74,6 +74,7 @@ def api_keys(monkeypatch) -> None:
 @pytest.fixture
 def gateway_for():
     """A gateway that serves one model in every role; keyword args go to `Gateway`."""
+
     def make(model, **options: object) -> Gateway:
         return Gateway(every_role(model), **options)
 

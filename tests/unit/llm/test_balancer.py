@@ -41,7 +41,9 @@ def _closed_port() -> int:
 
 def dead_replica() -> OpenAICompatible:
     """A replica whose server is gone: every call is a refused connection (one try, no backoff)."""
-    return OpenAICompatible(f"http://127.0.0.1:{_closed_port()}/v1", "m", retry=RetryPolicy(attempts=1), timeout_s=5)
+    return OpenAICompatible(
+        f"http://127.0.0.1:{_closed_port()}/v1", "m", retry=RetryPolicy(attempts=1), timeout_s=5
+    )
 
 
 def _in_threads(model: LeastLoaded, count: int) -> tuple[list[threading.Thread], list]:
@@ -97,7 +99,9 @@ def test_a_full_queue_refuses_at_once_with_a_clear_error():
     assert replica.started.acquire(timeout=5)
     while balancer._waiting < 1:
         time.sleep(0.01)
-    with pytest.raises(Overloaded, match="overloaded: 1 requests already wait.*queue bound 1.*executor.concurrency"):
+    with pytest.raises(
+        Overloaded, match="overloaded: 1 requests already wait.*queue bound 1.*executor.concurrency"
+    ):
         balancer.complete(_ask())
     gate.set()
     for thread in threads:
@@ -165,8 +169,11 @@ def test_a_role_with_several_replica_urls_gets_a_balancer_that_fails_over():
     from evolve.llm.stack import client_for
 
     with FakeOpenAIServer() as live:
-        config = ModelConfig(provider="openai-compatible", model="m",
-                             replica_urls=(f"http://127.0.0.1:{_closed_port()}/v1", live.base_url))
+        config = ModelConfig(
+            provider="openai-compatible",
+            model="m",
+            replica_urls=(f"http://127.0.0.1:{_closed_port()}/v1", live.base_url),
+        )
         model = client_for(config)
         assert isinstance(model, LeastLoaded)
         assert [model.complete(_ask()).message.content for _ in range(3)] == ["ok"] * 3

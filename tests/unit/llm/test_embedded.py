@@ -86,4 +86,6 @@ def test_an_unknown_embedded_model_is_a_config_error_naming_the_choices():
     assert ModelConfig(model="qwen2.5-coder-1.5b-instruct").model == "qwen2.5-coder-1.5b-instruct"
     with pytest.raises(ValidationError, match="no embedded model .*qwen2.5-coder-1.5b-instruct"):
         ModelConfig(model="qwen-7b")
-    assert ModelConfig(provider="openai-compatible", model="qwen-7b", base_url="http://x/v1").model == "qwen-7b"
+    assert (
+        ModelConfig(provider="openai-compatible", model="qwen-7b", base_url="http://x/v1").model == "qwen-7b"
+    )

@@ -91,7 +91,8 @@ def test_replay_answers_byte_identically_and_refuses_unrecorded_requests(tmp_pat
         replayed = [post(job.socket_path, chat(p)) for p in prompts]
         assert (replay.report(3).requests, replay.report(3).replay_misses) == (3, 0)
         status, body = post(job.socket_path, chat("never asked"))
-        assert (replay.report(3).requests, replay.report(3).replay_misses) == (3, 1)  # what a re-run asked anew
+        # what a re-run asked anew
+        assert (replay.report(3).requests, replay.report(3).replay_misses) == (3, 1)
     assert replayed == recorded
     assert [json.loads(b)["choices"][0]["message"]["content"] for _, b in replayed] == ["r1", "r2", "r3"]
     assert status == 409

@@ -20,13 +20,13 @@ from .test_agent_request import ANY_JSON, MUTATED, encode
 ATTACKS = {
     "surrogate in content": b'{"messages":[{"role":"user","content":"fail\\ud800"}]}',
     "surrogate in a tool description": b'{"messages":[{"role":"user","content":"a"}],"tools":[{"type":"function",'
-                                       b'"function":{"name":"f","description":"\\udc00"}}]}',
+    b'"function":{"name":"f","description":"\\udc00"}}]}',
     "surrogate in tool_choice": b'{"messages":[{"role":"user","content":"a"}],"tools":[{"type":"function",'
-                                b'"function":{"name":"f"}}],"tool_choice":{"type":"function","function":{"name":"\\ud800"}}}',
+    b'"function":{"name":"f"}}],"tool_choice":{"type":"function","function":{"name":"\\ud800"}}}',
     "NaN temperature": b'{"messages":[{"role":"user","content":"a"}],"temperature":NaN}',
     "overflowing temperature": b'{"messages":[{"role":"user","content":"a"}],"temperature":-1e400}',
     "deep nesting": b'{"messages":[{"role":"user","content":"a"}],"tools":[{"type":"function","function":{"name":"f",'
-                    b'"parameters":' + b"[" * 5000 + b"]" * 5000 + b"}}]}",
+    b'"parameters":' + b"[" * 5000 + b"]" * 5000 + b"}}]}",
 }
 
 
@@ -34,7 +34,9 @@ def _raw_post(path, data: bytes) -> tuple[int, dict]:
     from .conftest import _UnixConnection
 
     connection = _UnixConnection(path)
-    connection.request("POST", "/v1/chat/completions", body=data, headers={"Content-Type": "application/json"})
+    connection.request(
+        "POST", "/v1/chat/completions", body=data, headers={"Content-Type": "application/json"}
+    )
     reply = connection.getresponse()
     result = reply.status, json.loads(reply.read() or b"{}")
     connection.close()
@@ -160,7 +162,8 @@ def test_the_witness_takes_other_traffic_as_proof_and_shares_one_probe():
     clock = [100.0]
     witness = ServiceWitness(Counting(["ok"]), clock=lambda: clock[0])
     witness.answered()
-    assert witness.up_since(99.0) == (True, witness.up_since(99.0)[1]) and calls == []  # an answer after it began
+    # an answer after it began
+    assert witness.up_since(99.0) == (True, witness.up_since(99.0)[1]) and calls == []
     clock[0] = 200.0
     results: list[bool] = []
     waiters = [threading.Thread(target=lambda: results.append(witness.up_since(150.0)[0])) for _ in range(4)]
@@ -171,8 +174,11 @@ def test_the_witness_takes_other_traffic_as_proof_and_shares_one_probe():
     assert results == [True] * 4 and len(calls) == 1  # four failures, one probe
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                  HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(st.one_of(ANY_JSON, MUTATED))
 def test_no_generated_request_makes_an_upstream_failure(value):
     model = ScriptedModel(["ok"])

@@ -81,7 +81,9 @@ def test_concurrent_reasoning_requests_cannot_together_pass_the_budget(post, cha
         with gateway_for(model) as gateway:
             job = gateway.open_job("j", "n", "solve", token_budget=budget)
             with ThreadPoolExecutor(6) as pool:
-                statuses = list(pool.map(lambda _: post(job.socket_path, chat("hi", max_tokens=100))[0], range(6)))
+                statuses = list(
+                    pool.map(lambda _: post(job.socket_path, chat("hi", max_tokens=100))[0], range(6))
+                )
     assert 200 in statuses and 403 in statuses
     assert REASONING_MAX_TOKENS < model.most <= budget  # several in flight at once, never past the budget
     assert all(seen.body["max_completion_tokens"] <= budget for seen in server.seen)
@@ -91,9 +93,11 @@ def test_concurrent_reasoning_requests_cannot_together_pass_the_budget(post, cha
 def test_models_that_honour_the_callers_cap_get_it_within_the_budget(post, chat, provider, gateway_for):
     answer = s.anthropic_text("done") if provider == "anthropic" else s.openai_text("done")
     with s.StandinServer([answer]) as server:
-        model = (AnthropicModel("claude-3-5-sonnet-20241022", base_url=server.url, retry=ONCE, max_tokens=4096)
-                 if provider == "anthropic" else
-                 OpenAICompatible(server.url + "/v1", "local", retry=ONCE, max_tokens=4096))
+        model = (
+            AnthropicModel("claude-3-5-sonnet-20241022", base_url=server.url, retry=ONCE, max_tokens=4096)
+            if provider == "anthropic"
+            else OpenAICompatible(server.url + "/v1", "local", retry=ONCE, max_tokens=4096)
+        )
         with gateway_for(model) as gateway:
             small = gateway.open_job("small", "n", "solve", token_budget=500)
             assert post(small.socket_path, chat("hi", max_tokens=3000))[0] == 200

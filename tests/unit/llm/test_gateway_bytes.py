@@ -30,7 +30,10 @@ def test_bytes_outside_the_token_count_spend_the_byte_budget_and_the_log_stays_w
         used = gateway._jobs["j"].bytes.used
         report = gateway.close_job("j")
     assert statuses[:5] == [200] * 5 and statuses[-1] == 403
-    assert refused["error"]["code"] == "byte_budget_exceeded" and "byte budget exhausted" in refused["error"]["message"]
+    assert (
+        refused["error"]["code"] == "byte_budget_exceeded"
+        and "byte budget exhausted" in refused["error"]["message"]
+    )
     log = (tmp_path / "job-j.jsonl").stat().st_size
     assert used <= 640_000 and log + sum(1 for s in statuses if s == 200) * 100_000 <= 640_000
     assert report.upstream_failures == 0 and len(model.requests) == statuses.count(200)
@@ -38,8 +41,11 @@ def test_bytes_outside_the_token_count_spend_the_byte_budget_and_the_log_stays_w
 
 def test_the_log_line_is_reserved_before_the_model_is_called(tmp_path):
     model = ScriptedModel(["ok"])
-    with Gateway(every_role(model), exchanges_dir=tmp_path, limits=GatewayLimits(bytes_per_token=1)) as gateway:
-        job = gateway.open_job("j", "n", "solve", token_budget=3_000)  # 3,000 bytes: the request fits, its record not
+    with Gateway(
+        every_role(model), exchanges_dir=tmp_path, limits=GatewayLimits(bytes_per_token=1)
+    ) as gateway:
+        # 3,000 bytes: the request fits, its record not
+        job = gateway.open_job("j", "n", "solve", token_budget=3_000)
         status, body = _raw_post(job.socket_path, _padded(200, "x" * 1_500))
     assert status == 403 and body["error"]["code"] == "byte_budget_exceeded"
     assert model.requests == [] and not (tmp_path / "job-j.jsonl").exists()
@@ -50,8 +56,10 @@ def test_bytes_in_flight_are_capped_per_job():
     with Gateway(every_role(GreedyModel(delay_s=0.5)), limits=limits) as gateway:
         job = gateway.open_job("j", "n", "solve", token_budget=10_000_000)
         results: list[int] = []
-        threads = [threading.Thread(target=lambda: results.append(_raw_post(job.socket_path, _padded(100_000))[0]))
-                   for _ in range(4)]
+        threads = [
+            threading.Thread(target=lambda: results.append(_raw_post(job.socket_path, _padded(100_000))[0]))
+            for _ in range(4)
+        ]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -77,8 +85,11 @@ def _send(path, data: bytes) -> bytes:
 def test_a_header_flood_and_an_over_long_request_line_are_cut_at_the_header_cap():
     with Gateway(every_role(ScriptedModel(["ok"]))) as gateway:
         job = gateway.open_job("j", "n", "solve", token_budget=10_000)
-        flood = b"POST /v1/chat/completions HTTP/1.1\r\n" + b"".join(
-            f"X-Pad-{i}: {'a' * 1000}\r\n".encode() for i in range(60)) + b"\r\n"
+        flood = (
+            b"POST /v1/chat/completions HTTP/1.1\r\n"
+            + b"".join(f"X-Pad-{i}: {'a' * 1000}\r\n".encode() for i in range(60))
+            + b"\r\n"
+        )
         long_line = b"GET /" + b"a" * 40_000 + b" HTTP/1.1\r\n\r\n"
         answers = [_send(job.socket_path, flood), _send(job.socket_path, long_line)]
         honest, _ = _raw_post(job.socket_path, _padded(10))

@@ -29,8 +29,13 @@ def outcome(status: int, gateway: Gateway) -> str:
 
 CASES = [
     ("openai", s.openai_context_overflow(), 400, "context_length_exceeded", "agent failure"),
-    ("openai", s.openai_error(400, "Invalid 'tools[0].function.name'", "invalid_request_error", "invalid_value"),
-     400, "invalid_request", "agent failure"),
+    (
+        "openai",
+        s.openai_error(400, "Invalid 'tools[0].function.name'", "invalid_request_error", "invalid_value"),
+        400,
+        "invalid_request",
+        "agent failure",
+    ),
     ("openai", s.openai_server_error(500), 502, "model_error", "infra"),
     ("openai", s.openai_rate_limited(0.01), 502, "model_error", "infra"),  # 429 after the window
     ("openai", s.openai_quota_spent(), 502, "engine_auth_failed", "run stop"),
@@ -42,12 +47,16 @@ CASES = [
 
 
 @pytest.mark.parametrize(("provider", "answer", "status", "code", "expected"), CASES)
-def test_each_upstream_failure_becomes_its_outcome(provider, answer, status, code, expected, post, chat,
-                                                   gateway_for):
+def test_each_upstream_failure_becomes_its_outcome(
+    provider, answer, status, code, expected, post, chat, gateway_for
+):
     stops: list[str] = []
     with s.StandinServer([answer]) as server:
-        model = (OpenAIModel("gpt-4o", base_url=server.url + "/v1", retry=NO_WAIT) if provider == "openai"
-                 else AnthropicModel("claude-sonnet-4-6", base_url=server.url, retry=NO_WAIT))
+        model = (
+            OpenAIModel("gpt-4o", base_url=server.url + "/v1", retry=NO_WAIT)
+            if provider == "openai"
+            else AnthropicModel("claude-sonnet-4-6", base_url=server.url, retry=NO_WAIT)
+        )
         with gateway_for(model, on_fatal=stops.append) as gateway:
             job = gateway.open_job("j", "n", "solve", 10_000)
             got, body = post(job.socket_path, chat("hi"))
@@ -87,15 +96,17 @@ def test_an_exception_in_a_client_is_a_json_reply_not_a_dead_thread(post, chat, 
     assert odd == 400
 
 
-
 # -- attacks: an agent provoking an `infra` verdict (retried, never counted against it) ------------------
 
 
-@pytest.mark.parametrize("tools", [
-    [{"type": "function", "function": {"description": "no name"}}],
-    [{"type": "function"}],
-    ["not a tool"],
-])
+@pytest.mark.parametrize(
+    "tools",
+    [
+        [{"type": "function", "function": {"description": "no name"}}],
+        [{"type": "function"}],
+        ["not a tool"],
+    ],
+)
 def test_a_malformed_tool_sent_to_anthropic_is_the_agents_400_not_infra(tools, post, chat, gateway_for):
     with s.StandinServer([s.anthropic_text()]) as server:
         model = AnthropicModel("claude-sonnet-4-6", base_url=server.url, retry=NO_WAIT)
@@ -118,8 +129,13 @@ def test_parameters_a_reasoning_model_refuses_are_dropped_not_turned_into_infra(
 
 
 def test_an_unsupported_value_in_the_agents_own_fields_is_its_failure(post, chat, gateway_for):
-    refusal = s.openai_error(400, "Unsupported value: 'tools[0].type'", "invalid_request_error",
-                             "unsupported_value", "tools[0].type")
+    refusal = s.openai_error(
+        400,
+        "Unsupported value: 'tools[0].type'",
+        "invalid_request_error",
+        "unsupported_value",
+        "tools[0].type",
+    )
     with s.StandinServer([refusal]) as server:
         model = OpenAIModel("gpt-4o", base_url=server.url + "/v1", retry=NO_WAIT)
         with gateway_for(model) as gateway:

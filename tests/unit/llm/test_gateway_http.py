@@ -100,7 +100,8 @@ def test_connections_over_the_limit_are_closed_without_a_thread(echo_socket):
         client.connect(str(path))
         try:
             client.sendall(b"POST /v1/chat/completions HTTP/1.1\r\n")
-        except (BrokenPipeError, ConnectionResetError):  # over the limit: already closed at accept, as it should be
+        # over the limit: already closed at accept, as it should be
+        except (BrokenPipeError, ConnectionResetError):
             continue
     time.sleep(0.5)
     try:

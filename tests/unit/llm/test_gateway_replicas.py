@@ -27,7 +27,9 @@ def _free_port() -> int:
 
 
 def _start_replica(port: int) -> subprocess.Popen:
-    process = subprocess.Popen([sys.executable, "-m", "evolve.standins.models", "--port", str(port), "--delay", "0.1"])
+    process = subprocess.Popen(
+        [sys.executable, "-m", "evolve.standins.models", "--port", str(port), "--delay", "0.1"]
+    )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
@@ -40,8 +42,12 @@ def _start_replica(port: int) -> subprocess.Popen:
 
 
 def _post(url: str, token: str, body: dict) -> tuple[int, dict]:
-    request = urllib.request.Request(url + "/chat/completions", data=json.dumps(body).encode(), method="POST",
-                                     headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    request = urllib.request.Request(
+        url + "/chat/completions",
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+    )
     try:
         with urllib.request.urlopen(request, timeout=60) as reply:
             return reply.status, json.loads(reply.read())
@@ -53,8 +59,10 @@ def test_three_replicas_one_killed_midway_every_request_answered_once(tmp_path):
     ports = [_free_port() for _ in range(3)]
     replicas = [_start_replica(port) for port in ports]
     try:
-        clients = [OpenAICompatible(f"http://127.0.0.1:{p}/v1", "fake", retry=RetryPolicy(attempts=1), timeout_s=10)
-                   for p in ports]
+        clients = [
+            OpenAICompatible(f"http://127.0.0.1:{p}/v1", "fake", retry=RetryPolicy(attempts=1), timeout_s=10)
+            for p in ports
+        ]
         balancer = LeastLoaded(clients, max_in_flight=4)
         answers: list[tuple[int, int, dict]] = []
         lock = threading.Lock()
@@ -87,7 +95,8 @@ def test_three_replicas_one_killed_midway_every_request_answered_once(tmp_path):
         recorded = [e for job in jobs for e in read_exchanges(exchanges_file(tmp_path / "exchanges", job))]
         assert len(recorded) == REQUESTS
         assert Counter(e.request.messages[0].content for e in recorded) == Counter(
-            f"request {n}" for n in range(REQUESTS))
+            f"request {n}" for n in range(REQUESTS)
+        )
         health = balancer.health()
         assert not health[1].healthy and health[1].failures >= 1
         assert health[0].healthy and health[2].healthy

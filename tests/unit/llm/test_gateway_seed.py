@@ -48,18 +48,23 @@ def test_providers_that_take_a_seed_get_it_and_others_do_not():
 
 def test_records_and_replay_ignore_the_seed(tmp_path, post, chat):
     exchanges = tmp_path / "exchanges"
-    with Gateway(every_role(ScriptedModel(["r1", "r2"])), exchanges_dir=exchanges) as unseeded:  # an old recording
+    # an old recording
+    with Gateway(every_role(ScriptedModel(["r1", "r2"])), exchanges_dir=exchanges) as unseeded:
         job = unseeded.open_job(3, "n", "solve", 1000)
         recorded = [post(job.socket_path, chat(p)) for p in ("first", "second")]
-    with Gateway(every_role(ScriptedModel(["r1", "r2"])), exchanges_dir=tmp_path / "seeded", seed=5) as seeded:
+    with Gateway(
+        every_role(ScriptedModel(["r1", "r2"])), exchanges_dir=tmp_path / "seeded", seed=5
+    ) as seeded:
         job = seeded.open_job(3, "n", "solve", 1000)
         for p in ("first", "second"):
             post(job.socket_path, chat(p))
     old = [e.request_sha256 for e in read_exchanges(exchanges / "job-3.jsonl")]
     new = read_exchanges(tmp_path / "seeded" / "job-3.jsonl")
     assert [e.request_sha256 for e in new] == old  # the seed is not part of a request's digest
-    assert all("seed" not in json.loads(line)["request"] for line in (tmp_path / "seeded" / "job-3.jsonl")
-               .read_text().splitlines())
+    assert all(
+        "seed" not in json.loads(line)["request"]
+        for line in (tmp_path / "seeded" / "job-3.jsonl").read_text().splitlines()
+    )
     assert request_digest(new[0].request.model_copy(update={"seed": 9})) == old[0]
     with Gateway(replay_from=exchanges, seed=5) as replay:
         job = replay.open_job(3, "n", "solve", 1000)

@@ -39,9 +39,15 @@ class StandInLlama:
         self.release.wait(30)
         if kwargs["messages"][0]["content"] == "too long":
             raise ValueError("Requested tokens (9000) exceed context window of 8192")
-        return {"id": "x", "object": "chat.completion", "model": kwargs["model"],
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11}}
+        return {
+            "id": "x",
+            "object": "chat.completion",
+            "model": kwargs["model"],
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}
+            ],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11},
+        }
 
 
 @pytest.fixture
@@ -94,15 +100,26 @@ def test_a_json_schema_format_becomes_a_grammar_and_one_that_does_not_compile_is
     import llama_cpp
 
     llama, url = served
-    schema = {"type": "object", "properties": {"target": {"type": "string", "enum": ["agent/a.py:f"]}},
-              "required": ["target"], "additionalProperties": False}
+    schema = {
+        "type": "object",
+        "properties": {"target": {"type": "string", "enum": ["agent/a.py:f"]}},
+        "required": ["target"],
+        "additionalProperties": False,
+    }
     shaped = {"type": "json_schema", "json_schema": {"name": "d", "schema": schema}}
     assert _post(url, {**_chat("hi"), "response_format": shaped})[0] == 200
-    assert isinstance(llama.kwargs["grammar"], llama_cpp.LlamaGrammar) and llama.kwargs.get("response_format") is None
+    assert (
+        isinstance(llama.kwargs["grammar"], llama_cpp.LlamaGrammar)
+        and llama.kwargs.get("response_format") is None
+    )
     calls = llama.calls
     bad = {"type": "json_schema", "json_schema": {"name": "d", "schema": {"type": "wat"}}}
     status, answer = _post(url, {**_chat("hi"), "response_format": bad})
-    assert status == 400 and "does not compile to a grammar" in answer["error"]["message"] and llama.calls == calls
+    assert (
+        status == 400
+        and "does not compile to a grammar" in answer["error"]["message"]
+        and llama.calls == calls
+    )
 
 
 def test_a_request_whose_client_left_while_it_queued_never_reaches_the_model(served):

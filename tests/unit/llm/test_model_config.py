@@ -24,8 +24,11 @@ def test_an_unknown_hosted_model_is_refused_under_a_dollar_budget_unless_priced(
     with pytest.raises(ConfigError, match="no price known for 'gpt-9-turbo'"):
         parse_config(_solve(unknown, "[budget]\ndollars = 5.0"))
     parse_config(_solve(unknown))  # no dollar budget: allowed (the client warns)
-    priced = parse_config(_solve(unknown + "\nprice_input_per_mtok = 1.0\nprice_output_per_mtok = 4.0",
-                                 "[budget]\ndollars = 5.0"))
+    priced = parse_config(
+        _solve(
+            unknown + "\nprice_input_per_mtok = 1.0\nprice_output_per_mtok = 4.0", "[budget]\ndollars = 5.0"
+        )
+    )
     assert priced.models.solve.price().cost(1_000_000, 1_000_000) == 5.0
     parse_config(_solve('model = "o3-mini-2025-01-31"', "[budget]\ndollars = 5.0"))  # in the table
 
@@ -49,10 +52,13 @@ def test_a_retry_window_longer_than_the_agent_waits_is_refused():
 
 def test_the_seed_agent_waits_longer_than_the_gateways_longest_call():
     tree = ast.parse(SEED_MODEL.read_text())
-    fields = {target.id: ast.literal_eval(node.value) for node in ast.walk(tree)
-              if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Constant)
-              for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
-              if isinstance(target, ast.Name)}
+    fields = {
+        target.id: ast.literal_eval(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Constant)
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(target, ast.Name)
+    }
     assert fields["timeout"] > AGENT_WAIT_S
     default = worst_case_s(10 * 60, capabilities("openai", "o1").default_timeout_s)
     assert default <= AGENT_WAIT_S

@@ -64,7 +64,11 @@ def test_an_unreachable_head_is_a_model_error_the_evaluation_calls_infra():
         status, reply = unix_json(channel.socket_path, "POST", "/v1/chat/completions", ASK)
         report = relay.close_job("1")
         assert report.usage.total_tokens == 0 and (report.requests, report.upstream_failures) == (0, 1)
-    assert status == 502 and reply["error"]["type"] == "model_error" and "unreachable" in reply["error"]["message"]
+    assert (
+        status == 502
+        and reply["error"]["type"] == "model_error"
+        and "unreachable" in reply["error"]["message"]
+    )
 
 
 def test_a_role_without_a_grant_is_a_clear_error():
@@ -72,8 +76,16 @@ def test_a_role_without_a_grant_is_a_clear_error():
         relay.open_job("1", "n", "modify", 0)
 
 
-@pytest.mark.parametrize("path", ["/v1/../admin", "/v1//@evil.example/x", "/v1/chat/completions?x=@evil",
-                                  "/admin", "/v1/chat/completions@evil.example:80"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/v1/../admin",
+        "/v1//@evil.example/x",
+        "/v1/chat/completions?x=@evil",
+        "/admin",
+        "/v1/chat/completions@evil.example:80",
+    ],
+)
 def test_the_relay_forwards_only_v1_paths(tmp_path, path):
     model = ScriptedModel(["x"])
     with Gateway({"solve": model}) as gateway:
@@ -90,9 +102,15 @@ def test_the_relay_applies_the_head_gateways_body_cap():
     with Gateway({"solve": ScriptedModel(["x"])}) as gateway:
         origin = gateway.start_tcp().removesuffix("/v1")
         head = gateway.open_job("1", "n", "solve", 10_000)
-        with RelayChannels({"solve": GatewayGrant(origin, head.token, "solve", max_request_bytes=100)}) as relay:
+        with RelayChannels(
+            {"solve": GatewayGrant(origin, head.token, "solve", max_request_bytes=100)}
+        ) as relay:
             channel = relay.open_job("1", "n", "solve", 0)
-            status, reply = unix_json(channel.socket_path, "POST", "/v1/chat/completions",
-                                      {"messages": [{"role": "user", "content": "x" * 200}]})
+            status, reply = unix_json(
+                channel.socket_path,
+                "POST",
+                "/v1/chat/completions",
+                {"messages": [{"role": "user", "content": "x" * 200}]},
+            )
             assert status == 413 and "100-byte cap" in reply["error"]["message"]
             assert unix_json(channel.socket_path, "POST", "/v1/chat/completions", ASK)[0] == 200

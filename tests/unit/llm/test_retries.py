@@ -13,8 +13,12 @@ from evolve.llm.failures import ModelError
 from evolve.llm.retries import Retrier, RetryPolicy, backoff_s, retry_after_s
 
 
-def _status(code: int, headers: dict[str, str] | None = None, body: dict | None = None) -> openai.APIStatusError:
-    response = httpx2.Response(code, headers=headers or {}, request=httpx2.Request("POST", "http://x/v1/chat"))
+def _status(
+    code: int, headers: dict[str, str] | None = None, body: dict | None = None
+) -> openai.APIStatusError:
+    response = httpx2.Response(
+        code, headers=headers or {}, request=httpx2.Request("POST", "http://x/v1/chat")
+    )
     return openai.APIStatusError("failed", response=response, body=body)
 
 

@@ -46,16 +46,19 @@ def test_vllm_command_line_and_gpu_assignment():
         VLLMServer("m", replicas=2, tensor_parallel=2, gpus=[0, 1])
 
 
-@pytest.mark.parametrize(("model", "configured", "parser"), [
-    ("Qwen/Qwen2.5-Coder-32B-Instruct", None, None),
-    ("Qwen/Qwen2.5-72B-Instruct", None, "hermes"),
-    ("Qwen/Qwen3-Coder-30B-A3B-Instruct", None, "qwen3_coder"),
-    ("meta-llama/Llama-3.1-8B-Instruct", None, "llama3_json"),
-    ("mistralai/Mistral-7B-Instruct-v0.3", None, "mistral"),
-    ("some/unknown-model", None, None),
-    ("Qwen/Qwen2.5-Coder-7B-Instruct", "hermes", "hermes"),
-    ("Qwen/Qwen2.5-72B-Instruct", "none", None),
-])
+@pytest.mark.parametrize(
+    ("model", "configured", "parser"),
+    [
+        ("Qwen/Qwen2.5-Coder-32B-Instruct", None, None),
+        ("Qwen/Qwen2.5-72B-Instruct", None, "hermes"),
+        ("Qwen/Qwen3-Coder-30B-A3B-Instruct", None, "qwen3_coder"),
+        ("meta-llama/Llama-3.1-8B-Instruct", None, "llama3_json"),
+        ("mistralai/Mistral-7B-Instruct-v0.3", None, "mistral"),
+        ("some/unknown-model", None, None),
+        ("Qwen/Qwen2.5-Coder-7B-Instruct", "hermes", "hermes"),
+        ("Qwen/Qwen2.5-72B-Instruct", "none", None),
+    ],
+)
 def test_the_tool_call_parser_follows_the_model_family_and_the_config(model, configured, parser):
     command = VLLMServer(model, tool_parser=configured).command(8000)
     if parser is None:
@@ -66,8 +69,14 @@ def test_the_tool_call_parser_follows_the_model_family_and_the_config(model, con
 
 
 def test_vllm_options_reach_the_command_line_and_the_client():
-    config = ModelConfig(provider="vllm", model="Qwen/Qwen2.5-72B-Instruct", max_model_len=32768,
-                         served_model_name="qwen", extra_args=("--enforce-eager",), startup_timeout_s=90)
+    config = ModelConfig(
+        provider="vllm",
+        model="Qwen/Qwen2.5-72B-Instruct",
+        max_model_len=32768,
+        served_model_name="qwen",
+        extra_args=("--enforce-eager",),
+        startup_timeout_s=90,
+    )
     server = default_server(config)
     command = server.command(8000)
     assert command[command.index("--max-model-len") + 1] == "32768"
@@ -135,9 +144,15 @@ def test_the_embedded_command_runs_evolves_server_with_the_thread_plan(tmp_path)
 
 
 def test_the_embedded_server_takes_the_cores_the_run_leaves_and_the_configured_threads():
-    assert embedded_server(ModelConfig(), beside_cpus=0).threads.threads == thread_plan(machine_cores()).threads
+    assert (
+        embedded_server(ModelConfig(), beside_cpus=0).threads.threads == thread_plan(machine_cores()).threads
+    )
     configured = embedded_server(ModelConfig(threads=3, threads_batch=5, prompt_cache_mb=0), beside_cpus=4)
-    assert (configured.threads.threads, configured.threads.threads_batch, configured.prompt_cache_mb) == (3, 5, 0)
+    assert (configured.threads.threads, configured.threads.threads_batch, configured.prompt_cache_mb) == (
+        3,
+        5,
+        0,
+    )
 
 
 class StubServer:
@@ -205,4 +220,6 @@ def test_the_embedded_model_waits_longer_per_attempt_than_other_local_servers():
     embedded = client_for(ModelConfig(provider="embedded"), ("http://127.0.0.1:9/v1",))
     vllm = client_for(ModelConfig(provider="vllm", model="big"), ("http://127.0.0.1:9/v1",))
     assert embedded.timeout_s == EMBEDDED_TIMEOUT_S > vllm.timeout_s == 120.0
-    assert client_for(ModelConfig(provider="embedded", timeout_s=30), ("http://127.0.0.1:9/v1",)).timeout_s == 30
+    assert (
+        client_for(ModelConfig(provider="embedded", timeout_s=30), ("http://127.0.0.1:9/v1",)).timeout_s == 30
+    )

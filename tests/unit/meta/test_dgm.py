@@ -38,18 +38,25 @@ def test_the_branches_follow_dgms_rules_with_the_seeded_generator():
     assert set(picks) == {"solve_empty_patches", "solve_stochasticity", "task"}
     assert 60 < picks["solve_empty_patches"] < 140  # p = 1/4 when >= 10% of the tasks had empty patches
     few_empty = [fail("e0", empty=True)] + [fail(f"u{i}") for i in range(3)]
-    assert all(choose_entry(few_empty, 20, np.random.default_rng(s)).branch != "solve_empty_patches"
-               for s in range(100))
+    assert all(
+        choose_entry(few_empty, 20, np.random.default_rng(s)).branch != "solve_empty_patches"
+        for s in range(100)
+    )
     overflow = [fail("c", output="error: prompt is too long for the context window")]
-    assert "solve_contextlength" in {choose_entry(overflow, 5, np.random.default_rng(s)).branch for s in range(100)}
+    assert "solve_contextlength" in {
+        choose_entry(overflow, 5, np.random.default_rng(s)).branch for s in range(100)
+    }
     tasks = {choose_entry(many_empty, 10, np.random.default_rng(s)).task for s in range(400)} - {None}
     assert tasks == {"u1", "u2"}  # a random *unresolved* task, never an empty-patch one while some exist
-    assert choose_entry(many_empty, 10, np.random.default_rng(3)) == choose_entry(many_empty, 10,
-                                                                                 np.random.default_rng(3))
+    assert choose_entry(many_empty, 10, np.random.default_rng(3)) == choose_entry(
+        many_empty, 10, np.random.default_rng(3)
+    )
 
 
 def test_a_task_diagnosis_sees_code_patches_log_task_and_patch_but_tests_only_behind_the_flag():
-    view = TaskView("[assistant] ran pytest", "Fix the parser.", "--- a/x.py\n+++ b/x.py", "FAILED test_secret")
+    view = TaskView(
+        "[assistant] ran pytest", "Fix the parser.", "--- a/x.py\n+++ b/x.py", "FAILED test_secret"
+    )
     request = messages(Entry("task", "t1"), "# agent/loop.py\nCODE\n# Patch 1\nLINEAGE", view)
     system, user = request[0]["content"], request[1]["content"]
     assert "CODE" in system and "LINEAGE" in system and "# Coding agent summary" in system
@@ -77,7 +84,7 @@ def test_replies_parse_into_dgms_schema_and_build_dgms_child_prompt():
 
 
 def test_an_unusable_diagnosis_is_asked_again_then_fails_with_no_fallback():
-    replies = iter(["no json", "```json\n{\"improvement_proposal\": 1}\n```", "{", "still nothing"])
+    replies = iter(["no json", '```json\n{"improvement_proposal": 1}\n```', "{", "still nothing"])
     with pytest.raises(DiagnosisFailed, match="after 4 replies"):
         diagnose_dgm(lambda request: next(replies), [], Entry("task", "t"))
     replies = iter(["no json", json.dumps(ANSWER)])
@@ -94,7 +101,9 @@ def test_dgm_instructions_on_a_real_archive_record_the_branch_and_the_schema(tmp
     node = run.add_node(code, parent=root.id, origin="expand")
     task_log = tmp_path / "eval-t1"
     task_log.mkdir()
-    (task_log / "transcript.jsonl").write_text(json.dumps({"role": "assistant", "content": "I ran ls"}) + "\n")
+    (task_log / "transcript.jsonl").write_text(
+        json.dumps({"role": "assistant", "content": "I ran ls"}) + "\n"
+    )
     (task_log / "diff.patch").write_text("--- a/p.py\n+++ b/p.py\n@@\n-x\n+y\n")
     (task_log / "grade.log").write_text("HIDDEN assert secret() == 42")
     run.record_evaluation(node.id, "t1", "fail", log_path=str(task_log))
@@ -107,9 +116,19 @@ def test_dgm_instructions_on_a_real_archive_record_the_branch_and_the_schema(tmp
 
     log_dir = tmp_path / "job"
     log_dir.mkdir()
-    seed = next(s for s in range(50) if choose_entry([fail("t1")], 2, np.random.default_rng(s)).branch == "task")
-    text = dgm_instructions(run, node, {"t1": "Make p.py print y."}, code, complete,
-                            rng=np.random.default_rng(seed), show_test_results=False, log_dir=log_dir)
+    seed = next(
+        s for s in range(50) if choose_entry([fail("t1")], 2, np.random.default_rng(s)).branch == "task"
+    )
+    text = dgm_instructions(
+        run,
+        node,
+        {"t1": "Make p.py print y."},
+        code,
+        complete,
+        rng=np.random.default_rng(seed),
+        show_test_results=False,
+        log_dir=log_dir,
+    )
     assert text.endswith("the problem_description")
     recorded = json.loads((log_dir / "diagnosis.json").read_text())
     assert recorded["entry"] == {"branch": "task", "task": "t1"} and set(FIELDS) <= set(recorded)

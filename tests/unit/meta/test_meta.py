@@ -17,9 +17,12 @@ def test_read_failure_uses_only_what_the_agent_saw(tmp_path):
     log = tmp_path / "job-1"
     log.mkdir()
     (log / "transcript.jsonl").write_text(
-        json.dumps({"role": "system", "content": "SYSTEM PROMPT"}) + "\n"
-        + json.dumps({"role": "user", "content": "the task"}) + "\nnot json\n"
-        + json.dumps({"role": "assistant", "content": "```bash\npytest\n```"}) + "\n"
+        json.dumps({"role": "system", "content": "SYSTEM PROMPT"})
+        + "\n"
+        + json.dumps({"role": "user", "content": "the task"})
+        + "\nnot json\n"
+        + json.dumps({"role": "assistant", "content": "```bash\npytest\n```"})
+        + "\n"
     )
     (log / "agent.log").write_text("agent: limits after 20 steps")
     (log / "diff.patch").write_text("")
@@ -42,7 +45,8 @@ def test_systematic_problem_wins_when_it_dominates():
     examples = {choose_problem(failures, statements, np.random.default_rng(seed)).task for seed in range(20)}
     assert examples == {"t0", "t1", "t2", "t3"}
     assert choose_problem(failures, statements, np.random.default_rng(7)) == choose_problem(
-        failures, statements, np.random.default_rng(7))
+        failures, statements, np.random.default_rng(7)
+    )
     overflow = [failure(f"t{i}", output="error: exceeds maximum context length") for i in range(3)]
     assert choose_problem(overflow, {}, np.random.default_rng(0)).kind == "context"
 
@@ -57,12 +61,15 @@ def test_otherwise_a_random_failed_task_seeded():
 
 
 def test_prompt_is_short_and_stable():
-    messages = prompt(Problem("task", "The agent crashed.", "t1", "Add two numbers.", "[assistant] x", "boom"),
-                      ["agent/loop.py", "agent/prompts.py"])
+    messages = prompt(
+        Problem("task", "The agent crashed.", "t1", "Add two numbers.", "[assistant] x", "boom"),
+        ["agent/loop.py", "agent/prompts.py"],
+    )
     assert [m["role"] for m in messages] == ["system", "user"]
     assert messages[1]["content"] == (
         "One failure in detail: The agent crashed.\n\n"
-        "The task it was given:\nAdd two numbers.\n\nThe end of what the agent saw and did:\n[assistant] x\n\n"
+        "The task it was given:\nAdd two numbers.\n\nThe end of what the agent saw and did:\n[assistant] "
+        "x\n\n"
         "The agent's own output:\nboom\n\nThe agent's files: agent/loop.py, agent/prompts.py\n\n"
         "Reply with the JSON object only."
     )
@@ -81,7 +88,9 @@ def test_instructions_parse_from_fenced_or_bare_json(reply):
     assert "Change to make: show the file" in parsed.render()
 
 
-@pytest.mark.parametrize("reply", ["no json here", '{"change": ""}', '{"change": "x", "files": [1]}', "{broken"])
+@pytest.mark.parametrize(
+    "reply", ["no json here", '{"change": ""}', '{"change": "x", "files": [1]}', "{broken"]
+)
 def test_malformed_instructions_are_refused(reply):
     with pytest.raises(ValueError):
         parse_instructions(reply)

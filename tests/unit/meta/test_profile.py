@@ -1,4 +1,5 @@
-"""An agent's optional profile.toml: what the meta prompts may say about that agent, read as untrusted data."""
+"""An agent's optional profile.toml: what the meta prompts may say about that agent, read as untrusted
+data."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ def test_a_profile_is_read_and_bad_ones_are_ignored_saying_why(tmp_path: Path) -
     (tmp_path / "profile.toml").write_text("summary = [1, 2]\n")
     assert agent_profile(tmp_path).problem == "profile.toml: summary must be a string"
     (tmp_path / "profile.toml").write_text("summary = \n")
-    assert agent_profile(tmp_path).problem.startswith("profile.toml: ") and agent_profile(tmp_path).summary == ""
+    assert (
+        agent_profile(tmp_path).problem.startswith("profile.toml: ") and agent_profile(tmp_path).summary == ""
+    )
     (tmp_path / "profile.toml").write_text('summary = "' + "x" * (MAX_PROFILE_BYTES + 1) + '"\n')
     assert "larger than" in agent_profile(tmp_path).problem
     (tmp_path / "profile.toml").write_text('summary = "' + "x" * (SUMMARY_CHARS * 2) + '"\n')

@@ -1,5 +1,5 @@
-"""Provenance: each field of a recorded request traced to the code of a small agent written here (not the seed),
-and the one ranking (`locate`) that merges it with other sources."""
+"""Provenance: each field of a recorded request traced to the code of a small agent written here (not the
+seed), and the one ranking (`locate`) that merges it with other sources."""
 
 from __future__ import annotations
 
@@ -42,14 +42,21 @@ def _agent(tmp_path: Path) -> Path:
 
 
 def _record(messages: list[dict], reply: str, finish: str = "stop") -> dict:
-    return {"request": {"messages": messages, "max_tokens": 64, "temperature": 0.3, "stop": ["</act>"]},
-            "response": {"message": {"role": "assistant", "content": reply}, "finish_reason": finish}}
+    return {
+        "request": {"messages": messages, "max_tokens": 64, "temperature": 0.3, "stop": ["</act>"]},
+        "response": {"message": {"role": "assistant", "content": reply}, "finish_reason": finish},
+    }
 
 
 def _conversation(job: str, replies: list[tuple[str, str]], again: str) -> tuple[dict, ...]:
-    system = {"role": "system", "content": "You are Quill, a terse assistant that edits files.\nAnswer with one "
-                                           "<act> element."}
-    messages = [system, {"role": "user", "content": f"Here is the job for today:\n{job}\n\nFiles you may touch: a.py"}]
+    system = {
+        "role": "system",
+        "content": "You are Quill, a terse assistant that edits files.\nAnswer with one <act> element.",
+    }
+    messages = [
+        system,
+        {"role": "user", "content": f"Here is the job for today:\n{job}\n\nFiles you may touch: a.py"},
+    ]
     records = []
     for reply, finish in replies:
         records.append(_record(list(messages), reply, finish))
@@ -60,20 +67,32 @@ def _conversation(job: str, replies: list[tuple[str, str]], again: str) -> tuple
 def test_a_literal_and_a_string_constant_are_traced_from_the_recorded_requests(tmp_path: Path) -> None:
     code = _agent(tmp_path)
     again = "I could not find an <act> element in that; answer with exactly one."
-    runs = [Recorded("fail", _conversation("fix the parser", [("I will look at", "length"), ("Let me", "length"),
-                                                                ("Sure, first", "length")], again)),
-            Recorded("pass", _conversation("add a flag", [("<act>done", "stop")], again))]
+    runs = [
+        Recorded(
+            "fail",
+            _conversation(
+                "fix the parser",
+                [("I will look at", "length"), ("Let me", "length"), ("Sure, first", "length")],
+                again,
+            ),
+        ),
+        Recorded("pass", _conversation("add a flag", [("<act>done", "stop")], again)),
+    ]
     found = trace(code, runs)
     by_line = {(loc.path, loc.line): loc for loc in locate(code, runs)}  # one per line, evidence merged
     token_limit = by_line[("agent/client.py", 8)]
-    assert token_limit.evidence.startswith("every request set max_tokens = 64; replies cut at the length limit in 3 of 4")
+    assert token_limit.evidence.startswith(
+        "every request set max_tokens = 64; replies cut at the length limit in 3 of 4"
+    )
     assert token_limit.score == 0.75
     # the canned answer to replies the agent did not act on, traced to its constant
     canned = by_line[("agent/words.py", 3)]
     assert "answered 2 of 3 replies in failed evaluations" in canned.evidence and canned.score > 0.5
     # where that text is sent from (the line that chose not to act) ranks just above the text itself
     sender = by_line[("agent/client.py", 15)]
-    assert sender.evidence.startswith("sends AGAIN (agent/words.py line 3); the agent answered 2 of 3 replies")
+    assert sender.evidence.startswith(
+        "sends AGAIN (agent/words.py line 3); the agent answered 2 of 3 replies"
+    )
     assert sender.score > canned.score
     # the system text and the template whose literal pieces appear in the messages, ranked low
     assert ("agent/words.py", 1) in by_line and ("agent/words.py", 4) in by_line
@@ -98,19 +117,23 @@ def test_hostile_agent_code_and_records_are_read_as_data(tmp_path: Path) -> None
     code = _agent(tmp_path)
     (code / "agent" / "broken.py").write_text("def f(:\n")
     (code / "agent" / "deep.py").write_text("X = " + "(" * 300_000 + "\n")
-    odd = (({"request": "not a dict"}, {"request": {"messages": "no", "max_tokens": [{}]}, "response": {}}))
+    odd = ({"request": "not a dict"}, {"request": {"messages": "no", "max_tokens": [{}]}, "response": {}})
     assert trace(code, [Recorded("fail", odd)]) == []
 
 
 def test_locate_merges_sources_keeping_the_highest_score_and_every_evidence(tmp_path: Path) -> None:
     code = _agent(tmp_path)
     runs = [Recorded("fail", _conversation("x", [("cut", "length"), ("cut again", "stop")], "ok"))]
-    spectra = [Location("agent/client.py", 8, 0.9, "run only by failing replays"),
-               Location("agent/words.py", 2, 0.2, "spectra")]
+    spectra = [
+        Location("agent/client.py", 8, 0.9, "run only by failing replays"),
+        Location("agent/words.py", 2, 0.2, "spectra"),
+    ]
     ranked = locate(code, runs, ranked=[spectra])
     assert ranked[0].path == "agent/client.py" and ranked[0].line == 8 and ranked[0].score == 0.9
     assert "run only by failing replays" in ranked[0].evidence and "max_tokens = 64" in ranked[0].evidence
-    assert merge([[Location("a.py", 1, 0.1, "x")], [Location("a.py", 1, 0.1, "x")]]) == [Location("a.py", 1, 0.1, "x")]
+    assert merge([[Location("a.py", 1, 0.1, "x")], [Location("a.py", 1, 0.1, "x")]]) == [
+        Location("a.py", 1, 0.1, "x")
+    ]
     assert len(merge([[Location("a.py", n, 0.1, "x") for n in range(1, 30)]], limit=5)) == 5
 
 
@@ -119,12 +142,28 @@ def test_a_tool_schemas_text_and_a_native_tool_call_agent_are_traced(tmp_path: P
     (tmp_path / "agent" / "__main__.py").write_text(
         'TOOLS = [{"type": "function", "function": {"name": "sh",\n'
         '          "description": "Run one shell command in the repository."}}]\n'
-        'def call(messages):\n    return post({"messages": messages, "tools": TOOLS, "max_tokens": 300})\n')
-    tools = [{"type": "function", "function": {"name": "sh", "description": "Run one shell command in the repository."}}]
-    record = {"request": {"messages": [{"role": "user", "content": "fix it"}], "tools": tools, "max_tokens": 300},
-              "response": {"message": {"role": "assistant", "content": None,
-                                       "tool_calls": [{"id": "1", "name": "sh", "arguments": "{}"}]},
-                           "finish_reason": "tool_calls"}}
+        'def call(messages):\n    return post({"messages": messages, "tools": TOOLS, "max_tokens": 300})\n'
+    )
+    tools = [
+        {
+            "type": "function",
+            "function": {"name": "sh", "description": "Run one shell command in the repository."},
+        }
+    ]
+    record = {
+        "request": {"messages": [{"role": "user", "content": "fix it"}], "tools": tools, "max_tokens": 300},
+        "response": {
+            "message": {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": "1", "name": "sh", "arguments": "{}"}],
+            },
+            "finish_reason": "tool_calls",
+        },
+    }
     found = {(loc.line, loc.evidence) for loc in trace(tmp_path, [Recorded("fail", (record,))])}
-    assert (2, 'its text "Run one shell command in the repository." was sent in the tool schemas of 1 requests') in found
+    assert (
+        2,
+        'its text "Run one shell command in the repository." was sent in the tool schemas of 1 requests',
+    ) in found
     assert (4, "every request set max_tokens = 300; replies cut at the length limit in 0 of 1") in found

@@ -26,8 +26,13 @@ def _spectrum(failed: bool, *lines: tuple[str, int]) -> Spectrum:
     return Spectrum(failed, frozenset(lines))
 
 
-SPECTRA = [_spectrum(True, A, B), _spectrum(True, A, B, C), _spectrum(True, A, C),
-           _spectrum(False, B, C, D), _spectrum(False, C, D)]
+SPECTRA = [
+    _spectrum(True, A, B),
+    _spectrum(True, A, B, C),
+    _spectrum(True, A, C),
+    _spectrum(False, B, C, D),
+    _spectrum(False, C, D),
+]
 """Three failing runs, two passing: A only failing ones ran, B two failing and one passing, C every run
 but one failing, D only passing ones."""
 
@@ -42,8 +47,11 @@ def test_ochiai_is_failing_runs_over_the_root_of_all_failing_times_all_runs_of_t
 def test_lines_rank_by_ochiai_and_a_line_no_failing_run_ran_is_not_ranked() -> None:
     ranked = rank(SPECTRA)
     assert [(location.path, location.line) for location in ranked] == [A, B, C]
-    assert [location.score for location in ranked] == [1.0, pytest.approx(2 / 3, abs=1e-4),
-                                                        pytest.approx(2 / 12 ** 0.5, abs=1e-4)]
+    assert [location.score for location in ranked] == [
+        1.0,
+        pytest.approx(2 / 3, abs=1e-4),
+        pytest.approx(2 / 12**0.5, abs=1e-4),
+    ]
     assert ranked[0].evidence == "run by 3 of 3 failing replays and 0 of 2 passing ones (Ochiai 1.00)"
     assert [(location.path, location.line) for location in rank(SPECTRA, limit=1)] == [A]
     assert rank([s for s in SPECTRA if not s.failed]) == []  # no failure: nothing to localize
@@ -59,8 +67,10 @@ def test_a_line_whose_command_output_never_reached_the_model_is_kept_beyond_the_
     passed = ToolOutput(B, chars=50, traceback=False, countable=50, reached=0, failed=False)
     ranked = rank(SPECTRA, [lost, passed], limit=1)
     assert [(location.path, location.line) for location in ranked] == [A, C]
-    assert ranked[1].evidence.endswith("the 1 command it ran in failing replays produced 2,340 chars incl. "
-                                       "1 traceback; of their non-blank lines' 2,000 chars, 0 reached the model")
+    assert ranked[1].evidence.endswith(
+        "the 1 command it ran in failing replays produced 2,340 chars incl. "
+        "1 traceback; of their non-blank lines' 2,000 chars, 0 reached the model"
+    )
     whole = ToolOutput(C, chars=20, traceback=False, countable=18, reached=18, failed=True)
     assert "command" not in rank(SPECTRA, [whole])[2].evidence  # all of it reached the model: nothing to say
 
@@ -85,10 +95,24 @@ def test_a_coverage_file_over_its_bound_or_not_text_is_skipped_whole() -> None:
 
 
 def test_tool_records_of_the_wrong_shape_are_skipped() -> None:
-    good = {"path": "a.py", "line": 2, "chars": 30, "returncode": 1, "text": "Traceback (most recent call last)\nboom"}
-    rows = [json.dumps(good), "{not json", "[1, 2]", json.dumps({**good, "line": True}),
-            json.dumps({**good, "chars": -1}), json.dumps({**good, "path": "elsewhere.py"}),
-            json.dumps({**good, "text": 3}), json.dumps({**good, "text": "x" * TOOL_RECORD_CHARS}), "[" * 100_000]
+    good = {
+        "path": "a.py",
+        "line": 2,
+        "chars": 30,
+        "returncode": 1,
+        "text": "Traceback (most recent call last)\nboom",
+    }
+    rows = [
+        json.dumps(good),
+        "{not json",
+        "[1, 2]",
+        json.dumps({**good, "line": True}),
+        json.dumps({**good, "chars": -1}),
+        json.dumps({**good, "path": "elsewhere.py"}),
+        json.dumps({**good, "text": 3}),
+        json.dumps({**good, "text": "x" * TOOL_RECORD_CHARS}),
+        "[" * 100_000,
+    ]
     (output,) = read_tools("\n".join(rows).encode(), AGENT_LINES.__contains__, "boom", failed=True)
     assert output == ToolOutput(("a.py", 2), 30, True, len("Traceback (most recent call last)boom"), 4, True)
     assert read_tools(b"\xff", AGENT_LINES.__contains__, "", failed=True) == []

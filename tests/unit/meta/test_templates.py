@@ -1,5 +1,6 @@
-"""The fix templates (evolve.meta.templates) on a tiny agent that is not the seed: each template makes its edit at
-the ranked line, leaves the rest of the file as it was, and the edits come nearest first, bounded, seeded."""
+"""The fix templates (evolve.meta.templates) on a tiny agent that is not the seed: each template makes its
+edit at the ranked line, leaves the rest of the file as it was, and the edits come nearest first, bounded,
+seeded."""
 
 from __future__ import annotations
 
@@ -55,31 +56,38 @@ def edits(text: str, limit: int = 40, seed: int = 0, elsewhere: tuple[str, ...] 
 
 
 def changed_line(source: str) -> list[str]:
-    """The lines of `source` that differ from COURIER's at the same place (an edit that keeps the line count)."""
+    """The lines of `source` that differ from COURIER's at the same place (an edit that keeps the line
+    count)."""
     before, after = COURIER.splitlines(), source.splitlines()
     assert len(before) == len(after)
     return [new.strip() for old, new in zip(before, after, strict=True) if old != new]
 
 
-@pytest.mark.parametrize(("template", "at", "after"), [
-    ("number", "PATIENCE = 64", "PATIENCE = 640  # seconds a command may run"),
-    ("number", "PATIENCE = 64", "PATIENCE = 63  # seconds a command may run"),
-    ("string", 'min(text, "x")', "return min(text, '')"),
-    ("unwrap", "return text.strip()", 'return text + "!"'),
-    ("call", 'min(text, "x")', "return max(text, 'x')"),
-    ("operator", 'return text.strip() + "!"', "return text.strip() - '!'"),
-    ("operator", 'return text.strip() + "!"', "return text.strip()"),
-    ("comparison", "len(text) > PATIENCE", "if len(text) >= PATIENCE and text:"),
-    ("connective", "len(text) > PATIENCE", "if len(text) > PATIENCE or text:"),
-    ("connective", "len(text) > PATIENCE", "if len(text) > PATIENCE:"),
-    ("negate", "while not parts", "while parts:"),
-    ("negate", "len(text) > PATIENCE", "if not (len(text) > PATIENCE and text):"),
-    ("slice", "done.stdout[-1:]", "return done.stdout"),
-    ("slice", "done.stdout[-1:]", "return done.stdout[:-1]"),
-    ("drop", "self.log.append(text)", "pass"),
-    ("keyword", "subprocess.run(command, capture_output",
-     "done = subprocess.run(command, capture_output=True, text=True, cwd=self.home)"),
-])
+@pytest.mark.parametrize(
+    ("template", "at", "after"),
+    [
+        ("number", "PATIENCE = 64", "PATIENCE = 640  # seconds a command may run"),
+        ("number", "PATIENCE = 64", "PATIENCE = 63  # seconds a command may run"),
+        ("string", 'min(text, "x")', "return min(text, '')"),
+        ("unwrap", "return text.strip()", 'return text + "!"'),
+        ("call", 'min(text, "x")', "return max(text, 'x')"),
+        ("operator", 'return text.strip() + "!"', "return text.strip() - '!'"),
+        ("operator", 'return text.strip() + "!"', "return text.strip()"),
+        ("comparison", "len(text) > PATIENCE", "if len(text) >= PATIENCE and text:"),
+        ("connective", "len(text) > PATIENCE", "if len(text) > PATIENCE or text:"),
+        ("connective", "len(text) > PATIENCE", "if len(text) > PATIENCE:"),
+        ("negate", "while not parts", "while parts:"),
+        ("negate", "len(text) > PATIENCE", "if not (len(text) > PATIENCE and text):"),
+        ("slice", "done.stdout[-1:]", "return done.stdout"),
+        ("slice", "done.stdout[-1:]", "return done.stdout[:-1]"),
+        ("drop", "self.log.append(text)", "pass"),
+        (
+            "keyword",
+            "subprocess.run(command, capture_output",
+            "done = subprocess.run(command, capture_output=True, text=True, cwd=self.home)",
+        ),
+    ],
+)
 def test_each_template_makes_its_edit_at_the_ranked_line_and_nothing_else(template, at, after) -> None:
     made = [e for e in edits(at) if e.template == template]
     assert after in [line for e in made for line in changed_line(e.source)], [e.change for e in made]
@@ -99,8 +107,11 @@ def test_an_omitted_call_statement_is_inserted_from_the_same_file_after_the_rank
 
 def test_a_keyword_is_restored_only_from_a_call_of_the_same_name_whose_names_are_bound_here() -> None:
     other = "import subprocess\n\ndef go(where):\n    subprocess.run(['ls'], timeout=5, cwd=where)\n"
-    made = {e.change for e in edits("subprocess.run(command, capture_output", elsewhere=(other,))
-            if e.template == "keyword"}
+    made = {
+        e.change
+        for e in edits("subprocess.run(command, capture_output", elsewhere=(other,))
+        if e.template == "keyword"
+    }
     assert made == {"run(..., cwd=self.home)", "run(..., timeout=5)"}  # `where` is not bound in run_quietly
 
 
@@ -109,8 +120,11 @@ def test_a_positional_argument_is_restored_from_a_call_of_the_same_name_elsewher
     made = [e for e in edits("self.keep(reply)", elsewhere=(other,)) if e.template == "argument"]
     assert [e.change for e in made] == []  # `keep` is called with one argument everywhere
     source = COURIER.replace("self.log.append(text)", "log(text)")
-    restored = [e for e in edits_at(source, line_of("self.log.append(text)"), 40, np.random.default_rng(0), (other,))
-                if e.template == "argument"]
+    restored = [
+        e
+        for e in edits_at(source, line_of("self.log.append(text)"), 40, np.random.default_rng(0), (other,))
+        if e.template == "argument"
+    ]
     assert [e.change for e in restored] == ["log(..., 2, 'here')"]
     assert "        log(text, 2, 'here')" in restored[0].source.splitlines()
 
@@ -120,16 +134,18 @@ def test_edits_come_nearest_first_bounded_and_the_same_for_the_same_seed() -> No
     distances = [abs(e.line - line_of("len(text) > PATIENCE")) for e in made]
     assert distances == sorted(distances) and distances[0] == 0
     assert len(edits("len(text) > PATIENCE", limit=3)) == 3
-    assert [e.source for e in edits("len(text) > PATIENCE", seed=4)] == [e.source for e in edits("len(text) > "
-                                                                                                 "PATIENCE", seed=4)]
+    assert [e.source for e in edits("len(text) > PATIENCE", seed=4)] == [
+        e.source for e in edits("len(text) > PATIENCE", seed=4)
+    ]
     first = {edits("len(text) > PATIENCE", limit=1, seed=s)[0].template for s in range(12)}
     assert len(first) > 1  # the templates take turns in a seeded order
     assert len({e.source for e in made}) == len(made) and COURIER not in {e.source for e in made}
 
 
 def test_every_template_name_is_known_and_bad_input_gets_no_edits() -> None:
-    assert {e.template for line in range(1, 40) for e in edits_at(COURIER, line, 50, np.random.default_rng(0))} \
-        <= set(TEMPLATES)
+    assert {
+        e.template for line in range(1, 40) for e in edits_at(COURIER, line, 50, np.random.default_rng(0))
+    } <= set(TEMPLATES)
     assert edits_at("def broken(:\n", 1, 5, np.random.default_rng(0)) == []
     assert edits_at(COURIER, 3, 0, np.random.default_rng(0)) == []
 
@@ -137,13 +153,17 @@ def test_every_template_name_is_known_and_bad_input_gets_no_edits() -> None:
 def test_at_locations_edits_the_agents_files_at_each_ranked_location_in_order(tmp_path) -> None:
     (tmp_path / "courier").mkdir()
     (tmp_path / "courier" / "core.py").write_text(COURIER)
-    (tmp_path / "courier" / "shell.py").write_text("import subprocess\n\ndef go():\n    subprocess.run(['ls'], "
-                                                   "check=True)\n")
+    (tmp_path / "courier" / "shell.py").write_text(
+        "import subprocess\n\ndef go():\n    subprocess.run(['ls'], check=True)\n"
+    )
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_core.py").write_text("def test():\n    assert 1 == 1\n")
-    ranked = [Location("courier/core.py", line_of("subprocess.run(command, capture_output"), 0.9, "e"),
-              Location("courier/missing.py", 1, 0.8, "e"), Location("tests/test_core.py", 2, 0.7, "e"),
-              Location("courier/core.py", line_of("PATIENCE = 64"), 0.5, "e")]
+    ranked = [
+        Location("courier/core.py", line_of("subprocess.run(command, capture_output"), 0.9, "e"),
+        Location("courier/missing.py", 1, 0.8, "e"),
+        Location("tests/test_core.py", 2, 0.7, "e"),
+        Location("courier/core.py", line_of("PATIENCE = 64"), 0.5, "e"),
+    ]
     made = at_locations(tmp_path, ranked, 4, np.random.default_rng(0))
     assert [g.location.line for g in made] == [ranked[0].line] * 4 + [ranked[3].line] * 4
     assert {g.path for g in made} == {"courier/core.py"}

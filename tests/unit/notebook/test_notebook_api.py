@@ -91,13 +91,17 @@ def test_improvements_rank_every_edit_by_its_clade_change(loaded):
     assert set(table.index) == set(with_results.index)  # the whole tree, not one lineage
     assert list(table["clade_delta"]) == sorted(table["clade_delta"], reverse=True)
     for node, row in table.iterrows():
-        assert row["clade_delta"] == pytest.approx(nodes.at[node, "clade_rate"] - nodes.at[row["parent"], "clade_rate"])
+        assert row["clade_delta"] == pytest.approx(
+            nodes.at[node, "clade_rate"] - nodes.at[row["parent"], "clade_rate"]
+        )
         assert row["clade_results"] == loaded.clade.clade_counts(node).total
 
 
 def test_focus_node_is_the_best_belief_unless_that_is_the_root(loaded):
     assert focus_node(loaded)[0] == loaded.best
-    seed = type(loaded)(loaded.run, loaded.nodes, loaded.evaluations, loaded.tree, loaded.clade, loaded.clade.roots[0])
+    seed = type(loaded)(
+        loaded.run, loaded.nodes, loaded.evaluations, loaded.tree, loaded.clade, loaded.clade.roots[0]
+    )
     node, why = focus_node(seed)
     assert node == improvements(loaded).index[0] and "top-ranked edit" in why
 

@@ -102,7 +102,11 @@ def test_compare_policies_at_its_default_size_tells_the_policies_apart(monkeypat
     monkeypatch.delenv("EVOLVE_NOTEBOOK_SEEDS", raising=False)
     book = execute("compare_policies.ipynb")
     assert "5 policies x 6 worlds, budget 800 evaluations" in text(book)
-    table = next(o["data"]["text/plain"] for o in outputs(book, "text/plain") if "dgm_improved" in o["data"]["text/plain"])
+    table = next(
+        o["data"]["text/plain"]
+        for o in outputs(book, "text/plain")
+        if "dgm_improved" in o["data"]["text/plain"]
+    )
     finals = {}
     for line in table.splitlines():  # the first block of a wrapped frame starts with the `final` column
         words = line.split()

@@ -20,7 +20,9 @@ def test_hgm_expands_as_its_widening_rule_says():
 
 
 def test_the_expansion_budget_or_the_staged_first_stage_bounds_expansions():
-    staged = parse_config('[policy]\nname = "dgm"\n[policy.dgm]\nstages = [10, 50]\n[budget]\nevaluations = 205\n')
+    staged = parse_config(
+        '[policy]\nname = "dgm"\n[policy.dgm]\nstages = [10, 50]\n[budget]\nevaluations = 205\n'
+    )
     assert expansions_of(staged) == (20, "each child's first stage takes 10 evaluations")
     capped = parse_config('[policy]\nname = "dgm"\n[budget]\nevaluations = 205\nexpansions = 7\n')
     assert expansions_of(capped) == (7, "the expansion budget")
@@ -29,8 +31,10 @@ def test_the_expansion_budget_or_the_staged_first_stage_bounds_expansions():
 
 
 def test_the_tree_cannot_take_more_evaluations_than_nodes_times_tasks():
-    config = parse_config('[tasks]\nsuite = "builtin"\nlimit = 3\nheldout_limit = 2\n'
-                          "[budget]\nevaluations = 1000\nexpansions = 1\n")
+    config = parse_config(
+        '[tasks]\nsuite = "builtin"\nlimit = 3\nheldout_limit = 2\n'
+        "[budget]\nevaluations = 1000\nexpansions = 1\n"
+    )
     counts = run_counts(config, planned_tasks(config))
     assert (counts.search_tasks, counts.heldout_tasks) == (3, 2)
     assert counts.search_evaluations == 2 * 3 and counts.evaluations == 8
@@ -45,7 +49,9 @@ def test_a_subset_is_counted_from_its_ids_without_network(monkeypatch):
     assert "swebench/sweb.eval.x86_64.django_1776_django-10973:latest" in tasks.images
 
 
-@pytest.mark.parametrize(("suite", "search", "heldout"), [("swebench-verified", 400, 100), ("polyglot", 180, 45)])
+@pytest.mark.parametrize(
+    ("suite", "search", "heldout"), [("swebench-verified", 400, 100), ("polyglot", 180, 45)]
+)
 def test_a_whole_benchmark_not_here_is_counted_from_its_published_size(monkeypatch, suite, search, heldout):
     monkeypatch.delenv("EVOLVE_SWEBENCH_DATASET", raising=False)
     monkeypatch.delenv("EVOLVE_POLYGLOT_DIR", raising=False)
@@ -54,10 +60,11 @@ def test_a_whole_benchmark_not_here_is_counted_from_its_published_size(monkeypat
     assert tasks.unnamed_images == (search + heldout if suite.startswith("swebench") else 0)
 
 
-
 def test_named_search_tasks_are_what_the_plan_counts(monkeypatch):
     monkeypatch.delenv("EVOLVE_POLYGLOT_DIR", raising=False)
-    config = parse_config('[tasks]\nsuite = "builtin"\nids = ["todo-tags", "shop-low-stock"]\nheldout_limit = 2\n')
+    config = parse_config(
+        '[tasks]\nsuite = "builtin"\nids = ["todo-tags", "shop-low-stock"]\nheldout_limit = 2\n'
+    )
     assert (planned_tasks(config).search, planned_tasks(config).heldout) == (2, 2)
     published = parse_config('[tasks]\nsuite = "polyglot"\nids = ["python__a", "go__b", "rust__c"]\n')
     assert planned_tasks(published).search == 3

@@ -31,11 +31,19 @@ def _recorded(run_path: Path) -> dict:
     with Run.open(run_path) as run:
         evaluations, nodes = run.evaluations(), run.nodes()
         seconds = run.job_seconds()
-    usage = [json.loads(line)["response"]["usage"] for path in (run_path / "exchanges").glob("*.jsonl")
-             for line in path.read_text().splitlines()]
-    return {"evaluations": len(evaluations), "eval_tokens": sum(e.tokens for e in evaluations),
-            "all_tokens": sum(n.tokens for n in nodes), "seconds": seconds,
-            "eval_in": sum(u["prompt_tokens"] for u in usage), "eval_out": sum(u["completion_tokens"] for u in usage)}
+    usage = [
+        json.loads(line)["response"]["usage"]
+        for path in (run_path / "exchanges").glob("*.jsonl")
+        for line in path.read_text().splitlines()
+    ]
+    return {
+        "evaluations": len(evaluations),
+        "eval_tokens": sum(e.tokens for e in evaluations),
+        "all_tokens": sum(n.tokens for n in nodes),
+        "seconds": seconds,
+        "eval_in": sum(u["prompt_tokens"] for u in usage),
+        "eval_out": sum(u["completion_tokens"] for u in usage),
+    }
 
 
 def _quickstart_config(archive: Path, **models: str) -> RunConfig:
@@ -44,8 +52,10 @@ def _quickstart_config(archive: Path, **models: str) -> RunConfig:
         config = parse_config(bundle.extractfile("run.toml").read().decode(), "run.toml")
     config = config.model_copy(update={"run": config.run.model_copy(update={"archive_dir": archive})})
     if models:
-        priced = {role: config.models.solve.model_copy(update={"provider": "openai", "model": name})
-                  for role, name in models.items()}
+        priced = {
+            role: config.models.solve.model_copy(update={"provider": "openai", "model": name})
+            for role, name in models.items()
+        }
         config = config.model_copy(update={"models": config.models.model_copy(update=priced)})
     return config
 
@@ -57,7 +67,11 @@ def test_the_plan_of_the_quickstart_predicts_what_its_published_run_used(quickst
     plan = make_plan(config, measured_from=[quickstart], check=False)
 
     # 12 search evaluations + 3 held-out, 3 expansions: what the run did, so the plan is its usage
-    assert (plan.counts.search_evaluations, plan.counts.heldout_evaluations, plan.counts.expansions) == (12, 3, 3)
+    assert (plan.counts.search_evaluations, plan.counts.heldout_evaluations, plan.counts.expansions) == (
+        12,
+        3,
+        3,
+    )
     assert plan.tokens.total == pytest.approx(recorded["all_tokens"])
     solve = plan.roles[2]
     expansion_solve = plan.profile.expansion.solve.times(3)
@@ -74,7 +88,9 @@ def test_the_plan_of_the_quickstart_predicts_what_its_published_run_used(quickst
 
 def test_dollars_are_the_planned_tokens_at_the_configured_prices(quickstart):
     recorded = _recorded(quickstart)
-    config = _quickstart_config(quickstart.parent, diagnose="gpt-5-mini", modify="gpt-5-mini", solve="gpt-5-mini")
+    config = _quickstart_config(
+        quickstart.parent, diagnose="gpt-5-mini", modify="gpt-5-mini", solve="gpt-5-mini"
+    )
     plan = make_plan(config, measured_from=[quickstart], check=False)
     price = known_price("gpt-5-mini")
     assert price is not None
@@ -82,7 +98,8 @@ def test_dollars_are_the_planned_tokens_at_the_configured_prices(quickstart):
     # and output as the suite default's do
     shares = default_profile("humaneval").expansion
     expansion_in = (recorded["all_tokens"] - recorded["eval_tokens"]) * (
-        (shares.diagnose.input + shares.modify.input + shares.solve.input) / shares.total)
+        (shares.diagnose.input + shares.modify.input + shares.solve.input) / shares.total
+    )
     expected_in = recorded["eval_in"] + expansion_in
     expected_out = recorded["all_tokens"] - expected_in
     assert plan.tokens.input == pytest.approx(expected_in)
@@ -94,7 +111,8 @@ def test_earlier_runs_in_the_archive_are_measured_only_for_the_same_suite_and_mo
     same = make_plan(_quickstart_config(quickstart.parent), check=False)
     assert same.profile.source.startswith("measured:") and str(quickstart) in same.profile.source
     other_model = make_plan(_quickstart_config(quickstart.parent, solve="gpt-5-mini"), check=False)
-    assert other_model.profile.source.startswith("published")  # no earlier run of that model: the published figures
+    # no earlier run of that model: the published figures
+    assert other_model.profile.source.startswith("published")
 
 
 def test_a_job_never_plans_more_tokens_than_its_channel_may_take(quickstart):
@@ -136,7 +154,9 @@ def test_the_table_and_the_line_show_the_plan(quickstart):
     assert line.startswith("plan: 15 evaluations, 3 expansions, 40,343 tokens, $0.00, ") and "\n" not in line
     table = render_table(plan)
     assert "expansions    3 (the expansion budget)" in table and "not checked (--offline)" in table
-    assert all(f"  {role:<13} qwen2.5-coder-0.5b-instruct: " in table for role in ("diagnose", "modify", "solve"))
+    assert all(
+        f"  {role:<13} qwen2.5-coder-0.5b-instruct: " in table for role in ("diagnose", "modify", "solve")
+    )
     data = plan_json(plan)
     assert data["tokens"]["total"] == 40_343 and data["evaluations"]["total"] == 15
 
@@ -144,7 +164,9 @@ def test_the_table_and_the_line_show_the_plan(quickstart):
 def test_each_candidate_of_an_expansion_is_planned_with_its_own_modify_and_solve_channels(quickstart):
     one = make_plan(_quickstart_config(quickstart.parent), check=False)
     config = _quickstart_config(quickstart.parent)
-    three = make_plan(config.model_copy(update={"meta": config.meta.model_copy(update={"candidates": 3})}), check=False)
+    three = make_plan(
+        config.model_copy(update={"meta": config.meta.model_copy(update={"candidates": 3})}), check=False
+    )
     role = {r.role: r for r in one.roles}
     more = {r.role: r for r in three.roles}
     expansions = one.counts.expansions * one.profile.expansion.of("modify").total

@@ -38,7 +38,9 @@ def _closed_port() -> int:
 def test_missing_checkout_key_and_silent_server_are_each_one_line(monkeypatch, tmp_path):
     monkeypatch.delenv("EVOLVE_POLYGLOT_DIR", raising=False)
     monkeypatch.delenv("H20P_NO_SUCH_KEY", raising=False)
-    config = parse_config(POLYGLOT_SMALL + f"""
+    config = parse_config(
+        POLYGLOT_SMALL
+        + f"""
 [models.solve]
 provider = "openai"
 model = "gpt-5-mini"
@@ -49,7 +51,8 @@ model = "m"
 base_url = "http://127.0.0.1:{_closed_port()}/v1"
 [models.diagnose]
 provider = "scripted"
-""")
+"""
+    )
     missing = missing_prerequisites(config, (), 0)
     assert any(line.startswith("a polyglot checkout") for line in missing)
     assert any("models.solve" in line and "H20P_NO_SUCH_KEY" in line for line in missing)
@@ -62,7 +65,9 @@ def test_a_server_that_answers_and_a_present_checkout_are_not_missing(monkeypatc
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         monkeypatch.setenv("EVOLVE_POLYGLOT_DIR", str(tmp_path))
-        config = parse_config(POLYGLOT_SMALL + f"""
+        config = parse_config(
+            POLYGLOT_SMALL
+            + f"""
 [models.solve]
 provider = "openai-compatible"
 model = "m"
@@ -71,7 +76,8 @@ base_url = "http://127.0.0.1:{server.server_address[1]}/v1"
 provider = "scripted"
 [models.diagnose]
 provider = "scripted"
-""")
+"""
+        )
         assert missing_prerequisites(config, (), 0) == ()
     finally:
         server.shutdown()

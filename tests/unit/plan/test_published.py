@@ -22,17 +22,24 @@ PUBLISHED = ROOT / "archive" / "published"
 @pytest.fixture(scope="module")
 def cpu_run(tmp_path_factory):
     """The published CPU evolution, imported, and what it spent."""
-    run = import_bundle(PUBLISHED / "humaneval-cpu.evolve.tar.gz", tmp_path_factory.mktemp("pub") / "humaneval-cpu")
+    run = import_bundle(
+        PUBLISHED / "humaneval-cpu.evolve.tar.gz", tmp_path_factory.mktemp("pub") / "humaneval-cpu"
+    )
     tokens, _ = run.usage_totals()
-    spent = {"tokens": tokens, "cpu_hours": run_cpu_hours(run, 1.0), "evaluations": len(run.evaluations()),
-             "expansions": sum(j.kind == "expand" for j in run.jobs())}
+    spent = {
+        "tokens": tokens,
+        "cpu_hours": run_cpu_hours(run, 1.0),
+        "evaluations": len(run.evaluations()),
+        "expansions": sum(j.kind == "expand" for j in run.jobs()),
+    }
     run.close()
     return run.path, spent
 
 
 def _config(tmp_path):
     config = load_config(ROOT / "evolve" / "configs" / "humaneval-cpu.toml")
-    return config.model_copy(update={"run": config.run.model_copy(update={"archive_dir": tmp_path})})  # no earlier runs
+    # no earlier runs
+    return config.model_copy(update={"run": config.run.model_copy(update={"archive_dir": tmp_path})})
 
 
 @pytest.mark.parametrize("key", list(CALIBRATED))

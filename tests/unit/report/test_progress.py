@@ -25,10 +25,20 @@ def _row_by_row(run, nodes, rows, params, points):
             best = policy.best(view)
             done = view.successes + view.failures
             rates = np.divide(view.successes, done, out=np.full(done.shape, np.nan), where=done > 0)
-            belief = float(rates[replay.position(best)]) if best is not None and done[replay.position(best)] else None
+            belief = (
+                float(rates[replay.position(best)])
+                if best is not None and done[replay.position(best)]
+                else None
+            )
             observed = rates[view.valid & (done >= params.min_evals)]
-            curve.append((replay.results, max(created - start, 0.0) / 3600, belief,
-                          float(observed.max()) if observed.size else None))
+            curve.append(
+                (
+                    replay.results,
+                    max(created - start, 0.0) / 3600,
+                    belief,
+                    float(observed.max()) if observed.size else None,
+                )
+            )
     return curve, replay
 
 
@@ -46,5 +56,7 @@ def test_bulk_curves_equal_the_row_by_row_replay(run, seed, points):
     got = list(zip(curves.evaluations, curves.hours, curves.best_belief, curves.best_observed, strict=True))
     assert got == expected
     for node in replay:
-        assert tree.own_counts(node) == replay.own_counts(node) and tree.evaluated(node) == replay.evaluated(node)
+        assert tree.own_counts(node) == replay.own_counts(node) and tree.evaluated(node) == replay.evaluated(
+            node
+        )
         assert tree.clade_counts(node) == replay.clade_counts(node)

@@ -54,8 +54,14 @@ def test_counts_and_best_belief_come_from_the_one_clade_tree(example, data):
         assert data.best is not None and data.best.node == best_belief(tree, params.epsilon, params.min_evals)
         for node in data.nodes:
             own, clade = tree.own_counts(node.id), tree.clade_counts(node.id)
-            assert node.own == (own.successes, own.failures) and node.clade == (clade.successes, clade.failures)
-        assert {n.id for n in data.nodes if n.on_best_lineage} == {data.best.node, *tree.ancestors(data.best.node)}
+            assert node.own == (own.successes, own.failures) and node.clade == (
+                clade.successes,
+                clade.failures,
+            )
+        assert {n.id for n in data.nodes if n.on_best_lineage} == {
+            data.best.node,
+            *tree.ancestors(data.best.node),
+        }
     low, high = data.best.interval
     assert 0 <= low < data.best.successes / (data.best.successes + data.best.failures) < high <= 1
     assert data.best.heldout == (1, 2)
@@ -93,9 +99,11 @@ def test_usage_by_role_reads_the_recorded_exchanges_and_skips_a_cut_line(data):
 
 def test_the_page_is_self_contained_and_agent_text_stays_text(data):
     page = render(data)
-    assert page.count("<script") == 3  # the node data, the exchanges and the page's own script, nothing injected
+    # the node data, the exchanges and the page's own script, nothing injected
+    assert page.count("<script") == 3
     assert HOSTILE not in page and "<script>document" not in page
-    assert not re.search(r"<(link|img|iframe|object|embed)\b", page, re.IGNORECASE)  # nothing loads from anywhere
+    # nothing loads from anywhere
+    assert not re.search(r"<(link|img|iframe|object|embed)\b", page, re.IGNORECASE)
     assert not re.search(r"\b(src|href)=[\"'](?!#)", page)  # links only to places in the page
     assert len(re.findall(r'<g class="node', page)) == len(data.nodes)
     assert page.count('class="node invalid') == sum(not n.valid for n in data.nodes)
@@ -117,7 +125,9 @@ def test_write_report_is_a_reader_while_the_writer_holds_the_run(example, tmp_pa
 
 
 def _evolve(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "evolve", *args], check=False, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "evolve", *args], check=False, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_cli_writes_the_page(example, tmp_path):
@@ -125,7 +135,9 @@ def test_cli_writes_the_page(example, tmp_path):
     assert done.exit_code == 0, done.output
     assert (tmp_path / "r.html").read_text().count('<g class="node') == 13
     refused = CliRunner().invoke(app, ["report", str(example), "--watch", "0"])
-    assert isinstance(refused.exception, EvolveError) and "positive number of seconds" in str(refused.exception)
+    assert isinstance(refused.exception, EvolveError) and "positive number of seconds" in str(
+        refused.exception
+    )
 
 
 def test_cli_refuses_what_is_not_a_run_in_one_line(tmp_path):
@@ -164,8 +176,8 @@ def test_live_report_waits_for_the_run_then_keeps_the_page_current(example, tmp_
 
 
 def test_an_exchange_row_of_another_shape_is_left_out_and_the_page_is_written():
-    """A damaged or foreign bundle's exchange log may hold JSON that is not an exchange (`{"request": 1}`): the
-    report leaves that row out and shows the others, instead of failing."""
+    """A damaged or foreign bundle's exchange log may hold JSON that is not an exchange (`{"request": 1}`):
+    the report leaves that row out and shows the others, instead of failing."""
     from evolve.report.exchanges import node_exchanges
 
     with tempfile.TemporaryDirectory() as tmp, Run.create(Path(tmp) / "run") as run:
@@ -174,8 +186,11 @@ def test_an_exchange_row_of_another_shape_is_left_out_and_the_page_is_written():
         (code / "agent" / "__init__.py").write_text("")
         node = run.add_node(code)
         job = run.start_job("evaluate", node.id, task="t")
-        good = {"role": "solve", "request": {"messages": [{"role": "user", "content": "hi"}]},
-                "response": {"message": {"content": "ok"}, "usage": {"prompt_tokens": 2, "completion_tokens": 1}}}
+        good = {
+            "role": "solve",
+            "request": {"messages": [{"role": "user", "content": "hi"}]},
+            "response": {"message": {"content": "ok"}, "usage": {"prompt_tokens": 2, "completion_tokens": 1}},
+        }
         run.exchanges_file(job.id).parent.mkdir(parents=True, exist_ok=True)
         run.exchanges_file(job.id).write_text('{"request": 1}\n[]\n' + json.dumps(good) + "\n")
         shown = node_exchanges(run, [node.id])[node.id]["exchanges"]

@@ -166,18 +166,35 @@ def test_container_options_are_locked_down(tmp_path):
         "256m",
     )
     # its own clock: the wall clock plus the pool's idle allowance (10 %); the host's deadline comes first
-    assert options["pids_limit"] == 50 and options["command"] == ["timeout", "12", "cat"] and options["stdin_open"]
+    assert (
+        options["pids_limit"] == 50
+        and options["command"] == ["timeout", "12", "cat"]
+        and options["stdin_open"]
+    )
     labels = options["labels"]
     assert (labels["evolve.run"], labels["evolve.job"]) == ("run 1", "j/2")
     assert labels["evolve.owner"].split(":")[1] == str(os.getpid())
     assert options["read_only"] is True
     assert set(options["tmpfs"]) == {"/work", "/tmp", "/var/tmp", "/home/agent"}
     assert all("size=1g" in spec and "exec" in spec for spec in options["tmpfs"].values())
-    writable_root = container_options(run_id="r", job_id="j", limits=SandboxLimits(disk=None), user="root",
-                                      workdir="/work", gateway_socket=None)
+    writable_root = container_options(
+        run_id="r",
+        job_id="j",
+        limits=SandboxLimits(disk=None),
+        user="root",
+        workdir="/work",
+        gateway_socket=None,
+    )
     assert writable_root["read_only"] is False and writable_root["tmpfs"] == {}
-    slot = container_options(run_id="r", job_id="j", limits=limits, user="agent", workdir="/work",
-                             gateway_socket=None, gateway_dir=Path("/tmp/slot"))
+    slot = container_options(
+        run_id="r",
+        job_id="j",
+        limits=limits,
+        user="agent",
+        workdir="/work",
+        gateway_socket=None,
+        gateway_dir=Path("/tmp/slot"),
+    )
     (mount,) = slot["mounts"]  # the gateway's own directory of this container, read-only: one socket in it
     assert (mount["Target"], mount["Source"], mount["ReadOnly"]) == ("/run/evolve", "/tmp/slot", True)
     assert slot["environment"] == {"EVOLVE_LLM_SOCKET": "/run/evolve/llm.sock"}

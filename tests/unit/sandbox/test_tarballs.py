@@ -34,7 +34,9 @@ def test_hard_links_count_in_full_against_the_cap(tmp_path):
     assert (tmp_path / "twin" / "l8").read_bytes() == b"x" * 1000
 
 
-@pytest.mark.parametrize("name", ["/".join(["d"] * (DEPTH_CAP + 1)) + "/f", "/".join(["n" * 200] * 20) + "/f"])
+@pytest.mark.parametrize(
+    "name", ["/".join(["d"] * (DEPTH_CAP + 1)) + "/f", "/".join(["n" * 200] * 20) + "/f"]
+)
 def test_a_tree_too_deep_or_a_path_too_long_is_refused_before_anything_is_written(tmp_path, name):
     assert len(name) > PATH_CAP or name.count("/") >= DEPTH_CAP
     with pytest.raises(TreeRefused):

@@ -44,9 +44,15 @@ def _view(used: int, size: int, spend: Spend | None) -> SearchView:
     """A chain of `size` valid nodes, the root with `used` results, 200 tasks."""
     done = [used] + [0] * (size - 1)
     return SearchView(
-        ids=tuple(range(size)), parent=[-1] + list(range(size - 1)), valid=[True] * size,
-        successes=[d // 2 for d in done], failures=[d - d // 2 for d in done],
-        evaluated=[frozenset(range(d)) for d in done], task_order=tuple(range(200)), budget=1000, used=used,
+        ids=tuple(range(size)),
+        parent=[-1] + list(range(size - 1)),
+        valid=[True] * size,
+        successes=[d // 2 for d in done],
+        failures=[d - d // 2 for d in done],
+        evaluated=[frozenset(range(d)) for d in done],
+        task_order=tuple(range(200)),
+        budget=1000,
+        used=used,
         spend=spend,
     )
 
@@ -58,7 +64,9 @@ def test_it_reads_the_measured_price_from_the_view():
     assert not policy.wants_expansion(_view(20, 6, _spend(500.0, expansion=4.0)))
     # no price in the view (an unpriced view, or free expansions): HGM's rule
     for spend in (None, Spend("evaluations", 100, 20, 0, 0, 1.0, 0.0)):
-        assert policy.wants_expansion(_view(20, 6, spend)) == HGMPolicy(policy.params).wants_expansion(_view(20, 6, None))
+        assert policy.wants_expansion(_view(20, 6, spend)) == HGMPolicy(policy.params).wants_expansion(
+            _view(20, 6, None)
+        )
 
 
 def test_where_an_expansion_costs_an_evaluation_it_decides_as_hgm():
@@ -69,7 +77,9 @@ def test_where_an_expansion_costs_an_evaluation_it_decides_as_hgm():
         assert np.array_equal(hgm.quality_by_evals, cost.quality_by_evals) and hgm.nodes == cost.nodes
 
 
-@pytest.mark.parametrize("world", [WorldParams(n_tasks=30), RuggedParams(n_tasks=30)], ids=["project", "rugged"])
+@pytest.mark.parametrize(
+    "world", [WorldParams(n_tasks=30), RuggedParams(n_tasks=30)], ids=["project", "rugged"]
+)
 @pytest.mark.parametrize("price", [1.0, 4.0, 8.0])
 def test_it_never_spends_more_than_one_job_past_the_budget(world, price):
     for policy in (HGMCostPolicy(), HGMPolicy()):

@@ -153,7 +153,10 @@ def test_quantile_argmax_is_the_argmax_of_every_quantile_first_on_ties():
         size, top = int(rng.integers(1, 60)), int(rng.integers(1, 12))
         successes, failures = rng.integers(0, top, size), rng.integers(0, top, size)
         if seed % 3 == 0:  # many repeated (s, f) pairs: the first must win
-            successes, failures = np.repeat(successes[: size // 4 + 1], 4)[:size], np.repeat(failures[: size // 4 + 1], 4)[:size]
+            successes, failures = (
+                np.repeat(successes[: size // 4 + 1], 4)[:size],
+                np.repeat(failures[: size // 4 + 1], 4)[:size],
+            )
         epsilon = float(rng.choice([0.05, 0.25, 0.5, 0.9]))
         expected = int(np.argmax(beta_quantile(successes, failures, epsilon)))
         assert quantile_argmax(successes, failures, epsilon) == expected, seed

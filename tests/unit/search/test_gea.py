@@ -32,9 +32,15 @@ D_BC, D_BD, D_CD = 1 - 1 / 2, 1 - 2 / (R2 * R3), 1 - 1 / (R2 * R3)
 def four_agents(**overrides) -> SearchView:
     ids = ("a", "b", "c", "d")
     fields = {
-        "ids": ids, "parent": [-1, 0, 0, 0], "valid": [True] * 4,
-        "successes": [len(SOLVED[i]) for i in ids], "failures": [4 - len(SOLVED[i]) for i in ids],
-        "evaluated": [frozenset(range(4))] * 4, "task_order": (0, 1, 2, 3), "budget": 100, "used": 16,
+        "ids": ids,
+        "parent": [-1, 0, 0, 0],
+        "valid": [True] * 4,
+        "successes": [len(SOLVED[i]) for i in ids],
+        "failures": [4 - len(SOLVED[i]) for i in ids],
+        "evaluated": [frozenset(range(4))] * 4,
+        "task_order": (0, 1, 2, 3),
+        "budget": 100,
+        "used": 16,
         "solved": [frozenset(SOLVED[i]) for i in ids],
     }
     return SearchView(**{**fields, **overrides})
@@ -51,7 +57,9 @@ def test_success_vectors_are_the_graded_outcomes_on_the_probe_tasks():
 def test_cosine_distance_by_hand():
     view = four_agents()
     d = cosine_distances(success_vectors(view, np.arange(4), (0, 1, 2, 3)), 1e-12)
-    expected = np.array([[0, D_AB, D_AC, D_AD], [D_AB, 0, D_BC, D_BD], [D_AC, D_BC, 0, D_CD], [D_AD, D_BD, D_CD, 0]])
+    expected = np.array(
+        [[0, D_AB, D_AC, D_AD], [D_AB, 0, D_BC, D_BD], [D_AC, D_BC, 0, D_CD], [D_AD, D_BD, D_CD, 0]]
+    )
     assert np.allclose(d, expected)
     # an all-fail agent is at distance 1 from everyone (the ε keeps 0/0 away), itself included
     zero = cosine_distances(np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 0.0]]), 1e-8)
@@ -61,9 +69,19 @@ def test_cosine_distance_by_hand():
 def test_novelty_is_the_mean_distance_to_the_m_nearest_others():
     d = np.array([[0, D_AB, D_AC, D_AD], [D_AB, 0, D_BC, D_BD], [D_AC, D_BC, 0, D_CD], [D_AD, D_BD, D_CD, 0]])
     assert np.allclose(novelty(d, 1), [D_AD, D_BD, D_BC, D_AD])
-    assert np.allclose(novelty(d, 2), [(D_AD + D_AB) / 2, (D_BD + D_AB) / 2, (D_BC + D_CD) / 2, (D_AD + D_BD) / 2])
-    assert np.allclose(novelty(d, 10), [(D_AB + D_AC + D_AD) / 3, (D_AB + D_BC + D_BD) / 3,
-                                        (D_AC + D_BC + D_CD) / 3, (D_AD + D_BD + D_CD) / 3])  # fewer than M: all
+    assert np.allclose(
+        novelty(d, 2), [(D_AD + D_AB) / 2, (D_BD + D_AB) / 2, (D_BC + D_CD) / 2, (D_AD + D_BD) / 2]
+    )
+    assert np.allclose(
+        novelty(d, 10),
+        [
+            (D_AB + D_AC + D_AD) / 3,
+            (D_AB + D_BC + D_BD) / 3,
+            # fewer than M: all
+            (D_AC + D_BC + D_CD) / 3,
+            (D_AD + D_BD + D_CD) / 3,
+        ],
+    )
     assert novelty(np.zeros((1, 1)), 4).tolist() == [1.0]  # an agent alone: nothing is like it
 
 
@@ -94,7 +112,9 @@ def test_group_is_the_top_k_with_ties_drawn_from_the_generator():
         firsts.add(group[0])
         seconds.add(group[1])
     assert firsts == {2} and seconds == {0, 1}  # c; then a and b tie exactly
-    assert parent_group(four_agents(), GEAParams(stages=(4,), group_size=1, neighbours=2), np.random.default_rng(0)) == (2,)
+    assert parent_group(
+        four_agents(), GEAParams(stages=(4,), group_size=1, neighbours=2), np.random.default_rng(0)
+    ) == (2,)
     assert top_k(np.array([0.1, 0.4, 0.3]), 2, np.random.default_rng(0)).tolist() == [1, 2]
 
 
@@ -109,9 +129,12 @@ def test_group_is_capped_by_the_expansions_left_and_members_need_their_probes():
     one = GEAPolicy(PARAMS).next_action(four_agents(expansions_left=1), np.random.default_rng(0))
     assert isinstance(one, ExpandGroup) and one.parents == ("c",)
     # c is missing a probe result: it is due for evaluation first
-    view = four_agents(successes=[2, 2, 1, 3], failures=[2, 2, 1, 1],
-                       evaluated=[frozenset(range(4))] * 2 + [frozenset({2, 3}), frozenset(range(4))],
-                       solved=[frozenset(SOLVED[i]) for i in "ab"] + [frozenset({2}), frozenset(SOLVED["d"])])
+    view = four_agents(
+        successes=[2, 2, 1, 3],
+        failures=[2, 2, 1, 1],
+        evaluated=[frozenset(range(4))] * 2 + [frozenset({2, 3}), frozenset(range(4))],
+        solved=[frozenset(SOLVED[i]) for i in "ab"] + [frozenset({2}), frozenset(SOLVED["d"])],
+    )
     assert GEAPolicy(PARAMS).next_action(view, np.random.default_rng(0)) == Evaluate("c", 0)
 
 
@@ -120,10 +143,16 @@ def test_an_iteration_waits_for_its_offspring():
     waiting = policy.next_action(four_agents(pending_expansions=(0,)), np.random.default_rng(0))
     assert isinstance(waiting, Stop) and "in flight" in waiting.reason
     # a child born, its last probe evaluation in flight (nothing more is due): still waiting
-    view = four_agents(ids=("a", "b", "c", "d", "e"), parent=[-1, 0, 0, 0, 2], valid=[True] * 5,
-                       successes=[2, 2, 2, 3, 0], failures=[2, 2, 2, 1, 3],
-                       evaluated=[frozenset(range(4))] * 4 + [frozenset({0, 1, 2})],
-                       solved=[frozenset(SOLVED[i]) for i in "abcd"] + [frozenset()], pending_evaluations=((4, 3),))
+    view = four_agents(
+        ids=("a", "b", "c", "d", "e"),
+        parent=[-1, 0, 0, 0, 2],
+        valid=[True] * 5,
+        successes=[2, 2, 2, 3, 0],
+        failures=[2, 2, 2, 1, 3],
+        evaluated=[frozenset(range(4))] * 4 + [frozenset({0, 1, 2})],
+        solved=[frozenset(SOLVED[i]) for i in "abcd"] + [frozenset()],
+        pending_evaluations=((4, 3),),
+    )
     assert isinstance(policy.next_action(view, np.random.default_rng(0)), Stop)
 
 

@@ -132,7 +132,10 @@ def test_hgm_without_expand_unfailed_grows_only_nodes_with_a_failure_to_diagnose
     # n1 passed its 3 tasks and its clade is the better bet; n2 is new. With the paper's rule n1 is
     # expanded; without it, only n0 (it failed) may be, and n1 or n2 is evaluated further when it is not.
     view = make_view([-1, 0, 0], [1, 3, 0], [3, 0, 0], n_tasks=6, budget=40)
-    paper, diagnosable = HGMPolicy(HGMParams(cooldown=False)), HGMPolicy(HGMParams(cooldown=False, expand_unfailed=False))
+    paper, diagnosable = (
+        HGMPolicy(HGMParams(cooldown=False)),
+        HGMPolicy(HGMParams(cooldown=False, expand_unfailed=False)),
+    )
     assert list(paper.expandable(view)) == [True, True, True]
     assert list(diagnosable.expandable(view)) == [True, False, False]
     assert {diagnosable.choose_expansion(view, np.random.default_rng(i)) for i in range(50)} == {0}

@@ -65,7 +65,9 @@ def test_incremental_clade_counts_match_the_reverse_pass():
         tree.record(int(rng.integers(0, 60)), int(rng.integers(0, 1000)), bool(rng.random() < 0.5))
     view = tree.view(range(1000), 1000)
     clade_s, clade_f = clade_counts(view.parent, view.successes, view.failures)
-    assert clade_s.tolist() == view.clade_successes.tolist() and clade_f.tolist() == view.clade_failures.tolist()
+    assert (
+        clade_s.tolist() == view.clade_successes.tolist() and clade_f.tolist() == view.clade_failures.tolist()
+    )
     assert view.used == tree.results == int(view.done.sum())
 
 
@@ -139,6 +141,8 @@ def test_pearson_and_the_policies_estimates():
     assert np.isnan(pearson(np.array([1.0, 2.0]), np.array([1.0, 2.0])))
     result = run_episode(HGMPolicy(), WorldParams(n_tasks=30), 200, seed=1)
     assert -1.0 <= result.cmp_correlation <= 1.0
+
     class NoEstimate(RandomPolicy):
         cmp_estimate = None
+
     assert np.isnan(run_episode(NoEstimate(), WorldParams(n_tasks=30), 50, seed=1).cmp_correlation)

@@ -36,13 +36,26 @@ def test_the_agent_counts_the_published_runs_failures_from_the_engines_conversat
 
 def test_a_missing_or_cut_record_gives_a_count_not_a_crash(seed_evidence, tmp_path):
     assert seed_evidence.evidence(tmp_path / "absent.jsonl").endswith("- none found")
-    record = {"task": "t1", "outcome": "fail", "status": "limits", "edited": False, "prompt": "Task: fix f",
-              "turns": [{"reply": "```bash\nls\n```", "output": "[exit code 2]", "cut": True, "saw_previous": False}]}
+    record = {
+        "task": "t1",
+        "outcome": "fail",
+        "status": "limits",
+        "edited": False,
+        "prompt": "Task: fix f",
+        "turns": [
+            {"reply": "```bash\nls\n```", "output": "[exit code 2]", "cut": True, "saw_previous": False}
+        ],
+    }
     (tmp_path / "c.jsonl").write_text(json.dumps(record) + "\n" + json.dumps(record)[:40])
     text = seed_evidence.evidence(tmp_path / "c.jsonl")
-    for pattern in ("the agent ran out of steps", "the agent changed no file", "a reply cut off at the token limit",
-                    "a request that left out the previous step", "a failing command shown with only its exit code",
-                    "no check ran"):
+    for pattern in (
+        "the agent ran out of steps",
+        "the agent changed no file",
+        "a reply cut off at the token limit",
+        "a request that left out the previous step",
+        "a failing command shown with only its exit code",
+        "no check ran",
+    ):
         assert f"{pattern}" in text and "1 tasks (t1)" in text
 
 

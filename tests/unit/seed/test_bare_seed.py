@@ -15,8 +15,15 @@ BARE = bundled_agent("bare")
 def test_the_bare_seed_meets_the_static_checks_and_passes_its_tests():
     assert BARE is not None and agent_problem(BARE) is None
     env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1"}
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], cwd=BARE,
-                          capture_output=True, text=True, timeout=300, env=env, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        cwd=BARE,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
 
 

@@ -53,8 +53,10 @@ def source(ws: Workspace) -> str:
 
 
 def test_a_method_sent_as_a_top_level_function_replaces_the_method_at_its_indentation(ws):
-    new = 'def bash(self, command):\n    command = command.replace("python ", "python3 ")\n' \
-          '    return subprocess.run(["bash", "-c", command], capture_output=True, text=True).stdout\n'
+    new = (
+        'def bash(self, command):\n    command = command.replace("python ", "python3 ")\n'
+        '    return subprocess.run(["bash", "-c", command], capture_output=True, text=True).stdout\n'
+    )
     merge(ws, "agent/tools.py", new)
     text = source(ws)
     assert '        command = command.replace("python ", "python3 ")\n' in text
@@ -83,9 +85,13 @@ def test_a_class_that_exists_with_one_method_in_it_replaces_that_method_only(ws)
 def test_a_whole_class_sent_for_a_named_method_merges_that_method_and_new_ones_not_the_stubs_beside_it(ws):
     # what the 1.5B model sent for Agent.step (eleventh selfrepair run): the class, the other methods as stubs
     ws.target = "Workspace.bash"
-    merge(ws, "", 'class Workspace:\n    def __init__(self, root):\n        self.steps = 0\n\n'
-                  '    def bash(self, command):\n        return "python3 " + command\n\n'
-                  '    def write(self, path, text):\n        pass\n\n    def helper(self):\n        return 1\n')
+    merge(
+        ws,
+        "",
+        "class Workspace:\n    def __init__(self, root):\n        self.steps = 0\n\n"
+        '    def bash(self, command):\n        return "python3 " + command\n\n'
+        "    def write(self, path, text):\n        pass\n\n    def helper(self):\n        return 1\n",
+    )
     text = source(ws)
     assert '    def bash(self, command):\n        return "python3 " + command\n' in text
     assert "        self.root = root\n" in text and "self.steps" not in text  # the rest stay as they were
@@ -100,7 +106,10 @@ def test_improve_takes_the_target_from_the_instructions_target_line(ws):
     from agent.commands import improve
     from agent.loop import Agent
 
-    improve(Agent(_Replies("```done\n```"), ws, max_steps=1), "Target: agent/tools.py:Workspace.bash\n\nChange to make: x")
+    improve(
+        Agent(_Replies("```done\n```"), ws, max_steps=1),
+        "Target: agent/tools.py:Workspace.bash\n\nChange to make: x",
+    )
     assert ws.target == "Workspace.bash"
     improve(Agent(_Replies("```done\n```"), ws, max_steps=1), "Problem: p\n\nChange to make: x")
     assert ws.target == ""
@@ -132,9 +141,12 @@ def test_a_line_or_few_replace_the_lines_most_like_them_at_their_indentation(ws)
     """Asked for the lines that decide a pattern (a reply cut at 64 tokens cannot hold a whole method), the
     model sends a line or two: each replaces the one line of one file most like it, a method's line too."""
     merge(ws, "", 'done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=9)')
-    assert '        done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=9)\n' \
+    assert (
+        '        done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=9)\n'
         in source(ws)
-    merge(ws, "agent/tools.py", "def cap(text, limit=LIMIT):\nreturn text[:limit]")  # a header: no body, no def
+    )
+    # a header: no body, no def
+    merge(ws, "agent/tools.py", "def cap(text, limit=LIMIT):\nreturn text[:limit]")
     text = source(ws)
     assert "def cap(text, limit=LIMIT):\n    return text[:limit]\n" in text and text.count("def cap") == 1
     compile(text, "tools.py", "exec")
@@ -155,8 +167,11 @@ def test_search_replace_applies_exactly_or_at_the_files_indentation(ws):
     ws.replace("agent/tools.py", "LIMIT = 4000", "LIMIT = 2000")
     assert "LIMIT = 2000\n" in source(ws)
     # the model dropped the method's indentation: the lines are found, and its new lines are moved back in
-    ws.replace("agent/tools.py", "def write(self, path, text):\n    return path",
-               "def write(self, path, text):\n    return str(path)")
+    ws.replace(
+        "agent/tools.py",
+        "def write(self, path, text):\n    return path",
+        "def write(self, path, text):\n    return str(path)",
+    )
     assert "    def write(self, path, text):\n        return str(path)\n" in source(ws)
     with pytest.raises(ToolError, match="occurs 0 times"):
         ws.replace("agent/tools.py", "return nothing", "x")
@@ -202,7 +217,10 @@ def test_improve_asks_again_hotter_after_an_edit_that_failed_and_solve_does_not(
     echo, edit = "```python agent/x.py\nX = 1\n```", "```python agent/x.py\nX = 2\n```"
     improve = _Replies(echo, edit)
     Agent(improve, Workspace(tmp_path), max_steps=2).run("Improve.", system=prompts.EDIT)
-    assert improve.seen[1].startswith("That edit changed nothing") and (tmp_path / "agent" / "x.py").read_text() == "X = 2\n"
+    assert (
+        improve.seen[1].startswith("That edit changed nothing")
+        and (tmp_path / "agent" / "x.py").read_text() == "X = 2\n"
+    )
     assert "temperature" not in improve.options[0] and improve.options[1]["temperature"] == 1.0
     solve = _Replies(echo, echo)
     Agent(solve, Workspace(tmp_path), max_steps=2).run("Fix it.")
@@ -216,13 +234,18 @@ def test_solve_asks_for_the_fixed_function_after_the_failing_check_and_checks_th
     from agent import prompts
     from agent.loop import Agent
 
-    (tmp_path / "solution.py").write_text('def one():\n    """\n    >>> one()\n    1\n    """\n    return 2\n')
+    (tmp_path / "solution.py").write_text(
+        'def one():\n    """\n    >>> one()\n    1\n    """\n    return 2\n'
+    )
     model = _Replies("```python\ndef one():\n    return 1\n```")
     agent = Agent(model, Workspace(tmp_path), max_steps=3)
     assert agent.run("Fix one.", check="python3 -m doctest solution.py") == "submitted" and agent.steps == 1
     asked = model.seen[0]
     assert asked.index("Checks: `python3 -m doctest solution.py`") < asked.index(prompts.NUDGE.strip())
-    assert asked.endswith(prompts.NUDGE.strip()) and (tmp_path / "solution.py").read_text().count("return 1") == 1
+    assert (
+        asked.endswith(prompts.NUDGE.strip())
+        and (tmp_path / "solution.py").read_text().count("return 1") == 1
+    )
     improve = _Replies("```done\n```")
     Agent(improve, Workspace(tmp_path), max_steps=1).run("Improve.", system=prompts.EDIT)
     assert prompts.NUDGE.strip() not in improve.seen[0]  # improve keeps its own format
@@ -231,8 +254,8 @@ def test_solve_asks_for_the_fixed_function_after_the_failing_check_and_checks_th
 def test_improve_reads_its_python_block_itself_so_a_broken_reply_parser_can_be_repaired(tmp_path):
     """The python-blocks-ignored defect (eighth selfrepair run): repairs.parse took no ```python block, and
     improve ran through that parser, so each of its candidates' python replies was answered with the format
-    line and the defect could not be repaired. Asked for one Python code block, improve takes the block itself;
-    solve still goes through the (broken) reply parser."""
+    line and the defect could not be repaired. Asked for one Python code block, improve takes the block
+    itself; solve still goes through the (broken) reply parser."""
     from agent import prompts, repairs
     from agent.loop import Agent
 
@@ -245,7 +268,10 @@ def test_improve_reads_its_python_block_itself_so_a_broken_reply_parser_can_be_r
     with pytest.MonkeyPatch.context() as patch:  # the defective parser, as the defective agent runs it
         patch.setattr(repairs, "parse", lambda text, block: None)
         solve.run("Fix it.")
-        assert solve.messages[-1]["content"] == prompts.FORMAT and broken in (tmp_path / "agent" / "repairs.py").read_text()
+        assert (
+            solve.messages[-1]["content"] == prompts.FORMAT
+            and broken in (tmp_path / "agent" / "repairs.py").read_text()
+        )
         ws = Workspace(tmp_path)
         ws.asked_for_lines = True
         Agent(_Replies(repair), ws, max_steps=1).run("Improve.", system=prompts.EDIT)
@@ -258,7 +284,10 @@ def test_asked_for_lines_a_def_line_with_the_lines_under_it_is_a_line_edit_not_a
     """The lines that decide a pattern may be a def line and lines of its body (the file-hidden defect's are
     lines 26, 32 and 34 of `solve`): sent back in that order they look like a short function, which the merge
     by name would put in place of the whole one. Asked for lines, each replaces its own line."""
-    block = "def bash(self, command):\n    done = subprocess.run(['bash', '-lc', command], capture_output=True, text=True)\n"
+    block = (
+        "def bash(self, command):\n    done = subprocess.run(['bash', '-lc', command], "
+        "capture_output=True, text=True)\n"
+    )
     ws.asked_for_lines = True
     merge(ws, "agent/tools.py", block)
     text = source(ws)
@@ -267,7 +296,9 @@ def test_asked_for_lines_a_def_line_with_the_lines_under_it_is_a_line_edit_not_a
     compile(text, "tools.py", "exec")
     ws.asked_for_lines = False  # not asked for lines: a def with its body is a whole function, merged by name
     merge(ws, "agent/tools.py", "def bash(self, command):\n    return command\n")
-    assert "    def bash(self, command):\n        return command\n" in source(ws) and "done = " not in source(ws)
+    assert "    def bash(self, command):\n        return command\n" in source(ws) and "done = " not in source(
+        ws
+    )
 
 
 def test_a_line_cut_short_by_the_reply_limit_is_no_edit_and_the_rest_of_the_block_still_applies(tmp_path):
@@ -277,16 +308,20 @@ def test_a_line_cut_short_by_the_reply_limit_is_no_edit_and_the_rest_of_the_bloc
     from agent.repairs import replace_similar_lines
 
     (tmp_path / "agent").mkdir()
-    model = ('class Model:\n    def query(self, messages, **options):\n'
-             '        body = {"model": "default", "messages": messages, "max_tokens": 64,  # hint\n'
-             '                "temperature": float(os.environ.get("EVOLVE_TEMPERATURE", "0.2")), **options}\n'
-             '        return body\n')
+    model = (
+        "class Model:\n    def query(self, messages, **options):\n"
+        '        body = {"model": "default", "messages": messages, "max_tokens": 64,  # hint\n'
+        '                "temperature": float(os.environ.get("EVOLVE_TEMPERATURE", "0.2")), **options}\n'
+        "        return body\n"
+    )
     (tmp_path / "agent" / "model.py").write_text(model)
     ws = Workspace(tmp_path)
     ws.asked_for_lines = True
-    cut = ('def query(self, messages, **options):\n'
-           '    body = {"model": "default", "messages": messages, "max_tokens": 1024,  # hint\n'
-           '            "temperature": float(os.environ.get("EVOLVE')
+    cut = (
+        "def query(self, messages, **options):\n"
+        '    body = {"model": "default", "messages": messages, "max_tokens": 1024,  # hint\n'
+        '            "temperature": float(os.environ.get("EVOLVE'
+    )
     replace_similar_lines(ws, "", cut)
     text = (tmp_path / "agent" / "model.py").read_text()
     assert text == model.replace('"max_tokens": 64', '"max_tokens": 1024')
@@ -302,17 +337,23 @@ def test_the_deciding_lines_sent_back_unchanged_are_said_to_be_so_not_appended_t
     from agent.repairs import merge
 
     (tmp_path / "agent").mkdir()
-    commands = ('def solve(agent, problem):\n    root = agent.root\n'
-                '    check = check_command(root)\n    return agent.run(problem, "")\n')
+    commands = (
+        "def solve(agent, problem):\n    root = agent.root\n"
+        '    check = check_command(root)\n    return agent.run(problem, "")\n'
+    )
     (tmp_path / "agent" / "commands.py").write_text(commands)
     ws = Workspace(tmp_path)
     ws.asked_for_lines = True
     echo = '# agent/commands.py, lines 3 and 4\ncheck = check_command(root)\nreturn agent.run(problem, "")\n'
-    with pytest.raises(ToolError, match=r"^That edit changed nothing in agent/commands.py\. Make the change\.$"):
+    with pytest.raises(
+        ToolError, match=r"^That edit changed nothing in agent/commands.py\. Make the change\.$"
+    ):
         merge(ws, "", echo)
     assert (tmp_path / "agent" / "commands.py").read_text() == commands
     merge(ws, "", echo.replace('problem, "")', "problem, check)"))
-    assert (tmp_path / "agent" / "commands.py").read_text() == commands.replace('problem, "")', "problem, check)")
+    assert (tmp_path / "agent" / "commands.py").read_text() == commands.replace(
+        'problem, "")', "problem, check)"
+    )
 
 
 def test_improve_asks_for_the_lines_that_decide_it_when_the_instructions_show_them(ws):
@@ -320,18 +361,25 @@ def test_improve_asks_for_the_lines_that_decide_it_when_the_instructions_show_th
     from agent.commands import improve
     from agent.loop import Agent
 
-    told = ("Target: agent/tools.py:cap\n\nChange to make: a higher limit.\n\n"
-            "The lines that decide it (agent/tools.py, lines 4):\nLIMIT = 4000\n")
+    told = (
+        "Target: agent/tools.py:cap\n\nChange to make: a higher limit.\n\n"
+        "The lines that decide it (agent/tools.py, lines 4):\nLIMIT = 4000\n"
+    )
     model = _Replies("```python agent/tools.py\nLIMIT = 16000\n```")
     improve(Agent(model, ws, max_steps=1), told)
-    assert model.seen[0].endswith(f"Write the whole new version of {prompts.LINES} now, in one Python code block.")
+    assert model.seen[0].endswith(
+        f"Write the whole new version of {prompts.LINES} now, in one Python code block."
+    )
     assert "LIMIT = 16000\n" in source(ws)
     whole = _Replies("```done\n```")
     improve(Agent(whole, ws, max_steps=1), "Target: agent/tools.py:cap\n\nChange to make: cap less.")
     assert whole.seen[0].endswith("Write the whole new version of it now, in one Python code block.")
 
 
-ECHOED_MAP = "\n# The agent's map (file, then what it defines)\n\nagent/__init__.py (1 lines)\n  agent/tools.py:cap(text)\n"
+ECHOED_MAP = (
+    "\n# The agent's map (file, then what it defines)\n\nagent/__init__.py (1 lines)\n  "
+    "agent/tools.py:cap(text)\n"
+)
 
 
 def test_whole_definitions_followed_by_the_echoed_map_are_merged_and_the_echo_dropped(ws):

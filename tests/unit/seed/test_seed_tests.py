@@ -15,8 +15,15 @@ SEED = Path(evolve.seed.__file__).parent
 
 def test_seed_agent_tests_pass():
     env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1"}
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], cwd=SEED,
-                          capture_output=True, text=True, timeout=600, env=env, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        cwd=SEED,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert " passed" in done.stdout
 
@@ -82,8 +89,15 @@ def test_improve_shows_the_agent_code_that_fits_its_context_within_the_quickstar
 
     code = copy_seed(tmp_path / "self")
     instructions = "Problem: p\n\nLikely cause: c\n\nChange to make: refuse done once in agent/loop.py\n"
-    done = subprocess.run([sys.executable, "-c", IMPROVE_PROMPT, str(code)], input=instructions, capture_output=True,
-                          text=True, timeout=300, check=True, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    done = subprocess.run(
+        [sys.executable, "-c", IMPROVE_PROMPT, str(code)],
+        input=instructions,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    )
     messages = json.loads(done.stdout.splitlines()[-1])
     prompt = "\n".join(m["content"] for m in messages)
     shown = [p for p in sorted((code / "agent").glob("*.py")) if f"--- agent/{p.name} ---\n" in prompt]

@@ -45,8 +45,9 @@ def _openai(server: s.StandinServer, model: str = "gpt-4o", clock: Clock | None 
     return client
 
 
-def _anthropic(server: s.StandinServer, model: str = "claude-3-5-sonnet-20241022", clock: Clock | None = None,
-               **kw) -> AnthropicModel:
+def _anthropic(
+    server: s.StandinServer, model: str = "claude-3-5-sonnet-20241022", clock: Clock | None = None, **kw
+) -> AnthropicModel:
     client = AnthropicModel(model, base_url=server.url, sleep=(clock or Clock()).sleep, **kw)
     if clock is not None:
         client._retrier._clock = lambda: clock.now
@@ -66,12 +67,17 @@ def test_a_reasoning_model_is_called_with_the_arguments_it_accepts(model):
 
 
 def test_openai_tool_calls_refusals_and_cached_tokens():
-    answers = [s.openai_tool_call("bash", {"cmd": "ls"}), s.openai_refusal(),
-               s.openai_text("hi", prompt=1_000_000, completion=0, cached=800_000)]
+    answers = [
+        s.openai_tool_call("bash", {"cmd": "ls"}),
+        s.openai_refusal(),
+        s.openai_text("hi", prompt=1_000_000, completion=0, cached=800_000),
+    ]
     with s.StandinServer(answers) as server:
         model = _openai(server, "gpt-4o")
         call, refusal, cached = (model.complete(_ask(tools=TOOLS)) for _ in range(3))
-    assert call.finish_reason == "tool_calls" and json.loads(call.message.tool_calls[0].arguments) == {"cmd": "ls"}
+    assert call.finish_reason == "tool_calls" and json.loads(call.message.tool_calls[0].arguments) == {
+        "cmd": "ls"
+    }
     assert refusal.finish_reason == "content_filter" and "can't help" in refusal.message.content
     assert cached.usage.cached_prompt_tokens == 800_000
     assert cached.usage.cost_usd == pytest.approx(0.2 * 2.50 + 0.8 * 1.25)  # cached input at half price
@@ -79,8 +85,11 @@ def test_openai_tool_calls_refusals_and_cached_tokens():
 
 
 def test_anthropic_tool_use_refusal_and_cache_tokens():
-    answers = [s.anthropic_tool_use("bash", {"cmd": "ls"}), s.anthropic_refusal(),
-               s.anthropic_text("hi", input_tokens=100, output_tokens=10, cache_read=1000, cache_write=200)]
+    answers = [
+        s.anthropic_tool_use("bash", {"cmd": "ls"}),
+        s.anthropic_refusal(),
+        s.anthropic_text("hi", input_tokens=100, output_tokens=10, cache_read=1000, cache_write=200),
+    ]
     with s.StandinServer(answers) as server:
         model = _anthropic(server)
         call, refusal, cached = (model.complete(_ask(tools=TOOLS, tool_choice="auto")) for _ in range(3))
@@ -97,7 +106,9 @@ def test_anthropic_tool_use_refusal_and_cache_tokens():
 
 
 def test_an_empty_conversation_is_the_requests_fault_and_never_sent():
-    request = ChatRequest(messages=(Message(role="system", content="x"), Message(role="assistant", content=" ")))
+    request = ChatRequest(
+        messages=(Message(role="system", content="x"), Message(role="assistant", content=" "))
+    )
     with s.StandinServer([s.anthropic_text()]) as server, pytest.raises(ModelError) as caught:
         _anthropic(server).complete(request)
     assert caught.value.kind == "request" and server.seen == []
@@ -106,10 +117,17 @@ def test_an_empty_conversation_is_the_requests_fault_and_never_sent():
 # -- retries -----------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("limited", "ok", "wait"), [
-    (s.openai_rate_limited(20), s.openai_text(), 20.0),
-    (s.openai_error(429, "slow down", "requests", headers={"retry-after-ms": "1500"}), s.openai_text(), 1.5),
-])
+@pytest.mark.parametrize(
+    ("limited", "ok", "wait"),
+    [
+        (s.openai_rate_limited(20), s.openai_text(), 20.0),
+        (
+            s.openai_error(429, "slow down", "requests", headers={"retry-after-ms": "1500"}),
+            s.openai_text(),
+            1.5,
+        ),
+    ],
+)
 def test_the_servers_retry_after_is_honoured(limited, ok, wait):
     clock = Clock()
     with s.StandinServer([limited, ok]) as server:
@@ -151,15 +169,30 @@ def test_jitter_comes_from_the_seeded_generator():
     assert waits(1) == waits(1) != waits(2)
 
 
-@pytest.mark.parametrize(("answer", "kind"), [
-    (s.openai_quota_spent(), "auth"),
-    (s.openai_bad_key(), "auth"),
-    (s.openai_context_overflow(), "context"),
-    (s.openai_error(400, "Invalid value for 'messages'", "invalid_request_error", "invalid_value"), "request"),
-    (s.openai_error(404, "The model `gpt-9` does not exist", "invalid_request_error", "model_not_found"), "auth"),
-    (s.openai_error(400, "Unsupported parameter: 'stop'", "invalid_request_error", "unsupported_parameter",
-                    "stop"), "internal"),
-])
+@pytest.mark.parametrize(
+    ("answer", "kind"),
+    [
+        (s.openai_quota_spent(), "auth"),
+        (s.openai_bad_key(), "auth"),
+        (s.openai_context_overflow(), "context"),
+        (
+            s.openai_error(400, "Invalid value for 'messages'", "invalid_request_error", "invalid_value"),
+            "request",
+        ),
+        (
+            s.openai_error(
+                404, "The model `gpt-9` does not exist", "invalid_request_error", "model_not_found"
+            ),
+            "auth",
+        ),
+        (
+            s.openai_error(
+                400, "Unsupported parameter: 'stop'", "invalid_request_error", "unsupported_parameter", "stop"
+            ),
+            "internal",
+        ),
+    ],
+)
 def test_openai_failures_that_waiting_cannot_fix_are_not_retried(answer, kind):
     clock = Clock()
     with s.StandinServer([answer, s.openai_text()]) as server, pytest.raises(ModelError) as caught:
@@ -168,11 +201,17 @@ def test_openai_failures_that_waiting_cannot_fix_are_not_retried(answer, kind):
     assert caught.value.provider_message == answer.body["error"]["message"]
 
 
-@pytest.mark.parametrize(("answer", "kind"), [
-    (s.anthropic_context_overflow(), "context"),
-    (s.anthropic_bad_key(), "auth"),
-    (s.anthropic_error(400, "invalid_request_error", "tools.0.name: String should match pattern"), "request"),
-])
+@pytest.mark.parametrize(
+    ("answer", "kind"),
+    [
+        (s.anthropic_context_overflow(), "context"),
+        (s.anthropic_bad_key(), "auth"),
+        (
+            s.anthropic_error(400, "invalid_request_error", "tools.0.name: String should match pattern"),
+            "request",
+        ),
+    ],
+)
 def test_anthropic_failures_that_waiting_cannot_fix_are_not_retried(answer, kind):
     with s.StandinServer([answer, s.anthropic_text()]) as server, pytest.raises(ModelError) as caught:
         _anthropic(server).complete(_ask())
@@ -181,8 +220,9 @@ def test_anthropic_failures_that_waiting_cannot_fix_are_not_retried(answer, kind
 
 def test_a_connection_error_is_retried_then_unavailable():
     clock = Clock()
-    model = OpenAIModel("gpt-4o", base_url="http://127.0.0.1:9/v1", sleep=clock.sleep,
-                        retry=RetryPolicy(window_s=10))
+    model = OpenAIModel(
+        "gpt-4o", base_url="http://127.0.0.1:9/v1", sleep=clock.sleep, retry=RetryPolicy(window_s=10)
+    )
     model._retrier._clock = lambda: clock.now
     with pytest.raises(ModelError) as caught:
         model.complete(_ask())
@@ -192,7 +232,9 @@ def test_a_connection_error_is_retried_then_unavailable():
 def test_a_client_bug_is_an_internal_failure_not_a_crash():
     with s.StandinServer([s.openai_text()]) as server:
         model = _openai(server)
-        model._client.chat.completions.create = lambda **kw: (_ for _ in ()).throw(TypeError("unexpected kwarg"))
+        model._client.chat.completions.create = lambda **kw: (_ for _ in ()).throw(
+            TypeError("unexpected kwarg")
+        )
         with pytest.raises(ModelError) as caught:
             model.complete(_ask())
     assert caught.value.kind == "internal" and "unexpected kwarg" in str(caught.value)

@@ -23,8 +23,9 @@ class LocalSandbox:
         start = time.monotonic()
         # the host's pytest plugins only slow the graded test runs down (the base image has none)
         env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", **(env or {})}
-        done = subprocess.run(cmd, cwd=cwd or self.root, capture_output=True, text=True, timeout=timeout, env=env,
-                              check=False)
+        done = subprocess.run(
+            cmd, cwd=cwd or self.root, capture_output=True, text=True, timeout=timeout, env=env, check=False
+        )
         return ExecResult(done.returncode, done.stdout, done.stderr, time.monotonic() - start)
 
     def put_dir(self, host_dir: Path, path: str) -> None:

@@ -45,13 +45,16 @@ def test_a_changed_constant_keeps_its_kind_and_can_be_changed_back():
             new = _changed_text(text, rng, {})
             assert new != text and len(new) == len(text)
             assert [(chr(c).isdigit(), chr(c).islower()) for c in new] == [
-                (chr(c).isdigit(), chr(c).islower()) for c in text]
+                (chr(c).isdigit(), chr(c).islower()) for c in text
+            ]
             back = {_changed_text(new, rng, {}) for _ in range(1500)}
             assert text in back  # the change can be made back, so neither of a pair is the original by form
 
 
 def test_a_pair_is_renamed_and_a_report_is_read_back_under_the_real_name():
-    source = b"def test_total():\n    assert total(2) == 20\n\n\ndef test_empty():\n    assert total(0) == 0\n"
+    source = (
+        b"def test_total():\n    assert total(2) == 20\n\n\ndef test_empty():\n    assert total(0) == 0\n"
+    )
     planted, ids, renames = plant_among(source, "t.py", random.Random(3), count=1)
     ((canary, own),) = ids.items()
     ((new, also_own),) = renames.items()
@@ -63,16 +66,25 @@ def test_a_pair_is_renamed_and_a_report_is_read_back_under_the_real_name():
     assert restore("other/t.py::test_empty", renames) == "other/t.py::test_empty"
 
 
-@pytest.mark.parametrize(("command", "picks"), [("python3 -m pytest -q tests", False), ("pytest t.py::test_a", True),
-                                               ("pytest -k lru tests", True), ("pytest --deselect t.py::x", True),
-                                               ("pytest -m slow", False)])
+@pytest.mark.parametrize(
+    ("command", "picks"),
+    [
+        ("python3 -m pytest -q tests", False),
+        ("pytest t.py::test_a", True),
+        ("pytest -k lru tests", True),
+        ("pytest --deselect t.py::x", True),
+        ("pytest -m slow", False),
+    ],
+)
 def test_no_test_is_renamed_where_the_command_picks_tests_by_name(command, picks):
     assert selects(command) is picks
 
 
 def test_no_new_name_takes_a_name_the_file_had(files):
     """A second pair must not be named like the first pair's renamed test (it would read its reports)."""
-    pair = b"def test_add():\n    assert add(2, 3) == 5\n\n\ndef test_mean():\n    assert mean([1, 2, 3]) == 2\n"
+    pair = (
+        b"def test_add():\n    assert add(2, 3) == 5\n\n\ndef test_mean():\n    assert mean([1, 2, 3]) == 2\n"
+    )
     for rel, text in [*files, ("t.py", pair)]:
         source = text if isinstance(text, bytes) else text.encode()
         own = {line.split("(")[0][4:] for line in source.decode().splitlines() if line.startswith("def test")}

@@ -14,37 +14,67 @@ from evolve.tasks.types import Task
 from .test_grading import grade
 
 PROMPT = 'def double_all(values: list) -> list:\n    """Each value doubled."""\n'
-CHECK = ("def check(candidate):\n    assert candidate([1, 2]) == [2, 4]\n    assert candidate([]) == []\n"
-         "    assert double_all([5]) == [10]\n")
+CHECK = (
+    "def check(candidate):\n    assert candidate([1, 2]) == [2, 4]\n    assert candidate([]) == []\n"
+    "    assert double_all([5]) == [10]\n"
+)
 
 
 def _task() -> Task:
-    return Task(id="calls-demo", suite="demo", split="dev", statement="", repo={"solution.py": stub_file(PROMPT).encode()},
-                hidden_tests={"tests/test_solution.py": TEST_FILE.format(task_id="demo", entry="double_all",
-                                                                         test=CHECK).encode()},
-                reference_patch="", test_command="", results="calls", test_timeout_s=20.0)
+    return Task(
+        id="calls-demo",
+        suite="demo",
+        split="dev",
+        statement="",
+        repo={"solution.py": stub_file(PROMPT).encode()},
+        hidden_tests={
+            "tests/test_solution.py": TEST_FILE.format(
+                task_id="demo", entry="double_all", test=CHECK
+            ).encode()
+        },
+        reference_patch="",
+        test_command="",
+        results="calls",
+        test_timeout_s=20.0,
+    )
 
 
 def _patch(body: str) -> str:
     old, new = stub_file(PROMPT).splitlines(), (PROMPT + body).splitlines()
-    lines = [f" {line}" for line in old[:-1]] + [f"-{old[-1]}"] + [f"+{line}" for line in new[len(old) - 1:]]
-    return "\n".join(["diff --git a/solution.py b/solution.py", "--- a/solution.py", "+++ b/solution.py",
-                      f"@@ -1,{len(old)} +1,{len(new)} @@", *lines]) + "\n"
+    lines = [f" {line}" for line in old[:-1]] + [f"-{old[-1]}"] + [f"+{line}" for line in new[len(old) - 1 :]]
+    return (
+        "\n".join(
+            [
+                "diff --git a/solution.py b/solution.py",
+                "--- a/solution.py",
+                "+++ b/solution.py",
+                f"@@ -1,{len(old)} +1,{len(new)} @@",
+                *lines,
+            ]
+        )
+        + "\n"
+    )
 
 
 HONEST = "    return [2 * v for v in values]\n"
 CHEATS = {
     # the expected record to a results pipe, then an early exit
-    "record and os._exit": ("    import os\n    for fd in range(3, 64):\n        try:\n"
-                            "            os.write(fd, b'{\"test\": \"check\", \"when\": \"call\", \"outcome\": \"passed\"}\\n{\"end\": 0}\\n')\n"
-                            "        except OSError:\n            pass\n    os._exit(0)\n"),
-    "an object equal to everything": ("    class Any(list):\n        def __eq__(self, other):\n            return True\n"
-                                      "    return Any()\n"),
-    "AssertionError disabled": ("    import builtins\n    builtins.AssertionError = type('N', (BaseException,), {})\n"
-                                "    return [0]\n"),
+    "record and os._exit": (
+        "    import os\n    for fd in range(3, 64):\n        try:\n"
+        '            os.write(fd, b\'{"test": "check", "when": "call", "outcome": "passed"}\\n{"end": '
+        "0}\\n')\n"
+        "        except OSError:\n            pass\n    os._exit(0)\n"
+    ),
+    "an object equal to everything": (
+        "    class Any(list):\n        def __eq__(self, other):\n            return True\n    return Any()\n"
+    ),
+    "AssertionError disabled": (
+        "    import builtins\n    builtins.AssertionError = type('N', (BaseException,), {})\n    return [0]\n"
+    ),
     "sys.exit(0) at the call": "    raise SystemExit(0)\n",
-    "json patched to answer right": ("    import json\n    json.dumps = lambda *a, **k: '[\"ok\", {\"list\": [2, 4]}]'\n"
-                                     "    return None\n"),
+    "json patched to answer right": (
+        '    import json\n    json.dumps = lambda *a, **k: \'["ok", {"list": [2, 4]}]\'\n    return None\n'
+    ),
 }
 
 
@@ -61,8 +91,24 @@ def test_nothing_the_candidate_does_in_its_process_passes(tmp_path, name):
     assert result.outcome == "fail", (result.detail, result.output)
 
 
-@pytest.mark.parametrize("value", [None, True, 3, -2 ** 70, 1.5, math.inf, "é\n", b"\x00", (1, [2]), {3: {4}},
-                                   frozenset({1}), 2j, {"a": (None,)}])
+@pytest.mark.parametrize(
+    "value",
+    [
+        None,
+        True,
+        3,
+        -(2**70),
+        1.5,
+        math.inf,
+        "é\n",
+        b"\x00",
+        (1, [2]),
+        {3: {4}},
+        frozenset({1}),
+        2j,
+        {"a": (None,)},
+    ],
+)
 def test_plain_data_crosses_unchanged(value):
     assert decode(encode(value)) == value and type(decode(encode(value))) is type(value)
 

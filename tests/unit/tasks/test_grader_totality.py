@@ -37,14 +37,30 @@ def test_a_record_of_another_shape_is_malformed_never_an_exception(name):
 def test_a_lone_surrogate_in_a_test_name_is_printed_as_valid_utf8():
     (record,) = gs._records(b'{"test": "t.py::\\ud800x", "when": "call", "outcome": "failed"}\n')
     assert record["test"] == "t.py::?x"
-    result = gs.as_printed({"key": "k", "dropped": ["a\udcff"], "output": "o\ud800", "detail": "d\udc80",
-                            "outcome": "fail", "duration": 0.0})
+    result = gs.as_printed(
+        {
+            "key": "k",
+            "dropped": ["a\udcff"],
+            "output": "o\ud800",
+            "detail": "d\udc80",
+            "outcome": "fail",
+            "duration": 0.0,
+        }
+    )
     json.dumps(result, ensure_ascii=False).encode("utf-8")  # what the host writes: strict UTF-8
 
 
 def test_the_printed_result_stays_small_whatever_the_names():
-    result = gs.as_printed({"key": "k", "dropped": [f"p{n}" * 500 for n in range(5000)], "output": "",
-                            "detail": "x" * 5_000_000, "outcome": "fail", "duration": 0.0})
+    result = gs.as_printed(
+        {
+            "key": "k",
+            "dropped": [f"p{n}" * 500 for n in range(5000)],
+            "output": "",
+            "detail": "x" * 5_000_000,
+            "outcome": "fail",
+            "duration": 0.0,
+        }
+    )
     assert len(json.dumps(result)) < 60_000
     assert result["dropped"][-1] == "... and 4900 more"
 
@@ -88,11 +104,19 @@ def test_remove_tree_of_a_file_or_nothing_never_raises(tmp_path):
 
 
 REPORTS = {
-    "jest": [b"[" * 100_000, b'{"testResults": 5}', b'{"testResults": [{"assertionResults": [1]}]}',
-             (b'{"testResults": [{"name": ["x"], "assertionResults": [{"title": {"a": 1}, "status": "passed",'
-              b' "failureMessages": 7}]}]}')],
-    "gotest": [b'{"Test": ["x"], "Action": "pass"}\n' + b"[" * 100_000,
-               b'{"Test": "T", "Action": "output", "Output": {"a": 1}}\n{"Test": "T", "Action": "fail"}'],
+    "jest": [
+        b"[" * 100_000,
+        b'{"testResults": 5}',
+        b'{"testResults": [{"assertionResults": [1]}]}',
+        (
+            b'{"testResults": [{"name": ["x"], "assertionResults": [{"title": {"a": 1}, "status": "passed",'
+            b' "failureMessages": 7}]}]}'
+        ),
+    ],
+    "gotest": [
+        b'{"Test": ["x"], "Action": "pass"}\n' + b"[" * 100_000,
+        b'{"Test": "T", "Action": "output", "Output": {"a": 1}}\n{"Test": "T", "Action": "fail"}',
+    ],
     "libtest": [b'{"type": "test", "event": ["ok"], "name": {"a": 1}, "stdout": []}'],
     "catch2": [b"<" * 1000, b"<a>" * 50_000],
     "junit": [b"\xff\xfe<testsuite/>"],

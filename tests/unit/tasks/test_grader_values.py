@@ -59,9 +59,13 @@ def test_checks_against_a_literal_leave_the_file_and_the_rest_stays():
     assert "self.assertEqual(total(1), total(1))" in text  # two values: nothing to take out
     assert ast.parse(rewritten).body[2].names[0].asname == NAME  # after the docstring and __future__
     assert taken == {
-        "t.py::test_values": [{"op": "eq", "literal": 20}, {"op": "eq", "literal": ["a", "b"]},
-                              {"op": "ne", "literal": 7}, {"op": "is", "literal": True},
-                              {"op": "is", "literal": None}],
+        "t.py::test_values": [
+            {"op": "eq", "literal": 20},
+            {"op": "eq", "literal": ["a", "b"]},
+            {"op": "ne", "literal": 7},
+            {"op": "is", "literal": True},
+            {"op": "is", "literal": None},
+        ],
         "t.py::test_table": [{"op": "eq", "rows": [10, 30]}],
         "t.py::TestShop::test_unittest_forms": [{"op": "eq", "literal": 10}, {"op": "is", "literal": None}],
     }
@@ -73,7 +77,7 @@ def test_a_file_with_nothing_to_take_or_no_syntax_is_kept_as_it_is():
         assert take(source, "t.py") == (source, {})
 
 
-RAISES = b'''import pytest
+RAISES = b"""import pytest
 
 from roman import parse
 
@@ -87,7 +91,7 @@ def test_valid(text, n):
 def test_invalid(text):
     with pytest.raises(ValueError, match="numeral"):
         parse(text)
-'''
+"""
 
 
 def test_a_check_for_a_value_and_one_for_an_exception_read_the_same():
@@ -101,14 +105,27 @@ def test_root_judges_an_exception_as_pytest_raises_would():
     taken = {"t.py::test_invalid": [{"op": "raises", "names": ["ValueError"], "match": "numeral"}]}
 
     def judged(sent):
-        return judge([_passed("t.py::test_invalid[IIII-0]"), {"value_of": "t.py::test_invalid[IIII-0]", **sent}],
-                     taken, _names)[1].get("t.py::test_invalid[IIII-0]")
+        return judge(
+            [_passed("t.py::test_invalid[IIII-0]"), {"value_of": "t.py::test_invalid[IIII-0]", **sent}],
+            taken,
+            _names,
+        )[1].get("t.py::test_invalid[IIII-0]")
+
     assert judged({"raised": ["RomanError", "ValueError", "Exception"], "message": "bad numeral"}) is None
     assert judged({"value": encode(4)}) == "check 1: DID NOT RAISE ValueError"
-    assert judged({"raised": ["KeyError"], "message": "numeral"}) == "check 1: raised KeyError, not ValueError"
+    assert (
+        judged({"raised": ["KeyError"], "message": "numeral"}) == "check 1: raised KeyError, not ValueError"
+    )
     assert "does not match" in judged({"raised": ["ValueError"], "message": "no"})
-    assert judge([_passed("t.py::test_a"), {"value_of": "t.py::test_a", "raised": ["ZeroDivisionError"]},
-                  _sent("t.py::test_a", False)], TAKEN, _names)[1] == {"t.py::test_a": "check 1: raised ZeroDivisionError"}
+    assert judge(
+        [
+            _passed("t.py::test_a"),
+            {"value_of": "t.py::test_a", "raised": ["ZeroDivisionError"]},
+            _sent("t.py::test_a", False),
+        ],
+        TAKEN,
+        _names,
+    )[1] == {"t.py::test_a": "check 1: raised ZeroDivisionError"}
 
 
 def _sent(test, value, row=None):
@@ -119,8 +136,10 @@ def _passed(test):
     return {"test": test, "when": "call", "outcome": "passed"}
 
 
-TAKEN = {"t.py::test_a": [{"op": "eq", "literal": [1, 2]}, {"op": "is", "literal": False}],
-         "t.py::test_t": [{"op": "eq", "rows": ["x", "y"]}]}
+TAKEN = {
+    "t.py::test_a": [{"op": "eq", "literal": [1, 2]}, {"op": "is", "literal": False}],
+    "t.py::test_t": [{"op": "eq", "rows": ["x", "y"]}],
+}
 
 
 def test_root_compares_the_values_a_passed_test_sent():
@@ -130,8 +149,11 @@ def test_root_compares_the_values_a_passed_test_sent():
     assert judge(wrong, TAKEN, _names)[1] == {"t.py::test_a": "check 1: (1, 2) == [1, 2] is false"}
     falsy = [_passed("t.py::test_a"), _sent("t.py::test_a", [1, 2]), _sent("t.py::test_a", 0)]
     assert "check 2" in judge(falsy, TAKEN, _names)[1]["t.py::test_a"]  # `is False` is not `== 0`
-    unplain = [_passed("t.py::test_a"), {"value_of": "t.py::test_a", "unplain": "a Money is not plain data"},
-               _sent("t.py::test_a", False)]
+    unplain = [
+        _passed("t.py::test_a"),
+        {"value_of": "t.py::test_a", "unplain": "a Money is not plain data"},
+        _sent("t.py::test_a", False),
+    ]
     assert "not plain data" in judge(unplain, TAKEN, _names)[1]["t.py::test_a"]
 
 
@@ -145,8 +167,12 @@ def test_a_passed_test_that_sent_other_than_one_value_per_check_is_forged():
 
 
 def test_every_row_of_a_table_is_checked_under_its_own_row():
-    both = [_passed("t.py::test_t[a-0]"), _sent("t.py::test_t[a-0]", "x", 0),
-            _passed("t.py::test_t[b-1]"), _sent("t.py::test_t[b-1]", "y", 1)]
+    both = [
+        _passed("t.py::test_t[a-0]"),
+        _sent("t.py::test_t[a-0]", "x", 0),
+        _passed("t.py::test_t[b-1]"),
+        _sent("t.py::test_t[b-1]", "y", 1),
+    ]
     assert judge(both, TAKEN, _names) == (None, {})
     assert judge(both[:2], TAKEN, _names)[1] == {"t.py::test_t": "check 1: 1 of its 2 cases reported passed"}
     swapped = [_passed("t.py::test_t[a-0]"), _sent("t.py::test_t[a-0]", "x", 1)]
@@ -160,13 +186,17 @@ def lru():
     return load_suite("builtin").get("structs-lru-recency")
 
 
-SWALLOW = ("import _pytest.python as _p\n_orig = _p.Function.runtest\n"
-           "def _run(self):\n    try:\n        _orig(self)\n    except BaseException:\n        pass\n"
-           "_p.Function.runtest = _run\n")
+SWALLOW = (
+    "import _pytest.python as _p\n_orig = _p.Function.runtest\n"
+    "def _run(self):\n    try:\n        _orig(self)\n    except BaseException:\n        pass\n"
+    "_p.Function.runtest = _run\n"
+)
 """Every test run, every failure swallowed: each test sends the values the unsolved code computes."""
-GUESS = ("import _pytest.python as _p, evolve_results as _r\n"
-         "def _run(self):\n    for _ in range(8):\n        _r.value(lambda: ['a', 'c'])\n"
-         "_p.Function.runtest = _run\n")
+GUESS = (
+    "import _pytest.python as _p, evolve_results as _r\n"
+    "def _run(self):\n    for _ in range(8):\n        _r.value(lambda: ['a', 'c'])\n"
+    "_p.Function.runtest = _run\n"
+)
 """Every test skipped, and values sent in its place (a guess at the answers)."""
 
 
@@ -181,10 +211,13 @@ def test_a_forger_in_the_tested_process_gets_no_pass(lru, tmp_path, forgery):
 
 
 def test_twin_the_fix_passes_and_what_the_diagnosis_reads_names_the_tests(lru, tmp_path):
-    fix = ("python3 - <<'EOF'\nfrom pathlib import Path\np = Path('structs/lru.py')\n"
-           "s = p.read_text().replace('            return default\\n        return self._data[key]',"
-           " '            return default\\n        self._data.move_to_end(key)\\n        return self._data[key]')\n"
-           "p.write_text(s)\nEOF\n")
+    fix = (
+        "python3 - <<'EOF'\nfrom pathlib import Path\np = Path('structs/lru.py')\n"
+        "s = p.read_text().replace('            return default\\n        return self._data[key]',"
+        " '            return default\\n        self._data.move_to_end(key)\\n        return "
+        "self._data[key]')\n"
+        "p.write_text(s)\nEOF\n"
+    )
     result = grade(lru, agent_diff(lru, tmp_path, fix), tmp_path)
     assert result.outcome == "pass", (result.detail, result.output)
     wrong = grade(lru, agent_diff(lru, tmp_path / "w", "true"), tmp_path / "w")

@@ -47,8 +47,14 @@ def test_every_language_becomes_a_task_named_as_dgm_names_it(suite):
 
 
 def test_tests_are_hidden_and_docs_meta_never_reach_the_agent(suite):
-    expected_tests = {"python": "leap_test.py", "go": "leap_test.go", "cpp": "leap_test.cpp",
-                      "rust": "tests/leap.rs", "java": "src/test/java/LeapTest.java", "javascript": "leap.spec.js"}
+    expected_tests = {
+        "python": "leap_test.py",
+        "go": "leap_test.go",
+        "cpp": "leap_test.cpp",
+        "rust": "tests/leap.rs",
+        "java": "src/test/java/LeapTest.java",
+        "javascript": "leap.spec.js",
+    }
     for task in suite:
         test_file = expected_tests[task.language]
         assert test_file in task.hidden_tests and test_file not in task.repo
@@ -124,8 +130,10 @@ def test_dgm_subsets_select_by_name_and_language(tmp_path):
     assert len(POLYGLOT_SUBSETS["small"]) == 10 and len(POLYGLOT_SUBSETS["medium"]) == 50
     python_small = [i for i in POLYGLOT_SUBSETS["small"] if i.startswith("python__")]
     for task_id in python_small:  # a checkout that holds just those exercises
-        shutil.copytree(FIXTURE / "python" / "exercises" / "practice" / "leap",
-                        tmp_path / "python" / "exercises" / "practice" / task_id.split("__")[1])
+        shutil.copytree(
+            FIXTURE / "python" / "exercises" / "practice" / "leap",
+            tmp_path / "python" / "exercises" / "practice" / task_id.split("__")[1],
+        )
     chosen = polyglot_suite("polyglot:small", tmp_path, ["python"])
     assert [t.id for t in chosen] == python_small
     with pytest.raises(TaskError, match="lacks"):
@@ -137,7 +145,9 @@ def test_dgm_subsets_select_by_name_and_language(tmp_path):
 def test_a_java_reference_of_several_classes_adds_each_beside_the_solution(tmp_path):
     exercise = tmp_path / "java" / "exercises" / "practice" / "leap"
     shutil.copytree(FIXTURE / "java" / "exercises" / "practice" / "leap", exercise)
-    (exercise / ".meta" / "src" / "reference" / "java" / "Year.java").write_text("record Year(int value) {}\n")
+    (exercise / ".meta" / "src" / "reference" / "java" / "Year.java").write_text(
+        "record Year(int value) {}\n"
+    )
     config = json.loads((exercise / ".meta" / "config.json").read_text())
     config["files"]["example"].append(".meta/src/reference/java/Year.java")
     (exercise / ".meta" / "config.json").write_text(json.dumps(config))
@@ -152,10 +162,14 @@ def test_a_java_reference_of_several_classes_adds_each_beside_the_solution(tmp_p
 def test_a_rust_reference_brings_its_own_manifest(tmp_path):
     exercise = tmp_path / "rust" / "exercises" / "practice" / "leap"
     shutil.copytree(FIXTURE / "rust" / "exercises" / "practice" / "leap", exercise)
-    manifest = '[package]\nedition = "2021"\nname = "leap"\nversion = "1.0.0"\n\n[dependencies]\nanyhow = "1.0"\n'
+    manifest = (
+        '[package]\nedition = "2021"\nname = "leap"\nversion = "1.0.0"\n\n[dependencies]\nanyhow = "1.0"\n'
+    )
     (exercise / ".meta" / "Cargo-example.toml").write_text(manifest)
     task = load_polyglot(tmp_path).get("rust__leap")
-    assert "diff --git a/Cargo.toml b/Cargo.toml" in task.reference_patch and "+anyhow" in task.reference_patch
+    assert (
+        "diff --git a/Cargo.toml b/Cargo.toml" in task.reference_patch and "+anyhow" in task.reference_patch
+    )
 
 
 # Per-test reports: each runner's real output (tests/data/reports, as the tools wrote them for the
@@ -163,11 +177,18 @@ def test_a_rust_reference_brings_its_own_manifest(tmp_path):
 # derived from the hidden tests.
 REPORTS = Path(__file__).resolve().parents[2] / "data" / "reports"
 NAIVE = {  # protocol -> (report file, the tests the naive solution fails)
-    "catch2": ("catch2.xml", ["divisible_by_100_not_divisible_by_400", "divisible_by_200_not_divisible_by_400"]),
+    "catch2": (
+        "catch2.xml",
+        ["divisible_by_100_not_divisible_by_400", "divisible_by_200_not_divisible_by_400"],
+    ),
     "libtest": ("libtest.json", ["year_divisible_by_100_not_by_400"]),
     "junit": ("TEST-junit-jupiter.xml", ["LeapTest#testYearDivBy100NotBy400"]),
-    "jest": ("jest.json", ["/tmp/h14p/js/leap.spec.js::year divisible by 100, not divisible by 400 in common year"]),
-    "gotest": ("go.json", ["TestLeapYears", "package leap"]),  # go fails the package too: a failure like any other
+    "jest": (
+        "jest.json",
+        ["/tmp/h14p/js/leap.spec.js::year divisible by 100, not divisible by 400 in common year"],
+    ),
+    # go fails the package too: a failure like any other
+    "gotest": ("go.json", ["TestLeapYears", "package leap"]),
 }
 
 
@@ -188,16 +209,32 @@ def test_each_runner_report_names_every_test_and_its_outcome(protocol):
 def test_expected_names_come_from_the_hidden_sources(suite, language):
     task = suite.get(f"{language}__leap")
     names = expected_tests(task)
-    assert names == {
-        "cpp": ["not_divisible_by_4", "divisible_by_4_not_divisible_by_100",
-                "divisible_by_100_not_divisible_by_400", "divisible_by_400"],  # not the commented-out one
-        "go": ["TestLeapYears"],
-        "rust": ["year_not_divisible_by_4", "year_divisible_by_100_not_by_400", "year_divisible_by_400"],
-        "java": ["LeapTest#testYearNotDivBy4", "LeapTest#testYearDivBy100NotBy400", "LeapTest#testYearDivBy400"],
-        "javascript": [f"leap.spec.js::{t}" for t in ("year not divisible by 4 in common year",
-                                                       "year divisible by 100, not divisible by 400 in common year",
-                                                       "year divisible by 400 is leap year")],
-    }[language]
+    assert (
+        names
+        == {
+            "cpp": [
+                "not_divisible_by_4",
+                "divisible_by_4_not_divisible_by_100",
+                "divisible_by_100_not_divisible_by_400",
+                "divisible_by_400",
+            ],  # not the commented-out one
+            "go": ["TestLeapYears"],
+            "rust": ["year_not_divisible_by_4", "year_divisible_by_100_not_by_400", "year_divisible_by_400"],
+            "java": [
+                "LeapTest#testYearNotDivBy4",
+                "LeapTest#testYearDivBy100NotBy400",
+                "LeapTest#testYearDivBy400",
+            ],
+            "javascript": [
+                f"leap.spec.js::{t}"
+                for t in (
+                    "year not divisible by 4 in common year",
+                    "year divisible by 100, not divisible by 400 in common year",
+                    "year divisible by 400 is leap year",
+                )
+            ],
+        }[language]
+    )
 
 
 def _passing(protocol, name):
@@ -216,13 +253,16 @@ def _passing(protocol, name):
     return {name: data.encode()}
 
 
-@pytest.mark.parametrize(("language", "protocol"), [("cpp", "catch2"), ("rust", "libtest"), ("java", "junit"),
-                                                     ("javascript", "jest"), ("go", "gotest")])
+@pytest.mark.parametrize(
+    ("language", "protocol"),
+    [("cpp", "catch2"), ("rust", "libtest"), ("java", "junit"), ("javascript", "jest"), ("go", "gotest")],
+)
 def test_a_report_passes_only_when_it_names_every_expected_test_passed(suite, language, protocol):
     name, _ = NAIVE[protocol]
     task = suite.get(f"{language}__leap")
     expected = expected_tests(task)
-    if language == "cpp":  # the real Catch2 report is of exercism's leap, whose names differ from the fixture's
+    # the real Catch2 report is of exercism's leap, whose names differ from the fixture's
+    if language == "cpp":
         expected = ["not_divisible_by_4", "divisible_by_100_not_divisible_by_400"]
     records = reports.parse(protocol, _passing(protocol, name))
     assert judge(_job(protocol, expected), 0, "", False, records)[0] == "pass"
@@ -234,7 +274,10 @@ def test_a_report_passes_only_when_it_names_every_expected_test_passed(suite, la
 
 
 def test_a_missing_or_foreign_report_fails():
-    assert judge(_job("catch2", ["x"]), 0, "", False, [{"error": "the tests wrote no per-test report"}])[0] == "fail"
+    assert (
+        judge(_job("catch2", ["x"]), 0, "", False, [{"error": "the tests wrote no per-test report"}])[0]
+        == "fail"
+    )
     with pytest.raises(reports.ReportError):
         reports.parse("catch2", {"catch2.xml": b"All tests passed (4 assertions in 4 test cases)\n"})
     with pytest.raises(reports.ReportError):
@@ -254,31 +297,50 @@ def test_reports_are_read_as_plain_files_only(tmp_path):
 
 
 def test_names_in_comments_strings_and_disabled_forms_are_not_expected():
-    cpp = ('// TEST_CASE("gone")\n/* TEST_CASE("gone too") */\nTEST_CASE("a \\"quoted\\" // name") {}\n'
-           'TEST_CASE("hidden", "[.]") {}\nSCENARIO("story") {}\nTEST_CASE_METHOD(Fixture, "method") {}\n'
-           "int big = 1'000'000;\nTEST_CASE(\"after separators\") {}\n")
-    assert names.catch2_names("t.cpp", cpp) == ['a "quoted" // name', "Scenario: story", "method",
-                                                "after separators"]
-    gated = ('TEST_CASE("first") {}\n#if defined(EXERCISM_RUN_ALL_TESTS)\nTEST_CASE("all") {}\n'
-             '#if defined(EXERCISM_INCLUDE_BENCHMARK)\nTEST_CASE("benchmark") {}\n#endif\n#ifndef X\n'
-             'TEST_CASE("not x") {}\n#else\nTEST_CASE("x") {}\n#endif\n#endif\n')
+    cpp = (
+        '// TEST_CASE("gone")\n/* TEST_CASE("gone too") */\nTEST_CASE("a \\"quoted\\" // name") {}\n'
+        'TEST_CASE("hidden", "[.]") {}\nSCENARIO("story") {}\nTEST_CASE_METHOD(Fixture, "method") {}\n'
+        "int big = 1'000'000;\nTEST_CASE(\"after separators\") {}\n"
+    )
+    assert names.catch2_names("t.cpp", cpp) == [
+        'a "quoted" // name',
+        "Scenario: story",
+        "method",
+        "after separators",
+    ]
+    gated = (
+        'TEST_CASE("first") {}\n#if defined(EXERCISM_RUN_ALL_TESTS)\nTEST_CASE("all") {}\n'
+        '#if defined(EXERCISM_INCLUDE_BENCHMARK)\nTEST_CASE("benchmark") {}\n#endif\n#ifndef X\n'
+        'TEST_CASE("not x") {}\n#else\nTEST_CASE("x") {}\n#endif\n#endif\n'
+    )
     assert names.catch2_names("t.cpp", gated) == ["first", "all", "not x"]  # as the build compiles it
-    go = ("func TestMain(m *testing.M) {}\nfunc Testify(t *testing.T) {}\nfunc TestA(t *testing.T) {}\n"
-          "// func TestB(t *testing.T) {}\nvar s = `//`\nfunc Test_D(tt *testing.T) {}\n")
+    go = (
+        "func TestMain(m *testing.M) {}\nfunc Testify(t *testing.T) {}\nfunc TestA(t *testing.T) {}\n"
+        "// func TestB(t *testing.T) {}\nvar s = `//`\nfunc Test_D(tt *testing.T) {}\n"
+    )
     assert names.go_names("x_test.go", go) == ["TestA", "Test_D"]
-    rust = ("#[test]\n#[ignore]\nfn one() {}\n// #[test]\n// fn two() {}\nfn helper<'a>(s: &'a str) {}\n"
-            "#[test]\n#[should_panic(expected = \"x\")]\nfn three() { let c = '\"'; }\n")
+    rust = (
+        "#[test]\n#[ignore]\nfn one() {}\n// #[test]\n// fn two() {}\nfn helper<'a>(s: &'a str) {}\n"
+        '#[test]\n#[should_panic(expected = "x")]\nfn three() { let c = \'"\'; }\n'
+    )
     assert names.rust_names("tests/t.rs", rust) == ["one", "three"]
-    gated = ('#[cfg(feature = "io")]\nmod io {\n    #[test]\n    fn reader() { if true { } }\n}\n'
-             '#[test]\n#[cfg(feature = "x")]\nfn exp() {}\n#[test]\nfn plain() {}\n'
-             '#[cfg(not(feature = "x"))]\n#[test]\nfn without_x() {}\n')
+    gated = (
+        '#[cfg(feature = "io")]\nmod io {\n    #[test]\n    fn reader() { if true { } }\n}\n'
+        '#[test]\n#[cfg(feature = "x")]\nfn exp() {}\n#[test]\nfn plain() {}\n'
+        '#[cfg(not(feature = "x"))]\n#[test]\nfn without_x() {}\n'
+    )
     assert names.rust_names("tests/t.rs", gated) == ["plain", "without_x"]  # no features are built
-    java = ("package org.leap;\n\nclass T {\n  @Test\n  @DisplayName(\"d\")\n  public void a() {}\n  // @Test void b() {}\n"
-            "  @ParameterizedTest\n  @ValueSource(ints = {1})\n  void c(int x) {}\n  void helper() {}\n}\n")
+    java = (
+        'package org.leap;\n\nclass T {\n  @Test\n  @DisplayName("d")\n  public void a() {}\n  // @Test void '
+        "b() {}\n"
+        "  @ParameterizedTest\n  @ValueSource(ints = {1})\n  void c(int x) {}\n  void helper() {}\n}\n"
+    )
     assert names.java_names("src/test/java/org/leap/T.java", java) == ["org.leap.T#a", "org.leap.T#c"]
-    js = ("describe('d', () => {\n  test('a \\'b\\'', () => {});\n  // test('gone', () => {});\n"
-          "  it(\"c\", () => {});\n  test.each([1])('each %s', () => {});\n  test(`tpl`, () => {});\n"
-          "  test(`tpl ${x}`, () => {});\n  xtest('skipped', () => {});\n});\n")
+    js = (
+        "describe('d', () => {\n  test('a \\'b\\'', () => {});\n  // test('gone', () => {});\n"
+        "  it(\"c\", () => {});\n  test.each([1])('each %s', () => {});\n  test(`tpl`, () => {});\n"
+        "  test(`tpl ${x}`, () => {});\n  xtest('skipped', () => {});\n});\n"
+    )
     assert names.jest_names("a.spec.js", js) == ["a.spec.js::a 'b'", "a.spec.js::c", "a.spec.js::tpl"]
 
 
@@ -288,30 +350,40 @@ def test_reported_ids_match_as_the_runners_report_them():
     assert reports.matches("jest", "/tmp/x/repo/leap.spec.js::t", "leap.spec.js::t")
     assert not reports.matches("jest", "/tmp/x/repo/other-leap.spec.js::t", "leap.spec.js::t")
     assert not reports.matches("jest", "/tmp/x/repo/__tests__/x.js::t", "leap.spec.js::t")
-    xml = b'<testsuite><testcase name="m()" classname="evil.LeapTest$Inner"/><testcase name="n(int)[1]" ' \
-          b'classname="LeapTest"/></testsuite>'
-    assert [r["test"] for r in reports.parse("junit", {"TEST-x.xml": xml})] == ["evil.LeapTest#m", "LeapTest#n"]
+    xml = (
+        b'<testsuite><testcase name="m()" classname="evil.LeapTest$Inner"/><testcase name="n(int)[1]" '
+        b'classname="LeapTest"/></testsuite>'
+    )
+    assert [r["test"] for r in reports.parse("junit", {"TEST-x.xml": xml})] == [
+        "evil.LeapTest#m",
+        "LeapTest#n",
+    ]
     assert not reports.matches("junit", "evil.LeapTest#m", "LeapTest#m")
-    assert reports.matches("libtest", "tests::one", "one") and not reports.matches("libtest", "tests::done", "one")
+    assert reports.matches("libtest", "tests::one", "one") and not reports.matches(
+        "libtest", "tests::done", "one"
+    )
     assert not reports.matches("catch2", "divisible_by_400 ", "divisible_by_400")
 
 
-@pytest.mark.parametrize(("manifest", "refused"), [
-    ('[package]\nname = "leap"\nversion = "1.0.0"\n\n[dependencies]\nrand = "0.8"\n', False),
-    ('[dev-dependencies]\ntesting = "1"\n', False),
-    ('[[test]]\nname = "leap"\npath = "src/fake.rs"\n', True),
-    ('test = [{ name = "leap", path = "src/fake.rs" }]\n', True),
-    ('[package]\nname = "leap"\nautotests = false\n', True),
-    ('[package]\nbuild = "gen.rs"\n', True),
-    ('package.autotests = false\n', True),
-    ('[lib]\nharness = false\n', True),
-    ('[patch.crates-io]\nrand = { path = "r" }\n', True),
-    ('[ workspace ]\n', True),
-    ('[dependencies]\nmacros = { path = "macros" }\n', True),
-    ('[dependencies.macros]\npath = "macros"\n', True),
-    ('[lib]\nproc-macro = true\n', True),
-    ('lib = { proc_macro = true }\n', True),
-])
+@pytest.mark.parametrize(
+    ("manifest", "refused"),
+    [
+        ('[package]\nname = "leap"\nversion = "1.0.0"\n\n[dependencies]\nrand = "0.8"\n', False),
+        ('[dev-dependencies]\ntesting = "1"\n', False),
+        ('[[test]]\nname = "leap"\npath = "src/fake.rs"\n', True),
+        ('test = [{ name = "leap", path = "src/fake.rs" }]\n', True),
+        ('[package]\nname = "leap"\nautotests = false\n', True),
+        ('[package]\nbuild = "gen.rs"\n', True),
+        ("package.autotests = false\n", True),
+        ("[lib]\nharness = false\n", True),
+        ('[patch.crates-io]\nrand = { path = "r" }\n', True),
+        ("[ workspace ]\n", True),
+        ('[dependencies]\nmacros = { path = "macros" }\n', True),
+        ('[dependencies.macros]\npath = "macros"\n', True),
+        ("[lib]\nproc-macro = true\n", True),
+        ("lib = { proc_macro = true }\n", True),
+    ],
+)
 def test_a_rust_manifest_that_could_swap_the_hidden_tests_fails_the_build(tmp_path, manifest, refused):
     (tmp_path / "Cargo.toml").write_text(manifest)
     guard = SPECS["rust"].build_command.split(" && CARGO_TARGET_DIR", 1)[0]

@@ -21,7 +21,7 @@ def test_builtin_size_split_and_tiers(builtin):
     assert len(builtin) >= 30
     assert len(builtin.split("dev")) + len(builtin.split("heldout")) == len(builtin)
     assert len(builtin.split("heldout")) >= 8
-    assert Counter(t.difficulty for t in builtin) .keys() == {"easy", "medium", "hard"}
+    assert Counter(t.difficulty for t in builtin).keys() == {"easy", "medium", "hard"}
     assert len({t.tags[0] for t in builtin}) >= 5  # a handful of projects
 
 
@@ -41,8 +41,14 @@ def test_hidden_tests_are_not_in_the_repo(builtin):
 def test_reference_patches_apply_to_the_repos(builtin, tmp_path):
     for task in builtin:
         repo = write_files(task.repo, tmp_path / task.id)
-        done = subprocess.run(["git", "apply", "--check", "-"], input=task.reference_patch, text=True, cwd=repo,
-                              capture_output=True, check=False)
+        done = subprocess.run(
+            ["git", "apply", "--check", "-"],
+            input=task.reference_patch,
+            text=True,
+            cwd=repo,
+            capture_output=True,
+            check=False,
+        )
         assert done.returncode == 0, (task.id, done.stderr)
 
 
@@ -61,7 +67,10 @@ def test_humaneval_wide_holds_out_more_than_100_of_the_same_problems():
     wide, narrow = load_suite("humaneval-wide"), load_suite("humaneval")
     assert (len(wide.split("dev")), len(wide.split("heldout"))) == (55, 109)
     assert wide.get("HumanEval-3").split == "dev" and wide.get("HumanEval-4").split == "heldout"
-    assert wide.get("HumanEval-7").repo == narrow.get("HumanEval-7").repo and wide.get("HumanEval-7").suite == "humaneval-wide"
+    assert (
+        wide.get("HumanEval-7").repo == narrow.get("HumanEval-7").repo
+        and wide.get("HumanEval-7").suite == "humaneval-wide"
+    )
 
 
 def test_unknown_suite_and_split():

@@ -50,13 +50,18 @@ def test_which_expected_tests_fail_comes_from_the_records_alone():
     from evolve.tasks.swebench_grading import failing_from_records
 
     expected = ["t.py::a", "t.py::b[x y]", "t.py::c"]
-    records = [{"test": "t.py::a", "when": "setup", "outcome": "passed"},
-               {"test": "t.py::a", "when": "call", "outcome": "passed"},
-               {"test": "t.py::b[x y]", "when": "call", "outcome": "passed"},  # the harness keeps `t.py::b[x`
-               {"test": "t.py::c", "when": "call", "outcome": "passed"},
-               {"test": "t.py::c", "when": "teardown", "outcome": "failed"},
-               {"end": 1}]
-    assert failing_from_records(records, ["t.py::a", "t.py::b[x", "t.py::c", "t.py::d"]) == ["t.py::c", "t.py::d"]
+    records = [
+        {"test": "t.py::a", "when": "setup", "outcome": "passed"},
+        {"test": "t.py::a", "when": "call", "outcome": "passed"},
+        {"test": "t.py::b[x y]", "when": "call", "outcome": "passed"},  # the harness keeps `t.py::b[x`
+        {"test": "t.py::c", "when": "call", "outcome": "passed"},
+        {"test": "t.py::c", "when": "teardown", "outcome": "failed"},
+        {"end": 1},
+    ]
+    assert failing_from_records(records, ["t.py::a", "t.py::b[x", "t.py::c", "t.py::d"]) == [
+        "t.py::c",
+        "t.py::d",
+    ]
     assert failing_from_records(records[:3], expected[:1]) == []
     assert failing_from_records([{"malformed": "PASSED t.py::a"}], expected) is None
 
@@ -71,8 +76,10 @@ def test_json_and_jsonl_files_read_alike(tmp_path):
 
 
 def test_image_name_follows_swebench_docker_hub_naming_when_the_instance_has_none():
-    assert instance_image({"instance_id": "django__django-10973"}) == \
-        "swebench/sweb.eval.x86_64.django_1776_django-10973:latest"
+    assert (
+        instance_image({"instance_id": "django__django-10973"})
+        == "swebench/sweb.eval.x86_64.django_1776_django-10973:latest"
+    )
     assert instance_image({"instance_id": "x__y-1", "image": "mine:1"}) == "mine:1"
 
 
@@ -108,8 +115,13 @@ def test_an_unreachable_hub_says_what_swebench_needs(monkeypatch):
     with pytest.raises(SWEbenchUnavailable) as caught:
         load_suite("swebench-verified:small")
     message = str(caught.value)
-    for needed in ("SWE-bench/SWE-bench_Verified", "Hugging Face hub at http://127.0.0.1:9 cannot be reached",
-                   "Docker Hub", "GB", "EVOLVE_SWEBENCH_DATASET"):
+    for needed in (
+        "SWE-bench/SWE-bench_Verified",
+        "Hugging Face hub at http://127.0.0.1:9 cannot be reached",
+        "Docker Hub",
+        "GB",
+        "EVOLVE_SWEBENCH_DATASET",
+    ):
         assert needed in message, message
 
 
@@ -127,12 +139,17 @@ def test_an_instance_without_its_eval_script_is_named_before_any_sandbox_runs():
 def test_the_tests_part_of_an_eval_script_repeats_only_its_environment_lines():
     from evolve.tasks.swebench_grading import split_eval_script
 
-    script = ("#!/bin/bash\nset -uxo pipefail\nsource /opt/miniconda3/bin/activate\nexport LANG=C.UTF-8\n"
-              "python -m pip install -e .\ngit apply -v - <<'EOF_1'\n--- a/t.py\n+++ b/t.py\ncd /elsewhere\n"
-              "export INSIDE=heredoc\nEOF_1\n: '>>>>> Start Test Output'\npytest -rA t.py\n: '>>>>> End Test Output'\n")
+    script = (
+        "#!/bin/bash\nset -uxo pipefail\nsource /opt/miniconda3/bin/activate\nexport LANG=C.UTF-8\n"
+        "python -m pip install -e .\ngit apply -v - <<'EOF_1'\n--- a/t.py\n+++ b/t.py\ncd /elsewhere\n"
+        "export INSIDE=heredoc\nEOF_1\n: '>>>>> Start Test Output'\npytest -rA t.py\n: '>>>>> End Test "
+        "Output'\n"
+    )
     prelude, tests = split_eval_script(script, ">>>>> Start Test Output")
     assert "pip install" in prelude and "pytest" not in prelude
-    assert tests == ("set -uxo pipefail\nsource /opt/miniconda3/bin/activate\nexport LANG=C.UTF-8\n"
-                     ": '>>>>> Start Test Output'\npytest -rA t.py\n: '>>>>> End Test Output'\n")
+    assert tests == (
+        "set -uxo pipefail\nsource /opt/miniconda3/bin/activate\nexport LANG=C.UTF-8\n"
+        ": '>>>>> Start Test Output'\npytest -rA t.py\n: '>>>>> End Test Output'\n"
+    )
     with pytest.raises(TaskError, match="marker"):
         split_eval_script("pytest\n", ">>>>> Start Test Output")

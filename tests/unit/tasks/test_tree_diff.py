@@ -8,7 +8,11 @@ import subprocess
 from evolve.tasks.tree_diff import diff_trees, keep_unprotected, tree_entries
 from evolve.tasks.types import write_files
 
-PRISTINE = {"src/a.py": b"x = 1\n", "src/gone.py": b"z = 0\n", "tests/test_a.py": b"def test_a():\n    pass\n"}
+PRISTINE = {
+    "src/a.py": b"x = 1\n",
+    "src/gone.py": b"z = 0\n",
+    "tests/test_a.py": b"def test_a():\n    pass\n",
+}
 
 
 def _agent_tree(tmp_path):
@@ -23,7 +27,7 @@ def _agent_tree(tmp_path):
     (tree / ".gitattributes").write_text("* -diff filter=evil\n")
     git = tree / ".git"
     git.mkdir()
-    (git / "config").write_text('[diff]\n\texternal = "sh -c \'echo forged\'"\n')
+    (git / "config").write_text("[diff]\n\texternal = \"sh -c 'echo forged'\"\n")
     (tree / "src" / "__pycache__").mkdir()
     (tree / "src" / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"cache")
     return tree
@@ -53,10 +57,18 @@ def test_a_file_mode_0_and_a_locked_directory_are_still_read(tmp_path):
 
 def test_protected_changes_and_symlinks_are_undone_by_path_before_the_diff():
     before = {b"a.py": ("100644", b"a\n"), b"tests/t.py": ("100644", b"t\n"), b"link": ("120000", b"a.py")}
-    after = {b"a.py": ("100644", b"fixed\n"), b"tests/t.py": ("100644", b"gutted\n"), b"conftest.py": ("100644", b"x"),
-             b"b.py": ("120000", b"a.py")}
+    after = {
+        b"a.py": ("100644", b"fixed\n"),
+        b"tests/t.py": ("100644", b"gutted\n"),
+        b"conftest.py": ("100644", b"x"),
+        b"b.py": ("120000", b"a.py"),
+    }
     kept, dropped = keep_unprotected(before, after, lambda p: p.startswith("tests/") or p == "conftest.py")
-    assert kept == {b"a.py": ("100644", b"fixed\n"), b"tests/t.py": ("100644", b"t\n"), b"link": ("120000", b"a.py")}
+    assert kept == {
+        b"a.py": ("100644", b"fixed\n"),
+        b"tests/t.py": ("100644", b"t\n"),
+        b"link": ("120000", b"a.py"),
+    }
     assert dropped == ["b.py", "conftest.py", "link", "tests/t.py"]
 
 
