@@ -80,8 +80,10 @@ def climb_chart(climb: Climb) -> str:
               ("held-out pass rate, where measured (lineage)", HELDOUT)]  # fmt: skip
     for index, (label, colour) in enumerate(legend):
         row = 32 + 13 * index
-        parts.append(f'<rect x="{left + 8}" y="{row - 7}" width="12" height="4" fill="{colour}"/>'
-                     f'<text class="legend" x="{left + 24}" y="{row - 1}">{escape(label)}</text>')  # fmt: skip
+        parts.append(
+            f'<rect x="{left + 8}" y="{row - 7}" width="12" height="4" fill="{colour}"/>'
+            f'<text class="legend" x="{left + 24}" y="{row - 1}">{escape(label)}</text>'
+        )
     stairs = _stairs(climb, sx, sy)
     if stairs:
         parts.append(f'<polyline class="series best-so-far" points="{" ".join(stairs)}" stroke="{BEST}" '

@@ -247,13 +247,14 @@ def _config_rows(run: Run, source: dict | None) -> list[tuple[str, str]]:
     config = run.config
     models = {role: getattr(config.models, role).model for role in ("diagnose", "modify", "solve")}
     model_text = ", ".join(f"{role}: {model}" for role, model in models.items())
+    heldout_limit = "" if config.tasks.heldout_limit is None else f" (first {config.tasks.heldout_limit})"
     rows = [
         ("run", f"{config.run.name} (seed {config.run.seed})"),
         ("policy", config.policy.name),
         ("tasks", (f"{config.tasks.suite}: search on {config.tasks.split}"
                   f"{'' if config.tasks.ids is None else f' ({len(config.tasks.ids)} named)'}"
                   f"{'' if config.tasks.limit is None else f' (first {config.tasks.limit})'}, held out "
-                  f"{config.tasks.heldout_split}{'' if config.tasks.heldout_limit is None else f' (first {config.tasks.heldout_limit})'}")),
+                  f"{config.tasks.heldout_split}{heldout_limit}")),
         ("models", model_text),
         ("sandbox", (f"{config.sandbox.backend}, {config.sandbox.cpus:g} CPU, {config.sandbox.memory}, "
                     f"{config.sandbox.timeout_s:g} s per job")),
@@ -286,10 +287,12 @@ def _budget_rows(
             ("tokens", "not recorded"),
             ("dollars", "not recorded"),
         ]
-    rows = [("evaluations", f"{tree.results} of {budget.evaluations}"),
-            ("expansions", f"{expansions}" + ("" if budget.expansions is None else f" of {budget.expansions}")),
-            ("tokens", f"{tokens:,}" + ("" if budget.tokens is None else f" of {budget.tokens:,}")),
-            ("dollars", f"${dollars:.4f}" + ("" if budget.dollars is None else f" of ${budget.dollars:.2f}"))]  # fmt: skip
+    rows = [
+        ("evaluations", f"{tree.results} of {budget.evaluations}"),
+        ("expansions", f"{expansions}" + ("" if budget.expansions is None else f" of {budget.expansions}")),
+        ("tokens", f"{tokens:,}" + ("" if budget.tokens is None else f" of {budget.tokens:,}")),
+        ("dollars", f"${dollars:.4f}" + ("" if budget.dollars is None else f" of ${budget.dollars:.2f}")),
+    ]
     if budget.cpu_hours is not None:
         rows.append(("CPU-hours", f"{run_cpu_hours(run, sandbox_cpus(run)):.2f} of {budget.cpu_hours:g}"))
     for change in run.budget_changes():  # made on a resume (`evolve run --resume RUN --budget NAME=VALUE`)

@@ -60,9 +60,15 @@ def _exchange(path_name: str, job: Job, row: dict) -> dict:
     messages = (row.get("request") or {}).get("messages") or [{}]
     response = row.get("response") or {}
     usage = response.get("usage") or {}
-    return {"job": job.id, "kind": str(job.kind), "file": path_name, "role": row.get("role", "?"),
-            "prompt": _cut(messages[-1].get("content")), "answer": _cut((response.get("message") or {}).get("content")),
-            "tokens": int(usage.get("prompt_tokens", 0)) + int(usage.get("completion_tokens", 0))}  # fmt: skip
+    return {
+        "job": job.id,
+        "kind": str(job.kind),
+        "file": path_name,
+        "role": row.get("role", "?"),
+        "prompt": _cut(messages[-1].get("content")),
+        "answer": _cut((response.get("message") or {}).get("content")),
+        "tokens": int(usage.get("prompt_tokens", 0)) + int(usage.get("completion_tokens", 0)),
+    }
 
 
 def node_exchanges(run: Run, nodes: Iterable[str]) -> dict[str, dict]:

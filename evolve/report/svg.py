@@ -43,9 +43,13 @@ def tree_svg(nodes: Sequence[NodeView], best: str | None) -> str:
     width = margin * 2 + dx * (max((n.x for n in nodes), default=0) + 1)
     height = margin * 2 + dy * (max((n.depth for n in nodes), default=0) + 1)
     at = {n.id: (margin + dx * (n.x + 0.5), margin + 10 + dy * n.depth) for n in nodes}
-    parts = [(f'<svg id="tree" xmlns="http://www.w3.org/2000/svg" width="100%" height="{TREE_HEIGHT}" '
-             f'viewBox="0 0 {width:.0f} {height:.0f}" preserveAspectRatio="xMidYMid meet" role="img" '
-             f'aria-label="clade tree" data-best="{escape(best or "")}" data-nodes="{len(nodes)}">')]  # fmt: skip
+    parts = [
+        (
+            f'<svg id="tree" xmlns="http://www.w3.org/2000/svg" width="100%" height="{TREE_HEIGHT}" '
+            f'viewBox="0 0 {width:.0f} {height:.0f}" preserveAspectRatio="xMidYMid meet" role="img" '
+            f'aria-label="clade tree" data-best="{escape(best or "")}" data-nodes="{len(nodes)}">'
+        )
+    ]
     for node in nodes:
         if node.parent is not None and node.parent in at:
             (x0, y0), (x1, y1) = at[node.parent], at[node.id]
@@ -139,9 +143,12 @@ def line_chart(chart_id: str, title: str, lines: Sequence[Line], xlabel: str, yl
     for tick in _ticks(x_top):
         parts.append(f'<text class="tick" x="{sx(tick):.1f}" y="{top + plot_h + 16}" text-anchor="middle">'
                      f"{_number(tick)}</text>")  # fmt: skip
-    parts.append(f'<text class="axis" x="{left + plot_w / 2}" y="{height - 8}" text-anchor="middle">{escape(xlabel)}</text>'
-                 f'<text class="axis" transform="translate(14,{top + plot_h / 2}) rotate(-90)" '
-                 f'text-anchor="middle">{escape(ylabel)}</text>')  # fmt: skip
+    parts.append(
+        f'<text class="axis" x="{left + plot_w / 2}" y="{height - 8}" text-anchor="middle">'
+        f"{escape(xlabel)}</text>"
+        f'<text class="axis" transform="translate(14,{top + plot_h / 2}) rotate(-90)" '
+        f'text-anchor="middle">{escape(ylabel)}</text>'
+    )
     for index, line in enumerate(lines):
         segments: list[list[str]] = [[]]
         previous: float | None = None
@@ -161,11 +168,15 @@ def line_chart(chart_id: str, title: str, lines: Sequence[Line], xlabel: str, yl
             elif points:
                 parts.append(f'<polyline class="series" points="{" ".join(points)}" stroke="{line.colour}"/>')
         ly = 36 + 15 * index
-        parts.append(f'<rect x="{left + 8}" y="{ly - 8}" width="12" height="4" fill="{line.colour}"/>'
-                     f'<text class="legend" x="{left + 24}" y="{ly - 2}">{escape(line.label)}</text>')  # fmt: skip
+        parts.append(
+            f'<rect x="{left + 8}" y="{ly - 8}" width="12" height="4" fill="{line.colour}"/>'
+            f'<text class="legend" x="{left + 24}" y="{ly - 2}">{escape(line.label)}</text>'
+        )
     if not xs:
-        parts.append(f'<text class="empty" x="{left + plot_w / 2}" y="{top + plot_h / 2}" text-anchor="middle">'
-                     "nothing recorded yet</text>")  # fmt: skip
+        parts.append(
+            f'<text class="empty" x="{left + plot_w / 2}" y="{top + plot_h / 2}" text-anchor="middle">'
+            "nothing recorded yet</text>"
+        )
     parts.append("</svg>")
     return "".join(parts)
 
@@ -208,16 +219,20 @@ def grid_svg(nodes: Sequence[NodeView], tasks: Sequence[str], heldout: Sequence[
     x0 = label_w + 70
     for col, node in enumerate(columns):
         x = x0 + col * cell + cell / 2 + 4
-        parts.append(f'<text class="col{" best" if node.on_best_lineage else ""}" '
-                     f'transform="translate({x:.1f},{header - 6}) rotate(-90)">{escape(node.id)}</text>')  # fmt: skip
+        parts.append(
+            f'<text class="col{" best" if node.on_best_lineage else ""}" '
+            f'transform="translate({x:.1f},{header - 6}) rotate(-90)">{escape(node.id)}</text>'
+        )
     for row, task in enumerate(tasks):
         y = header + row * cell
         is_held = task in held
         if is_held:
             parts.append(f'<rect class="heldout-row" x="0" y="{y}" width="{width}" height="{cell}"/>')
         shown = task if len(task) <= 40 else task[:37] + "..."
-        parts.append(f'<text class="row" x="{label_w - 4}" y="{y + 12}" text-anchor="end"><title>{escape(task)}'
-                     f'</title>{escape(shown)}</text>')  # fmt: skip
+        parts.append(
+            f'<text class="row" x="{label_w - 4}" y="{y + 12}" text-anchor="end"><title>{escape(task)}'
+            f"</title>{escape(shown)}</text>"
+        )
         parts.append(f'<text class="split{" heldout" if is_held else ""}" x="{label_w + 4}" y="{y + 12}">'
                      f'{"held-out" if is_held else "dev"}</text>')  # fmt: skip
         for col, node in enumerate(columns):

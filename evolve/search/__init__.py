@@ -12,16 +12,16 @@ from typing import TYPE_CHECKING
 _HOMES = {
     "Action": "types", "Evaluate": "types", "Expand": "types", "NodeId": "types", "Policy": "types",
     "Stop": "types", "TaskId": "types", "DGMPolicy": "dgm", "GreedyPolicy": "dgm", "RandomPolicy": "dgm",
-    "HGMPolicy": "hgm", "HGMCostPolicy": "costaware", "HGMCostParams": "params", "DGMParams": "params", "HGMParams": "params", "StagedParams": "params",
+    "HGMPolicy": "hgm", "HGMCostPolicy": "costaware", "HGMCostParams": "params", "DGMParams": "params",
+    "HGMParams": "params", "StagedParams": "params",
     "GEAParams": "params", "GEAPolicy": "gea", "ExpandGroup": "types",
     "SearchView": "view", "CladeTree": "tree", "Counts": "tree",
 }  # fmt: skip
 
 __all__ = [
-    "Action", "CladeTree", "Counts", "DGMParams", "DGMPolicy", "Evaluate", "Expand", "ExpandGroup", "GEAParams",
-    "GEAPolicy", "GreedyPolicy",
-    "HGMCostParams", "HGMCostPolicy", "HGMParams", "HGMPolicy", "NodeId", "Policy", "RandomPolicy", "SearchView", "StagedParams", "Stop",
-    "TaskId",
+    "Action", "CladeTree", "Counts", "DGMParams", "DGMPolicy", "Evaluate", "Expand", "ExpandGroup",
+    "GEAParams", "GEAPolicy", "GreedyPolicy", "HGMCostParams", "HGMCostPolicy", "HGMParams", "HGMPolicy",
+    "NodeId", "Policy", "RandomPolicy", "SearchView", "StagedParams", "Stop", "TaskId",
 ]  # fmt: skip
 
 

@@ -83,7 +83,9 @@ def test_the_report_at_each_size_opens_on_the_whole_tree(chromium, artifacts, tm
 
 
 def test_a_node_named_in_the_address_is_selected_centred_and_its_exchanges_listed(
-    chromium, artifacts, tmp_path
+    chromium,  # noqa: F811
+    artifacts,  # noqa: F811
+    tmp_path,
 ):
     path = _run(13, tmp_path)
     page = write_report(path, tmp_path / "report.html")

@@ -98,8 +98,13 @@ def test_a_view_is_a_snapshot_of_the_tree():
 
 def test_build_tree_counts_rows_by_the_rule_and_the_recorded_tasks():
     nodes = [Node("r", None, "c", 0.0, "seed"), Node("a", "r", "c", 0.0, "self_modify", "invalid")]
-    rows = [Evaluation("a", "t1", 1, "infra"), Evaluation("a", "t1", 2, "pass"), Evaluation("a", "t1", 3, "fail"),
-            Evaluation("r", "x", 1, "pass"), Evaluation("r", "t2", 1, "fail")]  # fmt: skip
+    rows = [
+        Evaluation("a", "t1", 1, "infra"),
+        Evaluation("a", "t1", 2, "pass"),
+        Evaluation("a", "t1", 3, "fail"),
+        Evaluation("r", "x", 1, "pass"),
+        Evaluation("r", "t2", 1, "fail"),
+    ]
     everything = build_tree(nodes, rows, None)
     assert everything.own_counts("a") == Counts(1, 0) and everything.own_counts("r") == Counts(1, 1)
     searched = build_tree(nodes, rows, {"t1", "t2"})

@@ -33,10 +33,26 @@ def example(tmp_path_factory) -> Path:
         hostile = run.add_node(Path(tmp), parent=best, origin="self_modify", instructions=HOSTILE)
     run.record_evaluation(hostile.id, HOSTILE, "pass")
     (path / "exchanges" / "job-1.jsonl").write_text(
-        json.dumps({"role": "solve", "created": 100.0, "response": {"usage": {"prompt_tokens": 7, "completion_tokens": 3, "cost_usd": 0.5}}}) + "\n"
-        + json.dumps({"role": "diagnose", "created": 200.0, "response": {"usage": {"prompt_tokens": 20, "completion_tokens": 5, "cached_prompt_tokens": 15}}}) + "\n"
+        json.dumps(
+            {
+                "role": "solve",
+                "created": 100.0,
+                "response": {"usage": {"prompt_tokens": 7, "completion_tokens": 3, "cost_usd": 0.5}},
+            }
+        )
+        + "\n"
+        + json.dumps(
+            {
+                "role": "diagnose",
+                "created": 200.0,
+                "response": {
+                    "usage": {"prompt_tokens": 20, "completion_tokens": 5, "cached_prompt_tokens": 15}
+                },
+            }
+        )
+        + "\n"
         + '{"role": "solve", "created": 300, "resp'  # a line cut by a crash mid-append
-    )  # fmt: skip
+    )
     run.close()
     return path
 
