@@ -90,9 +90,9 @@ def config_reference() -> str:
     from evolve.config import RunConfig
 
     lines = ["# Configuration reference", "",
-             ("Generated from `evolve/config.py` (the pydantic models) when the site is built: every key, its "
-             "type, default, bounds and the docstring under it in the code. A run's TOML sets any of them; "
-             "`evolve config check FILE` validates one."), ""]  # fmt: skip
+             ("Generated from `evolve/config.py` (the pydantic models) when the site is built: every key, "
+             "its type, default, bounds and the docstring under it in the code. A run's TOML sets any of "
+             "them; `evolve config check FILE` validates one."), ""]  # fmt: skip
     for name, field in RunConfig.model_fields.items():
         annotation = field.annotation
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):

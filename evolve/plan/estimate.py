@@ -3,7 +3,8 @@
 tokens(role)    = evaluations x the evaluation's tokens of the role + expansions x the expansion's,
                   each job capped at `budget.job_tokens` per model channel (the gateway's cap); with
                   `[meta] candidates = k` an expansion's modify and solve (the gate's) tokens times k,
-                  as each candidate has its own channels (an upper bound: sampling stops at the first survivor)
+                  as each candidate has its own channels (an upper bound: sampling stops at the first
+                  survivor)
 dollars(role)   = input x the input price + output x the output price (no prompt-cache discount:
                   the plan is an upper bound); local models cost $0
 container-hours = evaluations x evaluation minutes + expansions x expansion minutes (x k), over 60

@@ -17,7 +17,8 @@ def seed_dir() -> Path:
 
 
 def bundled_agent(name: str) -> Path | None:
-    """The directory of the bundled agent `name` (`[seed] agent`) for `copy_agent`: None for the seed itself."""
+    """The directory of the bundled agent `name` (`[seed] agent`) for `copy_agent`: None for the seed
+    itself."""
     if name == "seed":
         return None
     if name == "bare":

@@ -119,8 +119,10 @@ PROTECTED_PARTS = frozenset(
 TEST_SUFFIXES = ("_test.py", ".pth", "_test.go", ".test.js", ".spec.js")
 """New test files (a Go TestMain, a jest setup) run inside the hidden tests' process: none may be added."""
 """Path components no change may touch, anywhere in the tree (beside the task's own protected names)."""
-PLUGIN_SOURCE = '''"""Sends each test's result to the grader over the pipe it opened (evolve grading). The pipe's
-number is written here by the grader, in no environment variable, and nothing the tests start inherits it."""
+PLUGIN_SOURCE = (
+    '''"""Sends each test's result to the grader over the pipe it opened (evolve grading). The pipe's
+number is written here by the grader, in no environment variable, '''
+    '''and nothing the tests start inherits it."""
 import json
 import os
 
@@ -152,6 +154,7 @@ def pytest_runtest_logreport(report):
 def pytest_sessionfinish(session, exitstatus):
     _send({{"end": int(exitstatus)}})
 '''
+)
 VALUE_SOURCE = '''
 
 def value(compute, row=None):

@@ -17,12 +17,15 @@ from evolve.tasks.types import Split, Task, TaskError, TaskSuite
 STATEMENT = """Complete the function `{entry}` in `solution.py`. Its docstring says what it must do.
 Keep the signature; replace the body so that the function is correct for all inputs."""
 
-TEST_FILE = '''"""Hidden check for {task_id}, run out of process (evolve.tasks.grader_calls): the check in the grader's
+TEST_FILE = (
+    '''"""Hidden check for {task_id}, run out of process (evolve.tasks.grader_calls): '''
+    '''the check in the grader's
 process, the candidate `{entry}` from solution.py in a process of its own, plain data between them."""
 ENTRY = {entry!r}
 
 {test}
 '''
+)
 
 
 def _fifth_held_out(number: int) -> Split:

@@ -22,7 +22,8 @@ FIX = (
 )
 """The honest solution of TASK, as a shell script the agent runs in the repo."""
 
-EXECUTOR = '''"""An agent that asks the model once, through the gateway, and runs its reply as a bash script."""
+EXECUTOR = '''"""An agent that asks the model once, through the gateway, and runs its reply as a bash \
+script."""
 import http.client
 import json
 import os
@@ -43,7 +44,8 @@ class UnixHTTP(http.client.HTTPConnection):
 
 def ask(text):
     conn = UnixHTTP(os.environ["EVOLVE_LLM_SOCKET"])
-    conn.request("POST", "/v1/chat/completions", json.dumps({"messages": [{"role": "user", "content": text}]}),
+    conn.request("POST", "/v1/chat/completions", \
+json.dumps({"messages": [{"role": "user", "content": text}]}),
                  {"Content-Type": "application/json"})
     reply = conn.getresponse()
     body = json.loads(reply.read())

@@ -46,13 +46,15 @@ def _named():
                 tree = _ast.parse(open(_os.path.join(top, name)).read())
             except (OSError, SyntaxError, ValueError):
                 continue
-            tests = [n for n in _ast.walk(tree) if isinstance(n, _ast.FunctionDef) and n.name.startswith("test")]
+            tests = [n for n in _ast.walk(tree) \
+if isinstance(n, _ast.FunctionDef) and n.name.startswith("test")]
             alike = {}
             for fn in tests:
                 body = "\\n".join(_ast.unparse(s) for s in fn.body)
                 if "not (" in body or "== [" in body:
                     names.add(fn.name)
-                alike.setdefault(_re.sub(r"'[^']*'|\\"[^\\"]*\\"|\\b\\d+(\\.\\d+)?\\b|True|False", "#", body), []).append(fn)
+                alike.setdefault(_re.sub(r"'[^']*'|\\"[^\\"]*\\"|\\b\\d+(\\.\\d+)?\\b|True|False", \
+"#", body), []).append(fn)
             for group in alike.values():
                 if len(group) > 1:
                     pick = {"later": lambda g: g[-1], "earlier": lambda g: g[0],

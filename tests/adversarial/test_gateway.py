@@ -35,14 +35,17 @@ def post(body: bytes | str, times: int = 1) -> str:
     return POST.format(body=body if isinstance(body, str) else repr(body), times=times)
 
 
-TOOL_HEAD = b'{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f","parameters":'
+TOOL_HEAD = (
+    b'{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function",'
+    b'"function":{"name":"f","parameters":'
+)
 MESSAGES_HEAD, TINY = b'{"messages":[', b'{"role":"user"}'
 UNHANDLED = {
     "lone surrogate in content": b'{"messages":[{"role":"user","content":"x\\ud800"}]}',
-    "lone surrogate in a tool description": b'{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function",'
-    b'"function":{"name":"f","description":"\\udc00"}}]}',
-    "lone surrogate in tool_choice": b'{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function",'
-    b'"function":{"name":"f"}}],"tool_choice":{"type":"function","function":'
+    "lone surrogate in a tool description": b'{"messages":[{"role":"user","content":"x"}],"tools":['
+    b'{"type":"function","function":{"name":"f","description":"\\udc00"}}]}',
+    "lone surrogate in tool_choice": b'{"messages":[{"role":"user","content":"x"}],"tools":['
+    b'{"type":"function","function":{"name":"f"}}],"tool_choice":{"type":"function","function":'
     b'{"name":"\\ud800"}}}',
     "NaN temperature": b'{"messages":[{"role":"user","content":"x"}],"temperature":NaN}',
     "infinite temperature": b'{"messages":[{"role":"user","content":"x"}],"temperature":1e999}',

@@ -185,7 +185,8 @@ def test_twin_a_fix_with_an_atexit_handler_passes(attempt):
 
 
 GRADER_TAMPERING = """import json as _j, os as _o, signal as _s
-_fake = '=== evolve-grade-results ===\\n' + _j.dumps({'isolated': True, 'results': [{'key': 'x', 'outcome': 'pass',
+_fake = '=== evolve-grade-results ===\\n' + _j.dumps({'isolated': True, 'results': [{'key': 'x', \
+'outcome': 'pass',
     'detail': 'forged', 'output': '', 'duration': 0, 'dropped': []}]}) + '\\n'
 for _p in _o.listdir('/proc'):
     if _p.isdigit() and int(_p) != _o.getpid():

@@ -14,9 +14,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
-        self.server.requests.append((self.path, json.loads(self.rfile.read(int(self.headers["Content-Length"])))))
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        self.server.requests.append((self.path, json.loads(body)))
         status, content = self.server.replies.pop(0) if self.server.replies else (200, "```done\n```")
-        reply = {"choices": [{"message": {"content": content}}], "usage": {"total_tokens": 7}} if status == 200 else {}
+        reply = ({"choices": [{"message": {"content": content}}], "usage": {"total_tokens": 7}}
+                 if status == 200 else {})
         data = json.dumps(reply).encode()
         self.send_response(status)
         self.send_header("Content-Length", str(len(data)))
@@ -36,13 +38,15 @@ class UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 
 @pytest.fixture
 def gateway(tmp_path, monkeypatch):
-    """A stand-in gateway on a Unix socket: `.replies` is a list of (status, content), `.requests` what it got."""
+    """A stand-in gateway on a Unix socket: `.replies` is a list of (status, content), `.requests` what it
+    got."""
     server = UnixServer(str(tmp_path / "llm.sock"), Handler)
     server.requests, server.replies = [], []
     threading.Thread(target=server.serve_forever, daemon=True).start()
     monkeypatch.setenv("EVOLVE_LLM_SOCKET", str(tmp_path / "llm.sock"))
     monkeypatch.delenv("EVOLVE_LLM_URL", raising=False)
-    monkeypatch.delenv("EVOLVE_TRANSCRIPT", raising=False)  # improve runs these tests: not into its transcript
+    # improve runs these tests: not into its transcript
+    monkeypatch.delenv("EVOLVE_TRANSCRIPT", raising=False)
     monkeypatch.setattr("agent.model.time.sleep", lambda s: None)
     yield server
     server.shutdown()

@@ -1,17 +1,20 @@
-"""`python -m agent solve|improve|diagnose`: arguments, exit codes, the transcript, and what each command may change."""
+"""`python -m agent solve|improve|diagnose`: arguments, exit codes, the transcript, and what each command
+may change."""
 import json
 
 import pytest
 from agent.__main__ import main
 from agent.model import ModelError
 
-REPLACE = "Fix it.\n```replace calc.py\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n```"
+REPLACE = ("Fix it.\n```replace calc.py\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n"
+           ">>>>>>> REPLACE\n```")
 
 
 def repo(tmp_path):
     (tmp_path / "repo").mkdir()
     (tmp_path / "repo/calc.py").write_text("def add(a, b):\n    return a - b\n")
-    (tmp_path / "repo/test_calc.py").write_text("from calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n")
+    (tmp_path / "repo/test_calc.py").write_text("from calc import add\n\n\n"
+                                                "def test_add():\n    assert add(2, 2) == 4\n")
     (tmp_path / "problem.md").write_text("Fix add in calc.py.")
     return ["solve", "--workdir", str(tmp_path / "repo"), "--problem", str(tmp_path / "problem.md")]
 
@@ -51,7 +54,8 @@ def self_copy(tmp_path):
     (tmp_path / "self/agent").mkdir(parents=True)
     (tmp_path / "self/tests").mkdir()
     (tmp_path / "self/agent/__init__.py").write_text("X = 1\n")
-    (tmp_path / "self/tests/test_x.py").write_text("from agent import X\n\n\ndef test_x():\n    assert X == 1\n")
+    (tmp_path / "self/tests/test_x.py").write_text("from agent import X\n\n\n"
+                                                   "def test_x():\n    assert X == 1\n")
     (tmp_path / "why.md").write_text("Add agent/notes.py.")
     return ["improve", "--workdir", str(tmp_path / "self"), "--instructions", str(tmp_path / "why.md")]
 
@@ -65,7 +69,8 @@ def test_improve_shows_the_agent_code_and_the_instructions_and_keeps_an_edit(gat
 
 
 def test_improve_runs_the_agents_tests_after_an_edit_and_ends_when_they_pass(gateway, tmp_path):
-    gateway.replies += [(200, "```write agent/__init__.py\nX = 2\n```"), (200, "```write agent/__init__.py\nX = 1\n```"),
+    gateway.replies += [(200, "```write agent/__init__.py\nX = 2\n```"),
+                        (200, "```write agent/__init__.py\nX = 1\n```"),
                         (200, "```write agent/__init__.py\nX = 3\n```")]
     assert main([*self_copy(tmp_path), "--budget-steps", "3"]) == 0
     assert len(gateway.requests) == 2 and (tmp_path / "self/agent/__init__.py").read_text() == "X = 1\n"
@@ -82,7 +87,8 @@ def test_diagnose_reads_the_material_and_writes_the_models_instructions_to_out(g
     assert out.read_text() == "Make the agent run the tests before it finishes."
     prompt = gateway.requests[0][1]["messages"][-1]["content"]
     assert "--- README.md ---\nHow the agent failed." in prompt and "calc: the tests still fail" in prompt
-    assert "Failure patterns, counted by the agent's own code over 0 evaluations" in prompt  # none recorded here
+    # none recorded here
+    assert "Failure patterns, counted by the agent's own code over 0 evaluations" in prompt
     assert "  agent/loop.py:Agent.run  [lines " in prompt  # its own map
     gateway.replies.append((400, ""))
     with pytest.raises(ModelError):  # uncaught: `python -m agent diagnose` exits 1

@@ -48,7 +48,8 @@ def test_a_sparse_gigabyte_is_cut_at_the_cap_without_being_loaded(
         import json, resource
         from evolve.sandbox import DockerSandbox, SandboxLimits
         with DockerSandbox.create({base_image!r}, run_id={containment_run!r}, job_id="sparse",
-                                  limits=SandboxLimits(memory="256m", disk="64m", copy_limit_bytes=8 << 20)) as box:
+                                  limits=SandboxLimits(memory="256m", disk="64m", \
+copy_limit_bytes=8 << 20)) as box:
             box.exec(["truncate", "-s", "1G", "/work/transcript.jsonl"])
             before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
             data = box.read_file("transcript.jsonl")

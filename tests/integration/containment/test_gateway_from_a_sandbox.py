@@ -12,7 +12,8 @@ from evolve.standins.models import GreedyModel, ScriptedModel, every_role
 from .conftest import host_status
 
 # Runs inside the sandbox: bounded floods of malformed and half-open requests over the job's socket.
-FLOOD = r"""
+FLOOD = (
+    r"""
 import os, socket, sys
 path = os.environ["EVOLVE_LLM_SOCKET"]
 def conn():
@@ -34,18 +35,22 @@ for length in ["-1", "abc", "99999999999", ""] * 50:
 held = []
 for _ in range(300):  # half-open: a request line, then nothing
     try:
-        s = conn(); s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nContent-Length: 10\r\n\r\n"); held.append(s)
+        s = conn(); s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nContent-Length: 10\r\n\r\n"); """
+    r"""held.append(s)
     except OSError:
         pass
 print("refused", refused, "held", len(held), flush=True)
 import time; time.sleep(3)
 """
+)
 
-ASK = r"""
+ASK = (
+    r"""
 import concurrent.futures, http.client, json, os, socket
 class C(http.client.HTTPConnection):
     def connect(self):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); self.sock.connect(os.environ["EVOLVE_LLM_SOCKET"])
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); """
+    r"""self.sock.connect(os.environ["EVOLVE_LLM_SOCKET"])
 def ask(_):
     c = C("localhost", timeout=30)
     c.request("POST", "/v1/chat/completions", json.dumps({"messages": [{"role": "user", "content": "hi"}]}))
@@ -53,6 +58,7 @@ def ask(_):
 with concurrent.futures.ThreadPoolExecutor(10) as pool:
     print(json.dumps(sorted(pool.map(ask, range(10)))))
 """
+)
 
 
 def test_floods_from_a_sandbox_leave_the_gateway_bounded_and_serving(make_box):

@@ -220,7 +220,7 @@ def test_an_honest_request_is_read_whole():
     assert request.tools == (TOOL,) and request.tool_choice == {"type": "function", "function": {"name": "f"}}
 
 
-def test_a_json_schema_format_is_read_forwarded_where_the_provider_constrains_replies_and_digested_only_when_set():
+def test_a_json_schema_format_is_forwarded_where_the_provider_constrains_replies_and_digested_only_if_set():
     """OpenAI's structured outputs: the reply constrained to a schema (the diagnosis asks for its JSON so).
     A request without one digests as before the field existed, so recorded archives still replay."""
     shaped = {

@@ -19,14 +19,14 @@ from .test_agent_request import ANY_JSON, MUTATED, encode
 
 ATTACKS = {
     "surrogate in content": b'{"messages":[{"role":"user","content":"fail\\ud800"}]}',
-    "surrogate in a tool description": b'{"messages":[{"role":"user","content":"a"}],"tools":[{"type":"function",'
-    b'"function":{"name":"f","description":"\\udc00"}}]}',
+    "surrogate in a tool description": b'{"messages":[{"role":"user","content":"a"}],"tools":['
+    b'{"type":"function","function":{"name":"f","description":"\\udc00"}}]}',
     "surrogate in tool_choice": b'{"messages":[{"role":"user","content":"a"}],"tools":[{"type":"function",'
     b'"function":{"name":"f"}}],"tool_choice":{"type":"function","function":{"name":"\\ud800"}}}',
     "NaN temperature": b'{"messages":[{"role":"user","content":"a"}],"temperature":NaN}',
     "overflowing temperature": b'{"messages":[{"role":"user","content":"a"}],"temperature":-1e400}',
-    "deep nesting": b'{"messages":[{"role":"user","content":"a"}],"tools":[{"type":"function","function":{"name":"f",'
-    b'"parameters":' + b"[" * 5000 + b"]" * 5000 + b"}}]}",
+    "deep nesting": b'{"messages":[{"role":"user","content":"a"}],"tools":[{"type":"function",'
+    b'"function":{"name":"f","parameters":' + b"[" * 5000 + b"]" * 5000 + b"}}]}",
 }
 
 

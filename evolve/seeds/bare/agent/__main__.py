@@ -98,7 +98,7 @@ def run(root: Path, prompt: str, steps: int, transcript: Path | None) -> None:
     for _ in range(steps):
         try:
             reply = chat(trim(messages, limit))
-        except (OSError, RuntimeError) as exc:  # e.g. the job's token budget is spent: stop, keep the transcript
+        except (OSError, RuntimeError) as exc:  # e.g. the job's tokens are spent: stop, keep the transcript
             print(f"agent: the model failed: {exc}", file=sys.stderr)
             break
         messages.append({"role": "assistant", "content": reply})

@@ -41,4 +41,5 @@ def test_diagnose_writes_the_reply_as_instructions(tmp_path, gateway):
     gateway.replies = ["Fix the loop."]
     out = tmp_path / "out.md"
     assert main(["diagnose", "--material", str(tmp_path / "material"), "--out", str(out)]) == 0
-    assert out.read_text() == "Fix the loop." and "greet: fail" in gateway.requests[0]["messages"][0]["content"]
+    assert out.read_text() == "Fix the loop."
+    assert "greet: fail" in gateway.requests[0]["messages"][0]["content"]

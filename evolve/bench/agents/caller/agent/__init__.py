@@ -1,1 +1,2 @@
-"""A tool-calling coding agent: the model calls functions (OpenAI native tool calls) until it calls `finish`."""
+"""A tool-calling coding agent: the model calls functions (OpenAI native tool calls) until it calls
+`finish`."""

@@ -23,7 +23,8 @@ def triage(material: Path, out: Path) -> int:
     pages = [f"=== {p.relative_to(material)}\n{p.read_text(errors='replace')}"
              for p in sorted(material.rglob("*")) if p.is_file()]
     try:
-        answer = gateway.complete([{"role": "user", "content": briefs.TRIAGE.format(material="\n".join(pages)[:room])}])
+        brief = briefs.TRIAGE.format(material="\n".join(pages)[:room])
+        answer = gateway.complete([{"role": "user", "content": brief}])
     except gateway.Refused as exc:
         print(f"agent: {exc}", file=sys.stderr)
         return 1

@@ -14,7 +14,8 @@ FUNCTIONS = [
     _schema("bash", "Run a shell command in the work tree; returns its output and exit status.",
             command="the command line"),
     _schema("read_file", "Return a file of the work tree with numbered lines.", path="relative path"),
-    _schema("write_file", "Create or overwrite a whole file.", path="relative path", content="the whole text"),
+    _schema("write_file", "Create or overwrite a whole file.", path="relative path",
+            content="the whole text"),
     _schema("edit_file", "Replace one exact, unique passage of a file.", path="relative path",
             old="the passage as it is now", new="what replaces it"),
     _schema("finish", "End the session: the work is done.", summary="what was done"),
@@ -51,7 +52,8 @@ def perform(tree: Path, name: str, arguments: str) -> str:
             spot = _within(tree, given["path"])
             text = spot.read_text()
             if text.count(given["old"]) != 1:
-                return f"error: the passage occurs {text.count(given['old'])} times in {given['path']}, not once"
+                count = text.count(given["old"])
+                return f"error: the passage occurs {count} times in {given['path']}, not once"
             spot.write_text(text.replace(given["old"], given["new"], 1))
             return f"{given['path']}: edited"
     except KeyError as exc:

@@ -10,7 +10,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 FINISH = {"role": "assistant", "content": "", "tool_calls": [
-    {"id": "end", "type": "function", "function": {"name": "finish", "arguments": "{\"summary\": \"done\"}"}}]}
+    {"id": "end", "type": "function",
+     "function": {"name": "finish", "arguments": "{\"summary\": \"done\"}"}}]}
 
 
 class Answers(BaseHTTPRequestHandler):

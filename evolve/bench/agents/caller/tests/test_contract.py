@@ -1,6 +1,7 @@
 """The agent contract: the commands, their exit codes, the transcript, the work tree's bounds. What the
-model is offered, what each tool returns and what the prompts say are left to the search (and the selfrepair
-bench's planted defects there must pass these tests: a defect the agent's own tests catch measures nothing)."""
+model is offered, what each tool returns and what the prompts say are left to the search (and the
+selfrepair bench's planted defects there must pass these tests: a defect the agent's own tests catch
+measures nothing)."""
 import json
 
 from agent.__main__ import main
@@ -10,7 +11,8 @@ from agent.actions import perform
 def call(name: str, **arguments: str) -> dict:
     """An assistant message holding one tool call."""
     return {"role": "assistant", "content": "", "tool_calls": [
-        {"id": f"c-{name}", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}]}
+        {"id": f"c-{name}", "type": "function",
+         "function": {"name": name, "arguments": json.dumps(arguments)}}]}
 
 
 def test_files_outside_the_work_tree_are_refused(tmp_path):
