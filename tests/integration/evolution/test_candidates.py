@@ -18,7 +18,8 @@ PROMPT_ONLY = (
 CODE = (
     "A longer shell timeout.\n```python agent/tools.py\ndef __init__(self, root: Path, timeout: float = "
     "90.0) -> None:\n"
-    "    self.root, self.timeout, self.edits = root, timeout, 0\n```"
+    "    self.root, self.timeout, self.edits = root, timeout, 0\n"
+    '    self.asked_for_lines, self.target = False, ""\n```'
 )
 
 
@@ -130,7 +131,8 @@ CRASH = (
     "= 60.0) "
     '-> None:\n    if "smoke" not in str(root):\n        raise RuntimeError("a path the smoke task never '
     'takes")\n'
-    "    self.root, self.timeout, self.edits, self.lines = root, timeout, 0, False\n```"
+    "    self.root, self.timeout, self.edits = root, timeout, 0\n"
+    '    self.asked_for_lines, self.target = False, ""\n```'
 )
 """An edit that crashes the agent on every real task and not on the gate's smoke task (the file-hidden run's
 two children: a path joined as a string, reached only where a task's docstring has examples)."""
