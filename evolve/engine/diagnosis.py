@@ -29,6 +29,7 @@ from evolve.meta.locations import Location
 from evolve.meta.modify import INSTRUCTIONS_JSON
 from evolve.meta.problems import record_unread
 from evolve.meta.procedure import Material, failure_material
+from evolve.meta.profile import Markers, agent_profile
 from evolve.meta.provenance import Recorded
 from evolve.tasks.types import Task
 
@@ -71,7 +72,8 @@ def diagnose_node(
     # seeded by the search decision, which a re-run after a resume shares (its job id is new)
     draw = job.decision if job.decision is not None else job.id
     rng = np.random.default_rng([seed, draw])
-    runs = node_runs(run, evaluations, tasks)
+    markers = agent_profile(parent_code).markers if parent_code is not None else None
+    runs = node_runs(run, evaluations, tasks, markers)
     evidence = compute_evidence(runs)  # the engine's count, for the record under either procedure
     (log_dir / "evidence.md").write_text(evidence.render(limit=len(evidence.patterns)) + "\n")
     (log_dir / "evidence.json").write_text(json.dumps(evidence.to_json(), indent=1))
@@ -127,9 +129,15 @@ CONVERSATIONS_CHARS = 400_000
 """The agent-side procedure's conversations.jsonl (evolve.meta.evidence.conversations_jsonl) stops here."""
 
 
-def node_runs(run: Run, evaluations: Sequence[Evaluation], tasks: Mapping[str, Task]) -> list[TaskRun]:
+def node_runs(
+    run: Run,
+    evaluations: Sequence[Evaluation],
+    tasks: Mapping[str, Task],
+    markers: Markers | None = None,
+) -> list[TaskRun]:
     """A node's counted evaluations as the evidence reads them (evolve.meta.evidence), read from the
-    gateway's exchanges of each evaluation's job (its log directory's name) and its log directory."""
+    gateway's exchanges of each evaluation's job (its log directory's name) and its log directory;
+    `markers`: how the agent's own messages read (its profile's)."""
     runs = []
     for evaluation in [e for e in evaluations if e.outcome != "infra"][:EVIDENCE_EVALUATIONS]:
         log_dir = Path(evaluation.log_path) if evaluation.log_path else None
@@ -143,6 +151,7 @@ def node_runs(run: Run, evaluations: Sequence[Evaluation], tasks: Mapping[str, T
                 log_dir,
                 exchanges,
                 task.statement if task is not None else "",
+                markers,
             )
         )
     return runs

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evolve import untrusted
+from evolve.meta.profile import Markers, marked
 
 _FENCE_KIND = re.compile(r"(?m)^```([A-Za-z][\w+-]{0,19})")
 """The word opening a reply's first fenced block at a line's start (```python, ```bash)."""
@@ -34,15 +35,10 @@ _TOOL_ERRORS = re.compile(
 """Errors of the shell and the operating system, whatever agent ran the command."""
 _SHELL_PREFIX = re.compile(r"^(bash: )?(line \d+: )?(-c: )?(line \d+: )?")
 _BROKEN = re.compile(r"\b(SyntaxError|IndentationError|TabError)\b")
-_CHECK = re.compile(r"Checks: `[^`]*` ->.*?\[(?:exit code (\d+)|timed out[^\]]*)\]", re.DOTALL)
-_TIMED_OUT = re.compile(r"\[timed out after [^\]]*\]")
-_EDIT_OUTPUT = re.compile(r"^(?:Wrote|Replaced 1 occurrence in) (\S+?)(?: \(|\.?\s|\.?$)", re.MULTILINE)
 _DIFF_FILE = re.compile(r"^\+\+\+ b/(\S+)", re.MULTILINE)
 _NAMED_FILE = re.compile(r"[\w./-]+\.(?:py|txt|md|json|toml|cfg|ya?ml|js|ts|c|h|cpp|go|rs|java|sh)\b")
-_STATUS = re.compile(r"agent: (submitted|limits|model_error) after (\d+) steps")
-_SILENT = re.compile(r"(?:\A|->\n)\[exit code [1-9]\d*\]\Z")
-"""A failing command (or the agent's check) whose output shows nothing but its exit code."""
-_CHECKED = re.compile(r"Checks: `([^`]*)` ->.*?\[exit code (\d+)\]", re.DOTALL)
+STATUSES = ("submitted", "limits", "model_error")
+"""The exit statuses the agent contract defines."""
 SYMPTOMS = frozenset({"steps_exhausted", "no_edit", "repeated_reply"})
 """Patterns that follow from others (a cut reply also leaves no edit; a model with nothing new to go on
 repeats itself): on a tie they rank after the rest, and computed instructions name a cause first."""
@@ -78,7 +74,7 @@ class TaskRun:
     diff: str | None = None
     """The agent's diff; None where it was not recorded (a bundle keeps none)."""
     agent_output: str = ""
-    """The agent's stdout/stderr (its `agent: STATUS after N steps` line)."""
+    """The agent's stdout/stderr (where its status marker may say how it ended)."""
     statement: str = ""
     status: str = ""
     """The agent's exit status where it recorded one (submitted | limits | model_error)."""
@@ -86,19 +82,25 @@ class TaskRun:
     """The first user message the model was sent (the task as the agent put it)."""
     exchanges: tuple[dict, ...] = ()
     """The gateway's records of the evaluation's job (request and response each), as provenance reads them."""
+    markers: Markers = field(default_factory=Markers)
+    """How the agent's own messages read, from its profile (evolve.meta.profile); none by default."""
 
     @property
     def edited(self) -> bool:
         """The agent changed a file (its diff, else its edit tools' answers where no diff was recorded)."""
         if self.diff is not None:
             return bool(self.diff.strip())
-        return any(_EDIT_OUTPUT.search(turn.output or "") for turn in self.turns)
+        return any(self.edited_files(turn.output or "") for turn in self.turns)
+
+    def edited_files(self, output: str) -> list[str]:
+        """The files an output of the agent's edit tools names (by its `edited` markers)."""
+        return marked(self.markers.edited, output, "file")
 
     @property
     def exit_status(self) -> str:
-        """submitted | limits | model_error, from its record or its `agent: STATUS after N steps` line; "" if
-        neither."""
-        return self.status or ((match := _STATUS.search(self.agent_output)) and match[1]) or ""
+        """submitted | limits | model_error, from its record or its output's status marker; "" if neither."""
+        said = [s for s in marked(self.markers.status, self.agent_output, "status") if s in STATUSES]
+        return self.status or (said[0] if said else "")
 
 
 @dataclass(frozen=True)
@@ -323,6 +325,7 @@ def _patterns_of(run: TaskRun) -> Iterable[tuple[str, str, str]]:
         yield "no_edit", "the agent changed no file", f"its last reply: {one_line(last)}"
     seen: Counter[str] = Counter()
     passing = False
+    markers = run.markers
     canned = fixed_answers(run.turns)
     for step, turn in enumerate(run.turns, 1):
         where = f"step {step}"
@@ -343,14 +346,14 @@ def _patterns_of(run: TaskRun) -> Iterable[tuple[str, str, str]]:
                 f"tool error {one_line(label, 80)}",
                 f"{where}: {one_line(turn.reply, 100)} -> {one_line(line, 100)}",
             )
-        if timed_out := _TIMED_OUT.search(output):
+        if markers.timed_out is not None and (timed_out := markers.timed_out.search(output)):
             yield (
                 "timeout",
                 "a command timed out",
                 f"{where}: {one_line(turn.reply, 100)} -> {one_line(timed_out[0])}",
             )
-        if (check := _CHECK.search(output)) is not None:
-            failing = check[1] != "0"
+        if markers.check is not None and (check := markers.check.search(output)) is not None:
+            failing = check["code"] != "0"
             if _BROKEN.search(output) or (passing and failing):
                 yield "broke_checks", "an edit broke the checks", f"{where}: {one_line(output[-200:])}"
             passing = not failing
@@ -365,16 +368,17 @@ def _patterns_of(run: TaskRun) -> Iterable[tuple[str, str, str]]:
             )
         if not turn.saw_previous:
             yield "context_cut", "a request that left out the agent's previous step", f"step {step}"
-        if _SILENT.search((turn.output or "").strip()):
+        silent = markers.silent and markers.silent.search((turn.output or "").strip())
+        if silent and int(silent["code"]) != 0:
             yield (
                 "silent_failure",
                 "a failing command shown with no output but its exit code",
                 f"step {step}: {one_line(turn.reply, 100)} -> {one_line((turn.output or '')[-100:])}",
             )
     checks = [
-        found
+        (check["command"], check["code"])
         for text in [run.prompt, *(t.output for t in run.turns)]
-        for found in _CHECKED.findall(text or "")
+        for check in (markers.checked.finditer(text or "") if markers.checked else ())
     ]
     if run.outcome not in ("pass", "timeout") and checks and checks[-1][1] == "0":
         yield (
@@ -385,8 +389,12 @@ def _patterns_of(run: TaskRun) -> Iterable[tuple[str, str, str]]:
     if run.prompt:  # how the agent worked, whatever the outcome (a pass without checks was luck)
         for path in _unseen_files(run):
             yield "unseen_file", "an edit to a file whose content the model was never shown", one_line(path)
-        if run.turns and not any(
-            _CHECK.search(text or "") for text in [run.prompt, *(t.output for t in run.turns)]
+        if (
+            markers.check is not None
+            and run.turns
+            and not any(
+                markers.check.search(text or "") for text in [run.prompt, *(t.output for t in run.turns)]
+            )
         ):
             yield (
                 "no_check",
@@ -409,7 +417,7 @@ def fixed_answers(turns: Sequence[Turn]) -> set[str]:
 def _wrong_files(run: TaskRun) -> list[str]:
     """Files the agent edited that the task does not name (a placeholder path always counts)."""
     edited = _DIFF_FILE.findall(run.diff or "") + [
-        m for t in run.turns for m in _EDIT_OUTPUT.findall(t.output or "")
+        m for t in run.turns for m in run.edited_files(t.output or "")
     ]
     named = set(_NAMED_FILE.findall(run.statement))
     wrong = [
@@ -506,10 +514,16 @@ def read_records(path: Path | None) -> list[dict]:
 
 
 def recorded_run(
-    task: str, outcome: str, log_dir: Path | None, exchanges: Path | None, statement: str = ""
+    task: str,
+    outcome: str,
+    log_dir: Path | None,
+    exchanges: Path | None,
+    statement: str = "",
+    markers: Markers | None = None,
 ) -> TaskRun:
     """One evaluation as recorded: its conversation from the gateway's exchanges when there are any,
-    else from the agent's transcript; its diff and output from its log directory."""
+    else from the agent's transcript; its diff and output from its log directory; `markers`: how the
+    agent's own messages read (its profile's)."""
     exchanged = read_records(exchanges)
     turns = turns_from_exchanges(exchanged)
     records = read_records(log_dir and log_dir / "transcript.jsonl")
@@ -529,4 +543,5 @@ def recorded_run(
         status,
         prompt,
         tuple(exchanged),
+        markers or Markers(),
     )

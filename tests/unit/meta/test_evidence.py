@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+import evolve
 from evolve.meta.evidence import (
     TaskRun,
     Turn,
@@ -15,8 +16,16 @@ from evolve.meta.evidence import (
     turns_from_exchanges,
     turns_from_transcript,
 )
+from evolve.meta.profile import agent_profile
 
 FIXTURES = Path(__file__).parent / "fixtures" / "humaneval-cpu"
+SEED = agent_profile(Path(evolve.__file__).parent / "seed").markers
+"""The bundled seed's markers (its profile.toml): how its checks, edits and exit status read."""
+
+
+def seeded(*args, **fields) -> TaskRun:
+    """An evaluation of the bundled seed, read with its markers."""
+    return TaskRun(*args, markers=SEED, **fields)
 
 
 def recorded_runs() -> list[TaskRun]:
@@ -27,7 +36,7 @@ def recorded_runs() -> list[TaskRun]:
         exchanges = FIXTURES / "exchanges" / f"{Path(evaluation['log_path']).name}.jsonl"
         first = read_jsonl(exchanges.read_text())[0]["request"]["messages"][1]["content"]
         statement = first.removeprefix("Task:\n").split("\n\n")[0]
-        runs.append(recorded_run(evaluation["task"], evaluation["outcome"], None, exchanges, statement))
+        runs.append(recorded_run(evaluation["task"], evaluation["outcome"], None, exchanges, statement, SEED))
     return runs
 
 
@@ -92,7 +101,7 @@ def test_transcripts_give_the_exit_status_steps_and_broken_checks() -> None:
     turns, status = turns_from_transcript(records)
     assert status == "limits" and [t.reply[:8] for t in turns] == ["```write", "```bash\n"]
     found = by_label(
-        [TaskRun("t1", "fail", turns, diff="+++ b/a.py\n+x = (\n", statement="Fix `a.py`.", status=status)]
+        [seeded("t1", "fail", turns, diff="+++ b/a.py\n+x = (\n", statement="Fix `a.py`.", status=status)]
     )
     assert found["the agent ran out of steps"][0] == 1
     assert found["an edit broke the checks"][0] == 1 and "SyntaxError" in found["an edit broke the checks"][2]
@@ -110,7 +119,7 @@ def test_a_passing_check_that_fails_after_an_edit_broke_the_checks() -> None:
         Turn("```replace a.py\n...```", f"Replaced 1 occurrence in a.py.\n{failing}"),
         Turn("```done\n```"),
     )
-    found = by_label([TaskRun("t1", "fail", turns, diff="+++ b/a.py\n", statement="edit a.py")])
+    found = by_label([seeded("t1", "fail", turns, diff="+++ b/a.py\n", statement="edit a.py")])
     assert found["an edit broke the checks"][0] == 1
 
 
@@ -123,11 +132,11 @@ def test_replies_the_agent_answered_with_one_fixed_text_are_replies_it_did_not_a
         Turn("```python\ndef f():\n    return 2\n```", refusal),
         Turn("```bash\nls\n```", "a.py"),
     )
-    found = by_label([TaskRun("t1", "fail", turns, statement="fix f")])
+    found = by_label([seeded("t1", "fail", turns, statement="fix f")])
     assert found["a ```python block the agent could not act on"][0] == 2  # the form it sent, named
     assert "a ```bash block the agent could not act on" not in found
     called = (Turn("", "a.py", tool_calls=1), Turn("", "b.py", tool_calls=1))
-    assert not any("could not act on" in label for label in by_label([TaskRun("t2", "fail", called)]))
+    assert not any("could not act on" in label for label in by_label([seeded("t2", "fail", called)]))
 
 
 @pytest.mark.parametrize(
@@ -142,7 +151,7 @@ def test_the_agent_output_and_diff_name_what_the_transcript_cannot(
     agent_output: str, diff: str, label: str
 ) -> None:
     assert label in by_label(
-        [TaskRun("t1", "fail", (Turn("```done\n```"),), diff=diff, agent_output=agent_output)]
+        [seeded("t1", "fail", (Turn("```done\n```"),), diff=diff, agent_output=agent_output)]
     )
 
 
@@ -195,7 +204,7 @@ def test_what_the_agent_kept_from_the_model_cut_replies_and_cut_conversations() 
     ]
     turns = turns_from_exchanges(records)
     assert [(t.cut, t.saw_previous) for t in turns] == [(True, True), (False, False)]
-    found = by_label([TaskRun("t1", "fail", turns, prompt="Task: fix f")])
+    found = by_label([seeded("t1", "fail", turns, prompt="Task: fix f")])
     assert found["a reply cut off at the token limit"][:2] == (1, ("t1",))
     assert found["a request that left out the agent's previous step"][:2] == (1, ("t1",))
     kept = turns_from_exchanges(
@@ -230,7 +239,7 @@ def test_what_the_agent_kept_from_the_model_cut_replies_and_cut_conversations() 
     ],
 )
 def test_a_failing_command_shown_with_nothing_but_its_exit_code_is_a_silent_failure(output, silent) -> None:
-    found = by_label([TaskRun("t1", "fail", (Turn("```bash\npython3 solution.py\n```", output),))])
+    found = by_label([seeded("t1", "fail", (Turn("```bash\npython3 solution.py\n```", output),))])
     assert ("a failing command shown with no output but its exit code" in found) == silent
 
 
@@ -244,7 +253,7 @@ DIFF = (
 
 
 def test_an_edit_to_a_file_the_model_never_saw_and_a_run_without_checks() -> None:
-    blind = TaskRun(
+    blind = seeded(
         "t1",
         "fail",
         (Turn("```python solution.py\n...```", "Wrote solution.py."),),
@@ -255,7 +264,7 @@ def test_an_edit_to_a_file_the_model_never_saw_and_a_run_without_checks() -> Non
     assert found["an edit to a file whose content the model was never shown"] == (1, ("t1",), '"solution.py"')
     assert "no check ran: the model never saw the tests' result" in found
     source = 'def below_zero(operations: list) -> bool:\n    """True when the balance falls below zero."""\n'
-    shown = TaskRun(
+    shown = seeded(
         "t2",
         "fail",
         blind.turns,
@@ -265,7 +274,7 @@ def test_an_edit_to_a_file_the_model_never_saw_and_a_run_without_checks() -> Non
         + source
         + "    raise NotImplementedError\n\nChecks: `python3 -m doctest solution.py` ->\nx\n[exit code 1]",
     )
-    traceback = TaskRun(
+    traceback = seeded(
         "t4",
         "fail",
         blind.turns,
@@ -281,7 +290,7 @@ def test_an_edit_to_a_file_the_model_never_saw_and_a_run_without_checks() -> Non
     } & set(by_label([shown]))
     assert "no check ran: the model never saw the tests' result" in by_label(
         # a pass without checks was luck
-        [TaskRun("t3", "pass", blind.turns, diff=DIFF, prompt=blind.prompt)]
+        [seeded("t3", "pass", blind.turns, diff=DIFF, prompt=blind.prompt)]
     )
 
 
@@ -291,7 +300,7 @@ def test_the_diagnosis_is_shown_the_usual_fix_said_for_any_agent() -> None:
 
     checked = "Task\n\nChecks: `python3 -m doctest solution.py` ->\nFailed\n[exit code 1]"
     evidence = compute_evidence(
-        [TaskRun("t1", "fail", (Turn("```python\ndef f(", None, cut=True),), prompt=checked)]
+        [seeded("t1", "fail", (Turn("```python\ndef f(", None, cut=True),), prompt=checked)]
     )
     shown = prompt(Problem("t1", "wrong", "it failed"), ["agent/a.py"], evidence)[1]["content"]
     assert "usual fix: ask for replies long enough to hold a whole answer (a larger token limit)" in shown
@@ -307,7 +316,7 @@ def test_computed_instructions_say_the_cause_before_the_symptom(tmp_path: Path) 
     (tmp_path / "agent" / "a.py").write_text("def ask():\n    return {'max_tokens': 8}\n")
     checked = "Task\n\nChecks: `python3 -m doctest solution.py` ->\nFailed\n[exit code 1]"
     runs = [
-        TaskRun(f"t{n}", "fail", (Turn("```python\ndef f(", None, cut=n < 2),), prompt=checked)
+        seeded(f"t{n}", "fail", (Turn("```python\ndef f(", None, cut=n < 2),), prompt=checked)
         for n in range(3)
     ]
     evidence = compute_evidence(runs)  # no edit in 3 tasks (a symptom), cut replies in 2 (the cause)
@@ -329,8 +338,8 @@ def test_computed_instructions_say_the_cause_before_the_symptom(tmp_path: Path) 
 def test_the_conversations_for_the_agents_own_count_put_failures_first_and_keep_whole_lines() -> None:
     long_reply = "```bash\n" + "x" * 5000 + "\n```"
     runs = [
-        TaskRun("passed", "pass", (Turn("```done\n```"),), diff="+x", status="submitted"),
-        TaskRun(
+        seeded("passed", "pass", (Turn("```done\n```"),), diff="+x", status="submitted"),
+        seeded(
             "failed",
             "fail",
             (Turn(long_reply, "[exit code 1]", cut=True),),
@@ -366,9 +375,9 @@ def test_a_pattern_in_failed_tasks_ranks_above_one_as_common_in_passes() -> None
     )
     timed_out = Turn("```bash\npython3 -m doctest solution.py\n```", "[timed out after 10 s]")
     runs = [
-        *(TaskRun(f"pass-{n}", "pass", again, diff="+x") for n in range(3)),
-        TaskRun("fail-0", "fail", (timed_out, *again), diff="+x"),
-        TaskRun("fail-1", "fail", (timed_out,), diff="+x"),
+        *(seeded(f"pass-{n}", "pass", again, diff="+x") for n in range(3)),
+        seeded("fail-0", "fail", (timed_out, *again), diff="+x"),
+        seeded("fail-1", "fail", (timed_out,), diff="+x"),
     ]
     evidence = compute_evidence(runs)
     first, second = evidence.patterns[:2]
@@ -381,7 +390,7 @@ def test_a_pattern_in_failed_tasks_ranks_above_one_as_common_in_passes() -> None
     text = evidence.render()
     assert "1. a command timed out: 2 times in 2 tasks (fail-0, fail-1)" in text
     assert "2. a reply repeated word for word: 4 times in 4 tasks, 3 of them passed (pass-0, " in text
-    mixed = compute_evidence([TaskRun("t", "pass", again, diff="+x"), TaskRun("t", "fail", again, diff="+x")])
+    mixed = compute_evidence([seeded("t", "pass", again, diff="+x"), seeded("t", "fail", again, diff="+x")])
     assert mixed.patterns[0].passed == ()  # a task that failed once with the pattern counts as a failure
 
 
@@ -398,15 +407,15 @@ def test_a_check_that_passed_a_failing_solution_is_the_cause_the_instructions_na
     )
     doctest = "Checks: `python3 -m doctest solution.py` ->\n"
     runs = [
-        *(TaskRun(f"weak-{n}", "fail", stuck, diff="+x", prompt=f"Task: f\n\n{compiled}") for n in range(2)),
-        TaskRun(
+        *(seeded(f"weak-{n}", "fail", stuck, diff="+x", prompt=f"Task: f\n\n{compiled}") for n in range(2)),
+        seeded(
             "caught",
             "fail",
             (Turn(code, f"Wrote solution.py.\n{doctest}Failed example: f(1)\n[exit code 1]"),),
             diff="+x",
             prompt=f"Task: f\n\n{doctest}[exit code 1]",
         ),
-        TaskRun("passed", "pass", stuck, diff="+x", prompt=f"Task: f\n\n{compiled}"),
+        seeded("passed", "pass", stuck, diff="+x", prompt=f"Task: f\n\n{compiled}"),
     ]
     found = {p.kind: p for p in compute_evidence(runs).patterns}
     weak = found["weak_check"]
@@ -420,5 +429,5 @@ def test_the_same_result_of_different_actions_is_no_fixed_answer() -> None:
     result = "Wrote a.py (3 lines).\nChecks: `pytest` ->\nFAILED test_a.py::test_f\n[exit code 1]"
     turns = (Turn("```write a.py\nx = 1\n```", result), Turn("```write a.py\nx = 2\n```", result))
     assert not any(
-        "could not act on" in label for label in by_label([TaskRun("t1", "fail", turns, diff="+x")])
+        "could not act on" in label for label in by_label([seeded("t1", "fail", turns, diff="+x")])
     )
