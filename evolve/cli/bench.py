@@ -361,19 +361,38 @@ def engine(
 @app.command("canaries")
 def canaries(
     seeds: Annotated[int, typer.Option(min=1, help="Plantings of each hidden file (seeds 0..N-1).")] = 40,
+    polyglot: Annotated[
+        Path | None,
+        typer.Option(
+            help="A Polyglot checkout (or fixture) whose C++, Go, Rust, Java and JavaScript test files the "
+            "compiled runners' canaries are planted in, too."
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """How often each oracle of a fixed family tells a planted canary from the test it copies, by reading
-    the builtin suite's hidden files as the grader plants them (chance: half the pairs)."""
+    the builtin suite's hidden files as the grader plants them (chance: half the pairs); with --polyglot,
+    the compiled runners' canaries in that checkout's test files too."""
     import json
 
+    from evolve.errors import EvolveError
+    from evolve.tasks import canary_oracles_text
     from evolve.tasks.canary_oracles import bench
 
     report = bench(seeds)
+    if polyglot is not None:
+        if not polyglot.is_dir():
+            raise EvolveError(f"--polyglot {polyglot}: not a directory")
+        found = canary_oracles_text.bench(polyglot, seeds)
+        report["modes"]["polyglot"] = {"pairs": found["pairs"], "oracles": found["oracles"]}
+        report["polyglot"] = {"files": found["files"], "languages": found["languages"]}
     if as_json:
         typer.echo(json.dumps(report))
         return
     typer.echo(f"{report['files']} hidden files x {seeds} seeds")
+    if polyglot is not None:
+        languages = ", ".join(report["polyglot"]["languages"])
+        typer.echo(f"polyglot: {report['polyglot']['files']} test files of {languages}")
     for mode, found in report["modes"].items():
         typer.echo(f"{mode}: {found['pairs']} canary/twin pairs")
         for row in found["oracles"]:

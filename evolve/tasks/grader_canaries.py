@@ -12,7 +12,7 @@ constant gets no canary.
 Nothing about a canary says which of a pair is the copy (evolve.tasks.canary_oracles measures it): the
 change can be undone by the same rule as likely (`_changed_text`), its new character is drawn as often
 as the file's constants use it, the copy goes on a side of its twin chosen by a coin at a distance drawn
-alike for both sides (`_place`), and with `plant_among` the copied test is renamed too, both names drawn
+alike for both sides (`place`), and with `plant_among` the copied test is renamed too, both names drawn
 from one pool. Only tests whose every top-level statement runs when they pass are copied: no decorator
 but `parametrize`, no `return`, `yield` or skip anywhere in them, not async. Every choice comes from a
 generator seeded by a secret the host draws per evaluation and hands only to the root grader (its
@@ -81,7 +81,7 @@ def plant_among(source, rel, rng, count=PER_FILE, prefix="test", rename=True):
         name = _name(rng, pool, fn, used, prefix)
         used.add(name)
         gap = b"\n" if isinstance(scope, ast.ClassDef) else b"\n\n"
-        at = _place(rng, *_slots(scope, fn, prefix, starts, len(source)))
+        at = place(rng, *_slots(scope, fn, prefix, starts, len(source)))
         source = _insert(source, at, _copy(source, fn, name, rng, starts, _counts(tree)), gap)
         done |= {name, fn.name}
         ids["::".join([*where, name])] = own
@@ -313,7 +313,7 @@ def _counts(tree):
     return counts
 
 
-def _pick(pool, current, counts, rng):
+def pick(pool, current, counts, rng):
     """Another character of `pool`, drawn as often as the file's constants use it (so a changed constant
     is as plausible as the one it replaced: a small digit stays as likely as authors make it)."""
     choices = [c for c in pool if c != current]
@@ -324,7 +324,7 @@ def _changed_text(text, rng, counts):
     """`text` (a constant's source) as another constant of its kind, by a change that can be made back as
     likely (so neither of a pair tells which came first): a boolean flipped; in a number, one significant
     digit (not its leading or trailing zeros, the first and last never to 0) to another; in a string, one
-    ASCII letter or digit to another of the same case or class; the new character drawn by `_pick`."""
+    ASCII letter or digit to another of the same case or class; the new character drawn by `pick`."""
     if text in (b"True", b"False"):
         return b"False" if text == b"True" else b"True"
     quoted = _QUOTED.fullmatch(text)
@@ -334,14 +334,14 @@ def _changed_text(text, rng, counts):
         pool = next(
             p for p in (string.ascii_lowercase, string.ascii_uppercase, string.digits) if inner[at] in p
         )
-        inner = inner[:at] + _pick(pool, inner[at], counts, rng) + inner[at + 1 :]
+        inner = inner[:at] + pick(pool, inner[at], counts, rng) + inner[at + 1 :]
         return prefix + quote + inner.encode("latin-1") + quote
     digits = [i for i, c in enumerate(text) if c != ord(".")]
     first = next(i for i in digits if text[i] != ord("0"))
     last = next(i for i in reversed(digits) if text[i] != ord("0"))
     at = rng.choice([i for i in digits if first <= i <= last])
     pool = "123456789" if at in (first, last) else "0123456789"
-    new = _pick(pool, chr(text[at]), counts, rng)
+    new = pick(pool, chr(text[at]), counts, rng)
     return text[:at] + new.encode() + text[at + 1 :]
 
 
@@ -363,7 +363,7 @@ def _copy(source, fn, name, rng, starts, counts):
 
 def _slots(scope, fn, prefix, starts, size):
     """Where a copy of `fn` may go, (before it, after it): before any test of its scope or after the last,
-    once every name its decorators use at definition time is bound (`_place` picks one), in file order."""
+    once every name its decorators use at definition time is bound (`place` picks one), in file order."""
     tests = [n for n in scope.body if isinstance(n, ast.FunctionDef) and n.name.startswith(prefix)]
     needs = {n.id for d in fn.decorator_list for n in ast.walk(d) if isinstance(n, ast.Name)}
     bound = [i for i, stmt in enumerate(scope.body) if needs & _binds(stmt)]
@@ -380,7 +380,7 @@ def _slots(scope, fn, prefix, starts, size):
     return [at for at in slots if at <= own], [at for at in slots if at > own]
 
 
-def _place(rng, before, after):
+def place(rng, before, after):
     """A slot for a copy: a side by a coin, then a distance from its twin drawn alike for both sides (as
     many tests between them before as after), so neither the order of a pair nor the gap between its
     two tests tells which is the copy."""

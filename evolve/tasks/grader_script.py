@@ -567,13 +567,10 @@ def plant_canaries(job, work):
         return {}, {}, {}
     rng = random.Random(job["canary_seed"])
     if job["results"] in reports.PROTOCOLS:
-        return (
-            text_canaries.plant_tree(
-                job["results"], work, os.path.join(job["dir"], "tests"), rng, set(job["expected"])
-            ),
-            {},
-            {},
+        found, moved = text_canaries.plant_tree(
+            job["results"], work, os.path.join(job["dir"], "tests"), rng, set(job["expected"])
         )
+        return found, {}, moved
     planted: dict[str, str] = {}
     taken: dict[str, list] = {}
     renames: dict[str, str] = {}
@@ -689,7 +686,10 @@ def grade(index, job, scratch, isolate, alone=True):
         code, out, timed_out, records = run(
             job["command"], work, job["timeout"], test_env(), isolate, scratch
         )
-    records, out = canaries.restore_all(records, out, renames)
+    if job["results"] in reports.PROTOCOLS:
+        records, out = text_canaries.restore_all(job["results"], records, out, renames)
+    else:
+        records, out = canaries.restore_all(records, out, renames)
     outcome, detail = judge(job, code, out, timed_out, records, planted, taken)
     if isolate and alone:
         kill_test_user()  # nothing the tests left running remakes what is removed next
