@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evolve.tasks import grader_canaries_text as text_canaries
+from evolve.tasks import grader_sources as sources
 from evolve.tasks.canary_oracles import Score
 from evolve.tasks.expected_names import expected_names
 
@@ -68,7 +69,7 @@ def plantings(files: list[tuple[str, str, bytes]], seeds: range) -> list[TextPai
                 protocol, text, rel, random.Random(f"{seed}:{rel}"), expected, set()
             )
             out = source.decode("utf-8")
-            found = text_canaries.tests_in(protocol, rel, out)
+            found = sources.tests_in(protocol, rel, out)
             names, tests = [name for name, _ in found], [test for _, test in found]
             for canary, own in ids.items():
                 twin = next(new for new, old in renames.items() if old == own)

@@ -34,44 +34,14 @@ import string
 if __package__:  # imported on the host; in the sandbox they sit beside this module
     from evolve.tasks import grader_canaries as canaries
     from evolve.tasks import grader_reports as reports
+    from evolve.tasks import grader_sources as sources
 else:
     import grader_canaries as canaries  # type: ignore[import-not-found,no-redef]
     import grader_reports as reports  # type: ignore[import-not-found,no-redef]
+    import grader_sources as sources  # type: ignore[import-not-found,no-redef]
 
 PER_FILE = 2
-SUFFIXES = {
-    "catch2": (".cpp", ".cc", ".cxx"),
-    "gotest": ("_test.go",),
-    "libtest": (".rs",),
-    "junit": (".java",),
-    "jest": (".spec.js", ".test.js"),
-}
-"""The hidden files each runner reads tests from (Rust: only those under `tests/`)."""
-_SOURCES = {
-    "catch2": (".cpp", ".cc", ".cxx", ".h", ".hpp"),
-    "gotest": (".go",),
-    "libtest": (".rs",),
-    "junit": (".java",),
-    "jest": (".js",),
-}
-"""Files whose names a canary's must not collide with (a Go package shares one namespace)."""
-_QUOTES = {"catch2": '"', "gotest": '"`', "libtest": '"', "junit": '"', "jest": "\"'`"}
-_UNSAFE = {
-    "catch2": re.compile(r'\bR"'),
-    "libtest": re.compile(r'\b(?:r#*|br#*)"'),
-    "junit": re.compile('"""'),
-    "gotest": re.compile(r"(?!)"),
-    "jest": re.compile(r"\$\{[^}]*`"),
-}
-"""Source the masking below cannot read safely (raw strings, text blocks, nested templates): no canary."""
 FALLBACK_WORDS = ("case", "basic", "other", "more", "values", "input", "result", "simple", "edge", "again")
-_EXITS = {
-    "catch2": r"\b(return|SKIP|WARN)\b",
-    "gotest": r"\b(return|break|continue|goto|Skip\w*|Parallel)\b",
-    "libtest": r"\b(return|panic::catch_unwind)\b|\?",
-    "junit": r"\b(return|assume\w*|Assumptions)\b",
-    "jest": r"\b(return|await|done|async)\b",
-}
 
 
 def plant_file(protocol, source, rel, rng, expected, taken, count=PER_FILE):
@@ -79,19 +49,19 @@ def plant_file(protocol, source, rel, rng, expected, taken, count=PER_FILE):
     new id: its own id}); `expected`: the ids the grader expects (only those are copied); `taken`: words
     already used as names nearby."""
     text = source.decode("utf-8")
-    if _UNSAFE[protocol].search(text):
+    if sources.UNSAFE[protocol].search(text):
         return source, {}, {}
     ids: dict[str, str] = {}
     renames: dict[str, str] = {}
-    counts = _counts(text, mask(text, _QUOTES[protocol]))
+    counts = _counts(text, sources.mask(text, sources.QUOTES[protocol]))
     for _ in range(count):
-        masked = mask(text, _QUOTES[protocol])
-        every = list(TESTS[protocol](text, masked))
+        masked = sources.mask(text, sources.QUOTES[protocol])
+        every = list(sources.TESTS[protocol](text, masked))
         tests = [
             t
             for t in every
-            if _id(protocol, rel, t["name"], t) in expected
-            and not re.search(_EXITS[protocol], masked[t["body"][0] : t["body"][1]])
+            if sources.test_id(protocol, rel, t["name"], t) in expected
+            and not re.search(sources.EXITS[protocol], masked[t["body"][0] : t["body"][1]])
         ]
         changes = [(t, change) for t in tests for change in FLIPS[protocol](text, masked, t, rng, counts)]
         if not changes:
@@ -108,9 +78,9 @@ def plant_file(protocol, source, rel, rng, expected, taken, count=PER_FILE):
         text = text[:n0] + twin + text[n1:]  # the copied test under its new name: a slot after it moves
         at += len(twin) - (n1 - n0) if at > n0 else 0
         text = text[:at] + ("\n\n" + copy if last else copy + "\n\n") + text[at:]
-        own = _id(protocol, rel, test["name"], test)
-        renames[_id(protocol, rel, twin, test)] = own
-        ids[_id(protocol, rel, name, test)] = own
+        own = sources.test_id(protocol, rel, test["name"], test)
+        renames[sources.test_id(protocol, rel, twin, test)] = own
+        ids[sources.test_id(protocol, rel, name, test)] = own
     return text.encode("utf-8"), ids, renames
 
 
@@ -210,7 +180,7 @@ def plant_tree(protocol, work, tests_dir, rng, expected):
             rel = os.path.relpath(os.path.join(top, file), tests_dir).replace(os.sep, "/")
             path = os.path.join(work, rel)
             if (
-                not rel.endswith(SUFFIXES[protocol])
+                not rel.endswith(sources.SUFFIXES[protocol])
                 or (protocol == "libtest" and not rel.startswith("tests/"))
                 or os.path.islink(path)
                 or not os.path.isfile(path)
@@ -227,173 +197,6 @@ def plant_tree(protocol, work, tests_dir, rng, expected):
             planted |= ids
             renames |= moved
     return planted, renames
-
-
-def mask(text, quotes):
-    """`text` with the insides of comments, strings and character literals blanked (same length, newlines
-    kept), so that braces, parentheses and keywords are found only in code."""
-    out, i, n = list(text), 0, len(text)
-
-    def blank(a, b):
-        for k in range(a, b):
-            if out[k] != "\n":
-                out[k] = " "
-
-    while i < n:
-        if text.startswith("//", i):
-            end = text.find("\n", i)
-            end = n if end < 0 else end
-            blank(i, end)
-            i = end
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            end = n if end < 0 else end + 2
-            blank(i, end)
-            i = end
-        elif text[i] in quotes or (text[i] == "'" and re.match(r"'(\\.|[^\\'\n])'", text[i : i + 4])):
-            j = i + 1
-            while j < n and text[j] != text[i] and (text[i] == "`" or text[j] != "\n"):
-                j += 2 if text[j] == "\\" else 1
-            blank(i + 1, min(j, n))
-            i = j + 1
-        else:
-            i += 1
-    return "".join(out)
-
-
-def closing(masked, at):
-    """Index just past the bracket that closes the one at `at` (len(masked) when none does)."""
-    pairs = {"(": ")", "[": "]", "{": "}"}
-    stack = []
-    for k in range(at, len(masked)):
-        c = masked[k]
-        if c in pairs:
-            stack.append(pairs[c])
-        elif c in ")]}":
-            if not stack or stack.pop() != c:
-                return len(masked)
-            if not stack:
-                return k + 1
-    return len(masked)
-
-
-def statements(masked, a, b, lines=False):
-    """(start, end) of each statement at the top of the block masked[a:b] (its braces excluded), split at
-    `;`, or with `lines` (Go: a `;` there is in a header) at line ends; nested blocks are inside their
-    statement."""
-    ends = "\n" if lines else ";"
-    spans, start, k = [], a, a
-    while k < b:
-        c = masked[k]
-        if c in "([{":
-            k = closing(masked, k)
-            continue
-        if c in ends:
-            if masked[start:k].strip():
-                spans.append((start, k))
-            start = k + 1
-        k += 1
-    if masked[start:b].strip():
-        spans.append((start, b))
-    return [(s + len(masked[s:e]) - len(masked[s:e].lstrip()), e) for s, e in spans]
-
-
-def _test(text, masked, m, name_at, body_open, tail=""):
-    """A test found by regex `m`: its span (from the line start to the end of its body or call), body
-    (inside the braces), name and the name's span."""
-    body_end = closing(masked, body_open)
-    end = body_end
-    if tail:
-        after = re.compile(tail).match(masked, body_end)
-        if after is None:
-            return None
-        end = after.end()
-    name_start, name_end = name_at
-    return {
-        "span": (masked.rfind("\n", 0, m.start()) + 1, end),
-        "body": (body_open + 1, body_end - 1),
-        "name": text[name_start:name_end],
-        "name_span": name_at,
-    }
-
-
-_CATCH = re.compile(r'^[ \t]*TEST_CASE\s*\(\s*"', re.MULTILINE)
-_GO = re.compile(r"^func\s+(Test\w*)\s*\(\s*(\w+)\s+\*testing\.T\s*\)\s*\{", re.MULTILINE)
-_RUST = re.compile(r"^[ \t]*#\[test\]\s*((?:#\[[^\]]*\]\s*)*)fn\s+(\w+)\s*\(\s*\)\s*\{", re.MULTILINE)
-_JAVA = re.compile(
-    r"^[ \t]*@Test\b\s*((?:@\w+(?:\s*\([^)]*\))?\s*)*)(?:public\s+)?void\s+(\w+)\s*\(\s*\)\s*"
-    r"(?:throws\s+[\w.,\s]+)?\{",
-    re.MULTILINE,
-)
-_JEST = re.compile(r"(?<![\w.$])(?:test|it)\s*\(\s*(['\"])")
-
-
-def _catch_tests(text, masked):
-    for m in _CATCH.finditer(masked):
-        close = masked.find('"', m.end())
-        args_end = closing(masked, masked.find("(", m.start()))
-        tags = text[close + 1 : args_end]
-        brace = re.compile(r"\s*\{").match(masked, args_end)
-        if brace and not re.search(r"\[(\.|!hide|!mayfail|!shouldfail|!nonportable)", tags):
-            yield _test(text, masked, m, (m.end(), close), brace.end() - 1)
-
-
-def _go_tests(text, masked):
-    for m in _GO.finditer(masked):
-        if found := _test(text, masked, m, m.span(1), m.end() - 1):
-            yield dict(found, t=m.group(2))
-
-
-def _rust_tests(text, masked):
-    for m in _RUST.finditer(masked):
-        if "should_panic" not in m.group(1) and (found := _test(text, masked, m, m.span(2), m.end() - 1)):
-            yield found
-
-
-def _java_tests(text, masked):
-    package = re.search(r"^\s*package\s+([\w.]+)\s*;", masked, re.MULTILINE)
-    for m in _JAVA.finditer(masked):
-        start = m.start()
-        while above := re.search(r"^[ \t]*@\w+(?:\([^)\n]*\))?[ \t]*\n\Z", masked[:start], re.MULTILINE):
-            start = above.start()  # the annotations above @Test (@DisplayName, @Tag) go with the copy
-        found = _test(text, masked, m, m.span(2), m.end() - 1)
-        if found:
-            yield dict(
-                found, span=(start, found["span"][1]), package=package.group(1) + "." if package else ""
-            )
-
-
-def _jest_tests(text, masked):
-    for m in _JEST.finditer(masked):
-        close = masked.find(m.group(1), m.end())
-        arrow = re.compile(r"\s*,\s*(?:\(\s*\)\s*=>|function\s*\(\s*\))\s*\{").match(masked, close + 1)
-        found = _test(text, masked, m, (m.end(), close), arrow.end() - 1, r"\s*\)\s*;?") if arrow else None
-        if found and "\n" not in masked[m.end() : close]:
-            yield found
-
-
-TESTS = {
-    "catch2": _catch_tests,
-    "gotest": _go_tests,
-    "libtest": _rust_tests,
-    "junit": _java_tests,
-    "jest": _jest_tests,
-}
-
-
-def tests_in(protocol, rel, text):
-    """[(id, test)] of every test the runner of `protocol` would find in file `rel` (text), in file order."""
-    masked = mask(text, _QUOTES[protocol])
-    return [(_id(protocol, rel, t["name"], t), t) for t in TESTS[protocol](text, masked)]
-
-
-def _id(protocol, rel, name, test):
-    """The id the runner's report gives the test (evolve.tasks.expected_names's)."""
-    if protocol == "jest":
-        return f"{rel}::{name}"
-    if protocol == "junit":
-        return f"{test['package']}{os.path.splitext(os.path.basename(rel))[0]}#{name}"
-    return name
 
 
 _BOUNDS = (127, 255, 32767, 65535, 2**31 - 1, 2**32 - 1, 2**63 - 1)
@@ -460,25 +263,6 @@ def _counts(text, masked):
     return counts
 
 
-def _split(masked, a, b, sep):
-    """Top-level parts of masked[a:b] split at `sep` (a comma or `==`), as spans."""
-    parts, start, k = [], a, a
-    while k < b:
-        if masked[k] in "([{":
-            k = closing(masked, k)
-            continue
-        if masked.startswith(sep, k) and (
-            sep != "==" or masked[k + 2 : k + 3] != "=" and masked[k - 1] not in "=!<>"
-        ):
-            parts.append((start, k))
-            start = k + len(sep)
-            k += len(sep)
-            continue
-        k += 1
-    parts.append((start, b))
-    return parts
-
-
 def _literal_change(text, spans, rng, counts):
     """A change of the one literal among `spans` (with the other not a literal), as (start, end, new)."""
     values = [
@@ -502,7 +286,7 @@ def _toggle(masked, a, b):
         return None
     while k < e:
         if masked[k] in "([":
-            k = closing(masked, k)
+            k = sources.closing(masked, k)
         elif masked[k].isalnum() or masked[k] in "_." or masked.startswith(("::", "->"), k):
             k += 2 if masked.startswith(("::", "->"), k) else 1
         else:
@@ -510,36 +294,17 @@ def _toggle(masked, a, b):
     return (s, s + 1, "") if bang else (s, s, "!")
 
 
-def _call(masked, start, end, name_re):
-    """(name match, args open index, args close index) when statement masked[start:end] is one call of
-    `name_re` and nothing after it."""
-    m = re.compile(name_re + r"\s*\(").match(masked, start)
-    if not m:
-        return None
-    close = closing(masked, m.end() - 1)
-    rest = masked[close:end].strip()
-    return (m, m.end() - 1, close - 1) if rest in ("", ";") else None
-
-
-def _top_calls(masked, test, name_re):
-    """(name match, args open index, args close index) of each statement at the top of the test's body
-    that is one call of `name_re`."""
-    for s, e in statements(masked, *test["body"]):
-        if call := _call(masked, s, e, name_re):
-            yield call
-
-
 def _catch_flips(text, masked, test, rng, counts):
-    for _, a, b in _top_calls(masked, test, r"(?:REQUIRE|CHECK)"):
-        sides = _split(masked, a + 1, b, "==")
+    for _, a, b in sources.top_calls(masked, test, r"(?:REQUIRE|CHECK)"):
+        sides = sources.split(masked, a + 1, b, "==")
         change = _literal_change(text, sides, rng, counts) if len(sides) == 2 else _toggle(masked, a + 1, b)
         if change:
             yield change
 
 
 def _rust_flips(text, masked, test, rng, counts):
-    for m, a, b in _top_calls(masked, test, r"(assert_eq|assert)!"):
-        args = _split(masked, a + 1, b, ",")
+    for m, a, b in sources.top_calls(masked, test, r"(assert_eq|assert)!"):
+        args = sources.split(masked, a + 1, b, ",")
         if m.group(1) == "assert_eq":
             change = _literal_change(text, args[:2], rng, counts) if len(args) >= 2 else None
         else:
@@ -553,12 +318,16 @@ _JAVA_FLIPPED = {"isTrue": "isFalse", "isFalse": "isTrue"}
 
 def _java_flips(text, masked, test, rng, counts):
     """`assertThat(A).isEqualTo(literal)`, `.isTrue()`, `.isFalse()` (AssertJ, as the Java track uses)."""
-    for s, e in statements(masked, *test["body"]):
+    for s, e in sources.statements(masked, *test["body"]):
         m = re.compile(r"assertThat\s*\(").match(masked, s)
-        last = re.compile(r"\s*\.\s*(\w+)\s*\(").match(masked, closing(masked, m.end() - 1)) if m else None
-        if not last or masked[closing(masked, last.end() - 1) : e].strip():
+        last = (
+            re.compile(r"\s*\.\s*(\w+)\s*\(").match(masked, sources.closing(masked, m.end() - 1))
+            if m
+            else None
+        )
+        if not last or masked[sources.closing(masked, last.end() - 1) : e].strip():
             continue
-        inner = (last.end(), closing(masked, last.end() - 1) - 1)
+        inner = (last.end(), sources.closing(masked, last.end() - 1) - 1)
         if last.group(1) == "isEqualTo" and (change := _literal_change(text, [inner], rng, counts)):
             yield change
         elif last.group(1) in _JAVA_FLIPPED and not masked[inner[0] : inner[1]].strip():
@@ -569,18 +338,18 @@ _JEST_LITERAL = ("toBe", "toEqual", "toStrictEqual")
 
 
 def _jest_flips(text, masked, test, rng, counts):
-    for s, e in statements(masked, *test["body"]):
+    for s, e in sources.statements(masked, *test["body"]):
         m = re.compile(r"expect\s*\(").match(masked, s)
         if not m:
             continue
-        chain = re.compile(r"\s*\.\s*(\w+)\s*\(").match(masked, closing(masked, m.end() - 1))
+        chain = re.compile(r"\s*\.\s*(\w+)\s*\(").match(masked, sources.closing(masked, m.end() - 1))
         if (
             not chain
             or chain.group(1) not in _JEST_LITERAL
-            or masked[closing(masked, chain.end() - 1) : e].strip(" ;")
+            or masked[sources.closing(masked, chain.end() - 1) : e].strip(" ;")
         ):
             continue
-        inner = (chain.end(), closing(masked, chain.end() - 1) - 1)
+        inner = (chain.end(), sources.closing(masked, chain.end() - 1) - 1)
         if change := _literal_change(text, [inner], rng, counts):
             yield change
 
@@ -593,31 +362,16 @@ def _go_flips(text, masked, test, rng, counts):
     run of the test reaches them."""
     fails = re.compile(_GO_FAIL.format(t=re.escape(test["t"])))
     body_start, body_end = test["body"]
-    for s, e in statements(masked, body_start, body_end, lines=True):
-        brace = _block_open(masked, s, e) if masked.startswith("if", s) else None
-        if brace is None or masked[closing(masked, brace) : e].strip():
+    for s, e in sources.statements(masked, body_start, body_end, lines=True):
+        brace = sources.block_open(masked, s, e) if masked.startswith("if", s) else None
+        if brace is None or masked[sources.closing(masked, brace) : e].strip():
             continue  # (an else after the block: not a guard)
-        inner = (brace + 1, closing(masked, brace) - 1)
-        if any(fails.match(masked, x) for x, _ in statements(masked, *inner, lines=True)):
-            start, end = _split(masked, s + 2, brace, ";")[-1]
-            sides = _split(masked, start, end, "!=")
+        inner = (brace + 1, sources.closing(masked, brace) - 1)
+        if any(fails.match(masked, x) for x, _ in sources.statements(masked, *inner, lines=True)):
+            start, end = sources.split(masked, s + 2, brace, ";")[-1]
+            sides = sources.split(masked, start, end, "!=")
             if len(sides) == 2 and (change := _literal_change(text, sides, rng, counts)):
                 yield change
-
-
-def _block_open(masked, s, e):
-    """The `{` that opens the block of the `if`/`for` statement masked[s:e]: the first one outside
-    parentheses (Go requires a composite literal there to be parenthesised; a header that builds a slice,
-    map or struct literal of its own is not read)."""
-    k = s
-    while k < e:
-        if masked[k] in "([":
-            k = closing(masked, k)
-        elif masked[k] == "{":
-            return None if re.search(r"\b(struct|map|interface)\b|\]\s*\w*\s*$", masked[s:k]) else k
-        else:
-            k += 1
-    return None
 
 
 FLIPS = {
@@ -637,7 +391,7 @@ def _words(protocol, work):
         for file in files:
             path = os.path.join(top, file)
             if (
-                file.endswith(_SOURCES[protocol])
+                file.endswith(sources.SOURCES[protocol])
                 and not os.path.islink(path)
                 and os.path.getsize(path) < 2_000_000
             ):

@@ -34,6 +34,7 @@ STAGED = (
     "grader_reports.py",
     "grader_canaries.py",
     "grader_canaries_text.py",
+    "grader_sources.py",
     "grader_calls.py",
     "grader_values.py",
 )
