@@ -75,7 +75,9 @@ def rank(spectra: Sequence[Spectrum], tools: Sequence[ToolOutput] = (), limit: i
     """The agent's lines run by a failing run, most suspicious first (ties: by path and line), at most
     `limit`; a line that ran a command whose output reached the model only in part is kept beyond the limit,
     with that evidence. Lines every replay ran, where there is a passing one, are left out (they rank
-    nothing)."""
+    nothing). Without a passing replay nothing contrasts the failing runs (Ochiai then orders lines by how
+    many failing runs ran them: the code every run shares first), so only the lines with a tool-output
+    note are ranked."""
     failing = sum(1 for s in spectra if s.failed)
     passing = len(spectra) - failing
     if failing == 0:
@@ -97,7 +99,7 @@ def rank(spectra: Sequence[Spectrum], tools: Sequence[ToolOutput] = (), limit: i
     scored = {
         line: ochiai(ef, ran_passing.get(line, 0), failing - ef)
         for line, ef in ran_failing.items()
-        if line not in everywhere
+        if line not in everywhere and (passing or line in notes)
     }
     order = sorted(scored, key=lambda line: (-scored[line], line))
     kept = order[:limit] + [line for line in order[limit:] if line in notes]

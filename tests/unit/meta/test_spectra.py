@@ -58,7 +58,7 @@ def test_lines_rank_by_ochiai_and_a_line_no_failing_run_ran_is_not_ranked() -> N
 
 
 def test_ties_rank_by_path_and_line() -> None:
-    ranked = rank([_spectrum(True, C, B, A), _spectrum(False)])
+    ranked = rank([_spectrum(True, C, B, A), _spectrum(False, D)])
     assert [(location.path, location.line) for location in ranked] == [A, B, C]
 
 
@@ -121,5 +121,12 @@ def test_tool_records_of_the_wrong_shape_are_skipped() -> None:
 def test_a_line_every_replay_ran_is_left_out_where_a_passing_replay_tells_the_runs_apart() -> None:
     everywhere = [_spectrum(True, A, B), _spectrum(True, A, B), _spectrum(False, A, C)]
     assert [(loc.path, loc.line) for loc in rank(everywhere)] == [B]
-    only_failing = [_spectrum(True, A, B), _spectrum(True, A)]  # no passing replay: nothing tells A apart
-    assert (A[0], A[1]) in [(loc.path, loc.line) for loc in rank(only_failing)]
+
+
+def test_without_a_passing_replay_only_lines_with_tool_output_evidence_are_ranked() -> None:
+    """Nothing contrasts failing runs alone: Ochiai would put the code every run shares (an import, line 1
+    of a package) first."""
+    only_failing = [_spectrum(True, A, B, C), _spectrum(True, A, C)]
+    assert rank(only_failing) == []
+    lost = ToolOutput(C, chars=900, traceback=True, countable=800, reached=0, failed=True)
+    assert [(loc.path, loc.line) for loc in rank(only_failing, [lost])] == [C]
