@@ -28,6 +28,7 @@ class StandInLlama:
         self.release = threading.Event()
         self.release.set()
         self.started = threading.Event()
+        self.reply = "ok"
 
     def token_eos(self) -> int:
         return 0
@@ -39,12 +40,13 @@ class StandInLlama:
         self.release.wait(30)
         if kwargs["messages"][0]["content"] == "too long":
             raise ValueError("Requested tokens (9000) exceed context window of 8192")
+        content = self.reply if kwargs.get("tools") else "ok"
         return {
             "id": "x",
             "object": "chat.completion",
             "model": kwargs["model"],
             "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}
+                {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
             ],
             "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11},
         }
@@ -134,3 +136,48 @@ def test_a_request_whose_client_left_while_it_queued_never_reaches_the_model(ser
     first.join(10)
     assert _post(url, _chat("next"))[0] == 200
     assert llama.calls == 2  # the first and the next; the abandoned one was never read
+
+
+TOOLS = [{"type": "function", "function": {"name": "read", "parameters": {"type": "object"}}}]
+
+
+def test_tool_calls_written_in_the_templates_form_come_back_as_openai_tool_calls(served):
+    llama, url = served
+    llama.reply = (
+        'I will look.\n<tool_call>\n{"name": "read", "arguments": {"path": "a.py"}}\n</tool_call>\n'
+        "<tool_call>\nnot json\n</tool_call>\n"
+        '<tool_call>\n{"name": "read", "arguments": {"path": "b.py"}'
+    )
+    status, answer = _post(url, {"messages": [{"role": "user", "content": "hi"}], "tools": TOOLS})
+    (choice,) = answer["choices"]
+    assert status == 200
+    assert choice["finish_reason"] == "tool_calls"
+    calls = choice["message"]["tool_calls"]
+    assert [json.loads(c["function"]["arguments"]) for c in calls] == [{"path": "a.py"}]
+    assert (
+        choice["message"]["content"].startswith("I will look.") and "not json" in choice["message"]["content"]
+    )
+    llama.reply = '<tool_call>{"name": "read", "arguments": {}}</tool_call>'
+    only = _post(url, {"messages": [{"role": "user", "content": "hi"}], "tools": TOOLS})[1]["choices"][0]
+    assert only["message"]["content"] is None and only["message"]["tool_calls"][0]["id"] == "call_0"
+    plain = _post(url, {"messages": [{"role": "user", "content": "hi"}]})[1]["choices"][0]
+    assert plain["message"]["content"] == "ok" and "tool_calls" not in plain["message"]
+    llama.reply = '```json\n{"name": "read", "arguments": {"path": "c.py"}}\n```'  # the tags left out
+    bare = _post(url, {"messages": [{"role": "user", "content": "hi"}], "tools": TOOLS})[1]["choices"][0]
+    assert json.loads(bare["message"]["tool_calls"][0]["function"]["arguments"]) == {"path": "c.py"}
+    llama.reply = '{"name": "write", "arguments": {}}'  # a tool it was not offered: text
+    other = _post(url, {"messages": [{"role": "user", "content": "hi"}], "tools": TOOLS})[1]["choices"][0]
+    assert "tool_calls" not in other["message"] and other["finish_reason"] == "stop"
+
+
+def test_an_earlier_calls_arguments_reach_the_template_as_an_object(served):
+    llama, url = served
+    call = {"id": "call_0", "type": "function", "function": {"name": "read", "arguments": '{"path": "a.py"}'}}
+    messages = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_0", "content": "x = 1"},
+    ]
+    assert _post(url, {"messages": messages, "tools": TOOLS})[0] == 200
+    sent = llama.kwargs["messages"][1]["tool_calls"][0]["function"]["arguments"]
+    assert sent == {"path": "a.py"}
