@@ -21,8 +21,9 @@ import ast
 import math
 import random
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from evolve.tasks import grader_canaries, grader_values
 
@@ -141,10 +142,13 @@ def bench(seeds: int) -> dict:
     return report
 
 
-def score(pairs: list[Pair], seed: int = 0) -> list[Score]:
-    """Every oracle of both families over `pairs` (ties answered by a coin from `seed`)."""
+def score(
+    pairs: Sequence[Any], seed: int = 0, families: dict[str, dict[str, Any]] | None = None
+) -> list[Score]:
+    """Every oracle of both families (`families`, default this module's SHAPE and ANSWER) over `pairs`, each
+    pair with a `canary_is_second` (ties answered by a coin from `seed`)."""
     scores = []
-    for family, oracles in (("shape", SHAPE), ("answer", ANSWER)):
+    for family, oracles in (families or {"shape": SHAPE, "answer": ANSWER}).items():
         for name, oracle in oracles.items():
             coin = random.Random(f"{seed}:{name}")
             hits = 0

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from evolve.tasks import canary_oracles
 from evolve.tasks import grader_canaries_text as text_canaries
 from evolve.tasks import grader_sources as sources
 from evolve.tasks.canary_oracles import Score
@@ -82,17 +83,8 @@ def plantings(files: list[tuple[str, str, bytes]], seeds: range) -> list[TextPai
 
 
 def score(pairs: list[TextPair], seed: int = 0) -> list[Score]:
-    """Every oracle of both families over `pairs` (ties answered by a coin from `seed`)."""
-    scores = []
-    for family, oracles in (("shape", SHAPE), ("answer", ANSWER)):
-        for name, oracle in oracles.items():
-            coin = random.Random(f"{seed}:{name}")
-            hits = 0
-            for pair in pairs:
-                said = oracle(pair)
-                hits += (said > 0 if said else coin.random() < 0.5) == pair.canary_is_second
-            scores.append(Score(name, family, len(pairs), hits))
-    return scores
+    """Every oracle of both families over `pairs` (canary_oracles.score)."""
+    return canary_oracles.score(pairs, seed, {"shape": SHAPE, "answer": ANSWER})
 
 
 def bench(root: Path, seeds: int) -> dict:
