@@ -53,9 +53,11 @@ _FIELD_PATTERNS = {
     "code": r"\d+",
     "seconds": _OTHER,
     "status": r"\w+",
-    "file": r"\S+?)(?: \(|\.?\s|\.?$",
+    "file": r"\S+?",
 }
-"""What each field matches; a file name ends at a space, a line's end or " (", a closing period left out."""
+"""What each field matches."""
+_FILE_END = r"(?: \(|\.?\s|\.?$)"
+"""Where a file name ends: a space, a line's end or " (", a closing period left out."""
 _GAP = f".{{0,{BETWEEN_CHARS}}}?"
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
@@ -131,7 +133,10 @@ def _compose(name: str, template: object) -> str:
     pieces, at = [], 0
     for match in _PLACEHOLDER.finditer(template):
         pieces.append(re.escape(template[at : match.start()]))
-        pieces.append(f"(?P<{own}>{_FIELD_PATTERNS[own]})" if match[1] == own else _OTHER)
+        if match[1] != own:
+            pieces.append(_OTHER)
+        else:
+            pieces.append(f"(?P<{own}>{_FIELD_PATTERNS[own]})" + (_FILE_END if own == "file" else ""))
         at = match.end()
     pieces.append(re.escape(template[at:]))
     return "".join(pieces)
