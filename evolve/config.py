@@ -305,9 +305,11 @@ class MetaConfig(_Section):
     spectra: int = Field(0, ge=0, le=8)
     """Execution spectra for the diagnosis (`compact` style, engine procedure): up to this many of the node's
     failed and as many passed search evaluations are re-run against their recorded model replies under line
-    coverage (sandboxes, no model; evolve.engine.spectra), and the agent's lines they ran, ranked by the
-    Ochiai formula, join the ranked locations (evolve.meta.locate) that the diagnosis reads. 0: off. Costs
-    each expansion up to 2n solves with instant replies and their grading, before its diagnosis."""
+    coverage (sandboxes, no model; evolve.engine.spectra), and so are the agent's own tests (each test a
+    run); the agent's lines they ran, ranked by the Ochiai formula, join the ranked locations
+    (evolve.meta.locate) that the diagnosis reads, with the failing own tests and how they failed as
+    evidence. 0: off. Costs each expansion up to 2n solves with instant replies and their grading, and one
+    run of the own tests, before its diagnosis."""
     replays: int = Field(0, ge=0, le=8)
     """A candidate that passed the cheap filters re-runs this many of the parent's failed search tasks
     against the parent's recorded model replies (sandboxes, no model; evolve.engine.behaviour); one that
@@ -323,6 +325,12 @@ class MetaConfig(_Section):
     templates or `rerun`, every candidate runs its own tests before the replayed behaviour. 0: off."""
     locations: int = Field(2, ge=1, le=16)
     """How many of the top-ranked locations the templates are made at."""
+    test_templates: int = Field(0, ge=0, le=32)
+    """Template candidates per ranked location where the parent fails some of its own tests (as `spectra`
+    found them), in place of `templates`: there each candidate's own tests refuse it in seconds unless it
+    fixes them, so many can be tried for the price of a few live re-runs. 0: `templates` always."""
+    test_locations: int = Field(0, ge=0, le=16)
+    """How many of the top-ranked locations those are made at (0: `locations`)."""
     rerun: int = Field(0, ge=0, le=8)
     """A candidate that passed the cheaper stages solves this many of the parent's failed search tasks again,
     live, through the evaluation pipeline (the solve model: its tokens count in the run's budget), and

@@ -240,6 +240,8 @@ def _worker(config: RunConfig, run: Run, tasks: RunTasks, gateway, cluster: Exit
             replays=config.meta.replays,
             templates=config.meta.templates,
             locations=config.meta.locations,
+            test_templates=config.meta.test_templates,
+            test_locations=config.meta.test_locations,
             rerun=config.meta.rerun,
             rerun_passed=config.meta.rerun_passed,
         ),

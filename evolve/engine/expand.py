@@ -93,6 +93,11 @@ class ExpandSettings:
     """Template candidates per ranked location (`[meta] templates`; evolve.meta.templates)."""
     locations: int = 2
     """The top-ranked locations templates are made at (`[meta] locations`)."""
+    test_templates: int = 0
+    """Template candidates per ranked location where the parent fails its own tests (`[meta]
+    test_templates`; 0: `templates`): each is refused by its own tests in seconds unless it fixes them."""
+    test_locations: int = 0
+    """And the top-ranked locations they are made at (`[meta] test_locations`; 0: `locations`)."""
     rerun: int = 0
     """The parent's failed search tasks each candidate solves again live (`[meta] rerun`;
     evolve.engine.rerun)."""
@@ -101,6 +106,13 @@ class ExpandSettings:
 
     def temperatures(self) -> tuple[float, ...]:
         return temperatures(self.candidates, *self.temperature)
+
+    def template_budget(self, failing_tests: int) -> tuple[int, int]:
+        """(template candidates per location, locations) for a parent that fails `failing_tests` of its own
+        tests: the larger budget where it fails any and one is set."""
+        if failing_tests and self.test_templates:
+            return self.test_templates, self.test_locations or self.locations
+        return self.templates, self.locations
 
     @property
     def validating(self) -> bool:
@@ -125,6 +137,10 @@ class Expansion:
     """The parent's search tasks a candidate solves again live (`settings.rerun`, chosen on the host)."""
     seed: tuple[int, ...] = (0,)
     """Seeds the templates' order (the run seed and the search decision)."""
+    failing_tests: int = 0
+    """The parent's own tests that failed under the spectra (evolve.engine.spectra): with any, the templates'
+    larger budget (`settings.test_templates` at `settings.test_locations`), since each candidate's own tests
+    refuse it in seconds unless it fixes them."""
 
     def channels(self, job: str) -> tuple[ChannelSpec, ...]:
         """The agent's diagnose step's channel (with material), then per candidate the modify step's and the
@@ -151,6 +167,7 @@ class Expansion:
             data=self.data,
             rerun=self.rerun,
             seed=self.seed,
+            failing_tests=self.failing_tests,
         )
 
 
@@ -164,10 +181,11 @@ def expand_child(
     data: str = "",
     rerun: Rerun | None = None,
     seed: tuple[int, ...] = (0,),
+    failing_tests: int = 0,
 ) -> ExpansionResult:
     """The expansion: (the agent's diagnosis,) modify, then validate; the child's code is `ctx.log_dir /
     "child"`. `data`: the instructions as data, kept in the job's log (`instructions.json`) for each improve
-    step."""
+    step. `failing_tests`: the parent's own tests that fail (they set the templates' budget)."""
     instructions = brief if isinstance(brief, str) else None
     if data:
         (ctx.log_dir / INSTRUCTIONS_JSON).write_text(data)
@@ -183,9 +201,10 @@ def expand_child(
             solve=solve or EvalSettings(),
             rerun=rerun if rerun is not None and settings.rerun else Rerun(),
         )
-        locations = ranked_locations(ctx.log_dir)[: settings.locations] if settings.templates else ()
+        per_location, count = settings.template_budget(failing_tests)
+        locations = ranked_locations(ctx.log_dir)[:count] if per_location else ()
         templates = (
-            at_locations(ctx.code, locations, settings.templates, np.random.default_rng(list(seed)))
+            at_locations(ctx.code, locations, per_location, np.random.default_rng(list(seed)))
             if locations
             else []
         )

@@ -9,8 +9,13 @@ lines of the agent's files each run executed, labelled by the grader's outcome o
 by the Ochiai formula (evolve.meta.spectra); what each command the agent ran printed is set against what
 reached the model in the requests it sent, and said on the line that ran the command.
 
+Apart from the replays, the agent's own tests (`tests/`, as the gate runs them) are run once with each
+test's lines traced (evolve.engine.test_probe), each test a run: where the parent fails its own tests, the
+lines only its failing tests ran rank first, and the failing tests, with how they failed, are the evidence.
+
 Cost: one solve sandbox and one grading sandbox per replayed evaluation, at most `FAILING + PASSING` of
-them, no model tokens; the replies come at once, so a replay takes the agent's own and its tools' time.
+them, and one sandbox for the own tests; no model tokens; the replies come at once, so a replay takes the
+agent's own and its tools' time.
 
 Trust: the coverage and tool outputs are written inside the agent's sandbox, where the agent's code runs;
 the agent can write them as it likes. They may only RANK locations for the diagnosis to look at; they never
@@ -30,20 +35,26 @@ from pydantic import ValidationError
 
 from evolve.archive.store import Run
 from evolve.archive.vocab import Outcome
-from evolve.engine import coverage_probe
+from evolve.engine import coverage_probe, test_probe
 from evolve.engine.behaviour import Replay, recorded_replays, replay_once
 from evolve.engine.context import ChannelSpec, JobContext
 from evolve.engine.evaluate import AgentProbe, EvalSettings
 from evolve.llm.exchanges import Exchange
+from evolve.meta.locate import merge
 from evolve.meta.locations import Location
+from evolve.meta.procedure import AGENT, output_tail
 from evolve.meta.spectra import (
     LINES_BYTES,
+    TESTS_BYTES,
     TOOLS_BYTES,
     Line,
+    OwnTest,
     Spectrum,
     ToolOutput,
     rank,
+    rank_own_tests,
     read_lines,
+    read_own_tests,
     read_tools,
 )
 from evolve.sandbox.types import SandboxError
@@ -61,6 +72,8 @@ LINES = "coverage-lines"
 """The probe's `lines` file, as kept in each replay's log directory."""
 TOOLS = "coverage-tools"
 """The probe's `tools` file, as kept in each replay's log directory."""
+TESTS = "test-spectra"
+"""The own-test probe's `tests` file, as kept in the job's log directory."""
 SOURCE_BYTES = 1 << 20
 """An agent file larger than this is not counted among its lines."""
 
@@ -103,17 +116,43 @@ def spectra_locations(
     return rank(spectra, tools, limit)
 
 
+def own_test_locations(
+    ctx: JobContext, image: str, *, limit: int = LIMIT
+) -> tuple[list[Location], list[OwnTest]]:
+    """The lines of `ctx.code` ranked by the Ochiai formula over its own tests (each test a run, traced by
+    evolve.engine.test_probe in a sandbox of `image`), and the tests as they ran; no lines when none failed
+    or the probe left no readable record. The probe's output and record go to `ctx.log_dir`."""
+    source = Path(test_probe.__file__).read_text(encoding="utf-8")
+    with ctx.sandboxes(image, f"{ctx.job}-test-spectra") as box:
+        box.put_dir(ctx.code, AGENT)
+        ran = box.exec(["python3", "-c", source, OUT], cwd=AGENT, timeout=ctx.agent_timeout())
+        (ctx.log_dir / f"{TESTS}.log").write_text(output_tail(ran.stdout + ran.stderr))
+        try:
+            data = box.read_file(f"{OUT}/tests")[: TESTS_BYTES + 1]  # over its bound reads as none
+        except (FileNotFoundError, IsADirectoryError):
+            return [], []  # the tests wrote none (no tests, or they ended the process first)
+    (ctx.log_dir / TESTS).write_bytes(data)
+    accepts = agent_lines(ctx.code)
+    runs = read_own_tests(data, lambda line: accepts(line) and not line[0].startswith("tests/"))
+    return rank_own_tests(runs, limit), runs
+
+
 @dataclass(frozen=True)
 class SpectraResult:
-    """What the spectra found and cost: the ranked lines, the replays run, their sandboxes and seconds."""
+    """What the spectra found and cost: the ranked lines, the replays run, their sandboxes and seconds, and
+    the agent's own tests as they ran."""
 
     locations: tuple[Location, ...]
     replays: int
     sandboxes: int
-    """Started at most: a solve and a grading sandbox per replay."""
+    """Started at most: a solve and a grading sandbox per replay, one for the own tests."""
     seconds: float
     error: str = ""
     """Why the spectra stopped (a sandbox failure: then no lines are ranked); "" when they ran through."""
+    tests: int = 0
+    """The agent's own tests that ran under the probe."""
+    failing_tests: tuple[str, ...] = ()
+    """Those that failed, by id."""
 
     def to_json(self) -> dict:
         return {
@@ -121,6 +160,8 @@ class SpectraResult:
             "sandboxes": self.sandboxes,
             "seconds": round(self.seconds, 3),
             "error": self.error,
+            "tests": self.tests,
+            "failing_tests": list(self.failing_tests),
             "locations": [location.to_json() for location in self.locations],
         }
 
@@ -134,6 +175,8 @@ class Spectra:
     replays: tuple[Replay, ...]
     settings: EvalSettings
     limit: int = LIMIT
+    tests_image: str | None = None
+    """The image the agent's own tests run in under the probe (None: they are not run)."""
 
     def channels(self, job: str) -> tuple[ChannelSpec, ...]:
         return ()
@@ -141,12 +184,26 @@ class Spectra:
     def __call__(self, ctx: JobContext) -> SpectraResult:
         started = time.monotonic()
         error = ""
+        locations: list[Location] = []
+        runs: list[OwnTest] = []
         try:
-            locations = spectra_locations(ctx, self.replays, self.settings, limit=self.limit)
+            if self.tests_image is not None:
+                locations, runs = own_test_locations(ctx, self.tests_image, limit=self.limit)
+            if self.replays:
+                replayed = spectra_locations(ctx, self.replays, self.settings, limit=self.limit)
+                locations = merge([locations, replayed], limit=2 * self.limit)
         except SandboxError as exc:  # only a ranking: the diagnosis goes on with its other sources
-            locations, error = [], f"sandbox failed: {exc}"
+            error = f"sandbox failed: {exc}"
         ran = sum(1 for path in ctx.log_dir.glob("spectra-*") if path.is_dir())
-        return SpectraResult(tuple(locations), ran, 2 * ran, time.monotonic() - started, error)
+        return SpectraResult(
+            tuple(locations),
+            ran,
+            2 * ran + (self.tests_image is not None),
+            time.monotonic() - started,
+            error,
+            tests=len(runs),
+            failing_tests=tuple(run.test for run in runs if run.failed),
+        )
 
 
 def probe() -> AgentProbe:

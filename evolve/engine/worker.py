@@ -123,7 +123,8 @@ class EngineWorker:
         return EvaluationResult("infra", detail=result.why) if isinstance(result, Lost) else result
 
     def expand(self, job: Job, node: Node) -> ExpansionResult:
-        instructions = self._diagnose(job, node, self._spectra(job, node))
+        spectra = self._spectra(job, node)
+        instructions = self._diagnose(job, node, spectra.locations)
         if isinstance(instructions, ExpansionResult):
             return instructions
         # A sandbox failure is the expansion's own result (an invalid child): the agent may stop its sandbox.
@@ -141,6 +142,7 @@ class EngineWorker:
             data.read_text() if isinstance(instructions, str) and data.is_file() else "",
             rerun=rerun,
             seed=(self.seed, draw),
+            failing_tests=len(spectra.failing_tests),
         )
         result = self._attempts(job, node, expansion, lambda r: False)
         if isinstance(result, Lost):
@@ -175,26 +177,25 @@ class EngineWorker:
         with (self.run.log_dir(job.id) / "attempts.jsonl").open("a") as log:
             log.write(json.dumps(line) + "\n")
 
-    def _spectra(self, job: Job, node: Node) -> tuple[Location, ...]:
-        """The node's lines ranked by execution spectra (`[meta] spectra`; evolve.engine.spectra), run at the
-        worker's place like the expansion's other sandbox work, for the engine's compact diagnosis; () when
-        off or with no failed search evaluation to replay. Their cost (replays, sandboxes, seconds) is the
-        expansion's, written to the job's `spectra.json`."""
+    def _spectra(self, job: Job, node: Node) -> SpectraResult:
+        """The node's lines ranked by execution spectra (`[meta] spectra`; evolve.engine.spectra): its failed
+        and passed search evaluations replayed, and its own tests, run at the worker's place like the
+        expansion's other sandbox work, for the engine's compact diagnosis; nothing when off. Their cost
+        (replays, sandboxes, seconds) is the expansion's, written to the job's `spectra.json`."""
         meta = self.settings.meta
         if meta.spectra == 0:  # the config allows it only for the compact diagnosis, on the host
-            return ()
+            return SpectraResult((), 0, 0, 0.0)
         replays = spectra_replays(self.run, node.id, self.tasks, failing=meta.spectra, passing=meta.spectra)
         if not any(replay.outcome == "fail" for replay in replays):
-            return ()  # only failing runs point anywhere: nothing to rank
-        result = self._attempts(
-            job, node, Spectra(replays, self.settings.eval), lambda r: False, name="spectra"
-        )
+            replays = ()  # only failing runs point anywhere: the own tests may still fail
+        spectra = Spectra(replays, self.settings.eval, tests_image=self.settings.expand.image)
+        result = self._attempts(job, node, spectra, lambda r: False, name="spectra")
         if isinstance(result, Lost):  # only a ranking: the diagnosis goes on with its other sources
             result = SpectraResult(
                 (), 0, 0, 0.0, f"{result.attempts} attempts lost their worker; last: {result.why}"
             )
         (self.run.log_dir(job.id) / "spectra.json").write_text(json.dumps(result.to_json(), indent=1))
-        return result.locations
+        return result
 
     def _diagnose(
         self, job: Job, node: Node, ranked: tuple[Location, ...] = ()

@@ -4,7 +4,8 @@ Spectrum-based fault localization (Tarantula: Jones & Harrold 2005; Ochiai: Abre
 program on passing and failing cases under line coverage and ranks first the lines run mostly by the failing
 runs: Ochiai(line) = ef / sqrt((ef + nf) * (ef + ep)), where ef and ep count the failing and passing runs
 that ran the line and nf the failing runs that did not. Here the runs are the agent's replays of its own
-recorded evaluations (evolve.engine.spectra) and the lines its own files'.
+recorded evaluations (evolve.engine.spectra) and, apart, the agent's own tests (each test a run), and the
+lines its own files'.
 
 Beside the lines, what the agent's code did with what its tools returned: each command the agent ran, how
 much output the command produced (with a traceback or not) and how much of it reached the model in the
@@ -21,7 +22,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from evolve.meta.locations import Location
 
@@ -35,6 +36,12 @@ TOOLS_BYTES = 8 << 20
 TOOL_RECORD_CHARS = 256 << 10
 """One tool-output record (a line of `tools`) longer than this is skipped."""
 TRACEBACK = "Traceback (most recent call last)"
+TESTS_BYTES = 8 << 20
+"""An own-test spectra file (`tests`) larger than this is skipped whole."""
+TEST_RECORD_CHARS = 1 << 20
+"""One test's record (a line of `tests`) longer than this is skipped."""
+FAILURE_CHARS = 200
+"""Of a failing test's message, the characters its evidence quotes."""
 
 
 @dataclass(frozen=True)
@@ -71,13 +78,15 @@ def ochiai(ef: int, ep: int, nf: int) -> float:
     return ef / math.sqrt((ef + nf) * (ef + ep))
 
 
-def rank(spectra: Sequence[Spectrum], tools: Sequence[ToolOutput] = (), limit: int = 20) -> list[Location]:
+def rank(
+    spectra: Sequence[Spectrum], tools: Sequence[ToolOutput] = (), limit: int = 20, *, runs: str = "replays"
+) -> list[Location]:
     """The agent's lines run by a failing run, most suspicious first (ties: by path and line), at most
-    `limit`; a line that ran a command whose output reached the model only in part is kept beyond the limit,
-    with that evidence. Lines every replay ran, where there is a passing one, are left out (they rank
-    nothing). Without a passing replay nothing contrasts the failing runs (Ochiai then orders lines by how
-    many failing runs ran them: the code every run shares first), so only the lines with a tool-output
-    note are ranked."""
+    `limit` (`runs`: what the runs are, as the evidence names them); a line that ran a command whose output
+    reached the model only in part is kept beyond the limit, with that evidence. Lines every run ran, where
+    there is a passing one, are left out (they rank nothing). Without a passing run nothing contrasts the
+    failing ones (Ochiai then orders lines by how many failing runs ran them: the code every run shares
+    first), so only the lines with a tool-output note are ranked."""
     failing = sum(1 for s in spectra if s.failed)
     passing = len(spectra) - failing
     if failing == 0:
@@ -115,14 +124,95 @@ def rank(spectra: Sequence[Spectrum], tools: Sequence[ToolOutput] = (), limit: i
                 passing,
                 scored[(path, number)],
                 notes.get((path, number)),
+                runs,
             ),
         )
         for path, number in kept
     ]
 
 
-def _evidence(ef: int, ep: int, failing: int, passing: int, score: float, note: str | None) -> str:
-    said = f"run by {ef} of {failing} failing replays and {ep} of {passing} passing ones (Ochiai {score:.2f})"
+@dataclass(frozen=True)
+class OwnTest:
+    """One of the agent's own tests as it ran: its id, whether it failed and how, the agent's lines it ran."""
+
+    test: str
+    failed: bool
+    message: str
+    lines: frozenset[Line]
+
+
+def rank_own_tests(runs: Sequence[OwnTest], limit: int = 20) -> list[Location]:
+    """The agent's lines ranked by the Ochiai formula over its own tests (each test a run), most suspicious
+    first, at most `limit`; each line's evidence names the failing tests that ran it and how the first
+    failed. Empty when no test failed."""
+    ranked = rank([Spectrum(run.failed, run.lines) for run in runs], (), limit, runs="own tests")
+    failing = [run for run in runs if run.failed]
+    located = []
+    for location in ranked:
+        line = (location.path, location.line)
+        here = [run for run in failing if line in run.lines]
+        more = f" and {len(here) - 3} more" if len(here) > 3 else ""
+        names = ", ".join(run.test for run in here[:3]) + more
+        said = f"{location.evidence}; failing there: {names}"
+        reason = failure_line(here[0].message) if here else ""
+        located.append(replace(location, evidence=f"{said} ({reason})" if reason else said))
+    return located
+
+
+def failure_line(message: str) -> str:
+    """What a failing test's report says went wrong, in a line: the first line of its last run of `E ` lines
+    (pytest's: the exception, before its explanation), else its last non-blank line, cut to
+    `FAILURE_CHARS`."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    said = lines[-1] if lines else ""
+    for index in range(len(lines) - 1, -1, -1):
+        if lines[index].startswith("E ") and (index == 0 or not lines[index - 1].startswith("E ")):
+            said = lines[index][1:].strip()
+            break
+    return said[:FAILURE_CHARS]
+
+
+def read_own_tests(data: bytes, is_agent_line: Callable[[Line], bool]) -> list[OwnTest]:
+    """The test records of a probe's `tests` file (one JSON object a line, evolve.engine.test_probe), each
+    test's lines those `is_agent_line` accepts; none when the file is over `TESTS_BYTES` or not UTF-8. A
+    malformed or over-long record is skipped, and so is a second record of one test."""
+    text = _bounded_text(data, TESTS_BYTES)
+    if text is None:
+        return []
+    runs: dict[str, OwnTest] = {}
+    for row in text.splitlines():
+        if len(row) > TEST_RECORD_CHARS:
+            continue
+        try:
+            record = json.loads(row)
+        except (ValueError, RecursionError):
+            continue  # the agent's to write: a line that is not JSON is skipped
+        if not isinstance(record, dict):
+            continue
+        test, failed, message, lines = (record.get(k) for k in ("test", "failed", "message", "lines"))
+        if not (
+            isinstance(test, str)
+            and type(failed) is bool
+            and isinstance(message, str)
+            and isinstance(lines, dict)
+            and test not in runs
+        ):
+            continue
+        ran = {
+            (path, number)
+            for path, numbers in lines.items()
+            if isinstance(numbers, list)
+            for number in numbers
+            if type(number) is int and is_agent_line((path, number))
+        }
+        runs[test] = OwnTest(test, failed, message, frozenset(ran))
+    return list(runs.values())
+
+
+def _evidence(
+    ef: int, ep: int, failing: int, passing: int, score: float, note: str | None, runs: str = "replays"
+) -> str:
+    said = f"run by {ef} of {failing} failing {runs} and {ep} of {passing} passing ones (Ochiai {score:.2f})"
     return f"{said}; {note}" if note else said
 
 

@@ -227,8 +227,10 @@ def _ordered(mutants: list[tuple[int, _Mutant]], rng: np.random.Generator) -> li
 
 
 def _near(tree: ast.Module, line: int) -> Iterator[tuple[int, ast.AST]]:
-    """Nodes starting within WINDOW lines of `line`, outside f-strings, with their distance from it."""
+    """Nodes starting within WINDOW lines of `line`, outside f-strings, with their distance from it; then the
+    nodes of the conditions on the way to it (`_guards`), at their condition's distance."""
     skipped: set[int] = set()
+    yielded: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.JoinedStr):
             skipped.update(id(inner) for inner in ast.walk(node))
@@ -241,7 +243,28 @@ def _near(tree: ast.Module, line: int) -> Iterator[tuple[int, ast.AST]]:
             else min(abs(start - line), abs(end - line))
         )
         if distance <= WINDOW and (isinstance(node, (ast.expr, *_SIMPLE))):
+            yielded.add(id(node))
             yield distance, node
+    for guard in _guards(tree, line):
+        for node in ast.walk(guard):
+            if isinstance(node, ast.expr) and id(node) not in yielded and id(node) not in skipped:
+                yielded.add(id(node))
+                yield line - guard.lineno, node
+
+
+def _guards(tree: ast.Module, line: int) -> list[ast.expr]:
+    """The conditions that may decide whether `line` runs, beyond WINDOW: the tests of the `if` and `while`
+    statements of its function that start above it, nearest first. A line fault localization ranks is often
+    the branch a wrong condition sends the failing runs to, the condition itself lines above."""
+    function = _enclosing(tree, line)
+    if function is None:
+        return []
+    tests = [
+        node.test
+        for node in ast.walk(function)
+        if isinstance(node, (ast.If, ast.While)) and node.test.lineno < line - WINDOW
+    ]
+    return sorted(tests, key=lambda test: -test.lineno)
 
 
 def _mutants(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> list[_Mutant]:

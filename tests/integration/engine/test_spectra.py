@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from evolve.archive.store import Run
 from evolve.engine.context import JobContext
-from evolve.engine.spectra import spectra_locations, spectra_replays
+from evolve.engine.spectra import Spectra, spectra_locations, spectra_replays
 from evolve.llm.gateway import Gateway
 from evolve.sandbox.factory import DockerSandboxes
 from tests.unit.engine.spectra_cases import FAILING_ONLY, SETTINGS, recorded_pair
@@ -27,3 +27,24 @@ def test_replays_under_coverage_rank_the_line_only_the_failure_ran_first(tmp_pat
     assert ranked, [p.read_text() for p in (tmp_path / "logs").glob("spectra-*/agent.log")]
     assert (ranked[0].path, ranked[0].line) == FAILING_ONLY
     assert "run by 1 of 1 failing replays and 0 of 1 passing" in ranked[0].evidence
+
+
+def test_the_agents_own_tests_rank_the_line_only_its_failing_test_runs_first(tmp_path, base_image) -> None:
+    run, node, _ = recorded_pair(tmp_path, _docker)
+    code = run.checkout(node, tmp_path / "code")
+    (code / "agent" / "calc.py").write_text(
+        "def add(a, b):\n    if a > 10:\n        return a - b\n    return a + b\n"
+    )
+    (code / "tests").mkdir(exist_ok=True)
+    (code / "tests" / "test_calc.py").write_text(
+        "from agent.calc import add\n\n\ndef test_small():\n    assert add(1, 2) == 3\n\n\n"
+        "def test_large():\n    assert add(11, 2) == 13\n"
+    )
+    (tmp_path / "logs").mkdir()
+    with Gateway(replay_from=tmp_path) as unused:  # no model: the tests ask none
+        ctx = JobContext("spectra", node, code, tmp_path / "logs", _docker(run), unused)
+        result = Spectra((), SETTINGS, tests_image=base_image)(ctx)
+    run.close()
+    assert result.error == "" and result.failing_tests == ("tests/test_calc.py::test_large",)
+    assert (result.locations[0].path, result.locations[0].line) == ("agent/calc.py", 3)
+    assert "(assert 9 == 13)" in result.locations[0].evidence

@@ -186,3 +186,11 @@ def test_the_diagnose_step_has_its_own_model_channel_only_under_the_agents_proce
         ("7-modify", "modify"),
         ("7-validate", "solve"),
     ]
+
+
+def test_the_templates_larger_budget_holds_only_where_the_parent_fails_its_own_tests() -> None:
+    settings = ExpandSettings(templates=2, locations=2, test_templates=5, test_locations=6)
+    assert settings.template_budget(0) == (2, 2)
+    assert settings.template_budget(3) == (5, 6)
+    assert ExpandSettings(templates=2, locations=3, test_templates=4).template_budget(1) == (4, 3)
+    assert ExpandSettings(templates=2, locations=3).template_budget(1) == (2, 3)  # none set: as ever

@@ -5,7 +5,7 @@ model reply from its recording."""
 from __future__ import annotations
 
 from evolve.engine.context import JobContext
-from evolve.engine.spectra import agent_lines, sent_text, spectra_locations, spectra_replays
+from evolve.engine.spectra import Spectra, agent_lines, sent_text, spectra_locations, spectra_replays
 from evolve.llm.exchanges import Exchange
 from evolve.llm.gateway import Gateway
 from evolve.llm.types import ChatRequest, ChatResponse, Message
@@ -71,3 +71,28 @@ def test_the_text_sent_is_each_non_assistant_message_once() -> None:
     )
     row = exchange.model_dump_json()
     assert sent_text(f"{row}\n\n{{broken\n{row}\n") == "rules\ndo it\nout"
+
+
+def test_the_agents_own_tests_rank_the_line_only_its_failing_test_runs_first(tmp_path) -> None:
+    code = tmp_path / "code"
+    (code / "agent").mkdir(parents=True)
+    (code / "tests").mkdir()
+    (code / "agent" / "__init__.py").write_text("")
+    (code / "agent" / "calc.py").write_text(
+        "def add(a, b):\n    if a > 10:\n        return a - b\n    return a + b\n"
+    )
+    (code / "tests" / "test_calc.py").write_text(
+        "from agent.calc import add\n\n\ndef test_small():\n    assert add(1, 2) == 3\n\n\n"
+        "def test_large():\n    assert add(11, 2) == 13\n"
+    )
+    (tmp_path / "logs").mkdir()
+    with Gateway(replay_from=tmp_path) as unused:  # no model: the tests ask none
+        ctx = JobContext("spectra", "n", code, tmp_path / "logs", ProcessSandboxes(), unused)
+        result = Spectra((), SETTINGS, tests_image="evolve-base:latest")(ctx)
+    assert result.error == "" and result.tests == 2
+    assert result.failing_tests == ("tests/test_calc.py::test_large",)
+    first = result.locations[0]
+    assert (first.path, first.line, first.score) == ("agent/calc.py", 3, 1.0)
+    assert "failing there: tests/test_calc.py::test_large (assert 9 == 13)" in first.evidence
+    assert all(not location.path.startswith("tests/") for location in result.locations)
+    assert result.to_json()["failing_tests"] == ["tests/test_calc.py::test_large"]

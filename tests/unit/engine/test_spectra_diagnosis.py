@@ -50,7 +50,9 @@ def test_the_diagnosis_names_the_line_only_the_failing_replay_ran_and_counts_its
     assert with_spectra["score"] == 1.0 and "run by 1 of 1 failing replays" in with_spectra["evidence"]
     # the provenance of the failing run's request points at the same line, with its own evidence kept beside
     assert 'its text "the command failed" was sent' in with_spectra["evidence"]
-    assert spectra[1] is not None and spectra[1]["replays"] == 2 and spectra[1]["sandboxes"] == 4
+    # two replays (a solve and a grading sandbox each) and one run of the agent's own tests (it has none)
+    assert spectra[1] is not None and spectra[1]["replays"] == 2 and spectra[1]["sandboxes"] == 5
+    assert spectra[1]["tests"] == 0 and spectra[1]["failing_tests"] == []
     assert spectra[1]["seconds"] > 0 and spectra[1]["error"] == ""
     # off: the provenance alone, as before, and nothing replayed
     assert (without["path"], without["line"]) == FAILING_ONLY and without["score"] < 1.0
@@ -82,7 +84,7 @@ def test_a_cluster_worker_runs_the_spectra_by_the_same_path(tmp_path) -> None:
             seed=0,
         )
         job = run.start_job("expand", node_id)
-        ranked = worker._spectra(job, run.node(node_id))
+        ranked = worker._spectra(job, run.node(node_id)).locations
     log_dir = run.log_dir(job.id)
     run.close()
     assert (ranked[0].path, ranked[0].line) == FAILING_ONLY and ranked[0].score == 1.0

@@ -9,13 +9,17 @@ import pytest
 
 from evolve.meta.spectra import (
     LINES_BYTES,
+    TEST_RECORD_CHARS,
     TOOL_RECORD_CHARS,
     Spectrum,
     ToolOutput,
+    failure_line,
     ochiai,
     rank,
+    rank_own_tests,
     reached_chars,
     read_lines,
+    read_own_tests,
     read_tools,
 )
 
@@ -130,3 +134,58 @@ def test_without_a_passing_replay_only_lines_with_tool_output_evidence_are_ranke
     assert rank(only_failing) == []
     lost = ToolOutput(C, chars=900, traceback=True, countable=800, reached=0, failed=True)
     assert [(loc.path, loc.line) for loc in rank(only_failing, [lost])] == [C]
+
+
+def _test_record(test: str, failed: bool, lines: dict, message: str = "") -> str:
+    return json.dumps({"test": test, "failed": failed, "message": message, "lines": lines})
+
+
+def test_own_tests_rank_the_line_only_the_failing_test_ran_first_and_say_how_it_failed() -> None:
+    data = "\n".join(
+        [
+            _test_record("t.py::test_small", False, {"a.py": [1, 2, 4]}),
+            _test_record(
+                "t.py::test_large",
+                True,
+                {"a.py": [1, 2, 3]},
+                "    def test\n>   assert 9 == 13\nE   assert 9 == 13\n",
+            ),
+            _test_record("t.py::test_other", False, {"b/c.py": [7]}),
+        ]
+    ).encode()
+    runs = read_own_tests(data, lambda line: True)
+    assert [(run.test, run.failed) for run in runs] == [
+        ("t.py::test_small", False),
+        ("t.py::test_large", True),
+        ("t.py::test_other", False),
+    ]
+    ranked = rank_own_tests(runs)
+    assert [(loc.path, loc.line) for loc in ranked][:1] == [("a.py", 3)]
+    assert ranked[0].score == 1.0
+    assert "run by 1 of 1 failing own tests and 0 of 2 passing ones" in ranked[0].evidence
+    assert "failing there: t.py::test_large (assert 9 == 13)" in ranked[0].evidence
+    assert rank_own_tests([run for run in runs if not run.failed]) == []  # nothing failed: nothing ranked
+
+
+def test_own_test_records_of_the_wrong_shape_are_skipped_and_a_test_counts_once() -> None:
+    good = _test_record("t.py::a", True, {"a.py": [1, "2", 3]})
+    rows = [
+        good,
+        _test_record("t.py::a", False, {"a.py": [9]}),  # a second record of one test
+        json.dumps({"test": "t.py::b", "failed": "yes", "message": "", "lines": {}}),
+        json.dumps({"test": "t.py::c", "failed": False, "message": "", "lines": []}),
+        "[1, 2]",
+        "{not json",
+        "x" * (TEST_RECORD_CHARS + 1),
+    ]
+    runs = read_own_tests("\n".join(rows).encode(), lambda line: line != ("a.py", 3))
+    assert [(run.test, run.failed, sorted(run.lines)) for run in runs] == [("t.py::a", True, [("a.py", 1)])]
+    assert read_own_tests(b"\xff\xfe", lambda line: True) == []
+
+
+def test_a_failure_reads_as_its_last_error_line() -> None:
+    assert (
+        failure_line(">   assert f(1) == 2\nE   assert 3 == 2\nE    +  where 3 = f(1)\n") == "assert 3 == 2"
+    )
+    assert failure_line("Traceback\nValueError: bad\n") == "ValueError: bad"
+    assert failure_line("") == ""

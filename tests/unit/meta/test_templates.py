@@ -174,3 +174,21 @@ def test_a_file_nested_too_deep_to_unparse_gets_no_edits_and_no_error() -> None:
     deep = "WEIGHT = " + "1 + " * 900 + "1\nLIMIT = 5\n"
     assert edits_at(deep, 2, 10, np.random.default_rng(0)) == []
     assert edits_at("LIMIT = 5\n", 1, 10, np.random.default_rng(0))
+
+
+def test_the_condition_that_sends_runs_to_a_ranked_line_lines_below_it_is_edited_too() -> None:
+    source = (
+        "def parse(block):\n"
+        "    if block and block.kind in ('py',):\n"
+        "        return 'python'\n"
+        "    if block is None:\n"
+        "        return 'done'\n"
+        "    note = 'no action'\n"
+        "    return None\n"
+    )
+    made = edits_at(source, 7, 100, np.random.default_rng(0))
+    guarded = [e for e in made if e.line == 2]
+    assert guarded, [e.change for e in made]
+    assert "    if block:" in {line for e in guarded for line in e.source.splitlines()}  # one side kept
+    near = [abs(e.line - 7) for e in made]
+    assert near == sorted(near)  # the window's edits first, then each condition's, nearest first
