@@ -148,7 +148,8 @@ class SpectraResult:
     """Started at most: a solve and a grading sandbox per replay, one for the own tests."""
     seconds: float
     error: str = ""
-    """Why the spectra stopped (a sandbox failure: then no lines are ranked); "" when they ran through."""
+    """Why the spectra stopped (a sandbox failure: the own tests' lines, if found before it, are kept); ""
+    when they ran through."""
     tests: int = 0
     """The agent's own tests that ran under the probe."""
     failing_tests: tuple[str, ...] = ()
