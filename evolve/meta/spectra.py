@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from evolve.meta.locations import Location
@@ -176,19 +176,8 @@ def read_own_tests(data: bytes, is_agent_line: Callable[[Line], bool]) -> list[O
     """The test records of a probe's `tests` file (one JSON object a line, evolve.engine.test_probe), each
     test's lines those `is_agent_line` accepts; none when the file is over `TESTS_BYTES` or not UTF-8. A
     malformed or over-long record is skipped, and so is a second record of one test."""
-    text = _bounded_text(data, TESTS_BYTES)
-    if text is None:
-        return []
     runs: dict[str, OwnTest] = {}
-    for row in text.splitlines():
-        if len(row) > TEST_RECORD_CHARS:
-            continue
-        try:
-            record = json.loads(row)
-        except (ValueError, RecursionError):
-            continue  # the agent's to write: a line that is not JSON is skipped
-        if not isinstance(record, dict):
-            continue
+    for record in _records(data, TESTS_BYTES, TEST_RECORD_CHARS):
         test, failed, message, lines = (record.get(k) for k in ("test", "failed", "message", "lines"))
         if not (
             isinstance(test, str)
@@ -277,19 +266,8 @@ def read_tools(
     """The tool outputs of a probe's `tools` file (one JSON object a line) at lines `is_agent_line` accepts,
     with how much of each reached the model (`sent`: the text of the requests the agent sent). A file over
     `TOOLS_BYTES` or not UTF-8 reads as none; a malformed or over-long record is skipped."""
-    text = _bounded_text(data, TOOLS_BYTES)
-    if text is None:
-        return []
     outputs = []
-    for row in text.splitlines():
-        if len(row) > TOOL_RECORD_CHARS:
-            continue
-        try:
-            record = json.loads(row)
-        except (ValueError, RecursionError):
-            continue  # the agent's to write: a line that is not JSON is skipped
-        if not isinstance(record, dict):
-            continue
+    for record in _records(data, TOOLS_BYTES, TOOL_RECORD_CHARS):
         path, number, chars, output = (record.get(k) for k in ("path", "line", "chars", "text"))
         if not (
             isinstance(path, str) and type(number) is int and type(chars) is int and isinstance(output, str)
@@ -300,6 +278,21 @@ def read_tools(
         countable, reached = reached_chars(output, sent)
         outputs.append(ToolOutput((path, number), chars, TRACEBACK in output, countable, reached, failed))
     return outputs
+
+
+def _records(data: bytes, limit: int, record_chars: int) -> Iterator[dict]:
+    """The JSON objects of a probe's file, one a line: none when the file is over `limit` bytes or not UTF-8;
+    a line over `record_chars`, not JSON or not an object is skipped (the agent's to write)."""
+    text = _bounded_text(data, limit)
+    for row in text.splitlines() if text is not None else ():
+        if len(row) > record_chars:
+            continue
+        try:
+            record = json.loads(row)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(record, dict):
+            yield record
 
 
 def _bounded_text(data: bytes, limit: int) -> str | None:
