@@ -24,7 +24,8 @@ from evolve.engine.events import Evaluated, Expanded, Finished, RunEvent
 @dataclass(frozen=True)
 class Step:
     """One event as a tracker logs it: `step` counts the results recorded so far (evaluations of any
-    split and expansions), so a resumed run goes on from where the last session stopped."""
+    split and expansions), so a resumed run goes on from where the last session stopped; the session
+    moves it past the step before where two events read the same count."""
 
     step: int
     metrics: dict[str, float]

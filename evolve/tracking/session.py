@@ -7,6 +7,7 @@ same tracked run; `tracking/events.jsonl` keeps every step sent (the trackers re
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import queue
@@ -30,6 +31,18 @@ DIRECTORY = "tracking"
 
 CLOSE_WAIT_S = 120.0
 """How long the end of a run waits for a tracker to send what it still holds (a slow server)."""
+
+
+def _last_step(events: Path) -> int:
+    """The step of the last event an earlier session sent (-1: none)."""
+    if not events.exists():
+        return -1
+    last = -1
+    with events.open(encoding="utf-8") as lines:
+        for line in lines:
+            if line.strip():
+                last = int(json.loads(line)["step"])
+    return last
 
 
 def _first_line(error: BaseException) -> str:
@@ -115,6 +128,7 @@ class Tracking:
         self._edits: EditCounter | None = None  # read at the first event, where a failure is a warning
         self._senders = [Sender(tracker, self.directory / f"{tracker.name}.id") for tracker in trackers]
         self._finished = False
+        self._last_step = _last_step(self.events_file)
 
     def record(self, event: RunEvent) -> None:
         if self.broken is not None:
@@ -129,6 +143,10 @@ class Tracking:
                 "tracking: reading the run's figures failed (%s); the run goes on untracked", self.broken
             )
             return
+        # Two results recorded before the first of their events is read share a count; W&B merges what is
+        # logged at one step, so each event takes the next step at least (a resume reads the last one sent).
+        step = dataclasses.replace(step, step=max(step.step, self._last_step + 1))
+        self._last_step = step.step
         with self.events_file.open("a", encoding="utf-8") as out:
             out.write(json.dumps(step.row(), sort_keys=True) + "\n")
         for sender in self._senders:

@@ -12,6 +12,7 @@ import pytest
 from evolve.archive.best import run_best
 from evolve.archive.vocab import StopReason
 from evolve.config import BudgetConfig, TrackingConfig
+from evolve.engine.events import Evaluated
 from evolve.engine.executors import LocalExecutor
 from evolve.engine.runner import Runner
 from evolve.search import HGMPolicy
@@ -153,6 +154,26 @@ def test_a_tracker_that_raises_is_one_warning_and_the_run_goes_on(tmp_path, capl
     assert recording.finished and {"run.toml", "report.html", "events.jsonl"} <= set(recording.files)
     logged = [json.loads(line) for line in (run.path / "tracking" / "events.jsonl").read_text().splitlines()]
     assert [row["step"] for row in logged] == [step.step for step in recording.steps]
+
+
+def test_two_events_read_at_one_count_are_two_steps_and_a_resume_goes_on_after_the_last(tmp_path):
+    """W&B merges what is logged at one step: two results recorded before the first of their events is
+    read must not share a step, nor may a resume send a step at or below one sent before."""
+    run = seeded_run(tmp_path / "run")
+    tracked_session(run, TrackingConfig(), evaluations=6, trackers=[Recording()])
+    first = run.evaluations()[-1]
+    job = next(j for j in run.jobs() if j.kind == "evaluate")
+    event = Evaluated(job, first.node, first.task, first.split, first.outcome, 0, 0.0)
+    events = run.path / "tracking" / "events.jsonl"
+    sent = [json.loads(line)["step"] for line in events.read_text().splitlines()]
+    for _ in range(2):  # each a session of its own: the second resumes after the first's last step
+        recording = Recording()
+        with open_tracking(TrackingConfig(), run, cpus=1.0, trackers=[recording]) as tracking:
+            assert tracking is not None
+            tracking.record(event)
+            tracking.record(event)
+        sent += [step.step for step in recording.steps]
+    assert sent == sorted(set(sent)) and len(sent) == len(run.evaluations()) + len(run.nodes()) - 1 + 1 + 4
 
 
 def test_no_tracker_is_on_by_default(tmp_path):
