@@ -340,6 +340,14 @@ class MetaConfig(_Section):
     passes is the child)."""
     rerun_passed: int = Field(1, ge=0, le=8)
     """The parent's passed search tasks a candidate re-runs live (with `rerun`) and must still pass."""
+    repairs: int = Field(0, ge=0, le=8)
+    """Model repairs at each of the top `repair_locations` ranked lines (evolve.engine.repair): the code
+    around the line (its function, or the statement there) goes to the `modify` model with the evidence that
+    ranked it, the rewrite is spliced back in and checked like every candidate, and each next attempt at the
+    line is told why the ones before were refused (ChatRepair's conversation). Made after the templates,
+    before the improve step's `candidates`, at the `temperature` spread. 0: off."""
+    repair_locations: int = Field(2, ge=1, le=16)
+    """How many of the top-ranked locations get repairs (two lines of one function count once)."""
     diagnosis: Literal["model", "evidence"] = "model"
     """`compact` style, engine procedure. `model`: the diagnosis model reads the computed evidence, the ranked
     locations (evolve.meta.locate) and the map, and names the target and the change; the data decides only

@@ -244,6 +244,8 @@ def _worker(config: RunConfig, run: Run, tasks: RunTasks, gateway, cluster: Exit
             test_locations=config.meta.test_locations,
             rerun=config.meta.rerun,
             rerun_passed=config.meta.rerun_passed,
+            repairs=config.meta.repairs,
+            repair_locations=config.meta.repair_locations,
         ),
         meta=config.meta,
         pooled_experience=config.policy.name == "gea",

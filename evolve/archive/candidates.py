@@ -45,11 +45,13 @@ class Candidate:
     seconds: float
     """Wall time of its making (an improve run) and its checks."""
     source: str = "model"
-    """`model` (a run of the parent's improve) or `template` (evolve.meta.templates)."""
+    """`model` (a run of the parent's improve), `template` (evolve.meta.templates) or `repair` (the engine's
+    model repair at a ranked line, evolve.engine.repair)."""
     template: str | None = None
-    """The template that made it, and what it changed (`number: 64 -> 640`)."""
+    """The template that made it, and what it changed (`number: 64 -> 640`); for a repair, its attempt and
+    what it rewrote."""
     location: str | None = None
-    """The ranked location (`path:line`) a template was applied at (None: a model candidate)."""
+    """The ranked location (`path:line`) a template or repair was made at (None: an improve run's)."""
     tokens: int = 0
     """Model tokens it cost: its improve run, its live re-run and its gate."""
     fixed: int | None = None
@@ -138,6 +140,8 @@ def _origin(candidate: Candidate) -> str:
     """`t=0.20` (a model candidate), or `template number: 64 -> 640 at agent/x.py:12`."""
     if candidate.source == "template":
         return f"template {candidate.template} at {candidate.location}"
+    if candidate.source == "repair":
+        return f"repair t={candidate.temperature or 0:.2f} {candidate.template} (ranked {candidate.location})"
     return f"t={candidate.temperature:.2f}" if candidate.temperature is not None else "model"
 
 

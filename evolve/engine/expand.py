@@ -28,7 +28,6 @@ sampling (none can fix more).
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import time
 from collections.abc import Callable, Iterator
@@ -39,11 +38,11 @@ from pathlib import Path
 import numpy as np
 
 from evolve.archive.candidates import Candidate, write_candidates
-from evolve.archive.codetree import tree_entries, tree_id, write_entries
 from evolve.engine.behaviour import Replay, acts_as_parent
 from evolve.engine.context import Channel, ChannelSpec, JobContext
 from evolve.engine.evaluate import EvalSettings
 from evolve.engine.jobs import ExpansionResult
+from evolve.engine.repair import Conversation, conversations, edited_child, make_repair, repair_channel
 from evolve.engine.rerun import Rerun, rerun_candidate
 from evolve.meta import DiagnosisFailed, Modification, Verdict, self_modify, validate_child
 from evolve.meta.brief import focused_brief
@@ -64,8 +63,9 @@ from evolve.meta.procedure import AGENT, Material, agent_diagnose
 from evolve.meta.templates import Generated, at_locations
 from evolve.meta.validate import SMOKE_STEPS, own_tests
 from evolve.sandbox.types import CopyRefused, Sandbox, SandboxError
-from evolve.tasks.tree_diff import diff_entries
 
+PROBLEM_CHARS = 400
+"""The diagnosis's problem as a repair is told it."""
 VALIDATION_RUNS = 2
 """The gate's agent runs (its own tests, the smoke task) share one sandbox; each gets this share."""
 
@@ -103,6 +103,11 @@ class ExpandSettings:
     evolve.engine.rerun)."""
     rerun_passed: int = 1
     """And the parent's passed search tasks it must still pass (`[meta] rerun_passed`)."""
+    repairs: int = 0
+    """Model repair attempts at each ranked location, each told why the ones before were refused (`[meta]
+    repairs`; evolve.engine.repair)."""
+    repair_locations: int = 2
+    """The top-ranked locations (one a function) the repairs are made at (`[meta] repair_locations`)."""
 
     def temperatures(self) -> tuple[float, ...]:
         return temperatures(self.candidates, *self.temperature)
@@ -117,7 +122,11 @@ class ExpandSettings:
     @property
     def validating(self) -> bool:
         """Generate and validate: own tests before the replay, a live re-run, the survivor that fixes most."""
-        return self.templates > 0 or self.rerun > 0
+        return self.templates > 0 or self.rerun > 0 or self.repairs > 0
+
+    def repair_temperatures(self) -> tuple[float, ...]:
+        """One temperature per repair attempt at a location, lowest first (`[meta] temperature`)."""
+        return temperatures(self.repairs, *self.temperature) if self.repairs else ()
 
 
 @dataclass(frozen=True)
@@ -143,13 +152,15 @@ class Expansion:
     refuse it in seconds unless it fixes them."""
 
     def channels(self, job: str) -> tuple[ChannelSpec, ...]:
-        """The agent's diagnose step's channel (with material), then per candidate the modify step's and the
-        validation's (it solves the smoke task, and runs the child's diagnose step under the agent's
-        procedure)."""
+        """The agent's diagnose step's channel (with material), each repair attempt's, then per candidate the
+        modify step's and the validation's (it solves the smoke task, and runs the child's diagnose step
+        under the agent's procedure)."""
         tokens = self.settings.job_tokens
         agent = isinstance(self.instructions, Material)
+        repairs = self.settings.repairs * self.settings.repair_locations
         return (
             *([ChannelSpec(f"{job}-diagnose", "diagnose", tokens)] if agent else []),
+            *(repair_channel(job, n, tokens) for n in range(1, repairs + 1)),
             *(
                 spec
                 for n in range(1, self.settings.candidates + 1)
@@ -202,13 +213,15 @@ def expand_child(
             rerun=rerun if rerun is not None and settings.rerun else Rerun(),
         )
         per_location, count = settings.template_budget(failing_tests)
-        locations = ranked_locations(ctx.log_dir)[:count] if per_location else ()
+        ranked = ranked_locations(ctx.log_dir)
+        locations = ranked[:count] if per_location else ()
         templates = (
             at_locations(ctx.code, locations, per_location, np.random.default_rng(list(seed)))
             if locations
             else []
         )
-        child, verdict = _candidates(ctx, focused, plan, templates)
+        repairs = conversations(ctx.code, ranked, settings.repair_locations) if settings.repairs else []
+        child, verdict = _candidates(ctx, focused, plan, templates, repairs)
     except DiagnosisFailed as exc:
         return ExpansionResult(None, valid=False, reason=f"the agent's diagnosis failed: {exc}")
     except CopyRefused as exc:  # the child's own doing: a link out of its tree, a special file, over the cap
@@ -231,6 +244,17 @@ def expand_child(
     return ExpansionResult(
         child.code_dir, valid=verdict.valid, reason=verdict.reason, instructions=instructions, tree=child.tree
     )
+
+
+def recorded_problem(log_dir: Path) -> str:
+    """The problem the host's diagnosis chose, as it recorded it beside the instructions ("": none)."""
+    path = log_dir / INSTRUCTIONS_JSON
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError, UnicodeDecodeError):
+        return ""
+    problem = data.get("problem") if isinstance(data, dict) else None
+    return problem[:PROBLEM_CHARS] if isinstance(problem, str) else ""
 
 
 def ranked_locations(log_dir: Path) -> tuple[Location, ...]:
@@ -309,15 +333,34 @@ class _Made:
 Maker = Callable[[int, Path, Path, list[int]], tuple[Modification, Candidate]]
 """Makes candidate `number` at `dest` (its logs in `log_dir`, its tokens added to `spent`): the code and
 its record so far."""
+Heard = Callable[[Modification, str | None, str | None], None]
+"""Told how a made candidate ended (its code, the stage that refused it and why; None: none did)."""
 
 
-def _makers(ctx: JobContext, instructions: str, plan: _Plan, templates: list[Generated]) -> list[Maker]:
-    """The templates' candidates (no model) first, then the model's, one per temperature."""
+def _ignore(child: Modification, stage: str | None, reason: str | None) -> None:
+    """A maker that learns nothing from how its candidate ended (a template, an improve run)."""
+
+
+def _makers(
+    ctx: JobContext,
+    instructions: str,
+    plan: _Plan,
+    templates: list[Generated],
+    repairs: list[Conversation],
+) -> list[tuple[Maker, Heard]]:
+    """The templates' candidates (no model) first, then the repairs' (each location's attempts in turn, each
+    told how the ones before ended), then the improve step's, one per temperature."""
 
     def template(generated: Generated) -> Maker:
         def make(number: int, dest: Path, log_dir: Path, spent: list[int]) -> tuple[Modification, Candidate]:
-            child = _template_child(ctx, generated, dest, log_dir)
             edit = generated.edit
+            child = edited_child(
+                ctx.code,
+                {generated.path: edit.source},
+                dest,
+                log_dir,
+                f"template {edit.template} at {generated.path}:{edit.line}: {edit.change}",
+            )
             where = f"{generated.path}:{generated.location.line}"
             return child, Candidate(
                 number,
@@ -335,6 +378,36 @@ def _makers(ctx: JobContext, instructions: str, plan: _Plan, templates: list[Gen
 
         return make
 
+    def repair(conversation: Conversation, attempt: int, temperature: float) -> tuple[Maker, Heard]:
+        replies: list[str] = []
+        problem = recorded_problem(ctx.log_dir)
+
+        def make(number: int, dest: Path, log_dir: Path, spent: list[int]) -> tuple[Modification, Candidate]:
+            index = repairs.index(conversation) * plan.settings.repairs + attempt
+            spec = repair_channel(ctx.job, index, plan.settings.job_tokens)
+            child, reply = make_repair(ctx, conversation, spec, temperature, problem, dest, log_dir, spent)
+            replies.append(reply)
+            location = conversation.location
+            return child, Candidate(
+                number,
+                temperature,
+                False,
+                None,
+                None,
+                "",
+                0,
+                0.0,
+                source="repair",
+                template=f"attempt {attempt} of {plan.settings.repairs}: {child.summary}",
+                location=f"{location.path}:{location.line}",
+            )
+
+        def heard(child: Modification, stage: str | None, reason: str | None) -> None:
+            if stage is not None:
+                conversation.refused(replies[-1], child, stage, reason or "")
+
+        return make, heard
+
     def model(temperature: float) -> Maker:
         def make(number: int, dest: Path, log_dir: Path, spent: list[int]) -> tuple[Modification, Candidate]:
             spec, _ = _candidate_channels(ctx.job, number, plan.settings.job_tokens)
@@ -343,21 +416,33 @@ def _makers(ctx: JobContext, instructions: str, plan: _Plan, templates: list[Gen
 
         return make
 
-    return [*(template(t) for t in templates), *(model(t) for t in plan.settings.temperatures())]
+    return [
+        *((template(t), _ignore) for t in templates),
+        *(
+            repair(conversation, attempt, temperature)
+            for conversation in repairs
+            for attempt, temperature in enumerate(plan.settings.repair_temperatures(), 1)
+        ),
+        *((model(t), _ignore) for t in plan.settings.temperatures()),
+    ]
 
 
 def _candidates(
-    ctx: JobContext, instructions: str, plan: _Plan, templates: list[Generated]
+    ctx: JobContext,
+    instructions: str,
+    plan: _Plan,
+    templates: list[Generated],
+    repairs: list[Conversation] | None = None,
 ) -> tuple[Modification, Verdict]:
     """Make and check the candidates one by one; the child and its verdict (with none passing: the candidate
     that got furthest, refused). Without a live re-run the first that passes the gate is the child; with one,
     the survivors are gated in order of the failures they fixed. The child's code ends at `log_dir /
     "child"`."""
     settings = plan.settings
-    makers = _makers(ctx, instructions, plan, templates)
+    makers = _makers(ctx, instructions, plan, templates, repairs or [])
     several = len(makers) > 1
     made: list[_Made] = []
-    for number, make in enumerate(makers, 1):
+    for number, (make, heard) in enumerate(makers, 1):
         started = time.monotonic()
         log_dir = ctx.log_dir / f"candidate-{number}" if number > 1 else ctx.log_dir
         log_dir.mkdir(parents=True, exist_ok=True)
@@ -367,6 +452,7 @@ def _candidates(
         if stage is None and not plan.rerun:
             gate = _validate(ctx, number, child, settings, log_dir, diagnose=plan.diagnose, spent=spent)
             stage, reason = (None, None) if gate.valid else (gate.check or "applies", gate.reason)
+        heard(child, stage, reason)
         record = replace(
             record,
             chosen=stage is None and not plan.rerun,
@@ -459,27 +545,6 @@ def _gate_survivors(ctx: JobContext, made: list[_Made], plan: _Plan) -> None:
         made[n] = replace(entry, record=record)
         if gate.valid:
             return
-
-
-def _template_child(ctx: JobContext, generated: Generated, dest: Path, log_dir: Path) -> Modification:
-    """The parent's code with one file replaced by a template's edit, written at `dest` as a child's is."""
-    parent = tree_entries(ctx.code)
-    entries = dict(parent)
-    mode, _ = entries[os.fsencode(generated.path)]
-    entries[os.fsencode(generated.path)] = (mode, generated.edit.source.encode("utf-8"))
-    shutil.rmtree(dest, ignore_errors=True)
-    write_entries(entries, dest)
-    diff = diff_entries(parent, entries)
-    (log_dir / "child.patch").write_text(diff)
-    edit = generated.edit
-    return Modification(
-        dest,
-        diff,
-        tree_id(entries),
-        0,
-        False,
-        f"template {edit.template} at {generated.path}:{edit.line}: {edit.change}",
-    )
 
 
 def _keep_only(log_dir: Path, kept: Path, every: list[Path]) -> None:

@@ -11,6 +11,7 @@ accept, no thread made). A malformed request costs one log line, never a traceba
 
 from __future__ import annotations
 
+import http.client
 import json
 import logging
 import socket
@@ -346,3 +347,28 @@ def listen_tcp(
 ) -> Listener:
     """Serve all jobs on TCP; `resolve` maps request headers to a job id (or None: refused)."""
     return Listener(_TCPServer((host, port), _handler_class(handle, resolve, limits, admit), limits))
+
+
+class _UnixConnection(http.client.HTTPConnection):
+    """HTTP to a listener on a Unix socket (a job's channel, as a sandbox reaches it)."""
+
+    def __init__(self, path: str, timeout_s: float) -> None:
+        super().__init__("gateway", timeout=timeout_s)
+        self._path = path
+
+    def connect(self) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(self.timeout)
+        self.sock.connect(self._path)
+
+
+def post_unix(path: str, route: str, body: bytes, timeout_s: float) -> tuple[int, bytes]:
+    """POST `body` (JSON) to `route` of the listener at the Unix socket `path`: the status and the body read
+    back (the engine's own requests on a job's channel, so they are counted and recorded as a sandbox's)."""
+    connection = _UnixConnection(path, timeout_s)
+    try:
+        connection.request("POST", route, body, {"Content-Type": "application/json"})
+        answer = connection.getresponse()
+        return answer.status, answer.read(MAX_BODY_BYTES)
+    finally:
+        connection.close()

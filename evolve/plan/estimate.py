@@ -50,15 +50,17 @@ def role_tokens(
 
 
 def rerun_solves(meta: MetaConfig) -> int:
-    """The live re-run solves one expansion makes at most (`[meta] rerun`): every candidate, the model's and
-    the templates' (the larger of their two budgets), re-running all its tasks; an upper bound, as k
-    candidates are."""
+    """The live re-run solves one expansion makes at most (`[meta] rerun`): every candidate, the model's, the
+    repairs' and the templates' (the larger of their two budgets), re-running all its tasks; an upper bound,
+    as k candidates are."""
     if meta.rerun == 0:
         return 0
     templates = max(
         meta.templates * meta.locations, meta.test_templates * (meta.test_locations or meta.locations)
     )
-    return (meta.candidates + templates) * (meta.rerun + meta.rerun_passed)
+    return (meta.candidates + templates + meta.repairs * meta.repair_locations) * (
+        meta.rerun + meta.rerun_passed
+    )
 
 
 def role_cost(role: Role, model: ModelConfig, tokens: Tokens) -> RoleCost:

@@ -109,15 +109,19 @@ TASKS = {
 
 
 def expand_relay(
-    tmp: Path, sandboxes_for: Callable[[Run], SandboxMaker]
+    tmp: Path,
+    sandboxes_for: Callable[[Run], SandboxMaker],
+    settings_of_expansion: ExpandSettings = SETTINGS,
+    models: dict | None = None,
 ) -> tuple[ExpansionResult, list[Candidate], Path]:
     """The relay evaluated on both tasks, then one expansion of it at the two ranked locations (sandboxes made
-    by `sandboxes_for(run)`): its result, its candidates' records and its log directory."""
+    by `sandboxes_for(run)`; the expansion's settings and models: SETTINGS and MODELS unless given): its
+    result, its candidates' records and its log directory."""
     run = Run.create(tmp / "run")
     sandboxes = sandboxes_for(run)
     files = {"agent/__init__.py": "", "agent/__main__.py": RELAY, "tests/test_relay.py": RELAY_TEST}
     node = run.add_node(write_files({path: text.encode() for path, text in files.items()}, tmp / "agent"))
-    with Gateway(dict(MODELS), exchanges_dir=run.path / "exchanges") as gateway:
+    with Gateway(dict(models or MODELS), exchanges_dir=run.path / "exchanges") as gateway:
         settings = EvalSettings(budget_steps=2, infra_retries=0)
         outcomes = {
             name: evaluate(run, node.id, task, sandboxes=sandboxes, gateway=gateway, settings=settings)
@@ -127,11 +131,13 @@ def expand_relay(
         job = run.start_job("expand", node.id)
         ranked = {"locations": [INNOCENT.to_json(), FAULTY.to_json()]}  # as the host's diagnosis records them
         (run.log_dir(job.id) / INSTRUCTIONS_JSON).write_text(json.dumps(ranked))
-        rerun = rerun_tasks(run, node.id, TASKS, SETTINGS.rerun, SETTINGS.rerun_passed)
+        rerun = rerun_tasks(
+            run, node.id, TASKS, settings_of_expansion.rerun, settings_of_expansion.rerun_passed
+        )
         assert [t.id for t in rerun.failed] == ["broken"] and [t.id for t in rerun.passed] == ["sound"]
         work = Expansion(
             "Show the model the task.",
-            SETTINGS,
+            settings_of_expansion,
             failed_replays(run, node.id, TASKS, 1),
             settings,
             rerun=rerun,

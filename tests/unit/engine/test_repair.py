@@ -4,10 +4,21 @@ tests/integration/evolution/test_repair.py)."""
 
 from __future__ import annotations
 
-from evolve.engine.expand import ranked_locations
+import json
+
+from evolve.engine.expand import ExpandSettings, ranked_locations
+from evolve.engine.repair import REPAIR_LOG
 from evolve.sandbox.factory import ProcessSandboxes
 from evolve.sandbox.types import SandboxLimits
-from tests.unit.engine.repair_case import check_the_fix_at_the_second_location_is_the_child, expand_relay
+from evolve.standins.models import RoutedModel
+from tests.unit.engine.repair_case import (
+    FAULTY,
+    INNOCENT,
+    MODELS,
+    RELAY,
+    check_the_fix_at_the_second_location_is_the_child,
+    expand_relay,
+)
 
 ROOMY = ProcessSandboxes(SandboxLimits(wall_clock_s=120.0))
 
@@ -27,3 +38,40 @@ def test_the_ranked_locations_are_read_from_the_diagnosis_record_and_a_bad_entry
         '"evidence": "e"}, 7], "problem": "p"}'
     )
     assert [(loc.path, loc.line) for loc in ranked_locations(tmp_path)] == [("a.py", 3)]
+
+
+FIXED_MAIN = """```python
+def main(args):
+    value = lambda flag: args[args.index(flag) + 1]
+    given = open(value("--problem" if args[0] == "solve" else "--instructions")).read()
+    shown = given
+    script = ask("Task: " + shown)
+    return subprocess.run(["bash", "-c", script], cwd=value("--workdir")).returncode
+```"""
+WRONG_MAIN = FIXED_MAIN.replace("shown = given\n", "shown = given[:1]\n")
+REPAIRING = {
+    **MODELS,
+    # told that its first rewrite was refused by the live re-run, the model sends the fix; asked first,
+    # a change that fixes nothing; asked about any other code, a reply that is no fix
+    "modify": RoutedModel([("refused at `rerun`", FIXED_MAIN), ("shown = given[:0]", WRONG_MAIN)], "true"),
+}
+
+
+def test_a_repair_told_why_its_first_attempt_was_refused_makes_the_child(tmp_path):
+    settings = ExpandSettings(candidates=1, repairs=2, repair_locations=2, replays=1, rerun=1, rerun_passed=1)
+    result, records, log_dir = expand_relay(tmp_path, lambda run: ROOMY, settings, REPAIRING)
+    shown = "\n".join(f"{r.number} {r.location} {r.template} {r.stage} {r.reason}" for r in records)
+    assert result.valid, (result.reason, shown)
+    assert [r.source for r in records] == ["repair"] * 4, shown  # no improve run: the fix fixed all
+    innocent, faulty = records[:2], records[2:]
+    assert {r.location for r in innocent} == {f"{INNOCENT.path}:{INNOCENT.line}"}, shown
+    assert all(r.stage is not None for r in innocent) and innocent[0].stage == "imports", shown
+    assert faulty[0].stage == "rerun" and faulty[0].fixed == 0, shown
+    assert faulty[1].chosen and faulty[1].fixed == 1 and faulty[1].tokens > 0, shown
+    code = (result.code_dir / "agent" / "__main__.py").read_text()
+    assert "    shown = given\n" in code and "RETRIES = 3" in code and code.count("\n") == RELAY.count("\n")
+    # the second attempt at the faulty line was told the first's reply and its refusal
+    told = json.loads((log_dir / f"candidate-{faulty[1].number}" / REPAIR_LOG).read_text())["messages"]
+    assert [m["role"] for m in told] == ["system", "user", "assistant", "user"]
+    assert told[2]["content"] == WRONG_MAIN and "refused at `rerun`" in told[3]["content"]
+    assert "shown = given[:0]" in told[1]["content"] and FAULTY.evidence in told[1]["content"]

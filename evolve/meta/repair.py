@@ -1,0 +1,192 @@
+"""Model repairs at a ranked line: the code around it shown to the model with the evidence that ranked it,
+its rewrite spliced back in, and each refusal told to the next attempt (conversational repair, ChatRepair:
+Xia & Zhang 2023).
+
+The agent's own `improve` step reads instructions about the whole agent and must find, open and edit the
+code itself; a small model rarely gets that far. Here the engine does the finding: the unit around the
+ranked line (its innermost function, or the largest statement there when no function of a readable size
+holds it) goes to the model whole, with the line and its evidence (the failing own tests and how the first
+failed, or what the recorded requests and tool outputs showed), and the model only rewrites it. The rewrite
+is spliced over the unit and validated like every candidate (evolve.engine.expand); when it is refused, the next attempt at the
+same line gets the conversation so far and the refusal (the stage and what it said), so it is not asked the
+same question twice.
+
+Nothing here knows an agent: the unit is found by Python's parser, the reply's code is the first fenced
+block (else the whole reply), and a function's rewrite is taken by its name. Pure: text in, text out.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from evolve import syntax
+from evolve.meta.locations import Location
+
+UNIT_LINES = 80
+"""The longest unit shown whole: a function longer than this is narrowed to the statement at the line."""
+REASON_CHARS = 900
+"""A refusal as the next attempt is told it (the tail of a test run's output is the part that says why)."""
+REPLY_CHARS = 12_000
+"""A reply is read only this far (a longer one is a runaway generation, not a rewrite)."""
+FENCED = re.compile(r"```[ \t]*(?:python|py|python3)?[ \t]*\n(.*?)(?:\n```|\Z)", re.DOTALL)
+SYSTEM = (
+    "You repair bugs in Python code. Reply with the corrected code only, in one ```python block, "
+    "and change only what the fix needs."
+)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """The code a repair rewrites: lines `start`..`end` (1-based, inclusive) of `path`."""
+
+    path: str
+    start: int
+    end: int
+    name: str | None
+    """The function's name (its rewrite is taken by this name); None: statements, taken whole."""
+    text: str
+    """The unit's lines as they stand, indentation included."""
+
+    @property
+    def indent(self) -> str:
+        first = self.text.splitlines()[0] if self.text else ""
+        return first[: len(first) - len(first.lstrip())]
+
+    def what(self) -> str:
+        return f"the function `{self.name}`" if self.name else "these lines"
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """An earlier repair at the same line: the model's reply and why the candidate it made was refused."""
+
+    reply: str
+    stage: str
+    reason: str
+
+
+def unit_at(path: str, source: str, line: int, max_lines: int = UNIT_LINES) -> Unit | None:
+    """The unit around `line` of `source`: its innermost function of at most `max_lines` lines, else its
+    outermost statement of at most that many (None: the line is in none, or the file does not parse)."""
+    try:
+        tree = syntax.parse(source)
+    except SyntaxError:
+        return None
+    lines = source.splitlines()
+    functions: list[tuple[int, int, str]] = []
+    statements: list[tuple[int, int]] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.stmt) or node.end_lineno is None:
+            continue
+        start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+        if not start <= line <= node.end_lineno or node.end_lineno - start + 1 > max_lines:
+            continue
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            functions.append((start, node.end_lineno, node.name))
+        else:
+            statements.append((start, node.end_lineno))
+    if functions:
+        start, end, name = max(functions)  # the innermost: the latest start among those that hold the line
+        return Unit(path, start, end, name, "\n".join(lines[start - 1 : end]))
+    if statements:
+        start, end = min(statements, key=lambda span: (span[0], -span[1]))  # the outermost: the most context
+        return Unit(path, start, end, None, "\n".join(lines[start - 1 : end]))
+    return None
+
+
+def repair_messages(
+    unit: Unit, location: Location, attempts: Sequence[Attempt], problem: str = ""
+) -> list[dict[str, str]]:
+    """The conversation of the next attempt: the unit, the ranked line and its evidence (and the problem the
+    diagnosis chose), then each earlier attempt's reply and its refusal."""
+    ranked = location.line - unit.start
+    shown = unit.text.splitlines()
+    suspicious = shown[ranked].strip() if 0 <= ranked < len(shown) else ""
+    ask = [
+        f"File {unit.path}, lines {unit.start}-{unit.end}:",
+        "```python",
+        textwrap.dedent(unit.text),
+        "```",
+        "",
+        f"Fault localization ranks line {location.line} as the most suspicious: `{suspicious}`",
+        f"Why: {location.evidence}",
+    ]
+    if problem:
+        ask += ["", f"The problem seen when the program runs: {problem}"]
+    ask += [
+        "",
+        (
+            f"Rewrite {unit.what()} so that the fault is fixed. A fault can be a wrong value, a wrong "
+            "condition or operator, or a line that is missing. Reply with the whole corrected code in one "
+            "```python block."
+        ),
+    ]
+    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n".join(ask)}]
+    for attempt in attempts:
+        messages += [
+            {"role": "assistant", "content": attempt.reply[:REPLY_CHARS]},
+            {
+                "role": "user",
+                "content": (
+                    f"That change was tried and refused at `{attempt.stage}`: "
+                    f"{_tail(attempt.reason, REASON_CHARS)}\n\n"
+                    "Fix the fault differently. Reply with the whole corrected code in one ```python block."
+                ),
+            },
+        ]
+    return messages
+
+
+def spliced(source: str, unit: Unit, reply: str) -> tuple[str | None, str]:
+    """`source` with the unit replaced by the reply's code, and "" (or None and why it could not be)."""
+    code = reply_code(reply[:REPLY_CHARS])
+    if code is None:
+        return None, "the reply held no Python code that parses"
+    if unit.name is not None:
+        code = _function(code, unit.name)
+        if code is None:
+            return None, f"the reply's code defines no function `{unit.name}`"
+    lines = source.splitlines(keepends=True)
+    ending = "\n" if unit.end < len(lines) or source.endswith("\n") else ""
+    replaced = textwrap.indent(code.rstrip("\n"), unit.indent, lambda line: bool(line.strip())) + ending
+    result = "".join([*lines[: unit.start - 1], replaced, *lines[unit.end :]])
+    try:
+        syntax.parse(result)
+    except SyntaxError as exc:
+        return None, f"the file does not parse with the reply's code in place: line {exc.lineno}: {exc.msg}"
+    return result, ""
+
+
+def reply_code(reply: str) -> str | None:
+    """The code of a reply, dedented: its first fenced block that parses, else the whole reply if it does."""
+    for text in [*(m.group(1) for m in FENCED.finditer(reply)), reply]:
+        code = textwrap.dedent(text).strip("\n")
+        if not code.strip():
+            continue
+        try:
+            syntax.parse(code)
+        except SyntaxError:
+            continue
+        return code + "\n"
+    return None
+
+
+def _function(code: str, name: str) -> str | None:
+    """The text of the first function named `name` in `code` (decorators included), dedented."""
+    tree = syntax.parse(code)
+    lines = code.splitlines()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name:
+            start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            end = node.end_lineno or node.lineno
+            return textwrap.dedent("\n".join(lines[start - 1 : end])) + "\n"
+    return None
+
+
+def _tail(text: str, limit: int) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else "..." + text[-limit:]

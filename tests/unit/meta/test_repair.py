@@ -1,0 +1,97 @@
+"""The model repair's pure part: the unit around a ranked line, the conversation it is asked in, and its
+rewrite spliced back (evolve.meta.repair)."""
+
+from __future__ import annotations
+
+from evolve.meta.locations import Location
+from evolve.meta.repair import Attempt, repair_messages, reply_code, spliced, unit_at
+
+SOURCE = """import re
+
+PATTERN = re.compile(
+    r"x+",
+)
+
+
+class Reader:
+    def first(self, text):
+        found = PATTERN.findall(text)
+        if found:
+            return found[0]
+        return None
+
+    def count(self, text):
+        return len(PATTERN.findall(text))
+"""
+
+
+def line_of(text: str) -> int:
+    return SOURCE.splitlines().index(text) + 1
+
+
+def test_the_unit_is_the_innermost_function_else_the_statement_at_the_line():
+    unit = unit_at("a.py", SOURCE, line_of("            return found[0]"))
+    assert unit is not None and unit.name == "first" and unit.indent == "    "
+    assert (unit.start, unit.end) == (line_of("    def first(self, text):"), line_of("        return None"))
+    statement = unit_at("a.py", SOURCE, line_of('    r"x+",'))
+    assert statement is not None and statement.name is None
+    assert statement.text == 'PATTERN = re.compile(\n    r"x+",\n)'
+    narrowed = unit_at("a.py", SOURCE, line_of("            return found[0]"), max_lines=3)
+    assert narrowed is not None and narrowed.name is None and narrowed.text.lstrip().startswith("if found")
+    assert unit_at("a.py", SOURCE, 2) is None and unit_at("a.py", "def (:\n", 1) is None
+
+
+def test_a_methods_rewrite_is_spliced_at_its_indentation_and_the_rest_is_kept():
+    unit = unit_at("a.py", SOURCE, line_of("            return found[0]"))
+    assert unit is not None
+    reply = (
+        "Here is the fix:\n```python\nimport re\n\ndef first(self, text):\n"
+        "    found = PATTERN.findall(text)\n    return found[-1] if found else None\n```\nThe last."
+    )
+    text, why = spliced(SOURCE, unit, reply)
+    assert why == "" and text is not None
+    assert "        return found[-1] if found else None\n\n    def count(self, text):" in text
+    assert text.startswith("import re\n\nPATTERN") and text.count("import re") == 1
+
+
+def test_a_reply_without_the_function_or_without_code_is_refused_with_the_reason():
+    unit = unit_at("a.py", SOURCE, line_of("            return found[0]"))
+    assert unit is not None
+    assert spliced(SOURCE, unit, "```python\ndef other():\n    pass\n```") == (
+        None,
+        "the reply's code defines no function `first`",
+    )
+    assert spliced(SOURCE, unit, "I cannot see a bug (here).") == (
+        None,
+        "the reply held no Python code that parses",
+    )
+    assert reply_code("```\nx = 1\n```") == "x = 1\n" and reply_code("    y = 2\n") == "y = 2\n"
+
+
+def test_a_statements_rewrite_replaces_those_lines_only():
+    unit = unit_at("a.py", SOURCE, line_of('    r"x+",'))
+    assert unit is not None
+    text, _ = spliced(SOURCE, unit, '```python\nPATTERN = re.compile(r"x+", re.MULTILINE)\n```')
+    assert text == SOURCE.replace(
+        'PATTERN = re.compile(\n    r"x+",\n)', 'PATTERN = re.compile(r"x+", re.MULTILINE)'
+    )
+
+
+def test_each_next_attempt_is_told_the_earlier_replies_and_why_they_were_refused():
+    line = line_of("        if found:")
+    unit = unit_at("a.py", SOURCE, line)
+    assert unit is not None
+    location = Location("a.py", line, 0.9, "ran by 2 failing own tests and no passing one")
+    first = repair_messages(unit, location, [], "the reader returns nothing")
+    assert [m["role"] for m in first] == ["system", "user"]
+    asked = first[1]["content"]
+    assert "def first(self, text):\n    found" in asked and f"line {line}" in asked and "`if found:`" in asked
+    assert location.evidence in asked and "the reader returns nothing" in asked
+    tried = Attempt(
+        "```python\ndef first(self, text):\n    return None\n```", "own tests", "x" * 5000 + "E assert 1"
+    )
+    again = repair_messages(unit, location, [tried])
+    assert [m["role"] for m in again] == ["system", "user", "assistant", "user"]
+    assert again[2]["content"] == tried.reply
+    assert "refused at `own tests`" in again[3]["content"] and again[3]["content"].count("x") < 1000
+    assert "E assert 1" in again[3]["content"]
