@@ -18,7 +18,7 @@ from evolve.engine.context import ChannelSpec, JobContext
 from evolve.llm.gateway_http import post_unix
 from evolve.meta.locations import Location
 from evolve.meta.modify import Modification
-from evolve.meta.repair import Attempt, Unit, repair_messages, spliced, unit_at
+from evolve.meta.repair import Attempt, Unit, repair_messages, source_of_test, spliced, unit_at
 from evolve.tasks.tree_diff import diff_entries
 from evolve.untrusted import read_bytes
 
@@ -36,6 +36,8 @@ class Conversation:
 
     location: Location
     unit: Unit
+    test: str = ""
+    """The source of the first failing own test that ran the line ("": none)."""
     attempts: list[Attempt] = field(default_factory=list)
 
     def refused(self, reply: str, child: Modification, stage: str, reason: str) -> None:
@@ -58,8 +60,20 @@ def conversations(code: Path, locations: tuple[Location, ...], count: int) -> li
         unit = unit_at(location.path, source, location.line) if source is not None else None
         if unit is None or any((c.unit.path, c.unit.start) == (unit.path, unit.start) for c in found):
             continue
-        found.append(Conversation(location, unit))
+        found.append(Conversation(location, unit, _test(code, location)))
     return found
+
+
+def _test(code: Path, location: Location) -> str:
+    """The source of the first of the location's failing tests, read from the agent's own files ("": none)."""
+    if not location.tests:
+        return ""
+    path = location.tests[0].split("::", 1)[0]
+    if path.startswith("/") or ".." in path.split("/") or not path.endswith(".py"):
+        return ""
+    file = code / path
+    source = _source(file) if file.is_file() and not file.is_symlink() else None
+    return (source_of_test(source, location.tests[0]) or "") if source is not None else ""
 
 
 def repair_channel(job: str, number: int, tokens: int) -> ChannelSpec:
@@ -79,7 +93,9 @@ def make_repair(
 ) -> tuple[Modification, str]:
     """Ask for the next attempt of `conversation` and write its child at `dest`: the child (the parent's code
     unchanged, with the reason in its summary, when the reply gave nothing to splice) and the reply."""
-    messages = repair_messages(conversation.unit, conversation.location, conversation.attempts, problem)
+    messages = repair_messages(
+        conversation.unit, conversation.location, conversation.attempts, problem, conversation.test
+    )
     request = {"messages": messages, "temperature": temperature, "max_tokens": MAX_TOKENS}
     channel = ctx.channels.open_job(spec.job, ctx.node_id, spec.role, spec.tokens)
     try:

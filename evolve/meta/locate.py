@@ -32,7 +32,8 @@ def locate(
 
 
 def merge(rankings: Sequence[Sequence[Location]], limit: int = MAX_LOCATIONS) -> list[Location]:
-    """One ranking from several: per line the highest score and every distinct evidence (highest first)."""
+    """One ranking from several: per line the highest score and every distinct evidence (highest first) and
+    failing test."""
     found: dict[tuple[str, int], list[Location]] = {}
     for ranking in rankings:
         for location in ranking:
@@ -41,6 +42,7 @@ def merge(rankings: Sequence[Sequence[Location]], limit: int = MAX_LOCATIONS) ->
     for (path, line), here in found.items():
         here.sort(key=lambda loc: -loc.score)
         evidence = "; ".join(dict.fromkeys(loc.evidence for loc in here))
-        merged.append(Location(path, line, here[0].score, evidence))
+        tests = tuple(dict.fromkeys(test for loc in here for test in loc.tests))
+        merged.append(Location(path, line, here[0].score, evidence, tests))
     merged.sort(key=lambda loc: (-loc.score, loc.path, loc.line))
     return merged[:limit]

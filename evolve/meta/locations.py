@@ -8,7 +8,7 @@ so the repair step reads them as data.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -23,9 +23,12 @@ class Location:
     """How suspicious the line is; higher first."""
     evidence: str
     """Why it is ranked: the data that points at it, in one line."""
+    tests: tuple[str, ...] = ()
+    """The agent's own failing tests that ran the line (pytest's ids, `tests/test_x.py::test_y`), if any."""
 
     def to_json(self) -> dict:
-        return asdict(self)
+        found = {"path": self.path, "line": self.line, "score": self.score, "evidence": self.evidence}
+        return {**found, "tests": list(self.tests)} if self.tests else found
 
     @classmethod
     def from_json(cls, data: object) -> Location | None:
@@ -44,4 +47,6 @@ class Location:
             return None
         if line < 1 or not path or path.startswith("/") or ".." in path.split("/"):
             return None
-        return cls(path, line, float(score), evidence)
+        tests = data.get("tests", [])
+        named = tuple(t for t in tests if isinstance(t, str)) if isinstance(tests, list) else ()
+        return cls(path, line, float(score), evidence, named)

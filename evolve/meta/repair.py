@@ -28,6 +28,8 @@ from evolve.meta.locations import Location
 
 UNIT_LINES = 80
 """The longest unit shown whole: a function longer than this is narrowed to the statement at the line."""
+TEST_LINES = 40
+"""The longest failing test shown with a unit (cut there: its setup and first checks say what it expects)."""
 REASON_CHARS = 900
 """A refusal as the next attempt is told it (the tail of a test run's output is the part that says why)."""
 REPLY_CHARS = 12_000
@@ -99,10 +101,11 @@ def unit_at(path: str, source: str, line: int, max_lines: int = UNIT_LINES) -> U
 
 
 def repair_messages(
-    unit: Unit, location: Location, attempts: Sequence[Attempt], problem: str = ""
+    unit: Unit, location: Location, attempts: Sequence[Attempt], problem: str = "", test: str = ""
 ) -> list[dict[str, str]]:
     """The conversation of the next attempt: the unit, the ranked line and its evidence (and the problem the
-    diagnosis chose), then each earlier attempt's reply and its refusal."""
+    diagnosis chose, unless the evidence says it already, and the source of a failing test that ran the
+    line), then each earlier attempt's reply and its refusal."""
     ranked = location.line - unit.start
     shown = unit.text.splitlines()
     suspicious = shown[ranked].strip() if 0 <= ranked < len(shown) else ""
@@ -115,7 +118,9 @@ def repair_messages(
         f"Fault localization ranks line {location.line} as the most suspicious: `{suspicious}`",
         f"Why: {location.evidence}",
     ]
-    if problem:
+    if test:
+        ask += ["", f"A failing test that runs it ({location.tests[0]}):", "```python", test, "```"]
+    if problem and problem not in location.evidence:
         ask += ["", f"The problem seen when the program runs: {problem}"]
     ask += [
         "",
@@ -139,6 +144,29 @@ def repair_messages(
             },
         ]
     return messages
+
+
+def source_of_test(source: str, test: str, max_lines: int = TEST_LINES) -> str | None:
+    """The source of the test named by pytest's id `test` (`path::name`, `path::Class::name`, a
+    parametrized `name[case]`) in its file's `source`, dedented and cut at `max_lines`; None: not there."""
+    names = [part.split("[", 1)[0] for part in test.split("::")[1:]]
+    if not names:
+        return None
+    try:
+        scope: list[ast.stmt] = syntax.parse(source).body
+    except SyntaxError:
+        return None
+    found: ast.stmt | None = None
+    for name in names:
+        found = next((node for node in scope if _defines(node, name)), None)
+        if found is None:
+            return None
+        scope = found.body  # type: ignore[attr-defined]
+    assert found is not None
+    start = min([found.lineno, *(d.lineno for d in getattr(found, "decorator_list", []))])
+    lines = source.splitlines()[start - 1 : found.end_lineno]
+    cut = lines[:max_lines] + (["    ..."] if len(lines) > max_lines else [])
+    return textwrap.dedent("\n".join(cut))
 
 
 def spliced(source: str, unit: Unit, reply: str) -> tuple[str | None, str]:
@@ -173,6 +201,10 @@ def reply_code(reply: str) -> str | None:
             continue
         return code + "\n"
     return None
+
+
+def _defines(node: ast.stmt, name: str) -> bool:
+    return isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.name == name
 
 
 def _function(code: str, name: str) -> str | None:

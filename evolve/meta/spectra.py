@@ -155,7 +155,8 @@ def rank_own_tests(runs: Sequence[OwnTest], limit: int = 20) -> list[Location]:
         names = ", ".join(run.test for run in here[:3]) + more
         said = f"{location.evidence}; failing there: {names}"
         reason = failure_line(here[0].message) if here else ""
-        located.append(replace(location, evidence=f"{said} ({reason})" if reason else said))
+        evidence = f"{said} ({reason})" if reason else said
+        located.append(replace(location, evidence=evidence, tests=tuple(run.test for run in here[:3])))
     return located
 
 

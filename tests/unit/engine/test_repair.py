@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 
 from evolve.engine.expand import ExpandSettings, ranked_locations
-from evolve.engine.repair import REPAIR_LOG
+from evolve.engine.repair import REPAIR_LOG, conversations
+from evolve.meta.locations import Location
 from evolve.sandbox.factory import ProcessSandboxes
 from evolve.sandbox.types import SandboxLimits
 from evolve.standins.models import RoutedModel
+from evolve.tasks.types import write_files
 from tests.unit.engine.repair_case import (
     FAULTY,
     INNOCENT,
@@ -75,3 +77,25 @@ def test_a_repair_told_why_its_first_attempt_was_refused_makes_the_child(tmp_pat
     assert [m["role"] for m in told] == ["system", "user", "assistant", "user"]
     assert told[2]["content"] == WRONG_MAIN and "refused at `rerun`" in told[3]["content"]
     assert "shown = given[:0]" in told[1]["content"] and FAULTY.evidence in told[1]["content"]
+
+
+def test_one_conversation_per_unit_each_with_its_first_failing_tests_source(tmp_path):
+    test = b"import agent.calc\n\n\ndef test_add():\n    assert agent.calc.add(2, 3) == 5\n"
+    write_files(
+        {
+            "agent/__init__.py": b"",
+            "agent/calc.py": b"def add(a, b):\n    total = a - b\n    return total\n\n\nLIMIT = 3\n",
+            "tests/test_calc.py": test,
+        },
+        tmp_path,
+    )
+    failing = ("tests/test_calc.py::test_add",)
+    ranked = (
+        Location("agent/calc.py", 2, 1.0, "ran by the failing test", failing),
+        Location("agent/calc.py", 3, 1.0, "the same function"),
+        Location("agent/gone.py", 1, 0.9, "no such file"),
+        Location("agent/calc.py", 6, 0.5, "a constant", ("../../etc/passwd::x",)),
+    )
+    found = conversations(tmp_path, ranked, 3)
+    assert [(c.unit.start, c.unit.end, c.unit.name) for c in found] == [(1, 3, "add"), (6, 6, None)]
+    assert found[0].test == "def test_add():\n    assert agent.calc.add(2, 3) == 5" and found[1].test == ""

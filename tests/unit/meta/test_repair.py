@@ -4,7 +4,7 @@ rewrite spliced back (evolve.meta.repair)."""
 from __future__ import annotations
 
 from evolve.meta.locations import Location
-from evolve.meta.repair import Attempt, repair_messages, reply_code, spliced, unit_at
+from evolve.meta.repair import Attempt, repair_messages, reply_code, source_of_test, spliced, unit_at
 
 SOURCE = """import re
 
@@ -95,3 +95,47 @@ def test_each_next_attempt_is_told_the_earlier_replies_and_why_they_were_refused
     assert again[2]["content"] == tried.reply
     assert "refused at `own tests`" in again[3]["content"] and again[3]["content"].count("x") < 1000
     assert "E assert 1" in again[3]["content"]
+
+
+TESTS = """import pytest
+
+
+def test_first_finds_the_first():
+    assert Reader().first("xx y x") == "xx"
+
+
+class TestCount:
+    @pytest.mark.parametrize("text", ["x", "y"])
+    def test_count(self, text):
+        assert Reader().count(text) >= 0
+"""
+
+
+def test_a_failing_test_is_found_by_its_pytest_id_and_shown_with_the_unit():
+    assert source_of_test(TESTS, "tests/test_r.py::test_first_finds_the_first") == (
+        'def test_first_finds_the_first():\n    assert Reader().first("xx y x") == "xx"'
+    )
+    method = source_of_test(TESTS, "tests/test_r.py::TestCount::test_count[x]")
+    assert method is not None and method.startswith('@pytest.mark.parametrize("text", ["x", "y"])')
+    assert "def test_count(self, text):" in method
+    assert source_of_test(TESTS, "tests/test_r.py::test_missing") is None
+    assert source_of_test(TESTS, "tests/test_r.py") is None and source_of_test("def (", "a.py::t") is None
+    assert source_of_test(TESTS, "t.py::test_first_finds_the_first", max_lines=1).endswith("\n    ...")
+    line = line_of("        if found:")
+    unit = unit_at("a.py", SOURCE, line)
+    assert unit is not None
+    evidence = "run by 1 of 1 failing own tests; failing there: tests/test_r.py::test_first_finds_the_first"
+    location = Location("a.py", line, 0.9, evidence, ("tests/test_r.py::test_first_finds_the_first",))
+    shown = source_of_test(TESTS, location.tests[0]) or ""
+    asked = repair_messages(unit, location, [], problem="failing there", test=shown)[1]["content"]
+    assert "A failing test that runs it (tests/test_r.py::test_first_finds_the_first):" in asked
+    assert shown in asked and "The problem seen" not in asked  # the evidence says it already
+
+
+def test_a_locations_failing_tests_travel_as_json_and_a_bad_list_is_dropped():
+    location = Location("a.py", 3, 0.5, "e", ("tests/t.py::test_a",))
+    assert Location.from_json(location.to_json()) == location
+    assert "tests" not in Location("a.py", 3, 0.5, "e").to_json()
+    assert Location.from_json({"path": "a.py", "line": 3, "score": 1, "evidence": "e", "tests": "x"}) == (
+        Location("a.py", 3, 1.0, "e")
+    )

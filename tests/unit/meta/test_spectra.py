@@ -164,6 +164,7 @@ def test_own_tests_rank_the_line_only_the_failing_test_ran_first_and_say_how_it_
     assert ranked[0].score == 1.0
     assert "run by 1 of 1 failing own tests and 0 of 2 passing ones" in ranked[0].evidence
     assert "failing there: t.py::test_large (assert 9 == 13)" in ranked[0].evidence
+    assert ranked[0].tests == ("t.py::test_large",)  # as data too: the repair shows the test
     assert rank_own_tests([run for run in runs if not run.failed]) == []  # nothing failed: nothing ranked
 
 
