@@ -186,6 +186,9 @@ def test_the_diagnose_step_has_its_own_model_channel_only_under_the_agents_proce
         ("7-modify", "modify"),
         ("7-validate", "solve"),
     ]
+    # each repair attempt its own channel of the meta model, granted before the work is shipped (a cluster)
+    specs = Expansion("instructions", ExpandSettings(repairs=2, repair_locations=2)).channels("7")
+    assert [(s.job, s.role) for s in specs][:4] == [(f"7-repair-{n}", "modify") for n in range(1, 5)]
 
 
 def test_the_templates_larger_budget_holds_only_where_the_parent_fails_its_own_tests() -> None:
