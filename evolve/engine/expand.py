@@ -378,13 +378,15 @@ def _makers(
 
         return make
 
-    def repair(conversation: Conversation, attempt: int, temperature: float) -> tuple[Maker, Heard]:
+    problem = recorded_problem(ctx.log_dir) if repairs else ""
+
+    def repair(
+        conversation: Conversation, attempt: int, temperature: float, channel: int
+    ) -> tuple[Maker, Heard]:
         replies: list[str] = []
-        problem = recorded_problem(ctx.log_dir)
 
         def make(number: int, dest: Path, log_dir: Path, spent: list[int]) -> tuple[Modification, Candidate]:
-            index = repairs.index(conversation) * plan.settings.repairs + attempt
-            spec = repair_channel(ctx.job, index, plan.settings.job_tokens)
+            spec = repair_channel(ctx.job, channel, plan.settings.job_tokens)
             child, reply = make_repair(ctx, conversation, spec, temperature, problem, dest, log_dir, spent)
             replies.append(reply)
             location = conversation.location
@@ -419,8 +421,8 @@ def _makers(
     return [
         *((template(t), _ignore) for t in templates),
         *(
-            repair(conversation, attempt, temperature)
-            for conversation in repairs
+            repair(conversation, attempt, temperature, at * plan.settings.repairs + attempt)
+            for at, conversation in enumerate(repairs)
             for attempt, temperature in enumerate(plan.settings.repair_temperatures(), 1)
         ),
         *((model(t), _ignore) for t in plan.settings.temperatures()),
