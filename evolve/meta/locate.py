@@ -5,6 +5,11 @@ agent's names: the provenance of what the agent sent the model (evolve.meta.prov
 ranked sources the caller passes (such as execution spectra of replayed runs). Every source scores its
 lines in [0, 1] (a share of what went wrong), so the rankings merge as they are: a line ranked by several
 keeps its highest score and the evidence of each.
+
+Ties are common (every line only the failing runs ran scores 1.00), and the ranking's head is where the
+candidates go, so a tie is broken by data, not by the order of file names: a line more sources rank comes
+first, and among lines still equal each file gets its first line in before any file gets a second (a
+defect's file may sort after a file of innocent lines that tie with it).
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from evolve.meta.locations import Location
+from evolve.meta.locations import Line, Location, in_turns
 from evolve.meta.provenance import Recorded, trace
 
 MAX_LOCATIONS = 12
@@ -33,16 +38,16 @@ def locate(
 
 def merge(rankings: Sequence[Sequence[Location]], limit: int = MAX_LOCATIONS) -> list[Location]:
     """One ranking from several: per line the highest score and every distinct evidence (highest first) and
-    failing test."""
-    found: dict[tuple[str, int], list[Location]] = {}
+    failing test; ties as the module says."""
+    found: dict[Line, list[Location]] = {}
     for ranking in rankings:
         for location in ranking:
             found.setdefault((location.path, location.line), []).append(location)
-    merged = []
+    merged: dict[Line, Location] = {}
     for (path, line), here in found.items():
         here.sort(key=lambda loc: -loc.score)
         evidence = "; ".join(dict.fromkeys(loc.evidence for loc in here))
         tests = tuple(dict.fromkeys(test for loc in here for test in loc.tests))
-        merged.append(Location(path, line, here[0].score, evidence, tests))
-    merged.sort(key=lambda loc: (-loc.score, loc.path, loc.line))
-    return merged[:limit]
+        merged[path, line] = Location(path, line, here[0].score, evidence, tests)
+    order = in_turns(merged, key=lambda line: (-merged[line].score, -len(found[line])))
+    return [merged[line] for line in order[:limit]]

@@ -8,7 +8,11 @@ so the repair step reads them as data.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+
+Line = tuple[str, int]
+"""A line of the agent's code: its file (relative to the agent's root) and 1-based number."""
 
 
 @dataclass(frozen=True)
@@ -50,3 +54,23 @@ class Location:
         tests = data.get("tests", [])
         named = tuple(t for t in tests if isinstance(t, str)) if isinstance(tests, list) else ()
         return cls(path, line, float(score), evidence, named)
+
+
+def in_turns(lines: Iterable[Line], key: Callable[[Line], tuple]) -> list[Line]:
+    """`lines` ordered by `key` (lowest first), and each run of equal keys taken in turns: every file's first
+    line (in path order), then every file's second, and so on. A tie is then never settled by file names
+    alone: a file of many innocent lines cannot fill the head before the next file has one."""
+    order = sorted(lines, key=lambda line: (key(line), line))
+    turns: list[Line] = []
+    start = 0
+    while start < len(order):
+        end = start
+        while end < len(order) and key(order[end]) == key(order[start]):
+            end += 1
+        nth: dict[str, int] = {}
+        turn = {}
+        for line in order[start:end]:
+            nth[line[0]] = turn[line] = nth.get(line[0], 0) + 1
+        turns += sorted(order[start:end], key=lambda line: (turn[line], line))
+        start = end
+    return turns

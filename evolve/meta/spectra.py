@@ -24,10 +24,7 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from evolve.meta.locations import Location
-
-Line = tuple[str, int]
-"""(path relative to the agent's root, 1-based line)."""
+from evolve.meta.locations import Line, Location, in_turns
 
 LINES_BYTES = 2 << 20
 """A coverage file (`lines`) larger than this is skipped whole."""
@@ -81,11 +78,11 @@ def ochiai(ef: int, ep: int, nf: int) -> float:
 def rank(
     spectra: Sequence[Spectrum], tools: Sequence[ToolOutput] = (), limit: int = 20, *, runs: str = "replays"
 ) -> list[Location]:
-    """The agent's lines run by a failing run, most suspicious first (ties: by path and line), at most
-    `limit` (`runs`: what the runs are, as the evidence names them); a line that ran a command whose output
-    reached the model only in part is kept beyond the limit, with that evidence. Lines every run ran, where
-    there is a passing one, are left out (they rank nothing). Without a passing run nothing contrasts the
-    failing ones (Ochiai then orders lines by how many failing runs ran them: the code every run shares
+    """The agent's lines run by a failing run, most suspicious first (ties in turns by file: `in_turns`),
+    at most `limit` (`runs`: what the runs are, as the evidence names them); a line that ran a command whose
+    output reached the model only in part is kept beyond the limit, with that evidence. Lines every run ran,
+    where there is a passing one, are left out (they rank nothing). Without a passing run nothing contrasts
+    the failing ones (Ochiai then orders lines by how many failing runs ran them: the code every run shares
     first), so only the lines with a tool-output note are ranked."""
     failing = sum(1 for s in spectra if s.failed)
     passing = len(spectra) - failing
@@ -110,7 +107,7 @@ def rank(
         for line, ef in ran_failing.items()
         if line not in everywhere and (passing or line in notes)
     }
-    order = sorted(scored, key=lambda line: (-scored[line], line))
+    order = in_turns(scored, key=lambda line: (-scored[line],))
     kept = order[:limit] + [line for line in order[limit:] if line in notes]
     return [
         Location(

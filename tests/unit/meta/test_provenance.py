@@ -167,3 +167,24 @@ def test_a_tool_schemas_text_and_a_native_tool_call_agent_are_traced(tmp_path: P
         'its text "Run one shell command in the repository." was sent in the tool schemas of 1 requests',
     ) in found
     assert (4, "every request set max_tokens = 300; replies cut at the length limit in 0 of 1") in found
+
+
+def test_ties_go_first_to_a_line_more_sources_rank_then_to_each_file_in_turn() -> None:
+    # Six lines tie at one score: four of a.py, two of b.py. By path alone a.py's four would fill the head;
+    # in turns each file's first line comes first, and a line two sources rank leads them all.
+    replays = [Location("a.py", n, 0.8, "replays") for n in (1, 2, 3, 4)] + [
+        Location("b.py", n, 0.8, "replays") for n in (5, 6)
+    ]
+    tests = [Location("b.py", 6, 0.8, "own tests")]
+    ranked = [(loc.path, loc.line) for loc in merge([replays, tests])]
+    assert ranked == [("b.py", 6), ("a.py", 1), ("b.py", 5), ("a.py", 2), ("a.py", 3), ("a.py", 4)]
+    assert [(loc.path, loc.line) for loc in merge([replays])] == [
+        ("a.py", 1),
+        ("b.py", 5),
+        ("a.py", 2),
+        ("b.py", 6),
+        ("a.py", 3),
+        ("a.py", 4),
+    ]
+    higher = [Location("c.py", 9, 0.9, "replays")]
+    assert merge([replays, higher])[0].path == "c.py"  # a higher score still leads, whatever its sources

@@ -61,9 +61,13 @@ def test_lines_rank_by_ochiai_and_a_line_no_failing_run_ran_is_not_ranked() -> N
     assert rank([s for s in SPECTRA if not s.failed]) == []  # no failure: nothing to localize
 
 
-def test_ties_rank_by_path_and_line() -> None:
+def test_ties_rank_in_turns_by_file_so_the_limit_cuts_no_file_out() -> None:
     ranked = rank([_spectrum(True, C, B, A), _spectrum(False, D)])
-    assert [(location.path, location.line) for location in ranked] == [A, B, C]
+    assert [(location.path, location.line) for location in ranked] == [A, C, B]
+    assert [
+        (location.path, location.line)
+        for location in rank([_spectrum(True, C, B, A), _spectrum(False, D)], limit=2)
+    ] == [A, C]
 
 
 def test_a_line_whose_command_output_never_reached_the_model_is_kept_beyond_the_limit() -> None:
