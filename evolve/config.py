@@ -157,8 +157,9 @@ class SandboxConfig(_Section):
     output_limit_bytes: int = Field(1_000_000, gt=0)
     """Cap on captured stdout/stderr per command."""
     disk: str = Field("1g", pattern=r"^([0-9]+[kmgKMG]?|none)$")
-    """Size of each writable place of a Docker sandbox (work dir, /tmp, /var/tmp, home: tmpfs on a
-    read-only root, also charged to `memory`); `none` leaves the root writable with no quota."""
+    """Most each writable place of a Docker sandbox may hold (work dir, /tmp, /var/tmp, home: tmpfs on a
+    read-only root, charged to `memory`, so together at most 3/4 of it: evolve.sandbox.docker_spec
+    `mount_sizes`); `none` leaves the root writable with no quota."""
     layer_disk: str = Field("10g", pattern=r"^[0-9]+[kmgKMG]?$")
     """Where the root stays writable (`disk = "none"`, or a SWE-bench instance's image): the most a
     sandbox's writable layer may hold, measured by the host every second; over it the agent is killed."""

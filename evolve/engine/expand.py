@@ -49,6 +49,7 @@ from evolve.meta.brief import focused_brief
 from evolve.meta.candidates import (
     BEHAVIOUR,
     RERUN,
+    SANDBOX,
     STAGES,
     VALIDATED,
     Filtered,
@@ -444,17 +445,33 @@ def _candidates(
     makers = _makers(ctx, instructions, plan, templates, repairs or [])
     several = len(makers) > 1
     made: list[_Made] = []
+    lost: list[Candidate] = []  # made nothing: the sandbox of its improve run failed
+    failure: SandboxError | None = None
     for number, (make, heard) in enumerate(makers, 1):
         started = time.monotonic()
         log_dir = ctx.log_dir / f"candidate-{number}" if number > 1 else ctx.log_dir
         log_dir.mkdir(parents=True, exist_ok=True)
         spent: list[int] = []
-        child, record = make(number, log_dir / ("candidate" if several else "child"), log_dir, spent)
-        filtered, stage, reason, fixed = _checked(ctx, child, plan, log_dir, number, spent)
-        if stage is None and not plan.rerun:
-            gate = _validate(ctx, number, child, settings, log_dir, diagnose=plan.diagnose, spent=spent)
-            stage, reason = (None, None) if gate.valid else (gate.check or "applies", gate.reason)
-        heard(child, stage, reason)
+        try:
+            child, record = make(number, log_dir / ("candidate" if several else "child"), log_dir, spent)
+        except SandboxError as exc:
+            failure = exc
+            seconds = round(time.monotonic() - started, 1)
+            lost.append(
+                Candidate(number, None, False, SANDBOX, _failed(exc), "", 0, seconds, tokens=sum(spent))
+            )
+            continue
+        filtered = cheap_filters(ctx.code, child.code_dir, child.diff, require_code=settings.require_code)
+        try:
+            stage, reason, fixed = _checked(ctx, child, filtered, plan, log_dir, number, spent)
+            if stage is None and not plan.rerun:
+                gate = _validate(ctx, number, child, settings, log_dir, diagnose=plan.diagnose, spent=spent)
+                stage, reason = (None, None) if gate.valid else (gate.check or "applies", gate.reason)
+        except SandboxError as exc:
+            failure = exc
+            stage, reason, fixed = SANDBOX, _failed(exc), None
+        if stage != SANDBOX:  # a sandbox's failure is not the candidate's to learn from
+            heard(child, stage, reason)
         record = replace(
             record,
             chosen=stage is None and not plan.rerun,
@@ -469,6 +486,10 @@ def _candidates(
         made.append(_Made(child, record, log_dir))
         if stage is None and (not plan.rerun or fixed == len(plan.rerun.failed)):
             break  # the child (no re-run), or a survivor no other candidate can beat
+    if not made and failure is not None:  # no candidate was made at all: the expansion's sandbox failure
+        if several:
+            write_candidates(ctx.log_dir, lost)
+        raise failure
     if plan.rerun:
         _gate_survivors(ctx, made, plan)
     order = VALIDATED if settings.validating else STAGES
@@ -477,7 +498,7 @@ def _candidates(
     child = made[pick].child
     verdict = Verdict(True) if chosen else Verdict(False, made[pick].record.reason)
     if several:
-        write_candidates(ctx.log_dir, [m.record for m in made])
+        write_candidates(ctx.log_dir, sorted([m.record for m in made] + lost, key=lambda c: c.number))
         _keep_only(ctx.log_dir, child.code_dir, [m.child.code_dir for m in made])
         child = replace(child, code_dir=ctx.log_dir / "child")
         if not verdict.valid:
@@ -490,13 +511,19 @@ def _candidates(
 
 
 def _checked(
-    ctx: JobContext, child: Modification, plan: _Plan, log_dir: Path, number: int, spent: list[int]
-) -> tuple[Filtered, str | None, str | None, int | None]:
-    """The candidate through the stages before the gate, cheapest first: its filter verdict, the stage that
-    refused it and why (None: none did), and how many re-run failures it fixed (None: not re-run)."""
-    filtered = cheap_filters(ctx.code, child.code_dir, child.diff, require_code=plan.settings.require_code)
+    ctx: JobContext,
+    child: Modification,
+    filtered: Filtered,
+    plan: _Plan,
+    log_dir: Path,
+    number: int,
+    spent: list[int],
+) -> tuple[str | None, str | None, int | None]:
+    """The candidate through the stages before the gate, cheapest first (`filtered`: its cheap filters'
+    verdict): the stage that refused it and why (None: none did), and how many re-run failures it fixed
+    (None: not re-run)."""
     if filtered.stage is not None:
-        return filtered, filtered.stage, filtered.reason, None
+        return filtered.stage, filtered.reason, None
     if plan.settings.validating:
         suffix = "" if number == 1 else f"-{number}"
         with ctx.sandboxes(plan.settings.image, f"{ctx.job}-tests{suffix}") as box:
@@ -504,16 +531,16 @@ def _checked(
                 box, child.code_dir, log_dir, timeout_s=ctx.agent_timeout(runs=VALIDATION_RUNS)
             )
         if not tested.valid:
-            return filtered, tested.check, tested.reason, None
+            return tested.check, tested.reason, None
     if plan.replays:
         reason = acts_as_parent(ctx, child.code_dir, plan.replays, plan.solve, log_dir)
         if reason is not None:
-            return filtered, BEHAVIOUR, reason, None
+            return BEHAVIOUR, reason, None
     if plan.rerun:
         rerun = rerun_candidate(ctx, child.code_dir, plan.rerun, plan.solve, log_dir)
         spent.append(rerun.tokens)
-        return filtered, None if rerun.reason is None else RERUN, rerun.reason, rerun.fixed
-    return filtered, None, None, None
+        return None if rerun.reason is None else RERUN, rerun.reason, rerun.fixed
+    return None, None, None
 
 
 def _gate_survivors(ctx: JobContext, made: list[_Made], plan: _Plan) -> None:
@@ -527,15 +554,18 @@ def _gate_survivors(ctx: JobContext, made: list[_Made], plan: _Plan) -> None:
         started = time.monotonic()
         spent: list[int] = []
         entry = made[n]
-        gate = _validate(
-            ctx,
-            entry.record.number,
-            entry.child,
-            plan.settings,
-            entry.log_dir,
-            diagnose=plan.diagnose,
-            spent=spent,
-        )
+        try:
+            gate = _validate(
+                ctx,
+                entry.record.number,
+                entry.child,
+                plan.settings,
+                entry.log_dir,
+                diagnose=plan.diagnose,
+                spent=spent,
+            )
+        except SandboxError as exc:
+            gate = Verdict(False, _failed(exc), SANDBOX)
         record = replace(
             entry.record,
             chosen=gate.valid,
@@ -547,6 +577,13 @@ def _gate_survivors(ctx: JobContext, made: list[_Made], plan: _Plan) -> None:
         made[n] = replace(entry, record=record)
         if gate.valid:
             return
+
+
+def _failed(exc: SandboxError) -> str:
+    """Why a candidate whose sandbox failed got nowhere, in the words the expansion's own failure uses."""
+    if isinstance(exc, CopyRefused):  # the child's own doing: a link out of its tree, a special file, the cap
+        return f"the child's code cannot be copied out: {exc}"
+    return f"sandbox failed: {exc}"
 
 
 def _keep_only(log_dir: Path, kept: Path, every: list[Path]) -> None:

@@ -29,11 +29,14 @@ from evolve.meta.modify import NO_CHANGE
 from evolve.meta.validate import CHECKS
 from evolve.untrusted import read_bytes
 
+SANDBOX = "sandbox"
+"""The stage of a candidate whose making or checking ended in a sandbox failure (the engine's, or its own
+code's: a tree that cannot be copied out): it got nowhere, and the expansion goes on to the next one."""
 FILTERS = ("applies", "compiles", "differs", "code edit")
 """The cheap filters, in order; the replayed behaviour and then the gate's CHECKS come after them."""
 BEHAVIOUR = "behaviour"
 """The stage that refuses a candidate acting as its parent on the parent's replayed failures."""
-STAGES = (*FILTERS, BEHAVIOUR, *CHECKS)
+STAGES = (SANDBOX, *FILTERS, BEHAVIOUR, *CHECKS)
 """Every stage a candidate can be refused at, cheapest first: how far a refused candidate got."""
 EARLY = CHECKS[:2]
 """The gate's checks that need no model (`imports`, `own tests`): with templates or a live re-run they run
@@ -41,7 +44,7 @@ on each candidate before its replayed behaviour, and the gate runs them again.""
 RERUN = "rerun"
 """The stage that refuses a candidate whose live re-run of the parent's search tasks fixes none of its
 failures or breaks one of its passes (evolve.engine.rerun)."""
-VALIDATED = (*FILTERS, *EARLY, BEHAVIOUR, RERUN, *CHECKS[len(EARLY) :])
+VALIDATED = (SANDBOX, *FILTERS, *EARLY, BEHAVIOUR, RERUN, *CHECKS[len(EARLY) :])
 """The stages in their order under generate-and-validate (`[meta] templates` or `rerun`)."""
 
 

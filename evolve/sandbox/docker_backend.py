@@ -42,7 +42,7 @@ from evolve.sandbox.docker_spec import (
     container_name,
     container_options,
     exec_wrapper,
-    writable_mounts,
+    mount_sizes,
 )
 from evolve.sandbox.docker_start import ImageHomes, Lease, start_container
 from evolve.sandbox.engine import INFRA_ERRORS, infra, oom_kill_count, removal_in_progress
@@ -262,8 +262,11 @@ class DockerSandbox:
             grace_s=self._limits.kill_grace_s,
         )
         collector = OutputCollector(self._limits.output_limit_bytes)
-        with infra("exec failed"):
-            exec_id, stream = self._start_exec(wrapper, env or {}, copies)
+        try:
+            with infra("exec failed"):
+                exec_id, stream = self._start_exec(wrapper, env or {}, copies)
+        except SandboxUnavailable as exc:  # say how the container ended, if it did
+            raise SandboxUnavailable(f"{exc}; {self._state()}") from exc
         started = time.monotonic()  # the command's own time, from when it started (after any copies)
         reader = threading.Thread(target=drain, args=(stream, collector), daemon=True)
         reader.start()
@@ -286,8 +289,8 @@ class DockerSandbox:
         full = self._full_mounts() if returncode != 0 and not timed_out else []
         if full:
             stderr += (
-                f"\n[evolve: the sandbox's disk is full ({', '.join(full)}; limit {self._limits.disk} "
-                "each)]\n"
+                f"\n[evolve: the sandbox's disk is full ({', '.join(full)}; its files may hold "
+                f"{self._mount_note()})]\n"
             )
         elif self._layer_full():
             stderr += f"\n[evolve: {self._layer_note()}]\n"
@@ -422,9 +425,14 @@ class DockerSandbox:
         """The writable mounts with under 1 MiB free (a failed command may have died of a full disk)."""
         if self._limits.disk is None:
             return []
-        return full_mounts(
-            self._exec_as(), list(writable_mounts(self._limits, user=self._user, workdir=self._workdir))
-        )
+        return full_mounts(self._exec_as(), list(self._mount_sizes()))
+
+    def _mount_sizes(self) -> dict[str, int]:
+        return mount_sizes(self._limits, user=self._user, workdir=self._workdir)
+
+    def _mount_note(self) -> str:
+        """The writable mounts' sizes, as a person reads them ("/work 96 MiB, /tmp 32 MiB, ...")."""
+        return ", ".join(f"{place} {size >> 20} MiB" for place, size in self._mount_sizes().items())
 
     def _copy_home(self, home: str, archive: bytes) -> None:
         """The image's home, hidden by its tmpfs mount, copied onto it: root's now; any other user's
@@ -490,13 +498,26 @@ class DockerSandbox:
     def _exec_as(self) -> Exec:
         return Exec(self._client, self._container.id, self._user)
 
+    def _state(self) -> str:
+        """The container's state in Docker's words, for a failure's reason (how it ended, if it did)."""
+        try:
+            self._container.reload()
+        except INFRA_ERRORS as exc:
+            return f"its state cannot be read: {exc}"
+        state = self._container.attrs.get("State", {})
+        fields = ("Status", "ExitCode", "OOMKilled", "Error", "StartedAt", "FinishedAt")
+        return "the container: " + ", ".join(f"{key} {state.get(key)!r}" for key in fields if key in state)
+
     def _kill_container(self) -> None:
         with contextlib.suppress(*INFRA_ERRORS):
             self._container.kill()
 
     def _new_oom_kill(self) -> bool:
         """Whether the cgroup's OOM-kill counter grew since the last look (cgroup v1 or v2)."""
-        count = oom_kill_count(cgroup_memory_text(self._exec_as()))
+        try:
+            count = oom_kill_count(cgroup_memory_text(self._exec_as()))
+        except SandboxUnavailable as exc:
+            raise SandboxUnavailable(f"{exc}; {self._state()}") from exc
         if count is None:
             with infra("cannot inspect the container"):
                 self._container.reload()

@@ -13,11 +13,19 @@ from pathlib import Path
 from typing import Any
 
 from docker.types import Mount
+from docker.utils import parse_bytes
 
 from evolve.sandbox.owner import OWNER_LABEL, current_owner
 from evolve.sandbox.types import GATEWAY_SOCKET_PATH, JOB_LABEL, RUN_LABEL, SandboxLimits
 
 AGENT_UID = 1000
+
+FILES_SHARE = 0.75
+"""The most of a sandbox's memory its files may hold, its writable mounts together. Files in tmpfs are
+charged to the container's memory and no kill frees them: past that, its processes (the engine's reads of
+the diff among them) would have nothing left, and the kernel's OOM killer would take whatever remains, the
+container's main process included. Agent code could then turn a failure into a dead sandbox, an engine
+failure (`infra`) that never counts. Within it, a full disk is the agent's own error, said as such."""
 
 # Runs every command: records its pid (= its process group, which `timeout` leads), enters the
 # directory, feeds stdin from a file or /dev/null, and execs `timeout -k GRACE LIMIT CMD...`.
@@ -53,19 +61,30 @@ def home_of(user: str) -> str:
     return "/root" if user in ("root", "0") else f"/home/{user}"
 
 
-def writable_mounts(limits: SandboxLimits, *, user: str, workdir: str) -> dict[str, str]:
-    """tmpfs mounts (path -> options) of a read-only sandbox: the places agents, graders and compilers
-    write, each at most `limits.disk`; none when `disk` is None (the root stays writable)."""
+def mount_sizes(limits: SandboxLimits, *, user: str, workdir: str) -> dict[str, int]:
+    """The writable mounts of a read-only sandbox and their sizes in bytes: the work dir half of what its
+    files may hold (`FILES_SHARE` of `memory`), /tmp, /var/tmp and the home a third of the rest each, and
+    none more than `disk`; none when `disk` is None (the root stays writable)."""
     if limits.disk is None:
         return {}
-    size = f"size={limits.disk},exec,nosuid,nodev"
+    disk, files = parse_bytes(limits.disk), int(parse_bytes(limits.memory) * FILES_SHARE)
+    work = min(disk, files // 2)
+    rest = min(disk, (files - work) // 3)
+    return {workdir: work, "/tmp": rest, "/var/tmp": rest, home_of(user): rest}
+
+
+def writable_mounts(limits: SandboxLimits, *, user: str, workdir: str) -> dict[str, str]:
+    """tmpfs mounts (path -> options) of a read-only sandbox: the places agents, graders and compilers
+    write, sized by `mount_sizes`; none when `disk` is None (the root stays writable)."""
+    sizes = mount_sizes(limits, user=user, workdir=workdir)
+    if not sizes:
+        return {}
     owner = f"uid={AGENT_UID},gid={AGENT_UID}"
     home_owner = "uid=0,gid=0" if home_of(user) == "/root" else owner
+    modes = {workdir: f"{owner},mode=0755", "/tmp": "mode=1777", "/var/tmp": "mode=1777"}
     return {
-        workdir: f"{size},{owner},mode=0755",  # the work dir belongs to the agent user, as before
-        "/tmp": f"{size},mode=1777",
-        "/var/tmp": f"{size},mode=1777",
-        home_of(user): f"{size},{home_owner},mode=0755",
+        place: f"size={size},exec,nosuid,nodev,{modes.get(place, f'{home_owner},mode=0755')}"
+        for place, size in sizes.items()
     }
 
 

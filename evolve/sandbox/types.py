@@ -86,9 +86,9 @@ class SandboxLimits:
     kill_grace_s: float = 1.0
     """After a timeout's TERM, how long a command has before KILL."""
     disk: str | None = "1g"
-    """Size of each writable place (work dir, /tmp, /var/tmp, home: tmpfs mounts on a read-only root,
-    all charged to `memory` too); None leaves the root writable and unbounded (images whose tools write
-    anywhere, such as SWE-bench instances)."""
+    """Most each writable place may hold (work dir, /tmp, /var/tmp, home: tmpfs mounts on a read-only
+    root, charged to `memory`, so together at most 3/4 of it: `docker_spec.mount_sizes`); None leaves the
+    root writable and unbounded (images whose tools write anywhere, such as SWE-bench instances)."""
     copy_limit_bytes: int = 64 * 1024 * 1024
     """Cap on one copy out of the sandbox (a file read, a directory copied out)."""
     layer_disk: str = "10g"

@@ -35,6 +35,21 @@ def test_filling_the_disk_is_an_error_inside_and_costs_the_host_nothing(make_box
     assert box.exec(["sh", "-c", "echo ok > /work/a && cat /work/a"]).stdout == "ok\n"
 
 
+def test_files_can_never_take_the_memory_the_sandbox_s_processes_need(make_box):
+    # Files in tmpfs are memory no kill frees. With `disk` over `memory`, files filling every writable
+    # place would leave nothing for any process, and the OOM killer would take the container's main process:
+    # a dead sandbox, so an agent could turn its failure into `infra`. The places together hold 3/4 of it.
+    box = make_box(limits=SandboxLimits(memory="96m", pids=64, wall_clock_s=120, disk="1g"))
+    for place in ("/work", "/tmp", "/var/tmp", "/home/agent"):
+        fill = box.exec(["sh", "-c", f"dd if=/dev/zero of={place}/fill bs=1M count=200 2>&1; exit 1"])
+        assert fill.disk_full and not fill.oom_killed and "No space left on device" in fill.stdout, fill
+    assert "its files may hold /work 36 MiB, /tmp 12 MiB" in fill.stderr
+    # Every place is full, and the sandbox still does what the engine asks of it after an agent's run.
+    assert box.exec(["sh", "-c", "echo ok > /work/fill2; echo alive"]).stdout == "alive\n"
+    assert len(box.read_file("/work/fill")) == 36 << 20
+    assert box.exec(["python3", "-c", "print(len(bytearray(16 << 20)))"]).stdout == "16777216\n"
+
+
 def test_a_sparse_gigabyte_is_cut_at_the_cap_without_being_loaded(
     make_box, base_image, containment_run, tmp_path
 ):

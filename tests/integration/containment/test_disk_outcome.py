@@ -32,11 +32,14 @@ sys.exit(1)
     "limits",
     [
         SandboxLimits(memory="256m", pids=64, wall_clock_s=120, disk="32m"),
+        # `disk` past `memory`: files are memory, so unbounded they would starve every process and take the
+        # container down (`infra`, which never counts); the places together stay under the memory.
+        SandboxLimits(memory="96m", pids=64, wall_clock_s=120, disk="1g"),
         SandboxLimits(
             memory="256m", pids=64, wall_clock_s=120, disk=None, layer_disk="64m", layer_poll_s=0.5
         ),
     ],
-    ids=["tmpfs", "writable-root"],
+    ids=["tmpfs", "tmpfs-over-memory", "writable-root"],
 )
 def test_an_agent_that_fills_the_disk_is_an_error_saying_so(tmp_path, base_image, limits):
     code = tmp_path / "code"

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from evolve.sandbox import GATEWAY_SOCKET_PATH, SandboxLimits
+from evolve.sandbox.types import SandboxUnavailable
 
 _VIRTUAL_FILESYSTEMS = {"overlay", "proc", "sysfs", "tmpfs", "devpts", "mqueue", "cgroup", "cgroup2"}
 _DOCKER_OWN_FILES = {
@@ -167,6 +168,20 @@ def test_wall_clock_kills_the_sandbox(make_docker):
     assert box.exec(["sleep", "30"]).timed_out
     assert time.monotonic() - started < 8
     assert box.exec(["true"]).timed_out  # nothing runs after the wall clock
+
+
+def test_a_container_that_stopped_is_a_failure_that_says_how_it_ended(make_docker, docker_client):
+    box = make_docker(limits=SandboxLimits(cpus=0.5, memory="64m", pids=64, wall_clock_s=60))
+    container = docker_client.containers.get(box.container_id)
+    container.kill()
+    deadline = time.monotonic() + 20
+    while container.status != "exited" and time.monotonic() < deadline:
+        time.sleep(0.1)
+        container.reload()
+    with pytest.raises(
+        SandboxUnavailable, match="the container: Status 'exited', ExitCode 137, OOMKilled False"
+    ):
+        box.exec(["true"])
 
 
 def test_no_tcp_to_the_host_nor_outside(make_docker, docker_client, host_listener):

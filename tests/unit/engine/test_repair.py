@@ -10,7 +10,7 @@ from evolve.engine.expand import ExpandSettings, ranked_locations
 from evolve.engine.repair import REPAIR_LOG, conversations
 from evolve.meta.locations import Location
 from evolve.sandbox.factory import ProcessSandboxes
-from evolve.sandbox.types import SandboxLimits
+from evolve.sandbox.types import SandboxLimits, SandboxUnavailable
 from evolve.standins.models import RoutedModel
 from evolve.tasks.types import write_files
 from tests.unit.engine.repair_case import (
@@ -99,3 +99,27 @@ def test_one_conversation_per_unit_each_with_its_first_failing_tests_source(tmp_
     found = conversations(tmp_path, ranked, 3)
     assert [(c.unit.start, c.unit.end, c.unit.name) for c in found] == [(1, 3, "add"), (6, 6, None)]
     assert found[0].test == "def test_add():\n    assert agent.calc.add(2, 3) == 5" and found[1].test == ""
+
+
+class _LosesTheFirstTestsSandbox:
+    """The process sandboxes, but the engine loses the sandbox of the first candidate's own tests."""
+
+    def __init__(self) -> None:
+        self.lost = False
+        self.limits, self.isolating = ROOMY.limits, ROOMY.isolating
+
+    def __call__(self, image: str, job: str, **kwargs):
+        if job.endswith("-tests") and not self.lost:
+            self.lost = True
+            raise SandboxUnavailable("the engine lost the container")
+        return ROOMY(image, job, **kwargs)
+
+
+def test_a_candidate_whose_sandbox_fails_is_recorded_and_the_next_one_still_becomes_the_child(tmp_path):
+    # One candidate's sandbox failure used to end the expansion with no child and no record of the others.
+    maker = _LosesTheFirstTestsSandbox()
+    result, records, _ = expand_relay(tmp_path, lambda run: maker)
+    assert maker.lost
+    first = records[0]
+    assert (first.stage, first.reason) == ("sandbox", "sandbox failed: the engine lost the container")
+    assert result.valid and any(r.chosen for r in records[1:])

@@ -82,7 +82,8 @@ def test_require_code_refuses_prompt_text_and_a_lesson_but_not_code(tmp_path):
 def test_the_furthest_candidate_is_the_one_that_passed_the_most_stages():
     assert furthest(["applies", "own tests", "compiles"]) == 1
     assert furthest(["differs", None]) == 1 and furthest(["solve", "solve"]) == 0
-    assert STAGES[:4] == ("applies", "compiles", "differs", "code edit") and "own tests" in STAGES
+    assert STAGES[:5] == ("sandbox", "applies", "compiles", "differs", "code edit") and "own tests" in STAGES
+    assert furthest(["sandbox", "applies"]) == 1  # a candidate whose sandbox failed got nowhere
 
 
 # The expansion test's agent, its request carrying the candidate's temperature hint.

@@ -176,7 +176,21 @@ def test_container_options_are_locked_down(tmp_path):
     assert labels["evolve.owner"].split(":")[1] == str(os.getpid())
     assert options["read_only"] is True
     assert set(options["tmpfs"]) == {"/work", "/tmp", "/var/tmp", "/home/agent"}
-    assert all("size=1g" in spec and "exec" in spec for spec in options["tmpfs"].values())
+    # Files are memory too (tmpfs): the four places together hold at most 3/4 of the 256m, so files can
+    # never starve the processes; the work dir gets half of that, each other place a third of the rest.
+    mib = 1 << 20
+    sizes = {place: int(spec.split("size=")[1].split(",")[0]) for place, spec in options["tmpfs"].items()}
+    assert sizes == {"/work": 96 * mib, "/tmp": 32 * mib, "/var/tmp": 32 * mib, "/home/agent": 32 * mib}
+    assert all("exec" in spec for spec in options["tmpfs"].values())
+    roomy = container_options(
+        run_id="r",
+        job_id="j",
+        limits=SandboxLimits(memory="8g", disk="1g"),
+        user="agent",
+        workdir="/work",
+        gateway_socket=None,
+    )
+    assert all("size=1073741824," in spec for spec in roomy["tmpfs"].values())  # `disk` caps each place
     writable_root = container_options(
         run_id="r",
         job_id="j",
