@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
@@ -39,6 +40,8 @@ TEST_RECORD_CHARS = 1 << 20
 """One test's record (a line of `tests`) longer than this is skipped."""
 FAILURE_CHARS = 200
 """Of a failing test's message, the characters its evidence quotes."""
+ERROR_CHARS = 120
+"""Of a command's output where it exited non-zero, the characters of its last line a note quotes."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,10 @@ class ToolOutput:
     """Of those, the characters of the lines found in a request the agent sent."""
     failed: bool
     """The run failed its task."""
+    exit: int | None = None
+    """The command's exit status (None: not recorded)."""
+    error: str = ""
+    """Where it exited non-zero: the last non-blank line of its output, cut to `ERROR_CHARS`."""
 
 
 def ochiai(ef: int, ep: int, nf: int) -> float:
@@ -204,27 +211,48 @@ def _evidence(
 
 
 def tool_notes(tools: Iterable[ToolOutput]) -> dict[Line, str]:
-    """For each line that ran a command in a failing run whose output did not all reach the model, what it
-    produced and what reached the model, summed over those runs."""
+    """For each line that ran commands in failing runs, what the data says against it, summed over those
+    runs: the commands that exited non-zero (how many, and the commonest last line of their output), and
+    output that did not all reach the model (what it produced and what reached the model)."""
     by_site: dict[Line, list[ToolOutput]] = {}
     for output in tools:
         if output.failed:
             by_site.setdefault(output.site, []).append(output)
     notes = {}
     for site, outputs in by_site.items():
-        countable = sum(output.countable for output in outputs)
-        reached = sum(output.reached for output in outputs)
-        if reached >= countable:
-            continue
-        chars = sum(output.chars for output in outputs)
-        tracebacks = sum(output.traceback for output in outputs)
-        with_tracebacks = f" incl. {tracebacks} traceback{'s' * (tracebacks != 1)}" if tracebacks else ""
-        commands = f"the {len(outputs)} command{'s' * (len(outputs) != 1)}"
-        notes[site] = (
-            f"{commands} it ran in failing replays produced {chars:,} chars{with_tracebacks}; of their "
-            f"non-blank lines' {countable:,} chars, {reached:,} reached the model"
-        )
+        said = [note for note in (_exits(outputs), _lost(outputs)) if note]
+        if said:
+            notes[site] = "; ".join(said)
     return notes
+
+
+def _exits(outputs: list[ToolOutput]) -> str:
+    """The commands of `outputs` that exited non-zero, and the commonest last line they printed ("": none)."""
+    failed = [output for output in outputs if output.exit not in (None, 0)]
+    if not failed:
+        return ""
+    errors = Counter(output.error for output in failed if output.error)
+    said = f"{len(failed)} of the {len(outputs)} commands it ran in failing replays exited non-zero"
+    if not errors:
+        return said
+    error, times = errors.most_common(1)[0]
+    return f"{said} ({times}× {json.dumps(error, ensure_ascii=False)})"
+
+
+def _lost(outputs: list[ToolOutput]) -> str:
+    """How much of the output of `outputs` reached the model, where not all of it did ("": all did)."""
+    countable = sum(output.countable for output in outputs)
+    reached = sum(output.reached for output in outputs)
+    if reached >= countable:
+        return ""
+    chars = sum(output.chars for output in outputs)
+    tracebacks = sum(output.traceback for output in outputs)
+    with_tracebacks = f" incl. {tracebacks} traceback{'s' * (tracebacks != 1)}" if tracebacks else ""
+    commands = f"the {len(outputs)} command{'s' * (len(outputs) != 1)}"
+    return (
+        f"{commands} it ran in failing replays produced {chars:,} chars{with_tracebacks}; of their "
+        f"non-blank lines' {countable:,} chars, {reached:,} reached the model"
+    )
 
 
 def reached_chars(output: str, sent: str) -> tuple[int, int]:
@@ -274,7 +302,21 @@ def read_tools(
         if chars < 0 or not is_agent_line((path, number)):
             continue
         countable, reached = reached_chars(output, sent)
-        outputs.append(ToolOutput((path, number), chars, TRACEBACK in output, countable, reached, failed))
+        code = record.get("returncode")
+        exit = code if type(code) is int else None
+        error = next((line.strip() for line in reversed(output.splitlines()) if line.strip()), "")
+        outputs.append(
+            ToolOutput(
+                (path, number),
+                chars,
+                TRACEBACK in output,
+                countable,
+                reached,
+                failed,
+                exit,
+                error[:ERROR_CHARS] if exit not in (None, 0) else "",
+            )
+        )
     return outputs
 
 

@@ -67,7 +67,7 @@ def mount_sizes(limits: SandboxLimits, *, user: str, workdir: str) -> dict[str, 
     none more than `disk`; none when `disk` is None (the root stays writable)."""
     if limits.disk is None:
         return {}
-    disk, files = parse_bytes(limits.disk), int(parse_bytes(limits.memory) * FILES_SHARE)
+    disk, files = int(parse_bytes(limits.disk)), int(parse_bytes(limits.memory) * FILES_SHARE)
     work = min(disk, files // 2)
     rest = min(disk, (files - work) // 3)
     return {workdir: work, "/tmp": rest, "/var/tmp": rest, home_of(user): rest}

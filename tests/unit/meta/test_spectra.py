@@ -122,7 +122,16 @@ def test_tool_records_of_the_wrong_shape_are_skipped() -> None:
         "[" * 100_000,
     ]
     (output,) = read_tools("\n".join(rows).encode(), AGENT_LINES.__contains__, "boom", failed=True)
-    assert output == ToolOutput(("a.py", 2), 30, True, len("Traceback (most recent call last)boom"), 4, True)
+    assert output == ToolOutput(
+        ("a.py", 2), 30, True, len("Traceback (most recent call last)boom"), 4, True, exit=1, error="boom"
+    )
+    (unrecorded,) = read_tools(
+        json.dumps({**good, "returncode": "1"}).encode(), AGENT_LINES.__contains__, "", failed=True
+    )
+    assert (unrecorded.exit, unrecorded.error) == (
+        None,
+        "",
+    )  # an exit status that is not a number says nothing
     assert read_tools(b"\xff", AGENT_LINES.__contains__, "", failed=True) == []
 
 
@@ -138,6 +147,24 @@ def test_without_a_passing_replay_only_lines_with_tool_output_evidence_are_ranke
     assert rank(only_failing) == []
     lost = ToolOutput(C, chars=900, traceback=True, countable=800, reached=0, failed=True)
     assert [(loc.path, loc.line) for loc in rank(only_failing, [lost])] == [C]
+
+
+def test_a_line_whose_commands_exit_non_zero_in_failing_runs_is_ranked_with_their_commonest_error() -> None:
+    # The model asks for a command the sandbox lacks in every failing run: the line that ran it is where
+    # the agent could do something about it, though its output reached the model whole.
+    only_failing = [_spectrum(True, A, B, C), _spectrum(True, A, C)]
+    missing = ToolOutput(
+        B, 40, False, 40, 40, True, exit=127, error="bash: line 1: python: command not found"
+    )
+    other = ToolOutput(B, 10, False, 10, 10, True, exit=2, error="ls: cannot access 'x'")
+    fine = ToolOutput(C, 10, False, 10, 10, True, exit=0)
+    passing = ToolOutput(B, 10, False, 10, 10, False, exit=1, error="not counted: a passing run")
+    ranked = rank(only_failing, [missing, missing, other, fine, passing])
+    assert [(loc.path, loc.line) for loc in ranked] == [B]
+    assert ranked[0].evidence.endswith(
+        "3 of the 3 commands it ran in failing replays exited non-zero "
+        '(2× "bash: line 1: python: command not found")'
+    )
 
 
 def _test_record(test: str, failed: bool, lines: dict, message: str = "") -> str:
