@@ -9,7 +9,8 @@ and leaves two files in the directory OUT:
   path relative to that directory. Line-buffered, so a run killed at its timeout keeps what it ran.
 - `tools`: one JSON object a line for each command the agent ran and read the output of through
   `subprocess` (`Popen.communicate`, which `run` and `check_output` use): the agent's line that started
-  it (`path`, `line`), the output's length (`chars`), its exit status and the output's start (`text`).
+  it (`path`, `line`), the command (`command`: its arguments joined, cut to COMMAND_CHARS), the output's
+  length (`chars`), its exit status and the output's start (`text`).
 
 Only the agent's own process is traced (not the commands it starts). It runs inside the agent's sandbox,
 so what it writes is the agent's to change: the engine reads it as untrusted data.
@@ -28,6 +29,8 @@ from typing import Any
 
 TEXT_CHARS = 20_000
 """Of each command's output, the start kept in `tools` (its full length is kept too)."""
+COMMAND_CHARS = 300
+"""Of each command's arguments (joined by spaces), the start kept in `tools`."""
 TOOL_RECORDS = 400
 """Commands recorded at most; later ones are not."""
 
@@ -71,6 +74,7 @@ def main() -> None:
                     {
                         "path": where[0],
                         "line": where[1],
+                        "command": _command(self.args)[:COMMAND_CHARS],
                         "chars": len(text),
                         "returncode": self.returncode,
                         "text": text[:TEXT_CHARS],
@@ -86,6 +90,17 @@ def main() -> None:
     threading.settrace(call)
     sys.settrace(call)
     runpy.run_module(module, run_name="__main__", alter_sys=True)
+
+
+def _command(args: object) -> str:
+    """A command's arguments as one line (a string as given, a list joined by spaces)."""
+    if isinstance(args, (str, bytes, os.PathLike)):
+        return _text(os.fsdecode(args))
+    if isinstance(args, (list, tuple)):
+        return " ".join(
+            _text(os.fsdecode(a)) if isinstance(a, (str, bytes, os.PathLike)) else str(a) for a in args
+        )
+    return ""
 
 
 def _text(stream: object) -> str:

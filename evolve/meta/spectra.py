@@ -72,6 +72,8 @@ class ToolOutput:
     """The command's exit status (None: not recorded)."""
     error: str = ""
     """Where it exited non-zero: the last non-blank line of its output, cut to `ERROR_CHARS`."""
+    command: str = ""
+    """Where it exited non-zero: the command (its arguments joined), cut to `ERROR_CHARS`."""
 
 
 def ochiai(ef: int, ep: int, nf: int) -> float:
@@ -236,7 +238,9 @@ def _exits(outputs: list[ToolOutput]) -> str:
     if not errors:
         return said
     error, times = errors.most_common(1)[0]
-    return f"{said} ({times}× {json.dumps(error, ensure_ascii=False)})"
+    command = next((output.command for output in failed if output.error == error and output.command), "")
+    example = f", e.g. from {json.dumps(command, ensure_ascii=False)}" if command else ""
+    return f"{said} ({times}× {json.dumps(error, ensure_ascii=False)}{example})"
 
 
 def _lost(outputs: list[ToolOutput]) -> str:
@@ -302,9 +306,11 @@ def read_tools(
         if chars < 0 or not is_agent_line((path, number)):
             continue
         countable, reached = reached_chars(output, sent)
-        code = record.get("returncode")
+        code, command = record.get("returncode"), record.get("command")
         exit = code if type(code) is int else None
         error = next((line.strip() for line in reversed(output.splitlines()) if line.strip()), "")
+        ran = " ".join(command.split())[:ERROR_CHARS] if isinstance(command, str) else ""
+        erred = exit not in (None, 0)
         outputs.append(
             ToolOutput(
                 (path, number),
@@ -314,7 +320,8 @@ def read_tools(
                 reached,
                 failed,
                 exit,
-                error[:ERROR_CHARS] if exit not in (None, 0) else "",
+                error[:ERROR_CHARS] if erred else "",
+                ran if erred else "",
             )
         )
     return outputs

@@ -17,13 +17,13 @@ from evolve.llm.gateway import Gateway
 from evolve.meta.modify import INSTRUCTIONS_JSON
 from evolve.sandbox.factory import ProcessSandboxes
 from evolve.standins.models import ScriptedModel
-from tests.unit.engine.spectra_cases import FAILING_ONLY, SETTINGS, recorded_pair
+from tests.unit.engine.spectra_cases import BREAK, FAILING_ONLY, RUNS_COMMAND, SETTINGS, recorded_pair
 
 
 def test_the_diagnosis_names_the_line_only_the_failing_replay_ran_and_counts_its_cost(tmp_path) -> None:
     run, node_id, tasks = recorded_pair(tmp_path)
     node = run.node(node_id)
-    firsts, spectra = {}, {}
+    firsts, spectra, ranked = {}, {}, {}
     for on in (1, 0):
         settings = WorkerSettings(
             eval=SETTINGS,
@@ -38,7 +38,8 @@ def test_the_diagnosis_names_the_line_only_the_failing_replay_ran_and_counts_its
             job = run.start_job("expand", node_id)
             worker.expand(job, node)
         log_dir = run.log_dir(job.id)
-        firsts[on] = json.loads((log_dir / INSTRUCTIONS_JSON).read_text())["locations"][0]
+        ranked[on] = json.loads((log_dir / INSTRUCTIONS_JSON).read_text())["locations"]
+        firsts[on] = ranked[on][0]
         spectra[on] = (
             json.loads((log_dir / "spectra.json").read_text())
             if (log_dir / "spectra.json").is_file()
@@ -50,6 +51,13 @@ def test_the_diagnosis_names_the_line_only_the_failing_replay_ran_and_counts_its
     assert with_spectra["score"] == 1.0 and "run by 1 of 1 failing replays" in with_spectra["evidence"]
     # the provenance of the failing run's request points at the same line, with its own evidence kept beside
     assert 'its text "the command failed" was sent' in with_spectra["evidence"]
+    # the line that ran the model's command: it failed, and the probe recorded what it ran and printed
+    (runs,) = [loc for loc in ranked[1] if (loc["path"], loc["line"]) == RUNS_COMMAND]
+    assert (
+        "1 of the 1 commands it ran in failing replays exited non-zero "
+        "(1× \"AttributeError: module 'calc' has no attribute 'subtract'\", "
+        f'e.g. from "bash -c {BREAK}")' in runs["evidence"]
+    ), runs
     # two replays (a solve and a grading sandbox each) and one run of the agent's own tests (it has none)
     assert spectra[1] is not None and spectra[1]["replays"] == 2 and spectra[1]["sandboxes"] == 5
     assert spectra[1]["tests"] == 0 and spectra[1]["failing_tests"] == []

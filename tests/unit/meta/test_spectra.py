@@ -108,6 +108,7 @@ def test_tool_records_of_the_wrong_shape_are_skipped() -> None:
         "line": 2,
         "chars": 30,
         "returncode": 1,
+        "command": "python3  -c\n'raise'",
         "text": "Traceback (most recent call last)\nboom",
     }
     rows = [
@@ -123,7 +124,15 @@ def test_tool_records_of_the_wrong_shape_are_skipped() -> None:
     ]
     (output,) = read_tools("\n".join(rows).encode(), AGENT_LINES.__contains__, "boom", failed=True)
     assert output == ToolOutput(
-        ("a.py", 2), 30, True, len("Traceback (most recent call last)boom"), 4, True, exit=1, error="boom"
+        ("a.py", 2),
+        30,
+        True,
+        len("Traceback (most recent call last)boom"),
+        4,
+        True,
+        exit=1,
+        error="boom",
+        command="python3 -c 'raise'",
     )
     (unrecorded,) = read_tools(
         json.dumps({**good, "returncode": "1"}).encode(), AGENT_LINES.__contains__, "", failed=True
@@ -154,7 +163,7 @@ def test_a_line_whose_commands_exit_non_zero_in_failing_runs_is_ranked_with_thei
     # the agent could do something about it, though its output reached the model whole.
     only_failing = [_spectrum(True, A, B, C), _spectrum(True, A, C)]
     missing = ToolOutput(
-        B, 40, False, 40, 40, True, exit=127, error="bash: line 1: python: command not found"
+        B, 40, False, 40, 40, True, 127, "bash: line 1: python: command not found", "bash -c python x.py"
     )
     other = ToolOutput(B, 10, False, 10, 10, True, exit=2, error="ls: cannot access 'x'")
     fine = ToolOutput(C, 10, False, 10, 10, True, exit=0)
@@ -163,7 +172,7 @@ def test_a_line_whose_commands_exit_non_zero_in_failing_runs_is_ranked_with_thei
     assert [(loc.path, loc.line) for loc in ranked] == [B]
     assert ranked[0].evidence.endswith(
         "3 of the 3 commands it ran in failing replays exited non-zero "
-        '(2× "bash: line 1: python: command not found")'
+        '(2× "bash: line 1: python: command not found", e.g. from "bash -c python x.py")'
     )
 
 
