@@ -221,7 +221,11 @@ def expand_child(
             if locations
             else []
         )
-        repairs = conversations(ctx.code, ranked, settings.repair_locations) if settings.repairs else []
+        repairs = (
+            conversations(ctx.code, ranked, settings.repair_locations, code_only=settings.require_code)
+            if settings.repairs
+            else []
+        )
         child, verdict = _candidates(ctx, focused, plan, templates, repairs)
     except DiagnosisFailed as exc:
         return ExpansionResult(None, valid=False, reason=f"the agent's diagnosis failed: {exc}")

@@ -46,9 +46,12 @@ class Conversation:
         self.attempts.append(Attempt(reply, stage, reason if child.diff.strip() else child.summary))
 
 
-def conversations(code: Path, locations: tuple[Location, ...], count: int) -> list[Conversation]:
+def conversations(
+    code: Path, locations: tuple[Location, ...], count: int, *, code_only: bool = False
+) -> list[Conversation]:
     """One conversation for each of the first `count` locations whose unit is not another's (two lines of one
-    function are one repair), in ranked order; a location in no parseable file of the agent is skipped."""
+    function are one repair), in ranked order; a location in no parseable file of the agent is skipped, and
+    with `code_only` (`[meta] require_code`, which refuses prompt edits) one whose unit is text only."""
     found: list[Conversation] = []
     for location in locations:
         if len(found) == count:
@@ -59,6 +62,8 @@ def conversations(code: Path, locations: tuple[Location, ...], count: int) -> li
         source = _source(path)
         unit = unit_at(location.path, source, location.line) if source is not None else None
         if unit is None or any((c.unit.path, c.unit.start) == (unit.path, unit.start) for c in found):
+            continue
+        if code_only and unit.prose:  # its rewrite could only be a prompt edit, which would be refused
             continue
         found.append(Conversation(location, unit, _test(code, location)))
     return found

@@ -54,6 +54,16 @@ class Unit:
     """The unit's lines as they stand, indentation included."""
 
     @property
+    def prose(self) -> bool:
+        """The unit is text only: statements that bind names to string literals (a prompt), so a rewrite of
+        it is a prompt edit, never a code edit."""
+        try:
+            tree = syntax.parse(textwrap.dedent(self.text))
+        except SyntaxError:
+            return False
+        return bool(tree.body) and all(_text_only(statement) for statement in tree.body)
+
+    @property
     def indent(self) -> str:
         first = self.text.splitlines()[0] if self.text else ""
         return first[: len(first) - len(first.lstrip())]
@@ -69,6 +79,12 @@ class Attempt:
     reply: str
     stage: str
     reason: str
+
+
+def _text_only(statement: ast.stmt) -> bool:
+    """`NAME = "text"` (or annotated), or a bare string: a statement whose only value is a string literal."""
+    value = statement.value if isinstance(statement, ast.Assign | ast.AnnAssign | ast.Expr) else None
+    return isinstance(value, ast.Constant) and isinstance(value.value, str)
 
 
 def unit_at(path: str, source: str, line: int, max_lines: int = UNIT_LINES) -> Unit | None:

@@ -101,6 +101,22 @@ def test_one_conversation_per_unit_each_with_its_first_failing_tests_source(tmp_
     assert found[0].test == "def test_add():\n    assert agent.calc.add(2, 3) == 5" and found[1].test == ""
 
 
+def test_where_prompt_edits_are_refused_a_unit_of_text_only_gets_no_repair(tmp_path):
+    # Its rewrite could only change the text, which `require_code` refuses: the next unit gets the attempts.
+    source = (
+        'SYSTEM = """You are an agent.\nReply in one block."""\nHINT: str = "be brief"\n\n\n'
+        "def ask(text):\n    return text[:0]\n"
+    )
+    write_files({"agent/__init__.py": b"", "agent/talk.py": source.encode()}, tmp_path)
+    ranked = (
+        Location("agent/talk.py", 1, 1.0, "its text was sent"),
+        Location("agent/talk.py", 3, 0.9, "its text was sent"),
+        Location("agent/talk.py", 7, 0.8, "ran only by failing replays"),
+    )
+    assert [c.unit.start for c in conversations(tmp_path, ranked, 2)] == [1, 3]
+    assert [c.unit.name for c in conversations(tmp_path, ranked, 2, code_only=True)] == ["ask"]
+
+
 class _LosesTheFirstTestsSandbox:
     """The process sandboxes, but the engine loses the sandbox of the first candidate's own tests."""
 
