@@ -63,7 +63,7 @@ from evolve.meta.modify import INSTRUCTIONS_JSON
 from evolve.meta.procedure import AGENT, Material, agent_diagnose
 from evolve.meta.templates import Generated, at_locations
 from evolve.meta.validate import SMOKE_STEPS, own_tests
-from evolve.sandbox.types import CopyRefused, Sandbox, SandboxError
+from evolve.sandbox.types import CopyRefused, Sandbox, SandboxError, SandboxesClosed
 
 PROBLEM_CHARS = 400
 """The diagnosis's problem as a repair is told it."""
@@ -335,6 +335,14 @@ class _Made:
     log_dir: Path
 
 
+@dataclass(frozen=True)
+class _Lost:
+    """A candidate that was never made: its record (stage `sandbox`) and the failure."""
+
+    record: Candidate
+    error: SandboxError
+
+
 Maker = Callable[[int, Path, Path, list[int]], tuple[Modification, Candidate]]
 """Makes candidate `number` at `dest` (its logs in `log_dir`, its tokens added to `spent`): the code and
 its record so far."""
@@ -449,51 +457,24 @@ def _candidates(
     makers = _makers(ctx, instructions, plan, templates, repairs or [])
     several = len(makers) > 1
     made: list[_Made] = []
-    lost: list[Candidate] = []  # made nothing: the sandbox of its improve run failed
-    failure: SandboxError | None = None
-    for number, (make, heard) in enumerate(makers, 1):
-        started = time.monotonic()
-        log_dir = ctx.log_dir / f"candidate-{number}" if number > 1 else ctx.log_dir
-        log_dir.mkdir(parents=True, exist_ok=True)
-        spent: list[int] = []
-        try:
-            child, record = make(number, log_dir / ("candidate" if several else "child"), log_dir, spent)
-        except SandboxError as exc:
-            failure = exc
-            seconds = round(time.monotonic() - started, 1)
-            lost.append(
-                Candidate(number, None, False, SANDBOX, _failed(exc), "", 0, seconds, tokens=sum(spent))
-            )
-            continue
-        filtered = cheap_filters(ctx.code, child.code_dir, child.diff, require_code=settings.require_code)
-        try:
-            stage, reason, fixed = _checked(ctx, child, filtered, plan, log_dir, number, spent)
-            if stage is None and not plan.rerun:
-                gate = _validate(ctx, number, child, settings, log_dir, diagnose=plan.diagnose, spent=spent)
-                stage, reason = (None, None) if gate.valid else (gate.check or "applies", gate.reason)
-        except SandboxError as exc:
-            failure = exc
-            stage, reason, fixed = SANDBOX, _failed(exc), None
-        if stage != SANDBOX:  # a sandbox's failure is not the candidate's to learn from
-            heard(child, stage, reason)
-        record = replace(
-            record,
-            chosen=stage is None and not plan.rerun,
-            stage=stage,
-            reason=reason,
-            kind=filtered.kind.value,
-            changed_lines=changed_lines(child.diff),
-            seconds=round(time.monotonic() - started, 1),
-            tokens=sum(spent),
-            fixed=fixed,
-        )
-        made.append(_Made(child, record, log_dir))
-        if stage is None and (not plan.rerun or fixed == len(plan.rerun.failed)):
-            break  # the child (no re-run), or a survivor no other candidate can beat
-    if not made and failure is not None:  # no candidate was made at all: the expansion's sandbox failure
+    lost: list[_Lost] = []  # made nothing: the sandbox of its improve run failed
+    try:
+        for number, (make, heard) in enumerate(makers, 1):
+            one = _one(ctx, plan, number, make, heard, several)
+            if isinstance(one, _Lost):
+                lost.append(one)
+                continue
+            made.append(one)
+            if one.record.stage is None and (not plan.rerun or one.record.fixed == len(plan.rerun.failed)):
+                break  # the child (no re-run), or a survivor no other candidate can beat
+    except SandboxesClosed:  # the run is stopping: what was made so far stays on record
         if several:
-            write_candidates(ctx.log_dir, lost)
-        raise failure
+            write_candidates(ctx.log_dir, _records(made, lost))
+        raise
+    if not made and lost:  # no candidate was made at all: the expansion's sandbox failure
+        if several:
+            write_candidates(ctx.log_dir, _records(made, lost))
+        raise lost[-1].error
     if plan.rerun:
         _gate_survivors(ctx, made, plan)
     order = VALIDATED if settings.validating else STAGES
@@ -502,7 +483,7 @@ def _candidates(
     child = made[pick].child
     verdict = Verdict(True) if chosen else Verdict(False, made[pick].record.reason)
     if several:
-        write_candidates(ctx.log_dir, sorted([m.record for m in made] + lost, key=lambda c: c.number))
+        write_candidates(ctx.log_dir, _records(made, lost))
         _keep_only(ctx.log_dir, child.code_dir, [m.child.code_dir for m in made])
         child = replace(child, code_dir=ctx.log_dir / "child")
         if not verdict.valid:
@@ -512,6 +493,52 @@ def _candidates(
                 f"candidate {pick + 1}; every verdict is in the job's candidates.jsonl)",
             )
     return child, verdict
+
+
+def _one(
+    ctx: JobContext, plan: _Plan, number: int, make: Maker, heard: Heard, several: bool
+) -> _Made | _Lost:
+    """Candidate `number` made and checked up to the gate (without a live re-run, through it). A failure of
+    one of its sandboxes is its own record, stage `sandbox`; the run's sandboxes closing is not (it raises:
+    the run is stopping)."""
+    settings = plan.settings
+    started = time.monotonic()
+    log_dir = ctx.log_dir / f"candidate-{number}" if number > 1 else ctx.log_dir
+    log_dir.mkdir(parents=True, exist_ok=True)
+    spent: list[int] = []
+    try:
+        child, record = make(number, log_dir / ("candidate" if several else "child"), log_dir, spent)
+    except SandboxesClosed:
+        raise
+    except SandboxError as exc:
+        seconds = round(time.monotonic() - started, 1)
+        return _Lost(
+            Candidate(number, None, False, SANDBOX, _failed(exc), "", 0, seconds, tokens=sum(spent)), exc
+        )
+    filtered = cheap_filters(ctx.code, child.code_dir, child.diff, require_code=settings.require_code)
+    try:
+        stage, reason, fixed = _checked(ctx, child, filtered, plan, log_dir, number, spent)
+        if stage is None and not plan.rerun:
+            gate = _validate(ctx, number, child, settings, log_dir, diagnose=plan.diagnose, spent=spent)
+            stage, reason = (None, None) if gate.valid else (gate.check or "applies", gate.reason)
+    except SandboxesClosed:
+        raise
+    except SandboxError as exc:
+        stage, reason, fixed = SANDBOX, _failed(exc), None
+    if stage != SANDBOX:  # a sandbox's failure is not the candidate's to learn from
+        heard(child, stage, reason)
+    record = replace(
+        record,
+        chosen=stage is None and not plan.rerun,
+        stage=stage,
+        reason=reason,
+        kind=filtered.kind.value,
+        changed_lines=changed_lines(child.diff),
+        seconds=round(time.monotonic() - started, 1),
+        tokens=sum(spent),
+        fixed=fixed,
+    )
+    return _Made(child, record, log_dir)
 
 
 def _checked(
@@ -568,6 +595,8 @@ def _gate_survivors(ctx: JobContext, made: list[_Made], plan: _Plan) -> None:
                 diagnose=plan.diagnose,
                 spent=spent,
             )
+        except SandboxesClosed:
+            raise
         except SandboxError as exc:
             gate = Verdict(False, _failed(exc), SANDBOX)
         record = replace(
@@ -581,6 +610,11 @@ def _gate_survivors(ctx: JobContext, made: list[_Made], plan: _Plan) -> None:
         made[n] = replace(entry, record=record)
         if gate.valid:
             return
+
+
+def _records(made: list[_Made], lost: list[_Lost]) -> list[Candidate]:
+    """Every candidate's record, in the order they were made."""
+    return sorted([m.record for m in made] + [m.record for m in lost], key=lambda c: c.number)
 
 
 def _failed(exc: SandboxError) -> str:

@@ -30,7 +30,7 @@ from typing import Self
 from evolve.sandbox.docker_backend import DockerSandbox
 from evolve.sandbox.docker_spec import idle_allowance_s
 from evolve.sandbox.docker_start import ImageHomes
-from evolve.sandbox.types import SandboxError, SandboxLimits, SandboxUnavailable
+from evolve.sandbox.types import SandboxError, SandboxesClosed, SandboxLimits, SandboxUnavailable
 
 log = logging.getLogger(__name__)
 AHEAD_JOB = "ahead"
@@ -77,7 +77,7 @@ class SandboxPool:
             raise ValueError("a spec with a gateway needs the job's socket, and only it")
         with self._lock:
             if self._closed:
-                raise SandboxUnavailable("the sandbox pool is closed")
+                raise SandboxesClosed("the sandbox pool is closed")
             queue = self._waiting.setdefault(spec, deque())
             ready = next((w for w in queue if w.future.done()), None)
             if ready is not None:

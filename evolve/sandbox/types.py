@@ -28,6 +28,11 @@ class SandboxUnavailable(SandboxError):
     """The sandbox machinery failed (engine down, container gone, image missing): an `infra` outcome."""
 
 
+class SandboxesClosed(SandboxUnavailable):
+    """No sandbox is made any more: the run's sandboxes were closed (it is stopping). Work that goes on
+    after one of its sandboxes failed ends at this one."""
+
+
 class CopyRefused(SandboxError, tarfile.TarError):
     """A copy out of the sandbox was refused (the agent's doing, not an infra failure): it holds a
     special file, a link out of the copied tree, or more than the copy cap. Also a `TarError`, so a

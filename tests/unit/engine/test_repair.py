@@ -10,7 +10,7 @@ from evolve.engine.expand import ExpandSettings, ranked_locations
 from evolve.engine.repair import REPAIR_LOG, conversations
 from evolve.meta.locations import Location
 from evolve.sandbox.factory import ProcessSandboxes
-from evolve.sandbox.types import SandboxLimits, SandboxUnavailable
+from evolve.sandbox.types import SandboxesClosed, SandboxLimits, SandboxUnavailable
 from evolve.standins.models import RoutedModel
 from evolve.tasks.types import write_files
 from tests.unit.engine.repair_case import (
@@ -139,3 +139,26 @@ def test_a_candidate_whose_sandbox_fails_is_recorded_and_the_next_one_still_beco
     first = records[0]
     assert (first.stage, first.reason) == ("sandbox", "sandbox failed: the engine lost the container")
     assert result.valid and any(r.chosen for r in records[1:])
+
+
+class _ClosesAtTheSecondTestsSandbox:
+    """The process sandboxes, closed (the run stopping) when the second candidate's own tests would run."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+        self.limits, self.isolating = ROOMY.limits, ROOMY.isolating
+
+    def __call__(self, image: str, job: str, **kwargs):
+        if job.endswith(("-tests", "-tests-2", "-tests-3")):
+            self.asked += 1
+            if self.asked == 2:
+                raise SandboxesClosed("the sandbox pool is closed")
+        return ROOMY(image, job, **kwargs)
+
+
+def test_when_the_runs_sandboxes_close_the_expansion_ends_at_once_keeping_what_it_made(tmp_path):
+    maker = _ClosesAtTheSecondTestsSandbox()
+    result, records, _ = expand_relay(tmp_path, lambda run: maker)
+    assert not result.valid and result.reason == "sandbox failed: the sandbox pool is closed"
+    assert [r.number for r in records] == [1] and records[0].stage != "sandbox"
+    assert maker.asked == 2  # no candidate after the second was made
