@@ -7,127 +7,36 @@ material, from which the node's own `python -m agent diagnose` writes them first
 own (evolve.meta.procedure). The agent steps get their time from the one timeout rule, so a slow
 improve step ends before its sandbox and leaves a child to judge, not a dead sandbox.
 
-With `candidates = k` the improve step runs k times from the parent's code, each at its own temperature
-(`EVOLVE_TEMPERATURE`, a hint like `EVOLVE_CONTEXT_CHARS`) with its own model channels; each candidate goes
-through the cheap filters (evolve.meta.candidates), then (with `replays`) the parent's replayed failures
-(evolve.engine.behaviour) and then the gate, one after another, and the first that
-passes all is the child. Every candidate's verdict is written to the job's `candidates.jsonl`
-(evolve.archive.candidates); candidate n > 1 logs under `candidate-n/`. With one candidate the job's
-logs and channels are those of an expansion without candidates.
-
-Generate and validate (`[meta] templates`, `rerun`): besides the model's candidates, template candidates
-(evolve.meta.templates, no model) at the top `locations` of the ranking the diagnosis recorded
-(`instructions.json` in the job's log; none there: no templates), made first since they cost no model
-time. Each candidate is then checked cheapest first: the cheap filters, its own tests (the gate's first
-checks, in a sandbox), its replayed behaviour, and a live re-run of the parent's search tasks
-(evolve.engine.rerun). The survivors go to the gate in order of how many of the parent's failures they
-fixed, and the first the gate passes is the child; a survivor that fixed every re-run failure ends the
-sampling (none can fix more).
+The candidates (`[meta] candidates`, `templates`, `repairs`) are made and checked one by one, and the one
+that gets furthest is the child (evolve.engine.generate); the templates and repairs are made at the
+locations the host's diagnosis ranked (`ranked_locations`).
 """
 
 from __future__ import annotations
 
 import json
 import shutil
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from evolve.archive.candidates import Candidate, write_candidates
-from evolve.engine.behaviour import Replay, acts_as_parent
-from evolve.engine.context import Channel, ChannelSpec, JobContext
+from evolve.engine.behaviour import Replay
+from evolve.engine.context import ChannelSpec, JobContext
 from evolve.engine.evaluate import EvalSettings
+from evolve.engine.generate import ExpandSettings, Plan, best_candidate, candidate_channels, job_sandbox
 from evolve.engine.jobs import ExpansionResult
-from evolve.engine.repair import Conversation, conversations, edited_child, make_repair, repair_channel
-from evolve.engine.rerun import Rerun, rerun_candidate
-from evolve.meta import DiagnosisFailed, Modification, Verdict, self_modify, validate_child
+from evolve.engine.repair import conversations, repair_channel
+from evolve.engine.rerun import Rerun
+from evolve.meta import DiagnosisFailed
 from evolve.meta.brief import focused_brief
-from evolve.meta.candidates import (
-    BEHAVIOUR,
-    RERUN,
-    SANDBOX,
-    STAGES,
-    VALIDATED,
-    Filtered,
-    changed_lines,
-    cheap_filters,
-    furthest,
-    temperatures,
-)
 from evolve.meta.locations import Location
 from evolve.meta.modify import INSTRUCTIONS_JSON
 from evolve.meta.procedure import AGENT, Material, agent_diagnose
-from evolve.meta.templates import Generated, at_locations
-from evolve.meta.validate import SMOKE_STEPS, own_tests
-from evolve.sandbox.types import CopyRefused, Sandbox, SandboxError, SandboxesClosed
+from evolve.meta.templates import at_locations
+from evolve.sandbox.types import CopyRefused, SandboxError
 
-PROBLEM_CHARS = 400
-"""The diagnosis's problem as a repair is told it."""
-VALIDATION_RUNS = 2
-"""The gate's agent runs (its own tests, the smoke task) share one sandbox; each gets this share."""
-
-
-@dataclass(frozen=True)
-class ExpandSettings:
-    image: str = "evolve-base:latest"
-    improve_steps: int = 12
-    """Step cap of `python -m agent improve`."""
-    job_tokens: int = 200_000
-    """Tokens the gateway serves to one model role of one job."""
-    smoke_steps: int = SMOKE_STEPS
-    """Step cap of the smoke task in the validation gate."""
-    candidates: int = 1
-    """Improve runs sampled per expansion (`[meta] candidates`); the first that passes every filter is the
-    child."""
-    temperature: tuple[float, float] = (0.2, 1.0)
-    """The spread of the candidates' sampling temperatures, lowest first (`[meta] temperature`)."""
-    require_code: bool = False
-    """Refuse a candidate whose edit is not a code edit (`[meta] require_code`)."""
-    replays: int = 0
-    """The parent's failed search tasks each candidate re-runs against their recorded model replies
-    (`[meta] replays`; evolve.engine.behaviour)."""
-    templates: int = 0
-    """Template candidates per ranked location (`[meta] templates`; evolve.meta.templates)."""
-    locations: int = 2
-    """The top-ranked locations templates are made at (`[meta] locations`)."""
-    test_templates: int = 0
-    """Template candidates per ranked location where the parent fails its own tests (`[meta]
-    test_templates`; 0: `templates`): each is refused by its own tests in seconds unless it fixes them."""
-    test_locations: int = 0
-    """And the top-ranked locations they are made at (`[meta] test_locations`; 0: `locations`)."""
-    rerun: int = 0
-    """The parent's failed search tasks each candidate solves again live (`[meta] rerun`;
-    evolve.engine.rerun)."""
-    rerun_passed: int = 1
-    """And the parent's passed search tasks it must still pass (`[meta] rerun_passed`)."""
-    repairs: int = 0
-    """Model repair attempts at each ranked location, each told why the ones before were refused (`[meta]
-    repairs`; evolve.engine.repair)."""
-    repair_locations: int = 2
-    """The top-ranked locations (one a function) the repairs are made at (`[meta] repair_locations`)."""
-
-    def temperatures(self) -> tuple[float, ...]:
-        return temperatures(self.candidates, *self.temperature)
-
-    def template_budget(self, failing_tests: int) -> tuple[int, int]:
-        """(template candidates per location, locations) for a parent that fails `failing_tests` of its own
-        tests: the larger budget where it fails any and one is set."""
-        if failing_tests and self.test_templates:
-            return self.test_templates, self.test_locations or self.locations
-        return self.templates, self.locations
-
-    @property
-    def validating(self) -> bool:
-        """Generate and validate: own tests before the replay, a live re-run, the survivor that fixes most."""
-        return self.templates > 0 or self.rerun > 0 or self.repairs > 0
-
-    def repair_temperatures(self) -> tuple[float, ...]:
-        """One temperature per repair attempt at a location, lowest first (`[meta] temperature`)."""
-        return temperatures(self.repairs, *self.temperature) if self.repairs else ()
+__all__ = ["ExpandSettings", "Expansion", "expand_child", "ranked_locations"]
 
 
 @dataclass(frozen=True)
@@ -165,7 +74,7 @@ class Expansion:
             *(
                 spec
                 for n in range(1, self.settings.candidates + 1)
-                for spec in _candidate_channels(job, n, tokens)
+                for spec in candidate_channels(job, n, tokens)
             ),
         )
 
@@ -186,7 +95,7 @@ class Expansion:
 def expand_child(
     ctx: JobContext,
     brief: str | Material,
-    settings: ExpandSettings = ExpandSettings(),
+    settings: ExpandSettings | None = None,
     *,
     replays: tuple[Replay, ...] = (),
     solve: EvalSettings | None = None,
@@ -198,6 +107,7 @@ def expand_child(
     """The expansion: (the agent's diagnosis,) modify, then validate; the child's code is `ctx.log_dir /
     "child"`. `data`: the instructions as data, kept in the job's log (`instructions.json`) for each improve
     step. `failing_tests`: the parent's own tests that fail (they set the templates' budget)."""
+    settings = settings or ExpandSettings()
     instructions = brief if isinstance(brief, str) else None
     if data:
         (ctx.log_dir / INSTRUCTIONS_JSON).write_text(data)
@@ -206,7 +116,7 @@ def expand_child(
         focused = focused_brief(instructions, ctx.code)
         if focused != instructions:
             (ctx.log_dir / "improve-brief.md").write_text(focused)
-        plan = _Plan(
+        plan = Plan(
             settings,
             diagnose=isinstance(brief, Material),
             replays=replays,
@@ -226,7 +136,7 @@ def expand_child(
             if settings.repairs
             else []
         )
-        child, verdict = _candidates(ctx, focused, plan, templates, repairs)
+        child, verdict = best_candidate(ctx, focused, plan, templates, repairs)
     except DiagnosisFailed as exc:
         return ExpansionResult(None, valid=False, reason=f"the agent's diagnosis failed: {exc}")
     except CopyRefused as exc:  # the child's own doing: a link out of its tree, a special file, over the cap
@@ -251,17 +161,6 @@ def expand_child(
     )
 
 
-def recorded_problem(log_dir: Path) -> str:
-    """The problem the host's diagnosis chose, as it recorded it beside the instructions ("": none)."""
-    path = log_dir / INSTRUCTIONS_JSON
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (FileNotFoundError, ValueError, UnicodeDecodeError):
-        return ""
-    problem = data.get("problem") if isinstance(data, dict) else None
-    return problem[:PROBLEM_CHARS] if isinstance(problem, str) else ""
-
-
 def ranked_locations(log_dir: Path) -> tuple[Location, ...]:
     """The ranked locations the host's diagnosis recorded beside the instructions, most suspicious first
     (none: no record, or none in it); an entry that is not a location is skipped."""
@@ -277,408 +176,15 @@ def ranked_locations(log_dir: Path) -> tuple[Location, ...]:
     return tuple(location for location in ranked if location is not None)
 
 
-@contextmanager
-def _sandbox(
-    ctx: JobContext, spec: ChannelSpec, image: str, spent: list[int] | None = None
-) -> Iterator[tuple[Sandbox, Channel]]:
-    """A fresh sandbox with the model channel of `spec` mounted; the channel closes with it (its tokens are
-    added to `spent`)."""
-    channel = ctx.channels.open_job(spec.job, ctx.node_id, spec.role, spec.tokens)
-    try:
-        with ctx.sandboxes(image, spec.job, gateway_socket=channel.socket_path) as box:
-            yield box, channel
-    finally:
-        report = ctx.channels.close_job(spec.job)
-        if spent is not None:
-            spent.append(report.usage.prompt_tokens + report.usage.completion_tokens)
-
-
 def _diagnose(ctx: JobContext, material: Material, settings: ExpandSettings) -> str:
     """The node's own meta procedure writes the instructions (untrusted text, capped; logged as the host's
     are)."""
     spec, _, _ = Expansion(material, settings).channels(ctx.job)
     material.write(ctx.log_dir / "material")
-    with _sandbox(ctx, spec, settings.image) as (box, channel):
+    with job_sandbox(ctx, spec, settings.image) as (box, channel):
         box.put_dir(ctx.code, AGENT)
         instructions = agent_diagnose(
             box, material, ctx.log_dir, channel_env=channel.sandbox_env(), timeout_s=ctx.agent_timeout()
         )
     (ctx.log_dir / "instructions.md").write_text(instructions)
     return instructions
-
-
-def _candidate_channels(job: str, number: int, tokens: int) -> tuple[ChannelSpec, ChannelSpec]:
-    """Candidate `number`'s modify and validation channels (the first keeps the names of one candidate)."""
-    suffix = "" if number == 1 else f"-{number}"
-    return ChannelSpec(f"{job}-modify{suffix}", "modify", tokens), ChannelSpec(
-        f"{job}-validate{suffix}", "solve", tokens
-    )
-
-
-@dataclass(frozen=True)
-class _Plan:
-    """What every candidate of one expansion is checked against."""
-
-    settings: ExpandSettings
-    diagnose: bool
-    replays: tuple[Replay, ...]
-    solve: EvalSettings
-    rerun: Rerun
-
-
-@dataclass(frozen=True)
-class _Made:
-    """A candidate as made (by the model's improve run or a template) and checked up to the gate."""
-
-    child: Modification
-    record: Candidate
-    log_dir: Path
-
-
-@dataclass(frozen=True)
-class _Lost:
-    """A candidate that was never made: its record (stage `sandbox`) and the failure."""
-
-    record: Candidate
-    error: SandboxError
-
-
-Maker = Callable[[int, Path, Path, list[int]], tuple[Modification, Candidate]]
-"""Makes candidate `number` at `dest` (its logs in `log_dir`, its tokens added to `spent`): the code and
-its record so far."""
-Heard = Callable[[Modification, str | None, str | None], None]
-"""Told how a made candidate ended (its code, the stage that refused it and why; None: none did)."""
-
-
-def _ignore(child: Modification, stage: str | None, reason: str | None) -> None:
-    """A maker that learns nothing from how its candidate ended (a template, an improve run)."""
-
-
-def _makers(
-    ctx: JobContext,
-    instructions: str,
-    plan: _Plan,
-    templates: list[Generated],
-    repairs: list[Conversation],
-) -> list[tuple[Maker, Heard]]:
-    """The templates' candidates (no model) first, then the repairs' (each location's attempts in turn, each
-    told how the ones before ended), then the improve step's, one per temperature."""
-
-    def template(generated: Generated) -> Maker:
-        def make(number: int, dest: Path, log_dir: Path, spent: list[int]) -> tuple[Modification, Candidate]:
-            edit = generated.edit
-            child = edited_child(
-                ctx.code,
-                {generated.path: edit.source},
-                dest,
-                log_dir,
-                f"template {edit.template} at {generated.path}:{edit.line}: {edit.change}",
-            )
-            where = f"{generated.path}:{generated.location.line}"
-            return child, Candidate(
-                number,
-                None,
-                False,
-                None,
-                None,
-                "",
-                0,
-                0.0,
-                source="template",
-                template=f"{edit.template}: {edit.change} (line {edit.line})",
-                location=where,
-            )
-
-        return make
-
-    problem = recorded_problem(ctx.log_dir) if repairs else ""
-
-    def repair(
-        conversation: Conversation, attempt: int, temperature: float, channel: int
-    ) -> tuple[Maker, Heard]:
-        replies: list[str] = []
-
-        def make(number: int, dest: Path, log_dir: Path, spent: list[int]) -> tuple[Modification, Candidate]:
-            spec = repair_channel(ctx.job, channel, plan.settings.job_tokens)
-            child, reply = make_repair(ctx, conversation, spec, temperature, problem, dest, log_dir, spent)
-            replies.append(reply)
-            location = conversation.location
-            return child, Candidate(
-                number,
-                temperature,
-                False,
-                None,
-                None,
-                "",
-                0,
-                0.0,
-                source="repair",
-                template=f"attempt {attempt} of {plan.settings.repairs}: {child.summary}",
-                location=f"{location.path}:{location.line}",
-            )
-
-        def heard(child: Modification, stage: str | None, reason: str | None) -> None:
-            if stage is not None:
-                conversation.refused(replies[-1], child, stage, reason or "")
-
-        return make, heard
-
-    def model(temperature: float) -> Maker:
-        def make(number: int, dest: Path, log_dir: Path, spent: list[int]) -> tuple[Modification, Candidate]:
-            spec, _ = _candidate_channels(ctx.job, number, plan.settings.job_tokens)
-            child = _modify(ctx, spec, instructions, plan.settings, dest, log_dir, temperature, spent)
-            return child, Candidate(number, temperature, False, None, None, "", 0, 0.0)
-
-        return make
-
-    return [
-        *((template(t), _ignore) for t in templates),
-        *(
-            repair(conversation, attempt, temperature, at * plan.settings.repairs + attempt)
-            for at, conversation in enumerate(repairs)
-            for attempt, temperature in enumerate(plan.settings.repair_temperatures(), 1)
-        ),
-        *((model(t), _ignore) for t in plan.settings.temperatures()),
-    ]
-
-
-def _candidates(
-    ctx: JobContext,
-    instructions: str,
-    plan: _Plan,
-    templates: list[Generated],
-    repairs: list[Conversation] | None = None,
-) -> tuple[Modification, Verdict]:
-    """Make and check the candidates one by one; the child and its verdict (with none passing: the candidate
-    that got furthest, refused). Without a live re-run the first that passes the gate is the child; with one,
-    the survivors are gated in order of the failures they fixed. The child's code ends at `log_dir /
-    "child"`."""
-    settings = plan.settings
-    makers = _makers(ctx, instructions, plan, templates, repairs or [])
-    several = len(makers) > 1
-    made: list[_Made] = []
-    lost: list[_Lost] = []  # made nothing: the sandbox of its improve run failed
-    try:
-        for number, (make, heard) in enumerate(makers, 1):
-            one = _one(ctx, plan, number, make, heard, several)
-            if isinstance(one, _Lost):
-                lost.append(one)
-                continue
-            made.append(one)
-            if one.record.stage is None and (not plan.rerun or one.record.fixed == len(plan.rerun.failed)):
-                break  # the child (no re-run), or a survivor no other candidate can beat
-    except SandboxesClosed:  # the run is stopping: what was made so far stays on record
-        if several:
-            write_candidates(ctx.log_dir, _records(made, lost))
-        raise
-    if not made and lost:  # no candidate was made at all: the expansion's sandbox failure
-        if several:
-            write_candidates(ctx.log_dir, _records(made, lost))
-        raise lost[-1].error
-    if plan.rerun:
-        _gate_survivors(ctx, made, plan)
-    order = VALIDATED if settings.validating else STAGES
-    chosen = [n for n, m in enumerate(made) if m.record.chosen]
-    pick = chosen[0] if chosen else furthest([m.record.stage for m in made], order)
-    child = made[pick].child
-    verdict = Verdict(True) if chosen else Verdict(False, made[pick].record.reason)
-    if several:
-        write_candidates(ctx.log_dir, _records(made, lost))
-        _keep_only(ctx.log_dir, child.code_dir, [m.child.code_dir for m in made])
-        child = replace(child, code_dir=ctx.log_dir / "child")
-        if not verdict.valid:
-            verdict = Verdict(
-                False,
-                f"{verdict.reason} (the furthest of {len(made)} candidates, "
-                f"candidate {pick + 1}; every verdict is in the job's candidates.jsonl)",
-            )
-    return child, verdict
-
-
-def _one(
-    ctx: JobContext, plan: _Plan, number: int, make: Maker, heard: Heard, several: bool
-) -> _Made | _Lost:
-    """Candidate `number` made and checked up to the gate (without a live re-run, through it). A failure of
-    one of its sandboxes is its own record, stage `sandbox`; the run's sandboxes closing is not (it raises:
-    the run is stopping)."""
-    settings = plan.settings
-    started = time.monotonic()
-    log_dir = ctx.log_dir / f"candidate-{number}" if number > 1 else ctx.log_dir
-    log_dir.mkdir(parents=True, exist_ok=True)
-    spent: list[int] = []
-    try:
-        child, record = make(number, log_dir / ("candidate" if several else "child"), log_dir, spent)
-    except SandboxesClosed:
-        raise
-    except SandboxError as exc:
-        seconds = round(time.monotonic() - started, 1)
-        return _Lost(
-            Candidate(number, None, False, SANDBOX, _failed(exc), "", 0, seconds, tokens=sum(spent)), exc
-        )
-    filtered = cheap_filters(ctx.code, child.code_dir, child.diff, require_code=settings.require_code)
-    try:
-        stage, reason, fixed = _checked(ctx, child, filtered, plan, log_dir, number, spent)
-        if stage is None and not plan.rerun:
-            gate = _validate(ctx, number, child, settings, log_dir, diagnose=plan.diagnose, spent=spent)
-            stage, reason = (None, None) if gate.valid else (gate.check or "applies", gate.reason)
-    except SandboxesClosed:
-        raise
-    except SandboxError as exc:
-        stage, reason, fixed = SANDBOX, _failed(exc), None
-    if stage != SANDBOX:  # a sandbox's failure is not the candidate's to learn from
-        heard(child, stage, reason)
-    record = replace(
-        record,
-        chosen=stage is None and not plan.rerun,
-        stage=stage,
-        reason=reason,
-        kind=filtered.kind.value,
-        changed_lines=changed_lines(child.diff),
-        seconds=round(time.monotonic() - started, 1),
-        tokens=sum(spent),
-        fixed=fixed,
-    )
-    return _Made(child, record, log_dir)
-
-
-def _checked(
-    ctx: JobContext,
-    child: Modification,
-    filtered: Filtered,
-    plan: _Plan,
-    log_dir: Path,
-    number: int,
-    spent: list[int],
-) -> tuple[str | None, str | None, int | None]:
-    """The candidate through the stages before the gate, cheapest first (`filtered`: its cheap filters'
-    verdict): the stage that refused it and why (None: none did), and how many re-run failures it fixed
-    (None: not re-run)."""
-    if filtered.stage is not None:
-        return filtered.stage, filtered.reason, None
-    if plan.settings.validating:
-        suffix = "" if number == 1 else f"-{number}"
-        with ctx.sandboxes(plan.settings.image, f"{ctx.job}-tests{suffix}") as box:
-            tested = own_tests(
-                box, child.code_dir, log_dir, timeout_s=ctx.agent_timeout(runs=VALIDATION_RUNS)
-            )
-        if not tested.valid:
-            return tested.check, tested.reason, None
-    if plan.replays:
-        reason = acts_as_parent(ctx, child.code_dir, plan.replays, plan.solve, log_dir)
-        if reason is not None:
-            return BEHAVIOUR, reason, None
-    if plan.rerun:
-        rerun = rerun_candidate(ctx, child.code_dir, plan.rerun, plan.solve, log_dir)
-        spent.append(rerun.tokens)
-        return None if rerun.reason is None else RERUN, rerun.reason, rerun.fixed
-    return None, None, None
-
-
-def _gate_survivors(ctx: JobContext, made: list[_Made], plan: _Plan) -> None:
-    """Gate the re-run's survivors, most fixes first (the earlier on a tie), until one passes: it is the
-    child. The gate's verdict and cost go into each gated candidate's record (in place in `made`)."""
-    survivors = sorted(
-        (n for n, m in enumerate(made) if m.record.stage is None),
-        key=lambda n: (-(made[n].record.fixed or 0), n),
-    )
-    for n in survivors:
-        started = time.monotonic()
-        spent: list[int] = []
-        entry = made[n]
-        try:
-            gate = _validate(
-                ctx,
-                entry.record.number,
-                entry.child,
-                plan.settings,
-                entry.log_dir,
-                diagnose=plan.diagnose,
-                spent=spent,
-            )
-        except SandboxesClosed:
-            raise
-        except SandboxError as exc:
-            gate = Verdict(False, _failed(exc), SANDBOX)
-        record = replace(
-            entry.record,
-            chosen=gate.valid,
-            stage=None if gate.valid else gate.check or "applies",
-            reason=gate.reason,
-            tokens=entry.record.tokens + sum(spent),
-            seconds=round(entry.record.seconds + time.monotonic() - started, 1),
-        )
-        made[n] = replace(entry, record=record)
-        if gate.valid:
-            return
-
-
-def _records(made: list[_Made], lost: list[_Lost]) -> list[Candidate]:
-    """Every candidate's record, in the order they were made."""
-    return sorted([m.record for m in made] + [m.record for m in lost], key=lambda c: c.number)
-
-
-def _failed(exc: SandboxError) -> str:
-    """Why a candidate whose sandbox failed got nowhere, in the words the expansion's own failure uses."""
-    if isinstance(exc, CopyRefused):  # the child's own doing: a link out of its tree, a special file, the cap
-        return f"the child's code cannot be copied out: {exc}"
-    return f"sandbox failed: {exc}"
-
-
-def _keep_only(log_dir: Path, kept: Path, every: list[Path]) -> None:
-    """The chosen candidate's code becomes the job's child; the others' code goes (their patches stay)."""
-    shutil.rmtree(log_dir / "child", ignore_errors=True)
-    shutil.move(kept, log_dir / "child")
-    for code in every:
-        if code != kept:
-            shutil.rmtree(code, ignore_errors=True)
-
-
-def _modify(
-    ctx: JobContext,
-    spec: ChannelSpec,
-    instructions: str,
-    settings: ExpandSettings,
-    dest: Path,
-    log_dir: Path,
-    temperature: float,
-    spent: list[int],
-) -> Modification:
-    with _sandbox(ctx, spec, settings.image, spent) as (box, channel):
-        env = {**channel.sandbox_env(), "EVOLVE_TEMPERATURE": f"{temperature:g}"}
-        data = ctx.log_dir / INSTRUCTIONS_JSON
-        return self_modify(
-            box,
-            ctx.code,
-            instructions,
-            dest,
-            log_dir,
-            channel_env=env,
-            data=data.read_text() if data.is_file() else "",
-            budget_steps=settings.improve_steps,
-            timeout_s=ctx.agent_timeout(),
-        )
-
-
-def _validate(
-    ctx: JobContext,
-    number: int,
-    child: Modification,
-    settings: ExpandSettings,
-    log_dir: Path,
-    *,
-    diagnose: bool,
-    spent: list[int],
-) -> Verdict:
-    _, spec = _candidate_channels(ctx.job, number, settings.job_tokens)
-    with _sandbox(ctx, spec, settings.image, spent) as (box, channel):
-        return validate_child(
-            box,
-            child.code_dir,
-            child.diff,
-            log_dir,
-            channel_env=channel.sandbox_env(),
-            served=lambda: ctx.channels.report(spec.job).requests,
-            smoke_steps=settings.smoke_steps,
-            timeout_s=ctx.agent_timeout(runs=VALIDATION_RUNS),
-            diagnose=diagnose,
-        )

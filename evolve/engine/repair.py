@@ -2,7 +2,7 @@
 ranked lines, up to `repairs` attempts, each asked through a model channel of its own (the `modify` role,
 counted and recorded by the gateway like any request) and each told why the ones before were refused
 (evolve.meta.repair). Written as a child at a path a candidate's code takes, then checked by
-evolve.engine.expand like every candidate.
+evolve.engine.generate like every candidate.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The cheap filters a candidate child passes before the gate, and the temperatures candidates are sampled at.
 
-An expansion with `[meta] candidates = k` runs the parent's `improve` k times (evolve.engine.expand), at a
+An expansion with `[meta] candidates = k` runs the parent's `improve` k times (evolve.engine.generate), at a
 spread of temperatures; each candidate then goes through, in order, the filters below and the validation
 gate (evolve.meta.validate), and the first that passes all is the child (OpenEvolve/AlphaEvolve: many
 cheap candidates, a cascade of cheap checks before the expensive evaluation). The filters here read the

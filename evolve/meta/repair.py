@@ -7,7 +7,7 @@ code itself; a small model rarely gets that far. Here the engine does the findin
 ranked line (its innermost function, or the largest statement there when no function of a readable size
 holds it) goes to the model whole, with the line and its evidence (the failing own tests and how the first
 failed, or what the recorded requests and tool outputs showed), and the model only rewrites it. The rewrite
-is spliced over the unit and validated like every candidate (evolve.engine.expand); when it is refused, the
+is spliced over the unit and validated like every candidate (evolve.engine.generate); when it is refused, the
 next attempt at the same line gets the conversation so far and the refusal (the stage and what it said), so
 it is not asked the same question twice.
 

@@ -3,7 +3,7 @@
 A small model transcribes a change it is told but rarely designs one; template-based repair (TBar, PraPR;
 GenProg's statement insertion for omissions) needs no model to design it: a handful of generic edits,
 tried at the lines fault localization ranked, each validated like any other candidate
-(evolve.engine.expand). They are Python's and any program's, never one agent's names:
+(evolve.engine.generate). They are Python's and any program's, never one agent's names:
 
 - `number`: a numeric literal scaled by 10 or 2 either way, moved by one, or 0 made 1 (and n made 0);
 - `string`: a non-empty string literal emptied;

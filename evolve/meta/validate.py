@@ -172,7 +172,7 @@ def own_tests(
 ) -> Verdict:
     """The gate's first checks, which need no model: the agent at `code_dir` imports and its own tests pass
     (its code is left at AGENT in `sandbox`). Also run alone on a candidate before the dearer stages
-    (evolve.engine.expand)."""
+    (evolve.engine.generate)."""
     sandbox.put_dir(code_dir, AGENT)
     imports = sandbox.exec(["python3", "-c", "import agent, agent.__main__"], cwd=AGENT, timeout=60)
     if not imports.ok:
