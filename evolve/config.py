@@ -349,6 +349,15 @@ class MetaConfig(_Section):
     before the improve step's `candidates`, at the `temperature` spread. 0: off."""
     repair_locations: int = Field(2, ge=1, le=16)
     """How many of the top-ranked locations get repairs (two lines of one function count once)."""
+    line_repairs: int = Field(0, ge=0, le=16)
+    """Model samples of each of the top `line_locations` ranked lines itself (evolve.engine.repair): the
+    `modify` model sees the line's function with its lines numbered, the evidence that ranked the line and
+    a failing test that runs it, and writes what the line should be (or the line and one missing after it);
+    the reply replaces the line alone, and the candidate is checked like every candidate. Independent
+    samples at the `temperature` spread; one that makes a change made before counts as no change. Made
+    after the templates, before the `repairs`. 0: off."""
+    line_locations: int = Field(4, ge=1, le=16)
+    """How many of the top-ranked lines get line repairs (two lines of one function count twice)."""
     diagnosis: Literal["model", "evidence"] = "model"
     """`compact` style, engine procedure. `model`: the diagnosis model reads the computed evidence, the ranked
     locations (evolve.meta.locate) and the map, and names the target and the change; the data decides only

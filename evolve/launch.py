@@ -246,6 +246,8 @@ def _worker(config: RunConfig, run: Run, tasks: RunTasks, gateway, cluster: Exit
             rerun_passed=config.meta.rerun_passed,
             repairs=config.meta.repairs,
             repair_locations=config.meta.repair_locations,
+            line_repairs=config.meta.line_repairs,
+            line_locations=config.meta.line_locations,
         ),
         meta=config.meta,
         pooled_experience=config.policy.name == "gea",

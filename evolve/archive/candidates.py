@@ -45,11 +45,12 @@ class Candidate:
     seconds: float
     """Wall time of its making (an improve run) and its checks."""
     source: str = "model"
-    """`model` (a run of the parent's improve), `template` (evolve.meta.templates) or `repair` (the engine's
-    model repair at a ranked line, evolve.engine.repair)."""
+    """`model` (a run of the parent's improve), `template` (evolve.meta.templates), `repair` (the engine's
+    model repair of the function around a ranked line) or `line` (its model sample of the ranked line itself;
+    both evolve.engine.repair)."""
     template: str | None = None
     """The template that made it, and what it changed (`number: 64 -> 640`); for a repair, its attempt and
-    what it rewrote."""
+    what it rewrote; for a line repair, its sample and what it changed."""
     location: str | None = None
     """The ranked location (`path:line`) a template or repair was made at (None: an improve run's)."""
     tokens: int = 0
@@ -140,8 +141,9 @@ def _origin(candidate: Candidate) -> str:
     """`t=0.20` (a model candidate), or `template number: 64 -> 640 at agent/x.py:12`."""
     if candidate.source == "template":
         return f"template {candidate.template} at {candidate.location}"
-    if candidate.source == "repair":
-        return f"repair t={candidate.temperature or 0:.2f} {candidate.template} (ranked {candidate.location})"
+    if candidate.source in ("repair", "line"):
+        kind = "repair" if candidate.source == "repair" else "line repair"
+        return f"{kind} t={candidate.temperature or 0:.2f} {candidate.template} (ranked {candidate.location})"
     return f"t={candidate.temperature:.2f}" if candidate.temperature is not None else "model"
 
 

@@ -26,7 +26,7 @@ from evolve.engine.context import ChannelSpec, JobContext
 from evolve.engine.evaluate import EvalSettings
 from evolve.engine.generate import ExpandSettings, Plan, best_candidate, candidate_channels, job_sandbox
 from evolve.engine.jobs import ExpansionResult
-from evolve.engine.repair import conversations, repair_channel
+from evolve.engine.repair import conversations, line_channel, repair_channel
 from evolve.engine.rerun import Rerun
 from evolve.meta import DiagnosisFailed
 from evolve.meta.brief import focused_brief
@@ -62,14 +62,16 @@ class Expansion:
     refuse it in seconds unless it fixes them."""
 
     def channels(self, job: str) -> tuple[ChannelSpec, ...]:
-        """The agent's diagnose step's channel (with material), each repair attempt's, then per candidate the
-        modify step's and the validation's (it solves the smoke task, and runs the child's diagnose step
-        under the agent's procedure)."""
+        """The agent's diagnose step's channel (with material), each line repair's and repair attempt's,
+        then per candidate the modify step's and the validation's (it solves the smoke task, and runs the
+        child's diagnose step under the agent's procedure)."""
         tokens = self.settings.job_tokens
         agent = isinstance(self.instructions, Material)
         repairs = self.settings.repairs * self.settings.repair_locations
+        lines = self.settings.line_repairs * self.settings.line_locations
         return (
             *([ChannelSpec(f"{job}-diagnose", "diagnose", tokens)] if agent else []),
+            *(line_channel(job, n, tokens) for n in range(1, lines + 1)),
             *(repair_channel(job, n, tokens) for n in range(1, repairs + 1)),
             *(
                 spec
@@ -136,7 +138,13 @@ def expand_child(
             if settings.repairs
             else []
         )
-        child, verdict = best_candidate(ctx, focused, plan, templates, repairs)
+        code_only = settings.require_code
+        lines = (
+            conversations(ctx.code, ranked, settings.line_locations, code_only=code_only, lines=True)
+            if settings.line_repairs
+            else []
+        )
+        child, verdict = best_candidate(ctx, focused, plan, templates, repairs, lines)
     except DiagnosisFailed as exc:
         return ExpansionResult(None, valid=False, reason=f"the agent's diagnosis failed: {exc}")
     except CopyRefused as exc:  # the child's own doing: a link out of its tree, a special file, over the cap

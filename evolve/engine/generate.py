@@ -34,7 +34,14 @@ from evolve.archive.candidates import Candidate, write_candidates
 from evolve.engine.behaviour import Replay, acts_as_parent
 from evolve.engine.context import Channel, ChannelSpec, JobContext
 from evolve.engine.evaluate import EvalSettings
-from evolve.engine.repair import Conversation, edited_child, make_repair, repair_channel
+from evolve.engine.repair import (
+    Conversation,
+    edited_child,
+    line_channel,
+    make_line_repair,
+    make_repair,
+    repair_channel,
+)
 from evolve.engine.rerun import Rerun, rerun_candidate
 from evolve.meta import Modification, Verdict, self_modify, validate_child
 from evolve.meta.candidates import (
@@ -100,6 +107,10 @@ class ExpandSettings:
     repairs`; evolve.engine.repair)."""
     repair_locations: int = 2
     """The top-ranked locations (one a function) the repairs are made at (`[meta] repair_locations`)."""
+    line_repairs: int = 0
+    """Model samples of each ranked line itself (`[meta] line_repairs`; evolve.engine.repair)."""
+    line_locations: int = 4
+    """The top-ranked lines the line repairs are made at (`[meta] line_locations`)."""
 
     def temperatures(self) -> tuple[float, ...]:
         return temperatures(self.candidates, *self.temperature)
@@ -114,11 +125,15 @@ class ExpandSettings:
     @property
     def validating(self) -> bool:
         """Generate and validate: own tests before the replay, a live re-run, the survivor that fixes most."""
-        return self.templates > 0 or self.rerun > 0 or self.repairs > 0
+        return self.templates > 0 or self.rerun > 0 or self.repairs > 0 or self.line_repairs > 0
 
     def repair_temperatures(self) -> tuple[float, ...]:
         """One temperature per repair attempt at a location, lowest first (`[meta] temperature`)."""
         return temperatures(self.repairs, *self.temperature) if self.repairs else ()
+
+    def line_temperatures(self) -> tuple[float, ...]:
+        """One temperature per line repair at a line, lowest first (`[meta] temperature`)."""
+        return temperatures(self.line_repairs, *self.temperature) if self.line_repairs else ()
 
 
 def recorded_problem(log_dir: Path) -> str:
@@ -201,9 +216,11 @@ def _makers(
     plan: Plan,
     templates: list[Generated],
     repairs: list[Conversation],
+    lines: list[Conversation],
 ) -> list[tuple[Maker, Heard]]:
-    """The templates' candidates (no model) first, then the repairs' (each location's attempts in turn, each
-    told how the ones before ended), then the improve step's, one per temperature."""
+    """The templates' candidates (no model) first, then the line repairs' (each line's samples in turn; a
+    sample that makes a change made before is made as no change), then the repairs' (each location's
+    attempts in turn, each told how the ones before ended), then the improve step's, one per temperature."""
 
     def template(generated: Generated) -> Maker:
         def make(number: int, dest: Path, log_dir: Path, spent: list[int]) -> tuple[Modification, Candidate]:
@@ -232,7 +249,7 @@ def _makers(
 
         return make
 
-    problem = recorded_problem(ctx.log_dir) if repairs else ""
+    problem = recorded_problem(ctx.log_dir) if repairs or lines else ""
 
     def repair(
         conversation: Conversation, attempt: int, temperature: float, channel: int
@@ -264,6 +281,32 @@ def _makers(
 
         return make, heard
 
+    made_before: set[str] = set()
+
+    def line(conversation: Conversation, sample: int, temperature: float, channel: int) -> Maker:
+        def make(number: int, dest: Path, log_dir: Path, spent: list[int]) -> tuple[Modification, Candidate]:
+            spec = line_channel(ctx.job, channel, plan.settings.job_tokens)
+            child = make_line_repair(ctx, conversation, spec, temperature, problem, dest, log_dir, spent)
+            if child.diff.strip() and child.diff in made_before:
+                child = edited_child(ctx.code, {}, dest, log_dir, f"{child.summary}: a change made before")
+            made_before.add(child.diff)
+            location = conversation.location
+            return child, Candidate(
+                number,
+                temperature,
+                False,
+                None,
+                None,
+                "",
+                0,
+                0.0,
+                source="line",
+                template=f"sample {sample} of {plan.settings.line_repairs}: {child.summary}",
+                location=f"{location.path}:{location.line}",
+            )
+
+        return make
+
     def model(temperature: float) -> Maker:
         def make(number: int, dest: Path, log_dir: Path, spent: list[int]) -> tuple[Modification, Candidate]:
             spec, _ = candidate_channels(ctx.job, number, plan.settings.job_tokens)
@@ -274,6 +317,11 @@ def _makers(
 
     return [
         *((template(t), _ignore) for t in templates),
+        *(
+            (line(conversation, sample, temperature, at * plan.settings.line_repairs + sample), _ignore)
+            for at, conversation in enumerate(lines)
+            for sample, temperature in enumerate(plan.settings.line_temperatures(), 1)
+        ),
         *(
             repair(conversation, attempt, temperature, at * plan.settings.repairs + attempt)
             for at, conversation in enumerate(repairs)
@@ -289,13 +337,14 @@ def best_candidate(
     plan: Plan,
     templates: list[Generated],
     repairs: list[Conversation] | None = None,
+    lines: list[Conversation] | None = None,
 ) -> tuple[Modification, Verdict]:
     """Make and check the candidates one by one; the child and its verdict (with none passing: the candidate
     that got furthest, refused). Without a live re-run the first that passes the gate is the child; with one,
     the survivors are gated in order of the failures they fixed. The child's code ends at `log_dir /
     "child"`."""
     settings = plan.settings
-    makers = _makers(ctx, instructions, plan, templates, repairs or [])
+    makers = _makers(ctx, instructions, plan, templates, repairs or [], lines or [])
     several = len(makers) > 1
     made: list[_Made] = []
     lost: list[_Lost] = []  # made nothing: the sandbox of its improve run failed

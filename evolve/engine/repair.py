@@ -1,8 +1,9 @@
-"""The engine's model repairs of one expansion (`[meta] repairs`): at each of the top `repair_locations`
-ranked lines, up to `repairs` attempts, each asked through a model channel of its own (the `modify` role,
-counted and recorded by the gateway like any request) and each told why the ones before were refused
-(evolve.meta.repair). Written as a child at a path a candidate's code takes, then checked by
-evolve.engine.generate like every candidate.
+"""The engine's model repairs of one expansion: at each of the top `repair_locations` ranked lines, up to
+`repairs` attempts at its function (`[meta] repairs`), each told why the ones before were refused; and at
+each of the top `line_locations` ranked lines, `line_repairs` independent samples of the line itself
+(evolve.meta.repair). Each is asked through a model channel of its own (the `modify` role, counted and
+recorded by the gateway like any request), written as a child at a path a candidate's code takes, then
+checked by evolve.engine.generate like every candidate.
 """
 
 from __future__ import annotations
@@ -18,7 +19,16 @@ from evolve.engine.context import ChannelSpec, JobContext
 from evolve.llm.gateway_http import post_unix
 from evolve.meta.locations import Location
 from evolve.meta.modify import Modification
-from evolve.meta.repair import Attempt, Unit, repair_messages, source_of_test, spliced, unit_at
+from evolve.meta.repair import (
+    Attempt,
+    Unit,
+    line_messages,
+    line_spliced,
+    repair_messages,
+    source_of_test,
+    spliced,
+    unit_at,
+)
 from evolve.tasks.tree_diff import diff_entries
 from evolve.untrusted import read_bytes
 
@@ -28,6 +38,8 @@ SOURCE_BYTES = 200_000
 """The longest file a repair edits (agent code the host parses is the adversary's: the templates' bound)."""
 MAX_TOKENS = 1024
 """A repair's reply is one unit of at most `UNIT_LINES` lines: this is room for it and no runaway."""
+LINE_MAX_TOKENS = 160
+"""A line repair's reply is at most LINE_REPLY_LINES lines."""
 
 
 @dataclass
@@ -47,11 +59,12 @@ class Conversation:
 
 
 def conversations(
-    code: Path, locations: tuple[Location, ...], count: int, *, code_only: bool = False
+    code: Path, locations: tuple[Location, ...], count: int, *, code_only: bool = False, lines: bool = False
 ) -> list[Conversation]:
     """One conversation for each of the first `count` locations whose unit is not another's (two lines of one
-    function are one repair), in ranked order; a location in no parseable file of the agent is skipped, and
-    with `code_only` (`[meta] require_code`, which refuses prompt edits) one whose unit is text only."""
+    function are one repair; with `lines`, line repairs, two lines are two), in ranked order; a location in
+    no parseable file of the agent is skipped, and with `code_only` (`[meta] require_code`, which refuses
+    prompt edits) one whose unit is text only."""
     found: list[Conversation] = []
     for location in locations:
         if len(found) == count:
@@ -61,12 +74,18 @@ def conversations(
             continue
         source = _source(path)
         unit = unit_at(location.path, source, location.line) if source is not None else None
-        if unit is None or any((c.unit.path, c.unit.start) == (unit.path, unit.start) for c in found):
+        if unit is None or any(_same(c, unit, location.line if lines else None) for c in found):
             continue
         if code_only and unit.prose:  # its rewrite could only be a prompt edit, which would be refused
             continue
         found.append(Conversation(location, unit, _test(code, location)))
     return found
+
+
+def _same(conversation: Conversation, unit: Unit, line: int | None) -> bool:
+    """`conversation` is already at `unit` (`line` given: at that line of it)."""
+    here = (conversation.unit.path, conversation.unit.start)
+    return here == (unit.path, unit.start) and (line is None or conversation.location.line == line)
 
 
 def _test(code: Path, location: Location) -> str:
@@ -86,6 +105,11 @@ def repair_channel(job: str, number: int, tokens: int) -> ChannelSpec:
     return ChannelSpec(f"{job}-repair-{number}", "modify", tokens)
 
 
+def line_channel(job: str, number: int, tokens: int) -> ChannelSpec:
+    """Line repair `number`'s model channel (the meta model's role)."""
+    return ChannelSpec(f"{job}-line-{number}", "modify", tokens)
+
+
 def make_repair(
     ctx: JobContext,
     conversation: Conversation,
@@ -101,7 +125,51 @@ def make_repair(
     messages = repair_messages(
         conversation.unit, conversation.location, conversation.attempts, problem, conversation.test
     )
-    request = {"messages": messages, "temperature": temperature, "max_tokens": MAX_TOKENS}
+    reply, refused = _ask(ctx, spec, messages, temperature, MAX_TOKENS, log_dir, spent)
+    source = _source(ctx.code / conversation.unit.path) or ""
+    text, why = spliced(source, conversation.unit, reply) if not refused else (None, refused)
+    unit = conversation.unit
+    where = f"{unit.path}:{unit.start}-{unit.end}"
+    if text is None:
+        return edited_child(ctx.code, {}, dest, log_dir, f"repair at {where}: {why}"), reply
+    return edited_child(ctx.code, {unit.path: text}, dest, log_dir, f"repair at {where}"), reply
+
+
+def make_line_repair(
+    ctx: JobContext,
+    conversation: Conversation,
+    spec: ChannelSpec,
+    temperature: float,
+    problem: str,
+    dest: Path,
+    log_dir: Path,
+    spent: list[int],
+) -> Modification:
+    """Ask what the ranked line of `conversation` should be and write its child at `dest` (the parent's code
+    unchanged, with the reason in its summary, when the reply gave no line to put there)."""
+    location = conversation.location
+    messages = line_messages(conversation.unit, location, problem, conversation.test)
+    reply, refused = _ask(ctx, spec, messages, temperature, LINE_MAX_TOKENS, log_dir, spent)
+    source = _source(ctx.code / location.path) or ""
+    text, why = line_spliced(source, location.line, reply) if not refused else (None, refused)
+    where = f"{location.path}:{location.line}"
+    if text is None:
+        return edited_child(ctx.code, {}, dest, log_dir, f"line repair at {where}: {why}")
+    return edited_child(ctx.code, {location.path: text}, dest, log_dir, f"line repair at {where}")
+
+
+def _ask(
+    ctx: JobContext,
+    spec: ChannelSpec,
+    messages: list[dict[str, str]],
+    temperature: float,
+    max_tokens: int,
+    log_dir: Path,
+    spent: list[int],
+) -> tuple[str, str]:
+    """The reply to `messages` through a model channel of its own (its tokens added to `spent`; the exchange
+    logged in `log_dir`), and why there is none ("" when there is)."""
+    request = {"messages": messages, "temperature": temperature, "max_tokens": max_tokens}
     channel = ctx.channels.open_job(spec.job, ctx.node_id, spec.role, spec.tokens)
     try:
         status, body = post_unix(
@@ -115,13 +183,7 @@ def make_repair(
         spent.append(report.usage.prompt_tokens + report.usage.completion_tokens)
     reply, refused = _reply(status, body)
     (log_dir / REPAIR_LOG).write_text(json.dumps({"messages": messages, "status": status, "reply": reply}))
-    source = _source(ctx.code / conversation.unit.path) or ""
-    text, why = spliced(source, conversation.unit, reply) if not refused else (None, refused)
-    unit = conversation.unit
-    where = f"{unit.path}:{unit.start}-{unit.end}"
-    if text is None:
-        return edited_child(ctx.code, {}, dest, log_dir, f"repair at {where}: {why}"), reply
-    return edited_child(ctx.code, {unit.path: text}, dest, log_dir, f"repair at {where}"), reply
+    return reply, refused
 
 
 def _source(path: Path) -> str | None:

@@ -11,6 +11,12 @@ is spliced over the unit and validated like every candidate (evolve.engine.gener
 next attempt at the same line gets the conversation so far and the refusal (the stage and what it said), so
 it is not asked the same question twice.
 
+A line repair asks less (`line_messages`, infilling as in AlphaRepair: Xia & Zhang 2022): the unit with its
+lines numbered, the ranked line and its evidence, and the question "what should this line be?"; the reply
+is that line, or that line and the one missing after it, spliced in place of the line alone. A small model
+that rewrites a whole function back unchanged often writes one line differently; independent samples at
+a spread of temperatures stand in for the conversation.
+
 Nothing here knows an agent: the unit is found by Python's parser, the reply's code is the first fenced
 block (else the whole reply), and a function's rewrite is taken by its name. Pure: text in, text out.
 """
@@ -39,6 +45,14 @@ SYSTEM = (
     "You repair bugs in Python code. Reply with the corrected code only, in one ```python block, "
     "and change only what the fix needs."
 )
+LINE_SYSTEM = (
+    "You repair bugs in Python code, one line at a time. Reply with code only, in one ```python block."
+)
+LINE_REPLY_LINES = 3
+"""The most lines a line repair's reply may put in place of its line (the line and what is missing after
+it); a longer reply is a rewrite of more than the line."""
+NUMBERED = re.compile(r"^[ \t]*(\d+)(?:[ \t]*[:|])?[ \t]+")
+"""A line number a reply copied from the numbered unit it was shown."""
 
 
 @dataclass(frozen=True)
@@ -160,6 +174,70 @@ def repair_messages(
             },
         ]
     return messages
+
+
+def line_messages(unit: Unit, location: Location, problem: str = "", test: str = "") -> list[dict[str, str]]:
+    """A line repair's question: the unit with its lines numbered, the ranked line and its evidence (the
+    problem and a failing test's source as `repair_messages` gives them), and what the line should be."""
+    width = len(str(unit.end))
+    numbered = [f"{n:>{width}}  {text}" for n, text in enumerate(unit.text.splitlines(), unit.start)]
+    ask = [
+        f"File {unit.path}, lines {unit.start}-{unit.end}:",
+        "```python",
+        textwrap.dedent("\n".join(numbered)),
+        "```",
+        "",
+        f"Fault localization ranks line {location.line} as the most suspicious.",
+        f"Why: {location.evidence}",
+    ]
+    if test:
+        ask += ["", f"A failing test that runs it ({location.tests[0]}):", "```python", test, "```"]
+    if problem and problem not in location.evidence:
+        ask += ["", f"The problem seen when the program runs: {problem}"]
+    ask += [
+        "",
+        (
+            f"Write line {location.line} as it should be, so that the fault is fixed: a wrong value, a wrong "
+            f"condition or operator, a wrong call. If a line is missing just after it, write line "
+            f"{location.line} and then the missing line. Reply with only those lines, without their numbers, "
+            "in one ```python block."
+        ),
+    ]
+    return [{"role": "system", "content": LINE_SYSTEM}, {"role": "user", "content": "\n".join(ask)}]
+
+
+def line_spliced(source: str, line: int, reply: str) -> tuple[str | None, str]:
+    """`source` with its line `line` replaced by the reply's lines (at most LINE_REPLY_LINES, copied line
+    numbers dropped, indented as the line was), and "" (or None and why it could not be)."""
+    lines = source.splitlines(keepends=True)
+    if not 1 <= line <= len(lines):
+        return None, f"the file has no line {line}"
+    found = FENCED.search(reply[:REPLY_CHARS])
+    body = found.group(1) if found else reply[:REPLY_CHARS]
+    written = [text for text in body.splitlines() if text.strip()]
+    if not written:
+        return None, "the reply held no line"
+    if len(written) > LINE_REPLY_LINES:
+        return None, f"the reply held {len(written)} lines, not the line (and one missing after it)"
+    written = [_unnumbered(text, number) for number, text in enumerate(written, line)]
+    old = lines[line - 1]
+    indent = old[: len(old) - len(old.lstrip())]
+    ending = "\n" if old.endswith("\n") else ""
+    new = textwrap.indent(textwrap.dedent("\n".join(written)), indent) + ending
+    if new == old:
+        return None, f"the reply wrote line {line} as it stands"
+    result = "".join([*lines[: line - 1], new, *lines[line:]])
+    try:
+        syntax.parse(result)
+    except SyntaxError as exc:
+        return None, f"the file does not parse with the reply's line in place: line {exc.lineno}: {exc.msg}"
+    return result, ""
+
+
+def _unnumbered(text: str, number: int) -> str:
+    """`text` without the line number `number` a reply copied from the numbered unit (any other stays)."""
+    found = NUMBERED.match(text)
+    return text[found.end() :] if found and int(found.group(1)) == number else text
 
 
 def source_of_test(source: str, test: str, max_lines: int = TEST_LINES) -> str | None:

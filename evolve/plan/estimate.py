@@ -51,14 +51,15 @@ def role_tokens(
 
 def rerun_solves(meta: MetaConfig) -> int:
     """The live re-run solves one expansion makes at most (`[meta] rerun`): every candidate, the model's, the
-    repairs' and the templates' (the larger of their two budgets), re-running all its tasks; an upper bound,
-    as k candidates are."""
+    repairs' and line repairs', and the templates' (the larger of their two budgets), re-running all its
+    tasks; an upper bound, as k candidates are."""
     if meta.rerun == 0:
         return 0
     templates = max(
         meta.templates * meta.locations, meta.test_templates * (meta.test_locations or meta.locations)
     )
-    return (meta.candidates + templates + meta.repairs * meta.repair_locations) * (
+    repairs = meta.repairs * meta.repair_locations + meta.line_repairs * meta.line_locations
+    return (meta.candidates + templates + repairs) * (
         meta.rerun + meta.rerun_passed
     )
 

@@ -79,6 +79,44 @@ def test_a_repair_told_why_its_first_attempt_was_refused_makes_the_child(tmp_pat
     assert "shown = given[:0]" in told[1]["content"] and FAULTY.evidence in told[1]["content"]
 
 
+LINE_REPAIRING = {
+    **MODELS,
+    # asked what the faulty line should be, the model writes it right; asked about the innocent one, it
+    # writes a change that acts as the parent does, the same at every temperature
+    "modify": RoutedModel(
+        [
+            (f"Write line {FAULTY.line} as", "```python\nshown = given\n```"),
+            (f"Write line {INNOCENT.line} as", "```python\nRETRIES = 4\n```"),
+        ],
+        "true",
+    ),
+}
+
+
+def test_a_line_repair_at_the_second_ranked_line_makes_the_child_and_a_repeated_change_is_no_change(
+    tmp_path,
+):
+    settings = ExpandSettings(
+        candidates=1, line_repairs=2, line_locations=2, replays=1, rerun=1, rerun_passed=1
+    )
+    result, records, log_dir = expand_relay(tmp_path, lambda run: ROOMY, settings, LINE_REPAIRING)
+    shown = "\n".join(f"{r.number} {r.location} {r.template} {r.stage} {r.reason}" for r in records)
+    assert result.valid, (result.reason, shown)
+    assert [r.source for r in records] == ["line"] * 3, shown  # the fix fixed all: no more samples
+    first, again, fix = records
+    assert {first.location, again.location} == {f"{INNOCENT.path}:{INNOCENT.line}"}, shown
+    assert first.stage == "behaviour" and again.stage == "applies", shown
+    assert again.template is not None and "a change made before" in again.template, shown
+    assert fix.location == f"{FAULTY.path}:{FAULTY.line}" and fix.chosen and fix.fixed == 1, shown
+    code = (result.code_dir / "agent" / "__main__.py").read_text()
+    assert code == RELAY.replace("    shown = given[:0]\n", "    shown = given\n")
+    asked = json.loads((log_dir / f"candidate-{fix.number}" / REPAIR_LOG).read_text())["messages"]
+    assert (
+        f"{FAULTY.line}      shown = given[:0]" in asked[1]["content"]
+        and FAULTY.evidence in asked[1]["content"]
+    )
+
+
 def test_one_conversation_per_unit_each_with_its_first_failing_tests_source(tmp_path):
     test = b"import agent.calc\n\n\ndef test_add():\n    assert agent.calc.add(2, 3) == 5\n"
     write_files(

@@ -4,7 +4,16 @@ rewrite spliced back (evolve.meta.repair)."""
 from __future__ import annotations
 
 from evolve.meta.locations import Location
-from evolve.meta.repair import Attempt, repair_messages, reply_code, source_of_test, spliced, unit_at
+from evolve.meta.repair import (
+    Attempt,
+    line_messages,
+    line_spliced,
+    repair_messages,
+    reply_code,
+    source_of_test,
+    spliced,
+    unit_at,
+)
 
 SOURCE = """import re
 
@@ -139,3 +148,48 @@ def test_a_locations_failing_tests_travel_as_json_and_a_bad_list_is_dropped():
     assert Location.from_json({"path": "a.py", "line": 3, "score": 1, "evidence": "e", "tests": "x"}) == (
         Location("a.py", 3, 1.0, "e")
     )
+
+
+def test_a_line_repair_is_asked_about_the_numbered_line_and_its_reply_replaces_that_line_alone():
+    line = line_of("        if found:")
+    unit = unit_at("a.py", SOURCE, line)
+    assert unit is not None
+    location = Location("a.py", line, 0.8, "run by 2 of 2 failing tests", tests=("tests/t.py::test_first",))
+    system, user = line_messages(unit, location, "first() returns the wrong match", "def test_first(): ...")
+    assert system["role"] == "system" and "one line at a time" in system["content"]
+    asked = user["content"]
+    assert f"{line}          if found:" in asked and f"{line + 1}              return found[0]" in asked
+    assert f"Write line {line} as it should be" in asked and location.evidence in asked
+    assert "def test_first(): ..." in asked and "first() returns the wrong match" in asked
+    # the line as the model copied it, number included, at any indentation: the line alone changes
+    text, why = line_spliced(SOURCE, line, f"```python\n{line}  if len(found) > 1:\n```")
+    assert why == "" and text is not None
+    assert text.splitlines()[line - 1] == "        if len(found) > 1:"
+    assert text.splitlines()[: line - 1] == SOURCE.splitlines()[: line - 1]
+    assert text.splitlines()[line:] == SOURCE.splitlines()[line:]
+    # the line and the one missing after it
+    added, why = line_spliced(SOURCE, line, "```python\n    if found:\n        found.sort()\n```")
+    assert why == "" and added is not None
+    assert added.splitlines()[line - 1 : line + 2] == [
+        "        if found:",
+        "            found.sort()",
+        "            return found[0]",
+    ]
+
+
+def test_a_line_repair_that_changes_nothing_breaks_the_file_or_rewrites_more_is_refused_with_the_reason():
+    line = line_of("        if found:")
+    assert line_spliced(SOURCE, line, "```python\nif found:\n```") == (
+        None,
+        f"the reply wrote line {line} as it stands",
+    )
+    assert line_spliced(SOURCE, line, "```python\nif found\n```")[1].startswith(
+        "the file does not parse with the reply's line in place"
+    )
+    assert line_spliced(SOURCE, line, "```python\na = 1\nb = 2\nc = 3\nd = 4\n```")[1] == (
+        "the reply held 4 lines, not the line (and one missing after it)"
+    )
+    assert line_spliced(SOURCE, line, "```python\n\n```") == (None, "the reply held no line")
+    assert line_spliced(SOURCE, 999, "x = 1") == (None, "the file has no line 999")
+    # a number that is not the line's stays: the reply is taken as written (here it does not parse)
+    assert line_spliced(SOURCE, line, f"{line + 5}  if found:")[0] is None
