@@ -59,9 +59,7 @@ def rerun_solves(meta: MetaConfig) -> int:
         meta.templates * meta.locations, meta.test_templates * (meta.test_locations or meta.locations)
     )
     repairs = meta.repairs * meta.repair_locations + meta.line_repairs * meta.line_locations
-    return (meta.candidates + templates + repairs) * (
-        meta.rerun + meta.rerun_passed
-    )
+    return (meta.candidates + templates + repairs) * (meta.rerun + meta.rerun_passed)
 
 
 def role_cost(role: Role, model: ModelConfig, tokens: Tokens) -> RoleCost:
