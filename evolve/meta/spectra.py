@@ -9,7 +9,10 @@ lines its own files'.
 
 Beside the lines, what the agent's code did with what its tools returned: each command the agent ran, how
 much output the command produced (with a traceback or not) and how much of it reached the model in the
-requests the agent sent, put on the agent's line that ran the command.
+requests the agent sent, put on the agent's line that ran the command. Output that did not reach the model
+is the agent's code's doing, so it ranks the line that ran the command even where nothing else contrasts
+the runs; a command that exited non-zero is the command's doing (the model chose it, or the task's code
+failed), so it is only said beside a line the spectra rank.
 
 Pure: spectra and tool outputs in, ranked `Location`s out. The readers take the files the coverage probe
 (evolve.engine.coverage_probe) wrote in the agent's sandbox: that data is the agent's to change, so a
@@ -92,7 +95,7 @@ def rank(
     output reached the model only in part is kept beyond the limit, with that evidence. Lines every run ran,
     where there is a passing one, are left out (they rank nothing). Without a passing run nothing contrasts
     the failing ones (Ochiai then orders lines by how many failing runs ran them: the code every run shares
-    first), so only the lines with a tool-output note are ranked."""
+    first), so only the lines whose commands' output did not all reach the model are ranked."""
     failing = sum(1 for s in spectra if s.failed)
     passing = len(spectra) - failing
     if failing == 0:
@@ -104,20 +107,21 @@ def rank(
         for line in spectrum.lines:
             counts[line] = counts.get(line, 0) + 1
     notes = tool_notes(tools)
+    hid = hiding(tools)
     # A line every replay ran, passing and failing alike (imports, definitions, the loop's head), tells the
     # runs apart no more than chance: it is left out unless what it did to a tool's output is evidence.
     everywhere = {
         line
         for line, ef in ran_failing.items()
-        if passing and ef == failing and ran_passing.get(line, 0) == passing and line not in notes
+        if passing and ef == failing and ran_passing.get(line, 0) == passing and line not in hid
     }
     scored = {
         line: ochiai(ef, ran_passing.get(line, 0), failing - ef)
         for line, ef in ran_failing.items()
-        if line not in everywhere and (passing or line in notes)
+        if line not in everywhere and (passing or line in hid)
     }
     order = in_turns(scored, key=lambda line: (-scored[line],))
-    kept = order[:limit] + [line for line in order[limit:] if line in notes]
+    kept = order[:limit] + [line for line in order[limit:] if line in hid]
     return [
         Location(
             path,
@@ -216,16 +220,26 @@ def tool_notes(tools: Iterable[ToolOutput]) -> dict[Line, str]:
     """For each line that ran commands in failing runs, what the data says against it, summed over those
     runs: the commands that exited non-zero (how many, and the commonest last line of their output), and
     output that did not all reach the model (what it produced and what reached the model)."""
-    by_site: dict[Line, list[ToolOutput]] = {}
-    for output in tools:
-        if output.failed:
-            by_site.setdefault(output.site, []).append(output)
     notes = {}
-    for site, outputs in by_site.items():
+    for site, outputs in _failing_by_site(tools).items():
         said = [note for note in (_exits(outputs), _lost(outputs)) if note]
         if said:
             notes[site] = "; ".join(said)
     return notes
+
+
+def hiding(tools: Iterable[ToolOutput]) -> set[Line]:
+    """The lines that ran commands in failing runs whose output did not all reach the model."""
+    return {site for site, outputs in _failing_by_site(tools).items() if _lost(outputs)}
+
+
+def _failing_by_site(tools: Iterable[ToolOutput]) -> dict[Line, list[ToolOutput]]:
+    """The commands of failing runs, by the agent's line that ran them."""
+    by_site: dict[Line, list[ToolOutput]] = {}
+    for output in tools:
+        if output.failed:
+            by_site.setdefault(output.site, []).append(output)
+    return by_site
 
 
 def _exits(outputs: list[ToolOutput]) -> str:

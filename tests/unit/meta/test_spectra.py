@@ -158,17 +158,20 @@ def test_without_a_passing_replay_only_lines_with_tool_output_evidence_are_ranke
     assert [(loc.path, loc.line) for loc in rank(only_failing, [lost])] == [C]
 
 
-def test_a_line_whose_commands_exit_non_zero_in_failing_runs_is_ranked_with_their_commonest_error() -> None:
-    # The model asks for a command the sandbox lacks in every failing run: the line that ran it is where
-    # the agent could do something about it, though its output reached the model whole.
-    only_failing = [_spectrum(True, A, B, C), _spectrum(True, A, C)]
+def test_commands_that_exit_non_zero_are_said_beside_a_ranked_line_but_rank_nothing_alone() -> None:
+    # The model asks for a command the sandbox lacks: that is the command's doing (the model chose it), and
+    # the line that ran it did its job; it reached the model whole. Where the spectra rank the line, the
+    # exits are its evidence; without a passing run to contrast, they do not make it suspicious.
     missing = ToolOutput(
         B, 40, False, 40, 40, True, 127, "bash: line 1: python: command not found", "bash -c python x.py"
     )
     other = ToolOutput(B, 10, False, 10, 10, True, exit=2, error="ls: cannot access 'x'")
     fine = ToolOutput(C, 10, False, 10, 10, True, exit=0)
     passing = ToolOutput(B, 10, False, 10, 10, False, exit=1, error="not counted: a passing run")
-    ranked = rank(only_failing, [missing, missing, other, fine, passing])
+    tools = [missing, missing, other, fine, passing]
+    only_failing = [_spectrum(True, A, B, C), _spectrum(True, A, B, C)]
+    assert rank(only_failing, tools) == []
+    ranked = rank([*only_failing, _spectrum(False, A, C)], tools)
     assert [(loc.path, loc.line) for loc in ranked] == [B]
     assert ranked[0].evidence.endswith(
         "3 of the 3 commands it ran in failing replays exited non-zero "
