@@ -56,6 +56,7 @@ from evolve.meta.candidates import (
     furthest,
     temperatures,
 )
+from evolve.meta.locations import Location
 from evolve.meta.modify import INSTRUCTIONS_JSON
 from evolve.meta.templates import Generated
 from evolve.meta.validate import SMOKE_STEPS, own_tests
@@ -206,6 +207,23 @@ Heard = Callable[[Modification, str | None, str | None], None]
 """Told how a made candidate ended (its code, the stage that refused it and why; None: none did)."""
 
 
+def _ranked(number: int, temperature: float, source: str, said: str, location: Location) -> Candidate:
+    """The record, before its checks, of a model candidate made at a ranked location."""
+    return Candidate(
+        number,
+        temperature,
+        False,
+        None,
+        None,
+        "",
+        0,
+        0.0,
+        source=source,
+        template=said,
+        location=f"{location.path}:{location.line}",
+    )
+
+
 def _ignore(child: Modification, stage: str | None, reason: str | None) -> None:
     """A maker that learns nothing from how its candidate ended (a template, an improve run)."""
 
@@ -260,20 +278,8 @@ def _makers(
             spec = repair_channel(ctx.job, channel, plan.settings.job_tokens)
             child, reply = make_repair(ctx, conversation, spec, temperature, problem, dest, log_dir, spent)
             replies.append(reply)
-            location = conversation.location
-            return child, Candidate(
-                number,
-                temperature,
-                False,
-                None,
-                None,
-                "",
-                0,
-                0.0,
-                source="repair",
-                template=f"attempt {attempt} of {plan.settings.repairs}: {child.summary}",
-                location=f"{location.path}:{location.line}",
-            )
+            said = f"attempt {attempt} of {plan.settings.repairs}: {child.summary}"
+            return child, _ranked(number, temperature, "repair", said, conversation.location)
 
         def heard(child: Modification, stage: str | None, reason: str | None) -> None:
             if stage is not None:
@@ -290,20 +296,8 @@ def _makers(
             if child.diff.strip() and child.diff in made_before:
                 child = edited_child(ctx.code, {}, dest, log_dir, f"{child.summary}: a change made before")
             made_before.add(child.diff)
-            location = conversation.location
-            return child, Candidate(
-                number,
-                temperature,
-                False,
-                None,
-                None,
-                "",
-                0,
-                0.0,
-                source="line",
-                template=f"sample {sample} of {plan.settings.line_repairs}: {child.summary}",
-                location=f"{location.path}:{location.line}",
-            )
+            said = f"sample {sample} of {plan.settings.line_repairs}: {child.summary}"
+            return child, _ranked(number, temperature, "line", said, conversation.location)
 
         return make
 

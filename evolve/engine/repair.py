@@ -125,14 +125,12 @@ def make_repair(
     messages = repair_messages(
         conversation.unit, conversation.location, conversation.attempts, problem, conversation.test
     )
-    reply, refused = _ask(ctx, spec, messages, temperature, MAX_TOKENS, log_dir, spent)
-    source = _source(ctx.code / conversation.unit.path) or ""
-    text, why = spliced(source, conversation.unit, reply) if not refused else (None, refused)
     unit = conversation.unit
-    where = f"{unit.path}:{unit.start}-{unit.end}"
-    if text is None:
-        return edited_child(ctx.code, {}, dest, log_dir, f"repair at {where}: {why}"), reply
-    return edited_child(ctx.code, {unit.path: text}, dest, log_dir, f"repair at {where}"), reply
+    reply, refused = _ask(ctx, spec, messages, temperature, MAX_TOKENS, log_dir, spent)
+    source = _source(ctx.code / unit.path) or ""
+    text, why = spliced(source, unit, reply) if not refused else (None, refused)
+    where = f"repair at {unit.path}:{unit.start}-{unit.end}"
+    return _written(ctx, unit.path, text, why, where, dest, log_dir), reply
 
 
 def make_line_repair(
@@ -152,10 +150,17 @@ def make_line_repair(
     reply, refused = _ask(ctx, spec, messages, temperature, LINE_MAX_TOKENS, log_dir, spent)
     source = _source(ctx.code / location.path) or ""
     text, why = line_spliced(source, location.line, reply) if not refused else (None, refused)
-    where = f"{location.path}:{location.line}"
+    where = f"line repair at {location.path}:{location.line}"
+    return _written(ctx, location.path, text, why, where, dest, log_dir)
+
+
+def _written(
+    ctx: JobContext, path: str, text: str | None, why: str, where: str, dest: Path, log_dir: Path
+) -> Modification:
+    """The child with `path` rewritten as `text`; None: the parent's code unchanged, with `why` said."""
     if text is None:
-        return edited_child(ctx.code, {}, dest, log_dir, f"line repair at {where}: {why}")
-    return edited_child(ctx.code, {location.path: text}, dest, log_dir, f"line repair at {where}")
+        return edited_child(ctx.code, {}, dest, log_dir, f"{where}: {why}")
+    return edited_child(ctx.code, {path: text}, dest, log_dir, where)
 
 
 def _ask(

@@ -139,19 +139,7 @@ def repair_messages(
     ranked = location.line - unit.start
     shown = unit.text.splitlines()
     suspicious = shown[ranked].strip() if 0 <= ranked < len(shown) else ""
-    ask = [
-        f"File {unit.path}, lines {unit.start}-{unit.end}:",
-        "```python",
-        textwrap.dedent(unit.text),
-        "```",
-        "",
-        f"Fault localization ranks line {location.line} as the most suspicious: `{suspicious}`",
-        f"Why: {location.evidence}",
-    ]
-    if test:
-        ask += ["", f"A failing test that runs it ({location.tests[0]}):", "```python", test, "```"]
-    if problem and problem not in location.evidence:
-        ask += ["", f"The problem seen when the program runs: {problem}"]
+    ask = _shown(unit, textwrap.dedent(unit.text), f": `{suspicious}`", location, problem, test)
     ask += [
         "",
         (
@@ -181,19 +169,7 @@ def line_messages(unit: Unit, location: Location, problem: str = "", test: str =
     problem and a failing test's source as `repair_messages` gives them), and what the line should be."""
     width = len(str(unit.end))
     numbered = [f"{n:>{width}}  {text}" for n, text in enumerate(unit.text.splitlines(), unit.start)]
-    ask = [
-        f"File {unit.path}, lines {unit.start}-{unit.end}:",
-        "```python",
-        textwrap.dedent("\n".join(numbered)),
-        "```",
-        "",
-        f"Fault localization ranks line {location.line} as the most suspicious.",
-        f"Why: {location.evidence}",
-    ]
-    if test:
-        ask += ["", f"A failing test that runs it ({location.tests[0]}):", "```python", test, "```"]
-    if problem and problem not in location.evidence:
-        ask += ["", f"The problem seen when the program runs: {problem}"]
+    ask = _shown(unit, "\n".join(numbered), ".", location, problem, test)
     ask += [
         "",
         (
@@ -204,6 +180,25 @@ def line_messages(unit: Unit, location: Location, problem: str = "", test: str =
         ),
     ]
     return [{"role": "system", "content": LINE_SYSTEM}, {"role": "user", "content": "\n".join(ask)}]
+
+
+def _shown(unit: Unit, code: str, line_said: str, location: Location, problem: str, test: str) -> list[str]:
+    """What every repair is shown: the unit's `code`, the ranked line (`line_said` after its number) and its
+    evidence, the source of a failing test that ran it, and the problem where the evidence does not say it."""
+    shown = [
+        f"File {unit.path}, lines {unit.start}-{unit.end}:",
+        "```python",
+        code,
+        "```",
+        "",
+        f"Fault localization ranks line {location.line} as the most suspicious{line_said}",
+        f"Why: {location.evidence}",
+    ]
+    if test:
+        shown += ["", f"A failing test that runs it ({location.tests[0]}):", "```python", test, "```"]
+    if problem and problem not in location.evidence:
+        shown += ["", f"The problem seen when the program runs: {problem}"]
+    return shown
 
 
 def line_spliced(source: str, line: int, reply: str) -> tuple[str | None, str]:
