@@ -11,8 +11,8 @@ the run's code-edit rate, its tokens, its wall time and the location each expans
 
 Three sets of defects (`--set`): `dev`, the ones below (the engine was tuned on them); `test`, written
 before the engine learned to find faults from data and never studied while tuning it (defects/test.toml),
-though the author of the repair templates read its definitions; and `test2` and `test3`, each written by
-someone who had read none of the engine's repair code (defects/test2.toml, defects/test3.toml). A file set
+though the author of the repair templates read its definitions; and `test2`, `test3` and `test4`, each written
+by someone who had read none of the engine's repair code (defects/test2.toml, ...). A file set
 runs only while its SHA-256 is the committed one (the `.sha256` beside it). A user's agent brings its own
 (`--reference DIR --defects FILE`, a file in test.toml's form).
 """
@@ -113,7 +113,9 @@ checks print their failures to stdout, so the seed's runs showed no failing comm
 
 
 DEFECTS_DIR = Path(__file__).resolve().parent / "defects"
-FILE_SETS = MappingProxyType({name: DEFECTS_DIR / f"{name}.toml" for name in ("test", "test2", "test3")})
+FILE_SETS = MappingProxyType(
+    {name: DEFECTS_DIR / f"{name}.toml" for name in ("test", "test2", "test3", "test4")}
+)
 """The held-out sets by name; the `.sha256` beside each holds its digest, committed before any engine change
 it measures."""
 SETS = ("dev", *FILE_SETS)
