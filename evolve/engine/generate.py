@@ -228,6 +228,16 @@ def _ignore(child: Modification, stage: str | None, reason: str | None) -> None:
     """A maker that learns nothing from how its candidate ended (a template, an improve run)."""
 
 
+def _told(conversation: Conversation, replies: list[str]) -> Heard:
+    """What a repair's maker hears: a refusal of its candidate joins `conversation`, with the last reply."""
+
+    def heard(child: Modification, stage: str | None, reason: str | None) -> None:
+        if stage is not None:
+            conversation.refused(replies[-1], child, stage, reason or "")
+
+    return heard
+
+
 def _makers(
     ctx: JobContext,
     instructions: str,
@@ -236,9 +246,10 @@ def _makers(
     repairs: list[Conversation],
     lines: list[Conversation],
 ) -> list[tuple[Maker, Heard]]:
-    """The templates' candidates (no model) first, then the line repairs' (each line's samples in turn; a
-    sample that makes a change made before is made as no change), then the repairs' (each location's
-    attempts in turn, each told how the ones before ended), then the improve step's, one per temperature."""
+    """The templates' candidates (no model) first, then the line repairs' (each line's samples in turn, each
+    told how the ones before ended; one that makes a change made before is made as no change), then the
+    repairs' (each location's attempts in turn, told the same), then the improve step's, one per
+    temperature."""
 
     def template(generated: Generated) -> Maker:
         def make(number: int, dest: Path, log_dir: Path, spent: list[int]) -> tuple[Modification, Candidate]:
@@ -281,25 +292,28 @@ def _makers(
             said = f"attempt {attempt} of {plan.settings.repairs}: {child.summary}"
             return child, _ranked(number, temperature, "repair", said, conversation.location)
 
-        def heard(child: Modification, stage: str | None, reason: str | None) -> None:
-            if stage is not None:
-                conversation.refused(replies[-1], child, stage, reason or "")
-
-        return make, heard
+        return make, _told(conversation, replies)
 
     made_before: set[str] = set()
 
-    def line(conversation: Conversation, sample: int, temperature: float, channel: int) -> Maker:
+    def line(
+        conversation: Conversation, sample: int, temperature: float, channel: int
+    ) -> tuple[Maker, Heard]:
+        replies: list[str] = []
+
         def make(number: int, dest: Path, log_dir: Path, spent: list[int]) -> tuple[Modification, Candidate]:
             spec = line_channel(ctx.job, channel, plan.settings.job_tokens)
-            child = make_line_repair(ctx, conversation, spec, temperature, problem, dest, log_dir, spent)
+            child, reply = make_line_repair(
+                ctx, conversation, spec, temperature, problem, dest, log_dir, spent
+            )
+            replies.append(reply)
             if child.diff.strip() and child.diff in made_before:
                 child = edited_child(ctx.code, {}, dest, log_dir, f"{child.summary}: a change made before")
             made_before.add(child.diff)
             said = f"sample {sample} of {plan.settings.line_repairs}: {child.summary}"
             return child, _ranked(number, temperature, "line", said, conversation.location)
 
-        return make
+        return make, _told(conversation, replies)
 
     def model(temperature: float) -> Maker:
         def make(number: int, dest: Path, log_dir: Path, spent: list[int]) -> tuple[Modification, Candidate]:
@@ -312,7 +326,7 @@ def _makers(
     return [
         *((template(t), _ignore) for t in templates),
         *(
-            (line(conversation, sample, temperature, at * plan.settings.line_repairs + sample), _ignore)
+            line(conversation, sample, temperature, at * plan.settings.line_repairs + sample)
             for at, conversation in enumerate(lines)
             for sample, temperature in enumerate(plan.settings.line_temperatures(), 1)
         ),

@@ -1,6 +1,6 @@
 """The engine's model repairs of one expansion: at each of the top `repair_locations` ranked lines, up to
 `repairs` attempts at its function (`[meta] repairs`), each told why the ones before were refused; and at
-each of the top `line_locations` ranked lines, `line_repairs` independent samples of the line itself
+each of the top `line_locations` ranked lines, `line_repairs` samples of the line itself, told the same
 (evolve.meta.repair). Each is asked through a model channel of its own (the `modify` role, counted and
 recorded by the gateway like any request), written as a child at a path a candidate's code takes, then
 checked by evolve.engine.generate like every candidate.
@@ -142,16 +142,17 @@ def make_line_repair(
     dest: Path,
     log_dir: Path,
     spent: list[int],
-) -> Modification:
-    """Ask what the ranked line of `conversation` should be and write its child at `dest` (the parent's code
-    unchanged, with the reason in its summary, when the reply gave no line to put there)."""
+) -> tuple[Modification, str]:
+    """Ask what the ranked line of `conversation` should be, told how the earlier samples there ended, and
+    write its child at `dest`: the child (the parent's code unchanged, with the reason in its summary, when
+    the reply gave no line to put there) and the reply."""
     location = conversation.location
-    messages = line_messages(conversation.unit, location, problem, conversation.test)
+    messages = line_messages(conversation.unit, location, conversation.attempts, problem, conversation.test)
     reply, refused = _ask(ctx, spec, messages, temperature, LINE_MAX_TOKENS, log_dir, spent)
     source = _source(ctx.code / location.path) or ""
     text, why = line_spliced(source, location.line, reply) if not refused else (None, refused)
     where = f"line repair at {location.path}:{location.line}"
-    return _written(ctx, location.path, text, why, where, dest, log_dir)
+    return _written(ctx, location.path, text, why, where, dest, log_dir), reply
 
 
 def _written(

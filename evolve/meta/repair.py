@@ -13,9 +13,11 @@ it is not asked the same question twice.
 
 A line repair asks less (`line_messages`, infilling as in AlphaRepair: Xia & Zhang 2022): the unit with its
 lines numbered, the ranked line and its evidence, and the question "what should this line be?"; the reply
-is that line, or that line and the one missing after it, spliced in place of the line alone. A small model
-that rewrites a whole function back unchanged often writes one line differently; independent samples at
-a spread of temperatures stand in for the conversation.
+is that line, or that line and the one missing after it, spliced in place of the line alone (a reply that
+rewrote the code around it anyway gives the one stretch it changed there). A small model that rewrites a
+whole function back unchanged often writes one line differently. Each later sample at the line is told the
+earlier ones and how they ended, as a repair is: a small model asked the same question twice at a low
+temperature answers it the same way.
 
 Nothing here knows an agent: the unit is found by Python's parser, the reply's code is the first fenced
 block (else the whole reply), and a function's rewrite is taken by its name. Pure: text in, text out.
@@ -24,6 +26,7 @@ block (else the whole reply), and a function's rewrite is taken by its name. Pur
 from __future__ import annotations
 
 import ast
+import difflib
 import re
 import textwrap
 from collections.abc import Sequence
@@ -53,6 +56,8 @@ LINE_REPLY_LINES = 3
 it); a longer reply is a rewrite of more than the line."""
 NUMBERED = re.compile(r"^[ \t]*(\d+)(?:[ \t]*[:|])?[ \t]+")
 """A line number a reply copied from the numbered unit it was shown."""
+COPIED_NUMBER = re.compile(r"^[ \t]*\d+(?:[ \t]*[:|])?(?: {1,2}|\t)")
+"""The same in a rewrite of several lines, where the indentation after it is the code's own."""
 
 
 @dataclass(frozen=True)
@@ -164,22 +169,38 @@ def repair_messages(
     return messages
 
 
-def line_messages(unit: Unit, location: Location, problem: str = "", test: str = "") -> list[dict[str, str]]:
-    """A line repair's question: the unit with its lines numbered, the ranked line and its evidence (the
-    problem and a failing test's source as `repair_messages` gives them), and what the line should be."""
+def line_messages(
+    unit: Unit, location: Location, attempts: Sequence[Attempt] = (), problem: str = "", test: str = ""
+) -> list[dict[str, str]]:
+    """A line repair's conversation: the unit with its lines numbered, the ranked line and its evidence (the
+    problem and a failing test's source as `repair_messages` gives them) and what the line should be, then
+    each earlier sample's reply at the line and how it ended."""
     width = len(str(unit.end))
     numbered = [f"{n:>{width}}  {text}" for n, text in enumerate(unit.text.splitlines(), unit.start)]
     ask = _shown(unit, "\n".join(numbered), ".", location, problem, test)
+    reply = "Reply with only those lines, without their numbers, in one ```python block."
     ask += [
         "",
         (
             f"Write line {location.line} as it should be, so that the fault is fixed: a wrong value, a wrong "
             f"condition or operator, a wrong call. If a line is missing just after it, write line "
-            f"{location.line} and then the missing line. Reply with only those lines, without their numbers, "
-            "in one ```python block."
+            f"{location.line} and then the missing line. {reply}"
         ),
     ]
-    return [{"role": "system", "content": LINE_SYSTEM}, {"role": "user", "content": "\n".join(ask)}]
+    messages = [{"role": "system", "content": LINE_SYSTEM}, {"role": "user", "content": "\n".join(ask)}]
+    for attempt in attempts:
+        messages += [
+            {"role": "assistant", "content": attempt.reply[:REPLY_CHARS]},
+            {
+                "role": "user",
+                "content": (
+                    f"That was tried and refused at `{attempt.stage}`: {_tail(attempt.reason, REASON_CHARS)}"
+                    f"\n\nWrite line {location.line} differently (and the line missing after it, if one is). "
+                    f"{reply}"
+                ),
+            },
+        ]
+    return messages
 
 
 def _shown(unit: Unit, code: str, line_said: str, location: Location, problem: str, test: str) -> list[str]:
@@ -213,7 +234,10 @@ def line_spliced(source: str, line: int, reply: str) -> tuple[str | None, str]:
     if not written:
         return None, "the reply held no line"
     if len(written) > LINE_REPLY_LINES:
-        return None, f"the reply held {len(written)} lines, not the line (and one missing after it)"
+        changed = _changed_at(lines, line, written)
+        if changed is None:
+            return None, f"the reply held {len(written)} lines, not the line (and one missing after it)"
+        written = changed
     written = [_unnumbered(text, number) for number, text in enumerate(written, line)]
     old = lines[line - 1]
     indent = old[: len(old) - len(old.lstrip())]
@@ -227,6 +251,46 @@ def line_spliced(source: str, line: int, reply: str) -> tuple[str | None, str]:
     except SyntaxError as exc:
         return None, f"the file does not parse with the reply's line in place: line {exc.lineno}: {exc.msg}"
     return result, ""
+
+
+def _changed_at(lines: list[str], line: int, written: list[str]) -> list[str] | None:
+    """What a reply that rewrote the code around `line` wrote there: its one changed stretch, where that
+    replaces line `line` or adds lines just after it (the line first), at most LINE_REPLY_LINES lines in
+    all. Blank lines and whole-line comments are left out on both sides (a comment explains, it changes
+    nothing). None: the reply reproduced too little of the code to be a rewrite of it, or changed it
+    elsewhere or more."""
+    numbers = [COPIED_NUMBER.match(text) for text in written]
+    if all(found is not None for found in numbers):
+        written = [
+            text[found.end() :] if found else text for text, found in zip(written, numbers, strict=True)
+        ]
+    code = [text for text in written if not _comment(text)]
+    around = range(max(0, line - 1 - UNIT_LINES), min(len(lines), line + UNIT_LINES))
+    kept = [n for n in around if (lines[n].strip() and not _comment(lines[n])) or n == line - 1]
+    matcher = difflib.SequenceMatcher(
+        None, [lines[n].strip() for n in kept], [text.strip() for text in code], autojunk=False
+    )
+    blocks = [block for block in matcher.get_matching_blocks() if block.size]
+    if sum(block.size for block in blocks) < max(2, len(code) // 2):
+        return None
+    start, end = blocks[0].a, blocks[-1].a + blocks[-1].size  # the stretch of the file the reply rewrote
+    different = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    changes = [op for op in different if start <= op[1] and op[2] <= end]
+    if len(changes) != 1 or any(op[0] != "delete" for op in different if op not in changes):
+        return None  # more than one stretch changed, or code written before or after what it reproduced
+    kind, old_start, old_end, new_start, new_end = changes[0]
+    at = kept.index(line - 1)
+    if kind == "replace" and (old_start, old_end) == (at, at + 1):
+        taken = code[new_start:new_end]
+    elif kind == "insert" and old_start == at + 1 and new_start > 0:
+        taken = code[new_start - 1 : new_end]  # the line as the reply wrote it sets the added lines' indent
+    else:
+        return None
+    return taken if len(taken) <= LINE_REPLY_LINES else None
+
+
+def _comment(text: str) -> bool:
+    return text.strip().startswith("#")
 
 
 def _unnumbered(text: str, number: int) -> str:

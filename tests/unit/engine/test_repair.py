@@ -82,11 +82,12 @@ def test_a_repair_told_why_its_first_attempt_was_refused_makes_the_child(tmp_pat
 LINE_REPAIRING = {
     **MODELS,
     # asked what the faulty line should be, the model writes it right; asked about the innocent one, it
-    # writes a change that acts as the parent does, the same at every temperature
+    # writes a change that acts as the parent does, the same at every temperature and when told it failed
     "modify": RoutedModel(
         [
             (f"Write line {FAULTY.line} as", "```python\nshown = given\n```"),
             (f"Write line {INNOCENT.line} as", "```python\nRETRIES = 4\n```"),
+            (f"Write line {INNOCENT.line} differently", "```python\nRETRIES = 4\n```"),
         ],
         "true",
     ),
@@ -110,7 +111,14 @@ def test_a_line_repair_at_the_second_ranked_line_makes_the_child_and_a_repeated_
     assert fix.location == f"{FAULTY.path}:{FAULTY.line}" and fix.chosen and fix.fixed == 1, shown
     code = (result.code_dir / "agent" / "__main__.py").read_text()
     assert code == RELAY.replace("    shown = given[:0]\n", "    shown = given\n")
+    # the second sample at a line is told the first's reply and why it was refused; the other line's first
+    # sample starts its own conversation
+    told = json.loads((log_dir / f"candidate-{again.number}" / REPAIR_LOG).read_text())["messages"]
+    assert [m["role"] for m in told] == ["system", "user", "assistant", "user"], told
+    assert told[3]["content"].startswith("That was tried and refused at `behaviour`: "), told[3]
+    assert f"Write line {INNOCENT.line} differently" in told[3]["content"]
     asked = json.loads((log_dir / f"candidate-{fix.number}" / REPAIR_LOG).read_text())["messages"]
+    assert [m["role"] for m in asked] == ["system", "user"]
     assert (
         f"{FAULTY.line}      shown = given[:0]" in asked[1]["content"]
         and FAULTY.evidence in asked[1]["content"]

@@ -155,7 +155,9 @@ def test_a_line_repair_is_asked_about_the_numbered_line_and_its_reply_replaces_t
     unit = unit_at("a.py", SOURCE, line)
     assert unit is not None
     location = Location("a.py", line, 0.8, "run by 2 of 2 failing tests", tests=("tests/t.py::test_first",))
-    system, user = line_messages(unit, location, "first() returns the wrong match", "def test_first(): ...")
+    system, user = line_messages(
+        unit, location, problem="first() returns the wrong match", test="def test_first(): ..."
+    )
     assert system["role"] == "system" and "one line at a time" in system["content"]
     asked = user["content"]
     assert f"{line}          if found:" in asked and f"{line + 1}              return found[0]" in asked
@@ -193,3 +195,48 @@ def test_a_line_repair_that_changes_nothing_breaks_the_file_or_rewrites_more_is_
     assert line_spliced(SOURCE, 999, "x = 1") == (None, "the file has no line 999")
     # a number that is not the line's stays: the reply is taken as written (here it does not parse)
     assert line_spliced(SOURCE, line, f"{line + 5}  if found:")[0] is None
+
+
+def test_a_later_line_repair_is_told_the_earlier_replies_and_how_each_was_refused():
+    line = line_of("        if found:")
+    unit = unit_at("a.py", SOURCE, line)
+    assert unit is not None
+    location = Location("a.py", line, 0.8, "run by 2 of 2 failing tests")
+    earlier = [
+        Attempt("```python\nif not found:\n```", "tests", "the agent's own tests fail: ... AssertionError"),
+        Attempt("```python\nif found:\n```", "applies", "the reply wrote line 28 as it stands"),
+    ]
+    messages = line_messages(unit, location, earlier)
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user", "assistant", "user"]
+    assert messages[2]["content"] == earlier[0].reply and messages[4]["content"] == earlier[1].reply
+    assert messages[3]["content"].startswith(
+        "That was tried and refused at `tests`: the agent's own tests fail: ... AssertionError"
+    )
+    assert f"Write line {line} differently" in messages[5]["content"]
+    assert messages[:2] == line_messages(unit, location)
+
+
+def test_a_line_repair_that_rewrote_the_code_around_the_line_gives_the_one_stretch_it_changed_there():
+    line = line_of("        if found:")
+    around = SOURCE.splitlines()[line - 3 : line + 2]  # def first ... return None
+    # the function written back with the line changed, a comment added and its lines numbered
+    rewrite = [f"{n}  {text}" for n, text in enumerate(around, line - 2)]
+    rewrite[2] = f"{line}          # more than one match\n{line}          if len(found) > 1:"
+    text, why = line_spliced(SOURCE, line, "```python\n" + "\n".join(rewrite) + "\n```")
+    assert why == "" and text is not None
+    assert text.splitlines() == [
+        *SOURCE.splitlines()[: line - 1],
+        "        if len(found) > 1:",
+        *SOURCE.splitlines()[line:],
+    ]
+    # a line added just after the ranked one: the ranked line as written, then the added one
+    added = [*around[:3], "            found.sort()", *around[3:]]
+    text, why = line_spliced(SOURCE, line, "```python\n" + "\n".join(added) + "\n```")
+    assert why == "" and text is not None
+    assert text.splitlines()[line - 1 : line + 2] == [around[2], "            found.sort()", around[3]]
+    # two stretches changed, or the change elsewhere than at the line: not a line repair
+    twice = [*around[:2], "        if len(found) > 1:", around[3], "        return found"]
+    elsewhere = [*around[:3], "            return found[-1]", *around[4:]]
+    for reply in (twice, elsewhere):
+        refused = line_spliced(SOURCE, line, "```python\n" + "\n".join(reply) + "\n```")
+        assert refused == (None, "the reply held 5 lines, not the line (and one missing after it)")
