@@ -239,6 +239,9 @@ def line_spliced(source: str, line: int, reply: str) -> tuple[str | None, str]:
             return None, f"the reply held {len(written)} lines, not the line (and one missing after it)"
         written = changed
     written = [_unnumbered(text, number) for number, text in enumerate(written, line)]
+    after = [text.strip() for text in lines[line : line + len(written) - 1]]
+    if len(written) > 1 and [text.strip() for text in written[1:]] == after:
+        written = written[:1]  # the lines after it, copied as they stand: nothing is missing there
     old = lines[line - 1]
     indent = old[: len(old) - len(old.lstrip())]
     ending = "\n" if old.endswith("\n") else ""

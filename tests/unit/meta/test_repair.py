@@ -192,6 +192,13 @@ def test_a_line_repair_that_changes_nothing_breaks_the_file_or_rewrites_more_is_
         "the reply held 4 lines, not the line (and one missing after it)"
     )
     assert line_spliced(SOURCE, line, "```python\n\n```") == (None, "the reply held no line")
+    # the lines after it copied as they stand add nothing: the line alone is written
+    copied = f"```python\n{line}  if len(found) > 1:\n{line + 1}      return found[0]\n```"
+    assert line_spliced(SOURCE, line, copied)[0] == line_spliced(SOURCE, line, "if len(found) > 1:")[0]
+    assert line_spliced(SOURCE, line, "if found:\n    return found[0]") == (
+        None,
+        f"the reply wrote line {line} as it stands",
+    )
     assert line_spliced(SOURCE, 999, "x = 1") == (None, "the file has no line 999")
     # a number that is not the line's stays: the reply is taken as written (here it does not parse)
     assert line_spliced(SOURCE, line, f"{line + 5}  if found:")[0] is None
