@@ -153,20 +153,8 @@ def repair_messages(
             "```python block."
         ),
     ]
-    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n".join(ask)}]
-    for attempt in attempts:
-        messages += [
-            {"role": "assistant", "content": attempt.reply[:REPLY_CHARS]},
-            {
-                "role": "user",
-                "content": (
-                    f"That change was tried and refused at `{attempt.stage}`: "
-                    f"{_tail(attempt.reason, REASON_CHARS)}\n\n"
-                    "Fix the fault differently. Reply with the whole corrected code in one ```python block."
-                ),
-            },
-        ]
-    return messages
+    again = "Fix the fault differently. Reply with the whole corrected code in one ```python block."
+    return _conversation(SYSTEM, "\n".join(ask), attempts, again)
 
 
 def line_messages(
@@ -187,18 +175,20 @@ def line_messages(
             f"{location.line} and then the missing line. {reply}"
         ),
     ]
-    messages = [{"role": "system", "content": LINE_SYSTEM}, {"role": "user", "content": "\n".join(ask)}]
+    again = f"Write line {location.line} differently (and the line missing after it, if one is). {reply}"
+    return _conversation(LINE_SYSTEM, "\n".join(ask), attempts, again)
+
+
+def _conversation(system: str, ask: str, attempts: Sequence[Attempt], again: str) -> list[dict[str, str]]:
+    """The question `ask`, then each earlier attempt's reply, how it was refused and the question `again`."""
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": ask}]
     for attempt in attempts:
+        refused = (
+            f"That change was tried and refused at `{attempt.stage}`: {_tail(attempt.reason, REASON_CHARS)}"
+        )
         messages += [
             {"role": "assistant", "content": attempt.reply[:REPLY_CHARS]},
-            {
-                "role": "user",
-                "content": (
-                    f"That was tried and refused at `{attempt.stage}`: {_tail(attempt.reason, REASON_CHARS)}"
-                    f"\n\nWrite line {location.line} differently (and the line missing after it, if one is). "
-                    f"{reply}"
-                ),
-            },
+            {"role": "user", "content": f"{refused}\n\n{again}"},
         ]
     return messages
 

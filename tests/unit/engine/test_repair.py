@@ -115,7 +115,7 @@ def test_a_line_repair_at_the_second_ranked_line_makes_the_child_and_a_repeated_
     # sample starts its own conversation
     told = json.loads((log_dir / f"candidate-{again.number}" / REPAIR_LOG).read_text())["messages"]
     assert [m["role"] for m in told] == ["system", "user", "assistant", "user"], told
-    assert told[3]["content"].startswith("That was tried and refused at `behaviour`: "), told[3]
+    assert told[3]["content"].startswith("That change was tried and refused at `behaviour`: "), told[3]
     assert f"Write line {INNOCENT.line} differently" in told[3]["content"]
     asked = json.loads((log_dir / f"candidate-{fix.number}" / REPAIR_LOG).read_text())["messages"]
     assert [m["role"] for m in asked] == ["system", "user"]

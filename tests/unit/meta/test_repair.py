@@ -217,7 +217,7 @@ def test_a_later_line_repair_is_told_the_earlier_replies_and_how_each_was_refuse
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "user", "assistant", "user"]
     assert messages[2]["content"] == earlier[0].reply and messages[4]["content"] == earlier[1].reply
     assert messages[3]["content"].startswith(
-        "That was tried and refused at `tests`: the agent's own tests fail: ... AssertionError"
+        "That change was tried and refused at `tests`: the agent's own tests fail: ... AssertionError"
     )
     assert f"Write line {line} differently" in messages[5]["content"]
     assert messages[:2] == line_messages(unit, location)
