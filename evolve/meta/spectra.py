@@ -25,8 +25,8 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from evolve.meta.locations import Line, Location, in_turns
 
@@ -45,6 +45,10 @@ FAILURE_CHARS = 200
 """Of a failing test's message, the characters its evidence quotes."""
 ERROR_CHARS = 120
 """Of a command's output where it exited non-zero, the characters of its last line a note quotes."""
+VALUES = 4
+"""A line's values a failing test's record may give (expression and repr); more are not read."""
+VALUE_CHARS = 100
+"""An expression or a value longer than this in a test's record is cut (the probe cuts at 80)."""
 
 
 @dataclass(frozen=True)
@@ -149,6 +153,8 @@ class OwnTest:
     failed: bool
     message: str
     lines: frozenset[Line]
+    values: Mapping[Line, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    """For a failing test, what the names each line read held when it first ran it: (expression, repr)."""
 
 
 def rank_own_tests(runs: Sequence[OwnTest], limit: int = 20) -> list[Location]:
@@ -166,6 +172,10 @@ def rank_own_tests(runs: Sequence[OwnTest], limit: int = 20) -> list[Location]:
         said = f"{location.evidence}; failing there: {names}"
         reason = failure_line(here[0].message) if here else ""
         evidence = f"{said} ({reason})" if reason else said
+        values = here[0].values.get(line, ()) if here else ()
+        if values:
+            held = ", ".join(f"{expression} = {value}" for expression, value in values)
+            evidence += f"; as {here[0].test} ran it: {held}"
         located.append(replace(location, evidence=evidence, tests=tuple(run.test for run in here[:3])))
     return located
 
@@ -205,8 +215,29 @@ def read_own_tests(data: bytes, is_agent_line: Callable[[Line], bool]) -> list[O
             for number in numbers
             if type(number) is int and is_agent_line((path, number))
         }
-        runs[test] = OwnTest(test, failed, message, frozenset(ran))
+        runs[test] = OwnTest(test, failed, message, frozenset(ran), _values(record.get("values"), ran))
     return list(runs.values())
+
+
+def _values(record: object, ran: set[Line]) -> dict[Line, tuple[tuple[str, str], ...]]:
+    """A test record's `values` (path -> line -> [[expression, repr], ...]) at the lines it ran, each cut to
+    `VALUES` pairs of at most `VALUE_CHARS` characters; an entry of another shape is skipped."""
+    if not isinstance(record, dict):
+        return {}
+    found: dict[Line, tuple[tuple[str, str], ...]] = {}
+    for path, lines in record.items():
+        for number, pairs in lines.items() if isinstance(lines, dict) else ():
+            line = (path, int(number)) if number.isdecimal() and len(number) < 10 else None
+            if line not in ran or not isinstance(pairs, list):
+                continue
+            kept = tuple(
+                (pair[0][:VALUE_CHARS], pair[1][:VALUE_CHARS])
+                for pair in pairs[:VALUES]
+                if isinstance(pair, list) and len(pair) == 2 and all(isinstance(part, str) for part in pair)
+            )
+            if kept:
+                found[line] = kept
+    return found
 
 
 def _evidence(

@@ -94,5 +94,51 @@ def test_the_agents_own_tests_rank_the_line_only_its_failing_test_runs_first(tmp
     first = result.locations[0]
     assert (first.path, first.line, first.score) == ("agent/calc.py", 3, 1.0)
     assert "failing there: tests/test_calc.py::test_large (assert 9 == 13)" in first.evidence
+    assert first.evidence.endswith("; as tests/test_calc.py::test_large ran it: a = 11, b = 2")
     assert all(not location.path.startswith("tests/") for location in result.locations)
     assert result.to_json()["failing_tests"] == ["tests/test_calc.py::test_large"]
+
+
+BOXED = """class Box:
+    def __init__(self, n):
+        self.n = n
+        self.reads = []
+
+    @property
+    def size(self):
+        self.reads.append(1)
+        return self.n
+
+
+def add(a, b):
+    box = Box(a)
+    if box.size > 10 and box.reads == [1] and box.n:
+        return a - b
+    return a + b
+"""
+
+
+def test_the_values_a_failing_test_shows_are_read_without_running_the_agents_code(tmp_path) -> None:
+    # Reading `box.size` runs the property, which the line's own check counts: had the probe read it, the
+    # test would take the other branch and pass. It fails as it does untraced, and the values omit it.
+    code = tmp_path / "code"
+    (code / "agent").mkdir(parents=True)
+    (code / "tests").mkdir()
+    (code / "agent" / "__init__.py").write_text("")
+    (code / "agent" / "calc.py").write_text(BOXED)
+    (code / "tests" / "test_calc.py").write_text(
+        "from agent.calc import Box, add\n\n\ndef test_small():\n    assert add(1, 2) == 3\n\n\n"
+        "def test_large():\n    assert add(11, 2) == 13\n\n\ndef test_box():\n    assert Box(1).n == 1\n"
+    )
+    (tmp_path / "logs").mkdir()
+    with Gateway(replay_from=tmp_path) as unused:
+        ctx = JobContext("spectra", "n", code, tmp_path / "logs", ProcessSandboxes(), unused)
+        result = Spectra((), SETTINGS, tests_image="evolve-base:latest")(ctx)
+    assert result.failing_tests == ("tests/test_calc.py::test_large",)
+    by_line = {location.line: location.evidence for location in result.locations}
+    assert "(assert 9 == 13)" in by_line[15]
+    assert by_line[15].endswith("ran it: a = 11, b = 2")
+    # as the line was about to run: the property not yet read, by the line or by the probe
+    checked = by_line[14].split(" ran it: ", 1)[1]
+    assert checked.startswith("box.n = 11, box.reads = [], box = <agent.calc.Box object at "), checked
+    assert "box.size" not in checked

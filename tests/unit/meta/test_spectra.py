@@ -11,6 +11,7 @@ from evolve.meta.spectra import (
     LINES_BYTES,
     TEST_RECORD_CHARS,
     TOOL_RECORD_CHARS,
+    OwnTest,
     Spectrum,
     ToolOutput,
     failure_line,
@@ -225,6 +226,31 @@ def test_own_test_records_of_the_wrong_shape_are_skipped_and_a_test_counts_once(
     runs = read_own_tests("\n".join(rows).encode(), lambda line: line != ("a.py", 3))
     assert [(run.test, run.failed, sorted(run.lines)) for run in runs] == [("t.py::a", True, [("a.py", 1)])]
     assert read_own_tests(b"\xff\xfe", lambda line: True) == []
+
+
+def test_a_failing_tests_values_at_a_line_join_its_evidence_and_values_of_the_wrong_shape_are_skipped() -> (
+    None
+):
+    values = {
+        "a.py": {
+            "3": [["a", "11"], ["b", "2"], ["x" * 500, "y" * 500], ["bad"], 7],
+            "9": [["not", "ran"]],
+            "x": [["no", "line"]],
+            "1" * 5000: [["too", "long"]],
+        },
+        "b.py": "not a mapping",
+    }
+    record = json.loads(_test_record("t.py::test_large", True, {"a.py": [1, 3]}, "E   assert 9 == 13\n"))
+    data = json.dumps({**record, "values": values}).encode()
+    (run,) = read_own_tests(data, lambda line: True)
+    assert run.values == {("a.py", 3): (("a", "11"), ("b", "2"), ("x" * 100, "y" * 100))}
+    passing = OwnTest("t.py::test_small", False, "", frozenset({("a.py", 4)}))
+    ranked = sorted(rank_own_tests([run, passing]), key=lambda location: -location.line)
+    assert [(location.path, location.line) for location in ranked] == [("a.py", 3), ("a.py", 1)]
+    assert ranked[0].evidence.endswith(
+        f"; as t.py::test_large ran it: a = 11, b = 2, {'x' * 100} = {'y' * 100}"
+    )
+    assert "ran it" not in ranked[1].evidence  # none recorded at line 1
 
 
 def test_a_failure_reads_as_its_last_error_line() -> None:
