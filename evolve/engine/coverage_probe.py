@@ -11,12 +11,15 @@ and leaves two files in the directory OUT:
   `subprocess` (`Popen.communicate`, which `run` and `check_output` use): the agent's line that started
   it (`path`, `line`), the command (`command`: its arguments joined, cut to COMMAND_CHARS), the output's
   length (`chars`), its exit status and the output's start (`text`).
+- `values`: one JSON object a line for each line the first time it runs, where it reads a value
+  (evolve.engine.line_values): `path`, `line` and `values` ([[expression, repr], ...]), for the first
+  VALUE_LINES such lines.
+
+The engine runs it after the text of evolve.engine.line_values (`evolve.engine.spectra.bootstrap`).
 
 Only the agent's own process is traced (not the commands it starts). It runs inside the agent's sandbox,
 so what it writes is the agent's to change: the engine reads it as untrusted data.
 """
-
-from __future__ import annotations
 
 import json
 import os
@@ -27,12 +30,17 @@ import threading
 from types import FrameType
 from typing import Any
 
+if "LineValues" not in globals():  # imported (tests, type checks); the engine's text defines it first
+    from evolve.engine.line_values import LineValues
+
 TEXT_CHARS = 20_000
 """Of each command's output, the start kept in `tools` (its full length is kept too)."""
 COMMAND_CHARS = 300
 """Of each command's arguments (joined by spaces), the start kept in `tools`."""
 TOOL_RECORDS = 400
 """Commands recorded at most; later ones are not."""
+VALUE_LINES = 400
+"""Lines whose values are recorded at most (the first to run)."""
 
 
 def main() -> None:
@@ -41,8 +49,10 @@ def main() -> None:
     os.makedirs(out, exist_ok=True)
     lines = open(os.path.join(out, "lines"), "a", buffering=1, encoding="utf-8")  # noqa: SIM115 (open till exit)
     tools = open(os.path.join(out, "tools"), "a", buffering=1, encoding="utf-8")  # noqa: SIM115
+    values = open(os.path.join(out, "values"), "a", buffering=1, encoding="utf-8")  # noqa: SIM115
     seen: set[tuple[str, int]] = set()
-    recorded = [0]
+    recorded = [0, 0]  # commands, lines with values
+    reader = LineValues()
 
     def local(frame: FrameType, event: str, arg: Any) -> Any:
         if event == "line":
@@ -50,6 +60,11 @@ def main() -> None:
             if key not in seen:
                 seen.add(key)
                 lines.write(f"{key[0][len(root) :]}\t{key[1]}\n")
+                held = reader.read(frame) if recorded[1] < VALUE_LINES else []
+                if held:
+                    recorded[1] += 1
+                    record = {"path": key[0][len(root) :], "line": key[1], "values": held}
+                    values.write(json.dumps(record) + "\n")
         return local
 
     def call(frame: FrameType, event: str, arg: Any) -> Any:

@@ -30,12 +30,13 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 from pydantic import ValidationError
 
 from evolve.archive.store import Run
 from evolve.archive.vocab import Outcome
-from evolve.engine import coverage_probe, test_probe
+from evolve.engine import coverage_probe, line_values, test_probe
 from evolve.engine.behaviour import Replay, recorded_replays, replay_once
 from evolve.engine.context import ChannelSpec, JobContext
 from evolve.engine.evaluate import AgentProbe, EvalSettings
@@ -47,15 +48,19 @@ from evolve.meta.spectra import (
     LINES_BYTES,
     TESTS_BYTES,
     TOOLS_BYTES,
+    VALUES_BYTES,
     Line,
     OwnTest,
     Spectrum,
     ToolOutput,
+    Values,
     rank,
     rank_own_tests,
     read_lines,
     read_own_tests,
     read_tools,
+    read_values,
+    with_values,
 )
 from evolve.sandbox.types import SandboxError
 from evolve.tasks.types import Task
@@ -72,6 +77,8 @@ LINES = "coverage-lines"
 """The probe's `lines` file, as kept in each replay's log directory."""
 TOOLS = "coverage-tools"
 """The probe's `tools` file, as kept in each replay's log directory."""
+VALUES = "coverage-values"
+"""The probe's `values` file, as kept in each replay's log directory."""
 TESTS = "test-spectra"
 """The own-test probe's `tests` file, as kept in the job's log directory."""
 SOURCE_BYTES = 1 << 20
@@ -99,6 +106,7 @@ def spectra_locations(
     accepts = agent_lines(ctx.code)
     spectra: list[Spectrum] = []
     tools: list[ToolOutput] = []
+    values: dict[Line, tuple[str, Values]] = {}  # the first failing replay's, with its task
     for number, recorded in enumerate(replays, 1):
         logs = ctx.log_dir / f"spectra-{number}"
         result, asked = replay_once(ctx, ctx.code, recorded, settings, logs, probe())
@@ -113,7 +121,12 @@ def spectra_locations(
         spectra.append(Spectrum(failed, lines))
         ran = _read(logs / TOOLS, TOOLS_BYTES) or b""
         tools.extend(read_tools(ran, accepts, sent_text(recorded.exchanges), failed=failed))
-    return rank(spectra, tools, limit)
+        if failed:
+            held = read_values(_read(logs / VALUES, VALUES_BYTES) or b"", lines)
+            for line, pairs in held.items():
+                values.setdefault(line, (f"the failing replay of {recorded.task.id}", pairs))
+    ranked = rank(spectra, tools, limit)
+    return [with_values(at, *values.get((at.path, at.line), ("", ()))) for at in ranked]
 
 
 def own_test_locations(
@@ -122,10 +135,9 @@ def own_test_locations(
     """The lines of `ctx.code` ranked by the Ochiai formula over its own tests (each test a run, traced by
     evolve.engine.test_probe in a sandbox of `image`), and the tests as they ran; no lines when none failed
     or the probe left no readable record. The probe's output and record go to `ctx.log_dir`."""
-    source = Path(test_probe.__file__).read_text(encoding="utf-8")
     with ctx.sandboxes(image, f"{ctx.job}-test-spectra") as box:
         box.put_dir(ctx.code, AGENT)
-        ran = box.exec(["python3", "-c", source, OUT], cwd=AGENT, timeout=ctx.agent_timeout())
+        ran = box.exec(["python3", "-c", bootstrap(test_probe), OUT], cwd=AGENT, timeout=ctx.agent_timeout())
         (ctx.log_dir / f"{TESTS}.log").write_text(output_tail(ran.stdout + ran.stderr))
         try:
             data = box.read_file(f"{OUT}/tests")[: TESTS_BYTES + 1]  # over its bound reads as none
@@ -209,8 +221,14 @@ class Spectra:
 
 def probe() -> AgentProbe:
     """The coverage bootstrap as the evaluation runs it: `python3 -c <probe> OUT agent solve ...`."""
-    source = Path(coverage_probe.__file__).read_text(encoding="utf-8")
-    return AgentProbe(("python3", "-c", source, OUT), ((f"{OUT}/lines", LINES), (f"{OUT}/tools", TOOLS)))
+    collect = ((f"{OUT}/lines", LINES), (f"{OUT}/tools", TOOLS), (f"{OUT}/values", VALUES))
+    return AgentProbe(("python3", "-c", bootstrap(coverage_probe), OUT), collect)
+
+
+def bootstrap(module: ModuleType) -> str:
+    """The text a probe runs as in the agent's sandbox: evolve.engine.line_values's, then the probe's own
+    (where evolve is not installed; imported, a probe takes line_values from its module)."""
+    return "\n\n".join(Path(m.__file__ or "").read_text(encoding="utf-8") for m in (line_values, module))
 
 
 def agent_lines(code: Path) -> Callable[[Line], bool]:

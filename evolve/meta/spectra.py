@@ -26,6 +26,7 @@ import json
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 
 from evolve.meta.locations import Line, Location, in_turns
@@ -46,9 +47,16 @@ FAILURE_CHARS = 200
 ERROR_CHARS = 120
 """Of a command's output where it exited non-zero, the characters of its last line a note quotes."""
 VALUES = 4
-"""A line's values a failing test's record may give (expression and repr); more are not read."""
+"""A line's values a probe's record may give (expression and repr); more are not read."""
 VALUE_CHARS = 100
-"""An expression or a value longer than this in a test's record is cut (the probe cuts at 80)."""
+"""An expression or a value longer than this in a probe's record is cut (the probe cuts at 80)."""
+VALUES_BYTES = 2 << 20
+"""A replay's values file (`values`) larger than this is skipped whole."""
+VALUE_RECORD_CHARS = 8 << 10
+"""One line's values record longer than this is skipped."""
+
+Values = tuple[tuple[str, str], ...]
+"""What a line read as it was about to run: (expression, repr) pairs, evolve.engine.line_values."""
 
 
 @dataclass(frozen=True)
@@ -153,7 +161,7 @@ class OwnTest:
     failed: bool
     message: str
     lines: frozenset[Line]
-    values: Mapping[Line, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    values: Mapping[Line, Values] = field(default_factory=dict)
     """For a failing test, what the names each line read held when it first ran it: (expression, repr)."""
 
 
@@ -172,12 +180,18 @@ def rank_own_tests(runs: Sequence[OwnTest], limit: int = 20) -> list[Location]:
         said = f"{location.evidence}; failing there: {names}"
         reason = failure_line(here[0].message) if here else ""
         evidence = f"{said} ({reason})" if reason else said
-        values = here[0].values.get(line, ()) if here else ()
-        if values:
-            held = ", ".join(f"{expression} = {value}" for expression, value in values)
-            evidence += f"; as {here[0].test} ran it: {held}"
         located.append(replace(location, evidence=evidence, tests=tuple(run.test for run in here[:3])))
+        if here:
+            located[-1] = with_values(located[-1], here[0].test, here[0].values.get(line, ()))
     return located
+
+
+def with_values(location: Location, run: str, values: Values) -> Location:
+    """`location` with what its line read in `run` said after its evidence (as it is, without values)."""
+    if not values:
+        return location
+    held = ", ".join(f"{expression} = {value}" for expression, value in values)
+    return replace(location, evidence=f"{location.evidence}; as {run} ran it: {held}")
 
 
 def failure_line(message: str) -> str:
@@ -219,25 +233,45 @@ def read_own_tests(data: bytes, is_agent_line: Callable[[Line], bool]) -> list[O
     return list(runs.values())
 
 
-def _values(record: object, ran: set[Line]) -> dict[Line, tuple[tuple[str, str], ...]]:
-    """A test record's `values` (path -> line -> [[expression, repr], ...]) at the lines it ran, each cut to
-    `VALUES` pairs of at most `VALUE_CHARS` characters; an entry of another shape is skipped."""
+def _values(record: object, ran: AbstractSet[Line]) -> dict[Line, Values]:
+    """A test record's `values` (path -> line -> [[expression, repr], ...]) at the lines it ran; an entry of
+    another shape is skipped."""
     if not isinstance(record, dict):
         return {}
-    found: dict[Line, tuple[tuple[str, str], ...]] = {}
+    found: dict[Line, Values] = {}
     for path, lines in record.items():
         for number, pairs in lines.items() if isinstance(lines, dict) else ():
             line = (path, int(number)) if number.isdecimal() and len(number) < 10 else None
-            if line not in ran or not isinstance(pairs, list):
-                continue
-            kept = tuple(
-                (pair[0][:VALUE_CHARS], pair[1][:VALUE_CHARS])
-                for pair in pairs[:VALUES]
-                if isinstance(pair, list) and len(pair) == 2 and all(isinstance(part, str) for part in pair)
-            )
-            if kept:
+            kept = _pairs(pairs) if line in ran else ()
+            if line is not None and kept:
                 found[line] = kept
     return found
+
+
+def read_values(data: bytes, ran: AbstractSet[Line]) -> dict[Line, Values]:
+    """The values of a replay's `values` file (one JSON object a line: `path`, `line`, `values`) at the
+    lines it ran; none when the file is over `VALUES_BYTES` or not UTF-8. A malformed or over-long record is
+    skipped, and so is a second record of one line."""
+    found: dict[Line, Values] = {}
+    for record in _records(data, VALUES_BYTES, VALUE_RECORD_CHARS):
+        path, number = record.get("path"), record.get("line")
+        line = (path, number) if isinstance(path, str) and type(number) is int else None
+        kept = _pairs(record.get("values")) if line in ran and line not in found else ()
+        if line is not None and kept:
+            found[line] = kept
+    return found
+
+
+def _pairs(pairs: object) -> Values:
+    """A line's [[expression, repr], ...] as read: at most `VALUES` of them, each part cut to `VALUE_CHARS`;
+    a pair of another shape is skipped."""
+    if not isinstance(pairs, list):
+        return ()
+    return tuple(
+        (pair[0][:VALUE_CHARS], pair[1][:VALUE_CHARS])
+        for pair in pairs[:VALUES]
+        if isinstance(pair, list) and len(pair) == 2 and all(isinstance(part, str) for part in pair)
+    )
 
 
 def _evidence(

@@ -30,6 +30,9 @@ def test_the_line_only_the_failing_replay_runs_ranks_first(tmp_path) -> None:
     shared = by_line[RUNS_COMMAND]
     assert shared.score < first.score
     assert "incl. 1 traceback" in shared.evidence and ", 0 reached the model" in shared.evidence
+    # and what the line read as the failing replay ran it (the module and its function left out)
+    assert '; as the failing replay of fails ran it: command = "python3 -c ' in shared.evidence
+    assert ", workdir = '" in shared.evidence and "subprocess" not in shared.evidence.split(" ran it: ")[1]
     assert all(location.path == "agent/__main__.py" for location in ranked)  # the agent's files only
 
 

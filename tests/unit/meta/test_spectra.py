@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from evolve.meta.locations import Location
 from evolve.meta.spectra import (
     LINES_BYTES,
     TEST_RECORD_CHARS,
@@ -22,6 +23,8 @@ from evolve.meta.spectra import (
     read_lines,
     read_own_tests,
     read_tools,
+    read_values,
+    with_values,
 )
 
 A, B, C, D = ("a.py", 1), ("a.py", 2), ("b/c.py", 7), ("a.py", 3)
@@ -251,6 +254,22 @@ def test_a_failing_tests_values_at_a_line_join_its_evidence_and_values_of_the_wr
         f"; as t.py::test_large ran it: a = 11, b = 2, {'x' * 100} = {'y' * 100}"
     )
     assert "ran it" not in ranked[1].evidence  # none recorded at line 1
+
+
+def test_a_replays_values_are_read_at_the_lines_it_ran_once_each_and_bounded() -> None:
+    rows = [
+        {"path": "a.py", "line": 3, "values": [["n", "0"], ["limit", "'x'"]]},
+        {"path": "a.py", "line": 3, "values": [["n", "second record of the line"]]},
+        {"path": "a.py", "line": 9, "values": [["m", "a line it did not run"]]},
+        {"path": "a.py", "line": "4", "values": [["k", "a line number as text"]]},
+        {"path": "b/c.py", "line": 7, "values": [["v" * 300, "w"], "not a pair"] + [["x", "y"]] * 9},
+    ]
+    data = "\n".join(json.dumps(row) for row in rows).encode() + b"\n{broken\n" + b"x" * (9 << 10)
+    found = read_values(data, {A, D, ("a.py", 4), C})
+    assert found == {D: (("n", "0"), ("limit", "'x'")), C: (("v" * 100, "w"), ("x", "y"), ("x", "y"))}
+    assert read_values(b"\xff", {A}) == {}
+    located = with_values(Location("a.py", 3, 1.0, "run by 1 of 1 failing replays"), "the replay", found[D])
+    assert located.evidence == "run by 1 of 1 failing replays; as the replay ran it: n = 0, limit = 'x'"
 
 
 def test_a_failure_reads_as_its_last_error_line() -> None:
