@@ -8,7 +8,7 @@ from evolve.engine.context import JobContext
 from evolve.engine.spectra import Spectra, spectra_locations, spectra_replays
 from evolve.llm.gateway import Gateway
 from evolve.sandbox.factory import DockerSandboxes
-from tests.unit.engine.spectra_cases import FAILING_ONLY, SETTINGS, recorded_pair
+from tests.unit.engine.spectra_cases import FAILING_ONLY, RUNS_COMMAND, SETTINGS, recorded_pair
 
 
 def _docker(run: Run) -> DockerSandboxes:
@@ -27,6 +27,8 @@ def test_replays_under_coverage_rank_the_line_only_the_failure_ran_first(tmp_pat
     assert ranked, [p.read_text() for p in (tmp_path / "logs").glob("spectra-*/agent.log")]
     assert (ranked[0].path, ranked[0].line) == FAILING_ONLY
     assert "run by 1 of 1 failing replays and 0 of 1 passing" in ranked[0].evidence
+    shared = next(location for location in ranked if (location.path, location.line) == RUNS_COMMAND)
+    assert '; as the failing replay of fails ran it: command = "python3 -c ' in shared.evidence
 
 
 def test_the_agents_own_tests_rank_the_line_only_its_failing_test_runs_first(tmp_path, base_image) -> None:
@@ -48,3 +50,4 @@ def test_the_agents_own_tests_rank_the_line_only_its_failing_test_runs_first(tmp
     assert result.error == "" and result.failing_tests == ("tests/test_calc.py::test_large",)
     assert (result.locations[0].path, result.locations[0].line) == ("agent/calc.py", 3)
     assert "(assert 9 == 13)" in result.locations[0].evidence
+    assert result.locations[0].evidence.endswith("ran it: a = 11, b = 2")  # the image's Python reads values
