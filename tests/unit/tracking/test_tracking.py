@@ -19,7 +19,7 @@ from evolve.search import HGMPolicy
 from evolve.standins.worker import ScriptedWorker
 from evolve.tracking import Step, open_tracking, trackers_of
 from tests.unit.engine.conftest import HELDOUT, TASKS, seeded_run
-from tests.unit.tracking.wandb_files import history
+from tests.unit.tracking.wandb_files import history, offline_files
 
 wandb = pytest.importorskip("wandb", reason="the tracking extra: pip install 'evolve[tracking]'")
 mlflow = pytest.importorskip("mlflow", reason="the tracking extra: pip install 'evolve[tracking]'")
@@ -66,11 +66,7 @@ def test_the_trackers_receive_every_result_and_a_resume_continues_the_same_track
     assert (run.path / "tracking" / "wandb.id").read_text().strip() == wandb_id
     assert (run.path / "tracking" / "mlflow.id").read_text().strip() == mlflow_id
 
-    rows = [
-        row
-        for path in sorted((run.path / "tracking" / "wandb").glob(f"wandb/offline-run-*-{wandb_id}/*.wandb"))
-        for row in history(path)
-    ]
+    rows = [row for path in offline_files(run.path / "tracking" / "wandb", wandb_id) for row in history(path)]
     evaluations = run.evaluations()
     assert sorted(
         (r["evaluation/node"], r["evaluation/task"], r["evaluation/split"], r["evaluation/outcome"])

@@ -38,6 +38,17 @@ def records(path: Path) -> list[bytes]:
     return found
 
 
+def offline_files(directory: Path, run_id: str) -> list[Path]:
+    """The data files of every session of one W&B run under `directory` (the `dir` given to `wandb.init`),
+    in path order. Each session gets `offline-run-<second>-<id>`; one started within the same second as the
+    last gets `-1`, `-2`, ... after the id."""
+    sessions = [
+        *directory.glob(f"wandb/offline-run-*-{run_id}"),
+        *directory.glob(f"wandb/offline-run-*-{run_id}-*"),
+    ]
+    return sorted(path for session in sessions for path in session.glob("*.wandb"))
+
+
 def history(path: Path) -> list[dict]:
     """Each `run.log(...)` of the file: {key: value}, with `_step`."""
     from wandb.proto import wandb_internal_pb2 as pb
