@@ -13,6 +13,10 @@ Apart from the replays, the agent's own tests (`tests/`, as the gate runs them) 
 test's lines traced (evolve.engine.test_probe), each test a run: where the parent fails its own tests, the
 lines only its failing tests ran rank first, and the failing tests, with how they failed, are the evidence.
 
+A line every run ran, failing and passing alike, ranks nothing by spectra; where such a line stores a value
+its function never reads (evolve.meta.dataflow: a dead store), the statement after it and the store are
+ranked from the source, for either kind of run.
+
 Cost: one solve sandbox and one grading sandbox per replayed evaluation, at most `FAILING + PASSING` of
 them, and one sandbox for the own tests; no model tokens; the replies come at once, so a replay takes the
 agent's own and its tools' time.
@@ -41,6 +45,7 @@ from evolve.engine.behaviour import Replay, recorded_replays, replay_once
 from evolve.engine.context import ChannelSpec, JobContext
 from evolve.engine.evaluate import AgentProbe, EvalSettings
 from evolve.llm.exchanges import Exchange
+from evolve.meta.dataflow import dead_store_locations, dead_stores
 from evolve.meta.locate import merge
 from evolve.meta.locations import Location
 from evolve.meta.procedure import AGENT, output_tail
@@ -60,6 +65,7 @@ from evolve.meta.spectra import (
     read_own_tests,
     read_tools,
     read_values,
+    with_own_tests,
     with_values,
 )
 from evolve.sandbox.types import SandboxError
@@ -125,7 +131,9 @@ def spectra_locations(
             held = read_values(_read(logs / VALUES, VALUES_BYTES) or b"", lines)
             for line, pairs in held.items():
                 values.setdefault(line, (f"the failing replay of {recorded.task.id}", pairs))
-    ranked = rank(spectra, tools, limit)
+    ran_failing = frozenset(line for spectrum in spectra if spectrum.failed for line in spectrum.lines)
+    dropped = dead_store_lines(ctx.code, ran_failing)
+    ranked = merge([rank(spectra, tools, limit), dropped], limit + len(dropped))
     return [with_values(at, *values.get((at.path, at.line), ("", ()))) for at in ranked]
 
 
@@ -146,7 +154,9 @@ def own_test_locations(
     (ctx.log_dir / TESTS).write_bytes(data)
     accepts = agent_lines(ctx.code)
     runs = read_own_tests(data, lambda line: accepts(line) and not line[0].startswith("tests/"))
-    return rank_own_tests(runs, limit), runs
+    failed = frozenset(line for run in runs if run.failed for line in run.lines)
+    dropped = [with_own_tests(location, runs) for location in dead_store_lines(ctx.code, failed)]
+    return merge([rank_own_tests(runs, limit), dropped], limit + len(dropped)), runs
 
 
 @dataclass(frozen=True)
@@ -229,6 +239,28 @@ def bootstrap(module: ModuleType) -> str:
     """The text a probe runs as in the agent's sandbox: evolve.engine.line_values's, then the probe's own
     (where evolve is not installed; imported, a probe takes line_values from its module)."""
     return "\n\n".join(Path(m.__file__ or "").read_text(encoding="utf-8") for m in (line_values, module))
+
+
+def dead_store_lines(code: Path, ran: frozenset[Line]) -> list[Location]:
+    """The dead stores of the agent's Python files under `code` that a failing run ran (`ran`), and the
+    statements after them (evolve.meta.dataflow); none where no failing run ran one."""
+    paths = {path for path, _ in ran}
+    stores = [
+        store
+        for path in sorted(paths)
+        if (source := _source(code, path)) is not None
+        for store in dead_stores(path, source)
+    ]
+    return dead_store_locations(stores, ran)
+
+
+def _source(code: Path, path: str) -> str | None:
+    """The text of the agent's file `path` (relative to `code`); None: a link, not a file, over
+    SOURCE_BYTES."""
+    file = code / path
+    if file.is_symlink() or not file.is_file() or file.stat().st_size > SOURCE_BYTES:
+        return None
+    return file.read_bytes().decode("utf-8", "replace")
 
 
 def agent_lines(code: Path) -> Callable[[Line], bool]:

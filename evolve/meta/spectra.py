@@ -168,22 +168,25 @@ class OwnTest:
 def rank_own_tests(runs: Sequence[OwnTest], limit: int = 20) -> list[Location]:
     """The agent's lines ranked by the Ochiai formula over its own tests (each test a run), most suspicious
     first, at most `limit`; each line's evidence names the failing tests that ran it and how the first
-    failed. Empty when no test failed."""
+    failed (`with_own_tests`). Empty when no test failed."""
     ranked = rank([Spectrum(run.failed, run.lines) for run in runs], (), limit, runs="own tests")
-    failing = [run for run in runs if run.failed]
-    located = []
-    for location in ranked:
-        line = (location.path, location.line)
-        here = [run for run in failing if line in run.lines]
-        more = f" and {len(here) - 3} more" if len(here) > 3 else ""
-        names = ", ".join(run.test for run in here[:3]) + more
-        said = f"{location.evidence}; failing there: {names}"
-        reason = failure_line(here[0].message) if here else ""
-        evidence = f"{said} ({reason})" if reason else said
-        located.append(replace(location, evidence=evidence, tests=tuple(run.test for run in here[:3])))
-        if here:
-            located[-1] = with_values(located[-1], here[0].test, here[0].values.get(line, ()))
-    return located
+    return [with_own_tests(location, runs) for location in ranked]
+
+
+def with_own_tests(location: Location, runs: Sequence[OwnTest]) -> Location:
+    """`location` with the failing tests of `runs` that ran its line: named after its evidence with how the
+    first failed and what the line read as it ran (at most three kept as its tests)."""
+    line = (location.path, location.line)
+    here = [run for run in runs if run.failed and line in run.lines]
+    if not here:
+        return location
+    more = f" and {len(here) - 3} more" if len(here) > 3 else ""
+    names = ", ".join(run.test for run in here[:3]) + more
+    said = f"{location.evidence}; failing there: {names}"
+    reason = failure_line(here[0].message)
+    evidence = f"{said} ({reason})" if reason else said
+    located = replace(location, evidence=evidence, tests=tuple(run.test for run in here[:3]))
+    return with_values(located, here[0].test, here[0].values.get(line, ()))
 
 
 def with_values(location: Location, run: str, values: Values) -> Location:

@@ -145,3 +145,39 @@ def test_the_values_a_failing_test_shows_are_read_without_running_the_agents_cod
     checked = by_line[14].split(" ran it: ", 1)[1]
     assert checked.startswith("box.n = 11, box.reads = [], box = <agent.calc.Box object at "), checked
     assert "box.size" not in checked
+
+
+DROPPED = """def scaled(a, factor):
+    product = a * factor
+    return a
+
+
+def unused(a):
+    lost = a
+    return a
+"""
+
+
+def test_a_value_a_failing_test_computed_and_dropped_ranks_the_statement_after_it(tmp_path) -> None:
+    # Both tests run every line of `scaled`: the spectra cannot tell its lines apart, the dead store can.
+    code = tmp_path / "code"
+    (code / "agent").mkdir(parents=True)
+    (code / "tests").mkdir()
+    (code / "agent" / "__init__.py").write_text("")
+    (code / "agent" / "calc.py").write_text(DROPPED)
+    (code / "tests" / "test_calc.py").write_text(
+        "from agent.calc import scaled\n\n\ndef test_zero():\n    assert scaled(0, 5) == 0\n\n\n"
+        "def test_scaled():\n    assert scaled(2, 3) == 6\n"
+    )
+    (tmp_path / "logs").mkdir()
+    with Gateway(replay_from=tmp_path) as unused:
+        ctx = JobContext("spectra", "n", code, tmp_path / "logs", ProcessSandboxes(), unused)
+        result = Spectra((), SETTINGS, tests_image="evolve-base:latest")(ctx)
+    assert result.failing_tests == ("tests/test_calc.py::test_scaled",)
+    ranked = [(location.line, location.score) for location in result.locations]
+    assert ranked == [(3, 1.0), (2, 0.9)]  # the store no failing test ran (line 7) is not ranked
+    first = result.locations[0]
+    assert first.evidence.startswith("`product` is bound at line 2 (in `scaled`) and never read")
+    assert "; failing there: tests/test_calc.py::test_scaled (assert 2 == 6)" in first.evidence
+    assert first.evidence.endswith("; as tests/test_calc.py::test_scaled ran it: a = 2")
+    assert first.tests == ("tests/test_calc.py::test_scaled",)
