@@ -59,9 +59,15 @@ def dead_stores(path: str, source: str) -> list[DeadStore]:
         store
         for node in ast.walk(tree)
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-        for store in _in_function(path, node)
+        for store in function_dead_stores(path, node)
     ]
     return sorted(found, key=lambda store: (store.line, store.name))
+
+
+def function_dead_stores(path: str, function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[DeadStore]:
+    """The dead stores of one function's own scope (`path`: its file, as the locations name it), in the
+    order its nodes are met."""
+    return list(_in_function(path, function))
 
 
 def _in_function(path: str, function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterable[DeadStore]:

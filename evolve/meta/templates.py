@@ -20,7 +20,10 @@ tried at the lines fault localization ranked, each validated like any other cand
 - `argument` (an omission): the trailing positional arguments a call of the same name passes elsewhere,
   added to a call that passes fewer, when the names they use are bound here;
 - `insert` (an omission): a call statement of the same file, of a callee the enclosing function calls,
-  copied after the ranked statement, when the names it uses are bound here.
+  copied after the ranked statement, when the names it uses are bound here;
+- `unused`: a literal replaced by a name its function binds above it and never reads (a dead store,
+  evolve.meta.dataflow: a value computed for nothing, whose use may have been turned into a constant).
+  Backed by that evidence, it comes first at its distance; the others take turns after it.
 
 Edits replace the node's own source text (the rest of the file, comments included, stays as it was) and
 are kept only when the result parses to the intended tree. Nearest to the ranked line first; within one
@@ -40,6 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from evolve import syntax
+from evolve.meta.dataflow import function_dead_stores
 from evolve.meta.locations import Location
 
 TEMPLATES = (
@@ -56,6 +60,7 @@ TEMPLATES = (
     "keyword",
     "argument",
     "insert",
+    "unused",
 )
 """Every template, by name (a candidate's record names the one that made it)."""
 WINDOW = 2
@@ -217,6 +222,7 @@ def _ordered(mutants: list[tuple[int, _Mutant]], rng: np.random.Generator) -> li
     """Nearest first; at one distance each template's first mutant, then each one's second, ..., the
     templates in an order drawn from `rng` (another expansion at the same line tries others first)."""
     turn = {TEMPLATES[int(index)]: rank for rank, index in enumerate(rng.permutation(len(TEMPLATES)))}
+    turn["unused"] = -1  # from the code's own evidence (a value computed and dropped), not a blind mutation
     counted: dict[tuple[int, str], int] = {}
     keys = []
     for index, (distance, mutant) in enumerate(mutants):
@@ -483,6 +489,23 @@ def _inserts(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Itera
             yield _Mutant(node, "insert", None, f"inserted: {_short(ast.unparse(statement))}", statement)
 
 
+def _unused(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[_Mutant]:
+    """A literal replaced by each name its function binds above it and never reads (a dead store)."""
+    if not isinstance(node, ast.Constant) or _docstring(node, tree):
+        return
+    function = _enclosing(tree, node.lineno)
+    if function is None:
+        return
+    for store in function_dead_stores("", function):
+        if store.line < node.lineno:
+            yield _Mutant(
+                node,
+                "unused",
+                ast.Name(store.name, ast.Load()),
+                f"{_short(repr(node.value))} -> {store.name}",
+            )
+
+
 _MAKERS: tuple[Callable[[ast.AST, ast.Module, list[ast.Module]], Iterator[_Mutant]], ...] = (
     _numbers,
     _strings,
@@ -497,6 +520,7 @@ _MAKERS: tuple[Callable[[ast.AST, ast.Module, list[ast.Module]], Iterator[_Mutan
     _keywords,
     _arguments,
     _inserts,
+    _unused,
 )
 
 

@@ -192,3 +192,22 @@ def test_the_condition_that_sends_runs_to_a_ranked_line_lines_below_it_is_edited
     assert "    if block:" in {line for e in guarded for line in e.source.splitlines()}  # one side kept
     near = [abs(e.line - 7) for e in made]
     assert near == sorted(near)  # the window's edits first, then each condition's, nearest first
+
+
+def test_a_value_computed_and_never_read_replaces_a_literal_below_it_first() -> None:
+    # `run` computes where to run and then passes a constant: the dead store is the ingredient.
+    source = COURIER.replace(
+        "        done = subprocess.run(command, cwd=self.home, capture_output=True, text=True)",
+        "        where = self.home\n"
+        "        done = subprocess.run(command, cwd='.', capture_output=True, text=True)",
+    )
+    at = source.splitlines().index(
+        "        done = subprocess.run(command, cwd='.', capture_output=True, text=True)"
+    )
+    for seed in range(4):  # whatever order the other templates take
+        first = edits_at(source, at + 1, 1, np.random.default_rng(seed))
+        assert [(e.template, e.change) for e in first] == [("unused", "'.' -> where")]
+    assert (
+        "        done = subprocess.run(command, cwd=where, capture_output=True, text=True)" in first[0].source
+    )
+    assert not [e for e in edits("subprocess.run(command, cwd") if e.template == "unused"]  # none dead there
