@@ -70,6 +70,7 @@ from evolve.meta.spectra import (
 )
 from evolve.sandbox.types import SandboxError
 from evolve.tasks.types import Task
+from evolve.untrusted import read_text
 
 FAILING = 4
 """Failed search evaluations replayed at most."""
@@ -244,23 +245,14 @@ def bootstrap(module: ModuleType) -> str:
 def dead_store_lines(code: Path, ran: frozenset[Line]) -> list[Location]:
     """The dead stores of the agent's Python files under `code` that a failing run ran (`ran`), and the
     statements after them (evolve.meta.dataflow); none where no failing run ran one."""
-    paths = {path for path, _ in ran}
+    accepts = agent_lines(code)  # the agent's own files: no link followed, none over SOURCE_BYTES
     stores = [
         store
-        for path in sorted(paths)
-        if (source := _source(code, path)) is not None
-        for store in dead_stores(path, source)
+        for path in sorted({path for path, _ in ran})
+        if accepts((path, 1))
+        for store in dead_stores(path, read_text(code / path, SOURCE_BYTES))
     ]
     return dead_store_locations(stores, ran)
-
-
-def _source(code: Path, path: str) -> str | None:
-    """The text of the agent's file `path` (relative to `code`); None: a link, not a file, over
-    SOURCE_BYTES."""
-    file = code / path
-    if file.is_symlink() or not file.is_file() or file.stat().st_size > SOURCE_BYTES:
-        return None
-    return file.read_bytes().decode("utf-8", "replace")
 
 
 def agent_lines(code: Path) -> Callable[[Line], bool]:

@@ -21,7 +21,7 @@ data out.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
@@ -64,13 +64,9 @@ def dead_stores(path: str, source: str) -> list[DeadStore]:
     return sorted(found, key=lambda store: (store.line, store.name))
 
 
-def function_dead_stores(path: str, function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[DeadStore]:
+def function_dead_stores(path: str, function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[DeadStore]:
     """The dead stores of one function's own scope (`path`: its file, as the locations name it), in the
     order its nodes are met."""
-    return list(_in_function(path, function))
-
-
-def _in_function(path: str, function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterable[DeadStore]:
     read: set[str] = set()
     declared: set[str] = set()
     for node in (node for statement in function.body for node in ast.walk(statement)):

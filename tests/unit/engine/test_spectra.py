@@ -124,19 +124,12 @@ def add(a, b):
 def test_the_values_a_failing_test_shows_are_read_without_running_the_agents_code(tmp_path) -> None:
     # Reading `box.size` runs the property, which the line's own check counts: had the probe read it, the
     # test would take the other branch and pass. It fails as it does untraced, and the values omit it.
-    code = tmp_path / "code"
-    (code / "agent").mkdir(parents=True)
-    (code / "tests").mkdir()
-    (code / "agent" / "__init__.py").write_text("")
-    (code / "agent" / "calc.py").write_text(BOXED)
-    (code / "tests" / "test_calc.py").write_text(
+    result = own_tests_ran(
+        tmp_path,
+        BOXED,
         "from agent.calc import Box, add\n\n\ndef test_small():\n    assert add(1, 2) == 3\n\n\n"
-        "def test_large():\n    assert add(11, 2) == 13\n\n\ndef test_box():\n    assert Box(1).n == 1\n"
+        "def test_large():\n    assert add(11, 2) == 13\n\n\ndef test_box():\n    assert Box(1).n == 1\n",
     )
-    (tmp_path / "logs").mkdir()
-    with Gateway(replay_from=tmp_path) as unused:
-        ctx = JobContext("spectra", "n", code, tmp_path / "logs", ProcessSandboxes(), unused)
-        result = Spectra((), SETTINGS, tests_image="evolve-base:latest")(ctx)
     assert result.failing_tests == ("tests/test_calc.py::test_large",)
     by_line = {location.line: location.evidence for location in result.locations}
     assert "(assert 9 == 13)" in by_line[15]
@@ -160,19 +153,12 @@ def unused(a):
 
 def test_a_value_a_failing_test_computed_and_dropped_ranks_the_statement_after_it(tmp_path) -> None:
     # Both tests run every line of `scaled`: the spectra cannot tell its lines apart, the dead store can.
-    code = tmp_path / "code"
-    (code / "agent").mkdir(parents=True)
-    (code / "tests").mkdir()
-    (code / "agent" / "__init__.py").write_text("")
-    (code / "agent" / "calc.py").write_text(DROPPED)
-    (code / "tests" / "test_calc.py").write_text(
+    result = own_tests_ran(
+        tmp_path,
+        DROPPED,
         "from agent.calc import scaled\n\n\ndef test_zero():\n    assert scaled(0, 5) == 0\n\n\n"
-        "def test_scaled():\n    assert scaled(2, 3) == 6\n"
+        "def test_scaled():\n    assert scaled(2, 3) == 6\n",
     )
-    (tmp_path / "logs").mkdir()
-    with Gateway(replay_from=tmp_path) as unused:
-        ctx = JobContext("spectra", "n", code, tmp_path / "logs", ProcessSandboxes(), unused)
-        result = Spectra((), SETTINGS, tests_image="evolve-base:latest")(ctx)
     assert result.failing_tests == ("tests/test_calc.py::test_scaled",)
     ranked = [(location.line, location.score) for location in result.locations]
     assert ranked == [(3, 1.0), (2, 0.9)]  # the store no failing test ran (line 7) is not ranked
@@ -181,3 +167,17 @@ def test_a_value_a_failing_test_computed_and_dropped_ranks_the_statement_after_i
     assert "; failing there: tests/test_calc.py::test_scaled (assert 2 == 6)" in first.evidence
     assert first.evidence.endswith("; as tests/test_calc.py::test_scaled ran it: a = 2")
     assert first.tests == ("tests/test_calc.py::test_scaled",)
+
+
+def own_tests_ran(tmp_path, calc: str, tests: str):
+    """The Spectra work's own-test result for an agent of one module `agent/calc.py` and one test file."""
+    code = tmp_path / "code"
+    (code / "agent").mkdir(parents=True)
+    (code / "tests").mkdir()
+    (code / "agent" / "__init__.py").write_text("")
+    (code / "agent" / "calc.py").write_text(calc)
+    (code / "tests" / "test_calc.py").write_text(tests)
+    (tmp_path / "logs").mkdir()
+    with Gateway(replay_from=tmp_path) as unused:  # no model: the tests ask none
+        ctx = JobContext("spectra", "n", code, tmp_path / "logs", ProcessSandboxes(), unused)
+        return Spectra((), SETTINGS, tests_image="evolve-base:latest")(ctx)
