@@ -50,7 +50,8 @@ class Recorded:
 @dataclass(frozen=True)
 class Literal:
     """A literal of the agent's code: its value and the name it is given (dict key, keyword, default or
-    assigned name; "" where none)."""
+    assigned name; "" where none). A named value that is no literal (`"temperature": float(t) * 10`) has
+    `value` None: what it computes is known only from what was sent."""
 
     path: str
     line: int
@@ -87,8 +88,9 @@ USED_TEXT = 0.9
 """A fixed answer's own text ranks just below the lines that send it (where the agent chose not to act)."""
 SENT_SCORE = 0.05
 """The score of a text or parameter that every request carried and nothing counts against."""
-NAMED, UNNAMED = 1.0, 0.5
-"""A literal named like the field it was sent as, and one only equal to its value."""
+NAMED, COMPUTED, UNNAMED = 1.0, 0.9, 0.5
+"""A literal named like the field it was sent as, an expression named so (the field is computed there: no
+literal holds the value sent), and a literal only equal to its value."""
 SKIPPED_FIELDS = frozenset({"messages", "tools", "tool_choice", "response_format", "model", "stream", "seed"})
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}|%[-#0 +]*\d*(?:\.\d+)?[sdrf]")
 
@@ -164,9 +166,9 @@ def _literals(path: str, tree: ast.Module) -> list[Literal]:
                     named[id(node.value)] = name
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, (ast.Constant, ast.UnaryOp, ast.List, ast.Tuple)):
+        if isinstance(node, ast.expr):
             literal = _value(node)
-            if literal is not None:
+            if literal is not None or id(node) in named:
                 found.append(Literal(path, node.lineno, literal, named.get(id(node), "")))
     return found
 
@@ -276,14 +278,19 @@ def _parameter_locations(sent: list[tuple[Recorded, dict, dict]], literals: list
         value = json.loads(shown)
         exact = [lit for lit in literals if lit.name == key and _same(lit.value, value)]
         places = [(lit, NAMED) for lit in exact] or [
-            (lit, UNNAMED) for lit in literals if _distinct(value) and _same(lit.value, value)
+            *((lit, COMPUTED) for lit in literals if lit.name == key and lit.value is None),
+            *((lit, UNNAMED) for lit in literals if _distinct(value) and _same(lit.value, value)),
         ]
         if not places:
             continue
         share, evidence = _parameter_evidence(key, value, exchanges, len(sent))
         for literal, weight in places:
             named = f", named {literal.name}" if literal.name else ""
-            how = "" if weight == NAMED else f" (a literal equal to it{named})"
+            how = {
+                NAMED: "",
+                COMPUTED: f" (computed here, named {literal.name}: no literal holds the value sent)",
+                UNNAMED: f" (a literal equal to it{named})",
+            }[weight]
             locations.append(
                 Location(
                     literal.path, literal.line, round(max(share, SENT_SCORE) * weight, 4), evidence + how

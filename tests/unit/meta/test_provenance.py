@@ -188,3 +188,27 @@ def test_ties_go_first_to_a_line_more_sources_rank_then_to_each_file_in_turn() -
     ]
     higher = [Location("c.py", 9, 0.9, "replays")]
     assert merge([replays, higher])[0].path == "c.py"  # a higher score still leads, whatever its sources
+
+
+def test_a_field_no_literal_holds_is_traced_to_the_expression_named_like_it(tmp_path: Path) -> None:
+    # 2.0 is computed (0.2 * 10): no literal holds it, and a `2` elsewhere only equals it
+    (tmp_path / "agent").mkdir()
+    (tmp_path / "agent" / "client.py").write_text(
+        "import os\n"
+        "def ask(messages):\n"
+        '    hot = float(os.environ.get("T", "0.2")) * 10\n'
+        '    return post({"messages": messages, "temperature": hot, "max_tokens": 512})\n'
+        "def pick(parts):\n"
+        "    return parts[2]\n"
+    )
+    record = {
+        "request": {"messages": [{"role": "user", "content": "x"}], "temperature": 2.0, "max_tokens": 512},
+        "response": {"message": {"role": "assistant", "content": "y"}, "finish_reason": "stop"},
+    }
+    found = [loc for loc in trace(tmp_path, [Recorded("fail", (record,))]) if "temperature" in loc.evidence]
+    assert [loc.line for loc in found] == [4, 6]
+    assert found[0].evidence.endswith("(computed here, named temperature: no literal holds the value sent)")
+    assert found[0].score > found[1].score and "(a literal equal to it)" in found[1].evidence
+    # where a literal named like the field holds the value, it alone is the source
+    limits = [loc for loc in trace(tmp_path, [Recorded("fail", (record,))]) if "max_tokens" in loc.evidence]
+    assert [(loc.line, loc.evidence.endswith("in 0 of 1")) for loc in limits] == [(4, True)]
