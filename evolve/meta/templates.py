@@ -21,6 +21,8 @@ tried at the lines fault localization ranked, each validated like any other cand
   added to a call that passes fewer, when the names they use are bound here;
 - `insert` (an omission): a call statement of the same file, of a callee the enclosing function calls,
   copied after the ranked statement, when the names it uses are bound here;
+- `variable`: a local name read at the line replaced by another its function bound above it, the nearest
+  binding first (the variable mutation of TBar and PraPR: a value read from the wrong variable);
 - `unused`: a literal replaced by a name its function binds above it and never reads (a dead store,
   evolve.meta.dataflow: a value computed for nothing, whose use may have been turned into a constant).
   Backed by that evidence, it comes first at its distance; the others take turns after it.
@@ -60,6 +62,7 @@ TEMPLATES = (
     "keyword",
     "argument",
     "insert",
+    "variable",
     "unused",
 )
 """Every template, by name (a candidate's record names the one that made it)."""
@@ -113,6 +116,9 @@ _SIMPLE = (
     ast.Break,
     ast.Continue,
 )
+VARIABLES = 3
+"""The other locals a read name is replaced by, nearest binding first: enough for the values computed just
+above a line, few enough that the other templates still get their turns."""
 _MAX_SOURCE = 200_000
 """A file larger than this gets no templates (agent code the host reads is the adversary's)."""
 
@@ -506,6 +512,58 @@ def _unused(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterat
             )
 
 
+def _variables(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[_Mutant]:
+    """A local read here replaced by each other local its function bound above it (a parameter counts as
+    bound at the function's start; a method's receiver is neither replaced nor a replacement), the
+    nearest binding first, at most VARIABLES of them."""
+    if not isinstance(node, ast.Name) or not isinstance(node.ctx, ast.Load):
+        return
+    function = _enclosing(tree, node.lineno)
+    if function is None:
+        return
+    above = _bindings(function, tree, node.lineno)
+    if node.id not in above:
+        return
+    nearest = sorted((name for name in above if name != node.id), key=lambda name: -above[name])
+    for name in nearest[:VARIABLES]:
+        yield _Mutant(node, "variable", ast.Name(name, ast.Load()), f"{node.id} -> {name}")
+
+
+def _bindings(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module, line: int
+) -> dict[str, int]:
+    """The locals of `function` bound above `line`, each with the line of its latest binding there (its
+    parameters at the function's own line; names bound only inside a comprehension are not locals)."""
+    arguments = [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
+    receiver = arguments[0].arg if arguments and _method(function, tree) else None
+    bound = {a.arg: function.lineno for a in arguments if a.arg != receiver}
+    comprehended = {
+        id(name)
+        for comprehension in ast.walk(function)
+        if isinstance(comprehension, ast.comprehension)
+        for name in ast.walk(comprehension.target)
+    }
+    for name in ast.walk(function):
+        if (
+            isinstance(name, ast.Name)
+            and isinstance(name.ctx, ast.Store)
+            and id(name) not in comprehended
+            and name.lineno < line
+            and name.id != receiver
+        ):
+            bound[name.id] = max(bound.get(name.id, 0), name.lineno)
+    return bound
+
+
+def _method(function: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module) -> bool:
+    """Whether `function` is defined directly in a class (its first parameter the receiver) and is no
+    staticmethod."""
+    static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
+    return not static and any(
+        isinstance(node, ast.ClassDef) and function in node.body for node in ast.walk(tree)
+    )
+
+
 _MAKERS: tuple[Callable[[ast.AST, ast.Module, list[ast.Module]], Iterator[_Mutant]], ...] = (
     _numbers,
     _strings,
@@ -520,6 +578,7 @@ _MAKERS: tuple[Callable[[ast.AST, ast.Module, list[ast.Module]], Iterator[_Mutan
     _keywords,
     _arguments,
     _inserts,
+    _variables,
     _unused,
 )
 

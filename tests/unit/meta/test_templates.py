@@ -211,3 +211,32 @@ def test_a_value_computed_and_never_read_replaces_a_literal_below_it_first() -> 
         "        done = subprocess.run(command, cwd=where, capture_output=True, text=True)" in first[0].source
     )
     assert not [e for e in edits("subprocess.run(command, cwd") if e.template == "unused"]  # none dead there
+
+
+def test_a_value_read_from_the_wrong_local_is_read_from_one_bound_above_it_nearest_first() -> None:
+    source = (
+        "import shlex\n"
+        "class Runner:\n"
+        "    def step(self, name, args):\n"
+        "        note = self.apply(name, args)\n"
+        "        shown = self.shell('make check')\n"
+        "        words = [w for w in shlex.split(shown)]\n"
+        "        return ok(note), words\n"
+        "def ok(text):\n"
+        "    return 'passed' in text\n"
+    )
+    made = [e for e in edits_at(source, 7, 40, np.random.default_rng(0)) if e.template == "variable"]
+    # each local read at line 7 by the locals bound nearest above it (the parameters last), at most 3; the
+    # receiver `self`, the comprehension's `w` and the module's `ok` and `shlex` are never used
+    assert [e.change for e in made if e.line == 7] == [
+        "words -> shown",
+        "words -> note",
+        "words -> name",
+        "note -> words",
+        "note -> shown",
+        "note -> name",
+    ]
+    assert "        return ok(shown), words\n" in made[4].source
+    assert {e.line for e in made} == {6, 7}  # then line 6's, within the window
+    at_9 = edits_at(source, 9, 40, np.random.default_rng(0))
+    assert not [e for e in at_9 if e.template == "variable" and e.line == 9]  # `ok` has no other local
