@@ -64,12 +64,13 @@ class HGMPolicy:
 
     def expandable(self, view: SearchView) -> np.ndarray:
         """The nodes an expansion may grow: the valid ones while expansions are left; with `expand_unfailed`
-        off, only those with a failed evaluation or every task finished."""
+        off, only those with `expand_failures` failed evaluations or every task finished."""
         if view.expansions_left == 0:
             return np.zeros_like(view.valid)
         if self.params.expand_unfailed:
             return view.valid
-        return view.valid & ((view.failures > 0) | (view.done >= len(view.task_order)))
+        failed = view.failures >= self.params.expand_failures
+        return view.valid & (failed | (view.done >= len(view.task_order)))
 
     def choose_expansion(self, view: SearchView, rng: np.random.Generator) -> int:
         """`argmax θ_a`, `θ_a ~ Beta(τ(1+S(a)), τ(1+F(a)))` over the expandable nodes

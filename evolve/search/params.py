@@ -31,6 +31,10 @@ class HGMParams:
     """Expand a node that has failed none of its finished evaluations while tasks are left (the paper's
     rule). False: such a node (a new child among them) is evaluated further first, for the expansion's
     diagnosis reads the node's own failures and has nothing to read without one (evolve.engine.diagnosis)."""
+    expand_failures: Annotated[int, Field(ge=1)] = 1
+    """With `expand_unfailed` off, the failed evaluations a node needs before it is expanded (or every task
+    finished): an expansion that contrasts failing with passing runs (spectra, a live re-run of several
+    failures) has one failure to read after the first."""
 
 
 @dataclass(frozen=True, config=_STRICT)

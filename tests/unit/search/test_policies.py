@@ -147,6 +147,22 @@ def test_hgm_without_expand_unfailed_grows_only_nodes_with_a_failure_to_diagnose
     assert diagnosable.next_action(finished, np.random.default_rng(0)) == Expand("n0")
 
 
+def test_hgm_with_expand_failures_waits_for_as_many_failures_to_contrast(make_view):
+    # n0 failed 1 of its 2 tasks so far, n1 failed 2 of 3: asked for 2 failures, only n1 may be expanded,
+    # and a node with a single failure is evaluated further while it has tasks left
+    view = make_view([-1, 0], [1, 1], [1, 2], n_tasks=6, budget=40)
+    two = HGMPolicy(HGMParams(cooldown=False, expand_unfailed=False, expand_failures=2))
+    assert list(two.expandable(view)) == [False, True]
+    assert list(HGMPolicy(HGMParams(cooldown=False, expand_unfailed=False)).expandable(view)) == [True, True]
+    one_failure = make_view([-1], [1], [1], n_tasks=6)
+    actions = {two.next_action(one_failure, np.random.default_rng(i)) for i in range(20)}
+    assert actions and all(isinstance(a, Evaluate) for a in actions)
+    finished = make_view([-1], [5], [1], n_tasks=6)  # every task done with one failure: expanded all the same
+    assert two.next_action(finished, np.random.default_rng(0)) == Expand("n0")
+    with pytest.raises(ValueError, match="expand_failures"):
+        HGMParams(expand_failures=0)
+
+
 def test_hgm_evaluation_uses_own_counts_among_nodes_with_tasks_left(make_view):
     view = make_view([-1, 0, 0], [5, 2, 1], [0, 2, 1], n_tasks=5)  # n0 finished every task
     picks = {HGMPolicy().choose_evaluation(view, np.random.default_rng(i)) for i in range(100)}
