@@ -132,7 +132,8 @@ REMEDIES = {
     "no_edit": "ask for the edit explicitly, after the task and its check, and refuse to finish before a "
     "file changed",
     "broke_checks": "check each edit before keeping it and show the model the check's failure",
-    "timeout": "give commands a shorter time limit and tell the model when one timed out",
+    "timeout": "fit each command's time limit to what it runs (a hung command stopped sooner, a check given "
+    "the seconds it needs) and tell the model when one timed out",
     "wrong_file": "name the file to edit in the prompt, never a placeholder path",
     "repeated_reply": "tell the model when it repeats a reply and ask for a different action",
     "tool_error": "make the tool do what the model asked for",
