@@ -537,7 +537,7 @@ def selfrepair(
         typer.Option(
             "--set",
             help="dev: the defects the engine was tuned on; test, test2, test3, "
-            "test4, test5: evolve/bench/defects/test*.toml, each run only while "
+            "test4, test5, test6: evolve/bench/defects/test*.toml, each run only while "
             "its SHA-256 is the committed one.",
         ),
     ] = "dev",
