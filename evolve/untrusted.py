@@ -98,11 +98,23 @@ def shape_problem(raw: bytes, *, max_values: int, max_depth: int) -> str | None:
 
 
 def json_path(path: tuple[str | int, ...]) -> str:
-    """A place in parsed JSON as the gateway names it: `tools[0].function.name`."""
+    """A place in parsed JSON as the gateway names it, on one line: `tools[0].function.name`; a key that is
+    not a plain name is quoted as JSON, escapes and all, and cut (`messages["\\n"]`)."""
     out = ""
     for step in path:
-        out += f"[{step}]" if isinstance(step, int) else (f".{step}" if out else step)
+        if isinstance(step, int):
+            out += f"[{step}]"
+        elif _PLAIN_KEY.fullmatch(step):
+            out += f".{step}" if out else step
+        else:
+            quoted = json.dumps(step if len(step) <= _KEY_CHARS else step[:_KEY_CHARS] + "...")
+            out += f"[{quoted}]"
     return out or "the body"
+
+
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_$-]{1,64}")
+_KEY_CHARS = 40
+"""The characters of an odd key an error line quotes (the key is the agent's: any length, any text)."""
 
 
 def _text_problem(text: str, path: tuple[str | int, ...]) -> str | None:

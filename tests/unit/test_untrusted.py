@@ -17,6 +17,7 @@ from evolve.untrusted import (
     Record,
     Refused,
     json_object,
+    json_path,
     jsonl,
     parse_json,
     read_bytes,
@@ -173,3 +174,14 @@ def test_the_shape_check_counts_what_the_parser_builds(value, ascii_only):
         nests = shape_problem(raw, max_values=marks + 1, max_depth=depth - 1)
         assert nests == f"nests more than {depth - 1} levels deep"
         assert shape_problem(raw, max_values=marks, max_depth=depth) == f"holds more than {marks} JSON values"
+
+
+def test_a_place_in_json_is_named_on_one_line_whatever_its_keys() -> None:
+    assert json_path(("tools", 0, "function", "$ref")) == "tools[0].function.$ref"
+    assert json_path(()) == "the body"
+    # a key of the agent's with a newline, a dot or any length: quoted as JSON, escapes and all, and cut
+    assert json_path(("messages", "\n")) == 'messages["\\n"]'
+    assert json_path(("a.b", 1)) == '["a.b"][1]'
+    long = json_path(("x" * 500 + " ",))
+    assert "\n" not in long and len(long) < 60 and long.endswith('..."]')
+    assert value_problem({"messages": {"\n": 2**63}}) == 'messages["\\n"]: the integer is outside 64 bits'
