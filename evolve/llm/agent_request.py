@@ -302,14 +302,14 @@ def _check_schema(schema: Any, where: tuple[str | int, ...], limits: RequestLimi
             continue
         for key, value in node.items():
             if key not in SCHEMA_KEYS:
-                place = json_path((*path, key[:40]))
+                place = json_path((*path, key))
                 known = ", ".join(sorted(SCHEMA_KEYS))
                 raise RequestInvalid(f"{place}: not a schema key the gateway takes ({known})")
             if key in _BOUNDS and not (isinstance(value, int) and 0 <= value <= limits.max_schema_bound):
                 place = json_path((*path, key))
                 raise RequestInvalid(f"{place}: a bound from 0 to {limits.max_schema_bound}")
             if key == "properties" and isinstance(value, dict):
-                stack.extend((inner, (*path, key, name[:40])) for name, inner in value.items())
+                stack.extend((inner, (*path, key, name)) for name, inner in value.items())
             elif key in ("items", "anyOf", "oneOf", "additionalProperties"):
                 stack.append((value, (*path, key)))
 

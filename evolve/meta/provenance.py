@@ -277,20 +277,22 @@ def _parameter_locations(sent: list[tuple[Recorded, dict, dict]], literals: list
     for (key, shown), exchanges in values.items():
         value = json.loads(shown)
         exact = [lit for lit in literals if lit.name == key and _same(lit.value, value)]
-        places = [(lit, NAMED) for lit in exact] or [
-            *((lit, COMPUTED) for lit in literals if lit.name == key and lit.value is None),
-            *((lit, UNNAMED) for lit in literals if _distinct(value) and _same(lit.value, value)),
+        places = [(lit, NAMED, "") for lit in exact] or [
+            *(
+                (lit, COMPUTED, f" (computed here, named {key}: no literal holds the value sent)")
+                for lit in literals
+                if lit.name == key and lit.value is None
+            ),
+            *(
+                (lit, UNNAMED, f" (a literal equal to it{f', named {lit.name}' if lit.name else ''})")
+                for lit in literals
+                if _distinct(value) and _same(lit.value, value)
+            ),
         ]
         if not places:
             continue
         share, evidence = _parameter_evidence(key, value, exchanges, len(sent))
-        for literal, weight in places:
-            named = f", named {literal.name}" if literal.name else ""
-            how = {
-                NAMED: "",
-                COMPUTED: f" (computed here, named {literal.name}: no literal holds the value sent)",
-                UNNAMED: f" (a literal equal to it{named})",
-            }[weight]
+        for literal, weight, how in places:
             locations.append(
                 Location(
                     literal.path, literal.line, round(max(share, SENT_SCORE) * weight, 4), evidence + how
