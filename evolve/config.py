@@ -332,6 +332,13 @@ class MetaConfig(_Section):
     fixes them, so many can be tried for the price of a few live re-runs. 0: `templates` always."""
     test_locations: int = Field(0, ge=0, le=16)
     """How many of the top-ranked locations those are made at (0: `locations`)."""
+    screen: int = Field(0, ge=0, le=1000)
+    """Where the parent fails some of its own tests (with `spectra`): up to this many template edits at the
+    lines its failing tests ran, most suspicious first and far deeper than `test_locations`, each tried on a
+    copy of the agent against the failing tests, then every own test, in the sandbox the spectra ran them in
+    (evolve.engine.screen: a test run per edit, no container); the first few that pass them all head the
+    ranking and are the expansion's first candidates. 0: off. Costs each such expansion up to this many runs
+    of the failing tests."""
     rerun: int = Field(0, ge=0, le=8)
     """A candidate that passed the cheaper stages solves this many of the parent's failed search tasks again,
     live, through the evaluation pipeline (the solve model: its tokens count in the run's budget), and
@@ -382,6 +389,15 @@ class MetaConfig(_Section):
             raise ValueError(
                 'meta.style = "dgm" is a procedure the engine runs; with meta.procedure = "agent" '
                 "the agent's own diagnose command is the procedure: choose one"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _screen_under_spectra(self) -> MetaConfig:
+        if self.screen and not self.spectra:
+            raise ValueError(
+                f"meta.screen = {self.screen} tries edits against the own tests the spectra run; "
+                "set meta.spectra too (or screen = 0)"
             )
         return self
 

@@ -45,7 +45,8 @@ class Candidate:
     seconds: float
     """Wall time of its making (an improve run) and its checks."""
     source: str = "model"
-    """`model` (a run of the parent's improve), `template` (evolve.meta.templates), `repair` (the engine's
+    """`model` (a run of the parent's improve), `template` (evolve.meta.templates), `screen` (a template edit
+    that passed the agent's own tests in the spectra's screen, evolve.engine.screen), `repair` (the engine's
     model repair of the function around a ranked line) or `line` (its model sample of the ranked line itself;
     both evolve.engine.repair)."""
     template: str | None = None
@@ -139,8 +140,9 @@ def render_candidates(candidates: list[Candidate]) -> list[str]:
 
 def _origin(candidate: Candidate) -> str:
     """`t=0.20` (a model candidate), or `template number: 64 -> 640 at agent/x.py:12`."""
-    if candidate.source == "template":
-        return f"template {candidate.template} at {candidate.location}"
+    if candidate.source in ("template", "screen"):
+        screened = "screened " if candidate.source == "screen" else ""
+        return f"{screened}template {candidate.template} at {candidate.location}"
     if candidate.source in ("repair", "line"):
         kind = "repair" if candidate.source == "repair" else "line repair"
         return f"{kind} t={candidate.temperature or 0:.2f} {candidate.template} (ranked {candidate.location})"

@@ -91,3 +91,9 @@ class Job:
     decision: int | None = None
     """The ordinal of the search decision that made this job (shared by its re-runs); None for
     held-out scoring and jobs outside a runner."""
+
+    @property
+    def draw(self) -> int:
+        """What the job's random choices are seeded by, with the run seed: its search decision, which a re-run
+        of it after a resume shares (its job id is new), else its id."""
+        return self.decision if self.decision is not None else self.id

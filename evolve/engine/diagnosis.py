@@ -69,9 +69,7 @@ def diagnose_node(
     failures = [read_failure(e) for e in evaluations if e.outcome in FAILURE_OUTCOMES]
     record_unread(failures, log_dir)
     statements = {f.task: tasks[f.task].statement for f in failures if f.task in tasks}
-    # seeded by the search decision, which a re-run after a resume shares (its job id is new)
-    draw = job.decision if job.decision is not None else job.id
-    rng = np.random.default_rng([seed, draw])
+    rng = np.random.default_rng([seed, job.draw])
     markers = agent_profile(parent_code).markers if parent_code is not None else None
     runs = node_runs(run, evaluations, tasks, markers)
     evidence = compute_evidence(runs)  # the engine's count, for the record under either procedure

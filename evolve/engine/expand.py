@@ -33,7 +33,7 @@ from evolve.meta.brief import focused_brief
 from evolve.meta.locations import Location
 from evolve.meta.modify import INSTRUCTIONS_JSON
 from evolve.meta.procedure import AGENT, Material, agent_diagnose
-from evolve.meta.templates import at_locations
+from evolve.meta.templates import Generated, at_locations
 from evolve.sandbox.types import CopyRefused, SandboxError
 
 __all__ = ["ExpandSettings", "Expansion", "expand_child", "ranked_locations"]
@@ -60,6 +60,9 @@ class Expansion:
     """The parent's own tests that failed under the spectra (evolve.engine.spectra): with any, the templates'
     larger budget (`settings.test_templates` at `settings.test_locations`), since each candidate's own tests
     refuse it in seconds unless it fixes them."""
+    screened: tuple[Generated, ...] = ()
+    """Template edits that passed every own test in the spectra's screen (evolve.engine.screen): the first
+    candidates, before the templates at the ranked locations."""
 
     def channels(self, job: str) -> tuple[ChannelSpec, ...]:
         """The agent's diagnose step's channel (with material), each line repair's and repair attempt's,
@@ -91,6 +94,7 @@ class Expansion:
             rerun=self.rerun,
             seed=self.seed,
             failing_tests=self.failing_tests,
+            screened=self.screened,
         )
 
 
@@ -105,10 +109,12 @@ def expand_child(
     rerun: Rerun | None = None,
     seed: tuple[int, ...] = (0,),
     failing_tests: int = 0,
+    screened: tuple[Generated, ...] = (),
 ) -> ExpansionResult:
     """The expansion: (the agent's diagnosis,) modify, then validate; the child's code is `ctx.log_dir /
     "child"`. `data`: the instructions as data, kept in the job's log (`instructions.json`) for each improve
-    step. `failing_tests`: the parent's own tests that fail (they set the templates' budget)."""
+    step. `failing_tests`: the parent's own tests that fail (they set the templates' budget). `screened`:
+    template edits the screen kept, checked first."""
     settings = settings or ExpandSettings()
     instructions = brief if isinstance(brief, str) else None
     if data:
@@ -128,11 +134,13 @@ def expand_child(
         per_location, count = settings.template_budget(failing_tests)
         ranked = ranked_locations(ctx.log_dir)
         locations = ranked[:count] if per_location else ()
-        templates = (
+        made = (
             at_locations(ctx.code, locations, per_location, np.random.default_rng(list(seed)))
             if locations
             else []
         )
+        first = {(g.path, g.edit.source) for g in screened}
+        templates = [*screened, *(g for g in made if (g.path, g.edit.source) not in first)]
         repairs = (
             conversations(ctx.code, ranked, settings.repair_locations, code_only=settings.require_code)
             if settings.repairs

@@ -271,7 +271,7 @@ def _makers(
                 "",
                 0,
                 0.0,
-                source="template",
+                source="screen" if generated.screened else "template",
                 template=f"{edit.template}: {edit.change} (line {edit.line})",
                 location=where,
             )

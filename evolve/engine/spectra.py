@@ -12,6 +12,9 @@ reached the model in the requests it sent, and said on the line that ran the com
 Apart from the replays, the agent's own tests (`tests/`, as the gate runs them) are run once with each
 test's lines traced (evolve.engine.test_probe), each test a run: where the parent fails its own tests, the
 lines only its failing tests ran rank first, and the failing tests, with how they failed, are the evidence.
+Then, in the same sandbox, template edits at the lines the failing tests ran are screened against them
+(`screen` edits at most; evolve.engine.screen): an edit that makes every own test pass heads the ranking
+and is the expansion's first candidate.
 
 A line every run ran, failing and passing alike, ranks nothing by spectra; where such a line stores a value
 its function never reads (evolve.meta.dataflow: a dead store), the statement after it and the store are
@@ -32,10 +35,11 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
 from pydantic import ValidationError
 
 from evolve.archive.store import Run
@@ -44,6 +48,7 @@ from evolve.engine import coverage_probe, line_values, test_probe
 from evolve.engine.behaviour import Replay, recorded_replays, replay_once
 from evolve.engine.context import ChannelSpec, JobContext
 from evolve.engine.evaluate import AgentProbe, EvalSettings
+from evolve.engine.screen import Screen, screen
 from evolve.llm.exchanges import Exchange
 from evolve.meta.dataflow import dead_store_locations, dead_stores
 from evolve.meta.locate import merge
@@ -139,11 +144,13 @@ def spectra_locations(
 
 
 def own_test_locations(
-    ctx: JobContext, image: str, *, limit: int = LIMIT
-) -> tuple[list[Location], list[OwnTest]]:
+    ctx: JobContext, image: str, *, limit: int = LIMIT, edits: int = 0, seed: Sequence[int] = (0,)
+) -> tuple[list[Location], list[OwnTest], Screen]:
     """The lines of `ctx.code` ranked by the Ochiai formula over its own tests (each test a run, traced by
-    evolve.engine.test_probe in a sandbox of `image`), and the tests as they ran; no lines when none failed
-    or the probe left no readable record. The probe's output and record go to `ctx.log_dir`."""
+    evolve.engine.test_probe in a sandbox of `image`), the tests as they ran, and the screen of up to `edits`
+    template edits against the failing ones (its order drawn from `seed`; its kept edits' lines first); no
+    lines when none failed or the probe left no readable record. The probe's output and record and the
+    screen's verdicts go to `ctx.log_dir`."""
     with ctx.sandboxes(image, f"{ctx.job}-test-spectra") as box:
         box.put_dir(ctx.code, AGENT)
         ran = box.exec(["python3", "-c", bootstrap(test_probe), OUT], cwd=AGENT, timeout=ctx.agent_timeout())
@@ -151,13 +158,18 @@ def own_test_locations(
         try:
             data = box.read_file(f"{OUT}/tests")[: TESTS_BYTES + 1]  # over its bound reads as none
         except (FileNotFoundError, IsADirectoryError):
-            return [], []  # the tests wrote none (no tests, or they ended the process first)
+            return [], [], Screen()  # the tests wrote none (no tests, or they ended the process first)
+        accepts = agent_lines(ctx.code)
+        runs = read_own_tests(data, lambda line: accepts(line) and not line[0].startswith("tests/"))
+        screened = screen(
+            box, ctx.code, runs, edits=edits, rng=np.random.default_rng(list(seed)), log_dir=ctx.log_dir
+        )
     (ctx.log_dir / TESTS).write_bytes(data)
-    accepts = agent_lines(ctx.code)
-    runs = read_own_tests(data, lambda line: accepts(line) and not line[0].startswith("tests/"))
     failed = frozenset(line for run in runs if run.failed for line in run.lines)
     dropped = [with_own_tests(location, runs) for location in dead_store_lines(ctx.code, failed)]
-    return merge([rank_own_tests(runs, limit), dropped], limit + len(dropped)), runs
+    kept = [generated.location for generated in screened.kept]
+    ranked = merge([kept, rank_own_tests(runs, limit), dropped], limit + len(kept) + len(dropped))
+    return ranked, runs, screened
 
 
 @dataclass(frozen=True)
@@ -177,6 +189,8 @@ class SpectraResult:
     """The agent's own tests that ran under the probe."""
     failing_tests: tuple[str, ...] = ()
     """Those that failed, by id."""
+    screen: Screen = field(default_factory=Screen)
+    """The template edits screened against the failing own tests, and those kept (evolve.engine.screen)."""
 
     def to_json(self) -> dict:
         return {
@@ -187,6 +201,7 @@ class SpectraResult:
             "tests": self.tests,
             "failing_tests": list(self.failing_tests),
             "locations": [location.to_json() for location in self.locations],
+            "screen": self.screen.to_json(),
         }
 
 
@@ -201,6 +216,10 @@ class Spectra:
     limit: int = LIMIT
     tests_image: str | None = None
     """The image the agent's own tests run in under the probe (None: they are not run)."""
+    screen: int = 0
+    """Template edits screened against the failing own tests at most (`[meta] screen`)."""
+    seed: tuple[int, ...] = (0,)
+    """Seeds the screen's order of edits (the run seed and the search decision)."""
 
     def channels(self, job: str) -> tuple[ChannelSpec, ...]:
         return ()
@@ -210,9 +229,12 @@ class Spectra:
         error = ""
         locations: list[Location] = []
         runs: list[OwnTest] = []
+        screened = Screen()
         try:
             if self.tests_image is not None:
-                locations, runs = own_test_locations(ctx, self.tests_image, limit=self.limit)
+                locations, runs, screened = own_test_locations(
+                    ctx, self.tests_image, limit=self.limit, edits=self.screen, seed=self.seed
+                )
             if self.replays:
                 replayed = spectra_locations(ctx, self.replays, self.settings, limit=self.limit)
                 locations = merge([locations, replayed], limit=2 * self.limit)
@@ -227,6 +249,7 @@ class Spectra:
             error,
             tests=len(runs),
             failing_tests=tuple(run.test for run in runs if run.failed),
+            screen=screened,
         )
 
 

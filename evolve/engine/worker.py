@@ -131,8 +131,6 @@ class EngineWorker:
         expand = self.settings.expand
         replays = failed_replays(self.run, node.id, self.tasks, expand.replays)
         rerun = rerun_tasks(self.run, node.id, self.tasks, expand.rerun, expand.rerun_passed)
-        # seeded as the diagnosis is, by the search decision a re-run after a resume shares
-        draw = job.decision if job.decision is not None else job.id
         data = self.run.log_dir(job.id) / INSTRUCTIONS_JSON  # the host's diagnosis wrote it (not the agent's)
         expansion = Expansion(
             instructions,
@@ -141,8 +139,9 @@ class EngineWorker:
             self.settings.eval,
             data.read_text() if isinstance(instructions, str) and data.is_file() else "",
             rerun=rerun,
-            seed=(self.seed, draw),
+            seed=(self.seed, job.draw),
             failing_tests=len(spectra.failing_tests),
+            screened=spectra.screen.kept,
         )
         result = self._attempts(job, node, expansion, lambda r: False)
         if isinstance(result, Lost):
@@ -188,7 +187,13 @@ class EngineWorker:
         replays = spectra_replays(self.run, node.id, self.tasks, failing=meta.spectra, passing=meta.spectra)
         if not any(replay.outcome == "fail" for replay in replays):
             replays = ()  # only failing runs point anywhere: the own tests may still fail
-        spectra = Spectra(replays, self.settings.eval, tests_image=self.settings.expand.image)
+        spectra = Spectra(
+            replays,
+            self.settings.eval,
+            tests_image=self.settings.expand.image,
+            screen=meta.screen,
+            seed=(self.seed, job.draw),
+        )
         result = self._attempts(job, node, spectra, lambda r: False, name="spectra")
         if isinstance(result, Lost):  # only a ranking: the diagnosis goes on with its other sources
             result = SpectraResult(

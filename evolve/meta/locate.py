@@ -4,7 +4,8 @@
 agent's names: the provenance of what the agent sent the model (evolve.meta.provenance) and any further
 ranked sources the caller passes (such as execution spectra of replayed runs). Every source scores its
 lines in [0, 1] (a share of what went wrong), so the rankings merge as they are: a line ranked by several
-keeps its highest score and the evidence of each.
+keeps its highest score and the evidence of each. One source is not a share: a line where an edit made the
+failing own tests pass (evolve.engine.screen) scores 2, above them all.
 
 Ties are common (every line only the failing runs ran scores 1.00), and the ranking's head is where the
 candidates go, so a tie is broken by data, not by the order of file names: a line more sources rank comes

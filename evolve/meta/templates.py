@@ -55,6 +55,8 @@ class Generated:
     location: Location
     path: str
     edit: TemplateEdit
+    screened: bool = False
+    """It passed every own test of the agent before it became a candidate (evolve.engine.screen)."""
 
 
 def edits_at(

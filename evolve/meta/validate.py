@@ -57,6 +57,9 @@ hollow child makes no change however often it is asked, so a second try admits n
 SMOKE_TEST = "test_greet.py"
 """Editing only this file is no real change."""
 _CACHES = {"__pycache__", ".pytest_cache"}
+OWN_TESTS = ("python3", "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider")
+"""How the gate runs an agent's own tests (in its root, the tests named after it), stopping at the first
+failure."""
 GATE_SELF, GATE_INSTRUCTIONS = "/work/gate-self", "/work/gate-instructions.md"
 GATE_INSTRUCTION = "This is a check that `improve` runs: change nothing and finish.\n"
 # The improve check asks for a short context: an agent that honours it (the seed does) shows the model
@@ -179,7 +182,7 @@ def own_tests(
         return _failed(on_check, "imports", f"the agent no longer imports: {output_tail(imports.stderr)}")
     on_check("imports", None)
     tests = sandbox.exec(
-        ["python3", "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "tests"],
+        [*OWN_TESTS, "tests"],
         cwd=AGENT,
         timeout=timeout_s,
     )

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from evolve.config import MetaConfig, ModelConfig, RunConfig
 from evolve.engine.costs import Priors
+from evolve.engine.screen import KEPT
 from evolve.llm.types import ROLES, Role
 from evolve.models.pricing import known_price
 from evolve.plan.counts import PlannedTasks, planned_tasks, run_counts
@@ -51,15 +52,16 @@ def role_tokens(
 
 def rerun_solves(meta: MetaConfig) -> int:
     """The live re-run solves one expansion makes at most (`[meta] rerun`): every candidate, the model's, the
-    repairs' and line repairs', and the templates' (the larger of their two budgets), re-running all its
-    tasks; an upper bound, as k candidates are."""
+    repairs' and line repairs', the templates' (the larger of their two budgets) and the screen's kept
+    edits, re-running all its tasks; an upper bound, as k candidates are."""
     if meta.rerun == 0:
         return 0
     templates = max(
         meta.templates * meta.locations, meta.test_templates * (meta.test_locations or meta.locations)
     )
     repairs = meta.repairs * meta.repair_locations + meta.line_repairs * meta.line_locations
-    return (meta.candidates + templates + repairs) * (meta.rerun + meta.rerun_passed)
+    screened = min(meta.screen, KEPT)
+    return (meta.candidates + templates + screened + repairs) * (meta.rerun + meta.rerun_passed)
 
 
 def role_cost(role: Role, model: ModelConfig, tokens: Tokens) -> RoleCost:

@@ -135,3 +135,12 @@ def test_spectra_are_off_by_default_and_refused_where_no_diagnosis_reads_them():
     with pytest.raises(ConfigError) as caught:
         parse_config("[meta]\nspectra = 2\nprocedure = 'agent'\n", "conf.toml")
     assert "meta.spectra" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_the_screen_is_off_by_default_and_refused_without_the_spectra_that_run_its_tests():
+    assert RunConfig().meta.screen == 0
+    assert parse_config("[meta]\nspectra = 1\nscreen = 120\n").meta.screen == 120
+    with pytest.raises(ConfigError) as caught:
+        parse_config("[meta]\nscreen = 120\n", "conf.toml")
+    assert "meta.screen = 120" in str(caught.value) and "meta.spectra" in str(caught.value)
+    assert "\n" not in str(caught.value)

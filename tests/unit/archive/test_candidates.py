@@ -60,3 +60,21 @@ def test_a_record_from_before_the_sources_reads_as_a_model_candidate(tmp_path):
     (record,) = read_candidates(tmp_path)
     assert (record.source, record.location, record.tokens, record.fixed) == ("model", None, 0, None)
     assert render_candidates([record]) == ["  1. t=0.60  none, 0 lines, 3 s: refused at applies: empty diff"]
+
+
+def test_a_screened_template_says_so():
+    record = Candidate(
+        1,
+        None,
+        False,
+        "own tests",
+        "they fail",
+        "code",
+        1,
+        4.0,
+        source="screen",
+        template="operator: - -> + (line 4)",
+        location="agent/calc.py:4",
+    )
+    said = "  1. screened template operator: - -> + (line 4) at agent/calc.py:4  code, 1 lines, 4 s: "
+    assert render_candidates([record]) == [f"{said}refused at own tests: they fail"]

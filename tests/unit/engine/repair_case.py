@@ -27,6 +27,7 @@ from evolve.engine.worker import Here
 from evolve.llm.gateway import Gateway
 from evolve.meta.locations import Location
 from evolve.meta.modify import INSTRUCTIONS_JSON
+from evolve.meta.templates import Generated
 from evolve.standins.models import SMOKE_MARKER, RoutedModel
 from evolve.tasks.types import Task, write_files
 
@@ -113,10 +114,11 @@ def expand_relay(
     sandboxes_for: Callable[[Run], SandboxMaker],
     settings_of_expansion: ExpandSettings = SETTINGS,
     models: dict | None = None,
+    screened: tuple[Generated, ...] = (),
 ) -> tuple[ExpansionResult, list[Candidate], Path]:
     """The relay evaluated on both tasks, then one expansion of it at the two ranked locations (sandboxes made
-    by `sandboxes_for(run)`; the expansion's settings and models: SETTINGS and MODELS unless given): its
-    result, its candidates' records and its log directory."""
+    by `sandboxes_for(run)`; the expansion's settings and models: SETTINGS and MODELS unless given; the
+    screen's kept edits: `screened`): its result, its candidates' records and its log directory."""
     run = Run.create(tmp / "run")
     sandboxes = sandboxes_for(run)
     files = {"agent/__init__.py": "", "agent/__main__.py": RELAY, "tests/test_relay.py": RELAY_TEST}
@@ -142,6 +144,7 @@ def expand_relay(
             settings,
             rerun=rerun,
             seed=(0, job.id),
+            screened=screened,
         )
         result, _ = Here(run, sandboxes, gateway).run_work(job, node, work)
     return result, read_candidates(run.log_dir(job.id)), run.log_dir(job.id)

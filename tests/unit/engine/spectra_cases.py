@@ -12,8 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from evolve.archive.store import Run
-from evolve.engine.context import SandboxMaker
+from evolve.engine.context import JobContext, SandboxMaker
 from evolve.engine.evaluate import EvalSettings, evaluate
+from evolve.engine.spectra import Spectra, SpectraResult
 from evolve.llm.gateway import Gateway
 from evolve.sandbox.factory import ProcessSandboxes
 from evolve.standins.models import ScriptedModel
@@ -109,3 +110,22 @@ def recorded_pair(
         ) as gateway:
             evaluate(run, node, task, sandboxes=sandboxes(run), gateway=gateway, settings=SETTINGS)
     return run, node, {task.id: task for task, _ in TASKS.values()}
+
+
+def own_tests_ran(
+    tmp_path: Path, calc: str, tests: str, *, screen: int = 0, conftest: str = ""
+) -> SpectraResult:
+    """The Spectra work's own-test result for an agent of one module `agent/calc.py` and one test file
+    (`conftest`: the tests' conftest.py, if any), with `screen` edits screened."""
+    code = tmp_path / "code"
+    (code / "agent").mkdir(parents=True)
+    (code / "tests").mkdir()
+    (code / "agent" / "__init__.py").write_text("")
+    (code / "agent" / "calc.py").write_text(calc)
+    (code / "tests" / "test_calc.py").write_text(tests)
+    if conftest:
+        (code / "tests" / "conftest.py").write_text(conftest)
+    (tmp_path / "logs").mkdir()
+    with Gateway(replay_from=tmp_path) as unused:  # no model: the tests ask none
+        ctx = JobContext("spectra", "n", code, tmp_path / "logs", ProcessSandboxes(), unused)
+        return Spectra((), SETTINGS, tests_image="evolve-base:latest", screen=screen)(ctx)

@@ -9,6 +9,7 @@ import json
 from evolve.engine.expand import ExpandSettings, ranked_locations
 from evolve.engine.repair import REPAIR_LOG, conversations
 from evolve.meta.locations import Location
+from evolve.meta.templates import Generated, TemplateEdit
 from evolve.sandbox.factory import ProcessSandboxes
 from evolve.sandbox.types import SandboxesClosed, SandboxLimits, SandboxUnavailable
 from evolve.standins.models import RoutedModel
@@ -30,6 +31,28 @@ def test_the_candidate_at_the_second_location_that_acts_differently_and_fixes_th
 ):
     result, records, log_dir = expand_relay(tmp_path, lambda run: ROOMY)
     check_the_fix_at_the_second_location_is_the_child(result, records, log_dir)
+
+
+def test_the_screens_kept_edits_are_checked_first_and_one_that_only_claimed_to_pass_gets_no_credit(tmp_path):
+    # The screen's verdicts are the agent's own tests' exit statuses: both edits below were "kept", one only
+    # because the agent said so. Each is still a candidate like any other.
+    def kept(line: int, change: str, source: str) -> Generated:
+        said = f"a template edit here ({change}) makes the 1 failing own test and every other own test pass"
+        location = Location(FAULTY.path, line, 2.0, said)
+        return Generated(location, FAULTY.path, TemplateEdit("screened", line, change, source), screened=True)
+
+    claimed = kept(INNOCENT.line, "3 -> 30", RELAY.replace("RETRIES = 3", "RETRIES = 30"))
+    fixing = kept(FAULTY.line, "given[:0] -> given", RELAY.replace("given[:0]", "given"))
+    settings = ExpandSettings(candidates=1, templates=4, locations=2, replays=1, rerun=1, rerun_passed=1)
+    result, records, _ = expand_relay(tmp_path, lambda run: ROOMY, settings, screened=(claimed, fixing))
+    shown = "\n".join(
+        f"{r.number} {r.source} {r.location} {r.template} {r.stage} {r.reason}" for r in records
+    )
+    assert result.valid, (result.reason, shown)
+    assert [r.source for r in records] == ["screen", "screen"], shown  # it fixed all: nothing after it
+    assert records[0].stage == "behaviour" and not records[0].chosen, shown
+    assert records[1].chosen and records[1].fixed == 1, shown
+    assert "    shown = given\n" in (result.code_dir / "agent" / "__main__.py").read_text()
 
 
 def test_the_ranked_locations_are_read_from_the_diagnosis_record_and_a_bad_entry_is_skipped(tmp_path):

@@ -10,7 +10,7 @@ from evolve.llm.exchanges import Exchange
 from evolve.llm.gateway import Gateway
 from evolve.llm.types import ChatRequest, ChatResponse, Message
 from evolve.sandbox.factory import ProcessSandboxes
-from tests.unit.engine.spectra_cases import FAILING_ONLY, RUNS_COMMAND, SETTINGS, recorded_pair
+from tests.unit.engine.spectra_cases import FAILING_ONLY, RUNS_COMMAND, SETTINGS, own_tests_ran, recorded_pair
 
 
 def test_the_line_only_the_failing_replay_runs_ranks_first(tmp_path) -> None:
@@ -167,17 +167,3 @@ def test_a_value_a_failing_test_computed_and_dropped_ranks_the_statement_after_i
     assert "; failing there: tests/test_calc.py::test_scaled (assert 2 == 6)" in first.evidence
     assert first.evidence.endswith("; as tests/test_calc.py::test_scaled ran it: a = 2")
     assert first.tests == ("tests/test_calc.py::test_scaled",)
-
-
-def own_tests_ran(tmp_path, calc: str, tests: str):
-    """The Spectra work's own-test result for an agent of one module `agent/calc.py` and one test file."""
-    code = tmp_path / "code"
-    (code / "agent").mkdir(parents=True)
-    (code / "tests").mkdir()
-    (code / "agent" / "__init__.py").write_text("")
-    (code / "agent" / "calc.py").write_text(calc)
-    (code / "tests" / "test_calc.py").write_text(tests)
-    (tmp_path / "logs").mkdir()
-    with Gateway(replay_from=tmp_path) as unused:  # no model: the tests ask none
-        ctx = JobContext("spectra", "n", code, tmp_path / "logs", ProcessSandboxes(), unused)
-        return Spectra((), SETTINGS, tests_image="evolve-base:latest")(ctx)

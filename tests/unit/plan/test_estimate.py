@@ -181,3 +181,7 @@ def test_live_reruns_are_counted_as_solves_of_every_candidate_at_most():
 
     assert rerun_solves(MetaConfig()) == 0
     assert rerun_solves(MetaConfig(candidates=3, templates=2, locations=2, rerun=2, rerun_passed=1)) == 21
+    screened = MetaConfig(
+        candidates=3, templates=2, locations=2, rerun=2, rerun_passed=1, spectra=1, screen=100
+    )
+    assert rerun_solves(screened) == 21 + 4 * 3  # the screen hands on 4 edits at most

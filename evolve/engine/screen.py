@@ -1,0 +1,155 @@
+"""Mutant screening: many template edits, each tried against the agent's failing own tests in one sandbox.
+
+Where the agent fails some of its own tests, every line those tests ran may hold the fault, and the
+templates (evolve.meta.templates) make a handful of edits at each line, most suspicious lines first. Each
+edit is tried on a fresh copy of the agent against the failing tests alone, in the sandbox the own tests'
+spectra ran in (evolve.engine.spectra); an edit that makes them pass is tried against every own test, and
+one that passes them all is kept: the expansion checks it before its other candidates
+(evolve.engine.generate), and its line heads the ranking with what the edit did as evidence. This is
+mutation-based fault localization (Metallaxis, MUSE) and PraPR's validation of every mutant, at the price of
+a test run per edit, not a container and a live re-run. A fault the spectra rank low (a line the passing
+tests also run) is still reached: the screen goes `LINES` deep, where the candidates go a handful.
+
+The verdicts are the exit statuses of the agent's own tests, code the agent controls: a screen only chooses
+which edits become candidates and where the ranking starts. Every credit is still the gate's and the
+graders'.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from evolve.meta.locations import Location
+from evolve.meta.procedure import AGENT
+from evolve.meta.spectra import OwnTest, rank_own_tests
+from evolve.meta.templates import Generated, at_locations
+from evolve.meta.validate import OWN_TESTS
+from evolve.sandbox.types import Sandbox, SandboxError, SandboxesClosed
+
+__all__ = ["KEPT", "LINES", "LOG", "Screen", "screen"]
+
+LINES = 40
+"""The lines the failing tests ran, most suspicious first, that get edits."""
+PER_LINE = 6
+"""Edits made at each of those lines (the templates' nearest first)."""
+KEPT = 4
+"""Edits that pass every own test handed on as candidates; the screen stops at this many."""
+TEST_SECONDS = 30.0
+"""One edit's test run at most (an edit may make the tests loop)."""
+SCORE = 2.0
+"""A kept edit's line in the ranking: above every other source's share of what went wrong (each in [0, 1];
+evolve.meta.locate), since a test run showed a fix there."""
+COPY = "/work/.evolve-screen"
+"""Where each edit's copy of the agent is made in the sandbox (outside the agent's root)."""
+LOG = "screen.jsonl"
+"""Each tried edit's verdict, in the job's log directory."""
+
+_RUN = 'rm -rf "$1" && cp -a "$2" "$1" && cat > "$1/$3" && cd "$1" && shift 3 && exec "$@"'
+"""One edit's test run: a fresh copy ($1) of the agent ($2), the edited file ($3, its text on stdin) written
+over its own, then the command after them in it. The paths are arguments, so a sandbox that maps paths maps
+them."""
+
+
+@dataclass(frozen=True)
+class Screen:
+    """What a screen tried and kept."""
+
+    tried: int = 0
+    """Edits run against the failing tests."""
+    fixing: int = 0
+    """Those that made every failing test pass."""
+    kept: tuple[Generated, ...] = ()
+    """Those that then passed every own test too, in the order they were tried."""
+    seconds: float = 0.0
+    error: str = ""
+    """Why the screen stopped early (its sandbox failed; what it kept is kept); "" when it did not."""
+
+    def to_json(self) -> dict:
+        return {
+            "tried": self.tried,
+            "fixing": self.fixing,
+            "seconds": round(self.seconds, 3),
+            "error": self.error,
+            "kept": [
+                {"path": g.path, "line": g.edit.line, "template": g.edit.template, "change": g.edit.change}
+                for g in self.kept
+            ],
+        }
+
+
+def screen(
+    box: Sandbox,
+    code: Path,
+    runs: Sequence[OwnTest],
+    *,
+    edits: int,
+    rng: np.random.Generator,
+    log_dir: Path,
+) -> Screen:
+    """Up to `edits` template edits of the agent at `code` (already at AGENT in `box`), at the lines its
+    failing own tests (`runs`, as they ran under the spectra probe) ran, tried until KEPT pass every own
+    test. Each verdict is a line of `log_dir / LOG`. Nothing is tried when no test failed; a failure of the
+    sandbox ends the screen with what it kept (the run's sandboxes closing raises)."""
+    failing = [run.test for run in runs if run.failed and _plain(run.test)]
+    if edits <= 0 or not failing:
+        return Screen()
+    started = time.monotonic()
+    made = at_locations(code, rank_own_tests(runs, LINES), PER_LINE, rng)[:edits]
+    tried = fixing = 0
+    kept: list[Generated] = []
+    error = ""
+    with (log_dir / LOG).open("w") as out:
+        for generated in made:
+            if len(kept) == KEPT:
+                break
+            try:
+                fixes = _passes(box, generated, failing)
+                passes = fixes and _passes(box, generated, ["tests"])
+            except SandboxesClosed:
+                raise
+            except SandboxError as exc:
+                error = f"sandbox failed: {exc}"
+                break
+            tried += 1
+            fixing += fixes
+            out.write(json.dumps({**_named(generated), "fixes_failing": fixes, "passes_all": passes}) + "\n")
+            if passes:
+                kept.append(_kept(generated, len(failing)))
+    return Screen(tried, fixing, tuple(kept), time.monotonic() - started, error)
+
+
+def _passes(box: Sandbox, generated: Generated, tests: list[str]) -> bool:
+    ran = box.exec(
+        ["sh", "-c", _RUN, "sh", COPY, AGENT, generated.path, *OWN_TESTS, *tests],
+        input=generated.edit.source,
+        env={"PYTHONDONTWRITEBYTECODE": "1"},  # a cached module of another edit must not be loaded
+        timeout=TEST_SECONDS,
+    )
+    return ran.ok
+
+
+def _kept(generated: Generated, failing: int) -> Generated:
+    """The edit with its own location: its line, first in the ranking, saying what the edit did."""
+    edit = generated.edit
+    said = (
+        f"a template edit here ({edit.template}: {edit.change}) makes the {failing} failing own "
+        f"test{'s' if failing > 1 else ''} and every other own test pass"
+    )
+    location = Location(generated.path, edit.line, SCORE, said, generated.location.tests)
+    return replace(generated, location=location, screened=True)
+
+
+def _named(generated: Generated) -> dict:
+    edit = generated.edit
+    return {"path": generated.path, "line": edit.line, "template": edit.template, "change": edit.change}
+
+
+def _plain(test: str) -> bool:
+    """A test id the probe recorded that can be handed to pytest as one (the agent's code wrote it)."""
+    return 0 < len(test) <= 500 and not test.startswith("-") and test.isprintable()

@@ -1,0 +1,76 @@
+"""The screen of template edits against an agent's failing own tests (evolve.engine.screen), run by the
+Spectra work on process sandboxes: a tiny agent, not the seed, whose fault is a line its passing test runs
+too."""
+
+from __future__ import annotations
+
+import json
+
+from evolve.engine.screen import KEPT, LOG
+from tests.unit.engine.spectra_cases import own_tests_ran
+
+# Both tests run `return a - b` (b = 0 hides the fault from the first); only the failing one runs line 3.
+CALC = """def add(a, b):
+    if b:
+        note = "nonzero"
+    return a - b
+"""
+TESTS = (
+    "from agent.calc import add\n\n\ndef test_zero():\n    assert add(5, 0) == 5\n\n\n"
+    "def test_large():\n    assert add(11, 2) == 13\n"
+)
+
+
+def test_the_edit_that_makes_every_own_test_pass_is_kept_and_its_line_heads_the_ranking(tmp_path) -> None:
+    result = own_tests_ran(tmp_path, CALC, TESTS, screen=40)
+    assert result.failing_tests == ("tests/test_calc.py::test_large",)
+    screened = result.screen
+    assert screened.error == "" and screened.tried >= 2
+    assert [(g.path, g.edit.line, g.edit.template, g.edit.change) for g in screened.kept] == [
+        ("agent/calc.py", 4, "operator", "- -> +")
+    ]
+    kept = screened.kept[0]
+    assert kept.screened and "return a + b" in kept.edit.source
+    first = result.locations[0]
+    assert (first.path, first.line, first.score) == ("agent/calc.py", 4, 2.0)
+    assert first.evidence.startswith(
+        "a template edit here (operator: - -> +) makes the 1 failing own test and every other own test pass"
+    )
+    verdicts = [json.loads(line) for line in (tmp_path / "logs" / LOG).read_text().splitlines()]
+    assert len(verdicts) == screened.tried
+    assert sum(v["fixes_failing"] for v in verdicts) == screened.fixing >= 1
+    assert [v["change"] for v in verdicts if v["passes_all"]] == ["- -> +"]
+    # an edit that fixes the failing test and breaks the other is tried against both and not kept
+    assert any(v["fixes_failing"] and not v["passes_all"] for v in verdicts) or screened.fixing == 1
+    assert result.to_json()["screen"]["kept"] == [
+        {"path": "agent/calc.py", "line": 4, "template": "operator", "change": "- -> +"}
+    ]
+    assert (tmp_path / "code" / "agent" / "calc.py").read_text() == CALC  # the agent itself is untouched
+
+
+def test_nothing_is_screened_where_no_own_test_fails_or_the_screen_is_off(tmp_path) -> None:
+    passing = own_tests_ran(tmp_path / "a", CALC.replace("a - b", "a + b"), TESTS, screen=40)
+    assert passing.failing_tests == () and passing.screen.tried == 0
+    assert not (tmp_path / "a" / "logs" / LOG).exists()
+    off = own_tests_ran(tmp_path / "b", CALC, TESTS)
+    assert off.failing_tests and off.screen.tried == 0 and off.screen.kept == ()
+
+
+FORGED = """import pytest
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session, exitstatus):
+    session.exitstatus = 0  # every run says it passed, whatever failed
+"""
+
+
+def test_tests_that_claim_every_edit_passes_get_only_a_few_edits_tried_first_and_no_verdict(tmp_path) -> None:
+    # The screen's verdicts are exit statuses of the agent's own tests: an agent can make every edit "pass".
+    # What it gets is KEPT edits handed on as candidates, each still checked by the stages after (own tests,
+    # replayed behaviour, the live re-run the graders score, the gate), and its failing test, as the probe
+    # recorded it, still ranks its lines.
+    result = own_tests_ran(tmp_path, CALC, TESTS, screen=40, conftest=FORGED)
+    assert result.failing_tests == ("tests/test_calc.py::test_large",)
+    assert len(result.screen.kept) == KEPT == result.screen.tried
+    assert all(g.screened and g.location.score == 2.0 for g in result.screen.kept)
