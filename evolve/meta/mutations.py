@@ -51,6 +51,7 @@ TEMPLATES = (
     "insert",
     "variable",
     "unused",
+    "uncalled",
 )
 """Every template, by name (a candidate's record names the one that made it)."""
 
@@ -114,9 +115,11 @@ class Mutant:
     node: ast.AST
     template: str
     new: ast.AST | None
-    """The node that replaces `node` (None: a statement inserted after `node`, `inserted`)."""
+    """The node that replaces `node` (None: a statement inserted beside `node`, `inserted`)."""
     change: str
     inserted: ast.stmt | None = None
+    before: bool = False
+    """`inserted` goes before `node` (else after it)."""
 
 
 def mutants(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> list[Mutant]:
@@ -350,6 +353,53 @@ def _unused(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterat
             )
 
 
+def _uncalled(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
+    """`v = f(v)` after this statement: `f` a function of this file of one required argument that no code of
+    the agent names (`donors` are all of it), `v` each local bound here, the nearest binding first."""
+    if not isinstance(node, SIMPLE) or isinstance(node, (ast.Return, ast.Raise, ast.Break, ast.Continue)):
+        return
+    function = enclosing(tree, node.lineno)
+    if function is None:
+        return
+    named = {n.id for d in donors for n in ast.walk(d) if isinstance(n, ast.Name)} | {
+        n.attr for d in donors for n in ast.walk(d) if isinstance(n, ast.Attribute)
+    }
+    helpers = [
+        f.name
+        for f in tree.body
+        if isinstance(f, ast.FunctionDef) and f is not function and f.name not in named and _one_argument(f)
+    ]
+    if not helpers:
+        return
+    above = _bindings(function, tree, node.lineno)
+    bound = _bindings(function, tree, (node.end_lineno or node.lineno) + 1)
+    called = {id(c.func) for c in ast.walk(node) if isinstance(c, ast.Call)}
+    read = {
+        n.id
+        for n in ast.walk(node)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in called
+    }
+    # a value the statement reads (not a function it calls) first, through the helper before it; then the
+    # others, what it binds first
+    nearest = sorted(bound, key=lambda name: (not (name in read and name in above), -bound[name]))
+    for helper in helpers:
+        for name in nearest[:VARIABLES]:
+            call = ast.Call(ast.Name(helper, ast.Load()), [ast.Name(name, ast.Load())], [])
+            statement = ast.Assign([ast.Name(name, ast.Store())], call, lineno=0)
+            before = name in read and name in above  # through the helper before the statement reads it
+            said = f"inserted {'before' if before else 'after'}: {name} = {helper}({name})"
+            yield Mutant(node, "uncalled", None, said, statement, before)
+
+
+def _one_argument(function: ast.FunctionDef) -> bool:
+    """Whether `function` can be called with one positional argument and needs one."""
+    arguments = function.args
+    positional = [*arguments.posonlyargs, *arguments.args]
+    required = len(positional) - len(arguments.defaults)
+    needed_keywords = any(default is None for default in arguments.kw_defaults)
+    return (required == 1 or (required == 0 and positional)) and not needed_keywords
+
+
 def _variables(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
     """A local read here replaced by each other local its function bound above it (a parameter counts as
     bound at the function's start; a method's receiver is neither replaced nor a replacement), the
@@ -418,6 +468,7 @@ _MAKERS: tuple[Callable[[ast.AST, ast.Module, list[ast.Module]], Iterator[Mutant
     _inserts,
     _variables,
     _unused,
+    _uncalled,
 )
 
 

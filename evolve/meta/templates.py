@@ -3,8 +3,9 @@
 A small model transcribes a change it is told but rarely designs one; template-based repair (TBar, PraPR;
 GenProg's statement insertion for omissions) needs no model to design it: a handful of generic edits
 (evolve.meta.mutations, each template's mutants of a node), tried at the lines fault localization ranked,
-each validated like any other candidate (evolve.engine.generate). `unused`, backed by the code's own
-evidence (a value computed and dropped), comes first at its distance; the others take turns after it.
+each validated like any other candidate (evolve.engine.generate). `unused` and `uncalled`, backed by the
+code's own evidence (a value computed and dropped, a helper nothing calls), come first at their distance;
+the others take turns after them.
 
 Edits replace the node's own source text (the rest of the file, comments included, stays as it was) and
 are kept only when the result parses to the intended tree. Nearest to the ranked line first; within one
@@ -133,7 +134,8 @@ def _ordered(near: list[tuple[int, Mutant]], rng: np.random.Generator) -> list[M
     """Nearest first; at one distance each template's first mutant, then each one's second, ..., the
     templates in an order drawn from `rng` (another expansion at the same line tries others first)."""
     turn = {TEMPLATES[int(index)]: rank for rank, index in enumerate(rng.permutation(len(TEMPLATES)))}
-    turn["unused"] = -1  # from the code's own evidence (a value computed and dropped), not a blind mutation
+    # from the code's own evidence (a value computed and dropped, a helper nothing calls), not blind mutations
+    turn["unused"] = turn["uncalled"] = -1
     counted: dict[tuple[int, str], int] = {}
     keys = []
     for index, (distance, mutant) in enumerate(near):
@@ -198,8 +200,15 @@ def _apply(source: str, lines: list[str], tree: ast.Module, mutant: Mutant) -> s
         if mutant.inserted is not None:
             first = lines[node.lineno - 1]
             indent = first[: len(first) - len(first.lstrip())]
-            text = source[:end] + "\n" + indent + ast.unparse(mutant.inserted) + source[end:]
-            expected = _inserted(tree, node, mutant.inserted)
+            statement = ast.unparse(mutant.inserted)
+            if mutant.before:  # at the start of the node's first line, which it must begin
+                line_start = _offset(lines, node.lineno, 0)
+                if source[line_start:start].strip():
+                    return None
+                text = source[:line_start] + indent + statement + "\n" + source[line_start:]
+            else:
+                text = source[:end] + "\n" + indent + statement + source[end:]
+            expected = _inserted(tree, node, mutant.inserted, before=mutant.before)
             return text if _parses_to(text, expected) else None
         assert mutant.new is not None
         replacement = ast.unparse(mutant.new)
@@ -229,13 +238,15 @@ def _offset(lines: list[str], lineno: int | None, col: int | None) -> int:
 
 
 class _Swap(ast.NodeTransformer):
-    def __init__(self, key: tuple, new: ast.AST | None, inserted: ast.stmt | None = None) -> None:
-        self.key, self.new, self.inserted = key, new, inserted
+    def __init__(
+        self, key: tuple, new: ast.AST | None, inserted: ast.stmt | None = None, before: bool = False
+    ) -> None:
+        self.key, self.new, self.inserted, self.before = key, new, inserted, before
 
     def visit(self, node: ast.AST) -> ast.AST | list[ast.AST]:
         if _key(node) == self.key:
             if self.inserted is not None:
-                return [node, self.inserted]
+                return [self.inserted, node] if self.before else [node, self.inserted]
             assert self.new is not None
             return self.new
         return self.generic_visit(node)
@@ -257,7 +268,7 @@ def _replaced(tree: ast.Module, node: ast.AST, new: ast.AST) -> str:
     return ast.unparse(swapped)
 
 
-def _inserted(tree: ast.Module, node: ast.AST, statement: ast.stmt) -> str:
-    swapped = _Swap(_key(node), None, statement).visit(copy.deepcopy(tree))
+def _inserted(tree: ast.Module, node: ast.AST, statement: ast.stmt, *, before: bool = False) -> str:
+    swapped = _Swap(_key(node), None, statement, before).visit(copy.deepcopy(tree))
     assert isinstance(swapped, ast.Module)
     return ast.unparse(swapped)

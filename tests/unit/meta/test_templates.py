@@ -240,3 +240,44 @@ def test_a_value_read_from_the_wrong_local_is_read_from_one_bound_above_it_neare
     assert {e.line for e in made} == {6, 7}  # then line 6's, within the window
     at_9 = edits_at(source, 9, 40, np.random.default_rng(0))
     assert not [e for e in at_9 if e.template == "variable" and e.line == 9]  # `ok` has no other local
+
+
+LOST_CALL = '''"""A relay: it cleans what it is given before it sends it on."""
+
+
+def cleaned(text):
+    return text.strip()
+
+
+def relay(send, text, times=1):
+    text = text.lower()
+    sent = send(text * times)
+    return sent
+
+
+def echo(text):
+    return text
+'''
+
+
+def test_a_helper_nothing_calls_is_called_on_a_value_the_ranked_statement_reads_just_before_it() -> None:
+    # `cleaned` is called nowhere (its call was lost); `echo` is called elsewhere, so it is not a candidate.
+    other = "from relay import echo\n\nprint(echo('x'))\n"
+    at = LOST_CALL.splitlines().index("    sent = send(text * times)") + 1
+    made = [
+        e for e in edits_at(LOST_CALL, at, 40, np.random.default_rng(0), (other,)) if e.template == "uncalled"
+    ]
+    assert [e.change for e in made if e.line == at] == [
+        "inserted before: text = cleaned(text)",  # what the statement reads, bound above it, first
+        "inserted before: times = cleaned(times)",
+        "inserted after: sent = cleaned(sent)",  # what it binds: after it
+    ]
+    assert "    text = cleaned(text)\n    sent = send(text * times)\n" in made[0].source
+    assert "    sent = send(text * times)\n    sent = cleaned(sent)\n" in made[2].source
+    assert all("echo(" not in e.change for e in made)
+    for seed in range(4):  # backed by the code's own evidence, it comes first at its distance
+        assert edits_at(LOST_CALL, at, 1, np.random.default_rng(seed), (other,))[0].template == "uncalled"
+    called = LOST_CALL.replace("    text = text.lower()", "    text = cleaned(text).lower()")
+    assert not [
+        e for e in edits_at(called, at, 40, np.random.default_rng(0), (other,)) if e.template == "uncalled"
+    ]
