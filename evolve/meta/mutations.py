@@ -21,19 +21,24 @@ agent's names. evolve.meta.templates places them at a ranked line, orders them a
 - `variable`: a local name read at the line replaced by another its function bound above it, the nearest
   binding first (the variable mutation of TBar and PraPR: a value read from the wrong variable);
 - `unused`: a literal replaced by a name its function binds above it and never reads (a dead store,
-  evolve.meta.dataflow: a value computed for nothing, whose use may have been turned into a constant).
+  evolve.meta.dataflow: a value computed for nothing, whose use may have been turned into a constant);
+- `uncalled` (an omission): `v = f(v)` inserted beside the ranked statement (before it where it reads `v`,
+  else after it), for a function `f` of the same file that takes one argument and that no code of the agent
+  calls or names (its tests aside: a helper whose call was lost), and each local `v` bound there, the
+  values the statement reads first.
 
+The omissions' makers are evolve.meta.omissions; what all of them read of the tree, evolve.meta.mutant.
 Pure: a node and its trees in, mutants out.
 """
 
 from __future__ import annotations
 
 import ast
-import builtins
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 from evolve.meta.dataflow import function_dead_stores
+from evolve.meta.mutant import SIMPLE, VARIABLES, Mutant, bindings, callee, enclosing, short
+from evolve.meta.omissions import arguments, inserts, keywords, uncalled
 
 TEMPLATES = (
     "number",
@@ -90,36 +95,6 @@ _COMPARISONS: dict[type, tuple[type, ...]] = {
     ast.Is: (ast.IsNot,),
     ast.IsNot: (ast.Is,),
 }
-SIMPLE = (
-    ast.Expr,
-    ast.Assign,
-    ast.AugAssign,
-    ast.AnnAssign,
-    ast.Return,
-    ast.Raise,
-    ast.Assert,
-    ast.Delete,
-    ast.Break,
-    ast.Continue,
-)
-"""The statements `drop` replaces and after which `insert` adds one; templates edit their nodes."""
-VARIABLES = 3
-"""The other locals a read name is replaced by, nearest binding first: enough for the values computed just
-above a line, few enough that the other templates still get their turns."""
-
-
-@dataclass(frozen=True)
-class Mutant:
-    """One template's edit of one node, before it is applied to the file's text."""
-
-    node: ast.AST
-    template: str
-    new: ast.AST | None
-    """The node that replaces `node` (None: a statement inserted beside `node`, `inserted`)."""
-    change: str
-    inserted: ast.stmt | None = None
-    before: bool = False
-    """`inserted` goes before `node` (else after it)."""
 
 
 def mutants(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> list[Mutant]:
@@ -158,16 +133,16 @@ def _strings(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Itera
         and node.value
         and not _docstring(node, tree)
     ):
-        yield Mutant(node, "string", ast.Constant(""), f"{_short(node.value)} -> ''")
+        yield Mutant(node, "string", ast.Constant(""), f"{short(node.value)} -> ''")
 
 
 def _unwraps(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
     if not isinstance(node, ast.Call) or node.keywords:
         return
     if len(node.args) == 1 and not isinstance(node.args[0], ast.Starred):
-        yield Mutant(node, "unwrap", node.args[0], f"{_short(ast.unparse(node))} -> its argument")
+        yield Mutant(node, "unwrap", node.args[0], f"{short(ast.unparse(node))} -> its argument")
     elif not node.args and isinstance(node.func, ast.Attribute):
-        yield Mutant(node, "unwrap", node.func.value, f"{_short(ast.unparse(node))} -> its receiver")
+        yield Mutant(node, "unwrap", node.func.value, f"{short(ast.unparse(node))} -> its receiver")
 
 
 def _twins(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
@@ -181,7 +156,7 @@ def _twins(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterato
     else:
         return
     new = ast.Call(twin, node.args, node.keywords)
-    yield Mutant(node, "call", new, f"{_callee(node)} -> {_callee(new)}")
+    yield Mutant(node, "call", new, f"{callee(node)} -> {callee(new)}")
 
 
 def _operators(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
@@ -195,10 +170,10 @@ def _operators(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Ite
             f"{_symbol(node.op)} -> {_symbol(other())}",
         )
     yield Mutant(
-        node, "operator", node.left, f"{_short(ast.unparse(node))} -> {_short(ast.unparse(node.left))}"
+        node, "operator", node.left, f"{short(ast.unparse(node))} -> {short(ast.unparse(node.left))}"
     )
     yield Mutant(
-        node, "operator", node.right, f"{_short(ast.unparse(node))} -> {_short(ast.unparse(node.right))}"
+        node, "operator", node.right, f"{short(ast.unparse(node))} -> {short(ast.unparse(node.right))}"
     )
 
 
@@ -222,7 +197,7 @@ def _connectives(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> I
         node, "connective", ast.BoolOp(other, node.values), f"{_symbol(node.op)} -> {_symbol(other)}"
     )
     for value in node.values:
-        yield Mutant(node, "connective", value, f"only {_short(ast.unparse(value))}")
+        yield Mutant(node, "connective", value, f"only {short(ast.unparse(value))}")
 
 
 def _negations(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
@@ -241,13 +216,13 @@ def _slices(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterat
     if not isinstance(node, ast.Subscript) or not isinstance(node.slice, ast.Slice):
         return
     bounds = node.slice
-    whole = _short(ast.unparse(node))
+    whole = short(ast.unparse(node))
 
     def sliced(lower: ast.expr | None, upper: ast.expr | None) -> Mutant:
         new = ast.Subscript(node.value, ast.Slice(lower, upper, bounds.step), node.ctx)
-        return Mutant(node, "slice", new, f"{whole} -> {_short(ast.unparse(new))}")
+        return Mutant(node, "slice", new, f"{whole} -> {short(ast.unparse(new))}")
 
-    yield Mutant(node, "slice", node.value, f"{whole} -> {_short(ast.unparse(node.value))}")
+    yield Mutant(node, "slice", node.value, f"{whole} -> {short(ast.unparse(node.value))}")
     if (bounds.lower is None) != (bounds.upper is None):
         yield sliced(bounds.upper, bounds.lower)
     if bounds.lower is not None:
@@ -263,77 +238,7 @@ def _slices(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterat
 
 def _drops(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
     if isinstance(node, SIMPLE) and not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)):
-        yield Mutant(node, "drop", ast.Pass(), f"dropped: {_short(ast.unparse(node))}")
-
-
-def _keywords(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
-    """A keyword argument the agent passes elsewhere to a callee of this name, added where it is missing."""
-    if not isinstance(node, ast.Call) or any(k.arg is None for k in node.keywords):
-        return
-    name, have = _callee(node), {k.arg for k in node.keywords}
-    bound = _bound(tree, node.lineno)
-    added: set[str] = set()
-    for donor in donors:
-        for call in ast.walk(donor):
-            if not isinstance(call, ast.Call) or call is node or _callee(call) != name:
-                continue
-            for keyword in call.keywords:
-                if keyword.arg is None or keyword.arg in have or keyword.arg in added:
-                    continue
-                if _names(keyword.value) <= bound:
-                    added.add(keyword.arg)
-                    new = ast.Call(node.func, node.args, [*node.keywords, keyword])
-                    yield Mutant(node, "keyword", new, f"{name}(..., {_short(ast.unparse(keyword))})")
-
-
-def _arguments(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
-    """The trailing positional arguments a call of this name passes elsewhere in the agent, added here."""
-    if not isinstance(node, ast.Call) or any(isinstance(a, ast.Starred) for a in node.args):
-        return
-    name, have = _callee(node), len(node.args)
-    bound = _bound(tree, node.lineno)
-    added: set[str] = set()
-    for donor in donors:
-        for call in ast.walk(donor):
-            if (
-                not isinstance(call, ast.Call)
-                or call is node
-                or _callee(call) != name
-                or len(call.args) <= have
-            ):
-                continue
-            extra = call.args[have:]
-            text = ", ".join(ast.unparse(a) for a in extra)
-            if text in added or any(isinstance(a, ast.Starred) for a in extra):
-                continue
-            if set().union(*(_names(a) for a in extra)) <= bound:
-                added.add(text)
-                new = ast.Call(node.func, [*node.args, *extra], node.keywords)
-                yield Mutant(node, "argument", new, f"{name}(..., {_short(text)})")
-
-
-def _inserts(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
-    """A call statement of this file, of a callee the enclosing function calls, copied after this statement
-    (GenProg's insertion, its ingredients from the same file; nearest first)."""
-    if not isinstance(node, SIMPLE) or isinstance(node, (ast.Return, ast.Raise, ast.Break, ast.Continue)):
-        return
-    function = enclosing(tree, node.lineno)
-    if function is None:
-        return
-    called = {_callee(c) for c in ast.walk(function) if isinstance(c, ast.Call)}
-    bound = _bound(tree, node.lineno)
-    here = ast.dump(node)
-    statements = [
-        (s, s.value) for s in ast.walk(tree) if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
-    ]
-    seen: set[str] = set()
-    for statement, call in sorted(statements, key=lambda pair: abs(pair[0].lineno - node.lineno)):
-        text = ast.dump(statement)
-        if text == here or text in seen or _callee(call) not in called:
-            continue
-        if _names(statement) <= bound:
-            seen.add(text)
-            yield Mutant(node, "insert", None, f"inserted: {_short(ast.unparse(statement))}", statement)
+        yield Mutant(node, "drop", ast.Pass(), f"dropped: {short(ast.unparse(node))}")
 
 
 def _unused(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
@@ -349,55 +254,8 @@ def _unused(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterat
                 node,
                 "unused",
                 ast.Name(store.name, ast.Load()),
-                f"{_short(repr(node.value))} -> {store.name}",
+                f"{short(repr(node.value))} -> {store.name}",
             )
-
-
-def _uncalled(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
-    """`v = f(v)` after this statement: `f` a function of this file of one required argument that no code of
-    the agent names (`donors` are all of it), `v` each local bound here, the nearest binding first."""
-    if not isinstance(node, SIMPLE) or isinstance(node, (ast.Return, ast.Raise, ast.Break, ast.Continue)):
-        return
-    function = enclosing(tree, node.lineno)
-    if function is None:
-        return
-    named = {n.id for d in donors for n in ast.walk(d) if isinstance(n, ast.Name)} | {
-        n.attr for d in donors for n in ast.walk(d) if isinstance(n, ast.Attribute)
-    }
-    helpers = [
-        f.name
-        for f in tree.body
-        if isinstance(f, ast.FunctionDef) and f is not function and f.name not in named and _one_argument(f)
-    ]
-    if not helpers:
-        return
-    above = _bindings(function, tree, node.lineno)
-    bound = _bindings(function, tree, (node.end_lineno or node.lineno) + 1)
-    called = {id(c.func) for c in ast.walk(node) if isinstance(c, ast.Call)}
-    read = {
-        n.id
-        for n in ast.walk(node)
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in called
-    }
-    # a value the statement reads (not a function it calls) first, through the helper before it; then the
-    # others, what it binds first
-    nearest = sorted(bound, key=lambda name: (not (name in read and name in above), -bound[name]))
-    for helper in helpers:
-        for name in nearest[:VARIABLES]:
-            call = ast.Call(ast.Name(helper, ast.Load()), [ast.Name(name, ast.Load())], [])
-            statement = ast.Assign([ast.Name(name, ast.Store())], call, lineno=0)
-            before = name in read and name in above  # through the helper before the statement reads it
-            said = f"inserted {'before' if before else 'after'}: {name} = {helper}({name})"
-            yield Mutant(node, "uncalled", None, said, statement, before)
-
-
-def _one_argument(function: ast.FunctionDef) -> bool:
-    """Whether `function` can be called with one positional argument and needs one."""
-    arguments = function.args
-    positional = [*arguments.posonlyargs, *arguments.args]
-    required = len(positional) - len(arguments.defaults)
-    needed_keywords = any(default is None for default in arguments.kw_defaults)
-    return (required == 1 or (required == 0 and positional)) and not needed_keywords
 
 
 def _variables(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
@@ -409,47 +267,12 @@ def _variables(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Ite
     function = enclosing(tree, node.lineno)
     if function is None:
         return
-    above = _bindings(function, tree, node.lineno)
+    above = bindings(function, tree, node.lineno)
     if node.id not in above:
         return
     nearest = sorted((name for name in above if name != node.id), key=lambda name: -above[name])
     for name in nearest[:VARIABLES]:
         yield Mutant(node, "variable", ast.Name(name, ast.Load()), f"{node.id} -> {name}")
-
-
-def _bindings(
-    function: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module, line: int
-) -> dict[str, int]:
-    """The locals of `function` bound above `line`, each with the line of its latest binding there (its
-    parameters at the function's own line; names bound only inside a comprehension are not locals)."""
-    arguments = [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
-    receiver = arguments[0].arg if arguments and _method(function, tree) else None
-    bound = {a.arg: function.lineno for a in arguments if a.arg != receiver}
-    comprehended = {
-        id(name)
-        for comprehension in ast.walk(function)
-        if isinstance(comprehension, ast.comprehension)
-        for name in ast.walk(comprehension.target)
-    }
-    for name in ast.walk(function):
-        if (
-            isinstance(name, ast.Name)
-            and isinstance(name.ctx, ast.Store)
-            and id(name) not in comprehended
-            and name.lineno < line
-            and name.id != receiver
-        ):
-            bound[name.id] = max(bound.get(name.id, 0), name.lineno)
-    return bound
-
-
-def _method(function: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module) -> bool:
-    """Whether `function` is defined directly in a class (its first parameter the receiver) and is no
-    staticmethod."""
-    static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
-    return not static and any(
-        isinstance(node, ast.ClassDef) and function in node.body for node in ast.walk(tree)
-    )
 
 
 _MAKERS: tuple[Callable[[ast.AST, ast.Module, list[ast.Module]], Iterator[Mutant]], ...] = (
@@ -463,12 +286,12 @@ _MAKERS: tuple[Callable[[ast.AST, ast.Module, list[ast.Module]], Iterator[Mutant
     _negations,
     _slices,
     _drops,
-    _keywords,
-    _arguments,
-    _inserts,
+    keywords,
+    arguments,
+    inserts,
     _variables,
     _unused,
-    _uncalled,
+    uncalled,
 )
 
 
@@ -486,62 +309,6 @@ def _docstring(node: ast.Constant, tree: ast.Module) -> bool:
         if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and body[0].value is node:
             return True
     return False
-
-
-def _callee(call: ast.Call) -> str:
-    """A call's callee as templates match it: the function's name, or the attribute's (`x.run` is `run`)."""
-    func = call.func
-    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-
-
-def _names(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-
-
-def enclosing(tree: ast.Module, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    """The innermost function whose lines hold `line`."""
-    found = None
-    for node in ast.walk(tree):
-        inside = node.lineno <= line <= (node.end_lineno or 0) if isinstance(node, ast.stmt) else False
-        if (
-            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-            and inside
-            and (found is None or node.lineno >= found.lineno)
-        ):
-            found = node
-    return found
-
-
-def _bound(tree: ast.Module, line: int) -> set[str]:
-    """Names bound where `line` runs: builtins, the module's top-level names, the enclosing functions'
-    parameters and the names they assign (comprehension variables included)."""
-    names = set(dir(builtins))
-    for statement in tree.body:
-        names |= _assigned(statement)
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (
-            node.end_lineno or 0
-        ):
-            every = [
-                *node.args.posonlyargs,
-                *node.args.args,
-                *node.args.kwonlyargs,
-                node.args.vararg,
-                node.args.kwarg,
-            ]
-            names |= {a.arg for a in every if a is not None}
-            names |= {
-                n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-            }
-    return names
-
-
-def _assigned(statement: ast.stmt) -> set[str]:
-    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return {statement.name}
-    if isinstance(statement, (ast.Import, ast.ImportFrom)):
-        return {(alias.asname or alias.name).split(".")[0] for alias in statement.names}
-    return {n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
 def _symbol(op: ast.AST) -> str:
@@ -568,8 +335,3 @@ def _symbol(op: ast.AST) -> str:
         ast.Or: "or",
     }
     return symbols.get(type(op), type(op).__name__)
-
-
-def _short(text: str, limit: int = 60) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -25,7 +25,8 @@ import numpy as np
 
 from evolve import syntax
 from evolve.meta.locations import Location
-from evolve.meta.mutations import SIMPLE, TEMPLATES, Mutant, enclosing, mutants
+from evolve.meta.mutant import SIMPLE, Mutant, enclosing
+from evolve.meta.mutations import TEMPLATES, mutants
 
 __all__ = ["TEMPLATES", "Generated", "TemplateEdit", "at_locations", "edits_at"]
 

@@ -1,0 +1,149 @@
+"""One template's edit of one node of an agent's code (`Mutant`), and what the templates read of the syntax
+tree around a line: the function that holds it, the names bound where it runs, a call's callee. Pure: trees
+in, names and nodes out.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from dataclasses import dataclass
+
+__all__ = [
+    "SIMPLE",
+    "VARIABLES",
+    "Mutant",
+    "bindings",
+    "bound_at",
+    "callee",
+    "enclosing",
+    "names_in",
+    "short",
+]
+
+SIMPLE = (
+    ast.Expr,
+    ast.Assign,
+    ast.AugAssign,
+    ast.AnnAssign,
+    ast.Return,
+    ast.Raise,
+    ast.Assert,
+    ast.Delete,
+    ast.Break,
+    ast.Continue,
+)
+"""The statements `drop` replaces and after which `insert` adds one; templates edit their nodes."""
+
+
+VARIABLES = 3
+"""The other locals a read name is replaced by, nearest binding first: enough for the values computed just
+above a line, few enough that the other templates still get their turns."""
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One template's edit of one node, before it is applied to the file's text."""
+
+    node: ast.AST
+    template: str
+    new: ast.AST | None
+    """The node that replaces `node` (None: a statement inserted beside `node`, `inserted`)."""
+    change: str
+    inserted: ast.stmt | None = None
+    before: bool = False
+    """`inserted` goes before `node` (else after it)."""
+
+
+def enclosing(tree: ast.Module, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The innermost function whose lines hold `line`."""
+    found = None
+    for node in ast.walk(tree):
+        inside = node.lineno <= line <= (node.end_lineno or 0) if isinstance(node, ast.stmt) else False
+        if (
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and inside
+            and (found is None or node.lineno >= found.lineno)
+        ):
+            found = node
+    return found
+
+
+def bound_at(tree: ast.Module, line: int) -> set[str]:
+    """Names bound where `line` runs: builtins, the module's top-level names, the enclosing functions'
+    parameters and the names they assign (comprehension variables included)."""
+    names = set(dir(builtins))
+    for statement in tree.body:
+        names |= _assigned(statement)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (
+            node.end_lineno or 0
+        ):
+            every = [
+                *node.args.posonlyargs,
+                *node.args.args,
+                *node.args.kwonlyargs,
+                node.args.vararg,
+                node.args.kwarg,
+            ]
+            names |= {a.arg for a in every if a is not None}
+            names |= {
+                n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+            }
+    return names
+
+
+def bindings(function: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module, line: int) -> dict[str, int]:
+    """The locals of `function` bound above `line`, each with the line of its latest binding there (its
+    parameters at the function's own line; names bound only inside a comprehension are not locals)."""
+    arguments = [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
+    receiver = arguments[0].arg if arguments and _method(function, tree) else None
+    bound = {a.arg: function.lineno for a in arguments if a.arg != receiver}
+    comprehended = {
+        id(name)
+        for comprehension in ast.walk(function)
+        if isinstance(comprehension, ast.comprehension)
+        for name in ast.walk(comprehension.target)
+    }
+    for name in ast.walk(function):
+        if (
+            isinstance(name, ast.Name)
+            and isinstance(name.ctx, ast.Store)
+            and id(name) not in comprehended
+            and name.lineno < line
+            and name.id != receiver
+        ):
+            bound[name.id] = max(bound.get(name.id, 0), name.lineno)
+    return bound
+
+
+def _method(function: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module) -> bool:
+    """Whether `function` is defined directly in a class (its first parameter the receiver) and is no
+    staticmethod."""
+    static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
+    return not static and any(
+        isinstance(node, ast.ClassDef) and function in node.body for node in ast.walk(tree)
+    )
+
+
+def callee(call: ast.Call) -> str:
+    """A call's callee as templates match it: the function's name, or the attribute's (`x.run` is `run`)."""
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+
+
+def names_in(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _assigned(statement: ast.stmt) -> set[str]:
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {statement.name}
+    if isinstance(statement, (ast.Import, ast.ImportFrom)):
+        return {(alias.asname or alias.name).split(".")[0] for alias in statement.names}
+    return {n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def short(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."

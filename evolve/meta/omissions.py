@@ -1,0 +1,140 @@
+"""The omission templates: each restores something a line lacks from what the agent's own code holds elsewhere
+(GenProg's insertion, its ingredients from the agent; evolve.meta.mutations lists them with the rest).
+Pure: a node and its trees in, mutants out.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from evolve.meta.mutant import (
+    SIMPLE,
+    VARIABLES,
+    Mutant,
+    bindings,
+    bound_at,
+    callee,
+    enclosing,
+    names_in,
+    short,
+)
+
+__all__ = ["arguments", "inserts", "keywords", "uncalled"]
+
+
+def keywords(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
+    """A keyword argument the agent passes elsewhere to a callee of this name, added where it is missing."""
+    if not isinstance(node, ast.Call) or any(k.arg is None for k in node.keywords):
+        return
+    name, have = callee(node), {k.arg for k in node.keywords}
+    bound = bound_at(tree, node.lineno)
+    added: set[str] = set()
+    for donor in donors:
+        for call in ast.walk(donor):
+            if not isinstance(call, ast.Call) or call is node or callee(call) != name:
+                continue
+            for keyword in call.keywords:
+                if keyword.arg is None or keyword.arg in have or keyword.arg in added:
+                    continue
+                if names_in(keyword.value) <= bound:
+                    added.add(keyword.arg)
+                    new = ast.Call(node.func, node.args, [*node.keywords, keyword])
+                    yield Mutant(node, "keyword", new, f"{name}(..., {short(ast.unparse(keyword))})")
+
+
+def arguments(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
+    """The trailing positional arguments a call of this name passes elsewhere in the agent, added here."""
+    if not isinstance(node, ast.Call) or any(isinstance(a, ast.Starred) for a in node.args):
+        return
+    name, have = callee(node), len(node.args)
+    bound = bound_at(tree, node.lineno)
+    added: set[str] = set()
+    for donor in donors:
+        for call in ast.walk(donor):
+            if (
+                not isinstance(call, ast.Call)
+                or call is node
+                or callee(call) != name
+                or len(call.args) <= have
+            ):
+                continue
+            extra = call.args[have:]
+            text = ", ".join(ast.unparse(a) for a in extra)
+            if text in added or any(isinstance(a, ast.Starred) for a in extra):
+                continue
+            if set().union(*(names_in(a) for a in extra)) <= bound:
+                added.add(text)
+                new = ast.Call(node.func, [*node.args, *extra], node.keywords)
+                yield Mutant(node, "argument", new, f"{name}(..., {short(text)})")
+
+
+def inserts(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
+    """A call statement of this file, of a callee the enclosing function calls, copied after this statement
+    (GenProg's insertion, its ingredients from the same file; nearest first)."""
+    if not isinstance(node, SIMPLE) or isinstance(node, (ast.Return, ast.Raise, ast.Break, ast.Continue)):
+        return
+    function = enclosing(tree, node.lineno)
+    if function is None:
+        return
+    called = {callee(c) for c in ast.walk(function) if isinstance(c, ast.Call)}
+    bound = bound_at(tree, node.lineno)
+    here = ast.dump(node)
+    statements = [
+        (s, s.value) for s in ast.walk(tree) if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
+    ]
+    seen: set[str] = set()
+    for statement, call in sorted(statements, key=lambda pair: abs(pair[0].lineno - node.lineno)):
+        text = ast.dump(statement)
+        if text == here or text in seen or callee(call) not in called:
+            continue
+        if names_in(statement) <= bound:
+            seen.add(text)
+            yield Mutant(node, "insert", None, f"inserted: {short(ast.unparse(statement))}", statement)
+
+
+def uncalled(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
+    """`v = f(v)` after this statement: `f` a function of this file of one required argument that no code of
+    the agent names (`donors` are all of it), `v` each local bound here, the nearest binding first."""
+    if not isinstance(node, SIMPLE) or isinstance(node, (ast.Return, ast.Raise, ast.Break, ast.Continue)):
+        return
+    function = enclosing(tree, node.lineno)
+    if function is None:
+        return
+    named = {n.id for d in donors for n in ast.walk(d) if isinstance(n, ast.Name)} | {
+        n.attr for d in donors for n in ast.walk(d) if isinstance(n, ast.Attribute)
+    }
+    helpers = [
+        f.name
+        for f in tree.body
+        if isinstance(f, ast.FunctionDef) and f is not function and f.name not in named and _one_argument(f)
+    ]
+    if not helpers:
+        return
+    above = bindings(function, tree, node.lineno)
+    bound = bindings(function, tree, (node.end_lineno or node.lineno) + 1)
+    called = {id(c.func) for c in ast.walk(node) if isinstance(c, ast.Call)}
+    read = {
+        n.id
+        for n in ast.walk(node)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in called
+    }
+    # a value the statement reads (not a function it calls) first, through the helper before it; then the
+    # others, what it binds first
+    nearest = sorted(bound, key=lambda name: (not (name in read and name in above), -bound[name]))
+    for helper in helpers:
+        for name in nearest[:VARIABLES]:
+            call = ast.Call(ast.Name(helper, ast.Load()), [ast.Name(name, ast.Load())], [])
+            statement = ast.Assign([ast.Name(name, ast.Store())], call, lineno=0)
+            before = name in read and name in above  # through the helper before the statement reads it
+            said = f"inserted {'before' if before else 'after'}: {name} = {helper}({name})"
+            yield Mutant(node, "uncalled", None, said, statement, before)
+
+
+def _one_argument(function: ast.FunctionDef) -> bool:
+    """Whether `function` can be called with one positional argument and needs one."""
+    signature = function.args
+    positional = [*signature.posonlyargs, *signature.args]
+    required = len(positional) - len(signature.defaults)
+    needed_keywords = any(default is None for default in signature.kw_defaults)
+    return (required == 1 or (required == 0 and bool(positional))) and not needed_keywords
