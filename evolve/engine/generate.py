@@ -412,7 +412,8 @@ def _one(ctx: JobContext, plan: Plan, number: int, make: Maker, heard: Heard, se
     filtered = cheap_filters(ctx.code, child.code_dir, child.diff, require_code=settings.require_code)
 
     def checks() -> tuple[str | None, str | None, int | None]:
-        stage, reason, fixed = _checked(ctx, child, filtered, plan, log_dir, number, spent)
+        screened = record.source == "screen"
+        stage, reason, fixed = _checked(ctx, child, filtered, plan, log_dir, number, spent, screened)
         if stage is None and not plan.rerun:
             gate = _validate(ctx, number, child, settings, log_dir, diagnose=plan.diagnose, spent=spent)
             stage, reason = (None, None) if gate.valid else (gate.check or "applies", gate.reason)
@@ -444,10 +445,11 @@ def _checked(
     log_dir: Path,
     number: int,
     spent: list[int],
+    screened: bool = False,
 ) -> tuple[str | None, str | None, int | None]:
     """The candidate through the stages before the gate, cheapest first (`filtered`: its cheap filters'
     verdict): the stage that refused it and why (None: none did), and how many re-run failures it fixed
-    (None: not re-run)."""
+    (None: not re-run). `screened`: the screen kept it, so it has shown a fix the re-run need not repeat."""
     if filtered.stage is not None:
         return filtered.stage, filtered.reason, None
     if plan.settings.validating:
@@ -463,7 +465,7 @@ def _checked(
         if reason is not None:
             return BEHAVIOUR, reason, None
     if plan.rerun:
-        rerun = rerun_candidate(ctx, child.code_dir, plan.rerun, plan.solve, log_dir)
+        rerun = rerun_candidate(ctx, child.code_dir, plan.rerun, plan.solve, log_dir, shown_fixed=screened)
         spent.append(rerun.tokens)
         return None if rerun.reason is None else RERUN, rerun.reason, rerun.fixed
     return None, None, None

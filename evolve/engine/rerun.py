@@ -7,6 +7,9 @@ n of the parent's failed search tasks again, live, through the real evaluation p
 rerun_passed` of the tasks the parent passed. It must pass more of the failed ones than the parent did (none:
 they are the parent's failures) and every passed one; the survivor that fixes most becomes the child
 (generate and validate: GenProg, ChatRepair, each candidate checked against the failing and the passing runs).
+A candidate that has already shown a fix (an edit the screen kept: it passes the own tests its parent failed,
+evolve.engine.screen) is not refused for passing none of the failed tasks, one noisy sample each; it must
+still keep every passed one.
 
 The verdict comes from the engine's grader, never from what the candidate prints. A live solve is one sample
 of a stochastic model: a fix here is evidence, not proof, and the gate and the candidate's own evaluations
@@ -61,10 +64,17 @@ def rerun_tasks(run: Run, node_id: str, tasks: Mapping[str, Task], failed: int, 
 
 
 def rerun_candidate(
-    ctx: JobContext, code: Path, rerun: Rerun, settings: EvalSettings, log_dir: Path
+    ctx: JobContext,
+    code: Path,
+    rerun: Rerun,
+    settings: EvalSettings,
+    log_dir: Path,
+    *,
+    shown_fixed: bool = False,
 ) -> RerunVerdict:
     """Solve the parent's failed tasks, then its passed ones, live with the candidate's `code`; each task's
-    logs under `log_dir / rerun-k`. The passed ones are not run when none of the failed ones was fixed."""
+    logs under `log_dir / rerun-k`. The passed ones are not run when none of the failed ones was fixed, unless
+    the candidate has shown a fix already (`shown_fixed`: then fixing none is no refusal)."""
     fixed: list[str] = []
     tokens = 0
     for number, task in enumerate(rerun.failed, 1):
@@ -72,7 +82,7 @@ def rerun_candidate(
         tokens += result.tokens
         if result.outcome == "pass":
             fixed.append(task.id)
-    if not fixed:
+    if not fixed and not shown_fixed:
         names = ", ".join(t.id for t in rerun.failed)
         return RerunVerdict(
             0,
@@ -85,7 +95,7 @@ def rerun_candidate(
         if result.outcome not in ("pass", "infra"):  # infra is the engine's failure, not the candidate's
             return RerunVerdict(
                 len(fixed),
-                f"re-run live, it fixed {', '.join(fixed)} but ended {result.outcome} on "
+                f"re-run live, it fixed {', '.join(fixed) or 'none'} but ended {result.outcome} on "
                 f"{task.id}, which its parent passed",
                 tokens,
             )

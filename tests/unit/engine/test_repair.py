@@ -55,6 +55,32 @@ def test_the_screens_kept_edits_are_checked_first_and_one_that_only_claimed_to_p
     assert "    shown = given\n" in (result.code_dir / "agent" / "__main__.py").read_text()
 
 
+def test_a_screened_edit_that_fixes_no_failed_task_live_is_not_refused_for_it_and_an_unscreened_one_is(
+    tmp_path,
+):
+    # It passed the own tests its parent failed (the screen's evidence); one live sample of a failed task is
+    # not asked to repeat it. It must still act differently on the replay and keep the passed task.
+    def edit(screened: bool) -> Generated:
+        location = Location(FAULTY.path, FAULTY.line, 2.0, "a template edit here makes the own tests pass")
+        changed = RELAY.replace("given[:0]", "given[:1]")  # the model now sees "F": still not the task
+        return Generated(
+            location, FAULTY.path, TemplateEdit("slice", FAULTY.line, "0 -> 1", changed), screened
+        )
+
+    settings = ExpandSettings(candidates=1, replays=1, rerun=1, rerun_passed=1)
+    results = {}
+    for screened in (True, False):
+        _, records, log_dir = expand_relay(
+            tmp_path / str(screened), lambda run: ROOMY, settings, screened=(edit(screened),)
+        )
+        kept_passed = (log_dir / "rerun-2" / "outcome.json").is_file()  # candidate 1 logs in the job
+        results[screened] = (records[0].source, records[0].stage, records[0].fixed, kept_passed)
+    # past the re-run (the passed task re-run and kept) to the gate, whose smoke task it then fails: the
+    # model, shown one letter of it, changes nothing
+    assert results[True] == ("screen", "smoke change", 0, True), results
+    assert results[False] == ("template", "rerun", 0, False), results
+
+
 def test_the_ranked_locations_are_read_from_the_diagnosis_record_and_a_bad_entry_is_skipped(tmp_path):
     assert ranked_locations(tmp_path) == ()
     (tmp_path / "instructions.json").write_text(
