@@ -36,8 +36,9 @@ __all__ = ["KEPT", "LINES", "LOG", "Screen", "screen"]
 
 LINES = 40
 """The lines the failing tests ran, most suspicious first, that get edits."""
-PER_LINE = 6
-"""Edits made at each of those lines (the templates' nearest first)."""
+PER_LINE = 20
+"""Edits made at each of those lines (the templates' nearest first, taking turns: a template's fifth edit at
+a line comes in the fifth round; test5's slice fix was a fifth)."""
 KEPT = 4
 """Edits that pass every own test handed on as candidates; the screen stops at this many."""
 TEST_SECONDS = 30.0

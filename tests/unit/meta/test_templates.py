@@ -281,3 +281,13 @@ def test_a_helper_nothing_calls_is_called_on_a_value_the_ranked_statement_reads_
     assert not [
         e for e in edits_at(called, at, 40, np.random.default_rng(0), (other,)) if e.template == "uncalled"
     ]
+
+
+def test_a_helper_call_is_not_inserted_before_a_statement_that_does_not_begin_its_line() -> None:
+    source = LOST_CALL.replace("    sent = send(text * times)", "    times += 0; sent = send(text * times)")
+    at = source.splitlines().index("    times += 0; sent = send(text * times)") + 1
+    made = [e for e in edits_at(source, at, 60, np.random.default_rng(0)) if e.template == "uncalled"]
+    assert made, "the first statement of the line still gets its insertions"
+    for edit in made:
+        ast.parse(edit.source)
+        assert "; sent = send(text * times)" in edit.source  # the second statement was never split from it
