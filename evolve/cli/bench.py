@@ -536,8 +536,8 @@ def selfrepair(
         str,
         typer.Option(
             "--set",
-            help="dev: the defects the engine was tuned on; test, test2, test3, "
-            "test4, test5, test6: evolve/bench/defects/test*.toml, each run only while "
+            help="dev: the defects the engine was tuned on; test, test2 to test7: "
+            "evolve/bench/defects/test*.toml, each run only while "
             "its SHA-256 is the committed one.",
         ),
     ] = "dev",
