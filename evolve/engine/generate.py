@@ -383,6 +383,7 @@ def best_candidate(
     if several:
         write_candidates(ctx.log_dir, _records(made, lost))
         _keep_only(ctx.log_dir, child.code_dir, [m.child.code_dir for m in made])
+        _patch_of_child(ctx.log_dir, made[pick].log_dir)
         child = replace(child, code_dir=ctx.log_dir / "child")
         if not verdict.valid:
             verdict = Verdict(
@@ -539,6 +540,16 @@ def _keep_only(log_dir: Path, kept: Path, every: list[Path]) -> None:
     for code in every:
         if code != kept:
             shutil.rmtree(code, ignore_errors=True)
+
+
+def _patch_of_child(log_dir: Path, chosen: Path) -> None:
+    """The job's `child.patch` is the child's: where the chosen candidate is not the first (whose logs are the
+    job's own), the first's patch is kept as `candidate-1.patch` and the chosen one's copied over it."""
+    if chosen == log_dir or not (chosen / "child.patch").is_file():
+        return
+    if (log_dir / "child.patch").is_file():
+        shutil.copyfile(log_dir / "child.patch", log_dir / "candidate-1.patch")
+    shutil.copyfile(chosen / "child.patch", log_dir / "child.patch")
 
 
 def _modify(

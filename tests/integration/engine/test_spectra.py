@@ -51,3 +51,31 @@ def test_the_agents_own_tests_rank_the_line_only_its_failing_test_runs_first(tmp
     assert (result.locations[0].path, result.locations[0].line) == ("agent/calc.py", 3)
     assert "(assert 9 == 13)" in result.locations[0].evidence
     assert result.locations[0].evidence.endswith("ran it: a = 11, b = 2")  # the image's Python reads values
+
+
+def test_the_screen_keeps_the_edit_that_makes_every_own_test_pass_in_a_container(
+    tmp_path, base_image
+) -> None:
+    # The tiny calc agent of tests/unit/engine/test_screen.py: its fault is a line the passing test runs too.
+    run, node, _ = recorded_pair(tmp_path, _docker)
+    code = run.checkout(node, tmp_path / "code")
+    (code / "agent" / "calc.py").write_text(
+        'def add(a, b):\n    if b:\n        note = "nonzero"\n    return a - b\n'
+    )
+    (code / "tests").mkdir(exist_ok=True)
+    (code / "tests" / "test_calc.py").write_text(
+        "from agent.calc import add\n\n\ndef test_zero():\n    assert add(5, 0) == 5\n\n\n"
+        "def test_large():\n    assert add(11, 2) == 13\n"
+    )
+    (tmp_path / "logs").mkdir()
+    with Gateway(replay_from=tmp_path) as unused:  # no model: the tests ask none
+        ctx = JobContext("spectra", node, code, tmp_path / "logs", _docker(run), unused)
+        result = Spectra((), SETTINGS, tests_image=base_image, screen=40)(ctx)
+    run.close()
+    assert result.error == "" and result.screen.error == "", result
+    assert [(g.edit.line, g.edit.change) for g in result.screen.kept] == [(4, "- -> +")]
+    assert (result.locations[0].path, result.locations[0].line, result.locations[0].score) == (
+        "agent/calc.py",
+        4,
+        2.0,
+    )

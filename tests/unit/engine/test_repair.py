@@ -44,7 +44,7 @@ def test_the_screens_kept_edits_are_checked_first_and_one_that_only_claimed_to_p
     claimed = kept(INNOCENT.line, "3 -> 30", RELAY.replace("RETRIES = 3", "RETRIES = 30"))
     fixing = kept(FAULTY.line, "given[:0] -> given", RELAY.replace("given[:0]", "given"))
     settings = ExpandSettings(candidates=1, templates=4, locations=2, replays=1, rerun=1, rerun_passed=1)
-    result, records, _ = expand_relay(tmp_path, lambda run: ROOMY, settings, screened=(claimed, fixing))
+    result, records, log_dir = expand_relay(tmp_path, lambda run: ROOMY, settings, screened=(claimed, fixing))
     shown = "\n".join(
         f"{r.number} {r.source} {r.location} {r.template} {r.stage} {r.reason}" for r in records
     )
@@ -53,6 +53,9 @@ def test_the_screens_kept_edits_are_checked_first_and_one_that_only_claimed_to_p
     assert records[0].stage == "behaviour" and not records[0].chosen, shown
     assert records[1].chosen and records[1].fixed == 1, shown
     assert "    shown = given\n" in (result.code_dir / "agent" / "__main__.py").read_text()
+    # the job's patch is the child's (candidate 2's); the first candidate's is kept beside it
+    assert "+    shown = given\n" in (log_dir / "child.patch").read_text()
+    assert "+RETRIES = 30\n" in (log_dir / "candidate-1.patch").read_text()
 
 
 def test_a_screened_edit_that_fixes_no_failed_task_live_is_not_refused_for_it_and_an_unscreened_one_is(
