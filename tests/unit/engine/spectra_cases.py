@@ -129,3 +129,16 @@ def own_tests_ran(
     with Gateway(replay_from=tmp_path) as unused:  # no model: the tests ask none
         ctx = JobContext("spectra", "n", code, tmp_path / "logs", ProcessSandboxes(), unused)
         return Spectra((), SETTINGS, tests_image="evolve-base:latest", screen=screen)(ctx)
+
+
+# For the screen (evolve.engine.screen): both tests run `return a - b` (b = 0 hides the fault from the
+# first); only the failing one runs line 3.
+CALC = """def add(a, b):
+    if b:
+        note = "nonzero"
+    return a - b
+"""
+TESTS = (
+    "from agent.calc import add\n\n\ndef test_zero():\n    assert add(5, 0) == 5\n\n\n"
+    "def test_large():\n    assert add(11, 2) == 13\n"
+)

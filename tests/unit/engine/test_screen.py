@@ -7,18 +7,7 @@ from __future__ import annotations
 import json
 
 from evolve.engine.screen import KEPT, LOG
-from tests.unit.engine.spectra_cases import own_tests_ran
-
-# Both tests run `return a - b` (b = 0 hides the fault from the first); only the failing one runs line 3.
-CALC = """def add(a, b):
-    if b:
-        note = "nonzero"
-    return a - b
-"""
-TESTS = (
-    "from agent.calc import add\n\n\ndef test_zero():\n    assert add(5, 0) == 5\n\n\n"
-    "def test_large():\n    assert add(11, 2) == 13\n"
-)
+from tests.unit.engine.spectra_cases import CALC, TESTS, own_tests_ran
 
 
 def test_the_edit_that_makes_every_own_test_pass_is_kept_and_its_line_heads_the_ranking(tmp_path) -> None:
