@@ -77,10 +77,7 @@ class Screen:
             "fixing": self.fixing,
             "seconds": round(self.seconds, 3),
             "error": self.error,
-            "kept": [
-                {"path": g.path, "line": g.edit.line, "template": g.edit.template, "change": g.edit.change}
-                for g in self.kept
-            ],
+            "kept": [_named(g) for g in self.kept],
         }
 
 
