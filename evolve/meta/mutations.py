@@ -9,7 +9,10 @@ agent's names. evolve.meta.templates places them at a ranked line, orders them a
 - `operator`: an arithmetic operator changed (`+`/`-`, `*`/`//`, ...), or one operand kept alone;
 - `comparison`: a comparison changed (`<`/`<=`, `==`/`!=`, `in`/`not in`, `is`/`is not`, ...);
 - `connective`: `and`/`or` swapped, or one sub-condition kept alone;
-- `negate`: the condition of an `if`, `while`, conditional expression or `assert` negated (or un-negated);
+- `negate`: a condition negated (or un-negated): the test of an `if`, `while`, conditional expression or
+  `assert`, a comprehension's filter, or one operand of `and`/`or`;
+- `assign`: `x = e` made `x += e` for a local `x` bound above it (a value accumulated, not replaced), and
+  `x op= e` made `x = e` or given the other operator (the assignment-operator mutation of mutation testing);
 - `slice`: a slice bound dropped, moved by one, or the bounds swapped; the slicing dropped;
 - `drop`: a simple statement replaced by `pass`;
 - `keyword` (an omission): a keyword argument that a call of the same name passes elsewhere in the agent,
@@ -49,6 +52,7 @@ TEMPLATES = (
     "comparison",
     "connective",
     "negate",
+    "assign",
     "slice",
     "drop",
     "keyword",
@@ -201,15 +205,44 @@ def _connectives(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> I
 
 
 def _negations(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
-    for parent in ast.walk(tree):
-        if isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert)) and parent.test is node:
-            break
-    else:
+    if not isinstance(node, ast.expr) or not _condition(node, tree):
         return
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         yield Mutant(node, "negate", node.operand, "not removed")
     else:
         yield Mutant(node, "negate", ast.UnaryOp(ast.Not(), node), "condition negated")
+
+
+def _condition(node: ast.AST, tree: ast.Module) -> bool:
+    """Whether `node` is read as a truth value: a test, a comprehension's filter, an operand of and/or."""
+    for parent in ast.walk(tree):
+        if isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert)) and parent.test is node:
+            return True
+        if isinstance(parent, ast.comprehension) and any(test is node for test in parent.ifs):
+            return True
+        if isinstance(parent, ast.BoolOp) and any(value is node for value in parent.values):
+            return True
+    return False
+
+
+def _assignments(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
+    if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+        name, symbol = node.target.id, _symbol(node.op)
+        plain = ast.Assign([ast.Name(name, ast.Store())], node.value, lineno=node.lineno)
+        yield Mutant(node, "assign", plain, f"{name} {symbol}= -> {name} =")
+        for other in _OPERATORS.get(type(node.op), ()):
+            changed = ast.AugAssign(node.target, other(), node.value)
+            yield Mutant(node, "assign", changed, f"{name} {symbol}= -> {name} {_symbol(other())}=")
+        return
+    if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+        return
+    if not isinstance(node.targets[0], ast.Name):
+        return
+    name = node.targets[0].id
+    function = enclosing(tree, node.lineno)
+    if function is not None and name in bindings(function, tree, node.lineno):
+        accumulated = ast.AugAssign(ast.Name(name, ast.Store()), ast.Add(), node.value)
+        yield Mutant(node, "assign", accumulated, f"{name} = -> {name} +=")
 
 
 def _slices(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
@@ -284,6 +317,7 @@ _MAKERS: tuple[Callable[[ast.AST, ast.Module, list[ast.Module]], Iterator[Mutant
     _comparisons,
     _connectives,
     _negations,
+    _assignments,
     _slices,
     _drops,
     keywords,

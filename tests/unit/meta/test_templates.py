@@ -43,6 +43,13 @@ class Courier:
             parts = ["none"]
         self.keep(reply)
         return parts
+
+    def tally(self, reply):
+        words = [w for w in reply.split() if w and not w.isdigit()]
+        total = len(words)
+        total = len(self.log)
+        total += 1
+        return total
 '''
 
 
@@ -78,6 +85,12 @@ def changed_line(source: str) -> list[str]:
         ("connective", "len(text) > PATIENCE", "if len(text) > PATIENCE:"),
         ("negate", "while not parts", "while parts:"),
         ("negate", "len(text) > PATIENCE", "if not (len(text) > PATIENCE and text):"),
+        ("negate", "len(text) > PATIENCE", "if len(text) > PATIENCE and not text:"),
+        ("negate", "not w.isdigit()", "words = [w for w in reply.split() if w and w.isdigit()]"),
+        ("negate", "not w.isdigit()", "words = [w for w in reply.split() if not w and not w.isdigit()]"),
+        ("assign", "total = len(self.log)", "total += len(self.log)"),
+        ("assign", "total += 1", "total = 1"),
+        ("assign", "total += 1", "total -= 1"),
         ("slice", "done.stdout[-1:]", "return done.stdout"),
         ("slice", "done.stdout[-1:]", "return done.stdout[:-1]"),
         ("drop", "self.log.append(text)", "pass"),
@@ -291,3 +304,10 @@ def test_a_helper_call_is_not_inserted_before_a_statement_that_does_not_begin_it
     for edit in made:
         ast.parse(edit.source)
         assert "; sent = send(text * times)" in edit.source  # the second statement was never split from it
+
+
+def test_a_first_binding_is_not_made_an_accumulation_and_an_attribute_is_left_alone() -> None:
+    changed = [line for e in edits("total = len(words)") for line in changed_line(e.source)]
+    assert "total += len(self.log)" in changed  # the next line's accumulation, within the window
+    assert "total += len(words)" not in changed
+    assert not [e for e in edits("self.home = home") if e.template == "assign"]
