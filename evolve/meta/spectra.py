@@ -100,14 +100,21 @@ def ochiai(ef: int, ep: int, nf: int) -> float:
 
 
 def rank(
-    spectra: Sequence[Spectrum], tools: Sequence[ToolOutput] = (), limit: int = 20, *, runs: str = "replays"
+    spectra: Sequence[Spectrum],
+    tools: Sequence[ToolOutput] = (),
+    limit: int = 20,
+    *,
+    runs: str = "replays",
+    shared: bool = False,
 ) -> list[Location]:
     """The agent's lines run by a failing run, most suspicious first (ties in turns by file: `in_turns`),
     at most `limit` (`runs`: what the runs are, as the evidence names them); a line that ran a command whose
     output reached the model only in part is kept beyond the limit, with that evidence. Lines every run ran,
     where there is a passing one, are left out (they rank nothing). Without a passing run nothing contrasts
     the failing ones (Ochiai then orders lines by how many failing runs ran them: the code every run shares
-    first), so only the lines whose commands' output did not all reach the model are ranked."""
+    first), so only the lines whose commands' output did not all reach the model are ranked. `shared`: the
+    lines every run ran are ranked too, after all the others (for a search that tries each line it is given,
+    not one that reads the order as evidence)."""
     failing = sum(1 for s in spectra if s.failed)
     passing = len(spectra) - failing
     if failing == 0:
@@ -130,9 +137,9 @@ def rank(
     scored = {
         line: ochiai(ef, ran_passing.get(line, 0), failing - ef)
         for line, ef in ran_failing.items()
-        if line not in everywhere and (passing or line in hid)
+        if (shared or line not in everywhere) and (passing or line in hid)
     }
-    order = in_turns(scored, key=lambda line: (-scored[line],))
+    order = in_turns(scored, key=lambda line: (line in everywhere, -scored[line]))
     kept = order[:limit] + [line for line in order[limit:] if line in hid]
     return [
         Location(
@@ -165,11 +172,12 @@ class OwnTest:
     """For a failing test, what the names each line read held when it first ran it: (expression, repr)."""
 
 
-def rank_own_tests(runs: Sequence[OwnTest], limit: int = 20) -> list[Location]:
+def rank_own_tests(runs: Sequence[OwnTest], limit: int = 20, *, shared: bool = False) -> list[Location]:
     """The agent's lines ranked by the Ochiai formula over its own tests (each test a run), most suspicious
-    first, at most `limit`; each line's evidence names the failing tests that ran it and how the first
-    failed (`with_own_tests`). Empty when no test failed."""
-    ranked = rank([Spectrum(run.failed, run.lines) for run in runs], (), limit, runs="own tests")
+    first, at most `limit` (`shared`: as for `rank`); each line's evidence names the failing tests that ran
+    it and how the first failed (`with_own_tests`). Empty when no test failed."""
+    spectra = [Spectrum(run.failed, run.lines) for run in runs]
+    ranked = rank(spectra, (), limit, runs="own tests", shared=shared)
     return [with_own_tests(location, runs) for location in ranked]
 
 

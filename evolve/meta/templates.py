@@ -62,10 +62,18 @@ class Generated:
 
 
 def edits_at(
-    source: str, line: int, limit: int, rng: np.random.Generator, elsewhere: Sequence[str] = ()
+    source: str,
+    line: int,
+    limit: int,
+    rng: np.random.Generator,
+    elsewhere: Sequence[str] = (),
+    *,
+    near: bool = True,
 ) -> list[TemplateEdit]:
     """Up to `limit` template edits of `source` at `line` (1-based), nearest first; `elsewhere`: the agent's
-    other sources, where the omission templates find what a call passes or a statement does."""
+    other sources, where the omission templates find what a call passes or a statement does. `near`: the
+    lines within WINDOW and the conditions above it too; without it the line's own nodes alone (the screen,
+    where each line the failing tests ran is ranked in its own right)."""
     if limit <= 0 or len(source) > _MAX_SOURCE:
         return []
     try:
@@ -75,10 +83,11 @@ def edits_at(
         return []
     lines = source.splitlines(keepends=True)
     donors = [tree, *(_parsed(text) for text in elsewhere)]
-    near = [(distance, m) for distance, node in _near(tree, line) for m in mutants(node, tree, donors)]
+    found = _near(tree, line) if near else ((0, node) for node in _on(tree, line))
+    nearby = [(distance, m) for distance, node in found for m in mutants(node, tree, donors)]
     edits: list[TemplateEdit] = []
     seen = {source}
-    for mutant in _ordered(near, rng):
+    for mutant in _ordered(nearby, rng):
         text = _apply(source, lines, tree, mutant)
         if text is None or text in seen:
             continue
@@ -90,11 +99,16 @@ def edits_at(
 
 
 def at_locations(
-    code: Path, locations: Sequence[Location], per_location: int, rng: np.random.Generator
+    code: Path,
+    locations: Sequence[Location],
+    per_location: int,
+    rng: np.random.Generator,
+    *,
+    near: bool = True,
 ) -> list[Generated]:
     """Up to `per_location` template edits at each location (in ranking order) of the agent at `code`; a
     location whose file is not one of the agent's Python files gets none, and an edit already made for an
-    earlier location is not made again."""
+    earlier location is not made again. `near`: as for `edits_at`."""
     sources = _sources(code)
     made: list[Generated] = []
     seen: set[tuple[str, str]] = set()
@@ -103,7 +117,7 @@ def at_locations(
         if source is None:
             continue
         others = [text for path, text in sources.items() if path != location.path]
-        for edit in edits_at(source, location.line, per_location, rng, others):
+        for edit in edits_at(source, location.line, per_location, rng, others, near=near):
             if (location.path, edit.source) not in seen:
                 seen.add((location.path, edit.source))
                 made.append(Generated(location, location.path, edit))
@@ -170,6 +184,11 @@ def _near(tree: ast.Module, line: int) -> Iterator[tuple[int, ast.AST]]:
             if isinstance(node, ast.expr) and id(node) not in yielded and id(node) not in skipped:
                 yielded.add(id(node))
                 yield line - guard.lineno, node
+
+
+def _on(tree: ast.Module, line: int) -> Iterator[ast.AST]:
+    """The nodes `_near` puts at distance 0 of `line`."""
+    return (node for distance, node in _near(tree, line) if distance == 0)
 
 
 def _guards(tree: ast.Module, line: int) -> list[ast.expr]:

@@ -311,3 +311,10 @@ def test_a_first_binding_is_not_made_an_accumulation_and_an_attribute_is_left_al
     assert "total += len(self.log)" in changed  # the next line's accumulation, within the window
     assert "total += len(words)" not in changed
     assert not [e for e in edits("self.home = home") if e.template == "assign"]
+
+
+def test_without_near_only_the_ranked_lines_own_code_is_edited() -> None:
+    line = line_of("total += 1")
+    own = edits_at(COURIER, line, 40, np.random.default_rng(0), near=False)
+    assert own and {edit.line for edit in own} == {line}
+    assert {edit.line for edit in edits_at(COURIER, line, 40, np.random.default_rng(0))} > {line}
