@@ -151,6 +151,8 @@ def test_tool_records_of_the_wrong_shape_are_skipped() -> None:
 def test_a_line_every_replay_ran_is_left_out_where_a_passing_replay_tells_the_runs_apart() -> None:
     everywhere = [_spectrum(True, A, B), _spectrum(True, A, B), _spectrum(False, A, C)]
     assert [(loc.path, loc.line) for loc in rank(everywhere)] == [B]
+    # a search that tries every line it is given (the screen) gets it too, after every line that contrasts
+    assert [(loc.path, loc.line) for loc in rank(everywhere, shared=True)] == [B, A]
 
 
 def test_without_a_passing_replay_only_lines_with_tool_output_evidence_are_ranked() -> None:
