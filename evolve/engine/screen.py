@@ -1,17 +1,15 @@
 """Mutant screening: many template edits, each tried against the agent's failing own tests in one sandbox.
 
 Where the agent fails some of its own tests, every line those tests ran may hold the fault, and the
-templates (evolve.meta.templates) make a handful of edits of each line's own code, most suspicious lines
-first (every line they ran is ranked in its own right, the lines every test ran last, so no line's edits
-reach its neighbours'). Each
-edit is tried on a fresh copy of the agent against the failing tests alone, in the sandbox the own tests'
+templates (evolve.meta.templates) make a handful of edits of each line's own code (its neighbours are
+ranked in their own right), most suspicious lines first and the lines every own test ran last. Each edit
+is tried on a fresh copy of the agent against the failing tests alone, in the sandbox the own tests'
 spectra ran in (evolve.engine.spectra); an edit that makes them pass is tried against every own test, and
 one that passes them all is kept: the expansion checks it before its other candidates
 (evolve.engine.generate), and its line heads the ranking with what the edit did as evidence. This is
 mutation-based fault localization (Metallaxis, MUSE) and PraPR's validation of every mutant, at the price of
 a test run per edit, not a container and a live re-run. A fault the spectra rank low (a line the passing
-tests also run) is still reached: the screen goes `LINES` deep, where the candidates go a handful, and
-since a line gets only its own edits, a budget of edits runs out lines deeper than at a fixed number a line.
+tests also run) is still reached: the screen goes `LINES` deep, where the candidates go a handful.
 
 The verdicts are the exit statuses of the agent's own tests, code the agent controls: a screen only chooses
 which edits become candidates and where the ranking starts. Every credit is still the gate's and the
@@ -41,7 +39,7 @@ LINES = 150
 """The lines the failing tests ran, most suspicious first, that get edits (one failing test of the seed ran
 178 lines, in ties of up to 52 at one score: test7's `t7-f` fault was 57th)."""
 PER_LINE = 20
-"""Edits made at each of those lines (the templates' nearest first, taking turns: a template's fifth edit at
+"""Edits made at each of those lines, of its own code (the templates taking turns: a template's fifth edit at
 a line comes in the fifth round; test5's slice fix was a fifth)."""
 KEPT = 4
 """Edits that pass every own test handed on as candidates; the screen stops at this many."""

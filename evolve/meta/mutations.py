@@ -228,7 +228,7 @@ def _condition(node: ast.AST, tree: ast.Module) -> bool:
 def _assignments(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
     if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
         name, symbol = node.target.id, _symbol(node.op)
-        plain = ast.Assign([ast.Name(name, ast.Store())], node.value, lineno=node.lineno)
+        plain = ast.Assign([ast.Name(name, ast.Store())], node.value, lineno=node.lineno)  # unparse reads it
         yield Mutant(node, "assign", plain, f"{name} {symbol}= -> {name} =")
         for other in _OPERATORS.get(type(node.op), ()):
             changed = ast.AugAssign(node.target, other(), node.value)

@@ -83,7 +83,7 @@ def edits_at(
         return []
     lines = source.splitlines(keepends=True)
     donors = [tree, *(_parsed(text) for text in elsewhere)]
-    found = _near(tree, line) if near else ((0, node) for node in _on(tree, line))
+    found = [(distance, node) for distance, node in _near(tree, line) if near or distance == 0]
     nearby = [(distance, m) for distance, node in found for m in mutants(node, tree, donors)]
     edits: list[TemplateEdit] = []
     seen = {source}
@@ -184,11 +184,6 @@ def _near(tree: ast.Module, line: int) -> Iterator[tuple[int, ast.AST]]:
             if isinstance(node, ast.expr) and id(node) not in yielded and id(node) not in skipped:
                 yielded.add(id(node))
                 yield line - guard.lineno, node
-
-
-def _on(tree: ast.Module, line: int) -> Iterator[ast.AST]:
-    """The nodes `_near` puts at distance 0 of `line`."""
-    return (node for distance, node in _near(tree, line) if distance == 0)
 
 
 def _guards(tree: ast.Module, line: int) -> list[ast.expr]:
