@@ -10,7 +10,8 @@ agent's names. evolve.meta.templates places them at a ranked line, orders them a
 - `comparison`: a comparison changed (`<`/`<=`, `==`/`!=`, `in`/`not in`, `is`/`is not`, ...);
 - `connective`: `and`/`or` swapped, or one sub-condition kept alone;
 - `negate`: a condition negated (or un-negated): the test of an `if`, `while`, conditional expression or
-  `assert`, a comprehension's filter, or one operand of `and`/`or`;
+  `assert`, a comprehension's filter, one operand of `and`/`or`, or what a function declared to return `bool`
+  returns;
 - `assign`: `x = e` made `x += e` for a local `x` bound above it (a value accumulated, not replaced), and
   `x op= e` made `x = e` or given the other operator (the assignment-operator mutation of mutation testing);
 - `slice`: a slice bound dropped, moved by one, or the bounds swapped; the slicing dropped;
@@ -208,16 +209,26 @@ def _negations(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Ite
     if not isinstance(node, ast.expr) or not _condition(node, tree):
         return
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        yield Mutant(node, "negate", node.operand, "not removed")
+        yield Mutant(node, "negate", node.operand, f"not removed: {short(ast.unparse(node))}")
     else:
-        yield Mutant(node, "negate", ast.UnaryOp(ast.Not(), node), "condition negated")
+        yield Mutant(node, "negate", ast.UnaryOp(ast.Not(), node), f"negated: {short(ast.unparse(node))}")
+
+
+def _named_bool(annotation: ast.expr | None) -> bool:
+    return (isinstance(annotation, ast.Name) and annotation.id == "bool") or (
+        isinstance(annotation, ast.Constant) and annotation.value == "bool"
+    )
 
 
 def _condition(node: ast.AST, tree: ast.Module) -> bool:
-    """Whether `node` is read as a truth value: a test, a comprehension's filter, an operand of and/or."""
+    """Whether `node` is read as a truth value: a test, a comprehension's filter, an operand of and/or, what a
+    function declared to return `bool` returns (PIT's boolean-return mutator: a predicate of its own)."""
     for parent in ast.walk(tree):
         if isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert)) and parent.test is node:
             return True
+        if isinstance(parent, ast.Return) and parent.value is node and not isinstance(node, ast.Constant):
+            function = enclosing(tree, parent.lineno)
+            return function is not None and _named_bool(function.returns)
         if isinstance(parent, ast.comprehension) and any(test is node for test in parent.ifs):
             return True
         if isinstance(parent, ast.BoolOp) and any(value is node for value in parent.values):

@@ -318,3 +318,15 @@ def test_without_near_only_the_ranked_lines_own_code_is_edited() -> None:
     own = edits_at(COURIER, line, 40, np.random.default_rng(0), near=False)
     assert own and {edit.line for edit in own} == {line}
     assert {edit.line for edit in edits_at(COURIER, line, 40, np.random.default_rng(0))} > {line}
+
+
+def test_what_a_function_declared_to_return_bool_returns_is_negated_and_no_other_return() -> None:
+    source = (
+        "def ready(out: str) -> bool:\n    return out.endswith('ok')\n\n\n"
+        "def named(out: str) -> str:\n    return out.strip()\n"
+    )
+    rng = np.random.default_rng(0)
+    made = [e for e in edits_at(source, 2, 40, rng) if e.template == "negate"]
+    assert [e.change for e in made] == ["negated: out.endswith('ok')"]
+    assert "    return not out.endswith('ok')\n" in made[0].source
+    assert [e for e in edits_at(source, 6, 40, rng) if e.template == "negate"] == []
