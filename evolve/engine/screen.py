@@ -11,13 +11,6 @@ mutation-based fault localization (Metallaxis, MUSE) and PraPR's validation of e
 a test run per edit, not a container and a live re-run. A fault the spectra rank low (a line the passing
 tests also run) is still reached: the screen goes `LINES` deep, where the candidates go a handful.
 
-First, predicate switching (Zhang, Gupta and Gupta): each ranked line that holds a truth value (a condition,
-what a function declared to return `bool` returns) has it negated, one edit a line, breadth first. A line
-whose switch makes every failing test pass decides the outcome: where the switch breaks another own test it
-is not a fix, but its line is ranked next after the kept edits' (`CRITICAL`) and gets its edits before the
-other lines'. A fault the spectra tie with fifty other lines is reached at its switch, not after a thousand
-edits of the lines above it.
-
 The verdicts are the exit statuses of the agent's own tests, code the agent controls: a screen only chooses
 which edits become candidates and where the ranking starts. Every credit is still the gate's and the
 graders'.
@@ -27,7 +20,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -40,7 +33,7 @@ from evolve.meta.templates import Generated, at_locations
 from evolve.meta.validate import OWN_TESTS
 from evolve.sandbox.types import Sandbox, SandboxError, SandboxesClosed
 
-__all__ = ["CRITICAL", "KEPT", "LINES", "LOG", "Screen", "screen"]
+__all__ = ["KEPT", "LINES", "LOG", "Screen", "screen"]
 
 LINES = 150
 """The lines the failing tests ran, most suspicious first, that get edits (one failing test of the seed ran
@@ -55,10 +48,6 @@ TEST_SECONDS = 30.0
 SCORE = 2.0
 """A kept edit's line in the ranking: above every other source's share of what went wrong (each in [0, 1];
 evolve.meta.locate), since a test run showed a fix there."""
-CRITICAL = 1.5
-"""A switched line's in the ranking: below a kept edit's, above every other source's."""
-SWITCH = "negate"
-"""The template whose edits are the switches."""
 COPY = "/work/.evolve-screen"
 """Where each edit's copy of the agent is made in the sandbox (outside the agent's root)."""
 LOG = "screen.jsonl"
@@ -80,8 +69,6 @@ class Screen:
     """Those that made every failing test pass."""
     kept: tuple[Generated, ...] = ()
     """Those that then passed every own test too, in the order they were tried."""
-    critical: tuple[Location, ...] = ()
-    """The lines whose switch made every failing test pass and broke another own test, in the order found."""
     seconds: float = 0.0
     error: str = ""
     """Why the screen stopped early (its sandbox failed; what it kept is kept); "" when it did not."""
@@ -93,7 +80,6 @@ class Screen:
             "seconds": round(self.seconds, 3),
             "error": self.error,
             "kept": [_named(g) for g in self.kept],
-            "critical": [f"{at.path}:{at.line}" for at in self.critical],
         }
 
 
@@ -115,15 +101,13 @@ def screen(
         return Screen()
     started = time.monotonic()
     locations = rank_own_tests(runs, LINES, shared=True)
-    made = at_locations(code, locations, PER_LINE, rng, near=False)
-    switches = _switches(made)
+    made = at_locations(code, locations, PER_LINE, rng, near=False)[:edits]
     tried = fixing = 0
     kept: list[Generated] = []
-    critical: list[Location] = []
     error = ""
     with (log_dir / LOG).open("w") as out:
-        for phase, generated in _order(made, switches, critical):
-            if len(kept) == KEPT or tried == edits:
+        for generated in made:
+            if len(kept) == KEPT:
                 break
             try:
                 fixes = _passes(box, generated, failing)
@@ -135,35 +119,10 @@ def screen(
                 break
             tried += 1
             fixing += fixes
-            verdict = {"phase": phase, "fixes_failing": fixes, "passes_all": passes}
-            out.write(json.dumps({**_named(generated), **verdict}) + "\n")
+            out.write(json.dumps({**_named(generated), "fixes_failing": fixes, "passes_all": passes}) + "\n")
             if passes:
                 kept.append(_kept(generated, len(failing)))
-            elif fixes and phase == "switch":
-                critical.append(_switched(generated, len(failing)))
-    return Screen(tried, fixing, tuple(kept), tuple(critical), time.monotonic() - started, error)
-
-
-def _switches(made: Sequence[Generated]) -> list[Generated]:
-    """The first switch (a negated truth value) of each ranked line that has one, in ranking order."""
-    first: dict[tuple[str, int], Generated] = {}
-    for generated in made:
-        if generated.edit.template == SWITCH:
-            first.setdefault((generated.path, generated.location.line), generated)
-    return list(first.values())
-
-
-def _order(
-    made: Sequence[Generated], switches: Sequence[Generated], critical: Sequence[Location]
-) -> Iterator[tuple[str, Generated]]:
-    """The switches, then the other edits with the critical lines' first (in the order they were found), else
-    in ranking order. Lazy: `critical` is read once the switches have been tried (and it filled)."""
-    yield from (("switch", generated) for generated in switches)
-    order = {(at.path, at.line): index for index, at in enumerate(critical)}
-    switched = {id(generated) for generated in switches}
-    rest = [generated for generated in made if id(generated) not in switched]
-    rest.sort(key=lambda g: order.get((g.path, g.location.line), len(order)))
-    yield from (("edit", generated) for generated in rest)
+    return Screen(tried, fixing, tuple(kept), time.monotonic() - started, error)
 
 
 def _passes(box: Sandbox, generated: Generated, tests: list[str]) -> bool:
@@ -185,16 +144,6 @@ def _kept(generated: Generated, failing: int) -> Generated:
     )
     location = Location(generated.path, edit.line, SCORE, said, generated.location.tests)
     return replace(generated, location=location, screened=True)
-
-
-def _switched(generated: Generated, failing: int) -> Location:
-    """The switched line's location, saying what the switch did."""
-    edit = generated.edit
-    said = (
-        f"switching the truth value here ({edit.change}) makes the {failing} failing own "
-        f"test{'s' if failing > 1 else ''} pass and another own test fail: this line decides the outcome"
-    )
-    return Location(generated.path, generated.location.line, CRITICAL, said, generated.location.tests)
 
 
 def _named(generated: Generated) -> dict:

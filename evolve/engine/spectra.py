@@ -14,8 +14,7 @@ test's lines traced (evolve.engine.test_probe), each test a run: where the paren
 lines only its failing tests ran rank first, and the failing tests, with how they failed, are the evidence.
 Then, in the same sandbox, template edits at the lines the failing tests ran are screened against them
 (`screen` edits at most; evolve.engine.screen): an edit that makes every own test pass heads the ranking
-and is the expansion's first candidate, and a line whose negated condition makes the failing tests pass
-(and another fail) comes next.
+and is the expansion's first candidate.
 
 A line every run ran, failing and passing alike, ranks nothing by spectra; where such a line stores a value
 its function never reads (evolve.meta.dataflow: a dead store), the statement after it and the store are
@@ -149,9 +148,9 @@ def own_test_locations(
 ) -> tuple[list[Location], list[OwnTest], Screen]:
     """The lines of `ctx.code` ranked by the Ochiai formula over its own tests (each test a run, traced by
     evolve.engine.test_probe in a sandbox of `image`), the tests as they ran, and the screen of up to `edits`
-    template edits against the failing ones (its order drawn from `seed`; its kept edits' lines first, then
-    its critical lines); no lines when none failed or the probe left no readable record. The probe's output
-    and record and the screen's verdicts go to `ctx.log_dir`."""
+    template edits against the failing ones (its order drawn from `seed`; its kept edits' lines first); no
+    lines when none failed or the probe left no readable record. The probe's output and record and the
+    screen's verdicts go to `ctx.log_dir`."""
     with ctx.sandboxes(image, f"{ctx.job}-test-spectra") as box:
         box.put_dir(ctx.code, AGENT)
         ran = box.exec(["python3", "-c", bootstrap(test_probe), OUT], cwd=AGENT, timeout=ctx.agent_timeout())
@@ -168,8 +167,8 @@ def own_test_locations(
     (ctx.log_dir / TESTS).write_bytes(data)
     failed = frozenset(line for run in runs if run.failed for line in run.lines)
     dropped = [with_own_tests(location, runs) for location in dead_store_lines(ctx.code, failed)]
-    first = [generated.location for generated in screened.kept] + list(screened.critical)
-    ranked = merge([first, rank_own_tests(runs, limit), dropped], limit + len(first) + len(dropped))
+    kept = [generated.location for generated in screened.kept]
+    ranked = merge([kept, rank_own_tests(runs, limit), dropped], limit + len(kept) + len(dropped))
     return ranked, runs, screened
 
 

@@ -142,31 +142,3 @@ TESTS = (
     "from agent.calc import add\n\n\ndef test_zero():\n    assert add(5, 0) == 5\n\n\n"
     "def test_large():\n    assert add(11, 2) == 13\n"
 )
-
-# For the screen's switches: the fault is a predicate every test runs (tied with every other line, ranked after
-# the lines above it, which have many edits each); negating it makes the failing test pass and the other fail.
-LOOP = """WIDTH = 80
-MARGIN = 4
-
-
-def layout(text: str) -> str:
-    width = WIDTH - MARGIN * 2
-    return text[:width].strip().replace("\\t", " ")
-
-
-def done(output: str) -> bool:
-    return output.startswith("[ok]")
-
-
-def run(outputs: list[str]) -> int:
-    steps = 0
-    for output in outputs:
-        steps += 1
-        if done(layout(output)):
-            break
-    return steps
-"""
-LOOP_TESTS = (
-    "from agent.calc import run\n\n\ndef test_goes_on_until_ok():\n    assert run(['a', 'b', 'c']) == 3\n\n\n"
-    "def test_stops_at_ok():\n    assert run(['made it [ok]', 'more']) == 1\n"
-)

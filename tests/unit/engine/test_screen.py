@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from evolve.engine.screen import KEPT, LOG
-from tests.unit.engine.spectra_cases import CALC, LOOP, LOOP_TESTS, TESTS, own_tests_ran
+from tests.unit.engine.spectra_cases import CALC, TESTS, own_tests_ran
 
 
 def test_the_edit_that_makes_every_own_test_pass_is_kept_and_its_line_heads_the_ranking(tmp_path) -> None:
@@ -63,33 +63,3 @@ def test_tests_that_claim_every_edit_passes_get_only_a_few_edits_tried_first_and
     assert result.failing_tests == ("tests/test_calc.py::test_large",)
     assert len(result.screen.kept) == KEPT == result.screen.tried
     assert all(g.screened and g.location.score == 2.0 for g in result.screen.kept)
-
-
-def test_a_switched_predicate_that_decides_the_outcome_has_its_line_edited_first(tmp_path) -> None:
-    # Every line ties (both tests run them all), so the lines above the fault would use the budget up; the
-    # switches, one a line, find the predicate whose negation makes the failing test pass (and breaks the
-    # other), and its line's edits come next.
-    result = own_tests_ran(tmp_path, LOOP, LOOP_TESTS, screen=12)
-    assert result.failing_tests == ("tests/test_calc.py::test_stops_at_ok",)
-    screened = result.screen
-    verdicts = [json.loads(line) for line in (tmp_path / "logs" / LOG).read_text().splitlines()]
-    switches = [v for v in verdicts if v["phase"] == "switch"]
-    assert [v["line"] for v in switches] == sorted(v["line"] for v in switches) and switches == verdicts[:2]
-    assert all(v["template"] == "negate" and v["fixes_failing"] and not v["passes_all"] for v in switches)
-    assert [f"{at.path}:{at.line}" for at in screened.critical] == ["agent/calc.py:11", "agent/calc.py:18"]
-    assert [(g.edit.line, g.edit.change) for g in screened.kept][:1] == [(11, "startswith -> endswith")]
-    fix = next(i for i, v in enumerate(verdicts) if v["passes_all"])
-    assert {v["line"] for v in verdicts[2:fix]} == {11}  # the first critical line's edits, nothing above it
-    lines = [v["line"] for v in verdicts[fix + 1 :]]
-    assert lines[: lines.count(18)] == [18] * lines.count(18) and 6 in lines  # then the second's, then on
-    first, second = result.locations[:2]
-    assert (first.line, first.score, second.line, second.score) == (11, 2.0, 18, 1.5)
-    assert second.evidence.startswith("switching the truth value here (negated: done(layout(output)))")
-    assert result.to_json()["screen"]["critical"] == ["agent/calc.py:11", "agent/calc.py:18"]
-
-
-def test_without_a_failing_switch_the_edits_go_in_ranking_order(tmp_path) -> None:
-    result = own_tests_ran(tmp_path, CALC, TESTS, screen=40)
-    verdicts = [json.loads(line) for line in (tmp_path / "logs" / LOG).read_text().splitlines()]
-    assert [v["phase"] for v in verdicts][:1] == ["switch"] and not verdicts[0]["fixes_failing"]
-    assert result.screen.critical == ()
