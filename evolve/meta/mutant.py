@@ -16,6 +16,7 @@ __all__ = [
     "bindings",
     "bound_at",
     "callee",
+    "condition",
     "enclosing",
     "names_in",
     "short",
@@ -124,6 +125,28 @@ def _method(function: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module) 
     return not static and any(
         isinstance(node, ast.ClassDef) and function in node.body for node in ast.walk(tree)
     )
+
+
+def _named_bool(annotation: ast.expr | None) -> bool:
+    return (isinstance(annotation, ast.Name) and annotation.id == "bool") or (
+        isinstance(annotation, ast.Constant) and annotation.value == "bool"
+    )
+
+
+def condition(node: ast.AST, tree: ast.Module) -> bool:
+    """Whether `node` is read as a truth value: a test, a comprehension's filter, an operand of and/or, what a
+    function declared to return `bool` returns (PIT's boolean-return mutator: a predicate of its own)."""
+    for parent in ast.walk(tree):
+        if isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert)) and parent.test is node:
+            return True
+        if isinstance(parent, ast.Return) and parent.value is node and not isinstance(node, ast.Constant):
+            function = enclosing(tree, parent.lineno)
+            return function is not None and _named_bool(function.returns)
+        if isinstance(parent, ast.comprehension) and any(test is node for test in parent.ifs):
+            return True
+        if isinstance(parent, ast.BoolOp) and any(value is node for value in parent.values):
+            return True
+    return False
 
 
 def callee(call: ast.Call) -> str:

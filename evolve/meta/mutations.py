@@ -29,7 +29,10 @@ agent's names. evolve.meta.templates places them at a ranked line, orders them a
 - `uncalled` (an omission): `v = f(v)` inserted beside the ranked statement (before it where it reads `v`,
   else after it), for a function `f` of the same file that takes one argument and that no code of the agent
   calls or names (its tests aside: a helper whose call was lost), and each local `v` bound there, the
-  values the statement reads first.
+  values the statement reads first;
+- `guard` (an omission): `v is not None and c` or `v and c` for a condition `c` that reads an attribute or an
+  item of a local `v` it does not test (TBar's null-pointer checker: a value that may be None read as if it
+  could not).
 
 The omissions' makers are evolve.meta.omissions; what all of them read of the tree, evolve.meta.mutant.
 Pure: a node and its trees in, mutants out.
@@ -41,8 +44,8 @@ import ast
 from collections.abc import Callable, Iterator
 
 from evolve.meta.dataflow import function_dead_stores
-from evolve.meta.mutant import SIMPLE, VARIABLES, Mutant, bindings, callee, enclosing, short
-from evolve.meta.omissions import arguments, inserts, keywords, uncalled
+from evolve.meta.mutant import SIMPLE, VARIABLES, Mutant, bindings, callee, condition, enclosing, short
+from evolve.meta.omissions import arguments, guards, inserts, keywords, uncalled
 
 TEMPLATES = (
     "number",
@@ -62,6 +65,7 @@ TEMPLATES = (
     "variable",
     "unused",
     "uncalled",
+    "guard",
 )
 """Every template, by name (a candidate's record names the one that made it)."""
 
@@ -206,34 +210,12 @@ def _connectives(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> I
 
 
 def _negations(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
-    if not isinstance(node, ast.expr) or not _condition(node, tree):
+    if not isinstance(node, ast.expr) or not condition(node, tree):
         return
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         yield Mutant(node, "negate", node.operand, f"not removed: {short(ast.unparse(node))}")
     else:
         yield Mutant(node, "negate", ast.UnaryOp(ast.Not(), node), f"negated: {short(ast.unparse(node))}")
-
-
-def _named_bool(annotation: ast.expr | None) -> bool:
-    return (isinstance(annotation, ast.Name) and annotation.id == "bool") or (
-        isinstance(annotation, ast.Constant) and annotation.value == "bool"
-    )
-
-
-def _condition(node: ast.AST, tree: ast.Module) -> bool:
-    """Whether `node` is read as a truth value: a test, a comprehension's filter, an operand of and/or, what a
-    function declared to return `bool` returns (PIT's boolean-return mutator: a predicate of its own)."""
-    for parent in ast.walk(tree):
-        if isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert)) and parent.test is node:
-            return True
-        if isinstance(parent, ast.Return) and parent.value is node and not isinstance(node, ast.Constant):
-            function = enclosing(tree, parent.lineno)
-            return function is not None and _named_bool(function.returns)
-        if isinstance(parent, ast.comprehension) and any(test is node for test in parent.ifs):
-            return True
-        if isinstance(parent, ast.BoolOp) and any(value is node for value in parent.values):
-            return True
-    return False
 
 
 def _assignments(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
@@ -337,6 +319,7 @@ _MAKERS: tuple[Callable[[ast.AST, ast.Module, list[ast.Module]], Iterator[Mutant
     _variables,
     _unused,
     uncalled,
+    guards,
 )
 
 

@@ -15,12 +15,13 @@ from evolve.meta.mutant import (
     bindings,
     bound_at,
     callee,
+    condition,
     enclosing,
     names_in,
     short,
 )
 
-__all__ = ["arguments", "inserts", "keywords", "uncalled"]
+__all__ = ["arguments", "guards", "inserts", "keywords", "uncalled"]
 
 
 def keywords(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
@@ -129,6 +130,50 @@ def uncalled(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Itera
             before = name in read and name in above  # through the helper before the statement reads it
             said = f"inserted {'before' if before else 'after'}: {name} = {helper}({name})"
             yield Mutant(node, "uncalled", None, said, statement, before)
+
+
+def guards(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
+    """`v is not None and c`, then `v and c`, for a condition `c` that reads an attribute or an item of a local
+    `v` (a parameter or a name bound above) and does not test `v` itself, nor does the `and`/`or` it is an
+    operand of; each such `v` in the order `c` reads them (TBar's null-pointer checker)."""
+    if not isinstance(node, ast.expr) or isinstance(node, ast.BoolOp) or not condition(node, tree):
+        return
+    function = enclosing(tree, node.lineno)
+    if function is None:
+        return
+    local = bindings(function, tree, node.lineno)
+    tested = _tested(node) | {
+        name
+        for parent in ast.walk(function)
+        if isinstance(parent, ast.BoolOp) and any(value is node for value in parent.values)
+        for value in parent.values
+        for name in _tested(value)
+    }
+    read = [
+        inner.value.id
+        for inner in ast.walk(node)
+        if isinstance(inner, (ast.Attribute, ast.Subscript)) and isinstance(inner.value, ast.Name)
+    ]
+    for name in dict.fromkeys(read):
+        if name not in local or name in tested:
+            continue
+        checked = ast.Compare(ast.Name(name, ast.Load()), [ast.IsNot()], [ast.Constant(None)])
+        for guard in (checked, ast.Name(name, ast.Load())):
+            new = ast.BoolOp(ast.And(), [guard, node])
+            yield Mutant(node, "guard", new, f"guarded: {short(ast.unparse(new))}")
+
+
+def _tested(node: ast.expr) -> set[str]:
+    """The names `node` tests for themselves: itself a name, `not v`, `v is (not) ...` or an operand `v`."""
+    if isinstance(node, ast.Name):
+        return {node.id}
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return _tested(node.operand)
+    if isinstance(node, ast.Compare) and isinstance(node.left, ast.Name):
+        return {node.left.id} if all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops) else set()
+    if isinstance(node, ast.BoolOp):
+        return set().union(*(_tested(value) for value in node.values))
+    return set()
 
 
 def _one_argument(function: ast.FunctionDef) -> bool:

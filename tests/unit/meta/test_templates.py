@@ -330,3 +330,24 @@ def test_what_a_function_declared_to_return_bool_returns_is_negated_and_no_other
     assert [e.change for e in made] == ["negated: out.endswith('ok')"]
     assert "    return not out.endswith('ok')\n" in made[0].source
     assert [e for e in edits_at(source, 6, 40, rng) if e.template == "negate"] == []
+
+
+def test_a_condition_reading_an_item_of_a_local_it_does_not_test_gets_a_none_check_in_front() -> None:
+    source = (
+        "def kind(match, self_test):\n"
+        "    if match[1] == 'py':\n"
+        "        return 1\n"
+        "    if match and match[1] == 'sh':\n"
+        "        return 2\n"
+        "    return 0 if LIMIT.top > 1 else 3\n"
+    )
+    rng = np.random.default_rng(0)
+    made = [e for e in edits_at(source, 2, 60, rng, near=False) if e.template == "guard"]
+    assert [e.change for e in made] == [
+        "guarded: match is not None and match[1] == 'py'",
+        "guarded: match and match[1] == 'py'",
+    ]
+    assert "    if match is not None and match[1] == 'py':\n" in made[0].source
+    # already tested beside it in the same `and`; a module-level name is no local
+    assert [e for e in edits_at(source, 4, 60, rng, near=False) if e.template == "guard"] == []
+    assert [e for e in edits_at(source, 6, 60, rng, near=False) if e.template == "guard"] == []
