@@ -32,6 +32,7 @@ and a replay that asked the recording something new (the run left the recorded p
 
 from __future__ import annotations
 
+import ast
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -42,6 +43,7 @@ from types import ModuleType
 import numpy as np
 from pydantic import ValidationError
 
+from evolve import syntax
 from evolve.archive.store import Run
 from evolve.archive.vocab import Outcome
 from evolve.engine import coverage_probe, line_values, test_probe
@@ -51,6 +53,7 @@ from evolve.engine.evaluate import AgentProbe, EvalSettings
 from evolve.engine.screen import Screen, screen
 from evolve.llm.exchanges import Exchange
 from evolve.meta.dataflow import dead_store_locations, dead_stores
+from evolve.meta.fields import constant_field_locations, constant_fields
 from evolve.meta.locate import merge
 from evolve.meta.locations import Location
 from evolve.meta.procedure import AGENT, output_tail
@@ -138,7 +141,7 @@ def spectra_locations(
             for line, pairs in held.items():
                 values.setdefault(line, (f"the failing replay of {recorded.task.id}", pairs))
     ran_failing = frozenset(line for spectrum in spectra if spectrum.failed for line in spectrum.lines)
-    dropped = dead_store_lines(ctx.code, ran_failing)
+    dropped = static_lines(ctx.code, ran_failing)
     ranked = merge([rank(spectra, tools, limit), dropped], limit + len(dropped))
     return [with_values(at, *values.get((at.path, at.line), ("", ()))) for at in ranked]
 
@@ -166,7 +169,7 @@ def own_test_locations(
         )
     (ctx.log_dir / TESTS).write_bytes(data)
     failed = frozenset(line for run in runs if run.failed for line in run.lines)
-    dropped = [with_own_tests(location, runs) for location in dead_store_lines(ctx.code, failed)]
+    dropped = [with_own_tests(location, runs) for location in static_lines(ctx.code, failed)]
     kept = [generated.location for generated in screened.kept]
     ranked = merge([kept, rank_own_tests(runs, limit), dropped], limit + len(kept) + len(dropped))
     return ranked, runs, screened
@@ -265,33 +268,53 @@ def bootstrap(module: ModuleType) -> str:
     return "\n\n".join(Path(m.__file__ or "").read_text(encoding="utf-8") for m in (line_values, module))
 
 
-def dead_store_lines(code: Path, ran: frozenset[Line]) -> list[Location]:
-    """The dead stores of the agent's Python files under `code` that a failing run ran (`ran`), and the
-    statements after them (evolve.meta.dataflow); none where no failing run ran one."""
-    accepts = agent_lines(code)  # the agent's own files: no link followed, none over SOURCE_BYTES
-    stores = [
-        store
-        for path in sorted({path for path, _ in ran})
-        if accepts((path, 1))
-        for store in dead_stores(path, read_text(code / path, SOURCE_BYTES))
+def static_lines(code: Path, ran: frozenset[Line]) -> list[Location]:
+    """Lines the agent's Python files under `code` make suspicious by themselves, where a failing run ran
+    them (`ran`): the dead stores and the statements after them (evolve.meta.dataflow), and the lines that
+    bind the local a field read but only ever set to a constant was likely meant to keep (evolve.meta.fields);
+    none where no failing run ran one."""
+    # the agent's own files: no link followed, none over SOURCE_BYTES
+    sources = {path: read_text(code / path, SOURCE_BYTES) for path in sorted(_agent_files(code))}
+    trees = {path: tree for path, text in sources.items() if (tree := _parsed(text)) is not None}
+    ran_files = sorted({path for path, _ in ran} & set(sources))
+    stores = [store for path in ran_files for store in dead_stores(path, sources[path])]
+    fields = [
+        field
+        for path in ran_files
+        if path in trees
+        for field in constant_fields(path, trees[path], [t for p, t in trees.items() if p != path])
     ]
-    return dead_store_locations(stores, ran)
+    return dead_store_locations(stores, ran) + constant_field_locations(fields, ran)
 
 
 def agent_lines(code: Path) -> Callable[[Line], bool]:
     """Accepts a (path, line) that is a line of one of the agent's Python files under `code` (no link
     followed, none over `SOURCE_BYTES`)."""
+    counts = _agent_files(code)
+
+    def accepts(line: Line) -> bool:
+        return 1 <= line[1] <= counts.get(line[0], 0)
+
+    return accepts
+
+
+def _agent_files(code: Path) -> dict[str, int]:
+    """The agent's Python files under `code` (no link followed, none over `SOURCE_BYTES`), by path relative
+    to it, with their line counts."""
     counts: dict[str, int] = {}
     for directory, _, files in os.walk(code):
         for name in files:
             path = Path(directory) / name
             if name.endswith(".py") and not path.is_symlink() and path.stat().st_size <= SOURCE_BYTES:
                 counts[path.relative_to(code).as_posix()] = len(path.read_bytes().splitlines())
+    return counts
 
-    def accepts(line: Line) -> bool:
-        return 1 <= line[1] <= counts.get(line[0], 0)
 
-    return accepts
+def _parsed(source: str) -> ast.Module | None:
+    try:
+        return syntax.parse(source)
+    except (SyntaxError, RecursionError):
+        return None
 
 
 def sent_text(exchanges: str) -> str:

@@ -32,7 +32,9 @@ agent's names. evolve.meta.templates places them at a ranked line, orders them a
   values the statement reads first;
 - `guard` (an omission): `v is not None and c` or `v and c` for a condition `c` that reads an attribute or an
   item of a local `v` it does not test (TBar's null-pointer checker: a value that may be None read as if it
-  could not).
+  could not);
+- `field` (an omission): `self.x = x` inserted after the ranked statement of a method, for a field `x` of its
+  class that is read but only ever set to a constant (evolve.meta.fields) and a local `x` bound there.
 
 The omissions' makers are evolve.meta.omissions; what all of them read of the tree, evolve.meta.mutant.
 Pure: a node and its trees in, mutants out.
@@ -45,7 +47,7 @@ from collections.abc import Callable, Iterator
 
 from evolve.meta.dataflow import function_dead_stores
 from evolve.meta.mutant import SIMPLE, VARIABLES, Mutant, bindings, callee, condition, enclosing, short
-from evolve.meta.omissions import arguments, guards, inserts, keywords, uncalled
+from evolve.meta.omissions import arguments, fields, guards, inserts, keywords, uncalled
 
 TEMPLATES = (
     "number",
@@ -66,6 +68,7 @@ TEMPLATES = (
     "unused",
     "uncalled",
     "guard",
+    "field",
 )
 """Every template, by name (a candidate's record names the one that made it)."""
 
@@ -320,6 +323,7 @@ _MAKERS: tuple[Callable[[ast.AST, ast.Module, list[ast.Module]], Iterator[Mutant
     _unused,
     uncalled,
     guards,
+    fields,
 )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from evolve.meta.fields import constant_fields, first_statement, receiver
 from evolve.meta.mutant import (
     SIMPLE,
     VARIABLES,
@@ -21,7 +22,7 @@ from evolve.meta.mutant import (
     short,
 )
 
-__all__ = ["arguments", "guards", "inserts", "keywords", "uncalled"]
+__all__ = ["arguments", "fields", "guards", "inserts", "keywords", "uncalled"]
 
 
 def keywords(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
@@ -132,10 +133,41 @@ def uncalled(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Itera
             yield Mutant(node, "uncalled", None, said, statement, before)
 
 
+def fields(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
+    """`self.x = x` for each field `x` of a method's class that is read but only ever set to a constant
+    (evolve.meta.fields) and a local `x` of the method: after this statement where `x` is bound there, and
+    before the method's first statement (after its docstring) where `x` is a parameter and this node starts
+    that statement's line."""
+    function = enclosing(tree, getattr(node, "lineno", 0))
+    self_name = None if function is None else receiver(function)
+    if function is None or self_name is None:
+        return
+    owners = [c.name for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and function in c.body]
+    if not owners:
+        return
+    first = first_statement(function)
+    others = [donor for donor in donors if donor is not tree]
+    after = isinstance(node, SIMPLE) and not isinstance(
+        node, (ast.Return, ast.Raise, ast.Break, ast.Continue)
+    )
+    bound = bindings(function, tree, (getattr(node, "end_lineno", None) or first.lineno) + 1)
+    parameters = bindings(function, tree, function.lineno + 1)
+    for field in constant_fields("", tree, others):
+        if field.cls != owners[0]:
+            continue
+        target = ast.Attribute(ast.Name(self_name, ast.Load()), field.name, ast.Store())
+        statement = ast.Assign([target], ast.Name(field.name, ast.Load()), lineno=0)
+        said = f"inserted: {ast.unparse(statement)}"
+        if after and field.name in bound:
+            yield Mutant(node, "field", None, said, statement)
+        if getattr(node, "lineno", None) == first.lineno and field.name in parameters:
+            yield Mutant(first, "field", None, f"{said} (first)", statement, before=True)
+
+
 def guards(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
-    """`v is not None and c`, then `v and c`, for a condition `c` that reads an attribute or an item of a local
-    `v` (a parameter or a name bound above) and does not test `v` itself, nor does the `and`/`or` it is an
-    operand of; each such `v` in the order `c` reads them (TBar's null-pointer checker)."""
+    """`v is not None and c`, then `v and c`, for a condition `c` that reads an attribute or an item of a
+    local `v` (a parameter or a name bound above) and does not test `v` itself, nor does the `and`/`or` it
+    is an operand of; each such `v` in the order `c` reads them (TBar's null-pointer checker)."""
     if not isinstance(node, ast.expr) or isinstance(node, ast.BoolOp) or not condition(node, tree):
         return
     function = enclosing(tree, node.lineno)

@@ -3,9 +3,9 @@
 A small model transcribes a change it is told but rarely designs one; template-based repair (TBar, PraPR;
 GenProg's statement insertion for omissions) needs no model to design it: a handful of generic edits
 (evolve.meta.mutations, each template's mutants of a node), tried at the lines fault localization ranked,
-each validated like any other candidate (evolve.engine.generate). `unused` and `uncalled`, backed by the
-code's own evidence (a value computed and dropped, a helper nothing calls), come first at their distance;
-the others take turns after them.
+each validated like any other candidate (evolve.engine.generate). `unused`, `uncalled` and `field`, backed by
+the code's own evidence (a value computed and dropped, a helper nothing calls, a field only ever set to a
+constant), come first at their distance; the others take turns after them.
 
 Edits replace the node's own source text (the rest of the file, comments included, stays as it was) and
 are kept only when the result parses to the intended tree. Nearest to the ranked line first; within one
@@ -149,8 +149,9 @@ def _ordered(near: list[tuple[int, Mutant]], rng: np.random.Generator) -> list[M
     """Nearest first; at one distance each template's first mutant, then each one's second, ..., the
     templates in an order drawn from `rng` (another expansion at the same line tries others first)."""
     turn = {TEMPLATES[int(index)]: rank for rank, index in enumerate(rng.permutation(len(TEMPLATES)))}
-    # from the code's own evidence (a value computed and dropped, a helper nothing calls), not blind mutations
-    turn["unused"] = turn["uncalled"] = -1
+    # from the code's own evidence (a value computed and dropped, a helper nothing calls, a field only ever
+    # set to a constant), not blind mutations
+    turn["unused"] = turn["uncalled"] = turn["field"] = -1
     counted: dict[tuple[int, str], int] = {}
     keys = []
     for index, (distance, mutant) in enumerate(near):

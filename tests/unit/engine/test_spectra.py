@@ -167,3 +167,35 @@ def test_a_value_a_failing_test_computed_and_dropped_ranks_the_statement_after_i
     assert "; failing there: tests/test_calc.py::test_scaled (assert 2 == 6)" in first.evidence
     assert first.evidence.endswith("; as tests/test_calc.py::test_scaled ran it: a = 2")
     assert first.tests == ("tests/test_calc.py::test_scaled",)
+
+
+KEPT = """class Meter:
+    def __init__(self):
+        self.scale = 1
+
+    def set_up(self, scale):
+        note = "set"
+        return self
+
+    def read(self, x):
+        return x * self.scale
+"""
+
+
+def test_a_field_a_failing_test_read_and_only_ever_set_to_a_constant_ranks_the_local_of_its_name(
+    tmp_path,
+) -> None:
+    # Both tests run every line: the spectra cannot tell them apart; the field's constant can, and the
+    # screen's `field` edit at the ranked line is the fix.
+    result = own_tests_ran(
+        tmp_path,
+        KEPT,
+        "from agent.calc import Meter\n\n\ndef test_unit():\n    assert Meter().set_up(1).read(3) == 3\n\n\n"
+        "def test_scaled():\n    assert Meter().set_up(2).read(3) == 6\n",
+        screen=40,
+    )
+    assert result.failing_tests == ("tests/test_calc.py::test_scaled",)
+    first = result.locations[0]
+    assert (first.line, first.score) == (6, 2.0)  # the screen's kept edit, at the ranked binder
+    assert "`self.scale` of `Meter` is read (line 10) but only ever set to 1; `set_up` binds" in first.evidence
+    assert "inserted: self.scale = scale" in result.screen.kept[0].edit.change
