@@ -6,7 +6,8 @@ agent's names. evolve.meta.templates places them at a ranked line, orders them a
 - `string`: a non-empty string literal emptied;
 - `unwrap`: a call of one argument replaced by its argument, a method call without arguments by its receiver;
 - `call`: a call replaced by its twin (`min`/`max`, `any`/`all`, `startswith`/`endswith`, ...);
-- `operator`: an arithmetic operator changed (`+`/`-`, `*`/`//`, ...), or one operand kept alone;
+- `operator`: an arithmetic or bitwise operator changed (`+`/`-`, `*`/`//`, `|`/`&`, ...), or one operand kept
+  alone;
 - `comparison`: a comparison changed (`<`/`<=`, `==`/`!=`, `in`/`not in`, `is`/`is not`, ...);
 - `connective`: `and`/`or` swapped, or one sub-condition kept alone;
 - `negate`: a condition negated (or un-negated): the test of an `if`, `while`, conditional expression or
@@ -34,7 +35,9 @@ agent's names. evolve.meta.templates places them at a ranked line, orders them a
   item of a local `v` it does not test (TBar's null-pointer checker: a value that may be None read as if it
   could not);
 - `field` (an omission): `self.x = x` inserted after the ranked statement of a method, for a field `x` of its
-  class that is read but only ever set to a constant (evolve.meta.fields) and a local `x` bound there.
+  class that is read but only ever set to a constant (evolve.meta.fields) and a local `x` bound there;
+- `wrap` (an omission): a local `v` read at the line made `f(v)`, for a function `f` of the same file that
+  takes one argument and names its parameter `v` too (the call a value should have gone through, lost).
 
 The omissions' makers are evolve.meta.omissions; what all of them read of the tree, evolve.meta.mutant.
 Pure: a node and its trees in, mutants out.
@@ -47,7 +50,7 @@ from collections.abc import Callable, Iterator
 
 from evolve.meta.dataflow import function_dead_stores
 from evolve.meta.mutant import SIMPLE, VARIABLES, Mutant, bindings, callee, condition, enclosing, short
-from evolve.meta.omissions import arguments, fields, guards, inserts, keywords, uncalled
+from evolve.meta.omissions import arguments, fields, guards, inserts, keywords, uncalled, wraps
 
 TEMPLATES = (
     "number",
@@ -69,6 +72,7 @@ TEMPLATES = (
     "uncalled",
     "guard",
     "field",
+    "wrap",
 )
 """Every template, by name (a candidate's record names the one that made it)."""
 
@@ -94,6 +98,9 @@ _OPERATORS: dict[type, tuple[type, ...]] = {
     ast.Mod: (ast.FloorDiv,),
     ast.LShift: (ast.RShift,),
     ast.RShift: (ast.LShift,),
+    ast.BitOr: (ast.BitAnd,),
+    ast.BitAnd: (ast.BitOr,),
+    ast.BitXor: (ast.BitOr, ast.BitAnd),
 }
 _COMPARISONS: dict[type, tuple[type, ...]] = {
     ast.Lt: (ast.LtE, ast.Gt),
@@ -324,6 +331,7 @@ _MAKERS: tuple[Callable[[ast.AST, ast.Module, list[ast.Module]], Iterator[Mutant
     uncalled,
     guards,
     fields,
+    wraps,
 )
 
 
@@ -353,6 +361,9 @@ def _symbol(op: ast.AST) -> str:
         ast.Mod: "%",
         ast.LShift: "<<",
         ast.RShift: ">>",
+        ast.BitOr: "|",
+        ast.BitAnd: "&",
+        ast.BitXor: "^",
         ast.Lt: "<",
         ast.LtE: "<=",
         ast.Gt: ">",

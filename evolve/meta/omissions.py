@@ -22,7 +22,7 @@ from evolve.meta.mutant import (
     short,
 )
 
-__all__ = ["arguments", "fields", "guards", "inserts", "keywords", "uncalled"]
+__all__ = ["arguments", "fields", "guards", "inserts", "keywords", "uncalled", "wraps"]
 
 
 def keywords(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
@@ -193,6 +193,26 @@ def guards(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterato
         for guard in (checked, ast.Name(name, ast.Load())):
             new = ast.BoolOp(ast.And(), [guard, node])
             yield Mutant(node, "guard", new, f"guarded: {short(ast.unparse(new))}")
+
+
+def wraps(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
+    """A local `v` read here made `f(v)`: `f` a function of this file, not the enclosing one, that takes one
+    argument and names its parameter `v` too (a value that should have gone through the function made for
+    it, the call lost)."""
+    if not isinstance(node, ast.Name) or not isinstance(node.ctx, ast.Load):
+        return
+    function = enclosing(tree, node.lineno)
+    if function is None or node.id not in bindings(function, tree, node.lineno):
+        return
+    for helper in tree.body:
+        if (
+            isinstance(helper, ast.FunctionDef)
+            and helper is not function
+            and _one_argument(helper)
+            and [*helper.args.posonlyargs, *helper.args.args][0].arg == node.id
+        ):
+            call = ast.Call(ast.Name(helper.name, ast.Load()), [ast.Name(node.id, ast.Load())], [])
+            yield Mutant(node, "wrap", call, f"{node.id} -> {helper.name}({node.id})")
 
 
 def _tested(node: ast.expr) -> set[str]:

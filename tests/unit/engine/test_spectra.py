@@ -197,5 +197,6 @@ def test_a_field_a_failing_test_read_and_only_ever_set_to_a_constant_ranks_the_l
     assert result.failing_tests == ("tests/test_calc.py::test_scaled",)
     first = result.locations[0]
     assert (first.line, first.score) == (6, 2.0)  # the screen's kept edit, at the ranked binder
-    assert "`self.scale` of `Meter` is read (line 10) but only ever set to 1; `set_up` binds" in first.evidence
+    said = "`self.scale` of `Meter` is read (line 10) but only ever set to 1; `set_up` binds"
+    assert said in first.evidence
     assert "inserted: self.scale = scale" in result.screen.kept[0].edit.change

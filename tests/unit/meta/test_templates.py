@@ -351,3 +351,23 @@ def test_a_condition_reading_an_item_of_a_local_it_does_not_test_gets_a_none_che
     # already tested beside it in the same `and`; a module-level name is no local
     assert [e for e in edits_at(source, 4, 60, rng, near=False) if e.template == "guard"] == []
     assert [e for e in edits_at(source, 6, 60, rng, near=False) if e.template == "guard"] == []
+
+
+def test_a_set_operator_is_changed_to_its_twin() -> None:
+    source = "def kept(names, parts):\n    return not names | set(parts)\n"
+    made = [e for e in edits_at(source, 2, 40, np.random.default_rng(0)) if e.template == "operator"]
+    assert "    return not names & set(parts)\n" in [e.source.splitlines(keepends=True)[1] for e in made]
+    assert "| -> &" in [e.change for e in made]
+
+
+def test_a_local_is_wrapped_in_the_call_of_the_function_that_names_its_parameter_alike() -> None:
+    source = (
+        "def names(source):\n    return source.split()\n\n\n"
+        "def count(size):\n    return size\n\n\n"
+        "def known(source, size):\n    return {name for name in source if size}\n"
+    )
+    made = [e for e in edits_at(source, 10, 40, np.random.default_rng(0)) if e.template == "wrap"]
+    assert [e.change for e in made] == ["source -> names(source)", "size -> count(size)"]
+    assert "    return {name for name in names(source) if size}\n" in made[0].source
+    # the function itself is never its own wrapper
+    assert not [e for e in edits_at(source, 2, 40, np.random.default_rng(0)) if e.template == "wrap"]
