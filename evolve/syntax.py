@@ -35,3 +35,11 @@ def parse(source: str | bytes, filename: str = "<unknown>") -> ast.Module:
         except (ValueError, RecursionError, MemoryError) as exc:
             raise SyntaxError(f"{type(exc).__name__}: {exc}"[:200]) from None
     raise AssertionError("unreachable")
+
+
+def parsed(source: str | bytes) -> ast.Module | None:
+    """`parse(source)`, or None for source that does not parse (read as code with nothing in it)."""
+    try:
+        return parse(source)
+    except SyntaxError:
+        return None

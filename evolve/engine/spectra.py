@@ -32,7 +32,6 @@ and a replay that asked the recording something new (the run left the recorded p
 
 from __future__ import annotations
 
-import ast
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -275,7 +274,7 @@ def static_lines(code: Path, ran: frozenset[Line]) -> list[Location]:
     none where no failing run ran one."""
     # the agent's own files: no link followed, none over SOURCE_BYTES
     sources = {path: read_text(code / path, SOURCE_BYTES) for path in sorted(_agent_files(code))}
-    trees = {path: tree for path, text in sources.items() if (tree := _parsed(text)) is not None}
+    trees = {path: tree for path, text in sources.items() if (tree := syntax.parsed(text)) is not None}
     ran_files = sorted({path for path, _ in ran} & set(sources))
     stores = [store for path in ran_files for store in dead_stores(path, sources[path])]
     fields = [
@@ -308,13 +307,6 @@ def _agent_files(code: Path) -> dict[str, int]:
             if name.endswith(".py") and not path.is_symlink() and path.stat().st_size <= SOURCE_BYTES:
                 counts[path.relative_to(code).as_posix()] = len(path.read_bytes().splitlines())
     return counts
-
-
-def _parsed(source: str) -> ast.Module | None:
-    try:
-        return syntax.parse(source)
-    except (SyntaxError, RecursionError):
-        return None
 
 
 def sent_text(exchanges: str) -> str:

@@ -51,9 +51,8 @@ class DeadStore:
 def dead_stores(path: str, source: str) -> list[DeadStore]:
     """The dead stores of one file (`path`: as the locations name it), in line order; none when it does not
     parse."""
-    try:
-        tree = syntax.parse(source)
-    except SyntaxError:
+    tree = syntax.parsed(source)
+    if tree is None:
         return []
     found = [
         store

@@ -139,10 +139,9 @@ def _sources(code: Path) -> dict[str, str]:
 
 
 def _parsed(source: str) -> ast.Module:
-    try:
-        return syntax.parse(source) if len(source) <= _MAX_SOURCE else ast.Module([], [])
-    except SyntaxError:
-        return ast.Module([], [])
+    """A donor file's tree; an empty one for a file over `_MAX_SOURCE` or one that does not parse."""
+    tree = syntax.parsed(source) if len(source) <= _MAX_SOURCE else None
+    return tree or ast.Module([], [])
 
 
 def _ordered(near: list[tuple[int, Mutant]], rng: np.random.Generator) -> list[Mutant]:

@@ -60,3 +60,14 @@ def test_what_ast_parse_reports_otherwise_is_a_syntax_error(source, said):
     for the parser (RecursionError or MemoryError) are SyntaxErrors, so a caller catches one exception."""
     with pytest.raises(SyntaxError, match=said):
         syntax.parse(source)
+
+
+@pytest.mark.parametrize("source", ["def f(:\n", "x = 1\x00\n", "x = " + "-" * 300_000 + "1\n"])
+def test_parsed_is_none_for_what_does_not_parse(source):
+    assert syntax.parsed(source) is None
+
+
+def test_parsed_is_the_tree_of_what_parses():
+    tree = syntax.parsed("x = 1\n")
+    assert tree is not None
+    assert isinstance(tree.body[0], ast.Assign)
