@@ -37,7 +37,10 @@ agent's names. evolve.meta.templates places them at a ranked line, orders them a
 - `field` (an omission): `self.x = x` inserted after the ranked statement of a method, for a field `x` of its
   class that is read but only ever set to a constant (evolve.meta.fields) and a local `x` bound there;
 - `wrap` (an omission): a local `v` read at the line made `f(v)`, for a function `f` of the same file that
-  takes one argument and names its parameter `v` too (the call a value should have gone through, lost).
+  takes one argument and names its parameter `v` too (the call a value should have gone through, lost);
+- `join` (an omission): a local bound to a list or tuple and formatted into text (`str.format`, an f-string,
+  `%`, `str()`) made `"\\n".join(v)` or `"".join(v)` (evolve.meta.reprs: the list's repr, its items quoted on
+  one line, reached the text where its items were meant).
 
 The omissions' makers are evolve.meta.omissions; what all of them read of the tree, evolve.meta.mutant.
 Pure: a node and its trees in, mutants out.
@@ -50,7 +53,7 @@ from collections.abc import Callable, Iterator
 
 from evolve.meta.dataflow import function_dead_stores
 from evolve.meta.mutant import SIMPLE, VARIABLES, Mutant, bindings, callee, condition, enclosing, short
-from evolve.meta.omissions import arguments, fields, guards, inserts, keywords, uncalled, wraps
+from evolve.meta.omissions import arguments, fields, guards, inserts, joins, keywords, uncalled, wraps
 
 TEMPLATES = (
     "number",
@@ -73,6 +76,7 @@ TEMPLATES = (
     "guard",
     "field",
     "wrap",
+    "join",
 )
 """Every template, by name (a candidate's record names the one that made it)."""
 
@@ -332,6 +336,7 @@ _MAKERS: tuple[Callable[[ast.AST, ast.Module, list[ast.Module]], Iterator[Mutant
     guards,
     fields,
     wraps,
+    joins,
 )
 
 

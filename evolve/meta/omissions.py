@@ -21,8 +21,12 @@ from evolve.meta.mutant import (
     names_in,
     short,
 )
+from evolve.meta.reprs import formatted_at, joined
 
-__all__ = ["arguments", "fields", "guards", "inserts", "keywords", "uncalled", "wraps"]
+__all__ = ["arguments", "fields", "guards", "inserts", "joins", "keywords", "uncalled", "wraps"]
+
+JOINS = ("\n", "")
+"""The separators `join` tries, one item a line first."""
 
 
 def keywords(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
@@ -235,3 +239,13 @@ def _one_argument(function: ast.FunctionDef) -> bool:
     required = len(positional) - len(signature.defaults)
     needed_keywords = any(default is None for default in signature.kw_defaults)
     return (required == 1 or (required == 0 and bool(positional))) and not needed_keywords
+
+
+def joins(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
+    """A list or tuple formatted into text here made the join of its items, `"\\n".join(v)` then
+    `"".join(v)` (evolve.meta.reprs: its repr, quoted and on one line, would reach the text)."""
+    others = [donor for donor in donors if donor is not tree]
+    for site in formatted_at(node, tree, others):
+        for separator in JOINS:
+            new = joined(site, separator, node)
+            yield Mutant(node, "join", new, f"{site.value.id} -> {separator!r}.join({site.value.id})")

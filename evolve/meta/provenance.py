@@ -14,6 +14,9 @@ wording):
 - replies the agent did not act on: different replies answered with the same text of the agent's own
   (evolve.meta.evidence.fixed_answers), at the lines that send that text (where the agent chose not to act)
   and, just below them, at the text's constant;
+- a list's repr sent where its items were meant (evolve.meta.reprs: quoted, on one line, newlines written
+  as backslash-n), at the places that format a list or tuple into text, by the share of failed evaluations
+  that sent one;
 - the texts every request carries (a system message, the task's template), ranked low: they were sent,
   nothing yet counts against them.
 
@@ -36,6 +39,7 @@ from evolve import syntax
 from evolve.meta.agentmap import agent_files
 from evolve.meta.evidence import fixed_answers, turns_from_exchanges
 from evolve.meta.locations import Location
+from evolve.meta.reprs import formatted_sequences, sequence_reprs
 from evolve.untrusted import read_text
 
 
@@ -79,6 +83,26 @@ class Use:
     line: int
 
 
+@dataclass(frozen=True)
+class Site:
+    """A line of the agent's code that formats a local bound to a list or tuple into text
+    (evolve.meta.reprs)."""
+
+    path: str
+    line: int
+    name: str
+
+
+@dataclass(frozen=True)
+class Index:
+    """What the agent's code holds that a request's fields may come from."""
+
+    literals: list[Literal]
+    texts: list[Text]
+    uses: list[Use]
+    sites: list[Site]
+
+
 MIN_PIECE = 12
 """A shorter piece of text ("Task:", "\\n\\n") appears in too many messages to say where one came from."""
 TOKEN_LIMITS = ("max_tokens", "max_completion_tokens")
@@ -95,17 +119,19 @@ SKIPPED_FIELDS = frozenset({"messages", "tools", "tool_choice", "response_format
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}|%[-#0 +]*\d*(?:\.\d+)?[sdrf]")
 
 
-def source_index(code: Path) -> tuple[list[Literal], list[Text], list[Use]]:
-    """Every literal, text and use of a name in the agent's Python files (its tests excluded: they send
-    nothing)."""
+def source_index(code: Path) -> Index:
+    """Every literal, text, use of a name and formatting of a list in the agent's Python files (its tests
+    excluded: they send nothing)."""
     literals: list[Literal] = []
     texts: list[Text] = []
     uses: list[Use] = []
+    trees = {}
     for path in agent_files(code):
-        try:
-            tree = syntax.parse(read_text(code / path))  # the agent's file: no regular file reads as empty
-        except SyntaxError:  # a file that does not parse produced nothing the agent sent
-            continue
+        # the agent's file: no regular file reads as empty; one that does not parse produced nothing it sent
+        tree = syntax.parsed(read_text(code / path))
+        if tree is not None:
+            trees[path] = tree
+    for path, tree in trees.items():
         literals += _literals(path, tree)
         texts += _texts(path, tree)
         uses += [
@@ -113,7 +139,12 @@ def source_index(code: Path) -> tuple[list[Literal], list[Text], list[Use]]:
             for node in ast.walk(tree)
             if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load)
         ]
-    return literals, texts, uses
+    sites = [
+        Site(path, site.line, site.value.id)
+        for path, tree in trees.items()
+        for site in formatted_sequences(tree, [t for p, t in trees.items() if p != path])
+    ]
+    return Index(literals, texts, uses, sites)
 
 
 def _value(node: ast.expr) -> object:
@@ -238,8 +269,12 @@ def trace(code: Path, recorded: Sequence[Recorded]) -> list[Location]:
     sent = _requests(recorded)
     if not sent:
         return []
-    literals, texts, uses = source_index(code)
-    found = _parameter_locations(sent, literals) + _text_locations(recorded, sent, texts, uses)
+    index = source_index(code)
+    found = (
+        _parameter_locations(sent, index.literals)
+        + _text_locations(recorded, sent, index.texts, index.uses)
+        + _repr_locations(sent, index.sites)
+    )
     return sorted(found, key=lambda loc: (-loc.score, loc.path, loc.line))
 
 
@@ -388,6 +423,38 @@ def _text_locations(
             evidence = f"its text {quoted} was sent in {where}"
             locations.append(Location(text.path, text.line, SENT_SCORE, evidence))
     return locations
+
+
+def _repr_locations(sent: list[tuple[Recorded, dict, dict]], sites: list[Site]) -> list[Location]:
+    """The places that format a list into text, where failed evaluations sent the model a list's repr."""
+    if not sites:
+        return []
+    reprs: dict[str, list[str]] = {}  # message text -> the reprs in it (a message repeats in later requests)
+    failed: dict[int, list[str]] = {}  # failed evaluation -> the reprs its requests sent
+    for run, request, _ in sent:
+        if run.outcome == "pass":
+            continue
+        found = failed.setdefault(id(run), [])
+        for message in request.get("messages") or ():
+            if isinstance(message, dict) and message.get("role") != "assistant":
+                text = _content(message.get("content"))
+                if text not in reprs:
+                    reprs[text] = sequence_reprs(text)
+                found += reprs[text]
+    carrying = [found for found in failed.values() if found]
+    if not carrying:
+        return []
+    share = round(len(carrying) / len(failed), 4)
+    example = carrying[0][0]
+    quoted = example if len(example) <= 60 else example[:57] + "..."
+    evidence = (
+        f"{len(carrying)} of {len(failed)} failed evaluations sent the model a list's repr where its items "
+        f"were meant ({quoted}: quoted on one line, its newlines written as \\n)"
+    )
+    return [
+        Location(site.path, site.line, share, f"{evidence}; here {site.name}, bound to a list, is made text")
+        for site in sites
+    ]
 
 
 def _canned_answers(recorded: Sequence[Recorded]) -> tuple[Counter[str], int]:

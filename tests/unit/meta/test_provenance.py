@@ -212,3 +212,37 @@ def test_a_field_no_literal_holds_is_traced_to_the_expression_named_like_it(tmp_
     # where a literal named like the field holds the value, it alone is the source
     limits = [loc for loc in trace(tmp_path, [Recorded("fail", (record,))]) if "max_tokens" in loc.evidence]
     assert [(loc.line, loc.evidence.endswith("in 0 of 1")) for loc in limits] == [(4, True)]
+
+
+LISTER = '''"""A lister."""
+
+
+def shown(root) -> list[str]:
+    return [f"--- {name} ---\\n{text}" for name, text in root.items()]
+
+
+def prompt(root, job):
+    files = shown(root)
+    return "Do this job now, please:\\n{job}\\n\\nThe files:\\n{files}".format(job=job, files=files)
+'''
+
+
+def test_a_lists_repr_sent_in_failed_evaluations_ranks_the_code_that_formats_a_list(tmp_path: Path) -> None:
+    (tmp_path / "agent").mkdir()
+    (tmp_path / "agent" / "lister.py").write_text(LISTER)
+    files = ["--- a.py ---\ndef a():\n    raise NotImplementedError\n"]
+    sent = f"Do this job now, please:\nwrite a\n\nThe files:\n{files}"
+    joined = "Do this job now, please:\nwrite a\n\nThe files:\n" + "\n".join(files)
+
+    def run(outcome: str, text: str) -> Recorded:
+        return Recorded(outcome, (_record([{"role": "user", "content": text}], "<act>done"),))
+
+    failed = [run("fail", sent), run("fail", sent), run("error", joined), run("fail", joined)]
+    site = [loc for loc in trace(tmp_path, [*failed, run("pass", sent)]) if "repr" in loc.evidence]
+    assert [(loc.line, loc.score) for loc in site] == [(10, 0.5)]
+    assert site[0].evidence.startswith("2 of 4 failed evaluations sent the model a list's repr")
+    assert site[0].evidence.endswith("here files, bound to a list, is made text")
+    # only passing evaluations sent one, or none did: nothing
+    assert not [
+        loc for loc in trace(tmp_path, [run("pass", sent), run("fail", joined)]) if "repr" in loc.evidence
+    ]
