@@ -55,6 +55,7 @@ from evolve.meta.dataflow import dead_store_locations, dead_stores
 from evolve.meta.fields import constant_field_locations, constant_fields
 from evolve.meta.locate import merge
 from evolve.meta.locations import Location
+from evolve.meta.pipes import pipe_locations
 from evolve.meta.procedure import AGENT, output_tail
 from evolve.meta.spectra import (
     LINES_BYTES,
@@ -66,6 +67,7 @@ from evolve.meta.spectra import (
     Spectrum,
     ToolOutput,
     Values,
+    masking,
     rank,
     rank_own_tests,
     read_lines,
@@ -140,7 +142,7 @@ def spectra_locations(
             for line, pairs in held.items():
                 values.setdefault(line, (f"the failing replay of {recorded.task.id}", pairs))
     ran_failing = frozenset(line for spectrum in spectra if spectrum.failed for line in spectrum.lines)
-    dropped = static_lines(ctx.code, ran_failing)
+    dropped = static_lines(ctx.code, ran_failing, tools)
     ranked = merge([rank(spectra, tools, limit), dropped], limit + len(dropped))
     return [with_values(at, *values.get((at.path, at.line), ("", ()))) for at in ranked]
 
@@ -267,11 +269,12 @@ def bootstrap(module: ModuleType) -> str:
     return "\n\n".join(Path(m.__file__ or "").read_text(encoding="utf-8") for m in (line_values, module))
 
 
-def static_lines(code: Path, ran: frozenset[Line]) -> list[Location]:
+def static_lines(code: Path, ran: frozenset[Line], tools: Sequence[ToolOutput] = ()) -> list[Location]:
     """Lines the agent's Python files under `code` make suspicious by themselves, where a failing run ran
     them (`ran`): the dead stores and the statements after them (evolve.meta.dataflow), and the lines that
     bind the local a field read but only ever set to a constant was likely meant to keep (evolve.meta.fields);
-    none where no failing run ran one."""
+    none where no failing run ran one. With the commands the failing runs ran (`tools`), also the literals
+    that wrote a pipe into a pipeline that hid a failure (evolve.meta.pipes)."""
     # the agent's own files: no link followed, none over SOURCE_BYTES
     sources = {path: read_text(code / path, SOURCE_BYTES) for path in sorted(_agent_files(code))}
     trees = {path: tree for path, text in sources.items() if (tree := syntax.parsed(text)) is not None}
@@ -283,7 +286,11 @@ def static_lines(code: Path, ran: frozenset[Line]) -> list[Location]:
         if path in trees
         for field in constant_fields(path, trees[path], [t for p, t in trees.items() if p != path])
     ]
-    return dead_store_locations(stores, ran) + constant_field_locations(fields, ran)
+    return (
+        dead_store_locations(stores, ran)
+        + constant_field_locations(fields, ran)
+        + pipe_locations({p: t for p, t in trees.items() if "tests" not in p.split("/")[:-1]}, masking(tools))
+    )
 
 
 def agent_lines(code: Path) -> Callable[[Line], bool]:

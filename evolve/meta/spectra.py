@@ -30,6 +30,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 
 from evolve.meta.locations import Line, Location, in_turns
+from evolve.meta.pipes import TRACEBACK, masked
 
 LINES_BYTES = 2 << 20
 """A coverage file (`lines`) larger than this is skipped whole."""
@@ -37,7 +38,6 @@ TOOLS_BYTES = 8 << 20
 """A tool-output file (`tools`) larger than this is skipped whole."""
 TOOL_RECORD_CHARS = 256 << 10
 """One tool-output record (a line of `tools`) longer than this is skipped."""
-TRACEBACK = "Traceback (most recent call last)"
 TESTS_BYTES = 8 << 20
 """An own-test spectra file (`tests`) larger than this is skipped whole."""
 TEST_RECORD_CHARS = 1 << 20
@@ -86,9 +86,12 @@ class ToolOutput:
     exit: int | None = None
     """The command's exit status (None: not recorded)."""
     error: str = ""
-    """Where it exited non-zero: the last non-blank line of its output, cut to `ERROR_CHARS`."""
+    """Where it exited non-zero or was `masked`: the last non-blank line of its output, cut to
+    `ERROR_CHARS`."""
     command: str = ""
-    """Where it exited non-zero: the command (its arguments joined), cut to `ERROR_CHARS`."""
+    """Where it exited non-zero or was `masked`: the command (its arguments joined), cut to `ERROR_CHARS`."""
+    masked: bool = False
+    """A pipeline that exited 0 while its output reported a failure (evolve.meta.pipes)."""
 
 
 def ochiai(ef: int, ep: int, nf: int) -> float:
@@ -298,10 +301,16 @@ def tool_notes(tools: Iterable[ToolOutput]) -> dict[Line, str]:
     output that did not all reach the model (what it produced and what reached the model)."""
     notes = {}
     for site, outputs in _failing_by_site(tools).items():
-        said = [note for note in (_exits(outputs), _lost(outputs)) if note]
+        said = [note for note in (_exits(outputs), _masked(outputs), _lost(outputs)) if note]
         if said:
             notes[site] = "; ".join(said)
     return notes
+
+
+def masking(tools: Iterable[ToolOutput]) -> list[tuple[str, str]]:
+    """The pipelines of failing runs that exited 0 while their output reported a failure (evolve.meta.pipes),
+    as (command, the last line of its output) pairs, in the order they ran."""
+    return [(output.command, output.error) for output in tools if output.failed and output.masked]
 
 
 def hiding(tools: Iterable[ToolOutput]) -> set[Line]:
@@ -320,7 +329,7 @@ def _failing_by_site(tools: Iterable[ToolOutput]) -> dict[Line, list[ToolOutput]
 
 def _exits(outputs: list[ToolOutput]) -> str:
     """The commands of `outputs` that exited non-zero, and the commonest last line they printed ("": none)."""
-    failed = [output for output in outputs if output.exit not in (None, 0)]
+    failed = [output for output in outputs if output.exit not in (None, 0)]  # a masked one exited 0
     if not failed:
         return ""
     errors = Counter(output.error for output in failed if output.error)
@@ -331,6 +340,18 @@ def _exits(outputs: list[ToolOutput]) -> str:
     command = next((output.command for output in failed if output.error == error and output.command), "")
     example = f", e.g. from {json.dumps(command, ensure_ascii=False)}" if command else ""
     return f"{said} ({times}× {json.dumps(error, ensure_ascii=False)}{example})"
+
+
+def _masked(outputs: list[ToolOutput]) -> str:
+    """The commands of `outputs` that were pipelines hiding a failure ("": none)."""
+    hid = [output for output in outputs if output.masked]
+    if not hid:
+        return ""
+    example = json.dumps(hid[0].command, ensure_ascii=False)
+    return (
+        f"{len(hid)} of the {len(outputs)} commands it ran in failing replays exited 0 while their output "
+        f"reported a failure, each a pipeline (e.g. {example}): the status was the last command's"
+    )
 
 
 def _lost(outputs: list[ToolOutput]) -> str:
@@ -399,8 +420,9 @@ def read_tools(
         code, command = record.get("returncode"), record.get("command")
         exit = code if type(code) is int else None
         error = next((line.strip() for line in reversed(output.splitlines()) if line.strip()), "")
-        ran = " ".join(command.split())[:ERROR_CHARS] if isinstance(command, str) else ""
-        erred = exit not in (None, 0)
+        ran = " ".join(command.split()) if isinstance(command, str) else ""
+        hid = masked(ran, exit, output)
+        erred = exit not in (None, 0) or hid
         outputs.append(
             ToolOutput(
                 (path, number),
@@ -411,7 +433,8 @@ def read_tools(
                 failed,
                 exit,
                 error[:ERROR_CHARS] if erred else "",
-                ran if erred else "",
+                ran[:ERROR_CHARS] if erred else "",
+                hid,
             )
         )
     return outputs

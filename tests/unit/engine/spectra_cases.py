@@ -63,13 +63,23 @@ FAILING_ONLY = _line_of('ask("the command failed")')
 RUNS_COMMAND = _line_of("subprocess.run(")
 """The line that runs the model's command."""
 
+QUIET = " 2>&1 | tail -n 5"
+PIPED = AGENT.replace(
+    'subprocess.run(["bash", "-c", command]', 'subprocess.run(["bash", "-c", command + QUIET]'
+).replace("def ask(text):", f"QUIET = {QUIET!r}\n\n\ndef ask(text):")
+"""The tiny agent with each command piped into `tail`: the failing command exits 0, the agent says done."""
+PIPE_LITERAL = (
+    "agent/__main__.py",
+    next(n for n, line in enumerate(PIPED.splitlines(), 1) if "QUIET =" in line),
+)
+
 FIX = "sed -i 's/a - b/a + b/' calc.py"
 BREAK = "python3 -c 'import calc; calc.subtract(1, 2)'"
 """A command that fails with a traceback (calc has no `subtract`)."""
 
 
-def agent_code(dest: Path) -> Path:
-    files = {"agent/__init__.py": "", "agent/__main__.py": AGENT}
+def agent_code(dest: Path, agent: str = AGENT) -> Path:
+    files = {"agent/__init__.py": "", "agent/__main__.py": agent}
     return write_files({path: text.encode() for path, text in files.items()}, dest)
 
 
@@ -99,11 +109,12 @@ def processes(run: Run) -> SandboxMaker:
 def recorded_pair(
     path: Path,
     sandboxes: Callable[[Run], SandboxMaker] = processes,
+    agent: str = AGENT,
 ) -> tuple[Run, str, dict[str, Task]]:
-    """A run whose one node (the tiny agent) was evaluated on both tasks (`sandboxes(run)`'s), its exchanges
-    recorded."""
+    """A run whose one node (the tiny agent, or `agent`) was evaluated on both tasks (`sandboxes(run)`'s),
+    its exchanges recorded."""
     run = Run.create(path / "run")
-    node = run.add_node(agent_code(path / "agent")).id
+    node = run.add_node(agent_code(path / "agent", agent)).id
     for task, command in TASKS.values():
         with Gateway(
             {"solve": ScriptedModel([command, "ok"])}, exchanges_dir=run.path / "exchanges"

@@ -10,7 +10,15 @@ from evolve.llm.exchanges import Exchange
 from evolve.llm.gateway import Gateway
 from evolve.llm.types import ChatRequest, ChatResponse, Message
 from evolve.sandbox.factory import ProcessSandboxes
-from tests.unit.engine.spectra_cases import FAILING_ONLY, RUNS_COMMAND, SETTINGS, own_tests_ran, recorded_pair
+from tests.unit.engine.spectra_cases import (
+    FAILING_ONLY,
+    PIPE_LITERAL,
+    PIPED,
+    RUNS_COMMAND,
+    SETTINGS,
+    own_tests_ran,
+    recorded_pair,
+)
 
 
 def test_the_line_only_the_failing_replay_runs_ranks_first(tmp_path) -> None:
@@ -200,3 +208,19 @@ def test_a_field_a_failing_test_read_and_only_ever_set_to_a_constant_ranks_the_l
     said = "`self.scale` of `Meter` is read (line 10) but only ever set to 1; `set_up` binds"
     assert said in first.evidence
     assert "inserted: self.scale = scale" in result.screen.kept[0].edit.change
+
+
+def test_a_pipeline_that_hid_a_failure_ranks_the_literal_that_wrote_the_pipe(tmp_path) -> None:
+    run, node, tasks = recorded_pair(tmp_path, agent=PIPED)
+    code = run.checkout(node, tmp_path / "code")
+    with Gateway(replay_from=tmp_path) as unused:
+        ctx = JobContext("spectra", node, code, tmp_path / "logs", ProcessSandboxes(), unused)
+        ranked = spectra_locations(ctx, spectra_replays(run, node, tasks), SETTINGS)
+    run.close()
+    by_line = {(location.path, location.line): location for location in ranked}
+    literal = by_line[PIPE_LITERAL]
+    assert literal.score == 1.0
+    assert literal.evidence.startswith("1 of the 1 pipelines that exited 0 in failing replays")
+    assert (
+        "2>&1 | tail -n 5" in literal.evidence and "a pipeline's exit status is its last" in literal.evidence
+    )
