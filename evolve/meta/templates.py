@@ -149,8 +149,8 @@ def _ordered(near: list[tuple[int, Mutant]], rng: np.random.Generator) -> list[M
     templates in an order drawn from `rng` (another expansion at the same line tries others first)."""
     turn = {TEMPLATES[int(index)]: rank for rank, index in enumerate(rng.permutation(len(TEMPLATES)))}
     # from the code's own evidence (a value computed and dropped, a helper nothing calls, a field only ever
-    # set to a constant, a list formatted into text), not blind mutations
-    turn["unused"] = turn["uncalled"] = turn["field"] = turn["join"] = -1
+    # set to a constant, a list formatted into text, a pipe hiding a command's status), not blind mutations
+    turn["unused"] = turn["uncalled"] = turn["field"] = turn["join"] = turn["pipe"] = -1
     counted: dict[tuple[int, str], int] = {}
     keys = []
     for index, (distance, mutant) in enumerate(near):

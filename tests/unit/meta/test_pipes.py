@@ -7,10 +7,12 @@ from __future__ import annotations
 import ast
 import json
 
+import numpy as np
 import pytest
 
 from evolve.meta.pipes import masked, pipe_locations
 from evolve.meta.spectra import masking, read_tools, tool_notes
+from evolve.meta.templates import edits_at
 
 DOCTEST = (
     "Failed example:\n    area(2, 3)\nExpected:\n    6\nGot:\n    5\n"
@@ -83,3 +85,16 @@ def test_the_literal_that_wrote_the_pipe_is_ranked() -> None:
     assert "a pipeline's exit status is its last command's" in found.evidence
     # the other pipe (`ls | sort`) wrote none of it; without a masked command nothing is ranked
     assert pipe_locations(trees, []) == []
+
+
+def test_the_pipe_template_cuts_a_literal_before_its_pipe_first_at_its_line() -> None:
+    for seed in range(4):
+        (first,) = edits_at(RUNNER, 4, 1, np.random.default_rng(seed))
+        assert (first.template, first.line) == ("pipe", 4)
+        assert "QUIET = ' 2>&1'\n" in first.source
+    (cut,) = [e for e in edits_at(RUNNER, 15, 40, np.random.default_rng(0)) if e.template == "pipe"]
+    assert "subprocess.run('ls', shell=True" in cut.source or 'subprocess.run("ls", shell=True' in cut.source
+    # an or-list is no pipe
+    assert not [
+        e for e in edits_at("X = 'a || b'\n", 1, 40, np.random.default_rng(0)) if e.template == "pipe"
+    ]
