@@ -41,9 +41,9 @@ agent's names. evolve.meta.templates places them at a ranked line, orders them a
 - `join` (an omission): a local bound to a list or tuple and formatted into text (`str.format`, an f-string,
   `%`, `str()`) made `"\\n".join(v)` or `"".join(v)` (evolve.meta.reprs: the list's repr, its items quoted on
   one line, reached the text where its items were meant);
-- `pipe`: a string literal holding a shell pipe cut before it (`"pytest -q | tail"` -> `"pytest -q"`,
-  `" | tail"` -> `""`): a pipeline exits with its last command's status, so a check piped into a filter
-  always passes (evolve.meta.pipes).
+- `pipe`: a string literal holding a shell pipe (` | ` and a command) cut before it (`"pytest -q | tail"`
+  -> `"pytest -q"`, `" | tail"` -> `""`): a pipeline exits with its last command's status, so a check piped
+  into a filter always passes (evolve.meta.pipes).
 
 The omissions' makers are evolve.meta.omissions; what all of them read of the tree, evolve.meta.mutant.
 Pure: a node and its trees in, mutants out.
@@ -57,7 +57,7 @@ from collections.abc import Callable, Iterator
 from evolve.meta.dataflow import function_dead_stores
 from evolve.meta.mutant import SIMPLE, VARIABLES, Mutant, bindings, callee, condition, enclosing, short
 from evolve.meta.omissions import arguments, fields, guards, inserts, joins, keywords, uncalled, wraps
-from evolve.meta.pipes import PIPE
+from evolve.meta.pipes import WRITTEN_PIPE
 
 TEMPLATES = (
     "number",
@@ -166,7 +166,7 @@ def _strings(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Itera
 
 def _pipes(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
     if isinstance(node, ast.Constant) and isinstance(node.value, str) and not _docstring(node, tree):
-        pipe = PIPE.search(node.value)
+        pipe = WRITTEN_PIPE.search(node.value)
         if pipe is not None:
             kept = node.value[: pipe.start()].rstrip()
             yield Mutant(node, "pipe", ast.Constant(kept), f"{short(node.value)} -> {short(kept)!r}")

@@ -19,7 +19,10 @@ from collections.abc import Mapping, Sequence
 from evolve.meta.locations import Location
 
 PIPE = re.compile(r"(?<!\|)\|(?!\|)")
-"""A shell pipe: one `|`, not the `||` of an or-list."""
+"""A shell pipe in a command that ran: one `|`, not the `||` of an or-list."""
+WRITTEN_PIPE = re.compile(r"(?<![|\s])\s+\|&?\s*[\w./-]")
+"""A shell pipe as code writes one into a command: ` | ` then a command's name (`a|b` is more often a regular
+expression's alternation)."""
 FAILED = re.compile(
     r"^(?:FAILED\b|FAIL:|ERROR:|Failed example:)|\*{3}Test Failed\*{3}|\b[1-9]\d* (?:failed|errors?)\b",
     re.MULTILINE,
