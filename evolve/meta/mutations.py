@@ -43,7 +43,10 @@ agent's names. evolve.meta.templates places them at a ranked line, orders them a
   one line, reached the text where its items were meant);
 - `pipe`: a string literal holding a shell pipe (` | ` and a command) cut before it (`"pytest -q | tail"`
   -> `"pytest -q"`, `" | tail"` -> `""`): a pipeline exits with its last command's status, so a check piped
-  into a filter always passes (evolve.meta.pipes).
+  into a filter always passes (evolve.meta.pipes);
+- `similar`: a part of an expression replaced by the part its twin elsewhere in the agent has there, the
+  twin the same expression but for that part, its locals renamed one to one (SimFix's and ssFix's
+  ingredients from similar code: evolve.meta.similar).
 
 The omissions' makers are evolve.meta.omissions; what all of them read of the tree, evolve.meta.mutant.
 Pure: a node and its trees in, mutants out.
@@ -58,6 +61,7 @@ from evolve.meta.dataflow import function_dead_stores
 from evolve.meta.mutant import SIMPLE, VARIABLES, Mutant, bindings, callee, condition, enclosing, short
 from evolve.meta.omissions import arguments, fields, guards, inserts, joins, keywords, uncalled, wraps
 from evolve.meta.pipes import WRITTEN_PIPE
+from evolve.meta.similar import similar
 
 TEMPLATES = (
     "number",
@@ -82,6 +86,7 @@ TEMPLATES = (
     "wrap",
     "join",
     "pipe",
+    "similar",
 )
 """Every template, by name (a candidate's record names the one that made it)."""
 
@@ -351,6 +356,7 @@ _MAKERS: tuple[Callable[[ast.AST, ast.Module, list[ast.Module]], Iterator[Mutant
     wraps,
     joins,
     _pipes,
+    similar,
 )
 
 

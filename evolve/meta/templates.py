@@ -149,8 +149,9 @@ def _ordered(near: list[tuple[int, Mutant]], rng: np.random.Generator) -> list[M
     templates in an order drawn from `rng` (another expansion at the same line tries others first)."""
     turn = {TEMPLATES[int(index)]: rank for rank, index in enumerate(rng.permutation(len(TEMPLATES)))}
     # from the code's own evidence (a value computed and dropped, a helper nothing calls, a field only ever
-    # set to a constant, a list formatted into text, a pipe hiding a command's status), not blind mutations
-    turn["unused"] = turn["uncalled"] = turn["field"] = turn["join"] = turn["pipe"] = -1
+    # set to a constant, a list formatted into text, a pipe hiding a command's status, a twin written
+    # otherwise elsewhere), not blind mutations
+    turn["unused"] = turn["uncalled"] = turn["field"] = turn["join"] = turn["pipe"] = turn["similar"] = -1
     counted: dict[tuple[int, str], int] = {}
     keys = []
     for index, (distance, mutant) in enumerate(near):
