@@ -4,10 +4,11 @@ agent's names. evolve.meta.templates places them at a ranked line, orders them a
 
 - `number`: a numeric literal scaled by 10 or 2 either way, moved by one, or 0 made 1 (and n made 0);
 - `string`: a non-empty string literal emptied;
+- `boolean`: `True` made `False` and `False` made `True` (a flag passed, stored or returned the wrong way);
 - `unwrap`: a call of one argument replaced by its argument, a method call without arguments by its receiver;
 - `call`: a call replaced by its twin (`min`/`max`, `any`/`all`, `startswith`/`endswith`, ...);
-- `operator`: an arithmetic or bitwise operator changed (`+`/`-`, `*`/`//`, `|`/`&`, ...), or one operand kept
-  alone;
+- `operator`: an arithmetic or bitwise operator changed (`+`/`-`, `*`/`//`, `/`/`//`, `|`/`&`, ...), or one
+  operand kept alone;
 - `comparison`: a comparison changed (`<`/`<=`, `==`/`!=`, `in`/`not in`, `is`/`is not`, ...);
 - `connective`: `and`/`or` swapped, or one sub-condition kept alone;
 - `negate`: a condition negated (or un-negated): the test of an `if`, `while`, conditional expression or
@@ -66,6 +67,7 @@ from evolve.meta.similar import similar
 TEMPLATES = (
     "number",
     "string",
+    "boolean",
     "unwrap",
     "call",
     "operator",
@@ -107,8 +109,8 @@ _OPERATORS: dict[type, tuple[type, ...]] = {
     ast.Add: (ast.Sub,),
     ast.Sub: (ast.Add,),
     ast.Mult: (ast.FloorDiv, ast.Div),
-    ast.FloorDiv: (ast.Mult,),
-    ast.Div: (ast.Mult,),
+    ast.FloorDiv: (ast.Mult, ast.Div),
+    ast.Div: (ast.Mult, ast.FloorDiv),
     ast.Mod: (ast.FloorDiv,),
     ast.LShift: (ast.RShift,),
     ast.RShift: (ast.LShift,),
@@ -167,6 +169,11 @@ def _strings(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Itera
         and not _docstring(node, tree)
     ):
         yield Mutant(node, "string", ast.Constant(""), f"{short(node.value)} -> ''")
+
+
+def _booleans(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, bool):
+        yield Mutant(node, "boolean", ast.Constant(not node.value), f"{node.value} -> {not node.value}")
 
 
 def _pipes(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
@@ -336,6 +343,7 @@ def _variables(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Ite
 _MAKERS: tuple[Callable[[ast.AST, ast.Module, list[ast.Module]], Iterator[Mutant]], ...] = (
     _numbers,
     _strings,
+    _booleans,
     _unwraps,
     _twins,
     _operators,

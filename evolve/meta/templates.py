@@ -162,13 +162,15 @@ def _ordered(near: list[tuple[int, Mutant]], rng: np.random.Generator) -> list[M
 
 
 def _near(tree: ast.Module, line: int) -> Iterator[tuple[int, ast.AST]]:
-    """Nodes starting within WINDOW lines of `line`, outside f-strings, with their distance from it; then the
-    nodes of the conditions on the way to it (`_guards`), at their condition's distance."""
+    """Nodes starting within WINDOW lines of `line`, with their distance from it (an f-string's text and its
+    replacement fields not, the expressions in them yes); then the nodes of the conditions on the way to it
+    (`_guards`), at their condition's distance."""
     skipped: set[int] = set()
     yielded: set[int] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.JoinedStr):
-            skipped.update(id(inner) for inner in ast.walk(node))
+        if isinstance(node, ast.JoinedStr):  # its parts carry the whole f-string's position: no place to edit
+            specs = [part.format_spec for part in node.values if isinstance(part, ast.FormattedValue)]
+            skipped.update(id(part) for part in [*node.values, *specs])
         if id(node) in skipped or not hasattr(node, "lineno"):
             continue
         start, end = node.lineno, getattr(node, "end_lineno", None) or node.lineno

@@ -95,6 +95,11 @@ def changed_line(source: str) -> list[str]:
         ("slice", "done.stdout[-1:]", "return done.stdout[:-1]"),
         ("drop", "self.log.append(text)", "pass"),
         (
+            "boolean",
+            "subprocess.run(command, capture_output",
+            "done = subprocess.run(command, capture_output=False, text=True)",
+        ),
+        (
             "keyword",
             "subprocess.run(command, capture_output",
             "done = subprocess.run(command, capture_output=True, text=True, cwd=self.home)",
@@ -108,6 +113,16 @@ def test_each_template_makes_its_edit_at_the_ranked_line_and_nothing_else(templa
         ast.parse(edit.source)
         assert len(changed_line(edit.source)) == 1, edit.change  # one line edited, comments and the rest kept
         assert "# seconds a command may run" in edit.source
+
+
+def test_the_expressions_inside_an_f_string_are_edited_in_place() -> None:
+    source = 'def cut(text, limit):\n    return f"{text[:limit / 2]} [cut] {text[-limit // 2:]}"  # halves\n'
+    made = edits_at(source, 2, 80, np.random.default_rng(0), near=False)
+    floor = [e for e in made if e.template == "operator" and e.change == "/ -> //"]
+    assert [e.source for e in floor] == [source.replace("limit / 2", "limit // 2")]
+    kept = [e for e in made if e.template != "drop"]
+    assert all("# halves" in e.source and "[cut]" in e.source for e in kept)  # its text is never edited
+    assert not [e for e in made if e.template == "string"]
 
 
 def test_an_omitted_call_statement_is_inserted_from_the_same_file_after_the_ranked_statement() -> None:
@@ -180,7 +195,8 @@ def test_at_locations_edits_the_agents_files_at_each_ranked_location_in_order(tm
     made = at_locations(tmp_path, ranked, 4, np.random.default_rng(0))
     assert [g.location.line for g in made] == [ranked[0].line] * 4 + [ranked[3].line] * 4
     assert {g.path for g in made} == {"courier/core.py"}
-    assert "run(..., check=True)" in {g.edit.change for g in made}  # a keyword the other file passes
+    every = at_locations(tmp_path, ranked[:1], 40, np.random.default_rng(0))
+    assert "run(..., check=True)" in {g.edit.change for g in every}  # a keyword the other file passes
 
 
 def test_a_file_nested_too_deep_to_unparse_gets_no_edits_and_no_error() -> None:
