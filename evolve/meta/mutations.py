@@ -26,8 +26,12 @@ agent's names. evolve.meta.templates places them at a ranked line, orders them a
   copied after the ranked statement, when the names it uses are bound here;
 - `variable`: a local name read at the line replaced by another its function bound above it, the nearest
   binding first (the variable mutation of TBar and PraPR: a value read from the wrong variable);
-- `unused`: a literal replaced by a name its function binds above it and never reads (a dead store,
-  evolve.meta.dataflow: a value computed for nothing, whose use may have been turned into a constant);
+- `unused`: a name its function binds above it and never reads (a dead store, evolve.meta.dataflow: a value
+  computed for nothing, whose use was turned into a constant or left out) put to use: a literal replaced by
+  it, a call given it as the keyword of its name where a function of the agent by the callee's name takes
+  that parameter and the call leaves it at its default;
+- `combine` (an omission): a local read at the line made `x + v` and `v + x` for a dead store `v` bound above
+  it (a value to be added, left out: `return head` where `tail` was computed);
 - `uncalled` (an omission): `v = f(v)` inserted beside the ranked statement (before it where it reads `v`,
   else after it), for a function `f` of the same file that takes one argument and that no code of the agent
   calls or names (its tests aside: a helper whose call was lost), and each local `v` bound there, the
@@ -82,6 +86,7 @@ TEMPLATES = (
     "insert",
     "variable",
     "unused",
+    "combine",
     "uncalled",
     "guard",
     "field",
@@ -307,20 +312,55 @@ def _drops(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterato
 
 
 def _unused(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
-    """A literal replaced by each name its function binds above it and never reads (a dead store)."""
-    if not isinstance(node, ast.Constant) or _docstring(node, tree):
+    """Each name the function binds above the line and never reads (a dead store), put to use here: a literal
+    replaced by it; a call given it as a keyword where a function of the agent by the callee's name takes a
+    parameter of its name that the call leaves at its default."""
+    line = getattr(node, "lineno", None)
+    function = enclosing(tree, line) if line is not None else None
+    if line is None or function is None:
+        return
+    stores = [store.name for store in function_dead_stores("", function) if store.line < line]
+    if isinstance(node, ast.Constant) and not _docstring(node, tree):
+        for name in stores:
+            yield Mutant(node, "unused", ast.Name(name, ast.Load()), f"{short(repr(node.value))} -> {name}")
+    elif isinstance(node, ast.Call) and not any(k.arg is None for k in node.keywords):
+        passed = {k.arg for k in node.keywords}
+        for name in stores:
+            if name not in passed and _takes(donors, node, name):
+                keyword = ast.keyword(name, ast.Name(name, ast.Load()))
+                new = ast.Call(node.func, node.args, [*node.keywords, keyword])
+                yield Mutant(node, "unused", new, f"{callee(node)}(..., {name}={name})")
+
+
+def _combined(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
+    """A local read here made `x + v` and `v + x` for each dead store `v` bound above it in its function."""
+    if not isinstance(node, ast.Name) or not isinstance(node.ctx, ast.Load):
         return
     function = enclosing(tree, node.lineno)
-    if function is None:
+    if function is None or node.id not in bindings(function, tree, node.lineno):
         return
     for store in function_dead_stores("", function):
-        if store.line < node.lineno:
-            yield Mutant(
-                node,
-                "unused",
-                ast.Name(store.name, ast.Load()),
-                f"{short(repr(node.value))} -> {store.name}",
-            )
+        if store.line < node.lineno and store.name != node.id:
+            for left, right in ((node.id, store.name), (store.name, node.id)):
+                added = ast.BinOp(ast.Name(left, ast.Load()), ast.Add(), ast.Name(right, ast.Load()))
+                yield Mutant(node, "combine", added, f"{node.id} -> {left} + {right}")
+
+
+def _takes(donors: list[ast.Module], call: ast.Call, name: str) -> bool:
+    """Whether a function of the agent named as `call`'s callee takes a parameter `name` that `call` does
+    not pass by position (a method's receiver not counted when it is called on an object)."""
+    for donor in donors:
+        for function in ast.walk(donor):
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or function.name != callee(
+                call
+            ):
+                continue
+            positional = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
+            if isinstance(call.func, ast.Attribute) and positional[:1] in (["self"], ["cls"]):
+                positional = positional[1:]
+            if name in positional[len(call.args) :] or name in {a.arg for a in function.args.kwonlyargs}:
+                return True
+    return False
 
 
 def _variables(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
@@ -358,6 +398,7 @@ _MAKERS: tuple[Callable[[ast.AST, ast.Module, list[ast.Module]], Iterator[Mutant
     inserts,
     _variables,
     _unused,
+    _combined,
     uncalled,
     guards,
     fields,

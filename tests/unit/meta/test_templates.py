@@ -242,6 +242,34 @@ def test_a_value_computed_and_never_read_replaces_a_literal_below_it_first() -> 
     assert not [e for e in edits("subprocess.run(command, cwd") if e.template == "unused"]  # none dead there
 
 
+def test_a_value_computed_and_never_read_is_passed_where_a_parameter_of_its_name_is_left_out() -> None:
+    # `answer` computes a prefix and calls `keep` without it: `keep` takes a `prefix` the call leaves out.
+    source = COURIER.replace("    def keep(self, text):", "    def keep(self, text, prefix=''):").replace(
+        "        self.keep(reply)\n", "        prefix = reply[:2]\n        self.keep(reply)\n"
+    )
+    at = source.splitlines().index("        self.keep(reply)") + 1
+    made = [(e.template, e.change) for e in edits_at(source, at, 40, np.random.default_rng(0), near=False)]
+    assert ("unused", "keep(..., prefix=prefix)") in made
+    other = source.replace("def keep(self, text, prefix=''):", "def keep(self, text):")
+    made = [(e.template, e.change) for e in edits_at(other, at, 40, np.random.default_rng(0), near=False)]
+    assert not [
+        change for template, change in made if template == "unused" and "=" in change
+    ]  # no such parameter
+
+
+def test_a_value_computed_and_never_read_is_added_to_a_local_read_below_it() -> None:
+    source = COURIER.replace(
+        "        total += 1\n        return total", "        extra = len(reply)\n        return total"
+    )
+    at = source.splitlines().index("        return total") + 1
+    made = edits_at(source, at, 40, np.random.default_rng(0), near=False)
+    added = [e.change for e in made if e.template == "combine"]
+    assert added == ["total -> total + extra", "total -> extra + total"]
+    assert (
+        "        return total + extra" in made[[e.change for e in made].index(added[0])].source.splitlines()
+    )
+
+
 def test_a_value_read_from_the_wrong_local_is_read_from_one_bound_above_it_nearest_first() -> None:
     source = (
         "import shlex\n"
