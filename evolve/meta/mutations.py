@@ -31,7 +31,7 @@ agent's names. evolve.meta.templates places them at a ranked line, orders them a
   it, a call given it as the keyword of its name where a function of the agent by the callee's name takes
   that parameter and the call leaves it at its default;
 - `combine` (an omission): a local read at the line made `x + v` and `v + x` for a dead store `v` bound above
-  it (a value to be added, left out: `return head` where `tail` was computed);
+  it (a value to be added, left out: `return total` where `extra` was computed above it);
 - `uncalled` (an omission): `v = f(v)` inserted beside the ranked statement (before it where it reads `v`,
   else after it), for a function `f` of the same file that takes one argument and that no code of the agent
   calls or names (its tests aside: a helper whose call was lost), and each local `v` bound there, the
