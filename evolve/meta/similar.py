@@ -1,9 +1,10 @@
 """Fix ingredients from the agent's own code (the plastic-surgery hypothesis; SimFix, ssFix): an expression
 at a ranked line whose twin elsewhere in the agent has the same shape -- the same operators, constants,
-attributes and outside names, its locals renamed one to one -- and differs in one sub-expression alone gets
-the twin's sub-expression, the twin's locals renamed to this expression's. With `parts[offset(y):len(parts)]`
-elsewhere, `items[offset(x):offset(x)]` is offered `items[offset(x):len(items)]`: a value written right in one
-place and wrong in another, the right one borrowed.
+attributes and outside names, its locals renamed one to one -- but for one part (the smallest that holds
+every difference) gets the twin's version of that part, the twin's locals renamed to this expression's.
+With `parts[offset(y):len(parts)]` elsewhere, `items[offset(x):offset(x)]` is offered
+`items[offset(x):len(items)]`: a value written right in one place and wrong in another, the right one
+borrowed.
 
 A twin must share at least CONTEXT nodes outside the part that differs, so two short expressions that happen
 to agree (`x[0]` and `y[i]`) lend nothing; the borrowed part must read only names bound where it goes. Pure:
@@ -17,26 +18,26 @@ import copy
 from collections.abc import Iterator
 from itertools import takewhile
 
-from evolve.meta.mutant import Mutant, bound_at, short
+from evolve.meta.mutant import Mutant, bound_at, enclosing, short
 
 __all__ = ["CONTEXT", "DIFFERENCES", "TWINS", "similar"]
 
 CONTEXT = 5
 """The nodes a twin shares with the expression outside the part they differ in, at least."""
 
+DIFFERENCES = 4
+"""The places a twin may differ in before it is given up (the part borrowed holds them all)."""
+
 TWINS = 4
-"""The borrowed parts offered for one expression at most, nearest twin first (its own file, then others)."""
+"""The borrowed parts offered for one expression at most, its own file's twins first."""
 
 _SHAPES = (ast.Subscript, ast.Call, ast.BinOp, ast.Compare, ast.BoolOp, ast.IfExp)
 """The expressions that get twins: their parts are values a twin may have right."""
 
-DIFFERENCES = 4
-"""The places a twin may differ in before it is given up (the part borrowed holds them all)."""
-
 _Path = tuple[tuple[str, int], ...]
 """Where a part is in an expression: each step a field and an index in it (-1: the field is the part)."""
 
-_OPERATORS = (ast.expr_context, ast.operator, ast.cmpop, ast.boolop, ast.unaryop)
+_TAGS = (ast.expr_context, ast.operator, ast.cmpop, ast.boolop, ast.unaryop)
 """Nodes that are a field's value, not a child: compared by type, never an edit's place."""
 
 
@@ -44,7 +45,8 @@ def similar(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterat
     """Each part of `node` that a twin elsewhere in `donors` has otherwise, the twin's version offered."""
     if not isinstance(node, _SHAPES) or _size(node) <= CONTEXT:
         return
-    mine = _locals(tree, node.lineno)
+    function = enclosing(tree, node.lineno)
+    mine = _function_locals(function) if function is not None else frozenset()
     bound = bound_at(tree, node.lineno)
     whole = ast.unparse(node)
     offered: set[str] = set()
@@ -91,17 +93,6 @@ def _function_locals(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lamb
     names = {a.arg for a in [*every, arguments.vararg, arguments.kwarg] if a is not None}
     names |= {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     return frozenset(names)
-
-
-def _locals(tree: ast.Module, line: int) -> frozenset[str]:
-    """The locals of the innermost function holding `line` (none outside functions)."""
-    found: ast.FunctionDef | ast.AsyncFunctionDef | None = None
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (
-            node.end_lineno or 0
-        ):
-            found = node  # breadth first: the last one holding the line is the innermost
-    return _function_locals(found) if found is not None else frozenset()
 
 
 def _borrowed(
@@ -161,7 +152,7 @@ def _walk(
     for (field, left), (_, right) in zip(ast.iter_fields(a), ast.iter_fields(b)):
         children = zip(left, right) if isinstance(left, list) else [(left, right)]
         for index, (x, y) in enumerate(children):
-            if isinstance(x, ast.AST) and isinstance(y, ast.AST) and not isinstance(x, _OPERATORS):
+            if isinstance(x, ast.AST) and isinstance(y, ast.AST) and not isinstance(x, _TAGS):
                 step = (field, index if isinstance(left, list) else -1)
                 if not _walk(x, y, (*path, step), mine, theirs, differences, pairs):
                     return False
@@ -195,7 +186,7 @@ def _same(left: object, right: object) -> bool:
     of one type, anything else equal."""
     if isinstance(left, ast.expr_context):  # read or written: the same value
         return True
-    if isinstance(left, _OPERATORS) or isinstance(right, _OPERATORS):
+    if isinstance(left, _TAGS) or isinstance(right, _TAGS):
         return type(left) is type(right)
     if isinstance(left, ast.AST) or isinstance(right, ast.AST):
         return left is not None and right is not None  # a child on one side, None on the other: unlike
