@@ -51,6 +51,7 @@ from evolve.engine.context import ChannelSpec, JobContext
 from evolve.engine.evaluate import AgentProbe, EvalSettings
 from evolve.engine.screen import Screen, screen
 from evolve.llm.exchanges import Exchange
+from evolve.meta.agentmap import is_test
 from evolve.meta.dataflow import dead_store_locations, dead_stores
 from evolve.meta.fields import constant_field_locations, constant_fields
 from evolve.meta.locate import merge
@@ -289,7 +290,7 @@ def static_lines(code: Path, ran: frozenset[Line], tools: Sequence[ToolOutput] =
     return (
         dead_store_locations(stores, ran)
         + constant_field_locations(fields, ran)
-        + pipe_locations({p: t for p, t in trees.items() if "tests" not in p.split("/")[:-1]}, masking(tools))
+        + pipe_locations({p: t for p, t in trees.items() if not is_test(p.split("/"))}, masking(tools))
     )
 
 

@@ -138,13 +138,15 @@ def agent_files(root: Path) -> list[str]:
     names = []
     for path in sorted(root.rglob("*.py")):
         parts = path.relative_to(root).parts
-        if SKIP_DIRS & set(parts) or _is_test(parts):
+        if SKIP_DIRS & set(parts) or is_test(parts):
             continue
         names.append("/".join(parts))
     return names
 
 
-def _is_test(parts: tuple[str, ...]) -> bool:
+def is_test(parts: tuple[str, ...] | list[str]) -> bool:
+    """Whether a file of the agent (its path's parts, relative to the agent's root) is one of its tests: in a
+    `tests` folder, or named `test_*` or `conftest*`. The meta step's edits and rankings leave them alone."""
     return "tests" in parts[:-1] or parts[-1].startswith(("test_", "conftest"))
 
 

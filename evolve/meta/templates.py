@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from evolve import syntax
+from evolve.meta.agentmap import is_test
 from evolve.meta.locations import Location
 from evolve.meta.mutant import SIMPLE, Mutant, enclosing
 from evolve.meta.mutations import TEMPLATES, mutants
@@ -129,7 +130,12 @@ def _sources(code: Path) -> dict[str, str]:
     found = {}
     for path in sorted(code.rglob("*.py")):
         relative = path.relative_to(code)
-        if path.is_symlink() or not path.is_file() or {"tests", "__pycache__"} & set(relative.parts[:-1]):
+        if (
+            path.is_symlink()
+            or not path.is_file()
+            or is_test(relative.parts)
+            or "__pycache__" in relative.parts
+        ):
             continue
         try:
             found[relative.as_posix()] = path.read_text(encoding="utf-8")
