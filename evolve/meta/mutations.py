@@ -38,7 +38,8 @@ agent's names. evolve.meta.templates places them at a ranked line, orders them a
   values the statement reads first;
 - `guard` (an omission): `v is not None and c` or `v and c` for a condition `c` that reads an attribute or an
   item of a local `v` it does not test (TBar's null-pointer checker: a value that may be None read as if it
-  could not);
+  could not); and `if v is not None:` around a simple statement that reads a local `v` bound above it from
+  a call of a function of the agent that may return None (the same checker, for a statement);
 - `field` (an omission): `self.x = x` inserted after the ranked statement of a method, for a field `x` of its
   class that is read but only ever set to a constant (evolve.meta.fields) and a local `x` bound there;
 - `wrap` (an omission): a local `v` read at the line made `f(v)`, for a function `f` of the same file that
@@ -64,7 +65,7 @@ from collections.abc import Callable, Iterator
 
 from evolve.meta.dataflow import function_dead_stores
 from evolve.meta.mutant import SIMPLE, VARIABLES, Mutant, bindings, callee, condition, enclosing, short
-from evolve.meta.omissions import arguments, fields, guards, inserts, joins, keywords, uncalled, wraps
+from evolve.meta.omissions import arguments, checks, fields, guards, inserts, joins, keywords, uncalled, wraps
 from evolve.meta.pipes import WRITTEN_PIPE
 from evolve.meta.similar import similar
 
@@ -401,6 +402,7 @@ _MAKERS: tuple[Callable[[ast.AST, ast.Module, list[ast.Module]], Iterator[Mutant
     _combined,
     uncalled,
     guards,
+    checks,
     fields,
     wraps,
     joins,

@@ -23,7 +23,7 @@ from evolve.meta.mutant import (
 )
 from evolve.meta.reprs import formatted_at, joined
 
-__all__ = ["arguments", "fields", "guards", "inserts", "joins", "keywords", "uncalled", "wraps"]
+__all__ = ["arguments", "checks", "fields", "guards", "inserts", "joins", "keywords", "uncalled", "wraps"]
 
 JOINS = ("\n", "")
 """The separators `join` tries, one item a line first."""
@@ -197,6 +197,68 @@ def guards(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterato
         for guard in (checked, ast.Name(name, ast.Load())):
             new = ast.BoolOp(ast.And(), [guard, node])
             yield Mutant(node, "guard", new, f"guarded: {short(ast.unparse(new))}")
+
+
+def checks(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
+    """`if v is not None:` around a simple statement that reads a local `v` whose latest binding above it is
+    a call of a function of the agent that may return None (it returns None or bare, or is annotated to), when
+    no `if` around the statement tests `v` already: TBar's null-pointer checker, for a statement."""
+    if not isinstance(node, (ast.Return, ast.Expr, ast.Assign, ast.AugAssign)) or node.value is None:
+        return
+    function = enclosing(tree, node.lineno)
+    if function is None:
+        return
+    tested = {
+        name
+        for branch in ast.walk(function)
+        if isinstance(branch, ast.If) and any(inner is node for inner in ast.walk(branch))
+        for name in _tested(branch.test)
+    }
+    read = [n.id for n in ast.walk(node.value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+    for name in dict.fromkeys(read):
+        call = _latest_call(function, name, node.lineno)
+        if name in tested or call is None or not _may_return_none(donors, callee(call)):
+            continue
+        test = ast.Compare(ast.Name(name, ast.Load()), [ast.IsNot()], [ast.Constant(None)])
+        yield Mutant(
+            node,
+            "guard",
+            ast.If(test, [node], []),
+            f"guarded: if {name} is not None: {short(ast.unparse(node))}",
+        )
+
+
+def _latest_call(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str, line: int) -> ast.Call | None:
+    """The call whose value the latest plain assignment to `name` above `line` binds (None: not a call)."""
+    stores = [
+        statement
+        for statement in ast.walk(function)
+        if isinstance(statement, ast.Assign)
+        and statement.lineno < line
+        and [target.id for target in statement.targets if isinstance(target, ast.Name)] == [name]
+    ]
+    latest = max(stores, key=lambda statement: statement.lineno, default=None)
+    return latest.value if latest is not None and isinstance(latest.value, ast.Call) else None
+
+
+def _may_return_none(donors: list[ast.Module], name: str) -> bool:
+    """Whether a function of the agent by this name returns None: `return None`, a bare `return`, or a return
+    annotation that names None (`X | None`, `Optional[X]`)."""
+    for donor in donors:
+        for function in ast.walk(donor):
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or function.name != name:
+                continue
+            annotated = function.returns is not None and (
+                "None" in ast.unparse(function.returns) or "Optional" in ast.unparse(function.returns)
+            )
+            returns = [n for n in ast.walk(function) if isinstance(n, ast.Return)]
+            bare = any(
+                r.value is None or (isinstance(r.value, ast.Constant) and r.value.value is None)
+                for r in returns
+            )
+            if annotated or bare:
+                return True
+    return False
 
 
 def wraps(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:

@@ -236,6 +236,9 @@ def _apply(source: str, lines: list[str], tree: ast.Module, mutant: Mutant) -> s
             return text if _parses_to(text, expected) else None
         assert mutant.new is not None
         replacement = ast.unparse(mutant.new)
+        if isinstance(node, ast.stmt) and hasattr(mutant.new, "body"):  # a block's inner lines at its indent
+            first = lines[node.lineno - 1]
+            replacement = replacement.replace("\n", "\n" + first[: len(first) - len(first.lstrip())])
         expected = _replaced(tree, node, mutant.new)
         for spliced in (replacement, f"({replacement})"):  # bare where precedence allows, else parenthesized
             text = source[:start] + spliced + source[end:]

@@ -415,3 +415,42 @@ def test_a_local_is_wrapped_in_the_call_of_the_function_that_names_its_parameter
     assert "    return {name for name in names(source) if size}\n" in made[0].source
     # the function itself is never its own wrapper
     assert not [e for e in edits_at(source, 2, 40, np.random.default_rng(0)) if e.template == "wrap"]
+
+
+FINDER = """def find(items, key):
+    for item in items:
+        if item == key:
+            return item
+    return None
+
+
+def pick(items, key):
+    found = find(items, key)
+    return found
+    return items[-1]
+
+
+def count(items, key):
+    found = len(items)
+    return found
+"""
+
+
+def test_a_statement_reading_what_may_be_none_is_put_under_a_none_check() -> None:
+    at = FINDER.splitlines().index("    return found") + 1
+    made = [
+        e for e in edits_at(FINDER, at, 40, np.random.default_rng(0), near=False) if e.template == "guard"
+    ]
+    assert [e.change for e in made] == ["guarded: if found is not None: return found"]
+    assert "    if found is not None:\n        return found\n    return items[-1]\n" in made[0].source
+    ast.parse(made[0].source)
+    other = FINDER.splitlines().index("    return found", at) + 1  # `len` is no function of the agent's
+    assert not [
+        e for e in edits_at(FINDER, other, 40, np.random.default_rng(0), near=False) if e.template == "guard"
+    ]
+    tested = FINDER.replace(
+        "    return found\n    return items", "    if found:\n        return found\n    return items"
+    )
+    assert not [
+        e for e in edits_at(tested, at + 1, 40, np.random.default_rng(0), near=False) if e.template == "guard"
+    ]
