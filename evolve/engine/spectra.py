@@ -58,6 +58,7 @@ from evolve.meta.locate import merge
 from evolve.meta.locations import Location
 from evolve.meta.pipes import pipe_locations
 from evolve.meta.procedure import AGENT, output_tail
+from evolve.meta.similar import deviant_locations, deviants
 from evolve.meta.spectra import (
     LINES_BYTES,
     TESTS_BYTES,
@@ -273,9 +274,10 @@ def bootstrap(module: ModuleType) -> str:
 def static_lines(code: Path, ran: frozenset[Line], tools: Sequence[ToolOutput] = ()) -> list[Location]:
     """Lines the agent's Python files under `code` make suspicious by themselves, where a failing run ran
     them (`ran`): the dead stores and the statements after them (evolve.meta.dataflow), and the lines that
-    bind the local a field read but only ever set to a constant was likely meant to keep (evolve.meta.fields);
-    none where no failing run ran one. With the commands the failing runs ran (`tools`), also the literals
-    that wrote a pipe into a pipeline that hid a failure (evolve.meta.pipes)."""
+    bind the local a field read but only ever set to a constant was likely meant to keep (evolve.meta.fields),
+    and the expressions that their twins elsewhere all contradict in one part (evolve.meta.similar's
+    deviants); none where no failing run ran one. With the commands the failing runs ran (`tools`), also the
+    literals that wrote a pipe into a pipeline that hid a failure (evolve.meta.pipes)."""
     # the agent's own files: no link followed, none over SOURCE_BYTES
     sources = {path: read_text(code / path, SOURCE_BYTES) for path in sorted(_agent_files(code))}
     trees = {path: tree for path, text in sources.items() if (tree := syntax.parsed(text)) is not None}
@@ -287,10 +289,12 @@ def static_lines(code: Path, ran: frozenset[Line], tools: Sequence[ToolOutput] =
         if path in trees
         for field in constant_fields(path, trees[path], [t for p, t in trees.items() if p != path])
     ]
+    own = {path: tree for path, tree in trees.items() if not is_test(path.split("/"))}
     return (
         dead_store_locations(stores, ran)
         + constant_field_locations(fields, ran)
-        + pipe_locations({p: t for p, t in trees.items() if not is_test(p.split("/"))}, masking(tools))
+        + pipe_locations(own, masking(tools))
+        + deviant_locations(deviants(own), ran)
     )
 
 

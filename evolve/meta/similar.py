@@ -7,20 +7,36 @@ With `parts[offset(y):len(parts)]` elsewhere, `items[offset(x):offset(x)]` is of
 borrowed.
 
 A twin must share at least CONTEXT nodes outside the part that differs, so two short expressions that happen
-to agree (`x[0]` and `y[i]`) lend nothing; the borrowed part must read only names bound where it goes. Pure:
-trees in, mutants out.
+to agree (`x[0]` and `y[i]`) lend nothing; the borrowed part must read only names bound where it goes.
+
+The twins are evidence too (`deviants`): an expression that AGREEING twins or more contradict in one part,
+all the same way, is ranked where a failing run ran it, whether or not a test failed there. Pure: trees in,
+mutants and locations out.
 """
 
 from __future__ import annotations
 
 import ast
 import copy
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 from itertools import takewhile
 
+from evolve.meta.locations import Line, Location
 from evolve.meta.mutant import Mutant, bound_at, enclosing, short
 
-__all__ = ["CONTEXT", "DIFFERENCES", "TWINS", "similar"]
+__all__ = [
+    "AGREEING",
+    "CONTEXT",
+    "DEVIANT_SCORE",
+    "DIFFERENCES",
+    "TWINS",
+    "Deviant",
+    "deviant_locations",
+    "deviants",
+    "similar",
+]
 
 CONTEXT = 5
 """The nodes a twin shares with the expression outside the part they differ in, at least."""
@@ -30,6 +46,14 @@ DIFFERENCES = 4
 
 TWINS = 4
 """The borrowed parts offered for one expression at most, its own file's twins first."""
+
+AGREEING = 2
+"""The twins that must say the same against an expression, and none of its twins otherwise, before it is
+ranked as a deviant."""
+
+DEVIANT_SCORE = 0.8
+"""A deviant line a failing run ran: below a line only failing runs ran (1.0) and a dead store (0.9), above
+a line every run ran (evolve.meta.spectra)."""
 
 _SHAPES = (ast.Subscript, ast.Call, ast.BinOp, ast.Compare, ast.BoolOp, ast.IfExp)
 """The expressions that get twins: their parts are values a twin may have right."""
@@ -43,34 +67,86 @@ _TAGS = (ast.expr_context, ast.operator, ast.cmpop, ast.boolop, ast.unaryop)
 
 def similar(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
     """Each part of `node` that a twin elsewhere in `donors` has otherwise, the twin's version offered."""
+    whole = ast.unparse(node) if isinstance(node, _SHAPES) else ""
+    offered: set[str] = set()
+    for part, new, other in _twins(node, tree, donors):
+        text = ast.unparse(new)
+        if text in offered:
+            continue
+        offered.add(text)
+        yield Mutant(
+            part,
+            "similar",
+            new,
+            f"{short(ast.unparse(part))} -> {short(text)} in {short(whole)} "
+            f"(as in {short(ast.unparse(other))})",
+        )
+        if len(offered) == TWINS:
+            return
+
+
+@dataclass(frozen=True)
+class Deviant:
+    """An expression at `line` of `path` whose `twins` twins all have `usual` where it has `part`."""
+
+    path: str
+    line: int
+    part: str
+    usual: str
+    twins: int
+
+
+def deviants(trees: Mapping[str, ast.Module]) -> list[Deviant]:
+    """The expressions of the agent's files (`trees`, by path) that AGREEING twins or more contradict in one
+    part, every twin the same way (Engler's bugs as deviant behaviour: where code says one thing in several
+    places and another in one, the one is suspect), each with what they say."""
+    found: list[Deviant] = []
+    for path, tree in trees.items():
+        donors = [tree, *(other for name, other in trees.items() if name != path)]
+        for node in ast.walk(tree):
+            said: dict[ast.expr, list[str]] = {}
+            for part, new, _ in _twins(node, tree, donors):
+                said.setdefault(part, []).append(ast.unparse(new))
+            found.extend(
+                Deviant(path, part.lineno, ast.unparse(part), usual[0], len(usual))
+                for part, usual in said.items()
+                if len(usual) >= AGREEING and len(set(usual)) == 1
+            )
+    return sorted(found, key=lambda deviant: (deviant.path, deviant.line, -deviant.twins))
+
+
+def deviant_locations(found: Iterable[Deviant], ran: AbstractSet[Line]) -> list[Location]:
+    """Each deviant a failing run ran (`ran`: the lines it ran), at DEVIANT_SCORE, with what its twins say."""
+    return [
+        Location(
+            deviant.path,
+            deviant.line,
+            DEVIANT_SCORE,
+            f"{deviant.twins} other places in the agent write the same expression with "
+            f"`{short(deviant.usual)}` where this line has `{short(deviant.part)}`",
+        )
+        for deviant in found
+        if (deviant.path, deviant.line) in ran
+    ]
+
+
+def _twins(
+    node: ast.AST, tree: ast.Module, donors: list[ast.Module]
+) -> Iterator[tuple[ast.expr, ast.expr, ast.AST]]:
+    """(the part of `node` that differs, the twin's part renamed, the twin) for each twin of `node` in
+    `donors`, the twin's part not the same text as `node`'s."""
     if not isinstance(node, _SHAPES) or _size(node) <= CONTEXT:
         return
     function = enclosing(tree, node.lineno)
     mine = _function_locals(function) if function is not None else frozenset()
     bound = bound_at(tree, node.lineno)
-    whole = ast.unparse(node)
-    offered: set[str] = set()
     for donor in donors:
         for other, theirs in _expressions(donor, type(node)):
             if other is node:
                 continue
             borrowed = _borrowed(node, other, mine, theirs, bound)
-            if borrowed is None:
-                continue
-            part, new = borrowed
-            text = ast.unparse(new)
-            if text in offered or text == ast.unparse(part):
-                continue
-            offered.add(text)
-            yield Mutant(
-                part,
-                "similar",
-                new,
-                f"{short(ast.unparse(part))} -> {short(text)} in {short(whole)} "
-                f"(as in {short(ast.unparse(other))})",
-            )
-            if len(offered) == TWINS:
-                return
+            if borrowed is not None and ast.unparse(borrowed[1]) != ast.unparse(borrowed[0]):
+                yield (*borrowed, other)
 
 
 def _expressions(tree: ast.Module, kind: type) -> Iterator[tuple[ast.AST, frozenset[str]]]:

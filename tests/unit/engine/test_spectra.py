@@ -5,10 +5,18 @@ model reply from its recording."""
 from __future__ import annotations
 
 from evolve.engine.context import JobContext
-from evolve.engine.spectra import Spectra, agent_lines, sent_text, spectra_locations, spectra_replays
+from evolve.engine.spectra import (
+    Spectra,
+    agent_lines,
+    sent_text,
+    spectra_locations,
+    spectra_replays,
+    static_lines,
+)
 from evolve.llm.exchanges import Exchange
 from evolve.llm.gateway import Gateway
 from evolve.llm.types import ChatRequest, ChatResponse, Message
+from evolve.meta.similar import DEVIANT_SCORE
 from evolve.sandbox.factory import ProcessSandboxes
 from tests.unit.engine.spectra_cases import (
     FAILING_ONLY,
@@ -224,3 +232,21 @@ def test_a_pipeline_that_hid_a_failure_ranks_the_literal_that_wrote_the_pipe(tmp
     assert (
         "2>&1 | tail -n 5" in literal.evidence and "a pipeline's exit status is its last" in literal.evidence
     )
+
+
+def test_the_static_lines_rank_a_deviant_a_failing_run_ran_and_leave_the_agents_tests_alone(tmp_path) -> None:
+    reader = (
+        "def size(root, name):\n    return len((root / name).read_text('utf-8', 'replace'))\n\n\n"
+        "def show(root, name):\n    return (root / name).read_text('latin-1', 'replace').strip()\n\n\n"
+        "def lines(root, name):\n    return (root / name).read_text('utf-8', 'replace').splitlines()\n"
+    )
+    (tmp_path / "agent").mkdir()
+    (tmp_path / "agent" / "reader.py").write_text(reader)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_reader.py").write_text(reader)  # the same deviant in a test: not ranked
+    ran = frozenset({("agent/reader.py", 6), ("tests/test_reader.py", 6)})
+    found = [(x.path, x.line, x.score) for x in static_lines(tmp_path, ran) if "other places" in x.evidence]
+    assert found == [("agent/reader.py", 6, DEVIANT_SCORE)]
+    assert not [
+        x for x in static_lines(tmp_path, frozenset({("agent/reader.py", 2)})) if "other places" in x.evidence
+    ]

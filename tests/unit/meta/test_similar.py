@@ -8,7 +8,7 @@ import ast
 
 import numpy as np
 
-from evolve.meta.similar import CONTEXT, similar
+from evolve.meta.similar import CONTEXT, DEVIANT_SCORE, Deviant, deviant_locations, deviants, similar
 from evolve.meta.templates import edits_at
 
 SHELF = '''"""A shelf agent: it cuts rows into windows."""
@@ -101,3 +101,42 @@ def test_the_part_borrowed_holds_every_difference() -> None:
     assert offers(source, 6) == ["offset(x) -> len(items)"]  # its callee and its local both differ
     spread = source.replace("parts[offset(y)", "parts[1 + offset(y)")
     assert offers(spread, 6) == []  # the part holding both differences is the whole slice: too little left
+
+
+READER = """from pathlib import Path
+
+
+def size(root, name):
+    return len((root / name).read_text("utf-8", "replace"))
+
+
+def show(root, name):
+    return (root / name).read_text("latin-1", "replace").strip()
+
+
+def lines(root, name):
+    return (root / name).read_text("utf-8", "replace").splitlines()
+"""
+
+
+def test_an_expression_its_twins_all_contradict_is_a_deviant_and_ranked_where_a_failing_run_ran_it() -> None:
+    trees = {"agent/reader.py": ast.parse(READER)}
+    (deviant,) = deviants(trees)
+    at = line_of(READER, "latin-1")
+    assert deviant == Deviant("agent/reader.py", at, "'latin-1'", "'utf-8'", 2)
+    assert deviant_locations([deviant], frozenset()) == []  # no failing run ran it
+    (location,) = deviant_locations([deviant], frozenset({("agent/reader.py", at)}))
+    assert (location.path, location.line, location.score) == ("agent/reader.py", at, DEVIANT_SCORE)
+    assert "2 other places" in location.evidence and "'utf-8'" in location.evidence
+
+
+def test_twins_that_disagree_among_themselves_make_no_deviant() -> None:
+    split = READER.replace(
+        'return (root / name).read_text("utf-8", "replace").splitlines()',
+        'return (root / name).read_text("ascii", "replace").splitlines()',
+    )
+    assert deviants({"agent/reader.py": ast.parse(split)}) == []  # utf-8, latin-1, ascii: one each
+    one = READER.replace("def lines", "def _lines").replace(
+        '"utf-8", "replace").splitlines()', '"latin-1", "replace").splitlines()'
+    )
+    assert [d.line for d in deviants({"agent/reader.py": ast.parse(one)})] == [line_of(one, "return len(")]
