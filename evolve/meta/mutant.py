@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "bound_at",
     "callee",
     "condition",
+    "defined",
     "enclosing",
     "names_in",
     "short",
@@ -153,6 +155,14 @@ def callee(call: ast.Call) -> str:
     """A call's callee as templates match it: the function's name, or the attribute's (`x.run` is `run`)."""
     func = call.func
     return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+
+
+def defined(donors: Sequence[ast.Module], name: str) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The functions and methods of the agent's files (`donors`) named `name`."""
+    for donor in donors:
+        for function in ast.walk(donor):
+            if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and function.name == name:
+                yield function
 
 
 def names_in(node: ast.AST) -> set[str]:

@@ -64,7 +64,17 @@ import ast
 from collections.abc import Callable, Iterator
 
 from evolve.meta.dataflow import function_dead_stores
-from evolve.meta.mutant import SIMPLE, VARIABLES, Mutant, bindings, callee, condition, enclosing, short
+from evolve.meta.mutant import (
+    SIMPLE,
+    VARIABLES,
+    Mutant,
+    bindings,
+    callee,
+    condition,
+    defined,
+    enclosing,
+    short,
+)
 from evolve.meta.omissions import arguments, checks, fields, guards, inserts, joins, keywords, uncalled, wraps
 from evolve.meta.pipes import WRITTEN_PIPE
 from evolve.meta.similar import similar
@@ -350,17 +360,12 @@ def _combined(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iter
 def _takes(donors: list[ast.Module], call: ast.Call, name: str) -> bool:
     """Whether a function of the agent named as `call`'s callee takes a parameter `name` that `call` does
     not pass by position (a method's receiver not counted when it is called on an object)."""
-    for donor in donors:
-        for function in ast.walk(donor):
-            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or function.name != callee(
-                call
-            ):
-                continue
-            positional = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
-            if isinstance(call.func, ast.Attribute) and positional[:1] in (["self"], ["cls"]):
-                positional = positional[1:]
-            if name in positional[len(call.args) :] or name in {a.arg for a in function.args.kwonlyargs}:
-                return True
+    for function in defined(donors, callee(call)):
+        positional = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
+        if isinstance(call.func, ast.Attribute) and positional[:1] in (["self"], ["cls"]):
+            positional = positional[1:]
+        if name in positional[len(call.args) :] or name in {a.arg for a in function.args.kwonlyargs}:
+            return True
     return False
 
 

@@ -17,6 +17,7 @@ from evolve.meta.mutant import (
     bound_at,
     callee,
     condition,
+    defined,
     enclosing,
     names_in,
     short,
@@ -244,20 +245,16 @@ def _latest_call(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str, li
 def _may_return_none(donors: list[ast.Module], name: str) -> bool:
     """Whether a function of the agent by this name returns None: `return None`, a bare `return`, or a return
     annotation that names None (`X | None`, `Optional[X]`)."""
-    for donor in donors:
-        for function in ast.walk(donor):
-            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or function.name != name:
-                continue
-            annotated = function.returns is not None and (
-                "None" in ast.unparse(function.returns) or "Optional" in ast.unparse(function.returns)
-            )
-            returns = [n for n in ast.walk(function) if isinstance(n, ast.Return)]
-            bare = any(
-                r.value is None or (isinstance(r.value, ast.Constant) and r.value.value is None)
-                for r in returns
-            )
-            if annotated or bare:
-                return True
+    for function in defined(donors, name):
+        annotated = function.returns is not None and (
+            "None" in ast.unparse(function.returns) or "Optional" in ast.unparse(function.returns)
+        )
+        returns = [n for n in ast.walk(function) if isinstance(n, ast.Return)]
+        bare = any(
+            r.value is None or (isinstance(r.value, ast.Constant) and r.value.value is None) for r in returns
+        )
+        if annotated or bare:
+            return True
     return False
 
 
