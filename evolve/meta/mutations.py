@@ -108,19 +108,23 @@ TEMPLATES = (
 )
 """Every template, by name (a candidate's record names the one that made it)."""
 
-TWINS = {
-    "min": "max",
-    "any": "all",
-    "startswith": "endswith",
-    "lstrip": "rstrip",
-    "lower": "upper",
-    "find": "rfind",
-    "index": "rindex",
-    "split": "rsplit",
-    "ljust": "rjust",
-    "floor": "ceil",
-}
-_TWINS = {**TWINS, **{b: a for a, b in TWINS.items()}}
+FAMILIES = (
+    ("min", "max"),
+    ("any", "all"),
+    ("startswith", "endswith"),
+    ("strip", "lstrip", "rstrip", "removeprefix", "removesuffix"),
+    ("lower", "upper"),
+    ("find", "rfind"),
+    ("index", "rindex"),
+    ("split", "rsplit"),
+    ("ljust", "rjust"),
+    ("floor", "ceil"),
+    ("append", "extend"),
+)
+"""Callees of one argument list that do a near thing (Python's own names): a call of one is offered each
+other. `strip`'s family holds `removeprefix` and `removesuffix`, the methods a string argument of several
+characters usually means (`strip(".py")` strips the characters `.`, `p`, `y`, pylint's bad-str-strip-call)."""
+_FAMILY = {name: tuple(other for other in family if other != name) for family in FAMILIES for name in family}
 _OPERATORS: dict[type, tuple[type, ...]] = {
     ast.Add: (ast.Sub,),
     ast.Sub: (ast.Add,),
@@ -205,22 +209,33 @@ def _unwraps(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Itera
         return
     if len(node.args) == 1 and not isinstance(node.args[0], ast.Starred):
         yield Mutant(node, "unwrap", node.args[0], f"{short(ast.unparse(node))} -> its argument")
-    elif not node.args and isinstance(node.func, ast.Attribute):
+    if isinstance(node.func, ast.Attribute) and not _imported(node.func.value, tree):
         yield Mutant(node, "unwrap", node.func.value, f"{short(ast.unparse(node))} -> its receiver")
+
+
+def _imported(node: ast.expr, tree: ast.Module) -> bool:
+    """Whether `node` is a name the module imports (`json` of `json.loads(text)` is no value to unwrap to)."""
+    return isinstance(node, ast.Name) and any(
+        (alias.asname or alias.name).split(".")[0] == node.id
+        for statement in tree.body
+        if isinstance(statement, (ast.Import, ast.ImportFrom))
+        for alias in statement.names
+    )
 
 
 def _twins(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
     if not isinstance(node, ast.Call):
         return
     func = node.func
-    if isinstance(func, ast.Name) and func.id in _TWINS:
-        twin: ast.expr = ast.Name(_TWINS[func.id], ast.Load())
-    elif isinstance(func, ast.Attribute) and func.attr in _TWINS:
-        twin = ast.Attribute(func.value, _TWINS[func.attr], ast.Load())
-    else:
-        return
-    new = ast.Call(twin, node.args, node.keywords)
-    yield Mutant(node, "call", new, f"{callee(node)} -> {callee(new)}")
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    for other in _FAMILY.get(name, ()):
+        twin: ast.expr = (
+            ast.Attribute(func.value, other, ast.Load())
+            if isinstance(func, ast.Attribute)
+            else ast.Name(other, ast.Load())
+        )
+        new = ast.Call(twin, node.args, node.keywords)
+        yield Mutant(node, "call", new, f"{callee(node)} -> {callee(new)}")
 
 
 def _operators(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:

@@ -404,6 +404,30 @@ def test_a_set_operator_is_changed_to_its_twin() -> None:
     assert "| -> &" in [e.change for e in made]
 
 
+def test_a_call_is_offered_every_other_callee_of_its_family_and_no_other() -> None:
+    source = 'def stem(path):\n    return path.strip(".py")\n'
+    made = [e for e in edits_at(source, 2, 40, np.random.default_rng(0)) if e.template == "call"]
+    assert sorted(e.source.splitlines()[1].strip() for e in made) == [
+        "return path.lstrip('.py')",
+        "return path.removeprefix('.py')",
+        "return path.removesuffix('.py')",
+        "return path.rstrip('.py')",
+    ]
+    other = edits_at("def f(x):\n    return x.title()\n", 2, 40, np.random.default_rng(0))
+    assert not [e for e in other if e.template == "call"]
+
+
+def test_a_method_call_with_arguments_is_unwrapped_to_its_receiver_but_a_modules_call_is_not() -> None:
+    source = 'import json\n\n\ndef stem(path):\n    return json.loads(path.strip(".py"))\n'
+    made = [
+        e.source.splitlines()[4].strip()
+        for e in edits_at(source, 5, 80, np.random.default_rng(0))
+        if e.template == "unwrap"
+    ]
+    assert "return json.loads(path)" in made
+    assert "return json" not in made
+
+
 def test_a_local_is_wrapped_in_the_call_of_the_function_that_names_its_parameter_alike() -> None:
     source = (
         "def names(source):\n    return source.split()\n\n\n"
