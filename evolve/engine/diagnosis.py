@@ -30,7 +30,7 @@ from evolve.meta.modify import INSTRUCTIONS_JSON
 from evolve.meta.problems import record_unread
 from evolve.meta.procedure import Material, failure_material
 from evolve.meta.profile import Markers, agent_profile
-from evolve.meta.provenance import Recorded
+from evolve.meta.provenance import Recorded, shown
 from evolve.tasks.types import Task
 
 
@@ -91,7 +91,11 @@ def diagnose_node(
     (log_dir / "problem.json").write_text(json.dumps(problem.__dict__, indent=2))
     # where the recorded data points in the parent's code: its requests' provenance and the given rankings
     locations = (
-        locate(parent_code, [Recorded(r.outcome, r.exchanges) for r in runs], ranked=[ranked])
+        locate(
+            parent_code,
+            [Recorded(r.outcome, r.exchanges) for r in runs],
+            ranked=[ranked, shown(parent_code, runs)],
+        )
         if parent_code
         else []
     )

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from evolve.meta.evidence import TaskRun, Turn
 from evolve.meta.locate import locate, merge
 from evolve.meta.locations import Location
-from evolve.meta.provenance import Recorded, trace
+from evolve.meta.profile import Markers
+from evolve.meta.provenance import Recorded, shown, trace
 
 CLIENT = '''"""A client."""
 import os
@@ -246,3 +248,43 @@ def test_a_lists_repr_sent_in_failed_evaluations_ranks_the_code_that_formats_a_l
     assert not [
         loc for loc in trace(tmp_path, [run("pass", sent), run("fail", joined)]) if "repr" in loc.evidence
     ]
+
+
+SHELL = """import subprocess
+
+BANNER = "exit status: never shown"
+
+
+def run(command):
+    done = subprocess.run(command, shell=True, capture_output=True, text=True)
+    return f"{done.stderr}exit status: {done.returncode}"
+
+
+def report(name, output):
+    return f"Ran the checks of {name}:\\n{output}"
+"""
+
+
+def test_the_code_that_writes_an_exit_status_shown_alone_in_failures_ranks_by_their_share(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "agent").mkdir()
+    (tmp_path / "agent" / "shell.py").write_text(SHELL)
+    markers = Markers.of({"exit": "exit status: {code}"})
+
+    def run(outcome: str, output: str) -> TaskRun:
+        return TaskRun("t", outcome, (Turn("```sh\npytest\n```", output), Turn("done")), markers=markers)
+
+    failed = [
+        run("fail", "exit status: 1"),
+        run("fail", "3 failed\nexit status: 1"),
+        run("error", "exit status: 2"),
+    ]
+    found = shown(tmp_path, [*failed, run("pass", "exit status: 1")])
+    assert [(loc.path, loc.line, loc.score) for loc in found] == [("agent/shell.py", 8, 0.6667)]
+    assert found[0].evidence.startswith("2 of 3 failed evaluations showed the model a failing command")
+    assert "usual fix: show a command's error output" in found[0].evidence
+    # a passing status, an agent without the marker, or only passes: nothing
+    assert not shown(tmp_path, [run("fail", "exit status: 0")])
+    assert not shown(tmp_path, [TaskRun("t", "fail", (Turn("x", "exit status: 1"),))])
+    assert not shown(tmp_path, [run("pass", "exit status: 1")])
