@@ -428,6 +428,28 @@ def test_a_method_call_with_arguments_is_unwrapped_to_its_receiver_but_a_modules
     assert "return json" not in made
 
 
+def test_a_regular_expression_call_gets_each_flag_it_lacks_and_loses_each_it_has() -> None:
+    source = 'import re\n\n\ndef blocks(text):\n    return re.findall(r"^```(.*?)```", text, re.DOTALL)\n'
+    made = [e for e in edits_at(source, 5, 80, np.random.default_rng(0)) if e.template == "flag"]
+    assert sorted(e.source.splitlines()[4].strip() for e in made) == [
+        "return re.findall('^```(.*?)```', text)",
+        "return re.findall('^```(.*?)```', text, re.DOTALL | re.IGNORECASE)",
+        "return re.findall('^```(.*?)```', text, re.DOTALL | re.MULTILINE)",
+    ]
+    bare = 'import re\n\nWORD = re.compile(r"\\w+")\n'
+    made = [
+        e.source.splitlines()[2]
+        for e in edits_at(bare, 3, 80, np.random.default_rng(0))
+        if e.template == "flag"
+    ]
+    assert "WORD = re.compile('\\\\w+', re.M)" not in made  # the long names are added
+    assert sorted(made) == sorted(
+        f"WORD = re.compile('\\\\w+', re.{flag})" for flag in ("MULTILINE", "DOTALL", "IGNORECASE")
+    )
+    computed = 'import re\n\n\ndef f(text, mode):\n    return re.split(",", text, flags=mode)\n'
+    assert not [e for e in edits_at(computed, 5, 80, np.random.default_rng(0)) if e.template == "flag"]
+
+
 def test_a_local_is_wrapped_in_the_call_of_the_function_that_names_its_parameter_alike() -> None:
     source = (
         "def names(source):\n    return source.split()\n\n\n"
