@@ -404,50 +404,43 @@ def test_a_set_operator_is_changed_to_its_twin() -> None:
     assert "| -> &" in [e.change for e in made]
 
 
+def lines_made(template: str, source: str, line: int) -> list[str]:
+    """The line `line` of `source` as each of `template`'s edits there leaves it, stripped, sorted."""
+    made = edits_at(source, line, 80, np.random.default_rng(0))
+    return sorted(e.source.splitlines()[line - 1].strip() for e in made if e.template == template)
+
+
 def test_a_call_is_offered_every_other_callee_of_its_family_and_no_other() -> None:
-    source = 'def stem(path):\n    return path.strip(".py")\n'
-    made = [e for e in edits_at(source, 2, 40, np.random.default_rng(0)) if e.template == "call"]
-    assert sorted(e.source.splitlines()[1].strip() for e in made) == [
+    assert lines_made("call", 'def stem(path):\n    return path.strip(".py")\n', 2) == [
         "return path.lstrip('.py')",
         "return path.removeprefix('.py')",
         "return path.removesuffix('.py')",
         "return path.rstrip('.py')",
     ]
-    other = edits_at("def f(x):\n    return x.title()\n", 2, 40, np.random.default_rng(0))
-    assert not [e for e in other if e.template == "call"]
+    assert not lines_made("call", "def f(x):\n    return x.title()\n", 2)
 
 
 def test_a_method_call_with_arguments_is_unwrapped_to_its_receiver_but_a_modules_call_is_not() -> None:
-    source = 'import json\n\n\ndef stem(path):\n    return json.loads(path.strip(".py"))\n'
-    made = [
-        e.source.splitlines()[4].strip()
-        for e in edits_at(source, 5, 80, np.random.default_rng(0))
-        if e.template == "unwrap"
-    ]
+    made = lines_made(
+        "unwrap", 'import json\n\n\ndef stem(path):\n    return json.loads(path.strip(".py"))\n', 5
+    )
     assert "return json.loads(path)" in made
     assert "return json" not in made
 
 
 def test_a_regular_expression_call_gets_each_flag_it_lacks_and_loses_each_it_has() -> None:
     source = 'import re\n\n\ndef blocks(text):\n    return re.findall(r"^```(.*?)```", text, re.DOTALL)\n'
-    made = [e for e in edits_at(source, 5, 80, np.random.default_rng(0)) if e.template == "flag"]
-    assert sorted(e.source.splitlines()[4].strip() for e in made) == [
+    assert lines_made("flag", source, 5) == [
         "return re.findall('^```(.*?)```', text)",
         "return re.findall('^```(.*?)```', text, re.DOTALL | re.IGNORECASE)",
         "return re.findall('^```(.*?)```', text, re.DOTALL | re.MULTILINE)",
     ]
-    bare = 'import re\n\nWORD = re.compile(r"\\w+")\n'
-    made = [
-        e.source.splitlines()[2]
-        for e in edits_at(bare, 3, 80, np.random.default_rng(0))
-        if e.template == "flag"
-    ]
-    assert "WORD = re.compile('\\\\w+', re.M)" not in made  # the long names are added
-    assert sorted(made) == sorted(
+    made = lines_made("flag", 'import re\n\nWORD = re.compile(r"\\w+")\n', 3)
+    assert made == sorted(
         f"WORD = re.compile('\\\\w+', re.{flag})" for flag in ("MULTILINE", "DOTALL", "IGNORECASE")
     )
     computed = 'import re\n\n\ndef f(text, mode):\n    return re.split(",", text, flags=mode)\n'
-    assert not [e for e in edits_at(computed, 5, 80, np.random.default_rng(0)) if e.template == "flag"]
+    assert not lines_made("flag", computed, 5)
 
 
 def test_a_local_is_wrapped_in_the_call_of_the_function_that_names_its_parameter_alike() -> None:
