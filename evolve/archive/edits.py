@@ -13,23 +13,25 @@ file's syntax tree with its parent's:
   imports changes that file's imports, which is code;
 - `lesson`: equal once every statement that appends text to a name (`SYSTEM += "Lesson: ..."`, the
   old seed's fallback when `improve` made no edit) is dropped: advice added, nothing the agent does changed;
-- `prompt`: equal once every string constant is blanked and every statement that only binds a name to
-  string text (`SYSTEM += "..."`, `HINT = "..."`, `LESSONS = ["...", ...]`) is dropped: only words
-  the model reads changed;
+- `prompt`: equal once every string constant that is not a name is blanked and every statement that only
+  binds a name to string text (`SYSTEM += "..."`, `HINT = "..."`, `LESSONS = ["...", ...]`) is dropped:
+  only words the model reads changed. A string that reads as a name (`"code"`, `"utf-8"`, `".py"`,
+  `"os.path"`: one token of letters, digits, `_`, `-` and inner dots) is the agent's logic, a dict key, an
+  encoding, a suffix, not text for the model;
 - `code`: anything else, and any file that is not Python changed beyond whitespace (tests and data are
   the agent's too; an empty file added, as a small model may under a prompt's placeholder path, is
   cosmetic).
 
 A node's kind is the strongest over its files (code > prompt > lesson > cosmetic); a root is `none`.
 The run's code-edit rate (`code_edit_rate`: valid children with a code edit / expansions) says how often
-the meta step changed what the agent does, not only what it is told. A changed
-string inside logic (a separator, a pattern) counts as prompt text too: rare in an agent, and the diff
-shows it.
+the meta step changed what the agent does, not only what it is told. A changed string of other text
+inside logic (a separator, a pattern with spaces) counts as prompt text too, and the diff shows it.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -50,6 +52,8 @@ class EditKind(StrEnum):
 
 
 _STRENGTH = list(EditKind)
+NAME = re.compile(r"\.?[A-Za-z_][\w-]*(?:\.[\w-]+)*")
+"""A string that reads as a name, not words (`"code"`, `"utf-8"`, `".py"`): kept by the prompt rule."""
 
 
 def edit_kind(run: Run, node_id: str) -> EditKind:
@@ -188,7 +192,7 @@ class _Words(_Docstrings):
     def visit(self, node: ast.AST) -> ast.AST | None:
         if isinstance(node, ast.stmt) and _binds_text(node):
             return None
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and not NAME.fullmatch(node.value):
             return ast.Constant("")
         return super().visit(node)
 

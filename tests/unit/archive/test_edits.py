@@ -32,6 +32,12 @@ AGENT = b"\n\nclass Agent:\n    def run(self):\n        return self.solve_task()
         (LOOP, LOOP.replace(b"reply.strip()", b"reply.strip().lower()"), EditKind.CODE),
         (LOOP.replace(b"None", b'"give up"'), LOOP.replace(b"None", b'"stop here"'), EditKind.PROMPT),
         (LOOP, LOOP.replace(b"return None", b'return "give up"'), EditKind.CODE),  # None is not text
+        # a string that reads as a name is logic: a key, an encoding, a suffix; a word with its stop is text
+        (b'CODE = args["code"]\n', b'CODE = args["source"]\n', EditKind.CODE),
+        (b'x = p.read_text("utf-8")\n', b'x = p.read_text("utf-16-le")\n', EditKind.CODE),
+        (b'x = p.removesuffix(".py")\n', b"x = p.removesuffix('.txt')\n", EditKind.CODE),
+        (b'say("Continue.")\n', b'say("Stop.")\n', EditKind.PROMPT),
+        (b'say("Go on, please")\n', b'say("")\n', EditKind.PROMPT),
         (LOOP, LOOP + b'\nSTEPS = len("abc")\n', EditKind.CODE),  # text into a call is logic
         (LOOP, LOOP.replace(b"def step", b"def step(", 1), EditKind.CODE),  # no longer parses
         (None, LOOP, EditKind.CODE),
