@@ -30,7 +30,8 @@ from evolve.meta.modify import INSTRUCTIONS_JSON
 from evolve.meta.problems import record_unread
 from evolve.meta.procedure import Material, failure_material
 from evolve.meta.profile import Markers, agent_profile
-from evolve.meta.provenance import Recorded, shown
+from evolve.meta.provenance import Recorded
+from evolve.meta.shown import shown
 from evolve.tasks.types import Task
 
 

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from evolve import syntax
 from evolve.meta.agentmap import agent_files
-from evolve.meta.evidence import REMEDIES, TaskRun, fixed_answers, turns_from_exchanges
+from evolve.meta.evidence import fixed_answers, turns_from_exchanges
 from evolve.meta.locations import Location
 from evolve.meta.reprs import formatted_sequences, sequence_reprs
 from evolve.untrusted import read_text
@@ -115,9 +115,6 @@ SENT_SCORE = 0.05
 NAMED, COMPUTED, UNNAMED = 1.0, 0.9, 0.5
 """A literal named like the field it was sent as, an expression named so (the field is computed there: no
 literal holds the value sent), and a literal only equal to its value."""
-SHOWN_PIECE = 6
-"""The shortest literal piece `shown` matches: inside the line that shows an exit status (the agent's own
-marker text, not a whole message) a short piece ("[exit code") still says where it was written."""
 SKIPPED_FIELDS = frozenset({"messages", "tools", "tool_choice", "response_format", "model", "stream", "seed"})
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}|%[-#0 +]*\d*(?:\.\d+)?[sdrf]")
 
@@ -136,7 +133,7 @@ def source_index(code: Path) -> Index:
             trees[path] = tree
     for path, tree in trees.items():
         literals += _literals(path, tree)
-        texts += _texts(path, tree)
+        texts += texts_of(path, tree)
         uses += [
             Use(node.id if isinstance(node, ast.Name) else node.attr, path, node.lineno)
             for node in ast.walk(tree)
@@ -207,7 +204,9 @@ def _literals(path: str, tree: ast.Module) -> list[Literal]:
     return found
 
 
-def _texts(path: str, tree: ast.Module, shortest: int = MIN_PIECE) -> list[Text]:
+def texts_of(path: str, tree: ast.Module, shortest: int = MIN_PIECE) -> list[Text]:
+    """The string constants, f-strings and format templates of one file with their literal pieces of at least
+    `shortest` characters (docstrings left out)."""
     docstrings = {
         id(node.body[0].value)
         for node in ast.walk(tree)
@@ -227,7 +226,7 @@ def _texts(path: str, tree: ast.Module, shortest: int = MIN_PIECE) -> list[Text]
         if isinstance(node, ast.JoinedStr):
             parts = [v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str)]
             inside.update(id(v) for v in node.values)
-            pieces = tuple(p for p in (_flat(part) for part in parts) if len(p) >= shortest)
+            pieces = tuple(p for p in (flat(part) for part in parts) if len(p) >= shortest)
             if pieces:
                 texts.append(Text(path, node.lineno, pieces))
     for node in ast.walk(tree):
@@ -237,14 +236,14 @@ def _texts(path: str, tree: ast.Module, shortest: int = MIN_PIECE) -> list[Text]
             and id(node) not in docstrings
             and id(node) not in inside
         ):
-            flat = (_flat(part) for part in _PLACEHOLDER.split(node.value))
-            pieces = tuple(p for p in flat if len(p) >= shortest)
+            flattened = (flat(part) for part in _PLACEHOLDER.split(node.value))
+            pieces = tuple(p for p in flattened if len(p) >= shortest)
             if pieces:
                 texts.append(Text(path, node.lineno, pieces, names.get(id(node), "")))
     return texts
 
 
-def _flat(text: str) -> str:
+def flat(text: str) -> str:
     """Text with its whitespace runs as one space: an agent may re-wrap or cap what it sends."""
     return " ".join(text.split())
 
@@ -381,12 +380,12 @@ def _text_locations(
     for _, request, _ in sent:
         messages = request.get("messages") or ()
         carried = {
-            (m.get("role") or "?", _flat(_content(m.get("content"))))
+            (m.get("role") or "?", flat(_content(m.get("content"))))
             for m in messages
             if isinstance(m, dict) and m.get("role") != "assistant"
         }
         if request.get("tools"):
-            carried.add(("tools", _flat(json.dumps(request["tools"]))))
+            carried.add(("tools", flat(json.dumps(request["tools"]))))
         for role, message in carried:
             roles[message][role] += 1
     canned, answered = _canned_answers(recorded)  # flat answer -> replies answered with it
@@ -426,47 +425,6 @@ def _text_locations(
             evidence = f"its text {quoted} was sent in {where}"
             locations.append(Location(text.path, text.line, SENT_SCORE, evidence))
     return locations
-
-
-def shown(code: Path, runs: Sequence[TaskRun]) -> list[Location]:
-    """The places that wrote the exit status by which failed evaluations showed the model a failing command
-    with nothing but that status (evolve.meta.evidence's silent failure, read with the agent's own `silent`
-    marker): the string constants and f-strings of the agent's code (`code`, its root) holding the text just
-    before the status's code on its line, scored by the share of failed evaluations that showed one. Where the
-    status is written, the command's output was left out of what the model saw. [] where none showed one or
-    the agent declares no such marker."""
-    failed = [run for run in runs if run.outcome != "pass"]
-    before: list[str] = []  # per failed evaluation that showed one: the text before its first such code
-    example = ""  # the first status line shown
-    for run in failed:
-        silent = run.markers.silent
-        for turn in run.turns if silent is not None else ():
-            output = (turn.output or "").strip()
-            found = silent.search(output) if silent is not None else None
-            if found is not None and found["code"] is not None and int(found["code"]) != 0:
-                start, opens = found.start("code"), output.rfind("\n", 0, found.start("code")) + 1
-                before.append(_flat(output[opens:start]))
-                example = example or _flat(output[opens:].split("\n")[0])
-                break
-    if not before:
-        return []
-    share = round(len(before) / len(failed), 4)
-    texts = [
-        text
-        for path in agent_files(code)
-        if (tree := syntax.parsed(read_text(code / path))) is not None
-        for text in _texts(path, tree, SHOWN_PIECE)
-    ]
-    evidence = (
-        f"{len(before)} of {len(failed)} failed evaluations showed the model a failing command with nothing "
-        f"but its exit status ({json.dumps(example)}); here that status is written, so here the "
-        f"command's output is left out (usual fix: {REMEDIES['silent_failure']})"
-    )
-    return [
-        Location(text.path, text.line, share, evidence)
-        for text in texts
-        if any(piece in seen for piece in text.pieces for seen in before)
-    ]
 
 
 def _repr_locations(sent: list[tuple[Recorded, dict, dict]], sites: list[Site]) -> list[Location]:

@@ -9,7 +9,8 @@ from evolve.meta.evidence import TaskRun, Turn
 from evolve.meta.locate import locate, merge
 from evolve.meta.locations import Location
 from evolve.meta.profile import Markers
-from evolve.meta.provenance import Recorded, shown, trace
+from evolve.meta.provenance import Recorded, trace
+from evolve.meta.shown import shown
 
 CLIENT = '''"""A client."""
 import os
