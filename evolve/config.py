@@ -315,8 +315,9 @@ class MetaConfig(_Section):
     """A candidate that passed the cheap filters re-runs this many of the parent's failed search tasks
     against the parent's recorded model replies (sandboxes, no model; evolve.engine.behaviour); one that
     acts exactly as its parent on all of them (the very same requests, the same change, the same failure) is
-    refused at `behaviour` before the gate. 0: off. Costs each such candidate n solves with instant replies
-    and their grading."""
+    refused at `behaviour` before the gate. With `spectra`, the failures whose traced run went through a line
+    its edit touched come first, and a traced one that did not is never replayed (there it can only act as
+    its parent). 0: off. Costs each such candidate up to n solves with instant replies and their grading."""
     templates: int = Field(0, ge=0, le=32)
     """Template candidates per ranked location, besides the model's `candidates`: the fix patterns of
     template-based repair (a literal, a call, an operator, a comparison, a condition or a slice changed, a

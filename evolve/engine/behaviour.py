@@ -12,26 +12,40 @@ time on it; on any one task where it asks something new, asks less, leaves anoth
 or passes, it goes on. One that breaks where the parent ran (its agent exits with an error or times out on a
 replayed task) is refused at once: the smoke task reaches few of the agent's paths, a real task more.
 
+Which failures: where the spectra traced the parent's runs (evolve.engine.spectra), those whose run went
+through a line the candidate's edit touched, first; a traced run that went through none of them is not
+replayed, since the candidate's code, on the same replies, runs the parent's path there to the end: it can
+only act as its parent. An untraced failure may go either way and is replayed after the touched ones. When
+every failure is traced and none went through the edit, nothing is replayed: a candidate the screen kept
+(it made the parent's failing own tests pass: it acts differently there) goes on, any other is refused at
+once (it changes nothing any recorded failure ran).
+
 The verdict comes from the engine's own channels: the replaying gateway's counts (requests answered
 from the recording, requests it had no recording for), the engine's diff of the task's repository and the
 grader's outcome. What the child prints,
 exits with or writes decides nothing, and the check can only refuse: a child that varies its requests
-on purpose passes it, and then faces the gate and its own evaluations like any other.
+on purpose passes it, and then faces the gate and its own evaluations like any other. The traces are written
+in the parent's sandbox, and the screen's verdict is its own tests' exit status, so both are the agent's to
+write: they only choose what is replayed, or spare a candidate this check, never give it credit.
 """
 
 from __future__ import annotations
 
+import ast
+import difflib
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from evolve import syntax
 from evolve.archive.store import Run
 from evolve.engine.context import JobContext
 from evolve.engine.evaluate import AgentProbe, EvalResult, EvalSettings, evaluate_task
 from evolve.engine.replays import ReplayChannels, replayable
 from evolve.llm.exchanges import exchanges_file
 from evolve.llm.gateway import Gateway, JobReport
+from evolve.meta.locations import Line
 from evolve.tasks.types import Task
 from evolve.untrusted import read_text
 
@@ -60,6 +74,8 @@ class Replay:
     """The change the parent's agent left in the task's repository (the engine's diff, `diff.patch`)."""
     outcome: str = "fail"
     """The recorded evaluation's outcome."""
+    ran: frozenset[Line] | None = None
+    """The agent's lines the node's own code ran on this replay under the spectra's trace (None: untraced)."""
 
 
 def failed_replays(run: Run, node_id: str, tasks: Mapping[str, Task], limit: int) -> tuple[Replay, ...]:
@@ -131,12 +147,33 @@ def replay_once(
 
 
 def acts_as_parent(
-    ctx: JobContext, code: Path, replays: tuple[Replay, ...], settings: EvalSettings, log_dir: Path
+    ctx: JobContext,
+    code: Path,
+    replays: tuple[Replay, ...],
+    settings: EvalSettings,
+    log_dir: Path,
+    *,
+    limit: int | None = None,
+    shown_fixed: bool = False,
 ) -> str | None:
-    """Why the candidate (`code`) is refused: it acted as its parent on every replayed task; None when it
-    acted differently on one (the rest are not run) or there was nothing to replay."""
+    """Why the candidate (`code`, a child of `ctx.code`) is refused: it acted as its parent on each of up to
+    `limit` (None: all) of `replays` that may reach its edit, the touched ones first; None when it acted
+    differently on one (the rest are not run) or there was nothing to replay. Where every replay was traced
+    and none ran a line the edit touched, it is refused without a run, unless it has `shown_fixed` (the
+    screen kept it)."""
+    if not replays:
+        return None
+    chosen = reaching_first(replays, touched(ctx.code, code))
+    if not chosen:
+        if shown_fixed:
+            return None
+        traced = ", ".join(r.task.id for r in replays)
+        return (
+            f"its edit touches no line its parent ran on the failed tasks traced ({traced}): there it can "
+            f"only act as its parent"
+        )
     same = []
-    for number, recorded in enumerate(replays, 1):
+    for number, recorded in enumerate(chosen[:limit], 1):
         logs = log_dir / f"replay-{number}"
         result, asked = replay_once(ctx, code, recorded, settings, logs)
         if result.outcome in BROKE and not asked.replay_misses:  # a new request is answered with an error
@@ -159,6 +196,65 @@ def acts_as_parent(
         f"it acts as its parent: on {len(same)} of the parent's failed tasks ({', '.join(same)}) it sent "
         f"the model the parent's very requests, all of them, left the same change and failed again"
     )
+
+
+def reaching_first(replays: tuple[Replay, ...], edited: frozenset[Line]) -> tuple[Replay, ...]:
+    """Those of `replays` that may reach an edit touching the lines `edited`: the traced ones whose run ran
+    one of them, then the untraced ones, each in their order."""
+    reaching = tuple(r for r in replays if r.ran is not None and r.ran & edited)
+    return reaching + tuple(r for r in replays if r.ran is None)
+
+
+def touched(parent: Path, child: Path) -> frozenset[Line]:
+    """The parent's lines (path relative to `parent`, number) an edit from `parent` to `child` touches, in
+    the parent's Python files (none over `REPLAY_BYTES`, no link followed): each line it replaced or removed
+    (all of a removed file's), the lines on either side of an insertion, and the first line of the innermost
+    statement around each (a trace records a statement by its first line: a string's continuation line runs
+    as it does). A new file adds none: only an edited line (an import) reaches it."""
+    lines: set[Line] = set()
+    for path in sorted(parent.rglob("*.py")):
+        if path.is_symlink() or not path.is_file() or "__pycache__" in path.parts:
+            continue
+        name = path.relative_to(parent).as_posix()
+        before = read_text(path, REPLAY_BYTES).splitlines()
+        after_path = child / name
+        if after_path.is_symlink() or not after_path.is_file():
+            numbers = set(range(1, len(before) + 1))
+        else:
+            after = read_text(after_path, REPLAY_BYTES).splitlines()
+            numbers = _edited(before, after)
+        if numbers:
+            lines |= {(name, n) for n in _with_statements(numbers, "\n".join(before))}
+    return frozenset(lines)
+
+
+def _edited(before: list[str], after: list[str]) -> set[int]:
+    """The 1-based lines of `before` that turning it into `after` replaces or removes, and those either side
+    of an insertion."""
+    numbers: set[int] = set()
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    for tag, start, end, _, _ in matcher.get_opcodes():
+        if tag in ("replace", "delete"):
+            numbers |= set(range(start + 1, end + 1))
+        elif tag == "insert":
+            numbers |= {n for n in (start, start + 1) if 1 <= n <= len(before)}
+    return numbers
+
+
+def _with_statements(numbers: set[int], source: str) -> set[int]:
+    """`numbers` and the first line of the innermost statement of `source` around each."""
+    tree = syntax.parsed(source)
+    if tree is None:
+        return numbers
+    spans = [
+        (node.lineno, node.end_lineno or node.lineno) for node in ast.walk(tree) if isinstance(node, ast.stmt)
+    ]
+    firsts = set()
+    for number in numbers:
+        around = [(last - first, first) for first, last in spans if first <= number <= last]
+        if around:
+            firsts.add(min(around)[1])
+    return numbers | firsts
 
 
 def _last_line(detail: str, limit: int = 200) -> str:

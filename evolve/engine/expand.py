@@ -47,7 +47,8 @@ class Expansion:
     instructions: str | Material
     settings: ExpandSettings
     replays: tuple[Replay, ...] = ()
-    """The parent's failures a candidate re-runs (`settings.replays` of them, chosen on the host)."""
+    """The parent's failures a candidate may re-run (`settings.replays` of them, chosen by its edit from
+    these, evolve.engine.behaviour): picked on the host, with the lines the spectra traced each run."""
     solve: EvalSettings = field(default_factory=EvalSettings)
     """How those re-runs solve: the run's evaluation settings, as the parent's evaluations had them."""
     data: str = ""

@@ -462,7 +462,15 @@ def _checked(
         if not tested.valid:
             return tested.check, tested.reason, None
     if plan.replays:
-        reason = acts_as_parent(ctx, child.code_dir, plan.replays, plan.solve, log_dir)
+        reason = acts_as_parent(
+            ctx,
+            child.code_dir,
+            plan.replays,
+            plan.solve,
+            log_dir,
+            limit=plan.settings.replays,
+            shown_fixed=screened,
+        )
         if reason is not None:
             return BEHAVIOUR, reason, None
     if plan.rerun:

@@ -115,9 +115,11 @@ def spectra_replays(
 
 def spectra_locations(
     ctx: JobContext, replays: Sequence[Replay], settings: EvalSettings, *, limit: int = LIMIT
-) -> list[Location]:
+) -> tuple[list[Location], dict[str, frozenset[Line]]]:
     """The lines of `ctx.code` (the node's agent) ranked by the Ochiai formula over `replays` re-run under
-    coverage, most suspicious first, each with its evidence; empty when no failing replay was traced.
+    coverage, most suspicious first, each with its evidence (empty when no failing replay was traced), and
+    the lines each traced failing replay ran, by task (they choose the replays a candidate's behaviour is
+    checked on: evolve.engine.behaviour).
 
     Costs one solve and one grading sandbox per replay (`spectra_replays` bounds them); logs go to
     `ctx.log_dir / "spectra-N"`. `settings` are the run's evaluation settings, as the recordings had them."""
@@ -125,6 +127,7 @@ def spectra_locations(
     spectra: list[Spectrum] = []
     tools: list[ToolOutput] = []
     values: dict[Line, tuple[str, Values]] = {}  # the first failing replay's, with its task
+    traced: dict[str, frozenset[Line]] = {}
     for number, recorded in enumerate(replays, 1):
         logs = ctx.log_dir / f"spectra-{number}"
         result, asked = replay_once(ctx, ctx.code, recorded, settings, logs, probe())
@@ -140,13 +143,14 @@ def spectra_locations(
         ran = _read(logs / TOOLS, TOOLS_BYTES) or b""
         tools.extend(read_tools(ran, accepts, sent_text(recorded.exchanges), failed=failed))
         if failed:
+            traced.setdefault(recorded.task.id, lines)
             held = read_values(_read(logs / VALUES, VALUES_BYTES) or b"", lines)
             for line, pairs in held.items():
                 values.setdefault(line, (f"the failing replay of {recorded.task.id}", pairs))
     ran_failing = frozenset(line for spectrum in spectra if spectrum.failed for line in spectrum.lines)
     dropped = static_lines(ctx.code, ran_failing, tools)
     ranked = merge([rank(spectra, tools, limit), dropped], limit + len(dropped))
-    return [with_values(at, *values.get((at.path, at.line), ("", ()))) for at in ranked]
+    return [with_values(at, *values.get((at.path, at.line), ("", ()))) for at in ranked], traced
 
 
 def own_test_locations(
@@ -197,6 +201,9 @@ class SpectraResult:
     """Those that failed, by id."""
     screen: Screen = field(default_factory=Screen)
     """The template edits screened against the failing own tests, and those kept (evolve.engine.screen)."""
+    ran: dict[str, frozenset[Line]] = field(default_factory=dict)
+    """The agent's lines each traced failing replay ran, by task (written in the agent's sandbox: they only
+    choose which failures a candidate's behaviour is replayed on, evolve.engine.behaviour)."""
 
     def to_json(self) -> dict:
         return {
@@ -208,6 +215,7 @@ class SpectraResult:
             "failing_tests": list(self.failing_tests),
             "locations": [location.to_json() for location in self.locations],
             "screen": self.screen.to_json(),
+            "traced": sorted(self.ran),
         }
 
 
@@ -236,13 +244,14 @@ class Spectra:
         locations: list[Location] = []
         runs: list[OwnTest] = []
         screened = Screen()
+        traced: dict[str, frozenset[Line]] = {}
         try:
             if self.tests_image is not None:
                 locations, runs, screened = own_test_locations(
                     ctx, self.tests_image, limit=self.limit, edits=self.screen, seed=self.seed
                 )
             if self.replays:
-                replayed = spectra_locations(ctx, self.replays, self.settings, limit=self.limit)
+                replayed, traced = spectra_locations(ctx, self.replays, self.settings, limit=self.limit)
                 locations = merge([locations, replayed], limit=2 * self.limit)
         except SandboxError as exc:  # only a ranking: the diagnosis goes on with its other sources
             error = f"sandbox failed: {exc}"
@@ -256,6 +265,7 @@ class Spectra:
             tests=len(runs),
             failing_tests=tuple(run.test for run in runs if run.failed),
             screen=screened,
+            ran=traced,
         )
 
 

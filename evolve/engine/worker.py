@@ -16,7 +16,7 @@ import socket
 import tempfile
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol, TypeVar
 
@@ -129,7 +129,11 @@ class EngineWorker:
             return instructions
         # A sandbox failure is the expansion's own result (an invalid child): the agent may stop its sandbox.
         expand = self.settings.expand
-        replays = failed_replays(self.run, node.id, self.tasks, expand.replays)
+        # the failures a candidate's behaviour may be replayed on: those the spectra traced (with the lines
+        # the node ran there) and enough others
+        pool = max(expand.replays, self.settings.meta.spectra) if expand.replays else 0
+        failed = failed_replays(self.run, node.id, self.tasks, pool)
+        replays = tuple(replace(r, ran=spectra.ran.get(r.task.id)) for r in failed)
         rerun = rerun_tasks(self.run, node.id, self.tasks, expand.rerun, expand.rerun_passed)
         data = self.run.log_dir(job.id) / INSTRUCTIONS_JSON  # the host's diagnosis wrote it (not the agent's)
         expansion = Expansion(

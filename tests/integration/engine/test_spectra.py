@@ -22,7 +22,7 @@ def test_replays_under_coverage_rank_the_line_only_the_failure_ran_first(tmp_pat
     code = run.checkout(node, tmp_path / "code")
     with Gateway(replay_from=tmp_path) as unused:  # every replay opens a gateway of its own
         ctx = JobContext("spectra", node, code, tmp_path / "logs", _docker(run), unused)
-        ranked = spectra_locations(ctx, replays, SETTINGS)
+        ranked, _ = spectra_locations(ctx, replays, SETTINGS)
     run.close()
     assert ranked, [p.read_text() for p in (tmp_path / "logs").glob("spectra-*/agent.log")]
     assert (ranked[0].path, ranked[0].line) == FAILING_ONLY

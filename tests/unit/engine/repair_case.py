@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from evolve.archive.candidates import Candidate, read_candidates
@@ -115,10 +116,12 @@ def expand_relay(
     settings_of_expansion: ExpandSettings = SETTINGS,
     models: dict | None = None,
     screened: tuple[Generated, ...] = (),
+    ran: frozenset[tuple[str, int]] | None = None,
 ) -> tuple[ExpansionResult, list[Candidate], Path]:
     """The relay evaluated on both tasks, then one expansion of it at the two ranked locations (sandboxes made
     by `sandboxes_for(run)`; the expansion's settings and models: SETTINGS and MODELS unless given; the
-    screen's kept edits: `screened`): its result, its candidates' records and its log directory."""
+    screen's kept edits: `screened`; the lines the spectra traced its failed run running: `ran`, None for
+    untraced): its result, its candidates' records and its log directory."""
     run = Run.create(tmp / "run")
     sandboxes = sandboxes_for(run)
     files = {"agent/__init__.py": "", "agent/__main__.py": RELAY, "tests/test_relay.py": RELAY_TEST}
@@ -140,7 +143,7 @@ def expand_relay(
         work = Expansion(
             "Show the model the task.",
             settings_of_expansion,
-            failed_replays(run, node.id, TASKS, 1),
+            tuple(replace(r, ran=ran) for r in failed_replays(run, node.id, TASKS, 1)),
             settings,
             rerun=rerun,
             seed=(0, job.id),

@@ -84,6 +84,34 @@ def test_a_screened_edit_that_fixes_no_failed_task_live_is_not_refused_for_it_an
     assert results[False] == ("template", "rerun", 0, False), results
 
 
+def test_where_the_traced_failure_never_ran_the_edit_the_screens_edit_goes_on_and_no_other_is_replayed(
+    tmp_path,
+):
+    # The parent's trace of its failed task (the spectra's) says it never ran the faulty line: replayed, the
+    # candidate would run its parent's path to the end, so the replay could only say "acts as its parent".
+    # The screen's edit has shown a fix on the own tests and goes on (it fixes the task live, so it is the
+    # child); a template's edit there is refused with no replay run.
+    lines = RELAY.count("\n")
+    ran = frozenset(("agent/__main__.py", n) for n in range(1, lines + 1) if n != FAULTY.line)
+    fix = RELAY.replace("given[:0]", "given")
+
+    def edit(screened: bool) -> Generated:
+        location = Location(FAULTY.path, FAULTY.line, 2.0, "a template edit here makes the own tests pass")
+        return Generated(location, FAULTY.path, TemplateEdit("slice", FAULTY.line, "0 -> all", fix), screened)
+
+    settings = ExpandSettings(candidates=1, replays=1, rerun=1, rerun_passed=1)
+    found = {}
+    for screened in (True, False):
+        result, records, log_dir = expand_relay(
+            tmp_path / str(screened), lambda run: ROOMY, settings, screened=(edit(screened),), ran=ran
+        )
+        found[screened] = (result.valid, records[0].stage, records[0].reason, (log_dir / "replay-1").exists())
+    assert found[True][:2] == (True, None) and not found[True][3], found
+    valid, stage, reason, replayed = found[False]
+    assert (valid, stage, replayed) == (False, "behaviour", False), found
+    assert "touches no line its parent ran on the failed tasks traced (broken)" in reason
+
+
 def test_the_ranked_locations_are_read_from_the_diagnosis_record_and_a_bad_entry_is_skipped(tmp_path):
     assert ranked_locations(tmp_path) == ()
     (tmp_path / "instructions.json").write_text(

@@ -36,8 +36,11 @@ def test_the_line_only_the_failing_replay_runs_ranks_first(tmp_path) -> None:
     code = run.checkout(node, tmp_path / "code")
     with Gateway(replay_from=tmp_path) as unused:  # every replay opens a gateway of its own
         ctx = JobContext("spectra", node, code, tmp_path / "logs", ProcessSandboxes(), unused)
-        ranked = spectra_locations(ctx, replays, SETTINGS)
+        ranked, ran = spectra_locations(ctx, replays, SETTINGS)
     run.close()
+    # the lines the failing replay ran, kept by task (the passing one's are not: only failures are replayed
+    # to check a candidate's behaviour)
+    assert list(ran) == ["fails"] and FAILING_ONLY in ran["fails"] and RUNS_COMMAND in ran["fails"]
     first = ranked[0]
     assert (first.path, first.line) == FAILING_ONLY
     assert first.score == 1.0 and "run by 1 of 1 failing replays and 0 of 1 passing" in first.evidence
@@ -223,7 +226,7 @@ def test_a_pipeline_that_hid_a_failure_ranks_the_literal_that_wrote_the_pipe(tmp
     code = run.checkout(node, tmp_path / "code")
     with Gateway(replay_from=tmp_path) as unused:
         ctx = JobContext("spectra", node, code, tmp_path / "logs", ProcessSandboxes(), unused)
-        ranked = spectra_locations(ctx, spectra_replays(run, node, tasks), SETTINGS)
+        ranked, _ = spectra_locations(ctx, spectra_replays(run, node, tasks), SETTINGS)
     run.close()
     by_line = {(location.path, location.line): location for location in ranked}
     literal = by_line[PIPE_LITERAL]

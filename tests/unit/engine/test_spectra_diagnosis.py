@@ -11,8 +11,9 @@ from concurrent.futures import Future
 from evolve.cluster.head import cluster_worker
 from evolve.cluster.node import run_shipped
 from evolve.config import MetaConfig
-from evolve.engine.expand import ExpandSettings
-from evolve.engine.worker import EngineWorker, WorkerSettings
+from evolve.engine.expand import ExpandSettings, Expansion
+from evolve.engine.jobs import ExpansionResult
+from evolve.engine.worker import EngineWorker, Here, WorkerSettings
 from evolve.llm.gateway import Gateway
 from evolve.meta.modify import INSTRUCTIONS_JSON
 from evolve.sandbox.factory import ProcessSandboxes
@@ -62,6 +63,7 @@ def test_the_diagnosis_names_the_line_only_the_failing_replay_ran_and_counts_its
     assert spectra[1] is not None and spectra[1]["replays"] == 2 and spectra[1]["sandboxes"] == 5
     assert spectra[1]["tests"] == 0 and spectra[1]["failing_tests"] == []
     assert spectra[1]["seconds"] > 0 and spectra[1]["error"] == ""
+    assert spectra[1]["traced"] == ["fails"]  # the failing replay's lines, kept to choose behaviour replays
     # off: the provenance alone, as before, and nothing replayed
     assert (without["path"], without["line"]) == FAILING_ONLY and without["score"] < 1.0
     assert "failing replays" not in without["evidence"] and spectra[0] is None
@@ -100,3 +102,36 @@ def test_a_cluster_worker_runs_the_spectra_by_the_same_path(tmp_path) -> None:
     attempts = [json.loads(line) for line in (log_dir / "attempts.jsonl").read_text().splitlines()]
     assert [(a["work"], a["attempt"]) for a in attempts] == [("spectra", 0)]
     assert json.loads((log_dir / "spectra.json").read_text())["replays"] == 2
+
+
+class Captured(Here):
+    """Works here, but keeps each expansion it is given instead of running it."""
+
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        self.expansions: list[Expansion] = []
+
+    def run_work(self, job, node, work):
+        if isinstance(work, Expansion):
+            self.expansions.append(work)
+            return ExpansionResult(None, valid=False, reason="captured"), "here"
+        return super().run_work(job, node, work)
+
+
+def test_the_expansions_failed_replays_carry_the_lines_the_spectra_traced_on_them(tmp_path) -> None:
+    run, node_id, tasks = recorded_pair(tmp_path)
+    settings = WorkerSettings(
+        eval=SETTINGS,
+        expand=ExpandSettings(candidates=1, replays=1),
+        meta=MetaConfig(diagnosis="evidence", spectra=1),
+    )
+    with Gateway({"diagnose": ScriptedModel(["{}"])}, exchanges_dir=run.path / "exchanges") as gateway:
+        place = Captured(run, ProcessSandboxes(), gateway)
+        worker = EngineWorker(run, tasks, gateway=gateway, settings=settings, seed=0, place=place)
+        job = run.start_job("expand", node_id)
+        worker.expand(job, run.node(node_id))
+    run.close()
+    (expansion,) = place.expansions
+    (replay,) = expansion.replays
+    assert replay.task.id == "fails" and replay.ran is not None
+    assert FAILING_ONLY in replay.ran and RUNS_COMMAND in replay.ran
