@@ -26,7 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-from evolve.meta.locations import Location
+from evolve.engine.line_values import VALUE_CHARS
+from evolve.meta.locations import Line, Location
+from evolve.meta.observed import seen_values
 from evolve.meta.procedure import AGENT
 from evolve.meta.spectra import OwnTest, rank_own_tests
 from evolve.meta.templates import Generated, at_locations
@@ -101,7 +103,7 @@ def screen(
         return Screen()
     started = time.monotonic()
     locations = rank_own_tests(runs, LINES, shared=True)
-    made = at_locations(code, locations, PER_LINE, rng, near=False)[:edits]
+    made = at_locations(code, locations, PER_LINE, rng, near=False, seen=read_at(runs))[:edits]
     tried = fixing = 0
     kept: list[Generated] = []
     error = ""
@@ -123,6 +125,18 @@ def screen(
             if passes:
                 kept.append(_kept(generated, len(failing)))
     return Screen(tried, fixing, tuple(kept), time.monotonic() - started, error)
+
+
+def read_at(runs: Sequence[OwnTest]) -> dict[Line, dict[str, object]]:
+    """The literal values the failing tests read at each line, by expression (the first failing test's to
+    read one), for the `observed` template."""
+    seen: dict[Line, dict[str, object]] = {}
+    for run in runs:
+        if run.failed:
+            for line, values in run.values.items():
+                found = seen_values(values, VALUE_CHARS)
+                seen[line] = {**found, **seen.get(line, {})}
+    return seen
 
 
 def _passes(box: Sandbox, generated: Generated, tests: list[str]) -> bool:

@@ -109,6 +109,7 @@ TEMPLATES = (
     "join",
     "pipe",
     "similar",
+    "observed",
 )
 """Every template, by name (a candidate's record names the one that made it)."""
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 import copy
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,9 +25,10 @@ import numpy as np
 
 from evolve import syntax
 from evolve.meta.agentmap import is_test
-from evolve.meta.locations import Location
+from evolve.meta.locations import Line, Location
 from evolve.meta.mutant import SIMPLE, Mutant, enclosing
 from evolve.meta.mutations import TEMPLATES, mutants
+from evolve.meta.observed import observed
 
 __all__ = ["TEMPLATES", "Generated", "TemplateEdit", "at_locations", "edits_at"]
 
@@ -70,11 +71,13 @@ def edits_at(
     elsewhere: Sequence[str] = (),
     *,
     near: bool = True,
+    seen: Mapping[str, object] | None = None,
 ) -> list[TemplateEdit]:
     """Up to `limit` template edits of `source` at `line` (1-based), nearest first; `elsewhere`: the agent's
     other sources, where the omission templates find what a call passes or a statement does. `near`: the
     lines within WINDOW and the conditions above it too; without it the line's own nodes alone (the screen,
-    where each line the failing tests ran is ranked in its own right)."""
+    where each line the failing tests ran is ranked in its own right). `seen`: the literal values a failing
+    run read at the line, by expression (evolve.meta.observed: the `observed` template, on its own nodes)."""
     if limit <= 0 or len(source) > _MAX_SOURCE:
         return []
     try:
@@ -86,13 +89,14 @@ def edits_at(
     donors = [tree, *(_parsed(text) for text in elsewhere)]
     found = [(distance, node) for distance, node in _near(tree, line) if near or distance == 0]
     nearby = [(distance, m) for distance, node in found for m in mutants(node, tree, donors)]
+    nearby += [(0, m) for distance, node in found if distance == 0 for m in observed(node, seen or {})]
     edits: list[TemplateEdit] = []
-    seen = {source}
+    texts = {source}
     for mutant in _ordered(nearby, rng):
         text = _apply(source, lines, tree, mutant)
-        if text is None or text in seen:
+        if text is None or text in texts:
             continue
-        seen.add(text)
+        texts.add(text)
         edits.append(TemplateEdit(mutant.template, getattr(mutant.node, "lineno", line), mutant.change, text))
         if len(edits) == limit:
             break
@@ -106,21 +110,25 @@ def at_locations(
     rng: np.random.Generator,
     *,
     near: bool = True,
+    seen: Mapping[Line, Mapping[str, object]] | None = None,
 ) -> list[Generated]:
     """Up to `per_location` template edits at each location (in ranking order) of the agent at `code`; a
     location whose file is not one of the agent's Python files gets none, and an edit already made for an
-    earlier location is not made again. `near`: as for `edits_at`."""
+    earlier location is not made again. `near`: as for `edits_at`; `seen`: what a failing run read at each
+    line, as `edits_at` takes it."""
     sources = _sources(code)
     made: list[Generated] = []
-    seen: set[tuple[str, str]] = set()
+    done: set[tuple[str, str]] = set()
     for location in locations:
         source = sources.get(location.path)
         if source is None:
             continue
         others = [text for path, text in sources.items() if path != location.path]
-        for edit in edits_at(source, location.line, per_location, rng, others, near=near):
-            if (location.path, edit.source) not in seen:
-                seen.add((location.path, edit.source))
+        at = (location.path, location.line)
+        values = (seen or {}).get(at)
+        for edit in edits_at(source, location.line, per_location, rng, others, near=near, seen=values):
+            if (location.path, edit.source) not in done:
+                done.add((location.path, edit.source))
                 made.append(Generated(location, location.path, edit))
     return made
 
@@ -157,7 +165,9 @@ def _ordered(near: list[tuple[int, Mutant]], rng: np.random.Generator) -> list[M
     # from the code's own evidence (a value computed and dropped, a helper nothing calls, a field only ever
     # set to a constant, a list formatted into text, a pipe hiding a command's status, a twin written
     # otherwise elsewhere), not blind mutations
+    # or a value a failing run read there
     turn["unused"] = turn["uncalled"] = turn["field"] = turn["join"] = turn["pipe"] = turn["similar"] = -1
+    turn["observed"] = -1
     counted: dict[tuple[int, str], int] = {}
     keys = []
     for index, (distance, mutant) in enumerate(near):

@@ -63,3 +63,27 @@ def test_tests_that_claim_every_edit_passes_get_only_a_few_edits_tried_first_and
     assert result.failing_tests == ("tests/test_calc.py::test_large",)
     assert len(result.screen.kept) == KEPT == result.screen.tried
     assert all(g.screened and g.location.score == 2.0 for g in result.screen.kept)
+
+
+# A dispatcher whose second branch names the wrong command: "run" falls through to the default. The failing
+# test read `command` = 'run' at that line; nothing else in the module says "run".
+DISPATCH = """def act(command, value):
+    if command == "show":
+        return str(value)
+    elif command == "stop":
+        return value * 2
+    return None
+"""
+DISPATCH_TESTS = (
+    "from agent.calc import act\n\n\ndef test_show():\n    assert act('show', 3) == '3'\n\n\n"
+    "def test_run():\n    assert act('run', 3) == 6\n"
+)
+
+
+def test_a_comparison_is_offered_the_value_its_failing_test_read_there_and_the_edit_is_kept(tmp_path) -> None:
+    result = own_tests_ran(tmp_path, DISPATCH, DISPATCH_TESTS, screen=60)
+    assert result.failing_tests == ("tests/test_calc.py::test_run",)
+    kept = [(g.edit.line, g.edit.template, g.edit.change) for g in result.screen.kept]
+    assert (4, "observed", "'stop' -> 'run' (a failing run read command = 'run')") in kept, kept
+    (fix,) = [g for g in result.screen.kept if g.edit.template == "observed"]
+    assert 'elif command == "run":' in fix.edit.source or "elif command == 'run':" in fix.edit.source
