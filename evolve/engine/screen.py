@@ -27,11 +27,12 @@ from pathlib import Path
 import numpy as np
 
 from evolve.engine.line_values import VALUE_CHARS
+from evolve.meta.asserted import asserted_keys, keyed_lines
 from evolve.meta.locations import Line, Location
 from evolve.meta.observed import seen_values
 from evolve.meta.procedure import AGENT
 from evolve.meta.spectra import OwnTest, rank_own_tests
-from evolve.meta.templates import Generated, at_locations
+from evolve.meta.templates import Generated, agent_sources, at_locations
 from evolve.meta.validate import OWN_TESTS
 from evolve.sandbox.types import Sandbox, SandboxError, SandboxesClosed
 
@@ -40,6 +41,12 @@ __all__ = ["KEPT", "LINES", "LOG", "Screen", "screen"]
 LINES = 150
 """The lines the failing tests ran, most suspicious first, that get edits (one failing test of the seed ran
 178 lines, in ties of up to 52 at one score: test7's `t7-f` fault was 57th)."""
+ALL_LINES = 10_000
+"""The lines ranked before `keyed_first` picks from them (a key's line may rank low: every test runs it)."""
+KEYED = 4
+"""Lines holding a key the failing tests read that are edited first at most."""
+KEYED_SCORE = 1 / 3
+"""A line holding only keys that more lines hold than 3 is not moved."""
 PER_LINE = 20
 """Edits made at each of those lines, of its own code (the templates taking turns: a template's fifth edit at
 a line comes in the fifth round; test5's slice fix was a fifth)."""
@@ -102,7 +109,7 @@ def screen(
     if edits <= 0 or not failing:
         return Screen()
     started = time.monotonic()
-    locations = rank_own_tests(runs, LINES, shared=True)
+    locations = keyed_first(code, runs, rank_own_tests(runs, ALL_LINES, shared=True))[:LINES]
     made = at_locations(code, locations, PER_LINE, rng, near=False, seen=read_at(runs))[:edits]
     tried = fixing = 0
     kept: list[Generated] = []
@@ -125,6 +132,21 @@ def screen(
             if passes:
                 kept.append(_kept(generated, len(failing)))
     return Screen(tried, fixing, tuple(kept), time.monotonic() - started, error)
+
+
+def keyed_first(code: Path, runs: Sequence[OwnTest], ranked: list[Location]) -> list[Location]:
+    """`ranked` with up to `KEYED` of its lines that hold a key the failing tests read (evolve.meta.asserted:
+    a key one line holds, or a few do, at least `KEYED_SCORE`) moved to the front, highest first."""
+    keys = frozenset(key for run in runs if run.failed for key in asserted_keys(run.message))
+    scores = keyed_lines(agent_sources(code), [_line(at) for at in ranked], keys)
+    strong = sorted((at for at, score in scores.items() if score >= KEYED_SCORE), key=lambda at: -scores[at])
+    front = {line: rank for rank, line in enumerate(strong[:KEYED])}
+    moved = sorted((at for at in ranked if _line(at) in front), key=lambda at: front[_line(at)])
+    return moved + [at for at in ranked if _line(at) not in front]
+
+
+def _line(location: Location) -> Line:
+    return location.path, location.line
 
 
 def read_at(runs: Sequence[OwnTest]) -> dict[Line, dict[str, object]]:

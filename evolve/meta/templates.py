@@ -30,7 +30,7 @@ from evolve.meta.mutant import SIMPLE, Mutant, enclosing
 from evolve.meta.mutations import TEMPLATES, mutants
 from evolve.meta.observed import observed
 
-__all__ = ["TEMPLATES", "Generated", "TemplateEdit", "at_locations", "edits_at"]
+__all__ = ["TEMPLATES", "Generated", "TemplateEdit", "agent_sources", "at_locations", "edits_at"]
 
 WINDOW = 2
 """Lines either side of the ranked line whose nodes are edited too: a ranking's line is often the statement's
@@ -116,7 +116,7 @@ def at_locations(
     location whose file is not one of the agent's Python files gets none, and an edit already made for an
     earlier location is not made again. `near`: as for `edits_at`; `seen`: what a failing run read at each
     line, as `edits_at` takes it."""
-    sources = _sources(code)
+    sources = agent_sources(code)
     made: list[Generated] = []
     done: set[tuple[str, str]] = set()
     for location in locations:
@@ -133,7 +133,7 @@ def at_locations(
     return made
 
 
-def _sources(code: Path) -> dict[str, str]:
+def agent_sources(code: Path) -> dict[str, str]:
     """The agent's Python files (not its tests), by path relative to its root."""
     found = {}
     for path in sorted(code.rglob("*.py")):

@@ -87,3 +87,32 @@ def test_a_comparison_is_offered_the_value_its_failing_test_read_there_and_the_e
     assert (4, "observed", "'stop' -> 'run' (a failing run read command = 'run')") in kept, kept
     (fix,) = [g for g in result.screen.kept if g.edit.template == "observed"]
     assert 'elif command == "run":' in fix.edit.source or "elif command == 'run':" in fix.edit.source
+
+
+# Both tests build the request, so its line ranks below the three lines only the failing test runs; the
+# failing test reads the request's "items", which that line alone writes.
+REQUEST = """def request(task, size):
+    body = {"task": task, "items": list(range(size))[::-1]}
+    return body
+
+
+def weigh(size):
+    total = size * 3 + 1
+    total = total - 2 * size
+    return total
+"""
+REQUEST_TESTS = (
+    "from agent.calc import request, weigh\n\n\n"
+    "def test_one():\n    assert request('a', 1)['items'] == [0]\n\n\n"
+    "def test_items():\n    sent = request('b', 3)\n    assert weigh(3) == 4\n"
+    "    assert sent['items'] == [0, 1, 2]\n"
+)
+
+
+def test_the_line_holding_the_key_the_failing_test_read_is_edited_first(tmp_path) -> None:
+    result = own_tests_ran(tmp_path, REQUEST, REQUEST_TESTS, screen=12)
+    assert result.failing_tests == ("tests/test_calc.py::test_items",)
+    verdicts = [json.loads(line) for line in (tmp_path / "logs" / LOG).read_text().splitlines()]
+    assert verdicts[0]["line"] == 2, verdicts  # ranked below weigh's lines by spectra alone
+    assert [g.edit.line for g in result.screen.kept][:1] == [2], verdicts
+    assert "list(range(size))" in result.screen.kept[0].edit.source
