@@ -222,7 +222,7 @@ def touched(parent: Path, child: Path) -> frozenset[Line]:
             numbers = set(range(1, len(before) + 1))
         else:
             after = read_text(after_path, REPLAY_BYTES).splitlines()
-            numbers = _edited(before, after)
+            numbers = _edited(before, after) if after != before else set()
         if numbers:
             lines |= {(name, n) for n in _with_statements(numbers, "\n".join(before))}
     return frozenset(lines)
