@@ -9,8 +9,9 @@ failing own tests pass (evolve.engine.screen) scores 2, above them all.
 
 Ties are common (every line only the failing runs ran scores 1.00), and the ranking's head is where the
 candidates go, so a tie is broken by data, not by the order of file names: a line more sources rank comes
-first, and among lines still equal each file gets its first line in before any file gets a second (a
-defect's file may sort after a file of innocent lines that tie with it).
+first (counted through nested merges: a line the spectra and a dead store both ranked counts two in the
+diagnosis's merge too), and among lines still equal each file gets its first line in before any file gets a
+second (a defect's file may sort after a file of innocent lines that tie with it).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ def merge(rankings: Sequence[Sequence[Location]], limit: int = MAX_LOCATIONS) ->
         here.sort(key=lambda loc: -loc.score)
         evidence = "; ".join(dict.fromkeys(loc.evidence for loc in here))
         tests = tuple(dict.fromkeys(test for loc in here for test in loc.tests))
-        merged[path, line] = Location(path, line, here[0].score, evidence, tests)
-    order = in_turns(merged, key=lambda line: (-merged[line].score, -len(found[line])))
+        sources = sum(loc.sources for loc in here)
+        merged[path, line] = Location(path, line, here[0].score, evidence, tests, sources)
+    order = in_turns(merged, key=lambda line: (-merged[line].score, -merged[line].sources))
     return [merged[line] for line in order[:limit]]

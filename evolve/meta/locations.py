@@ -9,7 +9,7 @@ so the repair step reads them as data.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 Line = tuple[str, int]
 """A line of the agent's code: its file (relative to the agent's root) and 1-based number."""
@@ -29,6 +29,9 @@ class Location:
     """Why it is ranked: the data that points at it, in one line."""
     tests: tuple[str, ...] = ()
     """The agent's own failing tests that ran the line (pytest's ids, `tests/test_x.py::test_y`), if any."""
+    sources: int = field(default=1, compare=False)
+    """The sources that ranked the line, counted through every merge (evolve.meta.locate: the tie-break);
+    not part of its JSON, whose order already holds the ranking."""
 
     def to_json(self) -> dict:
         found = {"path": self.path, "line": self.line, "score": self.score, "evidence": self.evidence}

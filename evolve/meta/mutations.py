@@ -77,7 +77,18 @@ from evolve.meta.mutant import (
     enclosing,
     short,
 )
-from evolve.meta.omissions import arguments, checks, fields, guards, inserts, joins, keywords, uncalled, wraps
+from evolve.meta.omissions import (
+    adapted,
+    arguments,
+    checks,
+    fields,
+    guards,
+    inserts,
+    joins,
+    keywords,
+    uncalled,
+    wraps,
+)
 from evolve.meta.pipes import WRITTEN_PIPE
 from evolve.meta.regexflags import flags
 from evolve.meta.similar import similar
@@ -110,6 +121,7 @@ TEMPLATES = (
     "pipe",
     "similar",
     "observed",
+    "adapt",
 )
 """Every template, by name (a candidate's record names the one that made it)."""
 
@@ -423,6 +435,7 @@ _MAKERS: tuple[Callable[[ast.AST, ast.Module, list[ast.Module]], Iterator[Mutant
     keywords,
     arguments,
     inserts,
+    adapted,
     _variables,
     _unused,
     _combined,

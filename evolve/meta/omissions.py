@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from copy import deepcopy as copy_tree
 
+from evolve.meta.dataflow import function_dead_stores
 from evolve.meta.fields import constant_fields, first_statement, receiver
 from evolve.meta.mutant import (
     SIMPLE,
@@ -24,7 +26,18 @@ from evolve.meta.mutant import (
 )
 from evolve.meta.reprs import formatted_at, joined
 
-__all__ = ["arguments", "checks", "fields", "guards", "inserts", "joins", "keywords", "uncalled", "wraps"]
+__all__ = [
+    "adapted",
+    "arguments",
+    "checks",
+    "fields",
+    "guards",
+    "inserts",
+    "joins",
+    "keywords",
+    "uncalled",
+    "wraps",
+]
 
 JOINS = ("\n", "")
 """The separators `join` tries, one item a line first."""
@@ -98,6 +111,63 @@ def inserts(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterat
         if names_in(statement) <= bound:
             seen.add(text)
             yield Mutant(node, "insert", None, f"inserted: {short(ast.unparse(statement))}", statement)
+
+
+def adapted(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
+    """For a dead store `v` of the function (a value computed and never read: the statement that used it
+    lost) bound at this statement, or above it where it returns or raises: a call statement of this file, of
+    a callee the function calls, that reads one name not bound there, copied with that name made `v`, and
+    inserted where every binding of `v` reaches (before the function's statement after the one holding its
+    last binding, or after that one at the function's end). Nearest ingredient first; adapted as SimFix and
+    CapGen map a donor's variables to the ones in scope."""
+    if not isinstance(node, SIMPLE):
+        return
+    function = enclosing(tree, node.lineno)
+    if function is None:
+        return
+    stores = list(function_dead_stores("", function))
+    last = {store.name: store.line for store in stores}  # met in order: the last binding wins
+    if isinstance(node, (ast.Return, ast.Raise)):
+        names = [name for name, line in last.items() if line < node.lineno]
+    else:
+        names = [store.name for store in stores if store.line == node.lineno]
+    called = {callee(c) for c in ast.walk(function) if isinstance(c, ast.Call)}
+    statements = [
+        (s, s.value) for s in ast.walk(tree) if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
+    ]
+    seen: set[str] = set()
+    for name in dict.fromkeys(names):
+        target, before = _reached_by_all(function, last[name])
+        bound = bound_at(tree, target.lineno)
+        for statement, call in sorted(statements, key=lambda pair: abs(pair[0].lineno - target.lineno)):
+            missing = names_in(statement) - bound
+            if callee(call) not in called or len(missing) != 1:
+                continue
+            copy = _renamed(statement, missing.pop(), name)
+            text = ast.dump(copy)
+            if text not in seen:
+                seen.add(text)
+                said = f"inserted: {short(ast.unparse(copy))} (`{name}` computed and never read)"
+                yield Mutant(target, "adapt", None, said, copy, before=before)
+
+
+def _reached_by_all(function: ast.FunctionDef | ast.AsyncFunctionDef, line: int) -> tuple[ast.stmt, bool]:
+    """Where a statement goes that every path through `line` reaches: before the function's own statement
+    after the one holding `line` (True), or after that one when it is the last (False)."""
+    body = function.body
+    index = next(
+        (n for n, s in enumerate(body) if s.lineno <= line <= (s.end_lineno or s.lineno)), len(body) - 1
+    )
+    return (body[index + 1], True) if index + 1 < len(body) else (body[index], False)
+
+
+def _renamed(statement: ast.stmt, old: str, new: str) -> ast.stmt:
+    """A copy of `statement` with every name `old` made `new`."""
+    copy = copy_tree(statement)
+    for name in ast.walk(copy):
+        if isinstance(name, ast.Name) and name.id == old:
+            name.id = new
+    return copy
 
 
 def uncalled(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:

@@ -167,7 +167,7 @@ def _ordered(near: list[tuple[int, Mutant]], rng: np.random.Generator) -> list[M
     # otherwise elsewhere), not blind mutations
     # or a value a failing run read there
     turn["unused"] = turn["uncalled"] = turn["field"] = turn["join"] = turn["pipe"] = turn["similar"] = -1
-    turn["observed"] = -1
+    turn["observed"] = turn["adapt"] = -1
     counted: dict[tuple[int, str], int] = {}
     keys = []
     for index, (distance, mutant) in enumerate(near):

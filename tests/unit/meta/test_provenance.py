@@ -191,6 +191,10 @@ def test_ties_go_first_to_a_line_more_sources_rank_then_to_each_file_in_turn() -
     ]
     higher = [Location("c.py", 9, 0.9, "replays")]
     assert merge([replays, higher])[0].path == "c.py"  # a higher score still leads, whatever its sources
+    # merged once already (the spectra with a dead store at a.py:3), the count holds in the next merge
+    inner = merge([replays, [Location("a.py", 3, 0.8, "a dead store")]])
+    outer = merge([inner, [Location("c.py", 1, 0.8, "own tests")]])
+    assert [(loc.path, loc.line) for loc in outer][:2] == [("a.py", 3), ("a.py", 1)]
 
 
 def test_a_field_no_literal_holds_is_traced_to_the_expression_named_like_it(tmp_path: Path) -> None:
