@@ -9,7 +9,9 @@ one that passes them all is kept: the expansion checks it before its other candi
 (evolve.engine.generate), and its line heads the ranking with what the edit did as evidence. This is
 mutation-based fault localization (Metallaxis, MUSE) and PraPR's validation of every mutant, at the price of
 a test run per edit, not a container and a live re-run. A fault the spectra rank low (a line the passing
-tests also run) is still reached: the screen goes `LINES` deep, where the candidates go a handful.
+tests also run) is still reached: the screen goes `LINES` deep, where the candidates go a handful. A few
+lines holding a key the failing tests' own source reads (`sent["items"]`: evolve.meta.asserted) go first,
+and the values the failing tests read at each line feed the `observed` template.
 
 The verdicts are the exit statuses of the agent's own tests, code the agent controls: a screen only chooses
 which edits become candidates and where the ranking starts. Every credit is still the gate's and the
@@ -46,7 +48,7 @@ ALL_LINES = 10_000
 KEYED = 4
 """Lines holding a key the failing tests read that are edited first at most."""
 KEYED_SCORE = 1 / 3
-"""A line holding only keys that more lines hold than 3 is not moved."""
+"""A line scoring less (each of its keys held by more than 3 of the lines) is not moved."""
 PER_LINE = 20
 """Edits made at each of those lines, of its own code (the templates taking turns: a template's fifth edit at
 a line comes in the fifth round; test5's slice fix was a fifth)."""
