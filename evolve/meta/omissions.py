@@ -100,9 +100,7 @@ def inserts(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterat
     called = {callee(c) for c in ast.walk(function) if isinstance(c, ast.Call)}
     bound = bound_at(tree, node.lineno)
     here = ast.dump(node)
-    statements = [
-        (s, s.value) for s in ast.walk(tree) if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
-    ]
+    statements = _call_statements(tree)
     seen: set[str] = set()
     for statement, call in sorted(statements, key=lambda pair: abs(pair[0].lineno - node.lineno)):
         text = ast.dump(statement)
@@ -132,9 +130,7 @@ def adapted(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterat
     else:
         names = [store.name for store in stores if store.line == node.lineno]
     called = {callee(c) for c in ast.walk(function) if isinstance(c, ast.Call)}
-    statements = [
-        (s, s.value) for s in ast.walk(tree) if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
-    ]
+    statements = _call_statements(tree)
     seen: set[str] = set()
     for name in dict.fromkeys(names):
         target, before = _reached_by_all(function, last[name])
@@ -159,6 +155,11 @@ def _reached_by_all(function: ast.FunctionDef | ast.AsyncFunctionDef, line: int)
         (n for n, s in enumerate(body) if s.lineno <= line <= (s.end_lineno or s.lineno)), len(body) - 1
     )
     return (body[index + 1], True) if index + 1 < len(body) else (body[index], False)
+
+
+def _call_statements(tree: ast.Module) -> list[tuple[ast.Expr, ast.Call]]:
+    """The statements of `tree` that are a call alone, each with its call: the ingredients of insertions."""
+    return [(s, s.value) for s in ast.walk(tree) if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)]
 
 
 def _renamed(statement: ast.stmt, old: str, new: str) -> ast.stmt:
