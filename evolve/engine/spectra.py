@@ -54,6 +54,7 @@ from evolve.llm.exchanges import Exchange
 from evolve.meta.agentmap import is_test
 from evolve.meta.dataflow import dead_store_locations, dead_stores
 from evolve.meta.fields import constant_field_locations, constant_fields
+from evolve.meta.formats import dropped, dropped_locations
 from evolve.meta.locate import merge
 from evolve.meta.locations import Location
 from evolve.meta.pipes import pipe_locations
@@ -286,8 +287,9 @@ def static_lines(code: Path, ran: frozenset[Line], tools: Sequence[ToolOutput] =
     them (`ran`): the dead stores and the statements after them (evolve.meta.dataflow), and the lines that
     bind the local a field read but only ever set to a constant was likely meant to keep (evolve.meta.fields),
     and the expressions that their twins elsewhere all contradict in one part (evolve.meta.similar's
-    deviants); none where no failing run ran one. With the commands the failing runs ran (`tools`), also the
-    literals that wrote a pipe into a pipeline that hid a failure (evolve.meta.pipes)."""
+    deviants), and the strings that a format call a failing run ran passes a keyword they have no field for
+    (evolve.meta.formats); none where no failing run ran one. With the commands the failing runs ran
+    (`tools`), also the literals that wrote a pipe into a pipeline that hid a failure (evolve.meta.pipes)."""
     # the agent's own files: no link followed, none over SOURCE_BYTES
     sources = {path: read_text(code / path, SOURCE_BYTES) for path in sorted(_agent_files(code))}
     trees = {path: tree for path, text in sources.items() if (tree := syntax.parsed(text)) is not None}
@@ -305,6 +307,7 @@ def static_lines(code: Path, ran: frozenset[Line], tools: Sequence[ToolOutput] =
         + constant_field_locations(fields, ran)
         + pipe_locations(own, masking(tools))
         + deviant_locations(deviants(own), ran)
+        + dropped_locations(dropped(own), ran)
     )
 
 

@@ -54,7 +54,10 @@ agent's names. evolve.meta.templates places them at a ranked line, orders them a
   into a filter always passes (evolve.meta.pipes);
 - `similar`: a part of an expression replaced by the part its twin elsewhere in the agent has there, the
   twin the same expression but for that part, its locals renamed one to one (SimFix's and ssFix's
-  ingredients from similar code: evolve.meta.similar).
+  ingredients from similar code: evolve.meta.similar);
+- `placeholder` (an omission): a string literal that a `.format` call passes a keyword it has no field for
+  given that field, after its last field and at its end (evolve.meta.formats: a value passed to be shown,
+  dropped).
 
 The omissions' makers are evolve.meta.omissions; what all of them read of the tree, evolve.meta.mutant.
 Pure: a node and its trees in, mutants out.
@@ -66,6 +69,7 @@ import ast
 from collections.abc import Callable, Iterator
 
 from evolve.meta.dataflow import function_dead_stores
+from evolve.meta.formats import placeholders
 from evolve.meta.mutant import (
     SIMPLE,
     VARIABLES,
@@ -122,6 +126,7 @@ TEMPLATES = (
     "similar",
     "observed",
     "adapt",
+    "placeholder",
 )
 """Every template, by name (a candidate's record names the one that made it)."""
 
@@ -447,6 +452,7 @@ _MAKERS: tuple[Callable[[ast.AST, ast.Module, list[ast.Module]], Iterator[Mutant
     joins,
     _pipes,
     similar,
+    placeholders,
 )
 
 
