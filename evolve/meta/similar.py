@@ -110,9 +110,29 @@ def deviants(trees: Mapping[str, ast.Module]) -> list[Deviant]:
             found.extend(
                 Deviant(path, part.lineno, ast.unparse(part), usual[0], len(usual))
                 for part, usual in said.items()
-                if len(usual) >= AGREEING and len(set(usual)) == 1
+                if len(usual) >= AGREEING and len(set(usual)) == 1 and not _kept(part, usual[0], tree)
             )
     return sorted(found, key=lambda deviant: (deviant.path, deviant.line, -deviant.twins))
+
+
+def _kept(part: ast.expr, usual: str, tree: ast.Module) -> bool:
+    """Whether `part` and the twins' `usual` are a local and the field of the same name (`x` and `self.x`,
+    either way) that the part's function stores one into the other (`self.x = x`): one value under two
+    names, read either way, not a contradiction."""
+    if isinstance(part, ast.Name) and usual.endswith(f".{part.id}"):
+        local, stored = part.id, usual
+    elif isinstance(part, ast.Attribute) and usual == part.attr:
+        local, stored = usual, ast.unparse(part)
+    else:
+        return False
+    function = enclosing(tree, part.lineno)
+    return function is not None and any(
+        isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == local
+        and any(ast.unparse(target) == stored for target in node.targets)
+        for node in ast.walk(function)
+    )
 
 
 def deviant_locations(found: Iterable[Deviant], ran: AbstractSet[Line]) -> list[Location]:

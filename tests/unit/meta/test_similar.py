@@ -140,3 +140,30 @@ def test_twins_that_disagree_among_themselves_make_no_deviant() -> None:
         '"utf-8", "replace").splitlines()', '"latin-1", "replace").splitlines()'
     )
     assert [d.line for d in deviants({"agent/reader.py": ast.parse(one)})] == [line_of(one, "return len(")]
+
+
+SHELL = """class Shell:
+    def __init__(self, box):
+        self.box = box
+        self.check = ""
+
+    def start(self, check):
+        first = self.box.run(check, timeout=30, quiet=True)
+        self.check = check
+        return first
+
+    def again(self):
+        return self.box.run(self.check, timeout=30, quiet=True)
+
+    def last(self):
+        return self.box.run(self.check, timeout=30, quiet=True).strip()
+"""
+
+
+def test_a_local_its_function_stores_into_the_field_of_its_name_is_no_deviant_of_that_field() -> None:
+    # `check` and `self.check` are one value in `start` (it stores the one into the other)
+    assert deviants({"agent/shell.py": ast.parse(SHELL)}) == []
+    # with no such store the local contradicts its twins
+    loose = SHELL.replace("        self.check = check\n", "")
+    (deviant,) = deviants({"agent/shell.py": ast.parse(loose)})
+    assert (deviant.part, deviant.usual) == ("check", "self.check")
