@@ -59,6 +59,7 @@ from evolve.meta.locate import merge
 from evolve.meta.locations import Location
 from evolve.meta.pipes import pipe_locations
 from evolve.meta.procedure import AGENT, output_tail
+from evolve.meta.reach import unreachable, unreachable_locations
 from evolve.meta.similar import deviant_locations, deviants
 from evolve.meta.spectra import (
     LINES_BYTES,
@@ -288,8 +289,9 @@ def static_lines(code: Path, ran: frozenset[Line], tools: Sequence[ToolOutput] =
     bind the local a field read but only ever set to a constant was likely meant to keep (evolve.meta.fields),
     and the expressions that their twins elsewhere all contradict in one part (evolve.meta.similar's
     deviants), and the strings that a format call a failing run ran passes a keyword they have no field for
-    (evolve.meta.formats); none where no failing run ran one. With the commands the failing runs ran
-    (`tools`), also the literals that wrote a pipe into a pipeline that hid a failure (evolve.meta.pipes)."""
+    (evolve.meta.formats), and the statements that cut off the statements after them (evolve.meta.reach);
+    none where no failing run ran one. With the commands the failing runs ran (`tools`), also the literals
+    that wrote a pipe into a pipeline that hid a failure (evolve.meta.pipes)."""
     # the agent's own files: no link followed, none over SOURCE_BYTES
     sources = {path: read_text(code / path, SOURCE_BYTES) for path in sorted(_agent_files(code))}
     trees = {path: tree for path, text in sources.items() if (tree := syntax.parsed(text)) is not None}
@@ -308,6 +310,7 @@ def static_lines(code: Path, ran: frozenset[Line], tools: Sequence[ToolOutput] =
         + pipe_locations(own, masking(tools))
         + deviant_locations(deviants(own), ran)
         + dropped_locations(dropped(own), ran)
+        + unreachable_locations([item for path, tree in own.items() for item in unreachable(path, tree)], ran)
     )
 
 

@@ -57,7 +57,9 @@ agent's names. evolve.meta.templates places them at a ranked line, orders them a
   ingredients from similar code: evolve.meta.similar);
 - `placeholder` (an omission): a string literal that a `.format` call passes a keyword it has no field for
   given that field, after its last field and at its end (evolve.meta.formats: a value passed to be shown,
-  dropped).
+  dropped);
+- `reach` (an omission): `if c:` around a `return`, `raise`, `continue` or `break` that cuts off the
+  statements after it (evolve.meta.reach), for the conditions its function tests elsewhere, nearest first.
 
 The omissions' makers are evolve.meta.omissions; what all of them read of the tree, evolve.meta.mutant.
 Pure: a node and its trees in, mutants out.
@@ -94,6 +96,7 @@ from evolve.meta.omissions import (
     wraps,
 )
 from evolve.meta.pipes import WRITTEN_PIPE
+from evolve.meta.reach import reaches
 from evolve.meta.regexflags import flags
 from evolve.meta.similar import similar
 
@@ -127,6 +130,7 @@ TEMPLATES = (
     "observed",
     "adapt",
     "placeholder",
+    "reach",
 )
 """Every template, by name (a candidate's record names the one that made it)."""
 
@@ -453,6 +457,7 @@ _MAKERS: tuple[Callable[[ast.AST, ast.Module, list[ast.Module]], Iterator[Mutant
     _pipes,
     similar,
     placeholders,
+    reaches,
 )
 
 
