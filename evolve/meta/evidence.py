@@ -4,10 +4,10 @@ Before the diagnosis model is asked anything, this module counts failure pattern
 evaluations: steps exhausted, replies the agent could not parse, no edit made, edits that broke the
 checks, timeouts, edits to the wrong file, repeated replies, tool errors (`python: command not
 found`), model errors, and what the agent kept from the model: replies cut at the token limit, requests
-that left out the previous step, failing commands shown without their error output, edits to a file
-whose content the model was never shown, and no check of the agent's own. Each pattern comes with its count,
-the tasks it touched and one short excerpt, so the diagnosis reads "python: command not found, 18 times in 7
-tasks" instead of one transcript.
+that left out the previous step or broke the chat's order of messages, failing commands shown without their
+error output, edits to a file whose content the model was never shown, and no check of the agent's own.
+Each pattern comes with its count, the tasks it touched and one short excerpt, so the diagnosis reads
+"python: command not found, 18 times in 7 tasks" instead of one transcript.
 
 The conversations are read from the gateway's exchanges (engine-written; the run's `exchanges/` and a
 bundle's) or, where there are none, from the agent's own transcript. Either way they only inform the
@@ -21,6 +21,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 
 from evolve import untrusted
@@ -62,6 +63,8 @@ class Turn:
     """The request that got this reply held the agent's previous reply (False: the conversation was cut)."""
     tool_calls: int = 0
     """Native tool calls in the reply (a reply form like a fenced block: an action to act on)."""
+    disorder: str = ""
+    """How the request that got this reply broke the chat's order of messages ("": it did not)."""
 
 
 @dataclass(frozen=True)
@@ -109,8 +112,8 @@ class Pattern:
 
     kind: str
     """steps_exhausted | unparsable_reply | no_edit | broke_checks | timeout | wrong_file |
-    repeated_reply | tool_error | model_error | reply_cut | context_cut | silent_failure | unseen_file |
-    no_check | weak_check."""
+    repeated_reply | tool_error | model_error | reply_cut | context_cut | misordered | silent_failure |
+    unseen_file | no_check | weak_check."""
     label: str
     count: int
     """Occurrences (replies, outputs or evaluations, as the label says)."""
@@ -140,6 +143,8 @@ REMEDIES = {
     "model_error": "retry, or shorten, a request the model server refused",
     "reply_cut": "ask for replies long enough to hold a whole answer (a larger token limit)",
     "context_cut": "keep the latest steps in what is sent to the model: the conversation is cut too short",
+    "misordered": "send the conversation in order: the system message first, then each reply followed by "
+    "what the agent did with it, the newest last",
     "silent_failure": "show a command's error output beside its standard output",
     "unseen_file": "show the model the files the task names before asking for an edit",
     "no_check": "run the repository's checks and show the model their result, first and after each edit",
@@ -217,9 +222,23 @@ def turns_from_exchanges(records: Iterable[dict]) -> tuple[Turn, ...]:
                 record["response"].get("finish_reason") == "length",
                 saw,
                 len(calls) if isinstance(calls, (list, tuple)) else 0,
+                disorder(_messages(record)),
             )
         )
     return tuple(turns)
+
+
+def disorder(messages: Sequence[dict]) -> str:
+    """How a request's messages break the order every chat model is trained on ("": they do not): a system
+    message after another role's, or two replies of the model in a row with nothing between them (what the
+    agent did with the first never sent)."""
+    roles = [m.get("role") for m in messages]
+    if "system" in roles and roles[0] != "system":
+        return f"the system message comes after {roles.index('system')} others"
+    pairs = sum(a == b == "assistant" for a, b in pairwise(roles))
+    if pairs:
+        return f"the model's replies twice in a row{f' ({pairs} times)' if pairs > 1 else ''}"
+    return ""
 
 
 def prompt_from_exchanges(records: Iterable[dict]) -> str:
@@ -369,6 +388,12 @@ def _patterns_of(run: TaskRun) -> Iterable[tuple[str, str, str]]:
             )
         if not turn.saw_previous:
             yield "context_cut", "a request that left out the agent's previous step", f"step {step}"
+        if turn.disorder:
+            yield (
+                "misordered",
+                "a request whose messages break the chat's order",
+                f"step {step}: {turn.disorder}",
+            )
         silent = markers.silent and markers.silent.search((turn.output or "").strip())
         if silent and int(silent["code"]) != 0:
             yield (

@@ -11,6 +11,7 @@ from evolve.meta.evidence import (
     Turn,
     compute_evidence,
     conversations_jsonl,
+    disorder,
     read_jsonl,
     recorded_run,
     turns_from_exchanges,
@@ -221,6 +222,37 @@ def test_what_the_agent_kept_from_the_model_cut_replies_and_cut_conversations() 
         ]
     )
     assert all(t.saw_previous and not t.cut for t in kept)
+
+
+def test_a_request_out_of_the_chats_order_is_a_pattern_with_how_it_broke_it() -> None:
+    system, task = {"role": "system", "content": "S"}, {"role": "user", "content": "Task: fix f"}
+    first, second = (
+        {"role": "assistant", "content": "```bash\nls\n```"},
+        {"role": "assistant", "content": "```bash\ncat a.py\n```"},
+    )
+    ran = {"role": "user", "content": "a.py\n[exit code 0]"}
+    assert disorder([system, task, first, ran, second]) == ""  # in order, whoever sent what
+    assert disorder([task, first, ran, second]) == ""  # no system message is no disorder
+    assert disorder([system, task, first, second]) == "the model's replies twice in a row"
+    assert disorder([ran, first, task, system]) == "the system message comes after 3 others"
+    turns = turns_from_exchanges(
+        [_exchange([system, task], first["content"]), _exchange([system, task, first], second["content"])]
+    )
+    assert [t.disorder for t in turns] == ["", ""]  # the second ends with the first reply: no pair yet
+    turns = turns_from_exchanges(
+        [
+            _exchange([system, task], first["content"]),
+            _exchange([system, task, first], second["content"]),
+            _exchange([system, task, first, second], "done"),
+        ]
+    )
+    assert turns[2].disorder == "the model's replies twice in a row"
+    found = by_label([seeded("t1", "fail", turns, prompt="Task: fix f")])
+    assert found["a request whose messages break the chat's order"] == (
+        1,
+        ("t1",),
+        "step 3: the model's replies twice in a row",
+    )
 
 
 @pytest.mark.parametrize(
