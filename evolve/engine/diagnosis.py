@@ -27,6 +27,7 @@ from evolve.meta.evidence import TaskRun, compute_evidence, conversations_jsonl,
 from evolve.meta.locate import locate
 from evolve.meta.locations import Location
 from evolve.meta.modify import INSTRUCTIONS_JSON
+from evolve.meta.ordered import misordered
 from evolve.meta.problems import record_unread
 from evolve.meta.procedure import Material, failure_material
 from evolve.meta.profile import Markers, agent_profile
@@ -95,7 +96,7 @@ def diagnose_node(
         locate(
             parent_code,
             [Recorded(r.outcome, r.exchanges) for r in runs],
-            ranked=[ranked, shown(parent_code, runs)],
+            ranked=[ranked, shown(parent_code, runs), misordered(parent_code, runs)],
         )
         if parent_code
         else []

@@ -234,7 +234,8 @@ def disorder(messages: Sequence[dict]) -> str:
     agent did with the first never sent)."""
     roles = [m.get("role") for m in messages]
     if "system" in roles and roles[0] != "system":
-        return f"the system message comes after {roles.index('system')} others"
+        before = roles.index("system")
+        return f"the system message comes after {before} other{'s' * (before != 1)}"
     pairs = sum(a == b == "assistant" for a, b in pairwise(roles))
     if pairs:
         return f"the model's replies twice in a row{f' ({pairs} times)' if pairs > 1 else ''}"

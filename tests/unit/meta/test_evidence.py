@@ -235,6 +235,7 @@ def test_a_request_out_of_the_chats_order_is_a_pattern_with_how_it_broke_it() ->
     assert disorder([task, first, ran, second]) == ""  # no system message is no disorder
     assert disorder([system, task, first, second]) == "the model's replies twice in a row"
     assert disorder([ran, first, task, system]) == "the system message comes after 3 others"
+    assert disorder([task, system]) == "the system message comes after 1 other"
     turns = turns_from_exchanges(
         [_exchange([system, task], first["content"]), _exchange([system, task, first], second["content"])]
     )
