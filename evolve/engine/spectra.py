@@ -57,6 +57,7 @@ from evolve.meta.fields import constant_field_locations, constant_fields
 from evolve.meta.formats import dropped, dropped_locations
 from evolve.meta.locate import merge
 from evolve.meta.locations import Location
+from evolve.meta.nones import none_locations
 from evolve.meta.pipes import pipe_locations
 from evolve.meta.procedure import AGENT, output_tail
 from evolve.meta.reach import unreachable, unreachable_locations
@@ -129,6 +130,7 @@ def spectra_locations(
     spectra: list[Spectrum] = []
     tools: list[ToolOutput] = []
     values: dict[Line, tuple[str, Values]] = {}  # the first failing replay's, with its task
+    read: list[tuple[dict[Line, Values], str]] = []  # each failing replay's, with what it sent the model
     traced: dict[str, frozenset[Line]] = {}
     for number, recorded in enumerate(replays, 1):
         logs = ctx.log_dir / f"spectra-{number}"
@@ -147,10 +149,11 @@ def spectra_locations(
         if failed:
             traced.setdefault(recorded.task.id, lines)
             held = read_values(_read(logs / VALUES, VALUES_BYTES) or b"", lines)
+            read.append((held, sent_text(recorded.exchanges)))
             for line, pairs in held.items():
                 values.setdefault(line, (f"the failing replay of {recorded.task.id}", pairs))
     ran_failing = frozenset(line for spectrum in spectra if spectrum.failed for line in spectrum.lines)
-    dropped = static_lines(ctx.code, ran_failing, tools)
+    dropped = static_lines(ctx.code, ran_failing, tools, read)
     ranked = merge([rank(spectra, tools, limit), dropped], limit + len(dropped))
     return [with_values(at, *values.get((at.path, at.line), ("", ()))) for at in ranked], traced
 
@@ -283,7 +286,12 @@ def bootstrap(module: ModuleType) -> str:
     return "\n\n".join(Path(m.__file__ or "").read_text(encoding="utf-8") for m in (line_values, module))
 
 
-def static_lines(code: Path, ran: frozenset[Line], tools: Sequence[ToolOutput] = ()) -> list[Location]:
+def static_lines(
+    code: Path,
+    ran: frozenset[Line],
+    tools: Sequence[ToolOutput] = (),
+    values: Sequence[tuple[Mapping[Line, Values], str]] = (),
+) -> list[Location]:
     """Lines the agent's Python files under `code` make suspicious by themselves, where a failing run ran
     them (`ran`): the dead stores and the statements after them (evolve.meta.dataflow), and the lines that
     bind the local a field read but only ever set to a constant was likely meant to keep (evolve.meta.fields),
@@ -291,7 +299,8 @@ def static_lines(code: Path, ran: frozenset[Line], tools: Sequence[ToolOutput] =
     deviants), and the strings that a format call a failing run ran passes a keyword they have no field for
     (evolve.meta.formats), and the statements that cut off the statements after them (evolve.meta.reach);
     none where no failing run ran one. With the commands the failing runs ran (`tools`), also the literals
-    that wrote a pipe into a pipeline that hid a failure (evolve.meta.pipes)."""
+    that wrote a pipe into a pipeline that hid a failure (evolve.meta.pipes); with what each failing run read
+    and sent the model (`values`), the f-strings that sent it a value read as None (evolve.meta.nones)."""
     # the agent's own files: no link followed, none over SOURCE_BYTES
     sources = {path: read_text(code / path, SOURCE_BYTES) for path in sorted(_agent_files(code))}
     trees = {path: tree for path, text in sources.items() if (tree := syntax.parsed(text)) is not None}
@@ -311,6 +320,7 @@ def static_lines(code: Path, ran: frozenset[Line], tools: Sequence[ToolOutput] =
         + deviant_locations(deviants(own), ran)
         + dropped_locations(dropped(own), ran)
         + unreachable_locations([item for path, tree in own.items() for item in unreachable(path, tree)], ran)
+        + none_locations({path: sources[path] for path in own}, values)
     )
 
 
