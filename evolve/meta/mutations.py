@@ -45,7 +45,9 @@ agent's names. evolve.meta.templates places them at a ranked line, orders them a
 - `field` (an omission): `self.x = x` inserted after the ranked statement of a method, for a field `x` of its
   class that is read but only ever set to a constant (evolve.meta.fields) and a local `x` bound there;
 - `wrap` (an omission): a local `v` read at the line made `f(v)`, for a function `f` of the same file that
-  takes one argument and names its parameter `v` too (the call a value should have gone through, lost);
+  takes one argument and names its parameter `v` too; and an argument `e` of a call made `e.m(...)` or
+  `f(e, ...)` where another call of its function passes it so at that place among as many arguments (the
+  call a value should have gone through, lost);
 - `join` (an omission): a local bound to a list or tuple and formatted into text (`str.format`, an f-string,
   `%`, `str()`) made `"\\n".join(v)` or `"".join(v)` (evolve.meta.reprs: the list's repr, its items quoted on
   one line, reached the text where its items were meant);
@@ -87,6 +89,7 @@ from evolve.meta.omissions import (
     adapted,
     arguments,
     checks,
+    converted,
     fields,
     guards,
     inserts,
@@ -453,6 +456,7 @@ _MAKERS: tuple[Callable[[ast.AST, ast.Module, list[ast.Module]], Iterator[Mutant
     checks,
     fields,
     wraps,
+    converted,
     joins,
     _pipes,
     similar,

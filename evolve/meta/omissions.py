@@ -30,6 +30,7 @@ __all__ = [
     "adapted",
     "arguments",
     "checks",
+    "converted",
     "fields",
     "guards",
     "inserts",
@@ -347,6 +348,57 @@ def wraps(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator
         ):
             call = ast.Call(ast.Name(helper.name, ast.Load()), [ast.Name(node.id, ast.Load())], [])
             yield Mutant(node, "wrap", call, f"{node.id} -> {helper.name}({node.id})")
+
+
+def converted(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
+    """An argument `e` of a call here (a name or an attribute of one) made what another call of its function
+    passes at the same place among as many arguments: `e.m(...)` or `f(e, ...)` (the sibling branches
+    `g(x, p)` and `h(x, p.read_text())`: a value one branch converts and the other hands on raw, the
+    conversion lost)."""
+    if not isinstance(node, (ast.Name, ast.Attribute)) or not isinstance(node.ctx, ast.Load):
+        return
+    function = enclosing(tree, node.lineno)
+    if function is None:
+        return
+    calls = [call for call in ast.walk(function) if isinstance(call, ast.Call)]
+    sites = [(call, index) for call in calls for index, arg in enumerate(call.args) if arg is node]
+    if not sites:
+        return
+    site, index = sites[0]
+    value = ast.dump(node)
+    local = {
+        name.id
+        for name in ast.walk(function)
+        if isinstance(name, ast.Name) and not isinstance(name.ctx, ast.Load)
+    }
+    local |= {arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)}
+    offered: set[str] = set()
+    for other in calls:
+        if other is site or len(other.args) != len(site.args):
+            continue
+        arg = other.args[index]
+        if not isinstance(arg, ast.Call) or not _converts(arg, value, local):
+            continue
+        text = ast.unparse(arg)
+        if text not in offered:
+            offered.add(text)
+            yield Mutant(node, "wrap", copy_tree(arg), f"{short(ast.unparse(node))} -> {short(text)}")
+
+
+def _converts(call: ast.Call, value: str, local: set[str]) -> bool:
+    """Whether `call` is `e.m(...)` or `f(e, ...)` for the expression dumped as `value`, `f` a function of no
+    local (`len`, `json.loads`; `text.replace(e, ...)` does not convert `e`)."""
+    if isinstance(call.func, ast.Attribute) and ast.dump(call.func.value) == value:
+        return True
+    root = call.func
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    return (
+        isinstance(root, ast.Name)
+        and root.id not in local
+        and bool(call.args)
+        and ast.dump(call.args[0]) == value
+    )
 
 
 def _tested(node: ast.expr) -> set[str]:

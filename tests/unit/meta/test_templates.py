@@ -456,6 +456,25 @@ def test_a_local_is_wrapped_in_the_call_of_the_function_that_names_its_parameter
     assert not [e for e in edits_at(source, 2, 40, np.random.default_rng(0)) if e.template == "wrap"]
 
 
+def test_an_argument_a_sibling_call_converts_at_the_same_place_is_converted_here_too() -> None:
+    source = (
+        "import json\n\n\n"
+        "def dispatch(command, path, root):\n"
+        "    if command == 'load':\n"
+        "        return load(root, path)\n"
+        "    if command == 'show':\n"
+        "        return show(root, path.read_text())\n"
+        "    if command == 'parse':\n"
+        "        return parse(root, json.loads(path))\n"
+        "    return root.replace(path, '')\n"
+    )
+    made = [e for e in edits_at(source, 6, 40, np.random.default_rng(0)) if e.template == "wrap"]
+    assert sorted(e.change for e in made) == ["path -> json.loads(path)", "path -> path.read_text()"]
+    assert "        return load(root, path.read_text())\n" in {e.source.splitlines(True)[5] for e in made}
+    # a method of a local given the value is no conversion of it, nor a call with fewer arguments
+    assert not [e for e in edits_at(source, 11, 400, np.random.default_rng(0)) if e.template == "wrap"]
+
+
 FINDER = """def find(items, key):
     for item in items:
         if item == key:
