@@ -21,7 +21,9 @@ agent's names. evolve.meta.templates places them at a ranked line, orders them a
 - `slice`: a slice bound dropped, moved by one, or the bounds swapped; the slicing dropped;
 - `drop`: a simple statement replaced by `pass`;
 - `keyword` (an omission): a keyword argument that a call of the same name passes elsewhere in the agent,
-  added where it is missing, when the names it uses are bound here;
+  added where it is missing, when the names it uses are bound here; and a switch the call leaves at its
+  default (a parameter defaulting to `True` or `False`, in the agent's definition or Python's own
+  function's signature) passed with the other value (evolve.meta.signatures);
 - `argument` (an omission): the trailing positional arguments a call of the same name passes elsewhere,
   added to a call that passes fewer, when the names they use are bound here;
 - `insert` (an omission): a call statement of the same file, of a callee the enclosing function calls,
@@ -101,6 +103,7 @@ from evolve.meta.omissions import (
 from evolve.meta.pipes import WRITTEN_PIPE
 from evolve.meta.reach import reaches
 from evolve.meta.regexflags import flags
+from evolve.meta.signatures import switches
 from evolve.meta.similar import similar
 
 TEMPLATES = (
@@ -445,6 +448,7 @@ _MAKERS: tuple[Callable[[ast.AST, ast.Module, list[ast.Module]], Iterator[Mutant
     _slices,
     _drops,
     keywords,
+    switches,
     arguments,
     inserts,
     adapted,

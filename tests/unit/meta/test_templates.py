@@ -512,3 +512,44 @@ def test_a_statement_reading_what_may_be_none_is_put_under_a_none_check() -> Non
     assert not [
         e for e in edits_at(tested, at + 1, 40, np.random.default_rng(0), near=False) if e.template == "guard"
     ]
+
+
+def test_a_switch_the_call_leaves_at_its_default_is_offered_the_other_way() -> None:
+    library = (
+        "import subprocess\n\n\ndef shell(command):\n    return subprocess.run(command, text=True).stdout\n"
+    )
+    made = lines_made("keyword", library, 5)
+    assert "return subprocess.run(command, text=True, capture_output=True).stdout" in made
+    assert "return subprocess.run(command, text=True, check=True).stdout" in made
+    own = (
+        "def fetch(url, strict=False, *, quiet=True):\n    return url\n\n\n"
+        "def both(a, b):\n    return fetch(a) + fetch(b, True)\n"
+    )
+    made = lines_made("keyword", own, 6)
+    assert "return fetch(a, strict=True) + fetch(b, True)" in made
+    assert "return fetch(a, quiet=False) + fetch(b, True)" in made
+    assert "return fetch(a) + fetch(b, True, strict=True)" not in made  # passed by position already
+
+
+def test_a_switch_is_read_only_from_the_standard_library_and_never_by_importing_what_acts() -> None:
+    import sys
+
+    acting = "import antigravity\nimport shady\n\n\ndef f(x):\n    return antigravity.fly(x) + shady.run(x)\n"
+    assert not lines_made("keyword", acting, 6)
+    assert "antigravity" not in sys.modules and "shady" not in sys.modules
+
+
+def test_a_file_shadowing_a_standard_module_is_never_imported_for_a_signature(tmp_path, monkeypatch) -> None:
+    import sys
+
+    from evolve.meta.signatures import _standard
+
+    marker = tmp_path / "ran"
+    (tmp_path / "tabnanny.py").write_text(
+        f"open({str(marker)!r}, 'w').close()\ndef check(x, quiet=False): pass\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "tabnanny", raising=False)
+    assert _standard("tabnanny") is None
+    assert not marker.exists()
+    assert not lines_made("keyword", "import tabnanny\n\n\ndef f(x):\n    return tabnanny.check(x)\n", 5)
