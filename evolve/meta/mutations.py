@@ -65,7 +65,8 @@ agent's names. evolve.meta.templates places them at a ranked line, orders them a
 - `reach` (an omission): `if c:` around a `return`, `raise`, `continue` or `break` that cuts off the
   statements after it (evolve.meta.reach), for the conditions its function tests elsewhere, nearest first.
 
-The omissions' makers are evolve.meta.omissions; what all of them read of the tree, evolve.meta.mutant.
+The omissions' makers are evolve.meta.omissions, the operators' evolve.meta.operators; what all of them read
+of the tree, evolve.meta.mutant.
 Pure: a node and its trees in, mutants out.
 """
 
@@ -82,7 +83,6 @@ from evolve.meta.mutant import (
     Mutant,
     bindings,
     callee,
-    condition,
     defined,
     enclosing,
     short,
@@ -100,6 +100,7 @@ from evolve.meta.omissions import (
     uncalled,
     wraps,
 )
+from evolve.meta.operators import assignments, comparisons, connectives, negations, operators
 from evolve.meta.pipes import WRITTEN_PIPE
 from evolve.meta.reach import reaches
 from evolve.meta.regexflags import flags
@@ -157,31 +158,6 @@ FAMILIES = (
 other. `strip`'s family holds `removeprefix` and `removesuffix`, the methods a string argument of several
 characters usually means (`strip(".py")` strips the characters `.`, `p`, `y`, pylint's bad-str-strip-call)."""
 _FAMILY = {name: tuple(other for other in family if other != name) for family in FAMILIES for name in family}
-_OPERATORS: dict[type, tuple[type, ...]] = {
-    ast.Add: (ast.Sub,),
-    ast.Sub: (ast.Add,),
-    ast.Mult: (ast.FloorDiv, ast.Div),
-    ast.FloorDiv: (ast.Mult, ast.Div),
-    ast.Div: (ast.Mult, ast.FloorDiv),
-    ast.Mod: (ast.FloorDiv,),
-    ast.LShift: (ast.RShift,),
-    ast.RShift: (ast.LShift,),
-    ast.BitOr: (ast.BitAnd,),
-    ast.BitAnd: (ast.BitOr,),
-    ast.BitXor: (ast.BitOr, ast.BitAnd),
-}
-_COMPARISONS: dict[type, tuple[type, ...]] = {
-    ast.Lt: (ast.LtE, ast.Gt),
-    ast.LtE: (ast.Lt, ast.GtE),
-    ast.Gt: (ast.GtE, ast.Lt),
-    ast.GtE: (ast.Gt, ast.LtE),
-    ast.Eq: (ast.NotEq,),
-    ast.NotEq: (ast.Eq,),
-    ast.In: (ast.NotIn,),
-    ast.NotIn: (ast.In,),
-    ast.Is: (ast.IsNot,),
-    ast.IsNot: (ast.Is,),
-}
 
 
 def mutants(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> list[Mutant]:
@@ -268,76 +244,6 @@ def _twins(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterato
         )
         new = ast.Call(twin, node.args, node.keywords)
         yield Mutant(node, "call", new, f"{callee(node)} -> {callee(new)}")
-
-
-def _operators(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
-    if not isinstance(node, ast.BinOp):
-        return
-    for other in _OPERATORS.get(type(node.op), ()):
-        yield Mutant(
-            node,
-            "operator",
-            ast.BinOp(node.left, other(), node.right),
-            f"{_symbol(node.op)} -> {_symbol(other())}",
-        )
-    yield Mutant(
-        node, "operator", node.left, f"{short(ast.unparse(node))} -> {short(ast.unparse(node.left))}"
-    )
-    yield Mutant(
-        node, "operator", node.right, f"{short(ast.unparse(node))} -> {short(ast.unparse(node.right))}"
-    )
-
-
-def _comparisons(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
-    if not isinstance(node, ast.Compare) or len(node.ops) != 1:
-        return
-    for other in _COMPARISONS.get(type(node.ops[0]), ()):
-        yield Mutant(
-            node,
-            "comparison",
-            ast.Compare(node.left, [other()], node.comparators),
-            f"{_symbol(node.ops[0])} -> {_symbol(other())}",
-        )
-
-
-def _connectives(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
-    if not isinstance(node, ast.BoolOp):
-        return
-    other = ast.Or() if isinstance(node.op, ast.And) else ast.And()
-    yield Mutant(
-        node, "connective", ast.BoolOp(other, node.values), f"{_symbol(node.op)} -> {_symbol(other)}"
-    )
-    for value in node.values:
-        yield Mutant(node, "connective", value, f"only {short(ast.unparse(value))}")
-
-
-def _negations(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
-    if not isinstance(node, ast.expr) or not condition(node, tree):
-        return
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        yield Mutant(node, "negate", node.operand, f"not removed: {short(ast.unparse(node))}")
-    else:
-        yield Mutant(node, "negate", ast.UnaryOp(ast.Not(), node), f"negated: {short(ast.unparse(node))}")
-
-
-def _assignments(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
-    if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-        name, symbol = node.target.id, _symbol(node.op)
-        plain = ast.Assign([ast.Name(name, ast.Store())], node.value, lineno=node.lineno)  # unparse reads it
-        yield Mutant(node, "assign", plain, f"{name} {symbol}= -> {name} =")
-        for other in _OPERATORS.get(type(node.op), ()):
-            changed = ast.AugAssign(node.target, other(), node.value)
-            yield Mutant(node, "assign", changed, f"{name} {symbol}= -> {name} {_symbol(other())}=")
-        return
-    if not isinstance(node, ast.Assign) or len(node.targets) != 1:
-        return
-    if not isinstance(node.targets[0], ast.Name):
-        return
-    name = node.targets[0].id
-    function = enclosing(tree, node.lineno)
-    if function is not None and name in bindings(function, tree, node.lineno):
-        accumulated = ast.AugAssign(ast.Name(name, ast.Store()), ast.Add(), node.value)
-        yield Mutant(node, "assign", accumulated, f"{name} = -> {name} +=")
 
 
 def _slices(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
@@ -440,11 +346,11 @@ _MAKERS: tuple[Callable[[ast.AST, ast.Module, list[ast.Module]], Iterator[Mutant
     _unwraps,
     _twins,
     flags,
-    _operators,
-    _comparisons,
-    _connectives,
-    _negations,
-    _assignments,
+    operators,
+    comparisons,
+    connectives,
+    negations,
+    assignments,
     _slices,
     _drops,
     keywords,
@@ -483,32 +389,3 @@ def _docstring(node: ast.Constant, tree: ast.Module) -> bool:
         if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and body[0].value is node:
             return True
     return False
-
-
-def _symbol(op: ast.AST) -> str:
-    symbols = {
-        ast.Add: "+",
-        ast.Sub: "-",
-        ast.Mult: "*",
-        ast.Div: "/",
-        ast.FloorDiv: "//",
-        ast.Mod: "%",
-        ast.LShift: "<<",
-        ast.RShift: ">>",
-        ast.BitOr: "|",
-        ast.BitAnd: "&",
-        ast.BitXor: "^",
-        ast.Lt: "<",
-        ast.LtE: "<=",
-        ast.Gt: ">",
-        ast.GtE: ">=",
-        ast.Eq: "==",
-        ast.NotEq: "!=",
-        ast.In: "in",
-        ast.NotIn: "not in",
-        ast.Is: "is",
-        ast.IsNot: "is not",
-        ast.And: "and",
-        ast.Or: "or",
-    }
-    return symbols.get(type(op), type(op).__name__)
