@@ -21,6 +21,7 @@ from evolve.config import MetaConfig
 from evolve.engine.jobs import ExpansionResult
 from evolve.meta import DiagnosisFailed, choose_problem, diagnose, read_failure
 from evolve.meta.agentmap import AgentMap, agent_map
+from evolve.meta.crashes import crashed
 from evolve.meta.dgm import dgm_instructions
 from evolve.meta.diagnose import reply_format
 from evolve.meta.evidence import TaskRun, compute_evidence, conversations_jsonl, recorded_run
@@ -96,7 +97,12 @@ def diagnose_node(
         locate(
             parent_code,
             [Recorded(r.outcome, r.exchanges) for r in runs],
-            ranked=[ranked, shown(parent_code, runs), misordered(parent_code, runs)],
+            ranked=[
+                ranked,
+                shown(parent_code, runs),
+                misordered(parent_code, runs),
+                crashed(parent_code, runs),
+            ],
         )
         if parent_code
         else []

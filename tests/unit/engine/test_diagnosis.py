@@ -177,3 +177,35 @@ def test_a_server_that_takes_no_reply_format_is_asked_again_without_one(tmp_path
         )
     assert isinstance(text, str) and target_of(text) == "agent/tools.py:Workspace.bash"
     assert model.refused == 1 and all(request.response_format is None for request in model.requests)
+
+
+def test_the_frames_of_a_traceback_the_failed_run_ended_with_are_among_the_locations(tmp_path):
+    """The agent's own crash points at its lines (evolve.meta.crashes): the raising frame, then its caller."""
+    run, node, job = recorded_node(tmp_path)
+    crash = (
+        "Traceback (most recent call last):\n"
+        '  File "/sandbox/agent/agent/__main__.py", line 42, in main\n'
+        "    status = solve(agent, args.text.read_text())\n"
+        '  File "/sandbox/agent/agent/commands.py", line 11, in solve\n'
+        "    ...\n"
+        "TypeError: expected string or bytes-like object, got 'PosixPath'\n"
+    )
+    log = Path(run.evaluations(node.id)[0].log_path or "")  # the run's own logs/job-228
+    log.mkdir(parents=True, exist_ok=True)
+    (log / "agent.log").write_text(f"exit 1, 0.4 s, timed out False\n--- stdout\n\n--- stderr\n{crash}")
+    with Gateway({"diagnose": ScriptedModel([AGENT_FIX])}) as gateway:
+        diagnose_node(
+            run,
+            job,
+            node,
+            {TASK.id: TASK},
+            gateway,
+            ["agent/tools.py"],
+            seed=0,
+            job_tokens=100_000,
+            meta=MetaConfig(),
+            parent_code=tmp_path / "seed",
+        )
+    located = json.loads((run.log_dir(job.id) / "instructions.json").read_text())["locations"]
+    crashed = [(found["path"], found["line"]) for found in located if "traceback" in found["evidence"]]
+    assert crashed == [("agent/commands.py", 11), ("agent/__main__.py", 42)]
