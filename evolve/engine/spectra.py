@@ -53,6 +53,7 @@ from evolve.engine.screen import Screen, screen
 from evolve.llm.exchanges import Exchange
 from evolve.meta.agentmap import is_test
 from evolve.meta.dataflow import dead_store_locations, dead_stores
+from evolve.meta.discarded import discarded, discarded_locations
 from evolve.meta.fields import constant_field_locations, constant_fields
 from evolve.meta.formats import dropped, dropped_locations
 from evolve.meta.locate import merge
@@ -297,8 +298,9 @@ def static_lines(
     bind the local a field read but only ever set to a constant was likely meant to keep (evolve.meta.fields),
     and the expressions that their twins elsewhere all contradict in one part (evolve.meta.similar's
     deviants), and the strings that a format call a failing run ran passes a keyword they have no field for
-    (evolve.meta.formats), and the statements that cut off the statements after them (evolve.meta.reach);
-    none where no failing run ran one. With the commands the failing runs ran (`tools`), also the literals
+    (evolve.meta.formats), and the statements that cut off the statements after them (evolve.meta.reach),
+    and the statements that drop the new value their call computed (evolve.meta.discarded); none where no
+    failing run ran one. With the commands the failing runs ran (`tools`), also the literals
     that wrote a pipe into a pipeline that hid a failure (evolve.meta.pipes); with what each failing run read
     and sent the model (`values`), the f-strings that sent it a value read as None (evolve.meta.nones)."""
     # the agent's own files: no link followed, none over SOURCE_BYTES
@@ -321,6 +323,7 @@ def static_lines(
         + dropped_locations(dropped(own), ran)
         + unreachable_locations([item for path, tree in own.items() for item in unreachable(path, tree)], ran)
         + none_locations({path: sources[path] for path in own}, values)
+        + discarded_locations([item for path, tree in own.items() for item in discarded(path, tree)], ran)
     )
 
 

@@ -63,7 +63,9 @@ agent's names. evolve.meta.templates places them at a ranked line, orders them a
   given that field, after its last field and at its end (evolve.meta.formats: a value passed to be shown,
   dropped);
 - `reach` (an omission): `if c:` around a `return`, `raise`, `continue` or `break` that cuts off the
-  statements after it (evolve.meta.reach), for the conditions its function tests elsewhere, nearest first.
+  statements after it (evolve.meta.reach), for the conditions its function tests elsewhere, nearest first;
+- `keep` (an omission): a statement that drops the value its call computed (`text.strip()`, `sorted(v)`)
+  made `x = x.m(...)`, the value stored back where it came from (evolve.meta.discarded).
 
 The omissions' makers are evolve.meta.omissions, the operators' evolve.meta.operators; what all of them read
 of the tree, evolve.meta.mutant.
@@ -76,6 +78,7 @@ import ast
 from collections.abc import Callable, Iterator
 
 from evolve.meta.dataflow import function_dead_stores
+from evolve.meta.discarded import keeps
 from evolve.meta.formats import placeholders
 from evolve.meta.mutant import (
     SIMPLE,
@@ -138,6 +141,7 @@ TEMPLATES = (
     "adapt",
     "placeholder",
     "reach",
+    "keep",
 )
 """Every template, by name (a candidate's record names the one that made it)."""
 
@@ -372,6 +376,7 @@ _MAKERS: tuple[Callable[[ast.AST, ast.Module, list[ast.Module]], Iterator[Mutant
     similar,
     placeholders,
     reaches,
+    keeps,
 )
 
 
