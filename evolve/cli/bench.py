@@ -536,7 +536,7 @@ def selfrepair(
         str,
         typer.Option(
             "--set",
-            help="dev: the defects the engine was tuned on; test, test2 to test14: "
+            help="dev: the defects the engine was tuned on; test, test2 to test15: "
             "evolve/bench/defects/test*.toml, each run only while "
             "its SHA-256 is the committed one.",
         ),
