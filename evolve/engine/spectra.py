@@ -83,6 +83,7 @@ from evolve.meta.spectra import (
     with_own_tests,
     with_values,
 )
+from evolve.meta.swapped import swapped, swapped_locations
 from evolve.sandbox.types import SandboxError
 from evolve.tasks.types import Task
 from evolve.untrusted import read_text
@@ -299,8 +300,9 @@ def static_lines(
     and the expressions that their twins elsewhere all contradict in one part (evolve.meta.similar's
     deviants), and the strings that a format call a failing run ran passes a keyword they have no field for
     (evolve.meta.formats), and the statements that cut off the statements after them (evolve.meta.reach),
-    and the statements that drop the new value their call computed (evolve.meta.discarded); none where no
-    failing run ran one. With the commands the failing runs ran (`tools`), also the literals
+    and the statements that drop the new value their call computed (evolve.meta.discarded), and the calls
+    that pass two arguments named as each other's parameters (evolve.meta.swapped); none where no failing
+    run ran one. With the commands the failing runs ran (`tools`), also the literals
     that wrote a pipe into a pipeline that hid a failure (evolve.meta.pipes); with what each failing run read
     and sent the model (`values`), the f-strings that sent it a value read as None (evolve.meta.nones)."""
     # the agent's own files: no link followed, none over SOURCE_BYTES
@@ -324,6 +326,9 @@ def static_lines(
         + unreachable_locations([item for path, tree in own.items() for item in unreachable(path, tree)], ran)
         + none_locations({path: sources[path] for path in own}, values)
         + discarded_locations([item for path, tree in own.items() for item in discarded(path, tree)], ran)
+        + swapped_locations(
+            [item for path, tree in own.items() for item in swapped(path, tree, list(own.values()))], ran
+        )
     )
 
 

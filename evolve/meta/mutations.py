@@ -65,7 +65,9 @@ agent's names. evolve.meta.templates places them at a ranked line, orders them a
 - `reach` (an omission): `if c:` around a `return`, `raise`, `continue` or `break` that cuts off the
   statements after it (evolve.meta.reach), for the conditions its function tests elsewhere, nearest first;
 - `keep` (an omission): a statement that drops the value its call computed (`text.strip()`, `sorted(v)`)
-  made `x = x.m(...)`, the value stored back where it came from (evolve.meta.discarded).
+  made `x = x.m(...)`, the value stored back where it came from (evolve.meta.discarded);
+- `swap`: two positional arguments of a call exchanged, first the pair named as each other's parameters of
+  the callee the agent defines (evolve.meta.swapped), then each pair of neighbours.
 
 The omissions' makers are evolve.meta.omissions, the operators' evolve.meta.operators; what all of them read
 of the tree, evolve.meta.mutant.
@@ -109,6 +111,7 @@ from evolve.meta.reach import reaches
 from evolve.meta.regexflags import flags
 from evolve.meta.signatures import switches
 from evolve.meta.similar import similar
+from evolve.meta.swapped import swaps
 
 TEMPLATES = (
     "number",
@@ -142,6 +145,7 @@ TEMPLATES = (
     "placeholder",
     "reach",
     "keep",
+    "swap",
 )
 """Every template, by name (a candidate's record names the one that made it)."""
 
@@ -377,6 +381,7 @@ _MAKERS: tuple[Callable[[ast.AST, ast.Module, list[ast.Module]], Iterator[Mutant
     placeholders,
     reaches,
     keeps,
+    swaps,
 )
 
 

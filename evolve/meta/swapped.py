@@ -14,12 +14,12 @@ an agent. Pure: trees in, data and mutants out.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from evolve.meta.locations import Line, Location
-from evolve.meta.mutant import Mutant, callee, defined, short
+from evolve.meta.mutant import Mutant, callee, short
 
 __all__ = ["SWAPPED_SCORE", "SWAPS", "Swapped", "swapped", "swapped_locations", "swaps"]
 
@@ -44,10 +44,11 @@ class Swapped:
 def swapped(path: str, tree: ast.Module, donors: Sequence[ast.Module]) -> list[Swapped]:
     """One module's calls of the agent's functions that pass two arguments named as each other's
     parameters (`path`: its file, `donors`: every file of the agent, for the definitions), in line order."""
+    index = _definitions(donors)
     found = []
     for call in ast.walk(tree):
         if isinstance(call, ast.Call):
-            pair = _named_pair(call, donors)
+            pair = _named_pair(call, index)
             if pair is not None:
                 i, j = pair
                 first, second = _name(call.args[i]), _name(call.args[j])
@@ -75,7 +76,7 @@ def swaps(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator
     other's parameters first, then each pair of neighbours whose texts differ, SWAPS at most."""
     if not isinstance(node, ast.Call) or any(isinstance(a, ast.Starred) for a in node.args):
         return
-    named = _named_pair(node, donors)
+    named = _named_pair(node, _definitions(donors))
     pairs = ([named] if named is not None else []) + [(i, i + 1) for i in range(len(node.args) - 1)]
     offered: set[tuple[int, int]] = set()
     for i, j in pairs:
@@ -90,38 +91,44 @@ def swaps(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator
         yield Mutant(node, "swap", ast.Call(node.func, args, node.keywords), change)
 
 
-def _named_pair(call: ast.Call, donors: Sequence[ast.Module]) -> tuple[int, int] | None:
-    """The first two positional arguments of `call` named as each other's parameters of its callee."""
+def _named_pair(call: ast.Call, index: Mapping[str, list[list[str]]]) -> tuple[int, int] | None:
+    """The first two positional arguments of `call` named as each other's parameters of its callee (`index`:
+    the agent's definitions' positional parameters by name)."""
     if any(isinstance(a, ast.Starred) for a in call.args) or len(call.args) < 2:
         return None
-    parameters = _parameters(call, donors)
+    parameters = _parameters(call, index)
     if parameters is None:
         return None
     names = [_name(arg) for arg in call.args]
-    for i, name in enumerate(names):
+    for i, name in enumerate(names[: len(parameters)]):
         for j in range(i + 1, min(len(names), len(parameters))):
-            if (
-                i < len(parameters)
-                and name == parameters[j]
-                and names[j] == parameters[i]
-                and name != names[j]
-            ):
+            if name is not None and name != names[j] and name == parameters[j] and names[j] == parameters[i]:
                 return i, j
     return None
 
 
-def _parameters(call: ast.Call, donors: Sequence[ast.Module]) -> list[str] | None:
+def _definitions(donors: Sequence[ast.Module]) -> dict[str, list[list[str]]]:
+    """Each function or method name of the agent's files, with the positional parameters of each of its
+    definitions."""
+    index: dict[str, list[list[str]]] = {}
+    for donor in donors:
+        for function in ast.walk(donor):
+            if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+                names = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+                index.setdefault(function.name, []).append(names)
+    return index
+
+
+def _parameters(call: ast.Call, index: Mapping[str, list[list[str]]]) -> list[str] | None:
     """The positional parameters of `call`'s callee as its call fills them (a method's `self` or `cls`
     left out when called on a receiver), where every definition of that name in the agent agrees."""
     func = call.func
     if not isinstance(func, ast.Name | ast.Attribute):
         return None
-    found = []
-    for function in defined(donors, callee(call)):
-        names = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
-        if isinstance(func, ast.Attribute) and names and names[0] in ("self", "cls"):
-            names = names[1:]
-        found.append(names)
+    found = [
+        names[1:] if isinstance(func, ast.Attribute) and names and names[0] in ("self", "cls") else names
+        for names in index.get(callee(call), [])
+    ]
     if not found or any(names != found[0] for names in found):
         return None
     return found[0]
