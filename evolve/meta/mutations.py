@@ -67,7 +67,8 @@ agent's names. evolve.meta.templates places them at a ranked line, orders them a
 - `keep` (an omission): a statement that drops the value its call computed (`text.strip()`, `sorted(v)`)
   made `x = x.m(...)`, the value stored back where it came from (evolve.meta.discarded);
 - `swap`: two positional arguments of a call exchanged, first the pair named as each other's parameters of
-  the callee the agent defines (evolve.meta.swapped), then each pair of neighbours.
+  the callee the agent defines (evolve.meta.swapped), then each pair of neighbours;
+- `jump`: a loop's `break` made `continue`, or `continue` made `break`.
 
 The omissions' makers are evolve.meta.omissions, the operators' evolve.meta.operators; what all of them read
 of the tree, evolve.meta.mutant.
@@ -105,7 +106,7 @@ from evolve.meta.omissions import (
     uncalled,
     wraps,
 )
-from evolve.meta.operators import assignments, comparisons, connectives, negations, operators
+from evolve.meta.operators import assignments, comparisons, connectives, jumps, negations, operators
 from evolve.meta.pipes import WRITTEN_PIPE
 from evolve.meta.reach import reaches
 from evolve.meta.regexflags import flags
@@ -146,6 +147,7 @@ TEMPLATES = (
     "reach",
     "keep",
     "swap",
+    "jump",
 )
 """Every template, by name (a candidate's record names the one that made it)."""
 
@@ -382,6 +384,7 @@ _MAKERS: tuple[Callable[[ast.AST, ast.Module, list[ast.Module]], Iterator[Mutant
     reaches,
     keeps,
     swaps,
+    jumps,
 )
 
 

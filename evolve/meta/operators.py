@@ -1,6 +1,6 @@
 """The operator templates: an arithmetic, bitwise, comparison or boolean operator changed, a condition
-negated, an assignment's operator changed -- the classic mutation operators (AOR, ROR, LCR, UOI, ASR) as fix
-templates.
+negated, an assignment's operator changed, `break` and `continue` exchanged -- the classic mutation operators
+(AOR, ROR, LCR, UOI, ASR) as fix templates.
 evolve.meta.mutations lists them with the rest. Pure: a node and its trees in, mutants out.
 """
 
@@ -11,7 +11,16 @@ from collections.abc import Iterator
 
 from evolve.meta.mutant import Mutant, bindings, condition, enclosing, short
 
-__all__ = ["OPERATORS", "assignments", "comparisons", "connectives", "negations", "operators", "symbol"]
+__all__ = [
+    "OPERATORS",
+    "assignments",
+    "comparisons",
+    "connectives",
+    "jumps",
+    "negations",
+    "operators",
+    "symbol",
+]
 
 OPERATORS: dict[type, tuple[type, ...]] = {
     ast.Add: (ast.Sub,),
@@ -108,6 +117,15 @@ def assignments(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> It
     if function is not None and name in bindings(function, tree, node.lineno):
         accumulated = ast.AugAssign(ast.Name(name, ast.Store()), ast.Add(), node.value)
         yield Mutant(node, "assign", accumulated, f"{name} = -> {name} +=")
+
+
+def jumps(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
+    """A loop's `break` made `continue` and `continue` made `break` (the loop left where the item was to be
+    skipped, or the other way)."""
+    if isinstance(node, ast.Break):
+        yield Mutant(node, "jump", ast.Continue(), "break -> continue")
+    elif isinstance(node, ast.Continue):
+        yield Mutant(node, "jump", ast.Break(), "continue -> break")
 
 
 def symbol(op: ast.AST) -> str:

@@ -553,3 +553,9 @@ def test_a_file_shadowing_a_standard_module_is_never_imported_for_a_signature(tm
     assert _standard("tabnanny") is None
     assert not marker.exists()
     assert not lines_made("keyword", "import tabnanny\n\n\ndef f(x):\n    return tabnanny.check(x)\n", 5)
+
+
+def test_a_loops_break_and_continue_are_exchanged() -> None:
+    source = "def first(items):\n    for item in items:\n        if item:\n            break\n    return 1\n"
+    assert lines_made("jump", source, 4) == ["continue"]
+    assert lines_made("jump", source.replace("break", "continue"), 4) == ["break"]
