@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-from evolve.meta.locations import Line, Location
+from evolve.meta.locations import Line, Location, ran_at
 from evolve.meta.mutant import Mutant, short
 
 __all__ = ["DISCARDED_SCORE", "Discarded", "discarded", "discarded_locations", "keeps"]
@@ -68,17 +68,15 @@ def discarded(path: str, tree: ast.Module) -> list[Discarded]:
 
 def discarded_locations(found: Iterable[Discarded], ran: AbstractSet[Line]) -> list[Location]:
     """Each such statement a failing run ran (`ran`: the lines it ran), at DISCARDED_SCORE."""
-    return [
-        Location(
-            item.path,
-            item.line,
-            DISCARDED_SCORE,
-            f"`{short(item.call)}` computes a new value and this statement drops it: `{short(item.target)}` "
-            "is unchanged after it (an assignment may be lost)",
-        )
-        for item in found
-        if (item.path, item.line) in ran
-    ]
+    return ran_at(
+        found,
+        ran,
+        DISCARDED_SCORE,
+        lambda item: (
+            f"`{short(item.call)}` computes a new value and this statement drops it: "
+            f"`{short(item.target)}` is unchanged after it (an assignment may be lost)"
+        ),
+    )
 
 
 def keeps(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:

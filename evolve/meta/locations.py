@@ -9,7 +9,9 @@ so the repair step reads them as data.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
 
 Line = tuple[str, int]
 """A line of the agent's code: its file (relative to the agent's root) and 1-based number."""
@@ -57,6 +59,28 @@ class Location:
         tests = data.get("tests", [])
         named = tuple(t for t in tests if isinstance(t, str)) if isinstance(tests, list) else ()
         return cls(path, line, float(score), evidence, named)
+
+
+class Placed(Protocol):
+    """A finding of a static source: a line of one of the agent's files."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def line(self) -> int: ...
+
+
+P = TypeVar("P", bound=Placed)
+
+
+def ran_at(
+    found: Iterable[P], ran: AbstractSet[Line], score: float, said: Callable[[P], str]
+) -> list[Location]:
+    """Each finding a failing run ran (`ran`: the lines it ran), at `score`, `said` of it as its evidence: how
+    every static source (a dead store, a deviant, code cut off, ...) becomes locations."""
+    return [
+        Location(item.path, item.line, score, said(item)) for item in found if (item.path, item.line) in ran
+    ]
 
 
 def in_turns(lines: Iterable[Line], key: Callable[[Line], tuple]) -> list[Line]:

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-from evolve.meta.locations import Line, Location
+from evolve.meta.locations import Line, Location, ran_at
 from evolve.meta.mutant import Mutant, bindings, enclosing, short
 
 ENDS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
@@ -61,17 +61,15 @@ def unreachable(path: str, tree: ast.Module) -> list[Unreachable]:
 def unreachable_locations(found: Iterable[Unreachable], ran: AbstractSet[Line]) -> list[Location]:
     """Each statement a failing run ran (`ran`: the lines it ran) that cuts off others, at UNREACHABLE_SCORE,
     with the lines it cuts off as evidence."""
-    return [
-        Location(
-            item.path,
-            item.line,
-            UNREACHABLE_SCORE,
+    return ran_at(
+        found,
+        ran,
+        UNREACHABLE_SCORE,
+        lambda item: (
             f"this statement ends its block, so lines {item.first}-{item.last} after it "
-            f"(in `{item.function}`) never run: a condition around it may be lost",
-        )
-        for item in found
-        if (item.path, item.line) in ran
-    ]
+            f"(in `{item.function}`) never run: a condition around it may be lost"
+        ),
+    )
 
 
 def reaches(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:

@@ -23,7 +23,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from itertools import takewhile
 
-from evolve.meta.locations import Line, Location
+from evolve.meta.locations import Line, Location, ran_at
 from evolve.meta.mutant import Mutant, bound_at, enclosing, short
 
 __all__ = [
@@ -137,17 +137,15 @@ def _kept(part: ast.expr, usual: str, tree: ast.Module) -> bool:
 
 def deviant_locations(found: Iterable[Deviant], ran: AbstractSet[Line]) -> list[Location]:
     """Each deviant a failing run ran (`ran`: the lines it ran), at DEVIANT_SCORE, with what its twins say."""
-    return [
-        Location(
-            deviant.path,
-            deviant.line,
-            DEVIANT_SCORE,
+    return ran_at(
+        found,
+        ran,
+        DEVIANT_SCORE,
+        lambda deviant: (
             f"{deviant.twins} other places in the agent write the same expression with "
-            f"`{short(deviant.usual)}` where this line has `{short(deviant.part)}`",
-        )
-        for deviant in found
-        if (deviant.path, deviant.line) in ran
-    ]
+            f"`{short(deviant.usual)}` where this line has `{short(deviant.part)}`"
+        ),
+    )
 
 
 def _twins(

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-from evolve.meta.locations import Line, Location
+from evolve.meta.locations import Line, Location, ran_at
 from evolve.meta.mutant import Mutant, callee, short
 
 __all__ = ["SWAPPED_SCORE", "SWAPS", "Swapped", "swapped", "swapped_locations", "swaps"]
@@ -58,17 +58,15 @@ def swapped(path: str, tree: ast.Module, donors: Sequence[ast.Module]) -> list[S
 
 def swapped_locations(found: Iterable[Swapped], ran: AbstractSet[Line]) -> list[Location]:
     """Each such call a failing run ran (`ran`: the lines it ran), at SWAPPED_SCORE."""
-    return [
-        Location(
-            item.path,
-            item.line,
-            SWAPPED_SCORE,
-            f"`{short(item.call)}` passes `{item.first}` where its callee takes `{item.second}`, and "
-            f"`{item.second}` where it takes `{item.first}`: the two may be swapped",
-        )
-        for item in found
-        if (item.path, item.line) in ran
-    ]
+    return ran_at(
+        found,
+        ran,
+        SWAPPED_SCORE,
+        lambda item: (
+            f"`{short(item.call)}` passes `{item.first}` where its callee takes `{item.second}`, "
+            f"and `{item.second}` where it takes `{item.first}`: the two may be swapped"
+        ),
+    )
 
 
 def swaps(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:

@@ -51,22 +51,27 @@ def recorded_node(tmp_path: Path):
     return run, node, run.start_job("expand", node.id)
 
 
+def diagnosed(run, job, node, gateway, tmp_path: Path):
+    """The engine's compact diagnosis of the recorded node (`recorded_node`), the seed as its code."""
+    return diagnose_node(
+        run,
+        job,
+        node,
+        {TASK.id: TASK},
+        gateway,
+        ["agent/tools.py"],
+        seed=0,
+        job_tokens=100_000,
+        meta=MetaConfig(),
+        parent_code=tmp_path / "seed",
+    )
+
+
 def test_the_engines_diagnosis_reads_evidence_and_map_and_asks_again_for_task_code(tmp_path):
     run, node, job = recorded_node(tmp_path)
     model = ScriptedModel([TASK_CODE, AGENT_FIX])
     with Gateway({"diagnose": model}, exchanges_dir=run.path / "exchanges") as gateway:
-        text = diagnose_node(
-            run,
-            job,
-            node,
-            {TASK.id: TASK},
-            gateway,
-            ["agent/tools.py"],
-            seed=0,
-            job_tokens=100_000,
-            meta=MetaConfig(),
-            parent_code=tmp_path / "seed",
-        )
+        text = diagnosed(run, job, node, gateway, tmp_path)
     assert isinstance(text, str) and target_of(text) == "agent/tools.py:Workspace.bash"
     log = run.log_dir(job.id)
     assert json.loads((log / "diagnosis.json").read_text())["target"] == "agent/tools.py:Workspace.bash"
@@ -93,18 +98,7 @@ def test_a_diagnosis_that_keeps_naming_task_code_gets_instructions_at_the_top_ra
 
     run, node, job = recorded_node(tmp_path)
     with Gateway({"diagnose": ScriptedModel([TASK_CODE])}) as gateway:
-        text = diagnose_node(
-            run,
-            job,
-            node,
-            {TASK.id: TASK},
-            gateway,
-            ["agent/tools.py"],
-            seed=0,
-            job_tokens=100_000,
-            meta=MetaConfig(),
-            parent_code=tmp_path / "seed",
-        )
+        text = diagnosed(run, job, node, gateway, tmp_path)
     assert isinstance(text, str)
     log = run.log_dir(job.id)
     recorded = json.loads((log / "diagnosis.json").read_text())
@@ -163,18 +157,7 @@ def test_a_server_that_takes_no_reply_format_is_asked_again_without_one(tmp_path
     run, node, job = recorded_node(tmp_path)
     model = _NoSchemas([TASK_CODE, AGENT_FIX])
     with Gateway({"diagnose": model}) as gateway:
-        text = diagnose_node(
-            run,
-            job,
-            node,
-            {TASK.id: TASK},
-            gateway,
-            ["agent/tools.py"],
-            seed=0,
-            job_tokens=100_000,
-            meta=MetaConfig(),
-            parent_code=tmp_path / "seed",
-        )
+        text = diagnosed(run, job, node, gateway, tmp_path)
     assert isinstance(text, str) and target_of(text) == "agent/tools.py:Workspace.bash"
     assert model.refused == 1 and all(request.response_format is None for request in model.requests)
 
@@ -194,18 +177,7 @@ def test_the_frames_of_a_traceback_the_failed_run_ended_with_are_among_the_locat
     log.mkdir(parents=True, exist_ok=True)
     (log / "agent.log").write_text(f"exit 1, 0.4 s, timed out False\n--- stdout\n\n--- stderr\n{crash}")
     with Gateway({"diagnose": ScriptedModel([AGENT_FIX])}) as gateway:
-        diagnose_node(
-            run,
-            job,
-            node,
-            {TASK.id: TASK},
-            gateway,
-            ["agent/tools.py"],
-            seed=0,
-            job_tokens=100_000,
-            meta=MetaConfig(),
-            parent_code=tmp_path / "seed",
-        )
+        diagnosed(run, job, node, gateway, tmp_path)
     located = json.loads((run.log_dir(job.id) / "instructions.json").read_text())["locations"]
     crashed = [(found["path"], found["line"]) for found in located if "traceback" in found["evidence"]]
     assert crashed == [("agent/commands.py", 11), ("agent/__main__.py", 42)]
