@@ -11,7 +11,8 @@ mutation-based fault localization (Metallaxis, MUSE) and PraPR's validation of e
 a test run per edit, not a container and a live re-run. A fault the spectra rank low (a line the passing
 tests also run) is still reached: the screen goes `LINES` deep, where the candidates go a handful. A few
 lines holding a key the failing tests' own source reads (`sent["items"]`: evolve.meta.asserted) go first,
-and the values the failing tests read at each line feed the `observed` template.
+and before them a few lines the failing tests' tracebacks pass through in the agent's code (the frame that
+raised, then its callers); the values the failing tests read at each line feed the `observed` template.
 
 The verdicts are the exit statuses of the agent's own tests, code the agent controls: a screen only chooses
 which edits become candidates and where the ranking starts. Every credit is still the gate's and the
@@ -21,6 +22,7 @@ graders'.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -38,7 +40,7 @@ from evolve.meta.templates import Generated, agent_sources, at_locations
 from evolve.meta.validate import OWN_TESTS
 from evolve.sandbox.types import Sandbox, SandboxError, SandboxesClosed
 
-__all__ = ["KEPT", "LINES", "LOG", "Screen", "screen"]
+__all__ = ["KEPT", "LINES", "LOG", "Screen", "framed_first", "keyed_first", "screen"]
 
 LINES = 150
 """The lines the failing tests ran, most suspicious first, that get edits (one failing test of the seed ran
@@ -47,6 +49,10 @@ ALL_LINES = 10_000
 """The lines ranked before `keyed_first` picks from them (a key's line may rank low: every test runs it)."""
 KEYED = 4
 """Lines holding a key the failing tests read that are edited first at most."""
+FRAMED = 4
+"""Lines the failing tests' tracebacks pass through that are edited first at most."""
+_FRAME = re.compile(r"(?m)^([^\s:]+\.py):(\d+): ")
+"""A frame of pytest's report of a failure: `agent/tools.py:64: in run` or, the last, `...: TypeError`."""
 KEYED_SCORE = 1 / 3
 """A line scoring less (each of its keys held by more than 3 of the lines) is not moved."""
 PER_LINE = 20
@@ -111,7 +117,8 @@ def screen(
     if edits <= 0 or not failing:
         return Screen()
     started = time.monotonic()
-    locations = keyed_first(code, runs, rank_own_tests(runs, ALL_LINES, shared=True))[:LINES]
+    ranked = rank_own_tests(runs, ALL_LINES, shared=True)
+    locations = framed_first(runs, keyed_first(code, runs, ranked))[:LINES]
     made = at_locations(code, locations, PER_LINE, rng, near=False, seen=read_at(runs))[:edits]
     tried = fixing = 0
     kept: list[Generated] = []
@@ -143,6 +150,23 @@ def keyed_first(code: Path, runs: Sequence[OwnTest], ranked: list[Location]) -> 
     scores = keyed_lines(agent_sources(code), [_line(at) for at in ranked], keys)
     strong = sorted((at for at, score in scores.items() if score >= KEYED_SCORE), key=lambda at: -scores[at])
     front = {line: rank for rank, line in enumerate(strong[:KEYED])}
+    moved = sorted((at for at in ranked if _line(at) in front), key=lambda at: front[_line(at)])
+    return moved + [at for at in ranked if _line(at) not in front]
+
+
+def framed_first(runs: Sequence[OwnTest], ranked: list[Location]) -> list[Location]:
+    """`ranked` with up to `FRAMED` of its lines that the failing tests' reports name as frames of the
+    exception they failed with (pytest's `path:line: ` lines; the frame that raised, the report's last,
+    first, then its callers) moved to the front: where the agent's own code raised, the fault is there or in
+    the caller that handed it the value, however many passing tests ran those lines too."""
+    frames: list[Line] = []
+    for run in runs:
+        if run.failed:
+            for path, number in reversed(_FRAME.findall(run.message)):
+                if (path, int(number)) not in frames:
+                    frames.append((path, int(number)))
+    present = {_line(at) for at in ranked}
+    front = {line: rank for rank, line in enumerate([f for f in frames if f in present][:FRAMED])}
     moved = sorted((at for at in ranked if _line(at) in front), key=lambda at: front[_line(at)])
     return moved + [at for at in ranked if _line(at) not in front]
 

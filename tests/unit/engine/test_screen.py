@@ -116,3 +116,30 @@ def test_the_line_holding_the_key_the_failing_test_read_is_edited_first(tmp_path
     assert verdicts[0]["line"] == 2, verdicts  # ranked below weigh's lines by spectra alone
     assert [g.edit.line for g in result.screen.kept][:1] == [2], verdicts
     assert "list(range(size))" in result.screen.kept[0].edit.source
+
+
+# The failing test's TypeError is raised at line 2, from the call at line 9; both lines run in the passing
+# test too, so spectra rank them below lines 7 and 8, which only the failing test runs.
+FRAMED = """def succ(number):
+    return number + 1
+
+
+def act(command, value):
+    if command == "next":
+        note = "next"
+        size = len(note)
+    return succ(value)
+"""
+FRAMED_TESTS = (
+    "from agent.calc import act\n\n\ndef test_show():\n    assert act('show', 3) == 4\n\n\n"
+    "def test_next():\n    assert act('next', '3') == 4\n"
+)
+
+
+def test_the_lines_the_failing_tests_traceback_passes_through_are_edited_first(tmp_path) -> None:
+    result = own_tests_ran(tmp_path, FRAMED, FRAMED_TESTS, screen=40)
+    assert result.failing_tests == ("tests/test_calc.py::test_next",)
+    verdicts = [json.loads(line) for line in (tmp_path / "logs" / LOG).read_text().splitlines()]
+    lines = [verdict["line"] for verdict in verdicts]
+    assert lines[0] == 2, lines  # the frame that raised
+    assert lines.index(9) < min(lines.index(7), lines.index(8)), lines  # its caller before the others
