@@ -106,10 +106,9 @@ def _library(func: ast.expr, tree: ast.Module) -> object | None:
     imported: dict[str, str] = {}
     for statement in ast.walk(tree):
         if isinstance(statement, ast.Import):
-            for alias in statement.names:
-                imported[alias.asname or alias.name.split(".")[0]] = (
-                    alias.asname and alias.name or alias.name.split(".")[0]
-                )
+            for alias in statement.names:  # `import a.b as c` binds c to a.b, `import a.b` binds a to a
+                top = alias.name.split(".")[0]
+                imported[alias.asname or top] = alias.name if alias.asname else top
         elif isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
             for alias in statement.names:
                 imported[alias.asname or alias.name] = f"{statement.module}:{alias.name}"
