@@ -52,7 +52,7 @@ KEYED = 4
 FRAMED = 4
 """Lines the failing tests' tracebacks pass through that are edited first at most."""
 _FRAME = re.compile(r"(?m)^([^\s:]+\.py):(\d+): ")
-"""A frame of pytest's report of a failure: `agent/tools.py:64: in run` or, the last, `...: TypeError`."""
+"""A frame of pytest's report of a failure: `pkg/run.py:64: in run` or, the last, `...: TypeError`."""
 KEYED_SCORE = 1 / 3
 """A line scoring less (each of its keys held by more than 3 of the lines) is not moved."""
 PER_LINE = 20
