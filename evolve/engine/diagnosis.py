@@ -21,6 +21,7 @@ from evolve.config import MetaConfig
 from evolve.engine.jobs import ExpansionResult
 from evolve.meta import DiagnosisFailed, choose_problem, diagnose, read_failure
 from evolve.meta.agentmap import AgentMap, agent_map
+from evolve.meta.checks import weak_checks
 from evolve.meta.crashes import crashed
 from evolve.meta.dgm import dgm_instructions
 from evolve.meta.diagnose import reply_format
@@ -102,6 +103,7 @@ def diagnose_node(
                 shown(parent_code, runs),
                 misordered(parent_code, runs),
                 crashed(parent_code, runs),
+                weak_checks(parent_code, runs),
             ],
         )
         if parent_code

@@ -95,6 +95,20 @@ class TaskRun:
             return bool(self.diff.strip())
         return any(self.edited_files(turn.output or "") for turn in self.turns)
 
+    @property
+    def last_check(self) -> tuple[str, str] | None:
+        """The agent's last own check in what it showed the model (the task, then each output): its command
+        and exit code, by its `checked` marker; None where it showed none (or declares no such marker)."""
+        checked = self.markers.checked
+        if checked is None:
+            return None
+        found = [
+            (check["command"], check["code"])
+            for text in [self.prompt, *(t.output for t in self.turns)]
+            for check in checked.finditer(text or "")
+        ]
+        return found[-1] if found else None
+
     def edited_files(self, output: str) -> list[str]:
         """The files an output of the agent's edit tools names (by its `edited` markers)."""
         return marked(self.markers.edited, output, "file")
@@ -402,15 +416,10 @@ def _patterns_of(run: TaskRun) -> Iterable[tuple[str, str, str]]:
                 "a failing command shown with no output but its exit code",
                 f"step {step}: {one_line(turn.reply, 100)} -> {one_line((turn.output or '')[-100:])}",
             )
-    checks = [
-        (check["command"], check["code"])
-        for text in [run.prompt, *(t.output for t in run.turns)]
-        for check in (markers.checked.finditer(text or "") if markers.checked else ())
-    ]
-    if run.outcome not in ("pass", "timeout") and checks and checks[-1][1] == "0":
+    if (weak := weak_check(run)) is not None:
         yield (
             "weak_check",
-            f"its own check `{one_line(checks[-1][0], 60)[1:-1]}` passed, the task failed",
+            f"its own check `{one_line(weak, 60)[1:-1]}` passed, the task failed",
             f"its last reply: {one_line(last, 100)}",
         )
     if run.prompt:  # how the agent worked, whatever the outcome (a pass without checks was luck)
@@ -428,6 +437,15 @@ def _patterns_of(run: TaskRun) -> Iterable[tuple[str, str, str]]:
                 "no check ran: the model never saw the tests' result",
                 f"the task as sent: {one_line(run.prompt, 100)}",
             )
+
+
+def weak_check(run: TaskRun) -> str | None:
+    """The command of the agent's own check that passed last in an evaluation whose task failed (not by
+    timing out): a check that did not test what the task asks; None where there is none."""
+    check = run.last_check
+    if run.outcome in ("pass", "timeout") or check is None or check[1] != "0":
+        return None
+    return check[0]
 
 
 def fixed_answers(turns: Sequence[Turn]) -> set[str]:
