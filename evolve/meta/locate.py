@@ -12,6 +12,10 @@ candidates go, so a tie is broken by data, not by the order of file names: a lin
 first (counted through nested merges: a line the spectra and a dead store both ranked counts two in the
 diagnosis's merge too), and among lines still equal each file gets its first line in before any file gets a
 second (a defect's file may sort after a file of innocent lines that tie with it).
+
+Last, the guards of the ranking's head (evolve.meta.guards: the tests that decide whether those lines run,
+and the lines that bound what the tests read) join it below the lines they decide: where a fault shows is
+often one condition away from where it is.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from evolve.meta.guards import deciding
 from evolve.meta.locations import Line, Location, in_turns
 from evolve.meta.provenance import Recorded, trace
 
@@ -34,13 +39,15 @@ def locate(
     limit: int = MAX_LOCATIONS,
 ) -> list[Location]:
     """The agent's lines (`code`: its root) most suspicious first, at most `limit`: the provenance of its
-    recorded requests (`recorded`), merged with the `ranked` lists of other sources."""
-    return merge([trace(code, recorded), *ranked], limit)
+    recorded requests (`recorded`), merged with the `ranked` lists of other sources, then the guards of its
+    head."""
+    found = merge([trace(code, recorded), *ranked], limit=None)
+    return merge([found, deciding(code, found)], limit)
 
 
-def merge(rankings: Sequence[Sequence[Location]], limit: int = MAX_LOCATIONS) -> list[Location]:
+def merge(rankings: Sequence[Sequence[Location]], limit: int | None = MAX_LOCATIONS) -> list[Location]:
     """One ranking from several: per line the highest score and every distinct evidence (highest first) and
-    failing test; ties as the module says."""
+    failing test; ties as the module says; its first `limit` (None: all)."""
     found: dict[Line, list[Location]] = {}
     for ranking in rankings:
         for location in ranking:
