@@ -47,6 +47,11 @@ DIFFERENCES = 4
 TWINS = 4
 """The borrowed parts offered for one expression at most, its own file's twins first."""
 
+LARGEST = 40
+"""The most expression nodes an expression may hold to have twins looked for: a twin is a short idiom
+written again, and each comparison walks the expression (a generated chain of 900 `+` nested as deep would
+cost its square in walks)."""
+
 AGREEING = 2
 """The twins that must say the same against an expression, and none of its twins otherwise, before it is
 ranked as a deviant."""
@@ -101,11 +106,12 @@ def deviants(trees: Mapping[str, ast.Module]) -> list[Deviant]:
     part, every twin the same way (Engler's bugs as deviant behaviour: where code says one thing in several
     places and another in one, the one is suspect), each with what they say."""
     found: list[Deviant] = []
+    index = {id(tree): _by_kind(tree) for tree in trees.values()}  # read once, not once for each node
     for path, tree in trees.items():
         donors = [tree, *(other for name, other in trees.items() if name != path)]
         for node in ast.walk(tree):
             said: dict[ast.expr, list[str]] = {}
-            for part, new, _ in _twins(node, tree, donors):
+            for part, new, _ in _twins(node, tree, donors, index):
                 said.setdefault(part, []).append(ast.unparse(new))
             found.extend(
                 Deviant(path, part.lineno, ast.unparse(part), usual[0], len(usual))
@@ -149,17 +155,22 @@ def deviant_locations(found: Iterable[Deviant], ran: AbstractSet[Line]) -> list[
 
 
 def _twins(
-    node: ast.AST, tree: ast.Module, donors: list[ast.Module]
+    node: ast.AST,
+    tree: ast.Module,
+    donors: list[ast.Module],
+    index: Mapping[int, Mapping[type, list[tuple[ast.AST, frozenset[str]]]]] | None = None,
 ) -> Iterator[tuple[ast.expr, ast.expr, ast.AST]]:
     """(the part of `node` that differs, the twin's part renamed, the twin) for each twin of `node` in
-    `donors`, the twin's part not the same text as `node`'s."""
-    if not isinstance(node, _SHAPES) or _size(node) <= CONTEXT:
+    `donors`, the twin's part not the same text as `node`'s; `index`: each donor's `_by_kind`, by its id,
+    where the caller has them."""
+    if not isinstance(node, _SHAPES) or not CONTEXT < _size(node) <= LARGEST:
         return
     function = enclosing(tree, node.lineno)
     mine = _function_locals(function) if function is not None else frozenset()
     bound = bound_at(tree, node.lineno)
     for donor in donors:
-        for other, theirs in _expressions(donor, type(node)):
+        kinds = index[id(donor)] if index is not None else _by_kind(donor)
+        for other, theirs in kinds.get(type(node), ()):
             if other is node:
                 continue
             borrowed = _borrowed(node, other, mine, theirs, bound)
@@ -167,18 +178,20 @@ def _twins(
                 yield (*borrowed, other)
 
 
-def _expressions(tree: ast.Module, kind: type) -> Iterator[tuple[ast.AST, frozenset[str]]]:
-    """The expressions of `tree` of type `kind`, each with the locals of the function that holds it (none at
-    module or class level); an inner function's expressions with its own."""
+def _by_kind(tree: ast.Module) -> dict[type, list[tuple[ast.AST, frozenset[str]]]]:
+    """The expressions of `tree` that may have twins, by type, each with the locals of the function that
+    holds it (none at module or class level); an inner function's expressions with its own."""
     scopes: dict[int, frozenset[str]] = {}
     for function in ast.walk(tree):  # breadth first: an inner function comes after the one around it
         if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             names = _function_locals(function)
             for inner in ast.walk(function):
                 scopes[id(inner)] = names
+    found: dict[type, list[tuple[ast.AST, frozenset[str]]]] = {}
     for node in ast.walk(tree):
-        if type(node) is kind:
-            yield node, scopes.get(id(node), frozenset())
+        if isinstance(node, _SHAPES):
+            found.setdefault(type(node), []).append((node, scopes.get(id(node), frozenset())))
+    return found
 
 
 def _function_locals(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> frozenset[str]:

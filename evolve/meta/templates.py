@@ -38,6 +38,10 @@ first, the fault one line further (a multi-line call, a condition above)."""
 
 _MAX_SOURCE = 200_000
 """A file larger than this gets no templates (agent code the host reads is the adversary's)."""
+DEEPEST = 100
+"""A file whose syntax tree nests deeper gets none either: the templates walk the tree for each node near the
+line, so a generated chain of 900 `+` on one line costs minutes, and whether unparsing it fails first
+depends on the process's recursion limit (a library may raise it)."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,8 @@ def edits_at(
         tree = syntax.parse(source)
         ast.unparse(tree)  # every edit is checked against the whole file's unparsed tree
     except (SyntaxError, RecursionError):  # code nested deeper than unparsing reaches (the agent's doing)
+        return []
+    if _depth(tree) > DEEPEST:
         return []
     lines = source.splitlines(keepends=True)
     donors = [tree, *(_parsed(text) for text in elsewhere)]
@@ -177,6 +183,16 @@ def _ordered(near: list[tuple[int, Mutant]], rng: np.random.Generator) -> list[M
         counted[(distance, mutant.template)] = earlier + 1
         keys.append((distance, earlier, turn[mutant.template], index))
     return [near[key[3]][1] for key in sorted(keys)]
+
+
+def _depth(tree: ast.AST) -> int:
+    """How deep `tree` nests (a module alone: 1), counted without recursion."""
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest
 
 
 def _near(tree: ast.Module, line: int) -> Iterator[tuple[int, ast.AST]]:

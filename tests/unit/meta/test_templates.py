@@ -5,6 +5,7 @@ seeded."""
 from __future__ import annotations
 
 import ast
+import sys
 
 import numpy as np
 import pytest
@@ -203,6 +204,19 @@ def test_a_file_nested_too_deep_to_unparse_gets_no_edits_and_no_error() -> None:
     deep = "WEIGHT = " + "1 + " * 900 + "1\nLIMIT = 5\n"
     assert edits_at(deep, 2, 10, np.random.default_rng(0)) == []
     assert edits_at("LIMIT = 5\n", 1, 10, np.random.default_rng(0))
+
+
+def test_a_file_nested_too_deep_gets_no_edits_whatever_the_recursion_limit() -> None:
+    # a library may raise the limit: the chain then unparses, and every node of its line would be walked
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(20_000)
+    try:
+        deep = "WEIGHT = " + "1 + " * 900 + "1\nLIMIT = 5\n"
+        assert edits_at(deep, 2, 10, np.random.default_rng(0)) == []
+    finally:
+        sys.setrecursionlimit(limit)
+    shallow = "WEIGHT = " + "1 + " * 40 + "1\nLIMIT = 5\n"
+    assert edits_at(shallow, 2, 10, np.random.default_rng(0))
 
 
 def test_the_condition_that_sends_runs_to_a_ranked_line_lines_below_it_is_edited_too() -> None:
