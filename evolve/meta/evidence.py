@@ -95,20 +95,6 @@ class TaskRun:
             return bool(self.diff.strip())
         return any(self.edited_files(turn.output or "") for turn in self.turns)
 
-    @property
-    def last_check(self) -> tuple[str, str] | None:
-        """The agent's last own check in what it showed the model (the task, then each output): its command
-        and exit code, by its `checked` marker; None where it showed none (or declares no such marker)."""
-        checked = self.markers.checked
-        if checked is None:
-            return None
-        found = [
-            (check["command"], check["code"])
-            for text in [self.prompt, *(t.output for t in self.turns)]
-            for check in checked.finditer(text or "")
-        ]
-        return found[-1] if found else None
-
     def edited_files(self, output: str) -> list[str]:
         """The files an output of the agent's edit tools names (by its `edited` markers)."""
         return marked(self.markers.edited, output, "file")
@@ -442,10 +428,12 @@ def _patterns_of(run: TaskRun) -> Iterable[tuple[str, str, str]]:
 def weak_check(run: TaskRun) -> str | None:
     """The command of the agent's own check that passed last in an evaluation whose task failed (not by
     timing out): a check that did not test what the task asks; None where there is none."""
-    check = run.last_check
-    if run.outcome in ("pass", "timeout") or check is None or check[1] != "0":
+    checked = run.markers.checked  # the agent's check and its exit code, by its own markers
+    if run.outcome in ("pass", "timeout") or checked is None:
         return None
-    return check[0]
+    texts = [run.prompt, *(t.output for t in run.turns)]
+    checks = [check for text in texts for check in checked.finditer(text or "")]
+    return checks[-1]["command"] if checks and checks[-1]["code"] == "0" else None
 
 
 def fixed_answers(turns: Sequence[Turn]) -> set[str]:
