@@ -34,6 +34,7 @@ from evolve.meta.problems import record_unread
 from evolve.meta.procedure import Material, failure_material
 from evolve.meta.profile import Markers, agent_profile
 from evolve.meta.provenance import Recorded
+from evolve.meta.returned import none_returns
 from evolve.meta.shown import shown
 from evolve.tasks.types import Task
 
@@ -103,6 +104,7 @@ def diagnose_node(
                 shown(parent_code, runs),
                 misordered(parent_code, runs),
                 crashed(parent_code, runs),
+                none_returns(parent_code, runs),
                 weak_checks(parent_code, runs),
             ],
         )

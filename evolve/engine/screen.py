@@ -12,7 +12,8 @@ a test run per edit, not a container and a live re-run. A fault the spectra rank
 tests also run) is still reached: the screen goes `LINES` deep, where the candidates go a handful. A few
 lines holding a key the failing tests' own source reads (`sent["items"]`: evolve.meta.asserted) go first,
 and before them a few lines the failing tests' tracebacks pass through in the agent's code (the frame that
-raised, then its callers); the values the failing tests read at each line feed the `observed` template.
+raised, then its callers; before them, where it raised on None, the returns that gave it); the values the
+failing tests read at each line feed the `observed` template.
 
 The verdicts are the exit statuses of the agent's own tests, code the agent controls: a screen only chooses
 which edits become candidates and where the ranking starts. Every credit is still the gate's and the
@@ -30,11 +31,13 @@ from pathlib import Path
 
 import numpy as np
 
+from evolve import syntax
 from evolve.engine.line_values import VALUE_CHARS
 from evolve.meta.asserted import asserted_keys, keyed_lines
 from evolve.meta.locations import Line, Location
 from evolve.meta.observed import seen_values
 from evolve.meta.procedure import AGENT
+from evolve.meta.returned import NONE, origins
 from evolve.meta.spectra import OwnTest, rank_own_tests
 from evolve.meta.templates import Generated, agent_sources, at_locations
 from evolve.meta.validate import OWN_TESTS
@@ -118,7 +121,7 @@ def screen(
         return Screen()
     started = time.monotonic()
     ranked = rank_own_tests(runs, ALL_LINES, shared=True)
-    locations = framed_first(runs, keyed_first(code, runs, ranked))[:LINES]
+    locations = framed_first(code, runs, keyed_first(code, runs, ranked))[:LINES]
     made = at_locations(code, locations, PER_LINE, rng, near=False, seen=read_at(runs))[:edits]
     tried = fixing = 0
     kept: list[Generated] = []
@@ -154,17 +157,23 @@ def keyed_first(code: Path, runs: Sequence[OwnTest], ranked: list[Location]) -> 
     return moved + [at for at in ranked if _line(at) not in front]
 
 
-def framed_first(runs: Sequence[OwnTest], ranked: list[Location]) -> list[Location]:
+def framed_first(code: Path, runs: Sequence[OwnTest], ranked: list[Location]) -> list[Location]:
     """`ranked` with up to `FRAMED` of its lines that the failing tests' reports name as frames of the
     exception they failed with (pytest's `path:line: ` lines; the frame that raised, the report's last,
     first, then its callers) moved to the front: where the agent's own code raised, the fault is there or in
-    the caller that handed it the value, however many passing tests ran those lines too."""
+    the caller that handed it the value, however many passing tests ran those lines too. Where the exception
+    may be Python's for a None met where a value was meant (evolve.meta.returned.NONE), the places of the
+    agent's functions (`code`: its root) that may have given the raising frame that None go before the
+    frames (a None's origin is where it is made, not where it is read)."""
+    trees = {path: tree for path, text in agent_sources(code).items() if (tree := syntax.parsed(text))}
     frames: list[Line] = []
     for run in runs:
         if run.failed:
-            for path, number in reversed(_FRAME.findall(run.message)):
-                if (path, int(number)) not in frames:
-                    frames.append((path, int(number)))
+            stack = [(path, int(number)) for path, number in _FRAME.findall(run.message)]
+            made = [line for line, _ in origins(trees, stack)] if NONE.search(run.message) else []
+            for line in [*made, *reversed(stack)]:
+                if line not in frames:
+                    frames.append(line)
     present = {_line(at) for at in ranked}
     front = {line: rank for rank, line in enumerate([f for f in frames if f in present][:FRAMED])}
     moved = sorted((at for at in ranked if _line(at) in front), key=lambda at: front[_line(at)])

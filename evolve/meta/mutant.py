@@ -13,6 +13,7 @@ from dataclasses import dataclass
 __all__ = [
     "SIMPLE",
     "VARIABLES",
+    "Function",
     "Mutant",
     "bindings",
     "bound_at",
@@ -20,8 +21,12 @@ __all__ = [
     "condition",
     "defined",
     "enclosing",
+    "gives_none",
+    "latest_call",
     "names_in",
+    "own_nodes",
     "short",
+    "valueless",
 ]
 
 SIMPLE = (
@@ -38,6 +43,9 @@ SIMPLE = (
 )
 """The statements `drop` replaces and after which `insert` adds one; templates edit their nodes."""
 
+
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+"""A function or method, as the syntax tree has it."""
 
 VARIABLES = 3
 """The other locals a read name is replaced by, nearest binding first: enough for the values computed just
@@ -180,3 +188,53 @@ def _assigned(statement: ast.stmt) -> set[str]:
 def short(text: str, limit: int = 60) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def latest_call(function: Function, name: str, line: int) -> ast.Call | None:
+    """The call the latest plain assignment to `name` above `line` in `function` binds it to (None: the
+    latest binds something else, or there is none)."""
+    stores = [
+        statement
+        for statement in ast.walk(function)
+        if isinstance(statement, ast.Assign)
+        and statement.lineno < line
+        and [target.id for target in statement.targets if isinstance(target, ast.Name)] == [name]
+    ]
+    latest = max(stores, key=lambda statement: statement.lineno, default=None)
+    return latest.value if latest is not None and isinstance(latest.value, ast.Call) else None
+
+
+def gives_none(function: Function) -> list[int]:
+    """The lines where `function` gives None to its caller: each `return` without a value or of None, and
+    its last statement where its body can run past it; none for a generator (its caller gets a generator)."""
+    own = list(own_nodes(function))
+    if any(isinstance(node, ast.Yield | ast.YieldFrom) for node in own):
+        return []
+    lines = [node.lineno for node in own if isinstance(node, ast.Return) and valueless(node)]
+    last = function.body[-1]
+    if not isinstance(last, ast.Return | ast.Raise) and _returns_value(own):
+        lines.append(last.lineno)
+    return sorted(set(lines))
+
+
+def _returns_value(own: list[ast.AST]) -> bool:
+    """Whether a function of these nodes returns a value somewhere (a function that never does is called for
+    what it does; its value is no one's)."""
+    return any(isinstance(node, ast.Return) and not valueless(node) for node in own)
+
+
+def valueless(node: ast.Return) -> bool:
+    return node.value is None or (isinstance(node.value, ast.Constant) and node.value.value is None)
+
+
+def own_nodes(function: Function) -> Iterator[ast.AST]:
+    """The nodes of `function`'s body, not of the functions, classes and lambdas defined in it."""
+    stack: list[ast.AST] = list(function.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(
+            child
+            for child in ast.iter_child_nodes(node)
+            if not isinstance(child, Function | ast.ClassDef | ast.Lambda)
+        )

@@ -68,7 +68,10 @@ agent's names. evolve.meta.templates places them at a ranked line, orders them a
   made `x = x.m(...)`, the value stored back where it came from (evolve.meta.discarded);
 - `swap`: two positional arguments of a call exchanged, first the pair named as each other's parameters of
   the callee the agent defines (evolve.meta.swapped), then each pair of neighbours;
-- `jump`: a loop's `break` made `continue`, or `continue` made `break`.
+- `jump`: a loop's `break` made `continue`, or `continue` made `break`;
+- `returns` (an omission): a `return` without a value given each local its function bound above it, and
+  `return v` after the last statement of a function whose body runs past its end while it returns a value
+  elsewhere (evolve.meta.returned: where a None the agent crashed on came from).
 
 The omissions' makers are evolve.meta.omissions, the operators' evolve.meta.operators; what all of them read
 of the tree, evolve.meta.mutant.
@@ -110,6 +113,7 @@ from evolve.meta.operators import assignments, comparisons, connectives, jumps, 
 from evolve.meta.pipes import WRITTEN_PIPE
 from evolve.meta.reach import reaches
 from evolve.meta.regexflags import flags
+from evolve.meta.returned import valued
 from evolve.meta.signatures import switches
 from evolve.meta.similar import similar
 from evolve.meta.swapped import swaps
@@ -148,6 +152,7 @@ TEMPLATES = (
     "keep",
     "swap",
     "jump",
+    "returns",
 )
 """Every template, by name (a candidate's record names the one that made it)."""
 
@@ -385,6 +390,7 @@ _MAKERS: tuple[Callable[[ast.AST, ast.Module, list[ast.Module]], Iterator[Mutant
     keeps,
     swaps,
     jumps,
+    valued,
 )
 
 

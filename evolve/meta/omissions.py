@@ -21,6 +21,8 @@ from evolve.meta.mutant import (
     condition,
     defined,
     enclosing,
+    gives_none,
+    latest_call,
     names_in,
     short,
 )
@@ -289,7 +291,7 @@ def checks(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterato
     }
     read = [n.id for n in ast.walk(node.value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
     for name in dict.fromkeys(read):
-        call = _latest_call(function, name, node.lineno)
+        call = latest_call(function, name, node.lineno)
         if name in tested or call is None or not _may_return_none(donors, callee(call)):
             continue
         test = ast.Compare(ast.Name(name, ast.Load()), [ast.IsNot()], [ast.Constant(None)])
@@ -301,31 +303,14 @@ def checks(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterato
         )
 
 
-def _latest_call(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str, line: int) -> ast.Call | None:
-    """The call whose value the latest plain assignment to `name` above `line` binds (None: not a call)."""
-    stores = [
-        statement
-        for statement in ast.walk(function)
-        if isinstance(statement, ast.Assign)
-        and statement.lineno < line
-        and [target.id for target in statement.targets if isinstance(target, ast.Name)] == [name]
-    ]
-    latest = max(stores, key=lambda statement: statement.lineno, default=None)
-    return latest.value if latest is not None and isinstance(latest.value, ast.Call) else None
-
-
 def _may_return_none(donors: list[ast.Module], name: str) -> bool:
-    """Whether a function of the agent by this name returns None: `return None`, a bare `return`, or a return
-    annotation that names None (`X | None`, `Optional[X]`)."""
+    """Whether a function of the agent by this name may return None: a place of it gives None
+    (evolve.meta.mutant.gives_none), or its return annotation names None (`X | None`, `Optional[X]`)."""
     for function in defined(donors, name):
         annotated = function.returns is not None and (
             "None" in ast.unparse(function.returns) or "Optional" in ast.unparse(function.returns)
         )
-        returns = [n for n in ast.walk(function) if isinstance(n, ast.Return)]
-        bare = any(
-            r.value is None or (isinstance(r.value, ast.Constant) and r.value.value is None) for r in returns
-        )
-        if annotated or bare:
+        if annotated or gives_none(function):
             return True
     return False
 

@@ -171,11 +171,11 @@ def _ordered(near: list[tuple[int, Mutant]], rng: np.random.Generator) -> list[M
     # from the code's own evidence (a value computed and dropped, a helper nothing calls, a field only ever
     # set to a constant, a list formatted into text, a pipe hiding a command's status, a twin written
     # otherwise elsewhere, a keyword a format string drops, code cut off, a value converted for a sibling
-    # call, a call whose new value a statement drops), not blind mutations, or a value a failing run read
-    # there
+    # call, a call whose new value a statement drops, a return that gives None), not blind mutations, or a
+    # value a failing run read there
     turn["unused"] = turn["uncalled"] = turn["field"] = turn["join"] = turn["pipe"] = turn["similar"] = -1
     turn["observed"] = turn["adapt"] = turn["placeholder"] = turn["reach"] = turn["wrap"] = -1
-    turn["keep"] = -1
+    turn["keep"] = turn["returns"] = -1
     counted: dict[tuple[int, str], int] = {}
     keys = []
     for index, (distance, mutant) in enumerate(near):

@@ -143,3 +143,33 @@ def test_the_lines_the_failing_tests_traceback_passes_through_are_edited_first(t
     lines = [verdict["line"] for verdict in verdicts]
     assert lines[0] == 2, lines  # the frame that raised
     assert lines.index(9) < min(lines.index(7), lines.index(8)), lines  # its caller before the others
+
+
+# A helper's bare `return` gives `count` None, which it hands to `len`: the crash is at line 8, the None made
+# at line 3, where the `returns` template gives the return its value.
+NONE_ORIGIN = """def words(text):
+    found = text.split()
+    return
+
+
+def count(text):
+    items = words(text)
+    return len(items)
+
+
+def echo(text):
+    return text
+"""
+NONE_TESTS = (
+    "from agent.calc import count, echo\n\n\ndef test_echo():\n    assert echo('a') == 'a'\n\n\n"
+    "def test_count():\n    assert count('a b') == 2\n"
+)
+
+
+def test_where_a_test_crashed_on_none_the_return_that_gave_it_is_edited_before_the_frames(tmp_path) -> None:
+    result = own_tests_ran(tmp_path, NONE_ORIGIN, NONE_TESTS, screen=40)
+    assert result.failing_tests == ("tests/test_calc.py::test_count",)
+    verdicts = [json.loads(line) for line in (tmp_path / "logs" / LOG).read_text().splitlines()]
+    assert verdicts[0]["line"] == 3, verdicts  # the origin, before the raising frame (8) and its caller
+    first = result.screen.kept[0].edit
+    assert (first.line, first.template, first.change) == (3, "returns", "return -> return found")
