@@ -122,7 +122,7 @@ def screen(
     started = time.monotonic()
     ranked = rank_own_tests(runs, ALL_LINES, shared=True)
     locations = framed_first(code, runs, keyed_first(code, runs, ranked))[:LINES]
-    made = at_locations(code, locations, PER_LINE, rng, near=False, seen=read_at(runs))[:edits]
+    made = at_locations(code, locations, PER_LINE, rng, near=False, seen=read_at(runs), limit=edits)
     tried = fixing = 0
     kept: list[Generated] = []
     error = ""

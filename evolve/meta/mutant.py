@@ -67,16 +67,18 @@ class Mutant:
 
 
 def enclosing(tree: ast.Module, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    """The innermost function whose lines hold `line`."""
+    """The innermost function whose lines hold `line` (only the statements holding it are walked into)."""
     found = None
-    for node in ast.walk(tree):
-        inside = node.lineno <= line <= (node.end_lineno or 0) if isinstance(node, ast.stmt) else False
-        if (
-            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-            and inside
-            and (found is None or node.lineno >= found.lineno)
-        ):
-            found = node
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.stmt) and child.lineno <= line <= (child.end_lineno or 0):
+                if isinstance(child, Function) and (found is None or child.lineno >= found.lineno):
+                    found = child
+                stack.append(child)
+            elif isinstance(child, ast.excepthandler | ast.match_case):
+                stack.append(child)  # their statements are statements of the block they belong to
     return found
 
 

@@ -16,7 +16,6 @@ sources out.
 from __future__ import annotations
 
 import ast
-import copy
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,7 +98,7 @@ def edits_at(
     edits: list[TemplateEdit] = []
     texts = {source}
     for mutant in _ordered(nearby, rng):
-        text = _apply(source, lines, tree, mutant)
+        text = _apply(source, lines, mutant)
         if text is None or text in texts:
             continue
         texts.add(text)
@@ -117,11 +116,12 @@ def at_locations(
     *,
     near: bool = True,
     seen: Mapping[Line, Mapping[str, object]] | None = None,
+    limit: int | None = None,
 ) -> list[Generated]:
-    """Up to `per_location` template edits at each location (in ranking order) of the agent at `code`; a
-    location whose file is not one of the agent's Python files gets none, and an edit already made for an
-    earlier location is not made again. `near`: as for `edits_at`; `seen`: what a failing run read at each
-    line, as `edits_at` takes it."""
+    """Up to `per_location` template edits at each location (in ranking order) of the agent at `code`, the
+    first `limit` of them (None: all); a location whose file is not one of the agent's Python files gets
+    none, and an edit already made for an earlier location is not made again. `near`: as for `edits_at`;
+    `seen`: what a failing run read at each line, as `edits_at` takes it."""
     sources = agent_sources(code)
     made: list[Generated] = []
     done: set[tuple[str, str]] = set()
@@ -129,6 +129,8 @@ def at_locations(
         source = sources.get(location.path)
         if source is None:
             continue
+        if limit is not None and len(made) >= limit:
+            break
         others = [text for path, text in sources.items() if path != location.path]
         at = (location.path, location.line)
         values = (seen or {}).get(at)
@@ -136,7 +138,7 @@ def at_locations(
             if (location.path, edit.source) not in done:
                 done.add((location.path, edit.source))
                 made.append(Generated(location, location.path, edit))
-    return made
+    return made[:limit]
 
 
 def agent_sources(code: Path) -> dict[str, str]:
@@ -238,7 +240,7 @@ def _guards(tree: ast.Module, line: int) -> list[ast.expr]:
     return sorted(tests, key=lambda test: -test.lineno)
 
 
-def _apply(source: str, lines: list[str], tree: ast.Module, mutant: Mutant) -> str | None:
+def _apply(source: str, lines: list[str], mutant: Mutant) -> str | None:
     """The new source with the mutant's node text replaced (or its statement inserted after the node),
     or None when it does not parse to the intended tree."""
     node = mutant.node
@@ -260,14 +262,14 @@ def _apply(source: str, lines: list[str], tree: ast.Module, mutant: Mutant) -> s
                 text = source[:line_start] + indent + statement + "\n" + source[line_start:]
             else:
                 text = source[:end] + "\n" + indent + statement + source[end:]
-            expected = _inserted(tree, node, mutant.inserted, before=mutant.before)
+            expected = _inserted(source, node, mutant.inserted, before=mutant.before)
             return text if _parses_to(text, expected) else None
         assert mutant.new is not None
         replacement = ast.unparse(mutant.new)
         if isinstance(node, ast.stmt) and hasattr(mutant.new, "body"):  # a block's inner lines at its indent
             first = lines[node.lineno - 1]
             replacement = replacement.replace("\n", "\n" + first[: len(first) - len(first.lstrip())])
-        expected = _replaced(tree, node, mutant.new)
+        expected = _replaced(source, node, mutant.new)
         for spliced in (replacement, f"({replacement})"):  # bare where precedence allows, else parenthesized
             text = source[:start] + spliced + source[end:]
             if _parses_to(text, expected):
@@ -317,13 +319,15 @@ def _key(node: ast.AST) -> tuple:
     )
 
 
-def _replaced(tree: ast.Module, node: ast.AST, new: ast.AST) -> str:
-    swapped = _Swap(_key(node), new).visit(copy.deepcopy(tree))
+def _replaced(source: str, node: ast.AST, new: ast.AST) -> str:
+    """The unparsed tree of `source` with `node` (by its position) replaced by `new`; a fresh parse, not a
+    copy of the tree (parsing is C, a deep copy of a file's tree is not)."""
+    swapped = _Swap(_key(node), new).visit(syntax.parse(source))
     assert isinstance(swapped, ast.Module)
     return ast.unparse(swapped)
 
 
-def _inserted(tree: ast.Module, node: ast.AST, statement: ast.stmt, *, before: bool = False) -> str:
-    swapped = _Swap(_key(node), None, statement, before).visit(copy.deepcopy(tree))
+def _inserted(source: str, node: ast.AST, statement: ast.stmt, *, before: bool = False) -> str:
+    swapped = _Swap(_key(node), None, statement, before).visit(syntax.parse(source))
     assert isinstance(swapped, ast.Module)
     return ast.unparse(swapped)
