@@ -229,6 +229,8 @@ def fields(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterato
     after = isinstance(node, SIMPLE) and not isinstance(
         node, (ast.Return, ast.Raise, ast.Break, ast.Continue)
     )
+    if not after and getattr(node, "lineno", None) != first.lineno:
+        return  # no place for the statement here (the class's fields are not read for nothing)
     bound = bindings(function, tree, (getattr(node, "end_lineno", None) or first.lineno) + 1)
     parameters = bindings(function, tree, function.lineno + 1)
     for field in constant_fields("", tree, others):
