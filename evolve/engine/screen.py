@@ -2,7 +2,8 @@
 
 Where the agent fails some of its own tests, every line those tests ran may hold the fault, and the
 templates (evolve.meta.templates) make a handful of edits of each line's own code (its neighbours are
-ranked in their own right), most suspicious lines first and the lines every own test ran last. Each edit
+ranked in their own right), tried in rounds: each line's first few, most suspicious lines first and the lines
+every own test ran last, then each line's next few. Each edit
 is tried on a fresh copy of the agent against the failing tests alone, in the sandbox the own tests'
 spectra ran in (evolve.engine.spectra); an edit that makes them pass is tried against every own test, and
 one that passes them all is kept: the expansion checks it before its other candidates
@@ -43,7 +44,7 @@ from evolve.meta.templates import Generated, agent_sources, at_locations
 from evolve.meta.validate import OWN_TESTS
 from evolve.sandbox.types import Sandbox, SandboxError, SandboxesClosed
 
-__all__ = ["KEPT", "LINES", "LOG", "Screen", "framed_first", "keyed_first", "screen"]
+__all__ = ["KEPT", "LINES", "LOG", "ROUND", "Screen", "framed_first", "in_rounds", "keyed_first", "screen"]
 
 LINES = 150
 """The lines the failing tests ran, most suspicious first, that get edits (one failing test of the seed ran
@@ -61,6 +62,11 @@ KEYED_SCORE = 1 / 3
 PER_LINE = 20
 """Edits made at each of those lines, of its own code (the templates taking turns: a template's fifth edit at
 a line comes in the fifth round; test5's slice fix was a fifth)."""
+ROUND = 5
+"""Edits of each line tried before any line's next ones (`in_rounds`): the first ROUND of every line, most
+suspicious first, then the next ROUND of each, so a budget spent on the first lines' later edits still reaches
+the last line (test14's `t14-c`: its fault's line was the 32nd the failing test ran, and the budget of 300
+ended after 4 of its 8 edits, with 20 tried at lines before it)."""
 KEPT = 4
 """Edits that pass every own test handed on as candidates; the screen stops at this many."""
 TEST_SECONDS = 30.0
@@ -122,7 +128,7 @@ def screen(
     started = time.monotonic()
     ranked = rank_own_tests(runs, ALL_LINES, shared=True)
     locations = framed_first(code, runs, keyed_first(code, runs, ranked))[:LINES]
-    made = at_locations(code, locations, PER_LINE, rng, near=False, seen=read_at(runs), limit=edits)
+    made = in_rounds(at_locations(code, locations, PER_LINE, rng, near=False, seen=read_at(runs)))[:edits]
     tried = fixing = 0
     kept: list[Generated] = []
     error = ""
@@ -144,6 +150,21 @@ def screen(
             if passes:
                 kept.append(_kept(generated, len(failing)))
     return Screen(tried, fixing, tuple(kept), time.monotonic() - started, error)
+
+
+def in_rounds(made: Sequence[Generated]) -> list[Generated]:
+    """`made` (each location's edits together, locations in ranking order) with each location's first ROUND
+    edits first, locations in order, then each one's next ROUND, and so on."""
+    places: dict[tuple[str, int], list[Generated]] = {}
+    for generated in made:
+        places.setdefault((generated.path, generated.location.line), []).append(generated)
+    rounds = max((len(edits) for edits in places.values()), default=0)
+    return [
+        generated
+        for start in range(0, rounds, ROUND)
+        for edits in places.values()
+        for generated in edits[start : start + ROUND]
+    ]
 
 
 def keyed_first(code: Path, runs: Sequence[OwnTest], ranked: list[Location]) -> list[Location]:

@@ -116,12 +116,11 @@ def at_locations(
     *,
     near: bool = True,
     seen: Mapping[Line, Mapping[str, object]] | None = None,
-    limit: int | None = None,
 ) -> list[Generated]:
-    """Up to `per_location` template edits at each location (in ranking order) of the agent at `code`, the
-    first `limit` of them (None: all); a location whose file is not one of the agent's Python files gets
-    none, and an edit already made for an earlier location is not made again. `near`: as for `edits_at`;
-    `seen`: what a failing run read at each line, as `edits_at` takes it."""
+    """Up to `per_location` template edits at each location (in ranking order) of the agent at `code`; a
+    location whose file is not one of the agent's Python files gets none, and an edit already made for an
+    earlier location is not made again. `near`: as for `edits_at`; `seen`: what a failing run read at each
+    line, as `edits_at` takes it."""
     sources = agent_sources(code)
     made: list[Generated] = []
     done: set[tuple[str, str]] = set()
@@ -129,8 +128,6 @@ def at_locations(
         source = sources.get(location.path)
         if source is None:
             continue
-        if limit is not None and len(made) >= limit:
-            break
         others = [text for path, text in sources.items() if path != location.path]
         at = (location.path, location.line)
         values = (seen or {}).get(at)
@@ -138,7 +135,7 @@ def at_locations(
             if (location.path, edit.source) not in done:
                 done.add((location.path, edit.source))
                 made.append(Generated(location, location.path, edit))
-    return made[:limit]
+    return made
 
 
 def agent_sources(code: Path) -> dict[str, str]:

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 
-from evolve.engine.screen import KEPT, LOG
+from evolve.engine.screen import KEPT, LOG, ROUND, in_rounds
+from evolve.meta.locations import Location
+from evolve.meta.templates import Generated, TemplateEdit
 from tests.unit.engine.spectra_cases import CALC, TESTS, own_tests_ran
 
 
@@ -173,3 +175,14 @@ def test_where_a_test_crashed_on_none_the_return_that_gave_it_is_edited_before_t
     assert verdicts[0]["line"] == 3, verdicts  # the origin, before the raising frame (8) and its caller
     first = result.screen.kept[0].edit
     assert (first.line, first.template, first.change) == (3, "returns", "return -> return found")
+
+
+def test_each_lines_first_edits_are_tried_before_any_lines_later_ones() -> None:
+    def made(line: int, count: int) -> list[Generated]:
+        at = Location("agent/calc.py", line, 1.0, "e")
+        edits = [TemplateEdit("drop", line, f"{line}.{n}", f"{line}.{n}") for n in range(count)]
+        return [Generated(at, at.path, edit) for edit in edits]
+
+    order = [g.edit.change for g in in_rounds(made(4, ROUND + 2) + made(9, 1) + made(2, ROUND + 1))]
+    first = [f"4.{n}" for n in range(ROUND)] + ["9.0"] + [f"2.{n}" for n in range(ROUND)]
+    assert order == first + ["4.5", "4.6", "2.5"]
