@@ -55,6 +55,8 @@ KEYED = 4
 """Lines holding a key the failing tests read that are edited first at most."""
 FRAMED = 4
 """Lines the failing tests' tracebacks pass through that are edited first at most."""
+ORIGINS = 2
+"""Of those, the places that may have made a None a failing test crashed on, at most (before the frames)."""
 _FRAME = re.compile(r"(?m)^([^\s:]+\.py):(\d+): ")
 """A frame of pytest's report of a failure: `pkg/run.py:64: in run` or, the last, `...: TypeError`."""
 KEYED_SCORE = 1 / 3
@@ -191,7 +193,7 @@ def framed_first(code: Path, runs: Sequence[OwnTest], ranked: list[Location]) ->
     for run in runs:
         if run.failed:
             stack = [(path, int(number)) for path, number in _FRAME.findall(run.message)]
-            made = [line for line, _ in origins(trees, stack)] if NONE.search(run.message) else []
+            made = [line for line, _ in origins(trees, stack)][:ORIGINS] if NONE.search(run.message) else []
             for line in [*made, *reversed(stack)]:
                 if line not in frames:
                     frames.append(line)
