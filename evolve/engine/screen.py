@@ -13,8 +13,9 @@ a test run per edit, not a container and a live re-run. A fault the spectra rank
 tests also run) is still reached: the screen goes `LINES` deep, where the candidates go a handful. A few
 lines holding a key the failing tests' own source reads (`sent["items"]`: evolve.meta.asserted) go first,
 and before them a few lines the failing tests' tracebacks pass through in the agent's code (the frame that
-raised, then its callers; before them, where it raised on None, the returns that gave it); the values the
-failing tests read at each line feed the `observed` template.
+raised, then its callers; before them, where it raised on None, the returns that gave it); after each line,
+the module-level assignments of the values it reads (evolve.meta.definitions: run at import, by every test
+alike); the values the failing tests read at each line feed the `observed` template.
 
 The verdicts are the exit statuses of the agent's own tests, code the agent controls: a screen only chooses
 which edits become candidates and where the ranking starts. Every credit is still the gate's and the
@@ -35,6 +36,7 @@ import numpy as np
 from evolve import syntax
 from evolve.engine.line_values import VALUE_CHARS
 from evolve.meta.asserted import asserted_keys, keyed_lines
+from evolve.meta.definitions import with_definitions
 from evolve.meta.locations import Line, Location
 from evolve.meta.observed import seen_values
 from evolve.meta.procedure import AGENT
@@ -129,7 +131,7 @@ def screen(
         return Screen()
     started = time.monotonic()
     ranked = rank_own_tests(runs, ALL_LINES, shared=True)
-    locations = framed_first(code, runs, keyed_first(code, runs, ranked))[:LINES]
+    locations = with_definitions(code, framed_first(code, runs, keyed_first(code, runs, ranked)))[:LINES]
     made = in_rounds(at_locations(code, locations, PER_LINE, rng, near=False, seen=read_at(runs)))[:edits]
     tried = fixing = 0
     kept: list[Generated] = []

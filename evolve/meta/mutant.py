@@ -22,10 +22,12 @@ __all__ = [
     "defined",
     "enclosing",
     "gives_none",
+    "header",
     "latest_call",
     "names_in",
     "own_nodes",
     "short",
+    "statement_at",
     "valueless",
 ]
 
@@ -240,3 +242,28 @@ def own_nodes(function: Function) -> Iterator[ast.AST]:
             for child in ast.iter_child_nodes(node)
             if not isinstance(child, Function | ast.ClassDef | ast.Lambda)
         )
+
+
+def statement_at(tree: ast.Module, line: int) -> ast.stmt | None:
+    """The innermost statement whose lines hold `line` (a block's header where `line` is in it)."""
+    holding = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.stmt) and node.lineno <= line <= (node.end_lineno or node.lineno)
+    ]
+    return max(reversed(holding), key=lambda node: node.lineno, default=None)  # on one line: the deepest
+
+
+def header(statement: ast.stmt) -> list[ast.AST]:
+    """What of `statement` runs before its blocks: all of a simple statement; a block's test, iterable,
+    items or the like, not its bodies."""
+    blocks = {"body", "orelse", "finalbody", "handlers", "cases", "decorator_list"}
+    if isinstance(statement, Function | ast.ClassDef):
+        return []
+    return [
+        child
+        for field, value in ast.iter_fields(statement)
+        if field not in blocks
+        for child in (value if isinstance(value, list) else [value])
+        if isinstance(child, ast.AST)
+    ]

@@ -9,6 +9,8 @@ agent's names. evolve.meta.templates places them at a ranked line, orders them a
 - `call`: a call replaced by another of its family (`min`/`max`, `any`/`all`, `strip`/`removesuffix`, ...);
 - `flag`: a regular expression call of `re` given each of the flags `MULTILINE`, `DOTALL`, `IGNORECASE` it
   lacks, or left without one it has (`^` and `$` at each line or the text's ends, `.` across newlines);
+- `quantifier`: the pattern of a `re` call with a repeated capturing group made a group of the repetition
+  (`(\\w)*` -> `(\\w*)`), or a `*` made `+` and a `+` made `*` (evolve.meta.regexflags);
 - `operator`: an arithmetic or bitwise operator changed (`+`/`-`, `*`/`//`, `/`/`//`, `|`/`&`, ...), or one
   operand kept alone;
 - `comparison`: a comparison changed (`<`/`<=`, `==`/`!=`, `in`/`not in`, `is`/`is not`, ...);
@@ -112,7 +114,7 @@ from evolve.meta.omissions import (
 from evolve.meta.operators import assignments, comparisons, connectives, jumps, negations, operators
 from evolve.meta.pipes import WRITTEN_PIPE
 from evolve.meta.reach import reaches
-from evolve.meta.regexflags import flags
+from evolve.meta.regexflags import flags, quantifiers
 from evolve.meta.returned import valued
 from evolve.meta.signatures import switches
 from evolve.meta.similar import similar
@@ -153,6 +155,7 @@ TEMPLATES = (
     "swap",
     "jump",
     "returns",
+    "quantifier",
 )
 """Every template, by name (a candidate's record names the one that made it)."""
 
@@ -391,6 +394,7 @@ _MAKERS: tuple[Callable[[ast.AST, ast.Module, list[ast.Module]], Iterator[Mutant
     swaps,
     jumps,
     valued,
+    quantifiers,
 )
 
 

@@ -43,9 +43,11 @@ from evolve.meta.mutant import (
     callee,
     enclosing,
     gives_none,
+    header,
     latest_call,
     own_nodes,
     short,
+    statement_at,
     valueless,
 )
 from evolve.untrusted import read_text
@@ -122,10 +124,10 @@ def _calls_read(tree: ast.Module, line: int) -> Iterator[tuple[str, ast.Call]]:
     """The calls whose value the statement at `line` reads: its own (not one it makes for what it does, its
     value dropped), and for each local it reads, the call the latest plain assignment above it in its
     function bound that local to; each with how it is read."""
-    statement = _statement(tree, line)
+    statement = statement_at(tree, line)
     if statement is None:
         return
-    parts = _header(statement)
+    parts = header(statement)
     dropped = statement.value if isinstance(statement, ast.Expr) else None  # a call made for what it does
     for node in (n for part in parts for n in ast.walk(part)):
         if isinstance(node, ast.Call) and node is not dropped:
@@ -143,31 +145,6 @@ def _calls_read(tree: ast.Module, line: int) -> Iterator[tuple[str, ast.Call]]:
         call = latest_call(function, name, statement.lineno)
         if call is not None:
             yield f"`{name}`, bound from `{short(ast.unparse(call.func))}(...)`", call
-
-
-def _statement(tree: ast.Module, line: int) -> ast.stmt | None:
-    """The innermost statement whose lines hold `line` (a block's header where `line` is in it)."""
-    holding = [
-        node
-        for node in ast.walk(tree)
-        if isinstance(node, ast.stmt) and node.lineno <= line <= (node.end_lineno or node.lineno)
-    ]
-    return max(reversed(holding), key=lambda node: node.lineno, default=None)  # on one line: the deepest
-
-
-def _header(statement: ast.stmt) -> list[ast.AST]:
-    """What of `statement` runs before its blocks: all of a simple statement; a block's test, iterable,
-    items or the like, not its bodies."""
-    blocks = {"body", "orelse", "finalbody", "handlers", "cases", "decorator_list"}
-    if isinstance(statement, Function | ast.ClassDef):
-        return []
-    return [
-        child
-        for field, value in ast.iter_fields(statement)
-        if field not in blocks
-        for child in (value if isinstance(value, list) else [value])
-        if isinstance(child, ast.AST)
-    ]
 
 
 def _definitions(trees: Mapping[str, ast.Module], name: str) -> Iterator[tuple[str, Function]]:

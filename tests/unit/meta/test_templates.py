@@ -457,6 +457,23 @@ def test_a_regular_expression_call_gets_each_flag_it_lacks_and_loses_each_it_has
     assert not lines_made("flag", computed, 5)
 
 
+def test_a_patterns_repeated_group_is_made_a_group_of_the_repetition_then_its_quantifiers_swapped() -> None:
+    source = 'import re\n\nKIND = re.compile(r"^```(\\w)*[ ]*(?:x)+([a-z*]+?)")\n'
+    made = [e.change for e in edits_at(source, 3, 80, np.random.default_rng(0)) if e.template == "quantifier"]
+    # the capturing group's repetition moves inside it; the non-capturing group and the class's `*` stay
+    assert made[0] == "repeated group -> group of the repetition: '(\\\\w)*'"
+    assert lines_made("quantifier", source, 3) == sorted(
+        [
+            "KIND = re.compile('^```(\\\\w*)[ ]*(?:x)+([a-z*]+?)')",
+            "KIND = re.compile('^```(\\\\w)+[ ]*(?:x)+([a-z*]+?)')",
+            "KIND = re.compile('^```(\\\\w)*[ ]+(?:x)+([a-z*]+?)')",
+            "KIND = re.compile('^```(\\\\w)*[ ]*(?:x)*([a-z*]+?)')",
+            "KIND = re.compile('^```(\\\\w)*[ ]*(?:x)+([a-z*]*?)')",
+        ]
+    )
+    assert not lines_made("quantifier", 'TEXT = "(a)*"\n', 1)  # not a pattern of `re`
+
+
 def test_a_local_is_wrapped_in_the_call_of_the_function_that_names_its_parameter_alike() -> None:
     source = (
         "def names(source):\n    return source.split()\n\n\n"
