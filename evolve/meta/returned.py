@@ -41,6 +41,7 @@ from evolve.meta.mutant import (
     Mutant,
     bindings,
     callee,
+    defined,
     enclosing,
     gives_none,
     header,
@@ -148,10 +149,10 @@ def _calls_read(tree: ast.Module, line: int) -> Iterator[tuple[str, ast.Call]]:
 
 
 def _definitions(trees: Mapping[str, ast.Module], name: str) -> Iterator[tuple[str, Function]]:
+    """The agent's functions and methods named `name` (`mutant.defined`), each with its file."""
     for path, tree in trees.items():
-        for node in ast.walk(tree):
-            if isinstance(node, Function) and node.name == name:
-                yield path, node
+        for function in defined([tree], name):
+            yield path, function
 
 
 def valued(node: ast.AST, tree: ast.Module, donors: list[ast.Module]) -> Iterator[Mutant]:
