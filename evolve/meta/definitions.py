@@ -19,7 +19,7 @@ from pathlib import Path
 from evolve import syntax
 from evolve.meta.agentmap import agent_files
 from evolve.meta.locations import Line, Location
-from evolve.meta.mutant import bindings, enclosing, header, statement_at
+from evolve.meta.mutant import bindings, enclosing, header_reads, statement_at
 from evolve.untrusted import read_text
 
 __all__ = ["module_values", "with_definitions"]
@@ -33,12 +33,7 @@ def module_values(tree: ast.Module, line: int) -> list[tuple[str, int]]:
     if statement is None or function is None:
         return []
     local = set(bindings(function, tree, (function.end_lineno or line) + 1))
-    read = {
-        n.id
-        for part in header(statement)
-        for n in ast.walk(part)
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
-    }
+    read = header_reads(statement)
     bound: dict[str, int] = {}
     for top in tree.body:
         targets = (

@@ -23,6 +23,7 @@ __all__ = [
     "enclosing",
     "gives_none",
     "header",
+    "header_reads",
     "latest_call",
     "names_in",
     "own_nodes",
@@ -267,3 +268,13 @@ def header(statement: ast.stmt) -> list[ast.AST]:
         for child in (value if isinstance(value, list) else [value])
         if isinstance(child, ast.AST)
     ]
+
+
+def header_reads(statement: ast.stmt) -> set[str]:
+    """The names what of `statement` runs before its blocks (`header`) reads."""
+    return {
+        n.id
+        for part in header(statement)
+        for n in ast.walk(part)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    }

@@ -45,6 +45,7 @@ from evolve.meta.mutant import (
     enclosing,
     gives_none,
     header,
+    header_reads,
     latest_call,
     own_nodes,
     short,
@@ -136,13 +137,7 @@ def _calls_read(tree: ast.Module, line: int) -> Iterator[tuple[str, ast.Call]]:
     function = enclosing(tree, line)
     if function is None:
         return
-    read = {
-        n.id
-        for part in parts
-        for n in ast.walk(part)
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
-    }
-    for name in sorted(read):
+    for name in sorted(header_reads(statement)):
         call = latest_call(function, name, statement.lineno)
         if call is not None:
             yield f"`{name}`, bound from `{short(ast.unparse(call.func))}(...)`", call
